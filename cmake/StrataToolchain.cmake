@@ -1,0 +1,33 @@
+#===- cmake/StrataToolchain.cmake - compiler launcher, linker, flags -------===#
+# SPDX-License-Identifier: Apache-2.0
+# Build speed (ccache, lld-22), warnings and sanitizers for every target.
+
+find_program(STRATA_CCACHE ccache)
+if(STRATA_CCACHE AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
+  set(CMAKE_C_COMPILER_LAUNCHER ${STRATA_CCACHE})
+  set(CMAKE_CXX_COMPILER_LAUNCHER ${STRATA_CCACHE})
+  message(STATUS "Using ccache: ${STRATA_CCACHE}")
+endif()
+
+# /usr/bin/ld.lld is lld-14 on Debian 12; point the driver at lld-22's folder.
+find_program(STRATA_LLD22 ld.lld HINTS /usr/lib/llvm-22/bin NO_DEFAULT_PATH)
+if(STRATA_LLD22)
+  get_filename_component(_strata_lld_dir "${STRATA_LLD22}" DIRECTORY)
+  add_link_options("-B${_strata_lld_dir}" "-fuse-ld=lld")
+  message(STATUS "Linking with ${STRATA_LLD22}")
+endif()
+
+add_compile_options(-Wall -Wextra)
+
+if(STRATA_SANITIZE)
+  string(REPLACE "," ";" _strata_sanitizers "${STRATA_SANITIZE}")
+  foreach(_s IN LISTS _strata_sanitizers)
+    if(NOT _s MATCHES "^(address|undefined|leak|fuzzer-no-link)$")
+      message(FATAL_ERROR "STRATA_SANITIZE: unsupported sanitizer '${_s}'")
+    endif()
+  endforeach()
+  add_compile_options(-fsanitize=${STRATA_SANITIZE} -fno-omit-frame-pointer
+                      -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=${STRATA_SANITIZE})
+  message(STATUS "Sanitizers: ${STRATA_SANITIZE}")
+endif()

@@ -1,0 +1,30 @@
+//===- Pipelines.cpp - Strata pass pipelines ------------------------------===//
+// SPDX-License-Identifier: Apache-2.0
+// Pipeline contents live here once, so strata-opt and strata-compile agree.
+
+#include "compiler/pipeline/Pipelines.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+#include "passes/Passes.h"
+
+namespace strata {
+
+void buildFusionPipeline(mlir::OpPassManager &pm) {
+  mlir::OpPassManager &fn = pm.nest<mlir::func::FuncOp>();
+  // Canonicalize first so that constant spellings and reduce axes converge.
+  fn.addPass(mlir::createCanonicalizerPass());
+  fn.addPass(createFuseGeluPass());
+  fn.addPass(mlir::createCanonicalizerPass());
+  fn.addPass(mlir::createCSEPass());
+}
+
+void registerPipelines() {
+  mlir::PassPipelineRegistration<>(
+      "strata-fusion-pipeline",
+      "canonicalize imported strata IR and run every fusion pass",
+      buildFusionPipeline);
+}
+
+} // namespace strata

@@ -1,0 +1,480 @@
+//===- StrataOps.cpp - Verifiers of the strata dialect ops ----------------===//
+// SPDX-License-Identifier: Apache-2.0
+// Op verifiers: local shape/attribute invariants only (STYLE.md §7). Shape
+// arithmetic goes through ShapeRules so the importer and codegen agree.
+
+#include "dialects/strata/IR/StrataOps.h"
+
+#include "dialects/strata/IR/ShapeRules.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/SmallSet.h"
+
+using namespace mlir;
+
+namespace strata::ir {
+
+static RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+static ArrayRef<int64_t> shapeOf(Value v) { return tensorType(v).getShape(); }
+
+// Static length of a 1-D shape operand, or std::nullopt when dynamic.
+static std::optional<int64_t> staticLength(Value shapeOperand) {
+  int64_t n = shapeOf(shapeOperand)[0];
+  if (ShapedType::isDynamic(n))
+    return std::nullopt;
+  return n;
+}
+
+static LogicalResult verifyResultShape(Operation *op,
+                                       ArrayRef<int64_t> expected,
+                                       Value result) {
+  if (isCompatibleShape(expected, shapeOf(result)))
+    return success();
+  return op->emitOpError() << "expected result shape "
+                           << formatShape(expected) << ", got "
+                           << formatShape(shapeOf(result));
+}
+
+// Checks |axis| against |rank| and returns the normalized axis.
+static FailureOr<int64_t> verifyAxis(Operation *op, StringRef name,
+                                     int64_t axis, int64_t rank) {
+  std::optional<int64_t> normalized = normalizeAxis(axis, rank);
+  if (!normalized)
+    return op->emitOpError() << "'" << name << "' " << axis
+                             << " is out of range for rank " << rank;
+  return *normalized;
+}
+
+//===----------------------------------------------------------------------===//
+// Broadcasting binary ops
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyBroadcastBinary(Operation *op) {
+  ArrayRef<int64_t> lhs = shapeOf(op->getOperand(0));
+  ArrayRef<int64_t> rhs = shapeOf(op->getOperand(1));
+  std::optional<SmallVector<int64_t>> expected = broadcastShapes(lhs, rhs);
+  if (!expected)
+    return op->emitOpError() << "operand shapes " << formatShape(lhs)
+                             << " and " << formatShape(rhs)
+                             << " are not broadcast-compatible";
+  return verifyResultShape(op, *expected, op->getResult(0));
+}
+
+#define STRATA_BROADCAST_VERIFIER(OP)                                          \
+  LogicalResult OP::verify() { return verifyBroadcastBinary(*this); }
+STRATA_BROADCAST_VERIFIER(AddOp)
+STRATA_BROADCAST_VERIFIER(SubOp)
+STRATA_BROADCAST_VERIFIER(MulOp)
+STRATA_BROADCAST_VERIFIER(DivOp)
+STRATA_BROADCAST_VERIFIER(PowOp)
+STRATA_BROADCAST_VERIFIER(MaxOp)
+STRATA_BROADCAST_VERIFIER(MinOp)
+STRATA_BROADCAST_VERIFIER(EqualOp)
+STRATA_BROADCAST_VERIFIER(LessOp)
+STRATA_BROADCAST_VERIFIER(LessEqualOp)
+STRATA_BROADCAST_VERIFIER(GreaterOp)
+STRATA_BROADCAST_VERIFIER(GreaterEqualOp)
+STRATA_BROADCAST_VERIFIER(AndOp)
+STRATA_BROADCAST_VERIFIER(OrOp)
+#undef STRATA_BROADCAST_VERIFIER
+
+//===----------------------------------------------------------------------===//
+// WhereOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult WhereOp::verify() {
+  ArrayRef<int64_t> c = shapeOf(getCondition()), t = shapeOf(getTrueValue()),
+                    f = shapeOf(getFalseValue());
+  std::optional<SmallVector<int64_t>> expected = broadcastShapes(c, t);
+  if (expected)
+    expected = broadcastShapes(*expected, f);
+  if (!expected)
+    return emitOpError() << "operand shapes " << formatShape(c) << ", "
+                         << formatShape(t) << " and " << formatShape(f)
+                         << " are not broadcast-compatible";
+  return verifyResultShape(*this, *expected, getResult());
+}
+
+//===----------------------------------------------------------------------===//
+// MatmulOp / LinearOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::verify() {
+  ArrayRef<int64_t> lhs = shapeOf(getLhs()), rhs = shapeOf(getRhs());
+  std::optional<SmallVector<int64_t>> expected = inferMatmulShape(lhs, rhs);
+  if (!expected)
+    return emitOpError() << "operand shapes " << formatShape(lhs) << " and "
+                         << formatShape(rhs)
+                         << " are not compatible for matmul";
+  return verifyResultShape(*this, *expected, getResult());
+}
+
+LogicalResult LinearOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput()), w = shapeOf(getWeight());
+  if (in.empty())
+    return emitOpError() << "expected 'input' of rank >= 1";
+  if (w.size() != 2)
+    return emitOpError() << "expected 2-D 'weight', got rank " << w.size();
+  if (!isCompatibleShape({in.back()}, {w[0]}))
+    return emitOpError() << "expected the inner dim of 'input' ("
+                         << formatShape(in.back()) << ") to match dim 0 of "
+                         << "'weight' (" << formatShape(w[0]) << ")";
+  if (Value bias = getBias()) {
+    if (!isCompatibleShape({w[1]}, shapeOf(bias)))
+      return emitOpError() << "expected 'bias' of shape " << formatShape(w[1])
+                           << ", got " << formatShape(shapeOf(bias));
+  }
+  SmallVector<int64_t> expected(in.drop_back());
+  expected.push_back(w[1]);
+  return verifyResultShape(*this, expected, getResult());
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions, softmax, cumsum
+//===----------------------------------------------------------------------===//
+
+// Verifies a reduction's axes and result shape; shared by every ReduceOp.
+static LogicalResult verifyReduce(Operation *op, Value input,
+                                  ArrayRef<int64_t> axes, bool keepDims,
+                                  Value result) {
+  int64_t rank = shapeOf(input).size();
+  if (axes.empty())
+    return op->emitOpError() << "expected at least one axis in 'axes'";
+  SmallVector<int64_t> normalized;
+  for (int64_t axis : axes) {
+    FailureOr<int64_t> n = verifyAxis(op, "axes", axis, rank);
+    if (failed(n))
+      return failure();
+    if (llvm::is_contained(normalized, *n))
+      return op->emitOpError() << "axis " << axis << " appears twice in 'axes'";
+    normalized.push_back(*n);
+  }
+  return verifyResultShape(
+      op, inferReduceShape(shapeOf(input), normalized, keepDims), result);
+}
+
+LogicalResult ReduceSumOp::verify() {
+  return verifyReduce(*this, getInput(), getAxes(), getKeepdims(), getResult());
+}
+LogicalResult ReduceMeanOp::verify() {
+  return verifyReduce(*this, getInput(), getAxes(), getKeepdims(), getResult());
+}
+LogicalResult ReduceMaxOp::verify() {
+  return verifyReduce(*this, getInput(), getAxes(), getKeepdims(), getResult());
+}
+
+LogicalResult SoftmaxOp::verify() {
+  return verifyAxis(*this, "axis", getAxis(), shapeOf(getInput()).size());
+}
+LogicalResult LogSoftmaxOp::verify() {
+  return verifyAxis(*this, "axis", getAxis(), shapeOf(getInput()).size());
+}
+LogicalResult CumsumOp::verify() {
+  return verifyAxis(*this, "axis", getAxis(), shapeOf(getInput()).size());
+}
+
+//===----------------------------------------------------------------------===//
+// LayerNormOp / RmsNormOp
+//===----------------------------------------------------------------------===//
+
+// The normalized shape is input.shape[axis:]; scale and bias must have it.
+static LogicalResult verifyNorm(Operation *op, Value input, Value scale,
+                                Value bias, int64_t axis, float epsilon) {
+  ArrayRef<int64_t> in = shapeOf(input);
+  FailureOr<int64_t> normalized = verifyAxis(op, "axis", axis, in.size());
+  if (failed(normalized))
+    return failure();
+  if (!(epsilon >= 0.0f))
+    return op->emitOpError() << "expected non-negative 'epsilon', got "
+                             << epsilon;
+  ArrayRef<int64_t> normShape = in.drop_front(*normalized);
+  for (auto [name, v] : {std::pair<StringRef, Value>{"scale", scale},
+                         std::pair<StringRef, Value>{"bias", bias}}) {
+    if (v && !isCompatibleShape(normShape, shapeOf(v)))
+      return op->emitOpError()
+             << "expected '" << name << "' of shape " << formatShape(normShape)
+             << ", got " << formatShape(shapeOf(v));
+  }
+  return success();
+}
+
+LogicalResult LayerNormOp::verify() {
+  return verifyNorm(*this, getInput(), getScale(), getBias(), getAxis(),
+                    getEpsilon().convertToFloat());
+}
+
+LogicalResult RmsNormOp::verify() {
+  return verifyNorm(*this, getInput(), getScale(), Value(), getAxis(),
+                    getEpsilon().convertToFloat());
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionOp::verify() {
+  ArrayRef<int64_t> q = shapeOf(getQuery()), k = shapeOf(getKey()),
+                    v = shapeOf(getValue());
+  if (q.size() != 4 || k.size() != 4 || v.size() != 4)
+    return emitOpError() << "expected 'query', 'key' and 'value' of rank 4 "
+                         << "([batch, heads, seq, head_dim]), got ranks "
+                         << q.size() << ", " << k.size() << " and " << v.size();
+  auto mismatch = [](int64_t a, int64_t b) {
+    return !ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b;
+  };
+  if (mismatch(q[0], k[0]) || mismatch(q[0], v[0]))
+    return emitOpError() << "expected equal batch sizes, got "
+                         << formatShape(q[0]) << ", " << formatShape(k[0])
+                         << " and " << formatShape(v[0]);
+  if (mismatch(k[1], v[1]))
+    return emitOpError() << "expected 'key' and 'value' head counts to match, "
+                         << "got " << k[1] << " and " << v[1];
+  if (!ShapedType::isDynamic(q[1]) && !ShapedType::isDynamic(k[1]) &&
+      (k[1] == 0 || q[1] % k[1] != 0))
+    return emitOpError() << "expected query heads (" << q[1]
+                         << ") to be a multiple of key/value heads (" << k[1]
+                         << ")";
+  if (mismatch(k[2], v[2]))
+    return emitOpError() << "expected 'key' and 'value' sequence lengths to "
+                         << "match, got " << k[2] << " and " << v[2];
+  if (mismatch(q[3], k[3]))
+    return emitOpError() << "expected 'query' and 'key' head dims to match, "
+                         << "got " << q[3] << " and " << k[3];
+  if (Value mask = getMask()) {
+    SmallVector<int64_t> scores = {q[0], q[1], q[2], k[2]};
+    if (!isBroadcastableTo(shapeOf(mask), scores))
+      return emitOpError() << "mask shape " << formatShape(shapeOf(mask))
+                           << " does not broadcast to the scores shape "
+                           << formatShape(scores);
+  }
+  if (std::optional<int64_t> window = getWindow(); window && *window <= 0)
+    return emitOpError() << "expected 'window' > 0, got " << *window;
+  if (std::optional<int64_t> sinks = getSinks()) {
+    if (*sinks < 0)
+      return emitOpError() << "expected 'sinks' >= 0, got " << *sinks;
+    if (!getWindow())
+      return emitOpError() << "'sinks' requires 'window'";
+  }
+  return verifyResultShape(*this, {q[0], q[1], q[2], v[3]}, getResult());
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+LogicalResult GatherOp::verify() {
+  ArrayRef<int64_t> data = shapeOf(getData());
+  FailureOr<int64_t> axis = verifyAxis(*this, "axis", getAxis(), data.size());
+  if (failed(axis))
+    return failure();
+  SmallVector<int64_t> expected(data.take_front(*axis));
+  llvm::append_range(expected, shapeOf(getIndices()));
+  llvm::append_range(expected, data.drop_front(*axis + 1));
+  return verifyResultShape(*this, expected, getResult());
+}
+
+LogicalResult ReshapeOp::verify() {
+  RankedTensorType in = tensorType(getInput()), out = tensorType(getResult());
+  if (Value shape = getShape()) {
+    std::optional<int64_t> n = staticLength(shape);
+    if (n && *n != out.getRank())
+      return emitOpError() << "expected 'shape' with " << out.getRank()
+                           << " entries, got " << *n;
+  } else if (!out.hasStaticShape()) {
+    return emitOpError()
+           << "expected a 'shape' operand when the result has dynamic dims";
+  }
+  std::optional<int64_t> inCount = staticElementCount(in.getShape());
+  std::optional<int64_t> outCount = staticElementCount(out.getShape());
+  if (inCount && outCount && *inCount != *outCount)
+    return emitOpError() << "expected the same number of elements, got "
+                         << *inCount << " in and " << *outCount << " out";
+  return success();
+}
+
+LogicalResult TransposeOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput());
+  ArrayRef<int64_t> perm = getPermutation();
+  if (perm.size() != in.size())
+    return emitOpError() << "expected 'permutation' of size " << in.size()
+                         << ", got " << perm.size();
+  SmallVector<bool> seen(in.size(), false);
+  SmallVector<int64_t> expected;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= (int64_t)in.size() || seen[p])
+      return emitOpError() << "'permutation' is not a permutation of [0, "
+                           << in.size() << ")";
+    seen[p] = true;
+    expected.push_back(in[p]);
+  }
+  return verifyResultShape(*this, expected, getResult());
+}
+
+LogicalResult ConcatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError() << "expected at least one input";
+  ArrayRef<int64_t> first = shapeOf(getInputs()[0]);
+  FailureOr<int64_t> axis = verifyAxis(*this, "axis", getAxis(), first.size());
+  if (failed(axis))
+    return failure();
+  SmallVector<int64_t> expected(first);
+  for (auto [i, input] : llvm::enumerate(getInputs().drop_front())) {
+    ArrayRef<int64_t> shape = shapeOf(input);
+    if (shape.size() != first.size())
+      return emitOpError() << "expected every input to have rank "
+                           << first.size() << ", input " << i + 1
+                           << " has rank " << shape.size();
+    for (auto [d, extent] : llvm::enumerate(shape)) {
+      if ((int64_t)d == *axis) {
+        expected[d] = ShapedType::isDynamic(extent) ||
+                              ShapedType::isDynamic(expected[d])
+                          ? ShapedType::kDynamic
+                          : expected[d] + extent;
+      } else if (!isCompatibleShape({expected[d]}, {extent})) {
+        return emitOpError() << "input " << i + 1 << " has shape "
+                             << formatShape(shape) << ", incompatible with "
+                             << formatShape(first) << " outside axis "
+                             << *axis;
+      } else if (ShapedType::isDynamic(expected[d])) {
+        expected[d] = extent;
+      }
+    }
+  }
+  return verifyResultShape(*this, expected, getResult());
+}
+
+LogicalResult SliceOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput()), out = shapeOf(getResult());
+  ArrayRef<int64_t> axes = getAxes();
+  SmallVector<int64_t> normalized;
+  for (int64_t axis : axes) {
+    FailureOr<int64_t> n = verifyAxis(*this, "axes", axis, in.size());
+    if (failed(n))
+      return failure();
+    if (llvm::is_contained(normalized, *n))
+      return emitOpError() << "axis " << axis << " appears twice in 'axes'";
+    normalized.push_back(*n);
+  }
+  for (auto [name, v] : {std::pair<StringRef, Value>{"starts", getStarts()},
+                         {"ends", getEnds()},
+                         {"steps", getSteps()}}) {
+    std::optional<int64_t> n = staticLength(v);
+    if (n && *n != (int64_t)axes.size())
+      return emitOpError() << "expected '" << name << "' with " << axes.size()
+                           << " entries, got " << *n;
+  }
+  if (out.size() != in.size())
+    return emitOpError() << "expected result rank " << in.size() << ", got "
+                         << out.size();
+  for (auto [d, extent] : llvm::enumerate(in)) {
+    if (llvm::is_contained(normalized, (int64_t)d))
+      continue;
+    if (!isCompatibleShape({extent}, {out[d]}))
+      return emitOpError() << "expected unsliced dim " << d << " to stay "
+                           << formatShape(extent) << ", got "
+                           << formatShape(out[d]);
+  }
+  return success();
+}
+
+LogicalResult SplitOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput());
+  FailureOr<int64_t> axis = verifyAxis(*this, "axis", getAxis(), in.size());
+  if (failed(axis))
+    return failure();
+  ArrayRef<int64_t> sizes = getSizes();
+  if (sizes.size() != getNumResults())
+    return emitOpError() << "expected " << getNumResults()
+                         << " entries in 'sizes' (one per result), got "
+                         << sizes.size();
+  int64_t total = 0;
+  for (auto [size, result] : llvm::zip_equal(sizes, getResults())) {
+    if (size < 0)
+      return emitOpError() << "expected non-negative 'sizes', got " << size;
+    total += size;
+    SmallVector<int64_t> expected(in);
+    expected[*axis] = size;
+    if (failed(verifyResultShape(*this, expected, result)))
+      return failure();
+  }
+  if (!ShapedType::isDynamic(in[*axis]) && total != in[*axis])
+    return emitOpError() << "expected 'sizes' to sum to " << in[*axis]
+                         << ", got " << total;
+  return success();
+}
+
+LogicalResult ExpandOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput()), out = shapeOf(getResult());
+  std::optional<int64_t> n = staticLength(getShape());
+  int64_t expectedRank = n ? std::max<int64_t>(*n, in.size()) : out.size();
+  if ((int64_t)out.size() != expectedRank)
+    return emitOpError() << "expected result rank " << expectedRank << ", got "
+                         << out.size();
+  if (!isBroadcastableTo(in, out))
+    return emitOpError() << "input shape " << formatShape(in)
+                         << " does not broadcast to result shape "
+                         << formatShape(out);
+  return success();
+}
+
+LogicalResult TileOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput()), out = shapeOf(getResult());
+  if (in.size() != out.size())
+    return emitOpError() << "expected result rank " << in.size() << ", got "
+                         << out.size();
+  std::optional<int64_t> n = staticLength(getRepeats());
+  if (n && *n != (int64_t)in.size())
+    return emitOpError() << "expected 'repeats' with " << in.size()
+                         << " entries, got " << *n;
+  return success();
+}
+
+LogicalResult TriluOp::verify() {
+  if (tensorType(getInput()).getRank() < 2)
+    return emitOpError() << "expected 'input' of rank >= 2, got rank "
+                         << tensorType(getInput()).getRank();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shape computation
+//===----------------------------------------------------------------------===//
+
+// ONNX Shape clamps start/end into [0, rank] after adding rank to negatives.
+static int64_t clampShapeBound(int64_t bound, int64_t rank) {
+  if (bound < 0)
+    bound += rank;
+  return std::clamp<int64_t>(bound, 0, rank);
+}
+
+LogicalResult ShapeOp::verify() {
+  int64_t rank = tensorType(getInput()).getRank();
+  int64_t start = clampShapeBound(getStart(), rank);
+  int64_t end = clampShapeBound(getEnd().value_or(rank), rank);
+  int64_t expected = std::max<int64_t>(end - start, 0);
+  int64_t actual = shapeOf(getResult())[0];
+  if (!ShapedType::isDynamic(actual) && actual != expected)
+    return emitOpError() << "expected a result with " << expected
+                         << " entries, got " << actual;
+  return success();
+}
+
+LogicalResult ConstantOfShapeOp::verify() {
+  RankedTensorType out = tensorType(getResult());
+  Type valueType = getValue().getType();
+  if (valueType != out.getElementType())
+    return emitOpError() << "expected 'value' of type " << out.getElementType()
+                         << ", got " << valueType;
+  std::optional<int64_t> n = staticLength(getShape());
+  if (n && *n != out.getRank())
+    return emitOpError() << "expected 'shape' with " << out.getRank()
+                         << " entries, got " << *n;
+  return success();
+}
+
+} // namespace strata::ir
+
+#define GET_OP_CLASSES
+#include "dialects/strata/IR/StrataOps.cpp.inc"

@@ -1,0 +1,20 @@
+//===- StrataOps.h - Operations of the strata dialect -----------*- C++ -*-===//
+// SPDX-License-Identifier: Apache-2.0
+// Declares the op classes generated from StrataOps.td.
+
+#ifndef STRATA_DIALECTS_STRATA_IR_STRATAOPS_H_
+#define STRATA_DIALECTS_STRATA_IR_STRATAOPS_H_
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dialects/strata/IR/StrataDialect.h"
+
+#define GET_OP_CLASSES
+#include "dialects/strata/IR/StrataOps.h.inc"
+
+#endif // STRATA_DIALECTS_STRATA_IR_STRATAOPS_H_

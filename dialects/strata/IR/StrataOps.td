@@ -1,0 +1,691 @@
+//===- StrataOps.td - Strata dialect operations ----------------*- tablegen -*-===//
+// SPDX-License-Identifier: Apache-2.0
+// Ops of the strata dialect, grouped by family: constants, elementwise,
+// contractions, reductions, normalization/activation, attention, data
+// movement and shape computation.
+
+#ifndef STRATA_DIALECTS_STRATA_IR_STRATAOPS_TD
+#define STRATA_DIALECTS_STRATA_IR_STRATAOPS_TD
+
+include "dialects/strata/IR/StrataBase.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+def Strata_ConstantOp : Strata_Op<"constant",
+    [ConstantLike, AllTypesMatch<["value", "result"]>]> {
+  let summary = "a constant tensor: a weight or a small literal";
+  let description = [{
+    Produces the tensor held by `value`. Weights use dense resource blobs
+    (`dense_resource<name>`), which MLIR keeps out of the attribute storage
+    and prints as handles; small scalars may be plain `dense` attributes.
+    Comes from ONNX initializers and `Constant` nodes.
+
+    ```mlir
+    %half = strata.constant dense<5.000000e-01> : tensor<f32>
+    %w = strata.constant dense_resource<h0.attn.c_attn.weight> : tensor<768x2304xf32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Strata_AnyTensor:$result);
+  let assemblyFormat = "$value attr-dict";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise binary ops (numpy broadcasting)
+//===----------------------------------------------------------------------===//
+
+// Binary op whose operands broadcast to the result (ONNX multidirectional
+// broadcasting). The verifier checks shapes through the shared helper.
+class Strata_BroadcastBinaryOp<string mnemonic, Type operandType,
+                               Type resultType, list<Trait> traits = []>
+    : Strata_Op<mnemonic, !listconcat(traits,
+                                      [AllElementTypesMatch<["lhs", "rhs"]>])> {
+  let arguments = (ins operandType:$lhs, operandType:$rhs);
+  let results = (outs resultType:$result);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+class Strata_ArithBinaryOp<string mnemonic, string onnxName,
+                           Type tensorType = Strata_NumericTensor,
+                           list<Trait> traits = []>
+    : Strata_BroadcastBinaryOp<mnemonic, tensorType, tensorType,
+          !listconcat(traits, [AllElementTypesMatch<["lhs", "result"]>])> {
+  let summary = "elementwise " # mnemonic # " with broadcasting";
+  let description = [{
+    Applies `}] # mnemonic # [{` elementwise after broadcasting both operands
+    to the result shape (numpy rules). From ONNX `}] # onnxName # [{`.
+
+    ```mlir
+    %0 = strata.}] # mnemonic # [{ %a, %b : (tensor<2x64xf32>, tensor<64xf32>) -> tensor<2x64xf32>
+    ```
+  }];
+}
+
+def Strata_AddOp : Strata_ArithBinaryOp<"add", "Add", Strata_NumericTensor,
+                                        [Commutative]>;
+def Strata_SubOp : Strata_ArithBinaryOp<"sub", "Sub">;
+def Strata_MulOp : Strata_ArithBinaryOp<"mul", "Mul", Strata_NumericTensor,
+                                        [Commutative]>;
+def Strata_DivOp : Strata_ArithBinaryOp<"div", "Div">;
+def Strata_PowOp : Strata_ArithBinaryOp<"pow", "Pow", Strata_FloatTensor>;
+def Strata_MaxOp : Strata_ArithBinaryOp<"max", "Max", Strata_NumericTensor,
+                                        [Commutative]>;
+def Strata_MinOp : Strata_ArithBinaryOp<"min", "Min", Strata_NumericTensor,
+                                        [Commutative]>;
+
+class Strata_CompareOp<string mnemonic, string onnxName, string relation,
+                       list<Trait> traits = []>
+    : Strata_BroadcastBinaryOp<mnemonic, Strata_NumericTensor,
+                               Strata_BoolTensor, traits> {
+  let summary = "elementwise `" # relation # "` comparison to i1";
+  let description = [{
+    Compares `lhs }] # relation # [{ rhs` elementwise after broadcasting and
+    yields an `i1` tensor. From ONNX `}] # onnxName # [{`.
+
+    ```mlir
+    %m = strata.}] # mnemonic # [{ %a, %b : (tensor<4x4xi64>, tensor<4x1xi64>) -> tensor<4x4xi1>
+    ```
+  }];
+}
+
+def Strata_EqualOp : Strata_CompareOp<"equal", "Equal", "==", [Commutative]>;
+def Strata_LessOp : Strata_CompareOp<"less", "Less", "<">;
+def Strata_LessEqualOp : Strata_CompareOp<"less_equal", "LessOrEqual", "<=">;
+def Strata_GreaterOp : Strata_CompareOp<"greater", "Greater", ">">;
+def Strata_GreaterEqualOp
+    : Strata_CompareOp<"greater_equal", "GreaterOrEqual", ">=">;
+
+class Strata_LogicBinaryOp<string mnemonic, string onnxName>
+    : Strata_BroadcastBinaryOp<mnemonic, Strata_BoolTensor, Strata_BoolTensor,
+                               [Commutative]> {
+  let summary = "elementwise logical " # mnemonic # " of i1 tensors";
+  let description = [{
+    Logical `}] # mnemonic # [{` of two broadcast `i1` tensors. From ONNX
+    `}] # onnxName # [{`.
+
+    ```mlir
+    %m = strata.}] # mnemonic # [{ %a, %b : (tensor<4x4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1>
+    ```
+  }];
+}
+
+def Strata_AndOp : Strata_LogicBinaryOp<"and", "And">;
+def Strata_OrOp : Strata_LogicBinaryOp<"or", "Or">;
+
+//===----------------------------------------------------------------------===//
+// Elementwise unary ops
+//===----------------------------------------------------------------------===//
+
+class Strata_UnaryOp<string mnemonic, string formula, string onnxName,
+                     Type tensorType = Strata_FloatTensor,
+                     list<Trait> traits = []>
+    : Strata_Op<mnemonic, !listconcat(traits, [SameOperandsAndResultType])> {
+  let summary = "elementwise " # formula;
+  let description = [{
+    Computes `}] # formula # [{` for every element. From ONNX }] # onnxName # [{.
+
+    ```mlir
+    %y = strata.}] # mnemonic # [{ %x : tensor<2x64xf32>
+    ```
+  }];
+  let arguments = (ins tensorType:$input);
+  let results = (outs tensorType:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def Strata_SqrtOp : Strata_UnaryOp<"sqrt", "sqrt(x)", "`Sqrt`">;
+def Strata_RsqrtOp
+    : Strata_UnaryOp<"rsqrt", "1 / sqrt(x)", "`Reciprocal(Sqrt(x))`">;
+def Strata_ReciprocalOp
+    : Strata_UnaryOp<"reciprocal", "1 / x", "`Reciprocal`">;
+def Strata_ExpOp : Strata_UnaryOp<"exp", "exp(x)", "`Exp`">;
+def Strata_LogOp : Strata_UnaryOp<"log", "log(x)", "`Log`">;
+def Strata_ErfOp : Strata_UnaryOp<"erf", "erf(x)", "`Erf`">;
+def Strata_TanhOp : Strata_UnaryOp<"tanh", "tanh(x)", "`Tanh`">;
+def Strata_SigmoidOp
+    : Strata_UnaryOp<"sigmoid", "1 / (1 + exp(-x))", "`Sigmoid`">;
+def Strata_SiluOp
+    : Strata_UnaryOp<"silu", "x * sigmoid(x)", "`Mul(x, Sigmoid(x))`">;
+def Strata_SinOp : Strata_UnaryOp<"sin", "sin(x)", "`Sin`">;
+def Strata_CosOp : Strata_UnaryOp<"cos", "cos(x)", "`Cos`">;
+def Strata_NegOp
+    : Strata_UnaryOp<"neg", "-x", "`Neg`", Strata_NumericTensor> {
+  let hasFolder = 1;
+}
+def Strata_AbsOp : Strata_UnaryOp<"abs", "|x|", "`Abs`", Strata_NumericTensor>;
+def Strata_ReluOp
+    : Strata_UnaryOp<"relu", "max(x, 0)", "`Relu`", Strata_NumericTensor>;
+def Strata_NotOp
+    : Strata_UnaryOp<"not", "logical not", "`Not`", Strata_BoolTensor> {
+  let hasFolder = 1;
+}
+
+def Strata_GeluOp : Strata_Op<"gelu", [SameOperandsAndResultType]> {
+  let summary = "gaussian error linear unit, exact or tanh-approximated";
+  let description = [{
+    `approximate = "none"` computes `0.5 * x * (1 + erf(x / sqrt(2)))`;
+    `approximate = "tanh"` computes
+    `0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))`.
+    From ONNX `Gelu` (opset 20), contrib `Gelu`/`FastGelu`, or the fused
+    erf/tanh chains torch exports.
+
+    ```mlir
+    %y = strata.gelu %x {approximate = "tanh"} : tensor<2x64xf32>
+    ```
+  }];
+  let arguments = (ins Strata_FloatTensor:$input,
+                   DefaultValuedStrAttr<AnyStrAttrOf<["none", "tanh"]>,
+                                        "none">:$approximate);
+  let results = (outs Strata_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Selection and conversion
+//===----------------------------------------------------------------------===//
+
+def Strata_WhereOp : Strata_Op<"where",
+    [AllElementTypesMatch<["true_value", "false_value", "result"]>]> {
+  let summary = "elementwise select with three-way broadcasting";
+  let description = [{
+    `result[i] = condition[i] ? true_value[i] : false_value[i]` after
+    broadcasting all three operands. From ONNX `Where`; attention masks are
+    often built this way.
+
+    ```mlir
+    %m = strata.where %c, %zero, %ninf : (tensor<1x1x8x8xi1>, tensor<f32>, tensor<f32>) -> tensor<1x1x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Strata_BoolTensor:$condition,
+                   Strata_AnyTensor:$true_value, Strata_AnyTensor:$false_value);
+  let results = (outs Strata_AnyTensor:$result);
+  let assemblyFormat = [{
+    $condition `,` $true_value `,` $false_value attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Strata_CastOp : Strata_Op<"cast", [SameOperandsAndResultShape]> {
+  let summary = "elementwise conversion to another element type";
+  let description = [{
+    Converts each element to the result element type with ONNX `Cast`
+    semantics (float to int truncates toward zero, to `i1` tests `!= 0`).
+    From ONNX `Cast` and `CastLike`; the precision passes insert it too.
+
+    ```mlir
+    %y = strata.cast %x : tensor<2x64xf16> -> tensor<2x64xf32>
+    ```
+  }];
+  let arguments = (ins Strata_AnyTensor:$input);
+  let results = (outs Strata_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
+
+def Strata_MatmulOp : Strata_Op<"matmul",
+    [AllElementTypesMatch<["lhs", "rhs", "result"]>]> {
+  let summary = "batched matrix product with numpy broadcasting";
+  let description = [{
+    `numpy.matmul` semantics: the last two dims are contracted
+    (`[..., M, K] x [..., K, N] -> [..., M, N]`), leading batch dims
+    broadcast, and a 1-D operand is promoted to a matrix and the promoted
+    dim dropped from the result. From ONNX `MatMul`.
+
+    ```mlir
+    %s = strata.matmul %q, %kt : (tensor<1x12x8x64xf32>, tensor<1x12x64x8xf32>) -> tensor<1x12x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Strata_FloatTensor:$lhs, Strata_FloatTensor:$rhs);
+  let results = (outs Strata_FloatTensor:$result);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Strata_LinearOp : Strata_Op<"linear",
+    [AllElementTypesMatch<["input", "weight", "result"]>]> {
+  let summary = "dense layer: input times a [K, N] weight plus optional bias";
+  let description = [{
+    `result[..., n] = sum_k input[..., k] * weight[k, n] + bias[n]`. The
+    weight is a 2-D `[K, N]` matrix (the ONNX `MatMul`/`Gemm` layout after
+    folding any transpose), the bias 1-D `[N]`. From ONNX `Gemm`, or
+    `MatMul` + `Add` with constant weights.
+
+    ```mlir
+    %y = strata.linear %x, %w, %b : (tensor<1x8x768xf32>, tensor<768x2304xf32>, tensor<2304xf32>) -> tensor<1x8x2304xf32>
+    ```
+  }];
+  let arguments = (ins Strata_FloatTensor:$input, Strata_FloatTensor:$weight,
+                   Optional<Strata_FloatTensor>:$bias);
+  let results = (outs Strata_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions and softmax
+//===----------------------------------------------------------------------===//
+
+class Strata_ReduceOp<string mnemonic, string onnxName, string formula>
+    : Strata_Op<mnemonic, [AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "reduces with " # formula # " over the given axes";
+  let description = [{
+    Reduces `input` with }] # formula # [{ over `axes` (negative values count
+    from the back; canonical IR has them sorted and non-negative). With
+    `keepdims` the reduced dims stay as size 1. From ONNX `}] # onnxName # [{`.
+
+    ```mlir
+    %m = strata.}] # mnemonic # [{ %x {axes = array<i64: -1>, keepdims = true} : tensor<2x8x64xf32> -> tensor<2x8x1xf32>
+    ```
+  }];
+  let arguments = (ins Strata_NumericTensor:$input, DenseI64ArrayAttr:$axes,
+                   DefaultValuedAttr<BoolAttr, "true">:$keepdims);
+  let results = (outs Strata_NumericTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Strata_ReduceSumOp : Strata_ReduceOp<"reduce_sum", "ReduceSum", "a sum">;
+def Strata_ReduceMeanOp
+    : Strata_ReduceOp<"reduce_mean", "ReduceMean", "the mean">;
+def Strata_ReduceMaxOp
+    : Strata_ReduceOp<"reduce_max", "ReduceMax", "the maximum">;
+
+class Strata_SoftmaxLikeOp<string mnemonic, string onnxName, string formula>
+    : Strata_Op<mnemonic, [SameOperandsAndResultType]> {
+  let summary = formula # " along one axis";
+  let description = [{
+    Computes }] # formula # [{ along `axis` (negative counts from the back),
+    numerically stabilised by subtracting the maximum. From ONNX
+    `}] # onnxName # [{` (opset >= 13 semantics).
+
+    ```mlir
+    %p = strata.}] # mnemonic # [{ %s {axis = -1 : i64} : tensor<1x12x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Strata_FloatTensor:$input,
+                   DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let results = (outs Strata_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Strata_SoftmaxOp : Strata_SoftmaxLikeOp<"softmax", "Softmax", "softmax">;
+def Strata_LogSoftmaxOp
+    : Strata_SoftmaxLikeOp<"log_softmax", "LogSoftmax", "log-softmax">;
+
+def Strata_CumsumOp : Strata_Op<"cumsum", [SameOperandsAndResultType]> {
+  let summary = "cumulative sum along one axis";
+  let description = [{
+    Running sum along `axis`; `exclusive` omits the current element and
+    `reverse` sums from the end. From ONNX `CumSum` with a constant axis.
+
+    ```mlir
+    %p = strata.cumsum %mask {axis = 1 : i64} : tensor<2x8xi64>
+    ```
+  }];
+  let arguments = (ins Strata_NumericTensor:$input, I64Attr:$axis,
+                   DefaultValuedAttr<BoolAttr, "false">:$exclusive,
+                   DefaultValuedAttr<BoolAttr, "false">:$reverse);
+  let results = (outs Strata_NumericTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization
+//===----------------------------------------------------------------------===//
+
+class Strata_NormOp<string mnemonic, list<Trait> traits = []>
+    : Strata_Op<mnemonic, !listconcat(traits,
+          [AllTypesMatch<["input", "result"]>])> {
+  let results = (outs Strata_FloatTensor:$result);
+  let hasVerifier = 1;
+}
+
+def Strata_LayerNormOp : Strata_NormOp<"layer_norm"> {
+  let summary = "layer normalization over the trailing dims from `axis`";
+  let description = [{
+    Normalizes over dims `[axis, rank)`:
+    `(x - mean) / sqrt(var + epsilon) * scale + bias`, accumulating in
+    fp32. `scale` and `bias` have the normalized shape. From ONNX
+    `LayerNormalization` (opset 17), the decomposed mean/variance chain of
+    older exports, or contrib `SkipLayerNormalization` after the residual add.
+
+    ```mlir
+    %y = strata.layer_norm %x, %g, %b {axis = -1 : i64, epsilon = 1.0e-05 : f32} : (tensor<1x8x768xf32>, tensor<768xf32>, tensor<768xf32>) -> tensor<1x8x768xf32>
+    ```
+  }];
+  let arguments = (ins Strata_FloatTensor:$input, Strata_FloatTensor:$scale,
+                   Optional<Strata_FloatTensor>:$bias,
+                   DefaultValuedAttr<I64Attr, "-1">:$axis,
+                   DefaultValuedAttr<F32Attr, "1.0e-5">:$epsilon);
+  let assemblyFormat = [{
+    $input `,` $scale (`,` $bias^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def Strata_RmsNormOp : Strata_NormOp<"rms_norm"> {
+  let summary = "root-mean-square normalization over the trailing dims";
+  let description = [{
+    `x / sqrt(mean(x^2) + epsilon) * scale` over dims `[axis, rank)`,
+    accumulating in fp32. From ONNX `RMSNormalization` (opset 23), contrib
+    `SimplifiedLayerNormalization`, or the Pow/ReduceMean/Sqrt chain of
+    Llama exports.
+
+    ```mlir
+    %y = strata.rms_norm %x, %g {axis = -1 : i64, epsilon = 1.0e-06 : f32} : (tensor<1x8x512xf32>, tensor<512xf32>) -> tensor<1x8x512xf32>
+    ```
+  }];
+  let arguments = (ins Strata_FloatTensor:$input, Strata_FloatTensor:$scale,
+                   DefaultValuedAttr<I64Attr, "-1">:$axis,
+                   DefaultValuedAttr<F32Attr, "1.0e-6">:$epsilon);
+  let assemblyFormat = [{
+    $input `,` $scale attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+def Strata_AttentionOp : Strata_Op<"attention",
+    [AllElementTypesMatch<["query", "key", "value", "result"]>]> {
+  let summary = "scaled dot-product attention with optional mask and window";
+  let description = [{
+    `softmax(scale * Q K^T + mask) V` per head. Shapes:
+    `query [B, H, Sq, D]`, `key [B, Hkv, Sk, D]`, `value [B, Hkv, Sk, Dv]`,
+    `result [B, H, Sq, Dv]`; `H` must be a multiple of `Hkv` (grouped-query
+    attention). `scale` defaults to `1/sqrt(D)`. `mask` broadcasts to
+    `[B, H, Sq, Sk]`: an `i1` mask keeps `true` positions, a float mask is
+    added to the scores. `causal` masks keys after the query position,
+    aligned to the end (query `i` sees keys `<= i + Sk - Sq`). `window`
+    limits each query to the last `window` keys and `sinks` keeps the first
+    `sinks` keys visible (sliding-window + attention-sink sparsity).
+    From ONNX `Attention` (opset 23), contrib `Attention`/`MultiHeadAttention`
+    and the MatMul/Softmax/MatMul chains the fusion pass matches.
+
+    ```mlir
+    %o = strata.attention %q, %k, %v {causal} : (tensor<1x12x8x64xf32>, tensor<1x12x8x64xf32>, tensor<1x12x8x64xf32>) -> tensor<1x12x8x64xf32>
+    ```
+  }];
+  let arguments = (ins Strata_FloatTensor:$query, Strata_FloatTensor:$key,
+                   Strata_FloatTensor:$value,
+                   Optional<RankedTensorOf<[I1, F16, BF16, F32, F64]>>:$mask,
+                   OptionalAttr<F32Attr>:$scale, UnitAttr:$causal,
+                   OptionalAttr<I64Attr>:$window, OptionalAttr<I64Attr>:$sinks);
+  let results = (outs Strata_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` $mask^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def Strata_GatherOp : Strata_Op<"gather",
+    [AllElementTypesMatch<["data", "result"]>]> {
+  let summary = "gathers slices along one axis (embedding lookup)";
+  let description = [{
+    `result = data[..., indices, ...]` along `axis`: the result shape is
+    `data.shape[:axis] + indices.shape + data.shape[axis+1:]`. Negative
+    indices count from the end. From ONNX `Gather`.
+
+    ```mlir
+    %e = strata.gather %wte, %ids {axis = 0 : i64} : (tensor<50257x768xf32>, tensor<1x8xi64>) -> tensor<1x8x768xf32>
+    ```
+  }];
+  let arguments = (ins Strata_AnyTensor:$data, Strata_IndexTensor:$indices,
+                   DefaultValuedAttr<I64Attr, "0">:$axis);
+  let results = (outs Strata_AnyTensor:$result);
+  let assemblyFormat =
+      "$data `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Strata_ReshapeOp : Strata_Op<"reshape",
+    [AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "reinterprets a tensor with a new shape of the same size";
+  let description = [{
+    Same elements in row-major order, new shape. When the result type is
+    static the shape is implied by it; otherwise the `shape` operand (1-D
+    i64, no `-1` or `0` left: the importer resolves ONNX's special values)
+    gives the run-time extents. From ONNX `Reshape`, `Flatten`, `Squeeze`,
+    `Unsqueeze`.
+
+    ```mlir
+    %y = strata.reshape %x : (tensor<1x8x768xf32>) -> tensor<1x8x12x64xf32>
+    %z = strata.reshape %x, %s : (tensor<?x768xf32>, tensor<3xi64>) -> tensor<?x12x64xf32>
+    ```
+  }];
+  let arguments = (ins Strata_AnyTensor:$input,
+                   Optional<Strata_ShapeTensor>:$shape);
+  let results = (outs Strata_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input (`,` $shape^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Strata_TransposeOp : Strata_Op<"transpose",
+    [AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "permutes the dims of a tensor";
+  let description = [{
+    `result.shape[i] = input.shape[permutation[i]]`. From ONNX `Transpose`.
+
+    ```mlir
+    %y = strata.transpose %x, [0, 2, 1, 3] : tensor<1x8x12x64xf32> -> tensor<1x12x8x64xf32>
+    ```
+  }];
+  let arguments = (ins Strata_AnyTensor:$input,
+                   DenseI64ArrayAttr:$permutation);
+  let results = (outs Strata_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $permutation attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Strata_ConcatOp : Strata_Op<"concat", [SameOperandsElementType,
+    SameOperandsAndResultElementType]> {
+  let summary = "joins tensors along one axis";
+  let description = [{
+    Concatenates `inputs` along `axis`; all other dims must agree. From ONNX
+    `Concat` (also how the KV cache grows in with-past exports).
+
+    ```mlir
+    %kv = strata.concat %past, %new {axis = 2 : i64} : (tensor<1x12x?x64xf32>, tensor<1x12x1x64xf32>) -> tensor<1x12x?x64xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Strata_AnyTensor>:$inputs, I64Attr:$axis);
+  let results = (outs Strata_AnyTensor:$result);
+  let assemblyFormat =
+      "$inputs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Strata_SliceOp : Strata_Op<"slice",
+    [AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "strided slice along selected axes";
+  let description = [{
+    For each `axes[i]`, keeps `starts[i] : ends[i] : steps[i]` with ONNX
+    `Slice` clamping rules; other dims are untouched. `starts`, `ends` and
+    `steps` are 1-D i64 tensors with one entry per axis, so a slice whose
+    bounds depend on a sequence length stays expressible. From ONNX
+    `Slice` (attribute and input forms).
+
+    ```mlir
+    %p = strata.slice %wpe, %s, %e, %st {axes = array<i64: 0>} : (tensor<1024x768xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x768xf32>
+    ```
+  }];
+  let arguments = (ins Strata_AnyTensor:$input, Strata_ShapeTensor:$starts,
+                   Strata_ShapeTensor:$ends, Strata_ShapeTensor:$steps,
+                   DenseI64ArrayAttr:$axes);
+  let results = (outs Strata_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $starts `,` $ends `,` $steps attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Strata_SplitOp : Strata_Op<"split",
+    [SameOperandsAndResultElementType]> {
+  let summary = "splits a tensor into pieces of static sizes along one axis";
+  let description = [{
+    Result `i` holds `sizes[i]` consecutive entries along `axis`. From ONNX
+    `Split` with constant split sizes (e.g. a fused QKV projection).
+
+    ```mlir
+    %q, %k, %v = strata.split %qkv {axis = 2 : i64, sizes = array<i64: 768, 768, 768>} : tensor<1x8x2304xf32> -> tensor<1x8x768xf32>, tensor<1x8x768xf32>, tensor<1x8x768xf32>
+    ```
+  }];
+  let arguments = (ins Strata_AnyTensor:$input, I64Attr:$axis,
+                   DenseI64ArrayAttr:$sizes);
+  let results = (outs Variadic<Strata_AnyTensor>:$results);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($results)";
+  let hasVerifier = 1;
+}
+
+def Strata_ExpandOp : Strata_Op<"expand",
+    [AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "broadcasts a tensor to a larger shape";
+  let description = [{
+    Broadcasts `input` against `shape` with numpy rules (ONNX `Expand`: a
+    `1` in `shape` keeps the input dim). The result type is that broadcast.
+
+    ```mlir
+    %m = strata.expand %x, %s : (tensor<1x1x8x8xi1>, tensor<4xi64>) -> tensor<2x12x8x8xi1>
+    ```
+  }];
+  let arguments = (ins Strata_AnyTensor:$input, Strata_ShapeTensor:$shape);
+  let results = (outs Strata_AnyTensor:$result);
+  let assemblyFormat =
+      "$input `,` $shape attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Strata_TileOp : Strata_Op<"tile",
+    [AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "repeats a tensor along each dim";
+  let description = [{
+    `result.shape[i] = input.shape[i] * repeats[i]`. From ONNX `Tile`.
+
+    ```mlir
+    %y = strata.tile %x, %r : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<4x3xf32>
+    ```
+  }];
+  let arguments = (ins Strata_AnyTensor:$input, Strata_ShapeTensor:$repeats);
+  let results = (outs Strata_AnyTensor:$result);
+  let assemblyFormat =
+      "$input `,` $repeats attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Strata_TriluOp : Strata_Op<"trilu", [AllTypesMatch<["input", "result"]>]> {
+  let summary = "keeps the upper or lower triangle of the last two dims";
+  let description = [{
+    Zeroes the elements below (`upper = true`) or above (`upper = false`)
+    diagonal `k` (default 0) of every matrix in the last two dims. From ONNX
+    `Trilu`, which causal masks are built with.
+
+    ```mlir
+    %t = strata.trilu %ones {upper = false} : (tensor<8x8xf32>) -> tensor<8x8xf32>
+    ```
+  }];
+  let arguments = (ins Strata_AnyTensor:$input,
+                   Optional<TensorRankOf<[I64], [0]>>:$k,
+                   DefaultValuedAttr<BoolAttr, "true">:$upper);
+  let results = (outs Strata_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input (`,` $k^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Shape computation
+//===----------------------------------------------------------------------===//
+
+def Strata_ShapeOp : Strata_Op<"shape"> {
+  let summary = "the extents of a tensor as a 1-D i64 tensor";
+  let description = [{
+    Returns `input.shape[start:end]` (ONNX `Shape` with its opset-15
+    `start`/`end`). The importer folds it when the dims are static; what is
+    left measures symbolic dims at run time.
+
+    ```mlir
+    %s = strata.shape %x : tensor<?x8x768xf32> -> tensor<3xi64>
+    ```
+  }];
+  let arguments = (ins Strata_AnyTensor:$input,
+                   DefaultValuedAttr<I64Attr, "0">:$start,
+                   OptionalAttr<I64Attr>:$end);
+  let results = (outs Strata_ShapeTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Strata_ConstantOfShapeOp : Strata_Op<"constant_of_shape"> {
+  let summary = "a tensor of a run-time shape filled with one value";
+  let description = [{
+    Fills a tensor whose extents come from `shape` with the scalar `value`.
+    From ONNX `ConstantOfShape` when the shape is not static.
+
+    ```mlir
+    %z = strata.constant_of_shape %s {value = 0.0 : f32} : (tensor<2xi64>) -> tensor<?x?xf32>
+    ```
+  }];
+  let arguments = (ins Strata_ShapeTensor:$shape, TypedAttrInterface:$value);
+  let results = (outs Strata_AnyTensor:$result);
+  let assemblyFormat =
+      "$shape attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Strata_RangeOp : Strata_Op<"range",
+    [AllElementTypesMatch<["start", "limit", "delta", "result"]>]> {
+  let summary = "a 1-D arithmetic sequence";
+  let description = [{
+    `[start, start + delta, ...)` up to but excluding `limit`, from scalar
+    tensors. From ONNX `Range` (position ids, causal masks).
+
+    ```mlir
+    %r = strata.range %s, %l, %d : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
+    ```
+  }];
+  let arguments = (ins TensorRankOf<[F32, F64, I32, I64], [0]>:$start,
+                   TensorRankOf<[F32, F64, I32, I64], [0]>:$limit,
+                   TensorRankOf<[F32, F64, I32, I64], [0]>:$delta);
+  let results = (outs TensorRankOf<[F32, F64, I32, I64], [1]>:$result);
+  let assemblyFormat = [{
+    $start `,` $limit `,` $delta attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+#endif // STRATA_DIALECTS_STRATA_IR_STRATAOPS_TD

@@ -1,0 +1,26 @@
+//===- Passes.h - Strata passes ---------------------------------*- C++ -*-===//
+// SPDX-License-Identifier: Apache-2.0
+// Pass declarations and registration generated from Passes.td, plus the
+// pattern-population entry points other passes and pipelines reuse.
+
+#ifndef STRATA_PASSES_PASSES_H_
+#define STRATA_PASSES_PASSES_H_
+
+#include "dialects/strata/IR/StrataDialect.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Pass/Pass.h"
+
+namespace strata {
+
+#define GEN_PASS_DECL
+#include "passes/Passes.h.inc"
+
+/// Adds the erf-GELU fusion patterns of strata-fuse-gelu to |patterns|.
+void populateFuseGeluPatterns(mlir::RewritePatternSet &patterns);
+
+#define GEN_PASS_REGISTRATION
+#include "passes/Passes.h.inc"
+
+} // namespace strata
+
+#endif // STRATA_PASSES_PASSES_H_

@@ -1,0 +1,31 @@
+//===- PatternUtils.h - Helpers shared by the fusion patterns --*- C++ -*-===//
+// SPDX-License-Identifier: Apache-2.0
+// Constant matching with tolerance and commutative operand matching, so each
+// fusion pattern accepts every exporter spelling of the same math.
+
+#ifndef STRATA_PASSES_PATTERNUTILS_H_
+#define STRATA_PASSES_PATTERNUTILS_H_
+
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <optional>
+
+namespace strata {
+
+/// The value of |v| if it is a strata.constant splat of a float type (any
+/// shape; a broadcast scalar is still a scalar), else std::nullopt.
+std::optional<double> getSplatFloatConstant(mlir::Value v);
+
+/// True if |v| is a float splat constant within relative tolerance |relTol|
+/// of |expected|.
+bool isFloatConstant(mlir::Value v, double expected, double relTol = 1e-3);
+
+/// For a binary op with operands (a, b), tries |match|(a, b) then, if the op
+/// is commutative, |match|(b, a). Returns true on the first success.
+bool matchEitherOrder(mlir::Value a, mlir::Value b, bool commutative,
+                      llvm::function_ref<bool(mlir::Value, mlir::Value)> match);
+
+} // namespace strata
+
+#endif // STRATA_PASSES_PATTERNUTILS_H_

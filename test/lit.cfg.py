@@ -1,0 +1,24 @@
+# -*- Python -*-
+# lit configuration of the strata test suite.
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "STRATA"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".onnxtext"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.strata_obj_root, "test")
+# Inputs/ hold files other tests read; unit/ and models/ are run by ctest.
+config.excludes = ["Inputs", "unit", "models", "CMakeLists.txt", "lit.cfg.py"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%python", config.strata_test_python))
+config.substitutions.append(("%models", config.strata_models_dir))
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+tool_dirs = [config.strata_tools_dir, config.llvm_tools_dir]
+tools = ["strata-opt"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
