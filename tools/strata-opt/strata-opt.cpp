@@ -23,7 +23,7 @@
 
 int main(int argc, char **argv) {
   mlir::registerTransformsPasses(); // canonicalize, cse, ...
-  strata::registerPasses();
+  strata::registerStrataPasses();
   strata::registerPipelines();
 
   mlir::DialectRegistry registry;

@@ -50,4 +50,16 @@ def Strata_IndexTensor : RankedTensorOf<[I32, I64]>;
 // A 1-D int64 tensor holding a shape or per-axis values.
 def Strata_ShapeTensor : TensorRankOf<[I64], [1]>;
 
+//===----------------------------------------------------------------------===//
+// Attribute constraints
+//===----------------------------------------------------------------------===//
+
+// strata.gelu's `approximate`, spelled as in ONNX Gelu-20.
+def Strata_GeluApproximationAttr : StringBasedAttr<
+    CPred<"::llvm::isa<::mlir::StringAttr>($_self) && "
+          "::llvm::is_contained(::llvm::ArrayRef<::llvm::StringRef>{"
+          "\"none\", \"tanh\"}, "
+          "::llvm::cast<::mlir::StringAttr>($_self).getValue())">,
+    "string attribute 'none' or 'tanh'">;
+
 #endif // STRATA_DIALECTS_STRATA_IR_STRATABASE_TD

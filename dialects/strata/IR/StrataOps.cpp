@@ -313,8 +313,7 @@ LogicalResult TransposeOp::verify() {
 }
 
 LogicalResult ConcatOp::verify() {
-  if (getInputs().empty())
-    return emitOpError() << "expected at least one input";
+  // SameOperandsElementType already guarantees at least one input.
   ArrayRef<int64_t> first = shapeOf(getInputs()[0]);
   FailureOr<int64_t> axis = verifyAxis(*this, "axis", getAxis(), first.size());
   if (failed(axis))

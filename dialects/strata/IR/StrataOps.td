@@ -180,7 +180,7 @@ def Strata_GeluOp : Strata_Op<"gelu", [SameOperandsAndResultType]> {
     ```
   }];
   let arguments = (ins Strata_FloatTensor:$input,
-                   DefaultValuedStrAttr<AnyStrAttrOf<["none", "tanh"]>,
+                   DefaultValuedStrAttr<Strata_GeluApproximationAttr,
                                         "none">:$approximate);
   let results = (outs Strata_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";

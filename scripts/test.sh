@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+#===- scripts/test.sh - set up, build and run every test -------------------===#
+# SPDX-License-Identifier: Apache-2.0
+# 1. scripts/setup.sh (apt + the pinned virtualenv; a no-op when present)
+# 2. configure + build (Release, Ninja, ccache, lld-22)
+# 3. ctest: the lit suite and every GoogleTest binary
+# 4. an ASan+UBSan build of the unit tests, run through ctest -L unit
+# Exits non-zero on any failure. STRATA_SKIP_SANITIZE=1 skips step 4.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+BUILD="${STRATA_BUILD_DIR:-$ROOT/build}"
+ASAN_BUILD="${STRATA_ASAN_BUILD_DIR:-$ROOT/build-asan}"
+MLIR_DIR="${MLIR_DIR:-/usr/lib/llvm-22/lib/cmake/mlir}"
+JOBS="${STRATA_JOBS:-$(nproc)}"
+# Keep ccache's cache inside the user's cache dir; CI reuses it across runs
+# on the same machine.
+export CCACHE_DIR="${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ccache}"
+export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "setup"
+bash "$ROOT/scripts/setup.sh"
+
+step "configure ($BUILD)"
+cmake -G Ninja -S "$ROOT" -B "$BUILD" -DMLIR_DIR="$MLIR_DIR" >/dev/null
+
+step "build"
+start=$(date +%s)
+ninja -C "$BUILD" -j "$JOBS"
+echo "build took $(( $(date +%s) - start )) s"
+
+step "ctest: lit + GoogleTest"
+ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS"
+
+if [ "${STRATA_SKIP_SANITIZE:-0}" != "1" ]; then
+  step "sanitizers: ASan+UBSan unit tests ($ASAN_BUILD)"
+  cmake -G Ninja -S "$ROOT" -B "$ASAN_BUILD" -DMLIR_DIR="$MLIR_DIR" \
+    -DSTRATA_SANITIZE=address,undefined >/dev/null
+  ninja -C "$ASAN_BUILD" -j "$JOBS" strata_unit_tests
+  ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}" \
+  UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}" \
+    ctest --test-dir "$ASAN_BUILD" -L unit --output-on-failure -j "$JOBS"
+fi
+
+step "all tests passed"
