@@ -246,7 +246,7 @@ class LlamaAttention(nn.Module):
         v = self.v_proj(x).view(bsz, q_len, self.kv_heads, self.head_dim).transpose(1, 2)
         kv_seq_len = k.shape[-2]
         if past is not None:
-            kv_seq_len += past[0].shape[-2]
+            kv_seq_len = kv_seq_len + past[0].shape[-2]
         cos, sin = self.rotary_emb(v, seq_len=kv_seq_len)
         q, k = apply_rotary_pos_emb(q, k, cos, sin, position_ids)
         if past is not None:
