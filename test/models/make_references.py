@@ -116,6 +116,22 @@ def trained(fdir, meta):
     return n + 1
 
 
+def split_case(fixtures, name, meta):
+    """For a with-past fixture whose prefill twin exists (same weights), check
+    prefill(all) == prefill(head) + decode(tail)."""
+    if meta["kind"] != "past" or "_past" not in name:
+        return 0
+    twin = name.replace("_past", "_prefill")
+    if not os.path.exists(os.path.join(fixtures, twin, "model.onnx")):
+        return 0
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    ids = rng.integers(0, meta["vocab"], size=(2, 12)).astype(np.int64)
+    case = {"kind": "split", "prefill": "../%s/model.onnx" % twin, "decode": "model.onnx",
+            "split": 8, "atol": 1e-4}
+    write_case(os.path.join(fixtures, name, "ref", "split8"), case, {"input_ids": ids})
+    return 1
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("fixtures", nargs="?", default=os.path.join(HERE, "fixtures"))
@@ -130,6 +146,7 @@ def main():
             meta = json.load(f)
         shutil.rmtree(os.path.join(fdir, "ref"), ignore_errors=True)
         n = trained(fdir, meta) if meta["kind"] == "trained" else teacher_forced(fdir, meta)
+        n += split_case(a.fixtures, name, meta)
         print("%-32s %d case(s)" % (name, n))
 
 

@@ -7,6 +7,9 @@
 # and .npy files named after the tensors. case.json kinds:
 #   "outputs": run `model` on the saved inputs, compare every listed output
 #              with rtol/atol (teacher-forced logits, present.*, hidden states).
+#   "split":   prefill on all of input_ids vs prefill on the first `split`
+#              ids + the with-past model on the rest: logits and present.*
+#              must agree (KV layout, causal mask with past, positions).
 #   "greedy":  greedy generation with `prefill` + `decode` (with-past) models:
 #              prompt_ids [B, L] -> generated_ids [B, steps], compared exactly.
 import json
@@ -63,6 +66,41 @@ def greedy(prefill, decode, prompt, steps):
     return np.stack(generated, axis=1)
 
 
+def _feeds(sess, ids, past_len):
+    b, s = ids.shape
+    names = {i.name for i in sess.get_inputs()}
+    f = {"input_ids": ids}
+    if "attention_mask" in names:
+        f["attention_mask"] = np.ones((b, past_len + s), np.int64)
+    if "position_ids" in names:
+        f["position_ids"] = np.tile(np.arange(past_len, past_len + s, dtype=np.int64), (b, 1))
+    return f
+
+
+def run_split(fixture, case, ids, level, threads):
+    pre = session(os.path.join(fixture, case["prefill"]), level, threads)
+    dec = session(os.path.join(fixture, case["decode"]), level, threads)
+    k = case["split"]
+    names = [o.name for o in pre.get_outputs()]
+    full = dict(zip(names, pre.run(None, _feeds(pre, ids, 0))))
+    head = dict(zip(names, pre.run(None, _feeds(pre, ids[:, :k], 0))))
+    feeds = _feeds(dec, ids[:, k:], k)
+    for n, v in head.items():
+        if n.startswith("present."):
+            feeds["past_key_values." + n[len("present."):]] = v
+    dnames = [o.name for o in dec.get_outputs()]
+    tail = dict(zip(dnames, dec.run(None, feeds)))
+    worst = 0.0
+    for n, got in tail.items():
+        want = full[n][:, k:] if n == "logits" else full[n]
+        atol = case["atol"] * max(1.0, float(np.abs(want).max()))
+        err = float(np.abs(got - want).max())
+        if got.shape != want.shape or err > atol:
+            return False, "%s: prefill+decode differs from prefill by %.3g" % (n, err)
+        worst = max(worst, err)
+    return True, "split at %d, max abs diff %.2g" % (k, worst)
+
+
 def run_case(case_dir, level="disable", threads=1):
     """Runs one case; returns (ok, message)."""
     with open(os.path.join(case_dir, "case.json")) as f:
@@ -78,6 +116,8 @@ def run_case(case_dir, level="disable", threads=1):
             bad = int((got != want).sum()) if got.shape == want.shape else -1
             return False, "generated ids differ (%d mismatches)" % bad
         return True, "%d x %d ids" % want.shape
+    if case["kind"] == "split":
+        return run_split(fixture, case, load("input_ids"), level, threads)
     sess = session(os.path.join(fixture, case["model"]), level, threads)
     feeds = {n: load(n) for n in case["inputs"]}
     outs = sess.run(case["outputs"], feeds)
