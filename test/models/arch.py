@@ -71,9 +71,17 @@ def randomize_(module, std=0.02, seed=0):
 # --------------------------------------------------------------------------- #
 class GPT2Config:
     def __init__(self, vocab=256, n_positions=128, hidden=64, layers=2, heads=4,
-                 act="erf", eps=1e-5):
+                 act="erf", eps=1e-5, variant=None):
         self.vocab, self.n_positions, self.hidden = vocab, n_positions, hidden
         self.layers, self.heads, self.act, self.eps = layers, heads, act, eps
+        # Spelling knobs for the scripted variants (gen_torch_fixtures.py):
+        #   scale: "div" (HF) | "mul" | "split" (q and k^T each * d^-1/4, as
+        #          torch's SDPA export) | "pre_q" (q * d^-1/2 before the MatMul)
+        #   mask:  "where" (HF bool buffer) | "triu_add" (additive triu(-inf)
+        #          causal, -10000 padding, mask added first) | "masked_fill"
+        #   operands: "swap" writes residual adds, GELU (erf via Mul(0.7071))
+        #          and LayerNorm (Mul(x - mean) self, rsqrt) the other way round
+        self.variant = dict(variant or {})
 
 
 class GPT2Attention(nn.Module):
@@ -85,6 +93,7 @@ class GPT2Attention(nn.Module):
             persistent=False)
         self.heads, self.head_dim = cfg.heads, cfg.hidden // cfg.heads
         self.split_size = cfg.hidden
+        self.variant = cfg.variant
         self.c_attn = Conv1D(3 * cfg.hidden, cfg.hidden)
         self.c_proj = Conv1D(cfg.hidden, cfg.hidden)
 
@@ -99,14 +108,33 @@ class GPT2Attention(nn.Module):
             key = torch.cat((layer_past[0], key), dim=-2)
             value = torch.cat((layer_past[1], value), dim=-2)
         present = (key, value)
-        w = torch.matmul(query, key.transpose(-1, -2))
-        w = w / torch.full([], value.size(-1) ** 0.5, dtype=w.dtype)
+        scale, mask = self.variant.get("scale", "div"), self.variant.get("mask", "where")
+        if scale == "split":
+            s = self.head_dim ** -0.25
+            w = torch.matmul(query * s, key.transpose(-1, -2) * s)
+        elif scale == "pre_q":
+            w = torch.matmul(query * (self.head_dim ** -0.5), key.transpose(-1, -2))
+        elif scale == "mul":
+            w = torch.matmul(query, key.transpose(-1, -2)) * (1.0 / math.sqrt(self.head_dim))
+        else:
+            w = torch.matmul(query, key.transpose(-1, -2))
+            w = w / torch.full([], value.size(-1) ** 0.5, dtype=w.dtype)
         q_len, k_len = query.size(-2), key.size(-2)
         causal = self.bias[:, :, k_len - q_len:k_len, :k_len]
-        mask_value = torch.full([], torch.finfo(w.dtype).min, dtype=w.dtype)
-        w = torch.where(causal, w, mask_value)
-        if attention_mask is not None:
-            w = w + attention_mask
+        if mask == "triu_add":
+            add = torch.triu(torch.full((q_len, k_len), float("-inf")), diagonal=1)
+            w = add + w
+            if attention_mask is not None:
+                w = attention_mask + w
+        elif mask == "masked_fill":
+            w = w.masked_fill(causal == 0, float("-inf"))
+            if attention_mask is not None:
+                w = w + attention_mask
+        else:
+            mask_value = torch.full([], torch.finfo(w.dtype).min, dtype=w.dtype)
+            w = torch.where(causal, w, mask_value)
+            if attention_mask is not None:
+                w = w + attention_mask
         w = F.softmax(w, dim=-1)
         out = torch.matmul(w, value)
         out = out.permute(0, 2, 1, 3).contiguous()
@@ -114,20 +142,41 @@ class GPT2Attention(nn.Module):
         return self.c_proj(out), present
 
 
+class SwappedLayerNorm(nn.LayerNorm):
+    """LayerNorm spelled by hand: Mul(d, d) variance, rsqrt, gain on the left."""
+
+    def forward(self, x):
+        mean = x.mean(-1, keepdim=True)
+        d = x - mean
+        var = (d * d).mean(-1, keepdim=True)
+        return self.bias + self.weight * (d * torch.rsqrt(var + self.eps))
+
+
+def swapped_gelu(x):
+    """erf GELU as x * 0.5 * (1 + erf(x * 0.70710678)): TF-style constant."""
+    return x * 0.5 * (1.0 + torch.erf(x * 0.7071067811865476))
+
+
 class GPT2Block(nn.Module):
     def __init__(self, cfg):
         super().__init__()
-        self.ln_1 = nn.LayerNorm(cfg.hidden, eps=cfg.eps)
+        self.swap = cfg.variant.get("operands") == "swap"
+        LN = SwappedLayerNorm if self.swap else nn.LayerNorm
+        self.ln_1 = LN(cfg.hidden, eps=cfg.eps)
         self.attn = GPT2Attention(cfg)
-        self.ln_2 = nn.LayerNorm(cfg.hidden, eps=cfg.eps)
+        self.ln_2 = LN(cfg.hidden, eps=cfg.eps)
         self.c_fc = Conv1D(4 * cfg.hidden, cfg.hidden)
         self.c_proj = Conv1D(cfg.hidden, 4 * cfg.hidden)
-        self.act = activation(cfg.act)
+        self.act = swapped_gelu if self.swap else activation(cfg.act)
 
     def forward(self, x, layer_past=None, attention_mask=None):
         a, present = self.attn(self.ln_1(x), layer_past, attention_mask)
-        x = a + x
-        x = x + self.c_proj(self.act(self.c_fc(self.ln_2(x))))
+        if self.swap:
+            x = x + a
+            x = self.c_proj(self.act(self.c_fc(self.ln_2(x)))) + x
+        else:
+            x = a + x
+            x = x + self.c_proj(self.act(self.c_fc(self.ln_2(x))))
         return x, present
 
 
@@ -144,7 +193,8 @@ class GPT2LMHeadModel(nn.Module):
         self.wte = nn.Embedding(cfg.vocab, cfg.hidden)
         self.wpe = nn.Embedding(cfg.n_positions, cfg.hidden)
         self.h = nn.ModuleList(GPT2Block(cfg) for _ in range(cfg.layers))
-        self.ln_f = nn.LayerNorm(cfg.hidden, eps=cfg.eps)
+        self.ln_f = (SwappedLayerNorm if cfg.variant.get("operands") == "swap"
+                     else nn.LayerNorm)(cfg.hidden, eps=cfg.eps)
 
     def forward(self, input_ids, attention_mask=None, *past):
         past_length = past[0].size(-2) if past else 0
@@ -154,8 +204,15 @@ class GPT2LMHeadModel(nn.Module):
         x = self.wte(input_ids) + self.wpe(position_ids)
         if attention_mask is not None:
             m = attention_mask.view(input_ids.size(0), -1)[:, None, None, :]
-            m = m.to(dtype=x.dtype)
-            attention_mask = (1.0 - m) * torch.finfo(x.dtype).min
+            mask = self.cfg.variant.get("mask", "where")
+            if mask == "triu_add":  # BERT-era constant
+                attention_mask = (1.0 - m.to(dtype=x.dtype)) * -10000.0
+            elif mask == "masked_fill":
+                attention_mask = torch.zeros_like(m, dtype=x.dtype).masked_fill(
+                    m == 0, torch.finfo(x.dtype).min)
+            else:
+                m = m.to(dtype=x.dtype)
+                attention_mask = (1.0 - m) * torch.finfo(x.dtype).min
         presents = []
         for i, block in enumerate(self.h):
             lp = (past[2 * i], past[2 * i + 1]) if past else None

@@ -38,6 +38,13 @@ FIXTURES = {
     "gpt2_tanh_op14_prefill": ("gpt2", 14, "prefill", {"act": "tanh"}, True),
     "gpt2_newgelu_op17_prefill": ("gpt2", 17, "prefill", {"act": "new_gelu"}, False),
     "gpt2_newgelu_op17_past": ("gpt2", 17, "past", {"act": "new_gelu"}, False),
+    # Scripted spelling variants (same function, other graphs); see arch.GPT2Config.
+    "gpt2_var_scale_mul": ("gpt2", 17, "prefill", {"variant": {"scale": "mul"}}, True),
+    "gpt2_var_scale_split": ("gpt2", 17, "prefill", {"variant": {"scale": "split"}}, True),
+    "gpt2_var_scale_preq": ("gpt2", 17, "prefill", {"variant": {"scale": "pre_q"}}, True),
+    "gpt2_var_mask_triu": ("gpt2", 17, "prefill", {"variant": {"mask": "triu_add"}}, True),
+    "gpt2_var_mask_fill": ("gpt2", 17, "prefill", {"variant": {"mask": "masked_fill"}}, True),
+    "gpt2_var_operands_op14": ("gpt2", 14, "prefill", {"variant": {"operands": "swap"}}, True),
     "llama_op17_prefill": ("llama", 17, "prefill", {}, True),
     "llama_op17_past": ("llama", 17, "past", {}, True),
     "llama_op14_prefill": ("llama", 14, "prefill", {}, True),
@@ -163,6 +170,7 @@ def metadata(name, family, opset, kind, cfg, has_mask, kv_heads, head_dim,
         "dim_relations": {"total_sequence": "past_sequence + sequence"}
         if kind == "past" else {},
         "expected_after_fusion": expect,
+        "variant": getattr(cfg, "variant", {}),
     }
 
 
