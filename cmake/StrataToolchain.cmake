@@ -18,6 +18,10 @@ if(STRATA_LLD22)
 endif()
 
 add_compile_options(-Wall -Wextra)
+# GCC 12 reports false positives inside LLVM's unique_function (llvm-project #58524-style).
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  add_compile_options(-Wno-maybe-uninitialized)
+endif()
 
 if(STRATA_SANITIZE)
   string(REPLACE "," ";" _strata_sanitizers "${STRATA_SANITIZE}")

@@ -35,16 +35,15 @@ class Strata_Op<string mnemonic, list<Trait> traits = []>
 // Type constraints
 //===----------------------------------------------------------------------===//
 
-// ONNX signed integers map to signless MLIR integers; uint8 stays unsigned.
-def Strata_FloatElement : AnyTypeOf<[F16, BF16, F32, F64]>;
-def Strata_IntElement : AnyTypeOf<[I8, I16, I32, I64, UI8]>;
-
+// ONNX signed integers map to signless MLIR integers; unsigned ones to
+// unsigned MLIR integers, so the signedness of comparisons and division stays
+// visible.
 def Strata_FloatTensor : RankedTensorOf<[F16, BF16, F32, F64]>;
-def Strata_NumericTensor
-    : RankedTensorOf<[F16, BF16, F32, F64, I8, I16, I32, I64, UI8]>;
+def Strata_NumericTensor : RankedTensorOf<[F16, BF16, F32, F64, I8, I16, I32,
+                                           I64, UI8, UI16, UI32, UI64]>;
 def Strata_BoolTensor : RankedTensorOf<[I1]>;
-def Strata_AnyTensor
-    : RankedTensorOf<[F16, BF16, F32, F64, I1, I8, I16, I32, I64, UI8]>;
+def Strata_AnyTensor : RankedTensorOf<[F16, BF16, F32, F64, I1, I8, I16, I32,
+                                       I64, UI8, UI16, UI32, UI64]>;
 // Indices for gather (ONNX allows int32 and int64).
 def Strata_IndexTensor : RankedTensorOf<[I32, I64]>;
 // A 1-D int64 tensor holding a shape or per-axis values.

@@ -468,9 +468,9 @@ def Strata_ReshapeOp : Strata_Op<"reshape",
   let description = [{
     Same elements in row-major order, new shape. When the result type is
     static the shape is implied by it; otherwise the `shape` operand (1-D
-    i64, no `-1` or `0` left: the importer resolves ONNX's special values)
-    gives the run-time extents. From ONNX `Reshape`, `Flatten`, `Squeeze`,
-    `Unsqueeze`.
+    i64) gives the run-time extents with ONNX `Reshape` rules: `0` copies
+    the input dim at that position and one `-1` is inferred from the
+    element count. From ONNX `Reshape`, `Flatten`, `Squeeze`, `Unsqueeze`.
 
     ```mlir
     %y = strata.reshape %x : (tensor<1x8x768xf32>) -> tensor<1x8x12x64xf32>

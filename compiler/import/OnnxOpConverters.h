@@ -1,0 +1,78 @@
+//===- OnnxOpConverters.h - ONNX op -> strata converters -------*- C++ -*-===//
+// SPDX-License-Identifier: Apache-2.0
+// The table of supported (domain, op type, opsets) and one converter per op
+// family. Each converter reads the current node from the ImportContext,
+// creates strata ops with fully computed result types and binds outputs.
+
+#ifndef STRATA_COMPILER_IMPORT_ONNXOPCONVERTERS_H_
+#define STRATA_COMPILER_IMPORT_ONNXOPCONVERTERS_H_
+
+#include "compiler/import/ImportContext.h"
+
+namespace strata::import {
+
+using ConvertFn = mlir::LogicalResult (*)(ImportContext &);
+
+/// One supported ONNX op: domain ("" is ai.onnx), op type, the opset range
+/// whose semantics the converter implements, and the converter.
+struct OpConverter {
+  llvm::StringRef domain;
+  llvm::StringRef opType;
+  int64_t minOpset;
+  int64_t maxOpset;
+  ConvertFn convert;
+};
+
+/// The converter for |opType| in |domain| at |opset|, or nullptr.
+const OpConverter *lookupConverter(llvm::StringRef domain,
+                                   llvm::StringRef opType, int64_t opset);
+
+/// Every supported op, for --list-supported and docs/SupportedOps.md.
+llvm::ArrayRef<OpConverter> supportedOps();
+
+// Op families (one .cpp each).
+mlir::LogicalResult convertBinary(ImportContext &ctx);
+mlir::LogicalResult convertVariadicMinMax(ImportContext &ctx);
+mlir::LogicalResult convertUnary(ImportContext &ctx);
+mlir::LogicalResult convertWhere(ImportContext &ctx);
+mlir::LogicalResult convertCast(ImportContext &ctx);
+mlir::LogicalResult convertIdentity(ImportContext &ctx);
+mlir::LogicalResult convertDropout(ImportContext &ctx);
+
+mlir::LogicalResult convertConstant(ImportContext &ctx);
+mlir::LogicalResult convertShape(ImportContext &ctx);
+mlir::LogicalResult convertSize(ImportContext &ctx);
+mlir::LogicalResult convertReshape(ImportContext &ctx);
+mlir::LogicalResult convertFlatten(ImportContext &ctx);
+mlir::LogicalResult convertSqueeze(ImportContext &ctx);
+mlir::LogicalResult convertUnsqueeze(ImportContext &ctx);
+mlir::LogicalResult convertTranspose(ImportContext &ctx);
+mlir::LogicalResult convertConcat(ImportContext &ctx);
+mlir::LogicalResult convertSlice(ImportContext &ctx);
+mlir::LogicalResult convertSplit(ImportContext &ctx);
+mlir::LogicalResult convertGather(ImportContext &ctx);
+mlir::LogicalResult convertExpand(ImportContext &ctx);
+mlir::LogicalResult convertTile(ImportContext &ctx);
+mlir::LogicalResult convertConstantOfShape(ImportContext &ctx);
+mlir::LogicalResult convertRange(ImportContext &ctx);
+mlir::LogicalResult convertTrilu(ImportContext &ctx);
+mlir::LogicalResult convertCumSum(ImportContext &ctx);
+
+mlir::LogicalResult convertMatMul(ImportContext &ctx);
+mlir::LogicalResult convertGemm(ImportContext &ctx);
+mlir::LogicalResult convertSoftmax(ImportContext &ctx);
+mlir::LogicalResult convertReduce(ImportContext &ctx);
+mlir::LogicalResult convertLayerNormalization(ImportContext &ctx);
+mlir::LogicalResult convertRMSNormalization(ImportContext &ctx);
+mlir::LogicalResult convertGelu(ImportContext &ctx);
+mlir::LogicalResult convertAttention(ImportContext &ctx);
+
+mlir::LogicalResult convertContribGelu(ImportContext &ctx);
+mlir::LogicalResult convertContribSkipLayerNorm(ImportContext &ctx);
+mlir::LogicalResult convertContribSimplifiedLayerNorm(ImportContext &ctx);
+mlir::LogicalResult convertContribAttention(ImportContext &ctx);
+mlir::LogicalResult convertContribMultiHeadAttention(ImportContext &ctx);
+
+} // namespace strata::import
+
+#endif // STRATA_COMPILER_IMPORT_ONNXOPCONVERTERS_H_

@@ -1,0 +1,109 @@
+//===- OnnxOpRegistry.cpp - The table of supported ONNX ops ---------------===//
+// SPDX-License-Identifier: Apache-2.0
+// One row per (domain, op); a constant table, no registration side effects.
+// `If` is handled by the graph walker (it inlines the taken branch).
+
+#include "compiler/import/OnnxOpConverters.h"
+
+namespace strata::import {
+
+namespace {
+constexpr int64_t kMax = 23; // newest opset whose semantics we implement
+constexpr llvm::StringLiteral kMs = "com.microsoft";
+
+const OpConverter kConverters[] = {
+    // Elementwise binary (numpy broadcasting).
+    {"", "Add", 7, kMax, convertBinary},
+    {"", "Sub", 7, kMax, convertBinary},
+    {"", "Mul", 7, kMax, convertBinary},
+    {"", "Div", 7, kMax, convertBinary},
+    {"", "Pow", 7, kMax, convertBinary},
+    {"", "Equal", 7, kMax, convertBinary},
+    {"", "Less", 7, kMax, convertBinary},
+    {"", "LessOrEqual", 12, kMax, convertBinary},
+    {"", "Greater", 7, kMax, convertBinary},
+    {"", "GreaterOrEqual", 12, kMax, convertBinary},
+    {"", "And", 7, kMax, convertBinary},
+    {"", "Or", 7, kMax, convertBinary},
+    {"", "Max", 8, kMax, convertVariadicMinMax},
+    {"", "Min", 8, kMax, convertVariadicMinMax},
+    // Elementwise unary.
+    {"", "Sqrt", 6, kMax, convertUnary},
+    {"", "Reciprocal", 6, kMax, convertUnary},
+    {"", "Neg", 6, kMax, convertUnary},
+    {"", "Exp", 6, kMax, convertUnary},
+    {"", "Log", 6, kMax, convertUnary},
+    {"", "Erf", 9, kMax, convertUnary},
+    {"", "Tanh", 6, kMax, convertUnary},
+    {"", "Sigmoid", 6, kMax, convertUnary},
+    {"", "Relu", 6, kMax, convertUnary},
+    {"", "Abs", 6, kMax, convertUnary},
+    {"", "Not", 1, kMax, convertUnary},
+    {"", "Sin", 7, kMax, convertUnary},
+    {"", "Cos", 7, kMax, convertUnary},
+    {"", "Where", 9, kMax, convertWhere},
+    {"", "Cast", 6, kMax, convertCast},
+    {"", "CastLike", 15, kMax, convertCast},
+    {"", "Identity", 1, kMax, convertIdentity},
+    {"", "Dropout", 7, kMax, convertDropout},
+    // Constants, shapes and data movement.
+    {"", "Constant", 9, kMax, convertConstant},
+    {"", "Shape", 1, kMax, convertShape},
+    {"", "Size", 1, kMax, convertSize},
+    {"", "Reshape", 5, kMax, convertReshape},
+    {"", "Flatten", 9, kMax, convertFlatten},
+    {"", "Squeeze", 1, kMax, convertSqueeze},
+    {"", "Unsqueeze", 1, kMax, convertUnsqueeze},
+    {"", "Transpose", 1, kMax, convertTranspose},
+    {"", "Concat", 4, kMax, convertConcat},
+    {"", "Slice", 1, kMax, convertSlice},
+    {"", "Split", 2, kMax, convertSplit},
+    {"", "Gather", 1, kMax, convertGather},
+    {"", "Expand", 8, kMax, convertExpand},
+    {"", "Tile", 6, kMax, convertTile},
+    {"", "ConstantOfShape", 9, kMax, convertConstantOfShape},
+    {"", "Range", 11, kMax, convertRange},
+    {"", "Trilu", 14, kMax, convertTrilu},
+    {"", "CumSum", 11, kMax, convertCumSum},
+    // Contractions, reductions, normalization, attention.
+    {"", "MatMul", 1, kMax, convertMatMul},
+    {"", "Gemm", 7, kMax, convertGemm},
+    {"", "Softmax", 1, kMax, convertSoftmax},
+    {"", "LogSoftmax", 1, kMax, convertSoftmax},
+    {"", "ReduceMean", 1, kMax, convertReduce},
+    {"", "ReduceSum", 1, kMax, convertReduce},
+    {"", "ReduceMax", 1, kMax, convertReduce},
+    {"", "LayerNormalization", 17, kMax, convertLayerNormalization},
+    {"", "RMSNormalization", 23, kMax, convertRMSNormalization},
+    {"", "Gelu", 20, kMax, convertGelu},
+    {"", "Attention", 23, kMax, convertAttention},
+    // onnxruntime contrib ops seen in optimized exports.
+    {kMs, "Gelu", 1, 1, convertContribGelu},
+    {kMs, "FastGelu", 1, 1, convertContribGelu},
+    {kMs, "BiasGelu", 1, 1, convertContribGelu},
+    {kMs, "SkipLayerNormalization", 1, 1, convertContribSkipLayerNorm},
+    {kMs, "SkipSimplifiedLayerNormalization", 1, 1,
+     convertContribSkipLayerNorm},
+    {"", "SimplifiedLayerNormalization", 1, kMax,
+     convertContribSimplifiedLayerNorm},
+    {kMs, "SimplifiedLayerNormalization", 1, 1,
+     convertContribSimplifiedLayerNorm},
+    {kMs, "Attention", 1, 1, convertContribAttention},
+    {kMs, "MultiHeadAttention", 1, 1, convertContribMultiHeadAttention},
+};
+} // namespace
+
+const OpConverter *lookupConverter(llvm::StringRef domain,
+                                   llvm::StringRef opType, int64_t opset) {
+  if (domain == "ai.onnx")
+    domain = "";
+  for (const OpConverter &c : kConverters)
+    if (c.domain == domain && c.opType == opType && opset >= c.minOpset &&
+        opset <= c.maxOpset)
+      return &c;
+  return nullptr;
+}
+
+llvm::ArrayRef<OpConverter> supportedOps() { return kConverters; }
+
+} // namespace strata::import
