@@ -120,6 +120,41 @@ static Value keyPaddingMask(ImportContext &ctx, Value mask) {
   return ctx.reshapeTo(keep, dims, src);
 }
 
+// A 1-D [B] mask_index of valid key counts (right padding) as a boolean
+// [B, 1, 1, T] mask: keep[b, t] = t < lengths[b]. |keys| is [B, H, T, D].
+static Value lengthMask(ImportContext &ctx, Value lengths, Value keys) {
+  RankedTensorType tk = typeOf(keys);
+  OpBuilder &b = ctx.b();
+  auto i64 = b.getI64Type();
+  int64_t t = tk.getDimSize(2);
+  Value limit;
+  if (ShapedType::isDynamic(t))
+    limit = ReshapeOp::create(b, ctx.loc(), RankedTensorType::get({}, i64),
+                              ctx.buildShape(keys, {DimSource::fromInput(2)}),
+                              Value());
+  else
+    limit = ctx.constI64({t}, /*scalar=*/true);
+  Value positions = RangeOp::create(
+      b, ctx.loc(), RankedTensorType::get({t}, i64),
+      ctx.constI64({0}, true), limit, ctx.constI64({1}, true));
+  Value len = ctx.asI64Vector(lengths);
+  int64_t batch = typeOf(len).getDimSize(0);
+  len = ctx.reshapeTo(len, {batch, 1},
+                      {ShapedType::isDynamic(batch) ? DimSource::fromInput(0)
+                                                    : DimSource::fixed(batch),
+                       DimSource::fixed(1)});
+  Value keep = LessOp::create(
+      b, ctx.loc(), RankedTensorType::get({batch, t}, b.getI1Type()),
+      positions, len);
+  SmallVector<DimSource> src = {
+      ShapedType::isDynamic(batch) ? DimSource::fromInput(0)
+                                   : DimSource::fixed(batch),
+      DimSource::fixed(1), DimSource::fixed(1),
+      ShapedType::isDynamic(t) ? DimSource::fromInput(1)
+                               : DimSource::fixed(t)};
+  return ctx.reshapeTo(keep, {batch, 1, 1, t}, src);
+}
+
 // com.microsoft Attention(input, weights, bias, [mask_index]): packed QKV
 // projection, multi-head attention, heads merged back.
 LogicalResult convertContribAttention(ImportContext &ctx) {
@@ -157,10 +192,12 @@ LogicalResult convertContribAttention(ImportContext &ctx) {
   Value v = splitHeads(ctx, split.getResult(2), *heads);
   Value mask;
   if (ctx.hasInput(3)) {
-    mask = keyPaddingMask(ctx, ctx.input(3));
+    RankedTensorType tm = ctx.inputType(3);
+    mask = tm.getRank() == 1 ? lengthMask(ctx, ctx.input(3), k)
+                             : keyPaddingMask(ctx, ctx.input(3));
     if (!mask)
-      return ctx.error() << "only a 2-D [batch, total_sequence] 'mask_index' "
-                            "is supported";
+      return ctx.error() << "only a 1-D [batch] or 2-D [batch, "
+                            "total_sequence] 'mask_index' is supported";
   }
   FloatAttr scale;
   if (ctx.attr("scale")) {

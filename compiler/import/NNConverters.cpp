@@ -387,12 +387,15 @@ LogicalResult convertAttention(ImportContext &ctx) {
     v = appendPast(ctx, ctx.input(5), v);
   }
   // ONNX aligns the causal mask to the top-left when there is no past; ours
-  // aligns it to the end. They agree when query and key lengths match.
+  // aligns it to the end. They agree when query and key lengths match, which
+  // is self-attention; causal cross-attention of different static lengths is
+  // refused. (Dynamic lengths are assumed equal: docs/importer.md.)
   int64_t sq = typeOf(q).getDimSize(2), sk = typeOf(k).getDimSize(2);
-  if (*causal && !hasPast &&
-      (ShapedType::isDynamic(sq) || ShapedType::isDynamic(sk) || sq != sk))
-    return ctx.error() << "is_causal without past needs equal static query "
-                          "and key lengths";
+  if (*causal && !hasPast && !ShapedType::isDynamic(sq) &&
+      !ShapedType::isDynamic(sk) && sq != sk)
+    return ctx.error() << "is_causal without past needs equal query and key "
+                          "lengths, got "
+                       << sq << " and " << sk;
   Value mask = ctx.hasInput(3) ? ctx.input(3) : Value();
   FloatAttr scale;
   if (const onnx::AttributeProto *a = ctx.attr("scale")) {

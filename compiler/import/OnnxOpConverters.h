@@ -66,6 +66,7 @@ mlir::LogicalResult convertLayerNormalization(ImportContext &ctx);
 mlir::LogicalResult convertRMSNormalization(ImportContext &ctx);
 mlir::LogicalResult convertGelu(ImportContext &ctx);
 mlir::LogicalResult convertAttention(ImportContext &ctx);
+mlir::LogicalResult convertRotaryEmbedding(ImportContext &ctx);
 
 mlir::LogicalResult convertContribGelu(ImportContext &ctx);
 mlir::LogicalResult convertContribSkipLayerNorm(ImportContext &ctx);

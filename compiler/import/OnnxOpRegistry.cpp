@@ -77,6 +77,7 @@ const OpConverter kConverters[] = {
     {"", "RMSNormalization", 23, kMax, convertRMSNormalization},
     {"", "Gelu", 20, kMax, convertGelu},
     {"", "Attention", 23, kMax, convertAttention},
+    {"", "RotaryEmbedding", 23, kMax, convertRotaryEmbedding},
     // onnxruntime contrib ops seen in optimized exports.
     {kMs, "Gelu", 1, 1, convertContribGelu},
     {kMs, "FastGelu", 1, 1, convertContribGelu},

@@ -28,7 +28,7 @@ llvm::StringRef onnxDataTypeName(int32_t onnxType);
 /// Tensors with at most this many elements (and every integer or bool
 /// tensor) become plain dense attributes so import-time folding sees them;
 /// larger float tensors become dense resource blobs.
-constexpr int64_t kInlineElementLimit = 64;
+constexpr int64_t kInlineElementLimit = 16;
 
 /// Converts |tensor|'s data (inline fields, raw_data or external data) into
 /// an attribute of its declared type. Checks dims, sizes and bounds and
