@@ -20,5 +20,5 @@ config.substitutions.append(("%models", config.strata_models_dir))
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.strata_tools_dir, config.llvm_tools_dir]
-tools = ["strata-opt"]
+tools = ["strata-opt", "strata-import"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
