@@ -7,7 +7,7 @@ from lit.llvm import llvm_config
 
 config.name = "STRATA"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir", ".onnxtext"]
+config.suffixes = [".mlir", ".onnxtext", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.strata_obj_root, "test")
 # Inputs/ hold files other tests read; unit/ and models/ are run by ctest.

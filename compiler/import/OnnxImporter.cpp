@@ -62,7 +62,7 @@ private:
   FailureOr<RankedTensorType> valueInfoType(const onnx::ValueInfoProto &info,
                                             SmallVectorImpl<Attribute> &dims);
   LogicalResult bindInitializers(const onnx::GraphProto &graph);
-  FailureOr<SmallVector<const onnx::NodeProto *>>
+  FailureOr<SmallVector<int>>
   topologicalOrder(const onnx::GraphProto &graph,
                    const llvm::StringSet<> &outerNames);
   LogicalResult convertGraphNodes(const onnx::GraphProto &graph,
@@ -211,7 +211,9 @@ void collectOuterReads(const onnx::GraphProto &graph,
   }
 }
 
-FailureOr<SmallVector<const onnx::NodeProto *>>
+// Node indices in an order where producers come first (Kahn's algorithm,
+// earliest file position first among ready nodes).
+FailureOr<SmallVector<int>>
 GraphImporter::topologicalOrder(const onnx::GraphProto &graph,
                                 const llvm::StringSet<> &available) {
   // Who produces each name; duplicates are an error.
@@ -248,7 +250,7 @@ GraphImporter::topologicalOrder(const onnx::GraphProto &graph,
       }
     }
   }
-  SmallVector<const onnx::NodeProto *> order;
+  SmallVector<int> order;
   SmallVector<int> ready;
   for (int i = n - 1; i >= 0; --i)
     if (pending[i] == 0)
@@ -257,7 +259,7 @@ GraphImporter::topologicalOrder(const onnx::GraphProto &graph,
   while (!ready.empty()) {
     std::sort(ready.begin(), ready.end(), std::greater<int>());
     int i = ready.pop_back_val();
-    order.push_back(&graph.node(i));
+    order.push_back(i);
     for (int c : consumers[i])
       if (--pending[c] == 0)
         ready.push_back(c);
@@ -315,8 +317,8 @@ GraphImporter::convertGraphNodes(const onnx::GraphProto &graph,
   for (const onnx::NodeProto &n : graph.node())
     for (const std::string &o : n.output())
       scope.insert(o);
-  for (const onnx::NodeProto *node : *order) {
-    int index = static_cast<int>(node - &graph.node(0));
+  for (int index : *order) {
+    const onnx::NodeProto *node = &graph.node(index);
     std::string name = nodeName(*node, index);
     StringRef domain = canonicalDomain(node->domain());
     int64_t opset = opsets_.lookup(domain);
