@@ -119,15 +119,18 @@ def trained(fdir, meta):
 def split_case(fixtures, name, meta):
     """For a with-past fixture whose prefill twin exists (same weights), check
     prefill(all) == prefill(head) + decode(tail)."""
-    if meta["kind"] != "past" or "_past" not in name:
-        return 0
-    twin = name.replace("_past", "_prefill")
-    if not os.path.exists(os.path.join(fixtures, twin, "model.onnx")):
+    if meta["kind"] == "trained":
+        prefill, decode = meta["prefill"], meta["decode"]
+    elif meta["kind"] == "past" and "_past" in name:
+        twin = name.replace("_past", "_prefill")
+        if not os.path.exists(os.path.join(fixtures, twin, "model.onnx")):
+            return 0
+        prefill, decode = "../%s/model.onnx" % twin, "model.onnx"
+    else:
         return 0
     rng = np.random.default_rng(zlib.crc32(name.encode()))
     ids = rng.integers(0, meta["vocab"], size=(2, 12)).astype(np.int64)
-    case = {"kind": "split", "prefill": "../%s/model.onnx" % twin, "decode": "model.onnx",
-            "split": 8, "atol": 1e-4}
+    case = {"kind": "split", "prefill": prefill, "decode": decode, "split": 8, "atol": 1e-4}
     write_case(os.path.join(fixtures, name, "ref", "split8"), case, {"input_ids": ids})
     return 1
 

@@ -1,0 +1,450 @@
+#!/usr/bin/env python3
+# ===- bench/bench.py - Strata vs onnxruntime, side by side ---------------===#
+# The one benchmark procedure (bench/README.md): onnxruntime at its best
+# (ORT_ENABLE_ALL, and the transformers-optimizer output where it applies) and
+# Strata on the same ONNX files, intra-op threads = N and inter-op 1, for each
+# N in --threads, in interleaved rounds (each round runs every engine once, in
+# rotating order). Prints a markdown table of medians, spreads, paired ratios
+# and fractions of the machine's roofline (measured on the spot), and writes
+# bench.json, bench.md and PNG plots to --out. Strata columns read "pending"
+# until build/bin/strata-compile and strata-bench can run the model.
+#
+# Usage: .venv/bin/python bench/bench.py [--model gpt2-small] [--threads 1,2]
+#            [--rounds 7] [--out build/bench] [--quick] [--ablation]
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import engines  # noqa: E402
+import roofline  # noqa: E402
+
+PREFILL_SEQS = (32, 128, 512)
+DECODE_CTXS = (128, 1024)
+GEN_BATCHES = (1, 4, 16)
+GEN_PROMPT, GEN_TOKENS, TTFT_PROMPT = 16, 32, 128
+PENDING = "pending"
+
+
+# --------------------------------------------------------------------------- #
+# Models
+# --------------------------------------------------------------------------- #
+def model_dir(name):
+    """A size-ladder name (generated into the cache on first use, not timed)
+    or a folder with prefill.onnx, decode.onnx and meta.json."""
+    if os.path.isdir(name):
+        return os.path.abspath(name)
+    cache = os.environ.get("STRATA_MODEL_CACHE",
+                           os.path.join(os.path.expanduser("~"), ".cache", "strata", "models"))
+    d = os.path.join(cache, name)
+    if not os.path.exists(os.path.join(d, "meta.json")):
+        print("[bench] generating %s into %s (cached, not timed)" % (name, d), flush=True)
+        subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "test", "models",
+                                                         "gen_size_ladder.py"), name], check=True)
+    return d
+
+
+def ensure_ortopt(d, meta):
+    """onnxruntime.transformers optimizer output in d/ortopt (cached)."""
+    out = os.path.join(d, "ortopt")
+    if os.path.exists(os.path.join(out, "decode.onnx")):
+        return True
+    import contextlib
+    import io
+    import logging
+    from onnxruntime.transformers import optimizer
+    logging.disable(logging.WARNING)
+    os.makedirs(out, exist_ok=True)
+    print("[bench] running the onnxruntime transformers optimizer (cached, not timed)", flush=True)
+    for name in ("prefill.onnx", "decode.onnx"):
+        with contextlib.redirect_stdout(io.StringIO()):
+            m = optimizer.optimize_model(os.path.join(d, name), model_type="gpt2",
+                                         num_heads=meta["heads"], hidden_size=meta["hidden"],
+                                         opt_level=0)
+        m.save_model_to_file(os.path.join(out, name), use_external_data_format=True,
+                             all_tensors_to_one_file=True)
+    return True
+
+
+def costs(meta, kind, **k):
+    """(flops, bytes read) of a workload for a GPT-2-shaped model, fp32."""
+    L, h, V = meta["layers"], meta["hidden"], meta["vocab"]
+    wm = 12 * L * h * h + V * h  # matmul weights incl. the LM head
+    wbytes = 4 * wm
+
+    def prefill(s, b):
+        return 2 * wm * s * b + 4 * L * s * s * h * b, wbytes
+
+    def step(ctx, b):
+        return 2 * wm * b + 4 * L * ctx * h * b, wbytes + 2 * L * ctx * h * 4 * b
+
+    if kind in ("prefill", "ttft"):
+        return prefill(k["seq"], k["batch"])
+    if kind == "decode":
+        return step(k["ctx"], k["batch"])
+    f, by = prefill(k["prompt"], k["batch"])
+    for i in range(k["gen"] - 1):
+        sf, sb = step(k["prompt"] + i + 1, k["batch"])
+        f, by = f + sf, by + sb
+    return f, by
+
+
+def workloads(quick):
+    seqs = PREFILL_SEQS[:2] if quick else PREFILL_SEQS
+    w = [dict(kind="prefill", seq=s, batch=1) for s in seqs]
+    w += [dict(kind="decode", ctx=c, batch=1) for c in DECODE_CTXS]
+    w += [dict(kind="generate", batch=b, prompt=GEN_PROMPT, gen=GEN_TOKENS)
+          for b in (GEN_BATCHES[:2] if quick else GEN_BATCHES)]
+    w.append(dict(kind="ttft", seq=TTFT_PROMPT, batch=1))
+    return w
+
+
+def label(w):
+    return {"prefill": "prefill seq %(seq)d (ms)", "decode": "decode step ctx %(ctx)d (ms)",
+            "generate": "generate batch %(batch)d (tok/s)",
+            "ttft": "TTFT prompt %(seq)d (ms)"}[w["kind"]] % w
+
+
+def run_ort(engine, w):
+    """Returns (value, seconds): value in the table's unit."""
+    if w["kind"] == "prefill":
+        s = engine.prefill(w["seq"], w["batch"])
+        return s * 1e3, s
+    if w["kind"] == "decode":
+        s = engine.decode(w["ctx"], w["batch"])
+        return s * 1e3, s
+    if w["kind"] == "ttft":
+        s = engine.generate(1, w["seq"], 1)[1]
+        return s * 1e3, s
+    s, _ = engine.generate(w["batch"], w["prompt"], w["gen"])
+    return w["batch"] * w["gen"] / s, s
+
+
+def strata_value(w, res):
+    s = res["seconds"]
+    if w["kind"] == "generate":
+        return w["batch"] * w["gen"] / s, s
+    if w["kind"] == "ttft":
+        s = res.get("ttft_seconds", s)
+    return s * 1e3, s
+
+
+# --------------------------------------------------------------------------- #
+# Peak RSS: one fresh process per engine and thread count
+# --------------------------------------------------------------------------- #
+def rss_worker(d, variant, threads):
+    e = engines.OrtEngine(d, threads, variant)
+    e.generate(1, GEN_PROMPT, GEN_TOKENS)
+    e.prefill(PREFILL_SEQS[-1], 1)
+    print(json.dumps({"peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+                      "load_seconds": e.load_seconds}))
+
+
+def peak_rss(d, variant, threads):
+    r = subprocess.run([sys.executable, os.path.abspath(__file__), "--rss-worker", d, variant,
+                        str(threads)], capture_output=True, text=True, check=True)
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+# --------------------------------------------------------------------------- #
+# Statistics and report
+# --------------------------------------------------------------------------- #
+def stats(xs):
+    a = np.asarray(xs, dtype=float)
+    q1, med, q3 = np.percentile(a, [25, 50, 75])
+    return {"median": float(med), "p25": float(q1), "p75": float(q3), "min": float(a.min()),
+            "max": float(a.max()), "n": int(a.size),
+            "spread_pct": float(50.0 * (q3 - q1) / med) if med else 0.0}
+
+
+def fmt(s, digits=1):
+    if s is None or s == PENDING:
+        return PENDING
+    return "%.*f ±%.0f%%" % (digits, s["median"], s["spread_pct"])
+
+
+def paired_ratio(base, other, higher_is_better):
+    """Per-round speedup of `other` over `base` (>1 = other faster)."""
+    r = [(o / b if higher_is_better else b / o) for b, o in zip(base, other)]
+    return stats(r)
+
+
+def report(res, args):
+    lines = []
+    eng_names = res["engines"]
+    head = ["metric", "threads"] + [res["engine_labels"][e] for e in eng_names]
+    head += ["%s vs ORT" % res["engine_labels"][e] for e in eng_names[1:]]
+    head += ["ORT roofline fraction"]
+    lines.append("| " + " | ".join(head) + " |")
+    lines.append("|" + "---|" * len(head))
+    for t in res["threads"]:
+        for w in res["workloads"]:
+            key = label(w)
+            row = [key, str(t)]
+            cell = res["results"][str(t)]
+            for e in eng_names:
+                s = cell[e].get(key)
+                row.append(fmt(s["stats"] if isinstance(s, dict) else s,
+                               0 if w["kind"] == "generate" else 1))
+            base = cell["ort"][key]["values"]
+            for e in eng_names[1:]:
+                s = cell[e].get(key)
+                if not isinstance(s, dict):
+                    row.append(PENDING)
+                    continue
+                pr = paired_ratio(base, s["values"], w["kind"] == "generate")
+                row.append("%.2fx [%.2f-%.2f]" % (pr["median"], pr["min"], pr["max"]))
+            fr = cell["ort"][key]["roofline_fraction"]
+            row.append("%.0f%% (%s)" % (100 * fr, cell["ort"][key]["bound"]))
+            lines.append("| " + " | ".join(row) + " |")
+        for what, unit in (("peak RSS", "MB"), ("load time", "s"), ("compile time", "s")):
+            row = ["%s (%s)" % (what, unit), str(t)]
+            for e in eng_names:
+                v = res["results"][str(t)][e].get(what)
+                row.append(PENDING if v is None else ("%.0f" % v if unit == "MB" else "%.2f" % v))
+            row += ["" for _ in eng_names[1:]] + [""]
+            lines.append("| " + " | ".join(row) + " |")
+    lim = res["roofline"]
+    lines.append("")
+    lines.append("Roofline (measured now, %s): " % res["roofline_isa"] + "; ".join(
+        "%s thread(s): read %.1f GB/s, fp32 %.1f GFLOP/s, bf16 %s GFLOP/s, int8 %s GOP/s" % (
+            t, lim[t]["read_gbps"], lim[t]["fp32_gflops"],
+            "n/a" if lim[t]["bf16_gflops"] is None else "%.1f" % lim[t]["bf16_gflops"],
+            "n/a" if lim[t]["int8_gops"] is None else "%.1f" % lim[t]["int8_gops"])
+        for t in sorted(lim, key=int)))
+    return "\n".join(lines)
+
+
+def plots(res, out):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    figs = [("prefill", "sequence length", "latency (ms)", "seq"),
+            ("decode", "context length", "step latency (ms)", "ctx"),
+            ("generate", "batch", "tokens/s", "batch")]
+    fig, axes = plt.subplots(1, 4, figsize=(20, 4.5))
+    for ax, (kind, xl, yl, xk) in zip(axes, figs):
+        ws = [w for w in res["workloads"] if w["kind"] == kind]
+        for t in res["threads"]:
+            for e in res["engines"]:
+                cell = res["results"][str(t)][e]
+                pts = [(w[xk], cell[label(w)]["stats"]) for w in ws
+                       if isinstance(cell.get(label(w)), dict)]
+                if not pts:
+                    continue
+                x = [p[0] for p in pts]
+                y = [p[1]["median"] for p in pts]
+                err = [[p[1]["median"] - p[1]["p25"] for p in pts],
+                       [p[1]["p75"] - p[1]["median"] for p in pts]]
+                ax.errorbar(x, y, yerr=err, marker="o", capsize=3,
+                            label="%s, %s thr" % (res["engine_labels"][e], t))
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel(xl)
+        ax.set_ylabel(yl)
+        ax.set_title(kind)
+        ax.legend(fontsize=7)
+    ax = axes[3]
+    names, fr = [], []
+    for t in res["threads"]:
+        for w in res["workloads"]:
+            names.append("%s t%s" % (label(w).split(" (")[0], t))
+            fr.append(100 * res["results"][str(t)]["ort"][label(w)]["roofline_fraction"])
+    ax.barh(range(len(fr)), fr)
+    ax.set_yticks(range(len(fr)))
+    ax.set_yticklabels(names, fontsize=6)
+    ax.set_xlabel("% of roofline (ORT)")
+    ax.set_title("roofline fraction")
+    fig.suptitle("%s on %s" % (res["model"], res["machine"]["cpu"]))
+    fig.tight_layout()
+    path = os.path.join(out, "bench.png")
+    fig.savefig(path, dpi=90)
+    return path
+
+
+# --------------------------------------------------------------------------- #
+# Ablation: a row per optimization (fp32 dense baseline first)
+# --------------------------------------------------------------------------- #
+ABLATION_ROWS = [
+    # (row, design's quoted claim: throughput gain, latency reduction, accuracy loss)
+    ("fp32 dense baseline", "1x / 0% / 0"),
+    ("int8 weight quantization", "2.3x / -45% / <1%"),
+    ("dynamic batching", "1.8x / -30% / none"),
+    ("sliding-window attention", "1.5x / -25% / 2-3%"),
+    ("combined", "4.7x / -68% / <2%"),
+]
+
+
+def ablation(args):
+    """Throughput = generation tokens/s at batch 16, latency = decode step at
+    context 128 (batch 1), accuracy = held-out bits/byte of the trained model.
+    Rows run on Strata once its flags exist; until then the baseline row is
+    measured on onnxruntime (fp32, dense) and the rest read pending."""
+    sys.path.insert(0, os.path.join(ROOT, "test", "models", "trained"))
+    import eval_bpb
+    d = os.path.abspath(args.model if os.path.isdir(args.model)
+                        else os.path.join(ROOT, "test", "models", "fixtures", "bytegpt"))
+    t = max(args.threads)
+    e = engines.OrtEngine(d, t, "ort")
+    tput, lat = [], []
+    for _ in range(args.rounds):
+        tput.append(16 * GEN_TOKENS / e.generate(16, GEN_PROMPT, GEN_TOKENS)[0])
+        lat.append(1e3 * e.decode(128, 1))
+    bpb, _ = eval_bpb.heldout_bpb(os.path.join(d, "prefill.onnx"),
+                                  os.path.join(d, "heldout.txt"), t, session=e.pre)
+    ts, ls = stats(tput), stats(lat)
+    rows = ["| optimization | engine | throughput (tok/s, batch 16) | gain | "
+            "decode latency (ms, ctx 128) | reduction | held-out bpb | accuracy loss | "
+            "design claim (quoted, not measured) |", "|" + "---|" * 9]
+    for name, claim in ABLATION_ROWS:
+        if name.startswith("fp32"):
+            rows.append("| %s | onnxruntime (Strata pending) | %s | 1.00x | %s | 0%% | %.3f | 0 | %s |"
+                        % (name, fmt(ts, 0), fmt(ls, 2), bpb, claim))
+        else:
+            rows.append("| %s | strata | pending | pending | pending | pending | pending | "
+                        "pending | %s |" % (name, claim))
+    table = "\n".join(rows)
+    print("\n## Ablation (%s, %d threads, %d rounds)\n" % (os.path.basename(d), t, args.rounds))
+    print(table)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "ablation.json"), "w") as f:
+        json.dump({"model": d, "threads": t, "throughput": ts, "latency_ms": ls, "bpb": bpb,
+                   "rows": [r[0] for r in ABLATION_ROWS]}, f, indent=1)
+    with open(os.path.join(args.out, "ablation.md"), "w") as f:
+        f.write(table + "\n")
+
+
+# --------------------------------------------------------------------------- #
+# Main procedure
+# --------------------------------------------------------------------------- #
+def machine():
+    cpu = platform.processor() or "cpu"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version()}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", default="gpt2-small")
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--out", default=os.path.join(ROOT, "build", "bench"))
+    ap.add_argument("--quick", action="store_true", help="fewer sizes (smoke test)")
+    ap.add_argument("--no-ortopt", action="store_true")
+    ap.add_argument("--ablation", action="store_true")
+    ap.add_argument("--rss-worker", nargs=3, metavar=("DIR", "VARIANT", "THREADS"),
+                    help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.rss_worker:
+        return rss_worker(args.rss_worker[0], args.rss_worker[1], int(args.rss_worker[2]))
+    args.threads = [int(t) for t in args.threads.split(",")]
+    if args.ablation:
+        return ablation(args)
+
+    import onnxruntime as ort
+    d = model_dir(args.model)
+    with open(os.path.join(d, "meta.json")) as f:
+        meta = json.load(f)
+    names = ["ort"]
+    if not args.no_ortopt and ensure_ortopt(d, meta):
+        names.append("ortopt")
+    names.append("strata")
+    labels = {"ort": "ORT", "ortopt": "ORT+optimizer", "strata": "Strata"}
+
+    t_start = time.time()
+    os.makedirs(args.out, exist_ok=True)
+    print("[bench] measuring the roofline", flush=True)
+    limits, isa = roofline.measure(args.out, args.threads)
+    ws = workloads(args.quick)
+    res = {"model": meta.get("name", os.path.basename(d)), "model_dir": d, "meta": meta,
+           "threads": args.threads, "rounds": args.rounds, "workloads": ws,
+           "engines": names, "engine_labels": labels, "machine": machine(),
+           "onnxruntime": ort.__version__, "roofline": {str(k): v for k, v in limits.items()},
+           "roofline_isa": isa, "results": {}}
+    notes = []
+    engs = {}
+    for t in args.threads:
+        res["results"][str(t)] = {n: {} for n in names}
+        for n in names:
+            if n == "strata":
+                s = engines.StrataEngine(d, t)
+                ok = s.available() and s.compile(args.out)
+                if not ok:
+                    notes.append("Strata: %s" % s.reason)
+                    continue
+                engs[(t, n)] = s
+                res["results"][str(t)][n]["compile time"] = s.compile_seconds
+            else:
+                engs[(t, n)] = engines.OrtEngine(d, t, n)
+    print("[bench] %d engine(s) x %d workloads x %d rounds" % (len(engs), len(ws), args.rounds),
+          flush=True)
+    raw = {k: {label(w): [] for w in ws} for k in engs}
+    for r in range(args.rounds):
+        keys = list(engs)
+        keys = keys[r % len(keys):] + keys[:r % len(keys)]  # rotate engine order
+        for k in keys:
+            e = engs[k]
+            if k[1] == "strata":
+                for w, out in zip(ws, e.run_plan(ws)):
+                    raw[k][label(w)].append(strata_value(w, out)[0])
+                continue
+            for w in ws:
+                raw[k][label(w)].append(run_ort(e, w)[0])
+        print("[bench] round %d/%d done at %.0fs" % (r + 1, args.rounds, time.time() - t_start),
+              flush=True)
+    for (t, n), e in engs.items():
+        cell = res["results"][str(t)][n]
+        for w in ws:
+            vals = raw[(t, n)][label(w)]
+            st = stats(vals)
+            flops, nbytes = costs(meta, w["kind"], **{k: v for k, v in w.items() if k != "kind"})
+            ideal = roofline.ideal_seconds(limits[t], flops, nbytes)
+            secs = (w["batch"] * w["gen"] / st["median"]) if w["kind"] == "generate" \
+                else st["median"] / 1e3
+            cell[label(w)] = {"values": vals, "stats": st, "flops": flops, "bytes": nbytes,
+                              "roofline_fraction": ideal / secs,
+                              "bound": roofline.bound(limits[t], flops, nbytes)}
+        if n != "strata":
+            rss = peak_rss(d, n, t)
+            cell["peak RSS"] = rss["peak_rss_bytes"] / 1e6
+            cell["load time"] = rss["load_seconds"]
+        else:
+            cell["peak RSS"] = getattr(e, "peak_rss", None) and e.peak_rss / 1e6
+            cell["load time"] = e.load_seconds
+    res["wall_seconds"] = time.time() - t_start
+    res["notes"] = notes or ["Strata measured."]
+    table = report(res, args)
+    title = ("## %s: %d rounds, threads %s, onnxruntime %s (%.0f s)"
+             % (res["model"], args.rounds, ",".join(map(str, args.threads)), ort.__version__,
+                res["wall_seconds"]))
+    print("\n" + title + "\n")
+    print(table)
+    for n in sorted(set(notes)):
+        print("\nNOTE: %s -- Strata columns are pending until the CPU backend lands." % n)
+    with open(os.path.join(args.out, "bench.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    with open(os.path.join(args.out, "bench.md"), "w") as f:
+        f.write(title + "\n\n" + table + "\n")
+    png = plots(res, args.out)
+    print("\n[bench] wrote %s, %s, %s" % (os.path.join(args.out, "bench.json"),
+                                        os.path.join(args.out, "bench.md"), png))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

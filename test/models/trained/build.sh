@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+#===- test/models/trained/build.sh - corpus -> training -> ONNX -> references -===#
+# SPDX-License-Identifier: Apache-2.0
+# The whole recipe of test/models/fixtures/bytegpt, in order. Needs the Debian
+# packages diatheke + sword-text-web (corpus), python3-torch, and the venv.
+# Training takes <= 15 minutes on 2 cores and is seeded but not bit-exact.
+#
+# Usage: test/models/trained/build.sh [WORK_DIR]   (default ~/.cache/strata/bytegpt)
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../../.." && pwd)"
+VPY="${STRATA_VENV:-$ROOT/.venv}/bin/python"
+WORK="${1:-${HOME}/.cache/strata/bytegpt}"
+OUT="$HERE/../fixtures/bytegpt"
+
+/usr/bin/python3 "$HERE/prepare_corpus.py" "$WORK/corpus"
+/usr/bin/python3 "$HERE/train_bytegpt.py" "$WORK/corpus" "$WORK"
+mkdir -p "$OUT"
+/usr/bin/python3 "$HERE/export_bytegpt.py" "$WORK/bytegpt.pt" "$OUT"
+cp "$WORK/corpus/heldout.txt" "$OUT/heldout.txt"
+"$VPY" "$HERE/eval_bpb.py" "$OUT" --json "$OUT/bpb.json"
+"$VPY" "$ROOT/test/models/make_references.py" --only bytegpt
