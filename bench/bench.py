@@ -228,6 +228,7 @@ def plots(res, out):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker  # noqa: F401
     figs = [("prefill", "sequence length", "latency (ms)", "seq"),
             ("decode", "context length", "step latency (ms)", "ctx"),
             ("generate", "batch", "tokens/s", "batch")]
@@ -249,6 +250,11 @@ def plots(res, out):
                             label="%s, %s thr" % (res["engine_labels"][e], t))
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
+        xs = sorted({w[xk] for w in ws})
+        ax.set_xticks(xs)
+        ax.set_xticklabels([str(v) for v in xs])
+        ax.yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xlabel(xl)
         ax.set_ylabel(yl)
         ax.set_title(kind)
@@ -340,7 +346,7 @@ def machine():
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description="Strata vs onnxruntime benchmark (bench/README.md)")
     ap.add_argument("--model", default="gpt2-small")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--rounds", type=int, default=7)

@@ -68,7 +68,7 @@ double readBandwidth(int threads) {
       buf[i] = float(i & 7);
   });
   double best = 1e30;
-  for (int rep = 0; rep < 5; ++rep) {
+  for (int rep = 0; rep < 7; ++rep) {
     std::vector<float> partial(threads * 16);
     double s = runThreads(threads, [&](int t) {
       size_t lo = n * t / threads, hi = n * (t + 1) / threads;
@@ -102,9 +102,9 @@ double readBandwidth(int threads) {
 // FMA/dot-product pipes stay full. flopsPerOp counts multiply+add as 2.
 template <typename Body>
 double peak(int threads, double flopsPerIter, Body body) {
-  const long iters = 20000000;
+  const long iters = 4000000;
   double best = 1e30;
-  for (int rep = 0; rep < 3; ++rep)
+  for (int rep = 0; rep < 9; ++rep)  // best of 9 short runs: robust to noise
     best = std::min(best, runThreads(threads, [&](int) { body(iters); }));
   return flopsPerIter * double(iters) * threads / best / 1e9;
 }

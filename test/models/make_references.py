@@ -28,8 +28,7 @@ CASES = {
              dict(batch=1, sequence=4, past_sequence=6)],
     "default": [dict(batch=3, sequence=11, past_sequence=0)],
 }
-PROMPTS = [b"In the beginning", b"Jesus said to them, ", b"The LORD is my shepherd",
-           b"And it happened, when the king"]
+PROMPTS = [b"In the beginning", b"The LORD said to", b"And it happened ", b"Blessed are the "]
 
 
 def graph_inputs(path):
@@ -99,15 +98,12 @@ def teacher_forced(fdir, meta, model="model.onnx", kinds=None):
 def trained(fdir, meta):
     n = teacher_forced(fdir, meta, meta["prefill"], [dict(batch=2, sequence=64, past_sequence=0)])
     n += teacher_forced(fdir, meta, meta["decode"], [dict(batch=2, sequence=1, past_sequence=63)])
-    width = max(len(p) for p in PROMPTS)
-    # Equal-length prompts (left-truncated to the shortest) keep the batch rectangular.
-    m = min(len(p) for p in PROMPTS)
-    prompt = np.array([list(p[len(p) - m:]) for p in PROMPTS], np.int64)
+    prompt = np.array([list(p) for p in PROMPTS], np.int64)  # equal lengths: one batch
     pre = refs.session(os.path.join(fdir, meta["prefill"]))
     dec = refs.session(os.path.join(fdir, meta["decode"]))
     gen = refs.greedy(pre, dec, prompt, 32)
     case = {"kind": "greedy", "prefill": meta["prefill"], "decode": meta["decode"],
-            "steps": 32, "prompt_width": width}
+            "steps": 32}
     write_case(os.path.join(fdir, "ref", "greedy32"), case,
                {"prompt_ids": prompt, "generated_ids": gen})
     for row_p, row_g in zip(prompt, gen):
