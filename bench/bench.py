@@ -76,7 +76,8 @@ def ensure_ortopt(d, meta):
 
 
 def costs(meta, kind, **k):
-    """(flops, bytes read) of a workload for a GPT-2-shaped model, fp32."""
+    """[(flops, bytes read)] per phase (one model call) of a workload for a
+    GPT-2-shaped model, fp32."""
     L, h, V = meta["layers"], meta["hidden"], meta["vocab"]
     wm = 12 * L * h * h + V * h  # matmul weights incl. the LM head
     wbytes = 4 * wm
@@ -88,24 +89,23 @@ def costs(meta, kind, **k):
         return 2 * wm * b + 4 * L * ctx * h * b, wbytes + 2 * L * ctx * h * 4 * b
 
     if kind in ("prefill", "ttft"):
-        return prefill(k["seq"], k["batch"])
+        return [prefill(k["seq"], k["batch"])]
     if kind == "decode":
-        return step(k["ctx"], k["batch"])
-    f, by = prefill(k["prompt"], k["batch"])
-    for i in range(k["gen"] - 1):
-        sf, sb = step(k["prompt"] + i + 1, k["batch"])
-        f, by = f + sf, by + sb
-    return f, by
+        return [step(k["ctx"], k["batch"])]
+    return [prefill(k["prompt"], k["batch"])] + [
+        step(k["prompt"] + i + 1, k["batch"]) for i in range(k["gen"] - 1)]
 
 
-def workloads(quick):
+def workloads(quick, max_positions):
+    """The fixed workload list, less what exceeds the model's positions."""
     seqs = PREFILL_SEQS[:2] if quick else PREFILL_SEQS
     w = [dict(kind="prefill", seq=s, batch=1) for s in seqs]
     w += [dict(kind="decode", ctx=c, batch=1) for c in DECODE_CTXS]
     w += [dict(kind="generate", batch=b, prompt=GEN_PROMPT, gen=GEN_TOKENS)
           for b in (GEN_BATCHES[:2] if quick else GEN_BATCHES)]
     w.append(dict(kind="ttft", seq=TTFT_PROMPT, batch=1))
-    return w
+    return [x for x in w if x.get("seq", x.get("ctx", x.get("prompt", 0) + x.get("gen", 0)))
+            <= max_positions]
 
 
 def label(w):
@@ -142,9 +142,11 @@ def strata_value(w, res):
 # Peak RSS: one fresh process per engine and thread count
 # --------------------------------------------------------------------------- #
 def rss_worker(d, variant, threads):
+    with open(os.path.join(d, "meta.json")) as f:
+        maxpos = json.load(f).get("max_positions", 1 << 30)
     e = engines.OrtEngine(d, threads, variant)
     e.generate(1, GEN_PROMPT, GEN_TOKENS)
-    e.prefill(PREFILL_SEQS[-1], 1)
+    e.prefill(min(PREFILL_SEQS[-1], maxpos), 1)
     print(json.dumps({"peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
                       "load_seconds": e.load_seconds}))
 
@@ -306,7 +308,8 @@ def ablation(args):
         tput.append(16 * GEN_TOKENS / e.generate(16, GEN_PROMPT, GEN_TOKENS)[0])
         lat.append(1e3 * e.decode(128, 1))
     bpb, _ = eval_bpb.heldout_bpb(os.path.join(d, "prefill.onnx"),
-                                  os.path.join(d, "heldout.txt"), t, session=e.pre)
+                                  os.path.join(d, "heldout.txt"), t, session=e.pre,
+                                  max_bytes=args.bpb_bytes)
     ts, ls = stats(tput), stats(lat)
     rows = ["| optimization | engine | throughput (tok/s, batch 16) | gain | "
             "decode latency (ms, ctx 128) | reduction | held-out bpb | accuracy loss | "
@@ -354,6 +357,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="fewer sizes (smoke test)")
     ap.add_argument("--no-ortopt", action="store_true")
     ap.add_argument("--ablation", action="store_true")
+    ap.add_argument("--bpb-bytes", type=int, default=None,
+                    help="ablation: score only the first N held-out bytes (smoke test)")
     ap.add_argument("--rss-worker", nargs=3, metavar=("DIR", "VARIANT", "THREADS"),
                     help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -377,7 +382,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     print("[bench] measuring the roofline", flush=True)
     limits, isa = roofline.measure(args.out, args.threads)
-    ws = workloads(args.quick)
+    ws = workloads(args.quick, meta.get("max_positions", 1 << 30))
     res = {"model": meta.get("name", os.path.basename(d)), "model_dir": d, "meta": meta,
            "threads": args.threads, "rounds": args.rounds, "workloads": ws,
            "engines": names, "engine_labels": labels, "machine": machine(),
@@ -419,13 +424,16 @@ def main():
         for w in ws:
             vals = raw[(t, n)][label(w)]
             st = stats(vals)
-            flops, nbytes = costs(meta, w["kind"], **{k: v for k, v in w.items() if k != "kind"})
-            ideal = roofline.ideal_seconds(limits[t], flops, nbytes)
+            phases = costs(meta, w["kind"], **{k: v for k, v in w.items() if k != "kind"})
+            ideal = sum(roofline.ideal_seconds(limits[t], f, b) for f, b in phases)
+            flops, nbytes = sum(p[0] for p in phases), sum(p[1] for p in phases)
+            mem = sum(b / limits[t]["read_gbps"] for _, b in phases)
+            cmp_ = sum(f / limits[t]["fp32_gflops"] for f, _ in phases)
             secs = (w["batch"] * w["gen"] / st["median"]) if w["kind"] == "generate" \
                 else st["median"] / 1e3
             cell[label(w)] = {"values": vals, "stats": st, "flops": flops, "bytes": nbytes,
                               "roofline_fraction": ideal / secs,
-                              "bound": roofline.bound(limits[t], flops, nbytes)}
+                              "bound": "compute" if cmp_ >= mem else "memory"}
         if n != "strata":
             rss = peak_rss(d, n, t)
             cell["peak RSS"] = rss["peak_rss_bytes"] / 1e6

@@ -27,8 +27,3 @@ def ideal_seconds(limits, flops, nbytes):
     """Lower bound on time from the fp32 peak and read bandwidth."""
     return max(flops / (limits["fp32_gflops"] * 1e9), nbytes / (limits["read_gbps"] * 1e9))
 
-
-def bound(limits, flops, nbytes):
-    c = flops / (limits["fp32_gflops"] * 1e9)
-    m = nbytes / (limits["read_gbps"] * 1e9)
-    return "compute" if c >= m else "memory"
