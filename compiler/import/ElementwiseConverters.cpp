@@ -66,8 +66,16 @@ static std::optional<int64_t> foldIntBinary(StringRef op, int64_t x,
     return (x != 0) && (y != 0);
   if (op == "Or")
     return (x != 0) || (y != 0);
-  if (op == "Max")
-    return std::max(x, y);
+  if (op == "Mod") { // integer Mod (fmod=0): the sign of the divisor
+    if (y == 0 || (x == INT64_MIN && y == -1))
+      return std::nullopt;
+    int64_t m = x % y;
+    return m != 0 && ((m < 0) != (y < 0)) ? m + y : m;
+  }
+  if (op == "Max" || op == "Sum")
+    return op == "Sum" ? (llvm::AddOverflow(x, y, r) ? std::nullopt
+                                                     : std::optional(r))
+                       : std::optional(std::max(x, y));
   if (op == "Min")
     return std::min(x, y);
   return std::nullopt;
@@ -105,6 +113,17 @@ static Value buildBinary(ImportContext &ctx, StringRef op, Value a, Value b) {
   if (op == "Mul") return createBinary<MulOp>(ctx, type, a, b);
   if (op == "Div") return createBinary<DivOp>(ctx, type, a, b);
   if (op == "Pow") return createBinary<PowOp>(ctx, type, a, b);
+  if (op == "Sum") return createBinary<AddOp>(ctx, type, a, b);
+  if (op == "Mod") {
+    FailureOr<int64_t> fmod = ctx.intAttr("fmod", 0);
+    if (failed(fmod))
+      return {};
+    if (!*fmod && isa<FloatType>(element)) {
+      ctx.error() << "Mod of floats requires fmod=1";
+      return {};
+    }
+    return ModOp::create(ctx.b(), ctx.loc(), type, a, b, *fmod != 0);
+  }
   if (op == "Max") return createBinary<MaxOp>(ctx, type, a, b);
   if (op == "Min") return createBinary<MinOp>(ctx, type, a, b);
   if (op == "Equal") return createBinary<EqualOp>(ctx, type, a, b);
@@ -128,10 +147,14 @@ LogicalResult convertBinary(ImportContext &ctx) {
   Value result = buildBinary(ctx, op, ctx.input(0), ctx.input(1));
   if (!result)
     return failure();
+  // Integer Mod with fmod=1 has C semantics, which foldIntBinary does not
+  // model; leave it to run time.
+  const onnx::AttributeProto *fmod = ctx.attr("fmod");
+  StringRef foldOp = op == "Mod" && fmod && fmod->i() ? StringRef() : op;
   ctx.setOutput(0, result,
                 foldKnown(ctx.inputKnown(0), ctx.inputKnown(1),
                           [&](int64_t x, int64_t y) {
-                            return foldIntBinary(op, x, y);
+                            return foldIntBinary(foldOp, x, y);
                           }));
   return success();
 }
@@ -282,9 +305,17 @@ LogicalResult convertDropout(ImportContext &ctx) {
       return ctx.error() << "training_mode must be a constant false for "
                             "inference";
   }
-  if (ctx.outputUsed(1))
-    return ctx.error() << "the 'mask' output is not supported";
   ctx.setOutput(0, ctx.input(0), ctx.inputKnown(0));
+  if (ctx.outputUsed(1)) {
+    // In inference every element is kept: the mask is all true.
+    RankedTensorType in = ctx.inputType(0);
+    auto maskType = RankedTensorType::get(in.getShape(), ctx.b().getI1Type());
+    if (!maskType.hasStaticShape())
+      return ctx.error() << "the 'mask' output of a dynamic shape is not "
+                            "supported";
+    ctx.setOutput(1, ConstantOp::create(ctx.b(), ctx.loc(),
+                                        DenseElementsAttr::get(maskType, true)));
+  }
   return success();
 }
 

@@ -139,4 +139,44 @@ ModelStorage::externalData(const onnx::TensorProto &tensor) {
   return llvm::ArrayRef<char>(file.data() + offset, length);
 }
 
+Error ModelStorage::bindInput(StringRef name, StringRef tensorFile) {
+  onnx::GraphProto *graph = model_->mutable_graph();
+  int index = -1;
+  for (int i = 0; i < graph->input_size(); ++i)
+    if (graph->input(i).name() == name)
+      index = i;
+  if (index < 0)
+    return makeError("cannot bind '" + name + "': not a graph input");
+  auto buffer = llvm::MemoryBuffer::getFile(tensorFile, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return makeError("cannot read '" + tensorFile +
+                     "': " + buffer.getError().message());
+  StringRef bytes = (*buffer)->getBuffer();
+  onnx::TensorProto tensor;
+  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
+      !tensor.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    return makeError("'" + tensorFile + "' is not a serialized ONNX tensor");
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
+    return makeError("'" + tensorFile + "' must hold its data inline");
+  const onnx::TypeProto::Tensor &declared = graph->input(index).type().tensor_type();
+  if (declared.elem_type() != tensor.data_type())
+    return makeError("cannot bind '" + name + "': the tensor in '" +
+                     tensorFile + "' has another element type");
+  if (declared.has_shape()) {
+    bool rankOk = declared.shape().dim_size() == tensor.dims_size();
+    for (int d = 0; rankOk && d < tensor.dims_size(); ++d) {
+      const auto &dim = declared.shape().dim(d);
+      rankOk = !dim.has_dim_value() || dim.dim_value() == tensor.dims(d);
+    }
+    if (!rankOk)
+      return makeError("cannot bind '" + name + "': the tensor in '" +
+                       tensorFile + "' does not have the input's shape");
+  }
+  tensor.set_name(name.str());
+  *graph->add_initializer() = std::move(tensor);
+  graph->mutable_input()->DeleteSubrange(index, 1);
+  return Error::success();
+}
+
 } // namespace strata::import

@@ -40,6 +40,12 @@ public:
   llvm::Expected<llvm::ArrayRef<char>>
   externalData(const onnx::TensorProto &tensor);
 
+  /// Freezes graph input |name| to the tensor serialized (as an ONNX
+  /// TensorProto) in |tensorFile|: the input becomes an initializer, so
+  /// values the compiler needs at compile time (axes, split sizes, flags)
+  /// can be bound by the user. The tensor's type must match the input's.
+  llvm::Error bindInput(llvm::StringRef name, llvm::StringRef tensorFile);
+
   const onnx::ModelProto &model() const { return *model_; }
   llvm::StringRef path() const { return path_; }
 

@@ -1,7 +1,7 @@
 //===- NNConverters.cpp - ONNX matmul, softmax, reduce, norm, attention ---===//
 // SPDX-License-Identifier: Apache-2.0
 // Contractions, reductions and the ops that map onto strata's fused ops
-// (LayerNormalization-17, RMSNormalization-23, Gelu-20, Attention-23).
+// (LayerNormalization-17, RMSNormalization-23, Gelu-20).
 
 #include "compiler/import/OnnxOpConverters.h"
 
@@ -232,6 +232,42 @@ static Value fitToNormalizedShape(ImportContext &ctx, Value v,
   return v; // the verifier reports the mismatch at this node
 }
 
+// LayerNormalization's optional outputs Mean and InvStdDev (kept dims, in
+// the fp32 stash type), computed with plain reductions; the normalized
+// output still uses the fused op.
+static LogicalResult layerNormStatistics(ImportContext &ctx, int64_t axis,
+                                         float epsilon) {
+  FailureOr<int64_t> stash = ctx.intAttr("stash_type", 1);
+  if (failed(stash))
+    return failure();
+  if (*stash != 1)
+    return ctx.error() << "only stash_type 1 (float) is supported";
+  OpBuilder &b = ctx.b();
+  Location loc = ctx.loc();
+  Value x = ctx.input(0);
+  RankedTensorType in = typeOf(x);
+  auto f32 = b.getF32Type();
+  if (in.getElementType() != f32)
+    x = CastOp::create(b, loc, RankedTensorType::get(in.getShape(), f32), x);
+  auto full = cast<RankedTensorType>(x.getType());
+  SmallVector<int64_t> axes;
+  for (int64_t d = axis; d < in.getRank(); ++d)
+    axes.push_back(d);
+  auto statType = RankedTensorType::get(
+      inferReduceShape(in.getShape(), axes, /*keepDims=*/true), f32);
+  DenseI64ArrayAttr axesAttr = b.getDenseI64ArrayAttr(axes);
+  BoolAttr keep = b.getBoolAttr(true);
+  Value mean = ReduceMeanOp::create(b, loc, statType, x, axesAttr, keep);
+  Value diff = SubOp::create(b, loc, full, x, mean);
+  Value square = MulOp::create(b, loc, full, diff, diff);
+  Value var = ReduceMeanOp::create(b, loc, statType, square, axesAttr, keep);
+  Value shifted = AddOp::create(b, loc, statType, var,
+                                ctx.constScalar(f32, epsilon));
+  ctx.setOutput(1, mean);
+  ctx.setOutput(2, RsqrtOp::create(b, loc, statType, shifted));
+  return success();
+}
+
 LogicalResult convertLayerNormalization(ImportContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();
@@ -240,13 +276,13 @@ LogicalResult convertLayerNormalization(ImportContext &ctx) {
   FailureOr<float> epsilon = ctx.floatAttr("epsilon", 1e-5f);
   if (failed(axisAttr) || failed(epsilon))
     return failure();
-  if (ctx.outputUsed(1) || ctx.outputUsed(2))
-    return ctx.error() << "the 'Mean' and 'InvStdDev' outputs are not "
-                          "supported";
   std::optional<int64_t> axis = normalizeAxis(*axisAttr, in.getRank());
   if (!axis)
     return ctx.error() << "'axis' " << *axisAttr
                        << " is out of range for rank " << in.getRank();
+  if ((ctx.outputUsed(1) || ctx.outputUsed(2)) &&
+      failed(layerNormStatistics(ctx, *axis, *epsilon)))
+    return failure();
   ArrayRef<int64_t> normShape = in.getShape().drop_front(*axis);
   Value scale = fitToNormalizedShape(ctx, ctx.input(1), normShape);
   Value bias = ctx.hasInput(2)
@@ -290,130 +326,6 @@ LogicalResult convertGelu(ImportContext &ctx) {
   ctx.setOutput(0, GeluOp::create(ctx.b(), ctx.loc(), ctx.inputType(0),
                                   ctx.input(0),
                                   ctx.b().getStringAttr(*approximate)));
-  return success();
-}
-
-//===----------------------------------------------------------------------===//
-// Attention (opset 23)
-//===----------------------------------------------------------------------===//
-
-// [B, S, H*D] -> [B, H, S, D]
-Value splitHeads(ImportContext &ctx, Value x, int64_t heads) {
-  RankedTensorType t = typeOf(x);
-  int64_t hidden = t.getDimSize(2);
-  int64_t headDim = ShapedType::isDynamic(hidden) ? kDyn : hidden / heads;
-  SmallVector<int64_t> dims = {t.getDimSize(0), t.getDimSize(1), heads,
-                               headDim};
-  SmallVector<DimSource> src = {
-      t.isDynamicDim(0) ? DimSource::fromInput(0)
-                        : DimSource::fixed(t.getDimSize(0)),
-      t.isDynamicDim(1) ? DimSource::fromInput(1)
-                        : DimSource::fixed(t.getDimSize(1)),
-      DimSource::fixed(heads), DimSource::fixed(-1)};
-  Value r = ctx.reshapeTo(x, dims, src);
-  return TransposeOp::create(
-      ctx.b(), ctx.loc(),
-      RankedTensorType::get({dims[0], heads, dims[1], headDim},
-                            t.getElementType()),
-      r, ArrayRef<int64_t>{0, 2, 1, 3});
-}
-
-// [B, H, S, D] -> [B, S, H*D]
-Value mergeHeads(ImportContext &ctx, Value x) {
-  RankedTensorType t = typeOf(x);
-  Value tr = TransposeOp::create(
-      ctx.b(), ctx.loc(),
-      RankedTensorType::get({t.getDimSize(0), t.getDimSize(2),
-                             t.getDimSize(1), t.getDimSize(3)},
-                            t.getElementType()),
-      x, ArrayRef<int64_t>{0, 2, 1, 3});
-  int64_t hidden = t.isDynamicDim(1) || t.isDynamicDim(3)
-                       ? kDyn
-                       : t.getDimSize(1) * t.getDimSize(3);
-  SmallVector<int64_t> dims = {t.getDimSize(0), t.getDimSize(2), hidden};
-  SmallVector<DimSource> src = {
-      t.isDynamicDim(0) ? DimSource::fromInput(0)
-                        : DimSource::fixed(t.getDimSize(0)),
-      t.isDynamicDim(2) ? DimSource::fromInput(1)
-                        : DimSource::fixed(t.getDimSize(2)),
-      DimSource::fixed(ShapedType::isDynamic(hidden) ? -1 : hidden)};
-  return ctx.reshapeTo(tr, dims, src);
-}
-
-// Concatenates a past K/V [B, H, P, D] with the new one along the sequence.
-static Value appendPast(ImportContext &ctx, Value past, Value now) {
-  RankedTensorType p = typeOf(past), n = typeOf(now);
-  SmallVector<int64_t> dims(n.getShape());
-  dims[2] = p.isDynamicDim(2) || n.isDynamicDim(2)
-                ? kDyn
-                : p.getDimSize(2) + n.getDimSize(2);
-  for (int d : {0, 1, 3})
-    if (ShapedType::isDynamic(dims[d]))
-      dims[d] = p.getDimSize(d);
-  return ConcatOp::create(ctx.b(), ctx.loc(),
-                          RankedTensorType::get(dims, n.getElementType()),
-                          ValueRange{past, now}, ctx.b().getI64IntegerAttr(2));
-}
-
-LogicalResult convertAttention(ImportContext &ctx) {
-  if (failed(ctx.requireInputs(3)))
-    return failure();
-  FailureOr<int64_t> causal = ctx.intAttr("is_causal", 0);
-  FailureOr<int64_t> qHeads = ctx.intAttr("q_num_heads", 0);
-  FailureOr<int64_t> kvHeads = ctx.intAttr("kv_num_heads", 0);
-  FailureOr<float> softcap = ctx.floatAttr("softcap", 0.0f);
-  if (failed(causal) || failed(qHeads) || failed(kvHeads) || failed(softcap))
-    return failure();
-  if (*softcap != 0.0f)
-    return ctx.error() << "'softcap' is not supported";
-  if (ctx.outputUsed(3))
-    return ctx.error() << "the 'qk_matmul_output' output is not supported";
-  if (ctx.hasInput(6))
-    return ctx.error() << "'nonpad_kv_seqlen' is not supported";
-  Value q = ctx.input(0), k = ctx.input(1), v = ctx.input(2);
-  bool packed = typeOf(q).getRank() == 3;
-  if (packed) {
-    if (*qHeads <= 0 || *kvHeads <= 0)
-      return ctx.error() << "3-D inputs need 'q_num_heads' and 'kv_num_heads'";
-    q = splitHeads(ctx, q, *qHeads);
-    k = splitHeads(ctx, k, *kvHeads);
-    v = splitHeads(ctx, v, *kvHeads);
-  } else if (typeOf(q).getRank() != 4) {
-    return ctx.error() << "expected 3-D or 4-D 'Q'";
-  }
-  bool hasPast = ctx.hasInput(4) && ctx.hasInput(5);
-  if (hasPast) {
-    k = appendPast(ctx, ctx.input(4), k);
-    v = appendPast(ctx, ctx.input(5), v);
-  }
-  // ONNX aligns the causal mask to the top-left when there is no past; ours
-  // aligns it to the end. They agree when query and key lengths match, which
-  // is self-attention; causal cross-attention of different static lengths is
-  // refused. (Dynamic lengths are assumed equal: docs/importer.md.)
-  int64_t sq = typeOf(q).getDimSize(2), sk = typeOf(k).getDimSize(2);
-  if (*causal && !hasPast && !ShapedType::isDynamic(sq) &&
-      !ShapedType::isDynamic(sk) && sq != sk)
-    return ctx.error() << "is_causal without past needs equal query and key "
-                          "lengths, got "
-                       << sq << " and " << sk;
-  Value mask = ctx.hasInput(3) ? ctx.input(3) : Value();
-  FloatAttr scale;
-  if (const onnx::AttributeProto *a = ctx.attr("scale")) {
-    FailureOr<float> s = ctx.floatAttr("scale", 0.0f);
-    if (failed(s))
-      return failure();
-    (void)a;
-    scale = ctx.b().getF32FloatAttr(*s);
-  }
-  RankedTensorType tq = typeOf(q), tv = typeOf(v);
-  auto type = RankedTensorType::get({tq.getDimSize(0), tq.getDimSize(1),
-                                     tq.getDimSize(2), tv.getDimSize(3)},
-                                    tq.getElementType());
-  Value y = AttentionOp::create(ctx.b(), ctx.loc(), type, q, k, v, mask, scale,
-                                *causal != 0, IntegerAttr(), IntegerAttr());
-  ctx.setOutput(0, packed ? mergeHeads(ctx, y) : y);
-  ctx.setOutput(1, k);
-  ctx.setOutput(2, v);
   return success();
 }
 

@@ -25,6 +25,8 @@ const OpConverter kConverters[] = {
     {"", "GreaterOrEqual", 12, kMax, convertBinary},
     {"", "And", 7, kMax, convertBinary},
     {"", "Or", 7, kMax, convertBinary},
+    {"", "Mod", 10, kMax, convertBinary},
+    {"", "Sum", 8, kMax, convertVariadicMinMax},
     {"", "Max", 8, kMax, convertVariadicMinMax},
     {"", "Min", 8, kMax, convertVariadicMinMax},
     // Elementwise unary.

@@ -18,16 +18,16 @@ static RankedTensorType typeOf(Value v) {
   return cast<RankedTensorType>(v.getType());
 }
 
-// x[..., begin:end] along the last axis (static bounds).
+// x[..., begin:end:step] along the last axis (static bounds).
 static Value sliceLast(ImportContext &ctx, Value x, int64_t begin,
-                       int64_t end) {
+                       int64_t end, int64_t step = 1) {
   RankedTensorType t = typeOf(x);
   SmallVector<int64_t> dims(t.getShape());
-  dims.back() = end - begin;
+  dims.back() = (end - begin + step - 1) / step;
   return SliceOp::create(ctx.b(), ctx.loc(),
                          RankedTensorType::get(dims, t.getElementType()), x,
                          ctx.constI64({begin}), ctx.constI64({end}),
-                         ctx.constI64({1}),
+                         ctx.constI64({step}),
                          ctx.b().getDenseI64ArrayAttr({t.getRank() - 1}));
 }
 
@@ -50,8 +50,6 @@ LogicalResult convertRotaryEmbedding(ImportContext &ctx) {
   FailureOr<int64_t> rotaryDimAttr = ctx.intAttr("rotary_embedding_dim", 0);
   if (failed(interleaved) || failed(heads) || failed(rotaryDimAttr))
     return failure();
-  if (*interleaved)
-    return ctx.error() << "interleaved rotary embedding is not supported";
   Value x = ctx.input(0);
   RankedTensorType tx = typeOf(x);
   bool packed = tx.getRank() == 3;
@@ -93,8 +91,15 @@ LogicalResult convertRotaryEmbedding(ImportContext &ctx) {
                            ctx.b().getI64IntegerAttr(0));
   }
   RankedTensorType tc = typeOf(cos);
-  if (tc.getRank() != 3 || (!tc.isDynamicDim(2) && tc.getDimSize(2) != half))
-    return ctx.error() << "expected cos/sin caches of last dim " << half;
+  if (tc.getRank() != 3 || tc.isDynamicDim(2) || tc.getDimSize(2) < half)
+    return ctx.error() << "expected cos/sin caches of static last dim >= "
+                       << half;
+  // Caches may cover the whole head (head_dim / 2); use the rotated part.
+  if (tc.getDimSize(2) > half) {
+    cos = sliceLast(ctx, cos, 0, half);
+    sin = sliceLast(ctx, sin, 0, half);
+    tc = typeOf(cos);
+  }
   // [B, S, half] -> [B, S, 1, half] or [B, 1, S, half].
   SmallVector<int64_t> cdims =
       packed ? SmallVector<int64_t>{tc.getDimSize(0), tc.getDimSize(1), 1, half}
@@ -111,9 +116,12 @@ LogicalResult convertRotaryEmbedding(ImportContext &ctx) {
   cos = ctx.reshapeTo(cos, cdims, csrc);
   sin = ctx.reshapeTo(sin, cdims, csrc);
 
-  // [x1, x2] -> [x1 cos - x2 sin, x2 cos + x1 sin]
-  Value x1 = sliceLast(ctx, x, 0, half);
-  Value x2 = sliceLast(ctx, x, half, rotaryDim);
+  // [x1, x2] -> [x1 cos - x2 sin, x2 cos + x1 sin], where x1/x2 are the two
+  // halves (split form) or the even/odd elements (interleaved form).
+  Value x1 = *interleaved ? sliceLast(ctx, x, 0, rotaryDim, 2)
+                          : sliceLast(ctx, x, 0, half);
+  Value x2 = *interleaved ? sliceLast(ctx, x, 1, rotaryDim, 2)
+                          : sliceLast(ctx, x, half, rotaryDim);
   Value a = broadcastOp<MulOp>(ctx, x1, cos);
   Value b = broadcastOp<MulOp>(ctx, x2, sin);
   Value c = broadcastOp<MulOp>(ctx, x2, cos);
@@ -123,6 +131,29 @@ LogicalResult convertRotaryEmbedding(ImportContext &ctx) {
   Value o1 = SubOp::create(ctx.b(), ctx.loc(), x1.getType(), a, b);
   Value o2 = AddOp::create(ctx.b(), ctx.loc(), x2.getType(), c, d);
   SmallVector<Value> parts = {o1, o2};
+  if (*interleaved) {
+    // Re-interleave: [..., half] x2 -> [..., half, 2] -> [..., rotaryDim].
+    SmallVector<int64_t> pairDims(t.getShape());
+    pairDims.back() = half;
+    pairDims.push_back(1);
+    SmallVector<DimSource> src;
+    for (int64_t d = 0; d < t.getRank(); ++d)
+      src.push_back(t.isDynamicDim(d) ? DimSource::fromInput(d)
+                                      : DimSource::fixed(pairDims[d]));
+    src.push_back(DimSource::fixed(1));
+    Value r1 = ctx.reshapeTo(o1, pairDims, src);
+    Value r2 = ctx.reshapeTo(o2, pairDims, src);
+    SmallVector<int64_t> joined = pairDims;
+    joined.back() = 2;
+    Value pairs = ConcatOp::create(
+        ctx.b(), ctx.loc(), RankedTensorType::get(joined, t.getElementType()),
+        ValueRange{r1, r2}, ctx.b().getI64IntegerAttr(t.getRank()));
+    SmallVector<int64_t> rotated(t.getShape());
+    rotated.back() = rotaryDim;
+    SmallVector<DimSource> back(src.begin(), src.end() - 1);
+    back.back() = DimSource::fixed(rotaryDim);
+    parts = {ctx.reshapeTo(pairs, rotated, back)};
+  }
   if (rotaryDim < headDim)
     parts.push_back(sliceLast(ctx, x, rotaryDim, headDim));
   Value y = ConcatOp::create(ctx.b(), ctx.loc(), t, parts,

@@ -22,6 +22,17 @@ using namespace mlir;
 
 namespace strata::import {
 
+// TensorProto.DataType values added after ONNX 1.12 (onnx.proto, IR 9-10).
+enum : int32_t {
+  kFloat8E4M3FN = 17,
+  kFloat8E4M3FNUZ = 18,
+  kFloat8E5M2 = 19,
+  kFloat8E5M2FNUZ = 20,
+  kUint4 = 21,
+  kInt4 = 22,
+  kFloat4E2M1 = 23,
+};
+
 Type convertElementType(int32_t onnxType, MLIRContext *context) {
   Builder b(context);
   switch (onnxType) {
@@ -38,11 +49,29 @@ Type convertElementType(int32_t onnxType, MLIRContext *context) {
   case onnx::TensorProto::UINT16: return b.getIntegerType(16, false);
   case onnx::TensorProto::UINT32: return b.getIntegerType(32, false);
   case onnx::TensorProto::UINT64: return b.getIntegerType(64, false);
+  // Newer than the ONNX 1.12 protobuf classes, so by number (onnx.proto).
+  case kFloat8E4M3FN: return b.getType<Float8E4M3FNType>();
+  case kFloat8E4M3FNUZ: return b.getType<Float8E4M3FNUZType>();
+  case kFloat8E5M2: return b.getType<Float8E5M2Type>();
+  case kFloat8E5M2FNUZ: return b.getType<Float8E5M2FNUZType>();
+  case kUint4: return b.getIntegerType(4, false);
+  case kInt4: return b.getIntegerType(4);
+  case kFloat4E2M1: return b.getType<Float4E2M1FNType>();
   default: return Type();
   }
 }
 
 llvm::StringRef onnxDataTypeName(int32_t onnxType) {
+  switch (onnxType) {
+  case kFloat8E4M3FN: return "FLOAT8E4M3FN";
+  case kFloat8E4M3FNUZ: return "FLOAT8E4M3FNUZ";
+  case kFloat8E5M2: return "FLOAT8E5M2";
+  case kFloat8E5M2FNUZ: return "FLOAT8E5M2FNUZ";
+  case kUint4: return "UINT4";
+  case kInt4: return "INT4";
+  case kFloat4E2M1: return "FLOAT4E2M1";
+  default: break;
+  }
   if (onnx::TensorProto_DataType_IsValid(onnxType))
     return onnx::TensorProto_DataType_Name(
         static_cast<onnx::TensorProto_DataType>(onnxType));
@@ -99,6 +128,10 @@ static std::vector<char> packTypedData(const onnx::TensorProto &t,
   case TP::INT8:
   case TP::UINT8:
   case TP::BOOL:
+  case kFloat8E4M3FN:
+  case kFloat8E4M3FNUZ:
+  case kFloat8E5M2:
+  case kFloat8E5M2FNUZ:
     fieldSize = t.int32_data_size();
     return packField<uint8_t>(t.int32_data());
   default:
@@ -133,6 +166,10 @@ llvm::Expected<ElementsAttr> convertTensor(const onnx::TensorProto &tensor,
   if (!count || *count > (int64_t{1} << 40))
     return tensorError(tensor, "has invalid dims [" +
                                    ir::formatShape(dims) + "]");
+  if (!elementType.isInteger(1) && elementType.getIntOrFloatBitWidth() % 8)
+    return tensorError(tensor, "has " + onnxDataTypeName(onnxType) +
+                                   " data; constants of sub-byte types are "
+                                   "not supported yet");
   auto type = RankedTensorType::get(dims, elementType);
   size_t elementBytes = elementType.isInteger(1)
                             ? 1

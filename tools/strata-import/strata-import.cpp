@@ -1,7 +1,7 @@
 //===- strata-import.cpp - ONNX -> strata dialect command line --*- C++ -*-===//
 // SPDX-License-Identifier: Apache-2.0
 // strata-import MODEL.onnx [-o OUT.mlir] [--list-unsupported]
-// [--print-weights]. Errors are one line each, named by ONNX node; exit 1.
+// [--print-weights] [--bind NAME=FILE]. Errors are one line each, named by ONNX node; exit 1.
 
 #include "compiler/import/ModelLoader.h"
 #include "compiler/import/OnnxImporter.h"
@@ -28,6 +28,11 @@ cl::opt<std::string> outputPath("o", cl::desc("output .mlir file"),
 cl::opt<bool> listUnsupported(
     "list-unsupported",
     cl::desc("only list the ops without a converter, then exit"));
+cl::list<std::string> bindings(
+    "bind",
+    cl::desc("freeze graph input NAME to the ONNX TensorProto in FILE "
+             "(for values needed at compile time, e.g. axes)"),
+    cl::value_desc("NAME=FILE"));
 cl::opt<bool> printWeights(
     "print-weights",
     cl::desc("print weight blobs as hex instead of resource handles"));
@@ -82,6 +87,20 @@ int main(int argc, char **argv) {
     llvm::errs() << inputPath << ": error: " << llvm::toString(std::move(err))
                  << "\n";
     return 1;
+  }
+  for (const std::string &binding : bindings) {
+    auto [name, file] = llvm::StringRef(binding).split('=');
+    llvm::Error err = file.empty()
+                          ? llvm::createStringError(
+                                llvm::inconvertibleErrorCode(),
+                                "--bind expects NAME=FILE, got '" + binding +
+                                    "'")
+                          : storage.bindInput(name, file);
+    if (err) {
+      llvm::errs() << inputPath << ": error: " << llvm::toString(std::move(err))
+                   << "\n";
+      return 1;
+    }
   }
   if (listUnsupported) {
     if (failed(strata::import::checkSupportedOps(context, storage)))

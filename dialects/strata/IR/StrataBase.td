@@ -44,6 +44,12 @@ def Strata_NumericTensor : RankedTensorOf<[F16, BF16, F32, F64, I8, I16, I32,
 def Strata_BoolTensor : RankedTensorOf<[I1]>;
 def Strata_AnyTensor : RankedTensorOf<[F16, BF16, F32, F64, I1, I8, I16, I32,
                                        I64, UI8, UI16, UI32, UI64]>;
+// What strata.cast converts between: every type above plus the 8- and 4-bit
+// storage formats of quantized models (ONNX FLOAT8*, FLOAT4E2M1, INT4/UINT4).
+def Strata_CastableTensor
+    : RankedTensorOf<[F16, BF16, F32, F64, I1, I8, I16, I32, I64, UI8, UI16,
+                      UI32, UI64, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ,
+                      F4E2M1FN, I<4>, UI<4>]>;
 // Indices for gather (ONNX allows int32 and int64).
 def Strata_IndexTensor : RankedTensorOf<[I32, I64]>;
 // A 1-D int64 tensor holding a shape or per-axis values.

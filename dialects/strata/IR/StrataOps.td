@@ -73,7 +73,24 @@ def Strata_SubOp : Strata_ArithBinaryOp<"sub", "Sub">;
 def Strata_MulOp : Strata_ArithBinaryOp<"mul", "Mul", Strata_NumericTensor,
                                         [Commutative]>;
 def Strata_DivOp : Strata_ArithBinaryOp<"div", "Div">;
-def Strata_PowOp : Strata_ArithBinaryOp<"pow", "Pow", Strata_FloatTensor>;
+def Strata_PowOp : Strata_ArithBinaryOp<"pow", "Pow">;
+
+def Strata_ModOp : Strata_BroadcastBinaryOp<"mod", Strata_NumericTensor,
+    Strata_NumericTensor, [AllElementTypesMatch<["lhs", "result"]>]> {
+  let summary = "elementwise remainder with broadcasting";
+  let description = [{
+    With `fmod = false` (integers only) the result takes the sign of the
+    divisor, as Python's `%`; with `fmod = true` it takes the sign of the
+    dividend, as C's `fmod`. From ONNX `Mod`.
+
+    ```mlir
+    %r = strata.mod %a, %b {fmod} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Strata_NumericTensor:$lhs, Strata_NumericTensor:$rhs,
+                   UnitAttr:$fmod);
+  let results = (outs Strata_NumericTensor:$result);
+}
 def Strata_MaxOp : Strata_ArithBinaryOp<"max", "Max", Strata_NumericTensor,
                                         [Commutative]>;
 def Strata_MinOp : Strata_ArithBinaryOp<"min", "Min", Strata_NumericTensor,
@@ -223,8 +240,8 @@ def Strata_CastOp : Strata_Op<"cast", [SameOperandsAndResultShape]> {
     %y = strata.cast %x : tensor<2x64xf16> -> tensor<2x64xf32>
     ```
   }];
-  let arguments = (ins Strata_AnyTensor:$input);
-  let results = (outs Strata_AnyTensor:$result);
+  let arguments = (ins Strata_CastableTensor:$input);
+  let results = (outs Strata_CastableTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasFolder = 1;
 }

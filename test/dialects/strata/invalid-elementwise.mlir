@@ -33,9 +33,17 @@ func.func @div_result_element_type(%a: tensor<4xf32>, %b: tensor<4xf32>) {
 
 // -----
 
-func.func @pow_of_integers(%a: tensor<4xi32>) {
-  // expected-error @+1 {{'strata.pow' op operand #0 must be ranked tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values, but got 'tensor<4xi32>'}}
-  %0 = strata.pow %a, %a : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+func.func @sqrt_of_integers(%a: tensor<4xi32>) {
+  // expected-error @+1 {{'strata.sqrt' op operand #0 must be ranked tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values, but got 'tensor<4xi32>'}}
+  %0 = strata.sqrt %a : tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @mod_not_broadcastable(%a: tensor<3xi32>, %b: tensor<4xi32>) {
+  // expected-error @+1 {{'strata.mod' op operand shapes 3 and 4 are not broadcast-compatible}}
+  %0 = strata.mod %a, %b : (tensor<3xi32>, tensor<4xi32>) -> tensor<4xi32>
   return
 }
 

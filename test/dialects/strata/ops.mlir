@@ -25,6 +25,10 @@ func.func @elementwise_binary(%a: tensor<2x64xf32>, %b: tensor<64xf32>,
   %3 = strata.div %a, %b : (tensor<2x64xf32>, tensor<64xf32>) -> tensor<2x64xf32>
   // CHECK: strata.pow
   %4 = strata.pow %a, %b : (tensor<2x64xf32>, tensor<64xf32>) -> tensor<2x64xf32>
+  // CHECK: strata.mod %{{.*}}, %{{.*}} {fmod} : (tensor<2x64xf32>, tensor<64xf32>) -> tensor<2x64xf32>
+  %mod = strata.mod %a, %b {fmod} : (tensor<2x64xf32>, tensor<64xf32>) -> tensor<2x64xf32>
+  // CHECK: strata.mod %{{.*}}, %{{.*}} : (tensor<4x4xi64>, tensor<4x1xi64>) -> tensor<4x4xi64>
+  %imod = strata.mod %i, %j : (tensor<4x4xi64>, tensor<4x1xi64>) -> tensor<4x4xi64>
   // CHECK: strata.max
   %5 = strata.max %i, %j : (tensor<4x4xi64>, tensor<4x1xi64>) -> tensor<4x4xi64>
   // CHECK: strata.min
@@ -92,6 +96,8 @@ func.func @select_and_cast(%c: tensor<1x1x8x8xi1>, %z: tensor<f32>, %x: tensor<2
   %0 = strata.where %c, %z, %z : (tensor<1x1x8x8xi1>, tensor<f32>, tensor<f32>) -> tensor<1x1x8x8xf32>
   // CHECK: strata.cast %{{.*}} : tensor<2x64xf16> -> tensor<2x64xf32>
   %1 = strata.cast %x : tensor<2x64xf16> -> tensor<2x64xf32>
+  // CHECK: strata.cast %{{.*}} : tensor<2x64xf32> -> tensor<2x64xf8E4M3FN>
+  %f8 = strata.cast %1 : tensor<2x64xf32> -> tensor<2x64xf8E4M3FN>
   return %0, %1 : tensor<1x1x8x8xf32>, tensor<2x64xf32>
 }
 
