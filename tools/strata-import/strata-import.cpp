@@ -33,6 +33,10 @@ cl::list<std::string> bindings(
     cl::desc("freeze graph input NAME to the ONNX TensorProto in FILE "
              "(for values needed at compile time, e.g. axes)"),
     cl::value_desc("NAME=FILE"));
+cl::opt<bool> noPrint(
+    "no-print",
+    cl::desc("import and verify only, print nothing (for timing and memory "
+             "measurements)"));
 cl::opt<bool> printWeights(
     "print-weights",
     cl::desc("print weight blobs as hex instead of resource handles"));
@@ -112,6 +116,8 @@ int main(int argc, char **argv) {
       strata::import::importOnnxModel(context, storage);
   if (!module)
     return 1;
+  if (noPrint)
+    return 0;
 
   std::string error;
   std::unique_ptr<llvm::ToolOutputFile> output =
