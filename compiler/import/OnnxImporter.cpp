@@ -147,7 +147,8 @@ GraphImporter::valueInfoType(const onnx::ValueInfoProto &info,
     if (d.has_dim_value()) {
       if (d.dim_value() < 0 || d.dim_value() > kMaxDim)
         return modelError() << "graph value '" << info.name()
-                            << "' has invalid dim " << d.dim_value();
+                            << "' has invalid dim " << d.dim_value()
+                            << " (expected 0 to " << kMaxDim << ")";
       dims.push_back(d.dim_value());
       dimNames.push_back(StringAttr::get(&context_, ""));
     } else {
@@ -358,7 +359,13 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
   SmallVector<Type> argTypes;
   SmallVector<DictionaryAttr> argAttrs;
   SmallVector<std::string> argNames;
+  llvm::StringSet<> seenInputs;
   for (const onnx::ValueInfoProto &input : graph.input()) {
+    if (!seenInputs.insert(input.name()).second) {
+      modelError() << "graph input '" << input.name()
+                   << "' is defined more than once";
+      return nullptr;
+    }
     if (initializers.contains(input.name()))
       continue;
     SmallVector<Attribute> dims;

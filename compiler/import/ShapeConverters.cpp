@@ -9,7 +9,11 @@
 #include "dialects/strata/IR/ShapeRules.h"
 #include "dialects/strata/IR/StrataOps.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include <onnx/onnx_pb.h>
+
+#include <cmath>
 
 using namespace mlir;
 using namespace strata::ir;
@@ -17,6 +21,8 @@ using namespace strata::ir;
 namespace strata::import {
 
 static constexpr int64_t kDyn = ShapedType::kDynamic;
+/// Largest extent a computed dim may have (2^40), as for graph inputs.
+static constexpr int64_t kMaxExtent = int64_t{1} << 40;
 
 static RankedTensorType typeOf(Value v) {
   return cast<RankedTensorType>(v.getType());
@@ -163,8 +169,10 @@ reshapeDims(ImportContext &ctx, RankedTensorType in, const KnownInts &known,
         continue;
       if (ShapedType::isDynamic(d))
         restStatic = false;
-      else
-        rest *= d;
+      else if (llvm::MulOverflow(rest, d, rest))
+        return ctx.error() << "cannot reshape " << formatShape(in.getShape())
+                           << " to " << formatShape(dims)
+                           << " (too many elements)";
     }
     if (restStatic) {
       if (rest == 0 || *total % rest != 0)
@@ -174,6 +182,11 @@ reshapeDims(ImportContext &ctx, RankedTensorType in, const KnownInts &known,
     }
   }
   std::optional<int64_t> outTotal = staticElementCount(dims);
+  bool outStatic = llvm::none_of(dims, ShapedType::isDynamic);
+  if (total && outStatic && !outTotal)
+    return ctx.error() << "cannot reshape " << formatShape(in.getShape())
+                       << " (" << *total << " elements) to "
+                       << formatShape(dims) << " (too many elements)";
   if (total && outTotal && *total != *outTotal)
     return ctx.error() << "cannot reshape " << formatShape(in.getShape())
                        << " (" << *total << " elements) to "
@@ -432,6 +445,10 @@ LogicalResult convertConcat(ImportContext &ctx) {
 // result extent.
 static int64_t sliceExtent(int64_t dim, int64_t start, int64_t end,
                            int64_t step) {
+  // Steps beyond the extent behave like +-dim; this also keeps -step and the
+  // rounding below free of overflow for INT64_MIN/INT64_MAX.
+  step = std::clamp<int64_t>(step, -std::max<int64_t>(dim, 1),
+                             std::max<int64_t>(dim, 1));
   auto clampIndex = [&](int64_t v, int64_t lo, int64_t hi) {
     if (v < 0)
       v = v < -dim ? -1 : v + dim; // -1 stays below the range for clamping
@@ -673,8 +690,21 @@ LogicalResult convertTile(ImportContext &ctx) {
     return ctx.error() << "'repeats' has " << repeats->size()
                        << " entries for rank " << in.getRank();
   SmallVector<int64_t> dims;
-  for (auto [d, r] : llvm::zip_equal(in.getShape(), *repeats))
-    dims.push_back(r && !ShapedType::isDynamic(d) ? d * *r : kDyn);
+  for (auto [d, r] : llvm::zip_equal(in.getShape(), *repeats)) {
+    if (r && *r < 0)
+      return ctx.error() << "'repeats' must be non-negative, got " << *r;
+    int64_t extent = kDyn;
+    if (r && !ShapedType::isDynamic(d) &&
+        (llvm::MulOverflow(d, *r, extent) || extent > kMaxExtent)) {
+      std::string list;
+      for (auto [i, k] : llvm::enumerate(*repeats))
+        list += (i ? ", " : "") + (k ? std::to_string(*k) : std::string("?"));
+      return ctx.error() << "cannot tile " << formatShape(in.getShape())
+                         << " by [" << list
+                         << "]: the result has too many elements";
+    }
+    dims.push_back(extent);
+  }
   auto type = RankedTensorType::get(dims, in.getElementType());
   ctx.setOutput(0, TileOp::create(ctx.b(), ctx.loc(), type, ctx.input(0),
                                   ctx.asI64Vector(ctx.input(1))));
@@ -702,12 +732,16 @@ LogicalResult convertConstantOfShape(ImportContext &ctx) {
     value = *attr->value_begin<Attribute>();
   }
   SmallVector<int64_t> dims = knownAsDims(*shape);
+  for (int64_t d : dims)
+    if (!ShapedType::isDynamic(d) && (d < 0 || d > kMaxExtent))
+      return ctx.error() << "'input' must hold non-negative dims, got " << d;
   auto type = RankedTensorType::get(dims, element);
-  if (type.hasStaticShape()) {
-    // A splat constant: cheap to store and visible to folding.
+  if (type.hasStaticShape() && staticElementCount(dims)) {
+    // A splat constant: stored once however large, visible to folding.
     auto splat = DenseElementsAttr::get(type, value);
     std::optional<KnownInts> known;
-    if (auto i = dyn_cast<IntegerAttr>(value))
+    auto i = dyn_cast<IntegerAttr>(value);
+    if (i && type.getRank() <= 1 && type.getNumElements() <= kKnownIntsLimit)
       known = KnownInts(type.getNumElements(), i.getValue().getSExtValue());
     ctx.setOutput(0, ConstantOp::create(ctx.b(), ctx.loc(), splat), known);
     return success();
@@ -732,8 +766,14 @@ LogicalResult convertRange(ImportContext &ctx) {
     int64_t start = (*s)[0], limit = (*l)[0], delta = (*d)[0];
     if (delta == 0)
       return ctx.error() << "'delta' must not be 0";
-    length = std::max<int64_t>(
-        0, (limit - start + delta + (delta > 0 ? -1 : 1)) / delta);
+    // ceil((limit - start) / delta) in 128 bits: int64 extremes overflow.
+    __int128 span = (__int128)limit - start;
+    __int128 count = (span + delta + (delta > 0 ? -1 : 1)) / delta;
+    if (count > kMaxExtent)
+      return ctx.error() << "the range has " << (int64_t)std::min<__int128>(
+                                                   count, INT64_MAX)
+                         << " elements, more than supported";
+    length = std::max<int64_t>(0, (int64_t)count);
     if (length <= kKnownIntsLimit) {
       known.emplace();
       for (int64_t i = 0; i < length; ++i)
@@ -742,7 +782,14 @@ LogicalResult convertRange(ImportContext &ctx) {
   } else if (fs && fl && fd) {
     if (*fd == 0.0)
       return ctx.error() << "'delta' must not be 0";
-    length = std::max<int64_t>(0, (int64_t)std::ceil((*fl - *fs) / *fd));
+    double count = std::ceil((*fl - *fs) / *fd);
+    if (!std::isfinite(count))
+      return ctx.error() << "the number of elements (limit - start) / delta "
+                            "is not finite";
+    if (count > (double)kMaxExtent)
+      return ctx.error() << "the range has more than " << kMaxExtent
+                         << " elements";
+    length = std::max<int64_t>(0, (int64_t)count);
   }
   auto type = RankedTensorType::get({length}, element);
   ctx.setOutput(0,

@@ -164,8 +164,9 @@ llvm::Expected<ElementsAttr> convertTensor(const onnx::TensorProto &tensor,
   std::optional<int64_t> count = ir::staticElementCount(dims);
   // Refuse absurd sizes before anything is allocated (1 TiB of elements).
   if (!count || *count > (int64_t{1} << 40))
-    return tensorError(tensor, "has invalid dims [" +
-                                   ir::formatShape(dims) + "]");
+    return tensorError(tensor, "has invalid dims [" + ir::formatShape(dims) +
+                                   "] (dims must be non-negative with at "
+                                   "most 2^40 elements in all)");
   if (!elementType.isInteger(1) && elementType.getIntOrFloatBitWidth() % 8)
     return tensorError(tensor, "has " + onnxDataTypeName(onnxType) +
                                    " data; constants of sub-byte types are "

@@ -62,8 +62,7 @@ void printDiagnostic(Diagnostic &diag) {
   case DiagnosticSeverity::Remark: os << "remark: "; break;
   case DiagnosticSeverity::Note: os << "note: "; break;
   }
-  bool named = llvm::StringRef(message).starts_with("ONNX node") ||
-               llvm::StringRef(message).starts_with("unsupported ONNX op");
+  bool named = llvm::StringRef(message).contains("node '" + node + "'");
   if (!node.empty() && !named)
     os << "in ONNX node '" << node << "': ";
   os << message << "\n";

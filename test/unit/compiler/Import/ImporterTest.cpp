@@ -95,12 +95,15 @@ TEST_F(ImporterTest, SizeMismatchesAreErrors) {
   huge.add_dims(int64_t{1} << 40);
   huge.add_dims(int64_t{1} << 40);
   EXPECT_EQ(tensorError(huge), "tensor 'huge' has invalid dims [1099511627776x"
-                               "1099511627776]");
+                               "1099511627776] (dims must be non-negative "
+                               "with at most 2^40 elements in all)");
   onnx::TensorProto negative;
   negative.set_name("neg");
   negative.set_data_type(onnx::TensorProto::FLOAT);
   negative.add_dims(-3);
-  EXPECT_EQ(tensorError(negative), "tensor 'neg' has invalid dims [-3]");
+  EXPECT_EQ(tensorError(negative), "tensor 'neg' has invalid dims [-3] (dims "
+                                   "must be non-negative with at most 2^40 "
+                                   "elements in all)");
   onnx::TensorProto text;
   text.set_name("s");
   text.set_data_type(onnx::TensorProto::STRING);
