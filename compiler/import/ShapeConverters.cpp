@@ -773,7 +773,7 @@ LogicalResult convertRange(ImportContext &ctx) {
       return ctx.error() << "the range has " << (int64_t)std::min<__int128>(
                                                    count, INT64_MAX)
                          << " elements, more than supported";
-    length = std::max<int64_t>(0, (int64_t)count);
+    length = count < 0 ? 0 : (int64_t)count;
     if (length <= kKnownIntsLimit) {
       known.emplace();
       for (int64_t i = 0; i < length; ++i)
@@ -789,7 +789,7 @@ LogicalResult convertRange(ImportContext &ctx) {
     if (count > (double)kMaxExtent)
       return ctx.error() << "the range has more than " << kMaxExtent
                          << " elements";
-    length = std::max<int64_t>(0, (int64_t)count);
+    length = count < 0 ? 0 : (int64_t)count;
   }
   auto type = RankedTensorType::get({length}, element);
   ctx.setOutput(0,
