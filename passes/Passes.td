@@ -37,4 +37,26 @@ def FuseGeluPass : InterfacePass<"strata-fuse-gelu",
   let dependentDialects = ["::strata::ir::StrataDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// Lowering
+//===----------------------------------------------------------------------===//
+
+def LowerToLinalgPass : InterfacePass<"strata-lower-to-linalg",
+                                      "mlir::FunctionOpInterface"> {
+  let summary = "lower strata ops to linalg, tensor, arith and math on tensors";
+  let description = [{
+    Every strata op becomes linalg/tensor ops on tensors: elementwise ops one
+    broadcasting `linalg.generic`, contractions `linalg.generic`s with
+    reduction iterators, norms and softmax reductions plus elementwise
+    generics (norms accumulate in fp32), attention two contractions around a
+    masked softmax, data movement `tensor`/`linalg` ops with ONNX index
+    semantics. Weights stay `dense_resource` constants. An op that cannot be
+    lowered is an error at its location (`signalPassFailure`).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
 #endif // STRATA_PASSES_PASSES_TD

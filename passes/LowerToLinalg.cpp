@@ -1,0 +1,60 @@
+//===- LowerToLinalg.cpp - strata -> linalg/tensor/arith/math -*- C++ -*-===//
+// SPDX-License-Identifier: Apache-2.0
+// Drives the dialect conversion; the patterns live in passes/lowering/ by
+// op family.
+
+#include "passes/Passes.h"
+
+#include "dialects/strata/IR/StrataOps.h"
+#include "passes/lowering/LoweringUtils.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace strata {
+#define GEN_PASS_DEF_LOWERTOLINALGPASS
+#include "passes/Passes.h.inc"
+} // namespace strata
+
+using namespace mlir;
+
+namespace strata {
+namespace {
+
+struct LowerToLinalgPass : impl::LowerToLinalgPassBase<LowerToLinalgPass> {
+  void runOnOperation() override {
+    Operation *root = getOperation();
+    // The scalar bodies use signless arith ops; unsigned tensors would need
+    // their own lowering, which no transformer export has needed yet.
+    WalkResult unsupported = root->walk([](Operation *op) {
+      if (!isa<ir::StrataDialect>(op->getDialect()))
+        return WalkResult::advance();
+      for (Type t : llvm::concat<Type>(op->getOperandTypes(),
+                                       op->getResultTypes()))
+        if (auto tt = dyn_cast<RankedTensorType>(t);
+            tt && tt.getElementType().isUnsignedInteger()) {
+          op->emitOpError() << "unsigned element type " << tt.getElementType()
+                            << " is not supported by the CPU lowering yet";
+          return WalkResult::interrupt();
+        }
+      return WalkResult::advance();
+    });
+    if (unsupported.wasInterrupted())
+      return signalPassFailure();
+
+    ConversionTarget target(getContext());
+    target.addIllegalDialect<ir::StrataDialect>();
+    target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,
+                           arith::ArithDialect, math::MathDialect,
+                           func::FuncDialect>();
+    RewritePatternSet patterns(&getContext());
+    lowering::populateElementwiseLoweringPatterns(patterns);
+    lowering::populateStructuredLoweringPatterns(patterns);
+    lowering::populateDataMovementLoweringPatterns(patterns);
+    if (failed(applyPartialConversion(root, target, std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
+} // namespace strata

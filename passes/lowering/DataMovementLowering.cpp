@@ -1,0 +1,559 @@
+//===- DataMovementLowering.cpp - strata data-movement/shape ops -> tensor -===//
+// SPDX-License-Identifier: Apache-2.0
+// reshape, transpose, concat, slice, split, gather, expand, tile, trilu,
+// range, shape and constant_of_shape on tensors. Run-time extents are
+// computed with index arithmetic from the operands (ONNX semantics).
+
+#include "passes/lowering/LoweringUtils.h"
+
+#include "dialects/strata/IR/StrataOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace strata::ir;
+
+namespace strata::lowering {
+namespace {
+
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+// Element |i| of a 1-D integer tensor as an index value.
+Value extractIndex(OpBuilder &b, Location loc, Value vec, int64_t i) {
+  Value idx = arith::ConstantIndexOp::create(b, loc, i);
+  Value e = tensor::ExtractOp::create(b, loc, vec, ValueRange{idx});
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), e);
+}
+
+Value cIndex(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+// A generic over |outType| whose body reads |input| at indices computed
+// from the output indices by |indexFn| (a gather-style copy).
+Value buildGatherCopy(
+    OpBuilder &b, Location loc, RankedTensorType outType, ValueRange dynamic,
+    Value input,
+    llvm::function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)>
+        indexFn) {
+  Value empty = tensor::EmptyOp::create(b, loc, outType.getShape(),
+                                        outType.getElementType(), dynamic);
+  int64_t r = outType.getRank();
+  SmallVector<utils::IteratorType> it(r, utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{outType}, ValueRange{}, ValueRange{empty},
+      {b.getMultiDimIdentityMap(r)}, it,
+      [&](OpBuilder &nb, Location l, ValueRange) {
+        SmallVector<Value> outIdx;
+        for (int64_t d = 0; d < r; ++d)
+          outIdx.push_back(linalg::IndexOp::create(nb, l, d));
+        SmallVector<Value> inIdx = indexFn(nb, l, outIdx);
+        linalg::YieldOp::create(
+            nb, l, Value(tensor::ExtractOp::create(nb, l, input, inIdx)));
+      });
+  return generic.getResult(0);
+}
+
+//===----------------------------------------------------------------------===//
+// reshape
+//===----------------------------------------------------------------------===//
+
+// ONNX Reshape: entry 0 copies the input dim, one -1 is inferred.
+struct ReshapePattern : OpConversionPattern<ReshapeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ReshapeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value in = adaptor.getInput();
+    auto out = cast<RankedTensorType>(op.getType());
+    int64_t r = out.getRank();
+    SmallVector<Value> extents;
+    if (!adaptor.getShape()) {
+      for (int64_t d = 0; d < r; ++d)
+        extents.push_back(cIndex(rewriter, loc, out.getDimSize(d)));
+    } else {
+      Value shape = adaptor.getShape();
+      Value total = cIndex(rewriter, loc, 1);
+      for (int64_t d = 0; d < typeOf(in).getRank(); ++d)
+        total = arith::MulIOp::create(rewriter, loc, total,
+                                      dimValue(rewriter, loc, in, d));
+      Value zero = cIndex(rewriter, loc, 0), minus1 = cIndex(rewriter, loc, -1);
+      Value known = cIndex(rewriter, loc, 1);
+      SmallVector<Value> raw;
+      for (int64_t d = 0; d < r; ++d) {
+        Value e = out.isDynamicDim(d)
+                      ? extractIndex(rewriter, loc, shape, d)
+                      : cIndex(rewriter, loc, out.getDimSize(d));
+        if (out.isDynamicDim(d) && d < typeOf(in).getRank()) {
+          Value isZero = arith::CmpIOp::create(
+              rewriter, loc, arith::CmpIPredicate::eq, e, zero);
+          e = arith::SelectOp::create(rewriter, loc, isZero,
+                                      dimValue(rewriter, loc, in, d), e);
+        }
+        raw.push_back(e);
+        Value isInfer = arith::CmpIOp::create(
+            rewriter, loc, arith::CmpIPredicate::eq, e, minus1);
+        known = arith::MulIOp::create(
+            rewriter, loc, known,
+            arith::SelectOp::create(rewriter, loc, isInfer,
+                                    cIndex(rewriter, loc, 1), e));
+      }
+      Value inferred = arith::DivSIOp::create(rewriter, loc, total, known);
+      for (Value e : raw) {
+        Value isInfer = arith::CmpIOp::create(
+            rewriter, loc, arith::CmpIPredicate::eq, e, minus1);
+        extents.push_back(
+            arith::SelectOp::create(rewriter, loc, isInfer, inferred, e));
+      }
+    }
+    // tensor.reshape wants the target shape as a 1-D index tensor.
+    SmallVector<Value> asI64;
+    for (Value e : extents)
+      asI64.push_back(arith::IndexCastOp::create(rewriter, loc,
+                                                 rewriter.getI64Type(), e));
+    Value shapeTensor = tensor::FromElementsOp::create(
+        rewriter, loc, RankedTensorType::get({r}, rewriter.getI64Type()),
+        asI64);
+    rewriter.replaceOpWithNewOp<tensor::ReshapeOp>(op, out, in, shapeTensor);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// transpose, concat, split
+//===----------------------------------------------------------------------===//
+
+struct TransposePattern : OpConversionPattern<TransposeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(TransposeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value in = adaptor.getInput();
+    auto out = cast<RankedTensorType>(op.getType());
+    ArrayRef<int64_t> perm = op.getPermutation();
+    SmallVector<Value> dynamic;
+    for (int64_t d = 0; d < out.getRank(); ++d)
+      if (out.isDynamicDim(d))
+        dynamic.push_back(dimValue(rewriter, loc, in, perm[d]));
+    Value empty = tensor::EmptyOp::create(rewriter, loc, out.getShape(),
+                                          out.getElementType(), dynamic);
+    rewriter.replaceOpWithNewOp<linalg::TransposeOp>(op, in, empty, perm);
+    return success();
+  }
+};
+
+struct ConcatPattern : OpConversionPattern<ConcatOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConcatOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<tensor::ConcatOp>(
+        op, op.getType(),
+        normalizedAxis(op.getAxis(),
+                       cast<RankedTensorType>(op.getType()).getRank()),
+        adaptor.getInputs());
+    return success();
+  }
+};
+
+struct SplitPattern : OpConversionPattern<SplitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SplitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value in = adaptor.getInput();
+    int64_t r = typeOf(in).getRank();
+    int64_t axis = normalizedAxis(op.getAxis(), r);
+    SmallVector<Value> results;
+    int64_t start = 0;
+    for (auto [size, result] : llvm::zip_equal(op.getSizes(), op.getResults())) {
+      SmallVector<OpFoldResult> offsets(r, rewriter.getIndexAttr(0));
+      SmallVector<OpFoldResult> sizes, strides(r, rewriter.getIndexAttr(1));
+      for (int64_t d = 0; d < r; ++d)
+        sizes.push_back(d == axis ? OpFoldResult(rewriter.getIndexAttr(size))
+                                  : OpFoldResult(dimValue(rewriter, loc, in, d)));
+      offsets[axis] = rewriter.getIndexAttr(start);
+      start += size;
+      results.push_back(tensor::ExtractSliceOp::create(
+          rewriter, loc, cast<RankedTensorType>(result.getType()), in, offsets,
+          sizes, strides));
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// slice (ONNX clamping, any step sign) and gather
+//===----------------------------------------------------------------------===//
+
+struct SlicePattern : OpConversionPattern<SliceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SliceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value in = adaptor.getInput();
+    RankedTensorType it = typeOf(in);
+    auto out = cast<RankedTensorType>(op.getType());
+    int64_t r = it.getRank();
+    // Per sliced axis: clamped start and step; extent = count.
+    SmallVector<Value> starts(r), steps(r), counts(r);
+    for (auto [i, axisAttr] : llvm::enumerate(op.getAxes())) {
+      int64_t axis = axisAttr < 0 ? axisAttr + r : axisAttr;
+      OpBuilder &b = rewriter;
+      Value dim = dimValue(b, loc, in, axis);
+      auto load = [&](Value v) {
+        Value e = tensor::ExtractOp::create(b, loc, v,
+                                            ValueRange{cIndex(b, loc, i)});
+        return Value(arith::IndexCastOp::create(b, loc, b.getIndexType(), e));
+      };
+      Value start = load(adaptor.getStarts()), end = load(adaptor.getEnds()),
+            step = load(adaptor.getSteps());
+      Value zero = cIndex(b, loc, 0), one = cIndex(b, loc, 1);
+      Value dimM1 = arith::SubIOp::create(b, loc, dim, one);
+      Value positive = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                             step, zero);
+      // Negative bounds count from the end; then clamp into range.
+      auto wrap = [&](Value v) {
+        Value neg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, v,
+                                          zero);
+        return Value(arith::SelectOp::create(
+            b, loc, neg, arith::AddIOp::create(b, loc, v, dim), v));
+      };
+      auto clamp = [&](Value v, Value lo, Value hi) {
+        return Value(arith::MinSIOp::create(
+            b, loc, arith::MaxSIOp::create(b, loc, v, lo), hi));
+      };
+      Value s = wrap(start), e = wrap(end);
+      Value sPos = clamp(s, zero, dim), ePos = clamp(e, zero, dim);
+      Value minus1 = cIndex(b, loc, -1);
+      Value sNeg = clamp(s, minus1, dimM1), eNeg = clamp(e, minus1, dimM1);
+      Value s2 = arith::SelectOp::create(b, loc, positive, sPos, sNeg);
+      Value e2 = arith::SelectOp::create(b, loc, positive, ePos, eNeg);
+      // count = ceil((e - s) / step), at least 0.
+      Value diff = arith::SubIOp::create(b, loc, e2, s2);
+      Value adj = arith::SelectOp::create(
+          b, loc, positive, arith::SubIOp::create(b, loc, step, one),
+          arith::AddIOp::create(b, loc, step, one));
+      Value count = arith::DivSIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, diff, adj), step);
+      count = arith::MaxSIOp::create(b, loc, count, zero);
+      starts[axis] = s2;
+      steps[axis] = step;
+      counts[axis] = count;
+    }
+    SmallVector<Value> dynamic;
+    for (int64_t d = 0; d < r; ++d)
+      if (out.isDynamicDim(d))
+        dynamic.push_back(counts[d] ? counts[d] : dimValue(rewriter, loc, in, d));
+    Value y = buildGatherCopy(
+        rewriter, loc, out, dynamic, in,
+        [&](OpBuilder &b, Location l, ValueRange idx) {
+          SmallVector<Value> inIdx(idx.begin(), idx.end());
+          for (int64_t d = 0; d < r; ++d)
+            if (starts[d])
+              inIdx[d] = arith::AddIOp::create(
+                  b, l, starts[d], arith::MulIOp::create(b, l, idx[d], steps[d]));
+          return inIdx;
+        });
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
+struct GatherPattern : OpConversionPattern<GatherOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(GatherOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value data = adaptor.getData(), indices = adaptor.getIndices();
+    RankedTensorType dt = typeOf(data), ixt = typeOf(indices);
+    auto out = cast<RankedTensorType>(op.getType());
+    int64_t axis = normalizedAxis(op.getAxis(), dt.getRank());
+    int64_t ir = ixt.getRank();
+    SmallVector<Value> dynamic;
+    for (int64_t d = 0; d < out.getRank(); ++d) {
+      if (!out.isDynamicDim(d))
+        continue;
+      if (d < axis)
+        dynamic.push_back(dimValue(rewriter, loc, data, d));
+      else if (d < axis + ir)
+        dynamic.push_back(dimValue(rewriter, loc, indices, d - axis));
+      else
+        dynamic.push_back(dimValue(rewriter, loc, data, d - ir + 1));
+    }
+    Value extent = dimValue(rewriter, loc, data, axis);
+    Value y = buildGatherCopy(
+        rewriter, loc, out, dynamic, data,
+        [&](OpBuilder &b, Location l, ValueRange idx) {
+          SmallVector<Value> ix(idx.begin() + axis, idx.begin() + axis + ir);
+          Value raw = tensor::ExtractOp::create(b, l, indices, ix);
+          Value i = arith::IndexCastOp::create(b, l, b.getIndexType(), raw);
+          // Negative indices count from the end; out-of-range indices are
+          // clamped so a bad index can never read outside the tensor.
+          Value neg = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, i,
+                                            cIndex(b, l, 0));
+          i = arith::SelectOp::create(b, l, neg,
+                                      arith::AddIOp::create(b, l, i, extent), i);
+          i = arith::MaxSIOp::create(b, l, i, cIndex(b, l, 0));
+          i = arith::MinSIOp::create(
+              b, l, i, arith::SubIOp::create(b, l, extent, cIndex(b, l, 1)));
+          SmallVector<Value> in(idx.begin(), idx.begin() + axis);
+          in.push_back(i);
+          in.append(idx.begin() + axis + ir, idx.end());
+          return in;
+        });
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// expand, tile, trilu
+//===----------------------------------------------------------------------===//
+
+struct ExpandPattern : OpConversionPattern<ExpandOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ExpandOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value in = adaptor.getInput();
+    auto out = cast<RankedTensorType>(op.getType());
+    int64_t r = out.getRank(), ir = typeOf(in).getRank();
+    // Dynamic extents: max(input dim, shape entry) (one of them is 1).
+    SmallVector<Value> dynamic;
+    for (int64_t d = 0; d < r; ++d) {
+      if (!out.isDynamicDim(d))
+        continue;
+      Value e = extractIndex(rewriter, loc, adaptor.getShape(), d);
+      int64_t id = d - (r - ir);
+      if (id >= 0)
+        e = arith::MaxSIOp::create(rewriter, loc, e,
+                                   dimValue(rewriter, loc, in, id));
+      dynamic.push_back(e);
+    }
+    Value y = buildGatherCopy(
+        rewriter, loc, out, dynamic, in,
+        [&](OpBuilder &b, Location l, ValueRange idx) {
+          SmallVector<Value> inIdx;
+          for (int64_t i = 0; i < ir; ++i) {
+            int64_t d = i + r - ir;
+            // A size-1 input dim is read at 0 whatever the output index.
+            Value one = cIndex(b, l, 1);
+            Value isOne = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
+                                                dimValue(b, l, in, i), one);
+            inIdx.push_back(
+                arith::SelectOp::create(b, l, isOne, cIndex(b, l, 0), idx[d]));
+          }
+          return inIdx;
+        });
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
+struct TilePattern : OpConversionPattern<TileOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(TileOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value in = adaptor.getInput();
+    auto out = cast<RankedTensorType>(op.getType());
+    SmallVector<Value> dynamic;
+    for (int64_t d = 0; d < out.getRank(); ++d)
+      if (out.isDynamicDim(d))
+        dynamic.push_back(arith::MulIOp::create(
+            rewriter, loc, dimValue(rewriter, loc, in, d),
+            extractIndex(rewriter, loc, adaptor.getRepeats(), d)));
+    Value y = buildGatherCopy(rewriter, loc, out, dynamic, in,
+                              [&](OpBuilder &b, Location l, ValueRange idx) {
+                                SmallVector<Value> inIdx;
+                                for (auto [d, i] : llvm::enumerate(idx))
+                                  inIdx.push_back(arith::RemSIOp::create(
+                                      b, l, i, dimValue(b, l, in, d)));
+                                return inIdx;
+                              });
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
+struct TriluPattern : OpConversionPattern<TriluOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(TriluOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value in = adaptor.getInput();
+    RankedTensorType t = typeOf(in);
+    int64_t r = t.getRank();
+    Value k = cIndex(rewriter, loc, 0);
+    if (Value kv = adaptor.getK())
+      k = arith::IndexCastOp::create(
+          rewriter, loc, rewriter.getIndexType(),
+          tensor::ExtractOp::create(rewriter, loc, kv, ValueRange{}));
+    bool upper = op.getUpper();
+    Value y = buildElementwise(
+        rewriter, loc, t, in, [&](OpBuilder &b, Location l, ValueRange a) {
+          Value i = linalg::IndexOp::create(b, l, r - 2);
+          Value j = linalg::IndexOp::create(b, l, r - 1);
+          // Keep j - i >= k (upper) or j - i <= k (lower).
+          Value diff = arith::SubIOp::create(b, l, j, i);
+          Value keep = arith::CmpIOp::create(
+              b, l, upper ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle,
+              diff, k);
+          return Value(arith::SelectOp::create(
+              b, l, keep, a[0], scalarConstant(b, l, a[0].getType(), 0)));
+        });
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// range, shape, constant_of_shape
+//===----------------------------------------------------------------------===//
+
+struct RangePattern : OpConversionPattern<RangeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(RangeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto out = cast<RankedTensorType>(op.getType());
+    Type et = out.getElementType();
+    auto scalar = [&](Value v) {
+      return Value(tensor::ExtractOp::create(rewriter, loc, v, ValueRange{}));
+    };
+    Value start = scalar(adaptor.getStart()), limit = scalar(adaptor.getLimit()),
+          delta = scalar(adaptor.getDelta());
+    SmallVector<Value> dynamic;
+    if (out.isDynamicDim(0)) {
+      // max(ceil((limit - start) / delta), 0)
+      Value count;
+      if (isa<FloatType>(et)) {
+        Value q = arith::DivFOp::create(
+            rewriter, loc, arith::SubFOp::create(rewriter, loc, limit, start),
+            delta);
+        Value c = math_ceil(rewriter, loc, q);
+        count = arith::FPToSIOp::create(rewriter, loc, rewriter.getI64Type(), c);
+      } else {
+        Value diff = arith::SubIOp::create(rewriter, loc, limit, start);
+        count = arith::CeilDivSIOp::create(rewriter, loc, diff, delta);
+        if (!et.isInteger(64))
+          count = arith::ExtSIOp::create(rewriter, loc, rewriter.getI64Type(),
+                                         count);
+      }
+      Value idx = arith::IndexCastOp::create(rewriter, loc,
+                                             rewriter.getIndexType(), count);
+      dynamic.push_back(arith::MaxSIOp::create(rewriter, loc, idx,
+                                               cIndex(rewriter, loc, 0)));
+    }
+    Value y = buildElementwiseIndexed(rewriter, loc, out, dynamic,
+                                      [&](OpBuilder &b, Location l, Value i) {
+                                        Value n = arith::IndexCastOp::create(
+                                            b, l, b.getI64Type(), i);
+                                        Value f =
+                                            isa<FloatType>(et)
+                                                ? Value(arith::SIToFPOp::create(
+                                                      b, l, et, n))
+                                                : (et.isInteger(64)
+                                                       ? n
+                                                       : Value(arith::TruncIOp::create(
+                                                             b, l, et, n)));
+                                        return addScalar(
+                                            b, l, start,
+                                            mulScalar(b, l, f, delta));
+                                      });
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+
+  static Value math_ceil(OpBuilder &b, Location loc, Value x) {
+    // ceil via floor(-x) negation avoids a math dialect dependency here.
+    Value t = arith::FPToSIOp::create(b, loc, b.getI64Type(), x);
+    Value back = arith::SIToFPOp::create(b, loc, x.getType(), t);
+    Value less = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, back,
+                                       x);
+    Value plus = arith::AddFOp::create(
+        b, loc, back, scalarConstant(b, loc, x.getType(), 1.0));
+    return arith::SelectOp::create(b, loc, less, plus, back);
+  }
+
+  // A 1-D generic whose element i is body(i).
+  static Value buildElementwiseIndexed(
+      OpBuilder &b, Location loc, RankedTensorType type, ValueRange dynamic,
+      llvm::function_ref<Value(OpBuilder &, Location, Value)> body) {
+    Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                          type.getElementType(), dynamic);
+    auto generic = linalg::GenericOp::create(
+        b, loc, TypeRange{type}, ValueRange{}, ValueRange{empty},
+        {b.getMultiDimIdentityMap(1)}, {utils::IteratorType::parallel},
+        [&](OpBuilder &nb, Location l, ValueRange) {
+          Value i = linalg::IndexOp::create(nb, l, 0);
+          linalg::YieldOp::create(nb, l, body(nb, l, i));
+        });
+    return generic.getResult(0);
+  }
+};
+
+struct ShapePattern : OpConversionPattern<ShapeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ShapeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value in = adaptor.getInput();
+    int64_t rank = typeOf(in).getRank();
+    auto clampBound = [&](int64_t v) {
+      return std::clamp<int64_t>(v < 0 ? v + rank : v, 0, rank);
+    };
+    int64_t start = clampBound(op.getStart());
+    int64_t end = clampBound(op.getEnd().value_or(rank));
+    SmallVector<Value> elems;
+    for (int64_t d = start; d < end; ++d)
+      elems.push_back(arith::IndexCastOp::create(
+          rewriter, loc, rewriter.getI64Type(), dimValue(rewriter, loc, in, d)));
+    rewriter.replaceOpWithNewOp<tensor::FromElementsOp>(op, op.getType(), elems);
+    return success();
+  }
+};
+
+struct ConstantOfShapePattern : OpConversionPattern<ConstantOfShapeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConstantOfShapeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto out = cast<RankedTensorType>(op.getType());
+    SmallVector<Value> dynamic;
+    for (int64_t d = 0; d < out.getRank(); ++d)
+      if (out.isDynamicDim(d))
+        dynamic.push_back(extractIndex(rewriter, loc, adaptor.getShape(), d));
+    Value empty = tensor::EmptyOp::create(rewriter, loc, out.getShape(),
+                                          out.getElementType(), dynamic);
+    Value v = arith::ConstantOp::create(rewriter, loc, op.getValue());
+    rewriter.replaceOpWithNewOp<linalg::FillOp>(op, ValueRange{v},
+                                                ValueRange{empty});
+    return success();
+  }
+};
+
+} // namespace
+
+void populateDataMovementLoweringPatterns(RewritePatternSet &patterns) {
+  patterns.add<ReshapePattern, TransposePattern, ConcatPattern, SplitPattern,
+               SlicePattern, GatherPattern, ExpandPattern, TilePattern,
+               TriluPattern, RangePattern, ShapePattern,
+               ConstantOfShapePattern>(patterns.getContext());
+}
+
+} // namespace strata::lowering

@@ -1,0 +1,308 @@
+//===- ElementwiseLowering.cpp - strata elementwise ops -> linalg ---------===//
+// SPDX-License-Identifier: Apache-2.0
+// Every elementwise strata op becomes one broadcasting linalg.generic whose
+// body is the scalar arith/math computation; constants become
+// arith.constant (weights stay dense_resource blobs).
+
+#include "passes/lowering/LoweringUtils.h"
+
+#include "dialects/strata/IR/StrataOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+using namespace mlir;
+using namespace strata::ir;
+
+namespace strata::lowering {
+namespace {
+
+bool isFloat(Value v) { return isa<FloatType>(v.getType()); }
+
+Value cmp(OpBuilder &b, Location loc, arith::CmpFPredicate f,
+          arith::CmpIPredicate i, Value x, Value y) {
+  if (isFloat(x))
+    return arith::CmpFOp::create(b, loc, f, x, y);
+  return arith::CmpIOp::create(b, loc, i, x, y);
+}
+
+// Scalar bodies, one per op. Unsigned tensors are refused by the pass
+// before patterns run, so integers here are signless-as-signed.
+Value addBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  return addScalar(b, l, a[0], a[1]);
+}
+Value subBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  return subScalar(b, l, a[0], a[1]);
+}
+Value mulBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  return mulScalar(b, l, a[0], a[1]);
+}
+Value divBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  if (isFloat(a[0]))
+    return arith::DivFOp::create(b, l, a[0], a[1]);
+  return arith::DivSIOp::create(b, l, a[0], a[1]);
+}
+Value powBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  if (isFloat(a[0]))
+    return math::PowFOp::create(b, l, a[0], a[1]);
+  return math::IPowIOp::create(b, l, a[0], a[1]);
+}
+Value maxBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  return maxScalar(b, l, a[0], a[1]);
+}
+Value minBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  if (isFloat(a[0]))
+    return arith::MinimumFOp::create(b, l, a[0], a[1]);
+  return arith::MinSIOp::create(b, l, a[0], a[1]);
+}
+Value modBody(OpBuilder &b, Location l, ValueRange a, Operation *op) {
+  if (isFloat(a[0]))
+    return arith::RemFOp::create(b, l, a[0], a[1]);
+  Value r = arith::RemSIOp::create(b, l, a[0], a[1]);
+  if (cast<ModOp>(op).getFmod())
+    return r;
+  // Python semantics: a non-zero remainder takes the divisor's sign.
+  Value zero = scalarConstant(b, l, r.getType(), 0);
+  Value nonZero = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, r, zero);
+  Value rNeg = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, r, zero);
+  Value dNeg =
+      arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, a[1], zero);
+  Value differ = arith::XOrIOp::create(b, l, rNeg, dNeg);
+  Value fix = arith::AndIOp::create(b, l, nonZero, differ);
+  return arith::SelectOp::create(b, l, fix, arith::AddIOp::create(b, l, r, a[1]),
+                                 r);
+}
+Value equalBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  return cmp(b, l, arith::CmpFPredicate::OEQ, arith::CmpIPredicate::eq, a[0],
+             a[1]);
+}
+Value lessBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  return cmp(b, l, arith::CmpFPredicate::OLT, arith::CmpIPredicate::slt, a[0],
+             a[1]);
+}
+Value lessEqualBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  return cmp(b, l, arith::CmpFPredicate::OLE, arith::CmpIPredicate::sle, a[0],
+             a[1]);
+}
+Value greaterBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  return cmp(b, l, arith::CmpFPredicate::OGT, arith::CmpIPredicate::sgt, a[0],
+             a[1]);
+}
+Value greaterEqualBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  return cmp(b, l, arith::CmpFPredicate::OGE, arith::CmpIPredicate::sge, a[0],
+             a[1]);
+}
+Value andBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  return arith::AndIOp::create(b, l, a[0], a[1]);
+}
+Value orBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  return arith::OrIOp::create(b, l, a[0], a[1]);
+}
+Value sqrtBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  return math::SqrtOp::create(b, l, a[0]);
+}
+Value rsqrtBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  return math::RsqrtOp::create(b, l, a[0]);
+}
+Value reciprocalBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  return arith::DivFOp::create(b, l, scalarConstant(b, l, a[0].getType(), 1),
+                               a[0]);
+}
+Value expBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  return math::ExpOp::create(b, l, a[0]);
+}
+Value logBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  return math::LogOp::create(b, l, a[0]);
+}
+Value erfBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  return math::ErfOp::create(b, l, a[0]);
+}
+Value tanhBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  return math::TanhOp::create(b, l, a[0]);
+}
+Value sigmoid(OpBuilder &b, Location l, Value x) {
+  Type t = x.getType();
+  Value e = math::ExpOp::create(b, l, arith::NegFOp::create(b, l, x));
+  Value one = scalarConstant(b, l, t, 1);
+  return arith::DivFOp::create(b, l, one, arith::AddFOp::create(b, l, one, e));
+}
+Value sigmoidBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  return sigmoid(b, l, a[0]);
+}
+Value siluBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  return arith::MulFOp::create(b, l, a[0], sigmoid(b, l, a[0]));
+}
+Value sinBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  return math::SinOp::create(b, l, a[0]);
+}
+Value cosBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  return math::CosOp::create(b, l, a[0]);
+}
+Value negBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  if (isFloat(a[0]))
+    return arith::NegFOp::create(b, l, a[0]);
+  return arith::SubIOp::create(b, l, scalarConstant(b, l, a[0].getType(), 0),
+                               a[0]);
+}
+Value absBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  if (isFloat(a[0]))
+    return math::AbsFOp::create(b, l, a[0]);
+  return math::AbsIOp::create(b, l, a[0]);
+}
+Value reluBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  return maxScalar(b, l, a[0], scalarConstant(b, l, a[0].getType(), 0));
+}
+Value notBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  return arith::XOrIOp::create(b, l, a[0],
+                               arith::ConstantIntOp::create(b, l, 1, 1));
+}
+Value whereBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  return arith::SelectOp::create(b, l, a[0], a[1], a[2]);
+}
+// 0.5 x (1 + erf(x / sqrt 2)), or the tanh approximation.
+Value geluBody(OpBuilder &b, Location l, ValueRange a, Operation *op) {
+  Value x = a[0];
+  Type t = x.getType();
+  Value half = scalarConstant(b, l, t, 0.5), one = scalarConstant(b, l, t, 1);
+  Value inner;
+  if (cast<GeluOp>(op).getApproximate() == "tanh") {
+    Value x3 = arith::MulFOp::create(b, l, x, arith::MulFOp::create(b, l, x, x));
+    Value poly = arith::AddFOp::create(
+        b, l, x,
+        arith::MulFOp::create(b, l, scalarConstant(b, l, t, 0.044715), x3));
+    inner = math::TanhOp::create(
+        b, l,
+        arith::MulFOp::create(b, l, scalarConstant(b, l, t, 0.7978845608028654),
+                              poly));
+  } else {
+    inner = math::ErfOp::create(
+        b, l,
+        arith::MulFOp::create(b, l, x,
+                              scalarConstant(b, l, t, 0.7071067811865476)));
+  }
+  Value y = arith::MulFOp::create(b, l, half, x);
+  return arith::MulFOp::create(b, l, y, arith::AddFOp::create(b, l, one, inner));
+}
+
+// Converts one scalar between element types with ONNX Cast semantics.
+Value castScalar(OpBuilder &b, Location l, Value x, Type to) {
+  Type from = x.getType();
+  if (from == to)
+    return x;
+  bool fromF = isa<FloatType>(from), toF = isa<FloatType>(to);
+  if (to.isInteger(1)) {
+    Value zero = scalarConstant(b, l, from, 0);
+    return fromF ? Value(arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNE,
+                                               x, zero))
+                 : Value(arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne,
+                                               x, zero));
+  }
+  if (fromF && toF) {
+    if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
+      return arith::ExtFOp::create(b, l, to, x);
+    return arith::TruncFOp::create(b, l, to, x);
+  }
+  if (fromF)
+    return arith::FPToSIOp::create(b, l, to, x);
+  if (toF) {
+    if (from.isInteger(1))
+      return arith::UIToFPOp::create(b, l, to, x);
+    return arith::SIToFPOp::create(b, l, to, x);
+  }
+  unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
+  if (fw < tw)
+    return from.isInteger(1) ? Value(arith::ExtUIOp::create(b, l, to, x))
+                             : Value(arith::ExtSIOp::create(b, l, to, x));
+  return arith::TruncIOp::create(b, l, to, x);
+}
+
+using BodyFn = Value (*)(OpBuilder &, Location, ValueRange, Operation *);
+
+template <typename OpT, BodyFn Body>
+struct ElementwisePattern : OpConversionPattern<OpT> {
+  using OpConversionPattern<OpT>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(OpT op, typename OpT::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Operation *raw = op.getOperation();
+    Value result = buildElementwise(
+        rewriter, op.getLoc(), cast<RankedTensorType>(op.getType()),
+        adaptor.getOperands(),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          return Body(b, l, args, raw);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct CastPattern : OpConversionPattern<CastOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(CastOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    Type to = type.getElementType();
+    if (!to.isSignlessIntOrFloat() ||
+        !getElementTypeOrSelf(op.getInput().getType()).isSignlessIntOrFloat())
+      return rewriter.notifyMatchFailure(op, "unsupported cast types");
+    Value result = buildElementwise(
+        rewriter, op.getLoc(), type, adaptor.getInput(),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          return castScalar(b, l, args[0], to);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct ConstantPattern : OpConversionPattern<ConstantOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConstantOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(op,
+                                                   cast<TypedAttr>(op.getValue()));
+    return success();
+  }
+};
+
+} // namespace
+
+void populateElementwiseLoweringPatterns(RewritePatternSet &patterns) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<ElementwisePattern<AddOp, addBody>,
+               ElementwisePattern<SubOp, subBody>,
+               ElementwisePattern<MulOp, mulBody>,
+               ElementwisePattern<DivOp, divBody>,
+               ElementwisePattern<PowOp, powBody>,
+               ElementwisePattern<MaxOp, maxBody>,
+               ElementwisePattern<MinOp, minBody>,
+               ElementwisePattern<ModOp, modBody>,
+               ElementwisePattern<EqualOp, equalBody>,
+               ElementwisePattern<LessOp, lessBody>,
+               ElementwisePattern<LessEqualOp, lessEqualBody>,
+               ElementwisePattern<GreaterOp, greaterBody>,
+               ElementwisePattern<GreaterEqualOp, greaterEqualBody>,
+               ElementwisePattern<AndOp, andBody>,
+               ElementwisePattern<OrOp, orBody>,
+               ElementwisePattern<SqrtOp, sqrtBody>,
+               ElementwisePattern<RsqrtOp, rsqrtBody>,
+               ElementwisePattern<ReciprocalOp, reciprocalBody>,
+               ElementwisePattern<ExpOp, expBody>,
+               ElementwisePattern<LogOp, logBody>,
+               ElementwisePattern<ErfOp, erfBody>,
+               ElementwisePattern<TanhOp, tanhBody>,
+               ElementwisePattern<SigmoidOp, sigmoidBody>,
+               ElementwisePattern<SiluOp, siluBody>,
+               ElementwisePattern<SinOp, sinBody>,
+               ElementwisePattern<CosOp, cosBody>,
+               ElementwisePattern<NegOp, negBody>,
+               ElementwisePattern<AbsOp, absBody>,
+               ElementwisePattern<ReluOp, reluBody>,
+               ElementwisePattern<NotOp, notBody>,
+               ElementwisePattern<WhereOp, whereBody>,
+               ElementwisePattern<GeluOp, geluBody>, CastPattern,
+               ConstantPattern>(ctx);
+}
+
+} // namespace strata::lowering

@@ -1,0 +1,159 @@
+//===- LoweringUtils.cpp - Builders shared by the strata lowering ---------===//
+// SPDX-License-Identifier: Apache-2.0
+// See LoweringUtils.h.
+
+#include "passes/lowering/LoweringUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+
+namespace strata::lowering {
+
+Value dimValue(OpBuilder &b, Location loc, Value tensor, int64_t d) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  if (!type.isDynamicDim(d))
+    return arith::ConstantIndexOp::create(b, loc, type.getDimSize(d));
+  return tensor::DimOp::create(b, loc, tensor, d);
+}
+
+Value emptyLike(OpBuilder &b, Location loc, RankedTensorType type,
+                ValueRange sources) {
+  SmallVector<Value> dynamic;
+  int64_t rank = type.getRank();
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!type.isDynamicDim(d))
+      continue;
+    Value extent;
+    for (Value source : sources) {
+      auto st = cast<RankedTensorType>(source.getType());
+      int64_t sd = d - (rank - st.getRank());
+      if (sd < 0 || st.getDimSize(sd) == 1)
+        continue;
+      extent = dimValue(b, loc, source, sd);
+      break;
+    }
+    // Every source broadcasts here: the extent is 1.
+    dynamic.push_back(extent ? extent : arith::ConstantIndexOp::create(b, loc, 1));
+  }
+  return tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType(),
+                                 dynamic);
+}
+
+Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType type,
+                       ValueRange operands, ScalarFn body) {
+  int64_t rank = type.getRank();
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineMap> maps;
+  for (Value operand : operands) {
+    auto ot = cast<RankedTensorType>(operand.getType());
+    SmallVector<AffineExpr> exprs;
+    for (int64_t i = 0; i < ot.getRank(); ++i) {
+      int64_t d = i + rank - ot.getRank();
+      bool broadcast = ot.getDimSize(i) == 1 && type.getDimSize(d) != 1;
+      exprs.push_back(broadcast ? getAffineConstantExpr(0, ctx)
+                                : getAffineDimExpr(d, ctx));
+    }
+    maps.push_back(AffineMap::get(rank, 0, exprs, ctx));
+  }
+  maps.push_back(b.getMultiDimIdentityMap(rank));
+  Value init = emptyLike(b, loc, type, operands);
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{type}, operands, ValueRange{init}, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value result = body(nb, nloc, args.drop_back());
+        linalg::YieldOp::create(nb, nloc, result);
+      });
+  return generic.getResult(0);
+}
+
+Value scalarConstant(OpBuilder &b, Location loc, Type type, double value) {
+  if (auto f = dyn_cast<FloatType>(type))
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(f, value));
+  if (type.isIndex())
+    return arith::ConstantIndexOp::create(b, loc, (int64_t)value);
+  return arith::ConstantOp::create(b, loc,
+                                   b.getIntegerAttr(type, (int64_t)value));
+}
+
+Value buildReduction(OpBuilder &b, Location loc, Value input,
+                     ArrayRef<int64_t> axes, bool keepDims, Value init,
+                     ScalarFn combine) {
+  auto in = cast<RankedTensorType>(input.getType());
+  int64_t rank = in.getRank();
+  MLIRContext *ctx = b.getContext();
+  SmallVector<int64_t> outShape;
+  SmallVector<Value> dynamic;
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<utils::IteratorType> iterators;
+  for (int64_t d = 0; d < rank; ++d) {
+    bool reduced = llvm::is_contained(axes, d);
+    iterators.push_back(reduced ? utils::IteratorType::reduction
+                                : utils::IteratorType::parallel);
+    if (reduced) {
+      if (keepDims) {
+        outShape.push_back(1);
+        outExprs.push_back(getAffineConstantExpr(0, ctx));
+      }
+      continue;
+    }
+    outShape.push_back(in.getDimSize(d));
+    if (in.isDynamicDim(d))
+      dynamic.push_back(tensor::DimOp::create(b, loc, input, d));
+    outExprs.push_back(getAffineDimExpr(d, ctx));
+  }
+  auto outType = RankedTensorType::get(outShape, in.getElementType());
+  Value empty = tensor::EmptyOp::create(b, loc, outShape, in.getElementType(),
+                                        dynamic);
+  Value filled =
+      linalg::FillOp::create(b, loc, ValueRange{init}, ValueRange{empty})
+          .getResult(0);
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank),
+                                 AffineMap::get(rank, 0, outExprs, ctx)};
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{outType}, ValueRange{input}, ValueRange{filled}, maps,
+      iterators, [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        linalg::YieldOp::create(nb, nloc, combine(nb, nloc, args));
+      });
+  return generic.getResult(0);
+}
+
+Value countOf(OpBuilder &b, Location loc, Value tensor, ArrayRef<int64_t> axes,
+              Type type) {
+  Value count = arith::ConstantIndexOp::create(b, loc, 1);
+  for (int64_t d : axes)
+    count = arith::MulIOp::create(b, loc, count, dimValue(b, loc, tensor, d));
+  Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), count);
+  if (isa<FloatType>(type))
+    return arith::SIToFPOp::create(b, loc, type, asInt);
+  if (type.getIntOrFloatBitWidth() < 64)
+    return arith::TruncIOp::create(b, loc, type, asInt);
+  return asInt;
+}
+
+Value addScalar(OpBuilder &b, Location loc, Value x, Value y) {
+  if (isa<FloatType>(x.getType()))
+    return arith::AddFOp::create(b, loc, x, y);
+  return arith::AddIOp::create(b, loc, x, y);
+}
+Value subScalar(OpBuilder &b, Location loc, Value x, Value y) {
+  if (isa<FloatType>(x.getType()))
+    return arith::SubFOp::create(b, loc, x, y);
+  return arith::SubIOp::create(b, loc, x, y);
+}
+Value mulScalar(OpBuilder &b, Location loc, Value x, Value y) {
+  if (isa<FloatType>(x.getType()))
+    return arith::MulFOp::create(b, loc, x, y);
+  return arith::MulIOp::create(b, loc, x, y);
+}
+Value maxScalar(OpBuilder &b, Location loc, Value x, Value y) {
+  if (isa<FloatType>(x.getType()))
+    return arith::MaximumFOp::create(b, loc, x, y);
+  return arith::MaxSIOp::create(b, loc, x, y);
+}
+
+} // namespace strata::lowering

@@ -1,0 +1,76 @@
+//===- LoweringUtils.h - Builders shared by the strata lowering --*- C++ -*-===//
+// SPDX-License-Identifier: Apache-2.0
+// Small builders for lowering strata ops to linalg/tensor/arith/math on
+// tensors: dynamic sizes, broadcasting elementwise generics, reductions,
+// scalar constants.
+
+#ifndef STRATA_PASSES_LOWERING_LOWERINGUTILS_H_
+#define STRATA_PASSES_LOWERING_LOWERINGUTILS_H_
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace strata::lowering {
+
+/// Body of an elementwise generic: scalar inputs -> scalar result.
+using ScalarFn = llvm::function_ref<mlir::Value(
+    mlir::OpBuilder &, mlir::Location, mlir::ValueRange)>;
+
+/// The extent of dim |d| of |tensor| as an index value (constant if static).
+mlir::Value dimValue(mlir::OpBuilder &b, mlir::Location loc, mlir::Value tensor,
+                     int64_t d);
+
+/// tensor.empty of |type|, taking each dynamic extent from the first of
+/// |sources| whose trailing-aligned dim at that position is not a
+/// broadcast 1 (numpy alignment).
+mlir::Value emptyLike(mlir::OpBuilder &b, mlir::Location loc,
+                      mlir::RankedTensorType type, mlir::ValueRange sources);
+
+/// An elementwise linalg.generic producing |type| from |operands| broadcast
+/// numpy-style to it (a static 1 against a larger result dim broadcasts;
+/// other dims are assumed equal, as the verifier checked).
+mlir::Value buildElementwise(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::RankedTensorType type,
+                             mlir::ValueRange operands, ScalarFn body);
+
+/// A scalar constant of |type| (float or integer) equal to |value|.
+mlir::Value scalarConstant(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Type type, double value);
+
+/// Reduces |input| over |axes| (sorted, non-negative) with |combine|,
+/// starting from |init|; keeps reduced dims as 1 when |keepDims|.
+mlir::Value buildReduction(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value input, llvm::ArrayRef<int64_t> axes,
+                           bool keepDims, mlir::Value init, ScalarFn combine);
+
+/// Product of the extents of |axes| of |tensor| as a scalar of |type|.
+mlir::Value countOf(mlir::OpBuilder &b, mlir::Location loc, mlir::Value tensor,
+                    llvm::ArrayRef<int64_t> axes, mlir::Type type);
+
+/// Scalar arithmetic that picks the float or integer arith op.
+mlir::Value addScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                      mlir::Value y);
+mlir::Value subScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                      mlir::Value y);
+mlir::Value mulScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                      mlir::Value y);
+mlir::Value maxScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                      mlir::Value y);
+
+/// |axis| (an I64Attr value, which ODS hands out as uint64_t) normalized
+/// into [0, rank).
+inline int64_t normalizedAxis(uint64_t axis, int64_t rank) {
+  int64_t a = static_cast<int64_t>(axis);
+  return a < 0 ? a + rank : a;
+}
+
+/// Adds the lowering patterns of each op family.
+void populateElementwiseLoweringPatterns(mlir::RewritePatternSet &patterns);
+void populateStructuredLoweringPatterns(mlir::RewritePatternSet &patterns);
+void populateDataMovementLoweringPatterns(mlir::RewritePatternSet &patterns);
+
+} // namespace strata::lowering
+
+#endif // STRATA_PASSES_LOWERING_LOWERINGUTILS_H_

@@ -1,0 +1,558 @@
+//===- StructuredLowering.cpp - strata contractions/reductions -> linalg --===//
+// SPDX-License-Identifier: Apache-2.0
+// matmul, linear, reductions, softmax, the norms, attention and cumsum as
+// linalg.generic ops on tensors. Norms accumulate in fp32; attention is
+// spelled out as two contractions around a masked softmax (the tiled
+// flash-style kernel replaces this in the fusion/codegen work).
+
+#include "passes/lowering/LoweringUtils.h"
+
+#include "dialects/strata/IR/StrataOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace strata::ir;
+
+namespace strata::lowering {
+namespace {
+
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+// A zero-filled (or |init|-filled) tensor of |type| with |dynamic| sizes.
+Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                   ValueRange dynamic, double init) {
+  Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                        type.getElementType(), dynamic);
+  Value v = scalarConstant(b, loc, type.getElementType(), init);
+  return linalg::FillOp::create(b, loc, ValueRange{v}, ValueRange{empty})
+      .getResult(0);
+}
+
+SmallVector<utils::IteratorType> iterators(int64_t parallel,
+                                           int64_t reduction) {
+  SmallVector<utils::IteratorType> it(parallel, utils::IteratorType::parallel);
+  it.append(reduction, utils::IteratorType::reduction);
+  return it;
+}
+
+// acc + a * b, in the accumulator's type.
+Value fma(OpBuilder &b, Location l, Value x, Value y, Value acc) {
+  return addScalar(b, l, acc, mulScalar(b, l, x, y));
+}
+
+//===----------------------------------------------------------------------===//
+// matmul / linear
+//===----------------------------------------------------------------------===//
+
+// numpy.matmul as one generic over [batch..., m?, n?, k].
+struct MatmulPattern : OpConversionPattern<MatmulOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MatmulOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Value lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
+    RankedTensorType lt = typeOf(lhs), rt = typeOf(rhs);
+    auto out = cast<RankedTensorType>(op.getType());
+    bool hasM = lt.getRank() >= 2, hasN = rt.getRank() >= 2;
+    int64_t batch = out.getRank() - hasM - hasN;
+    int64_t mDim = batch, nDim = batch + hasM, kDim = batch + hasM + hasN;
+    int64_t loops = kDim + 1;
+    auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+    auto batchExprs = [&](RankedTensorType t, int64_t matrixDims) {
+      SmallVector<AffineExpr> exprs;
+      int64_t tb = t.getRank() - matrixDims;
+      for (int64_t i = 0; i < tb; ++i) {
+        int64_t od = i + batch - tb;
+        bool broadcast = t.getDimSize(i) == 1 && out.getDimSize(od) != 1;
+        exprs.push_back(broadcast ? getAffineConstantExpr(0, ctx) : d(od));
+      }
+      return exprs;
+    };
+    SmallVector<AffineExpr> le = batchExprs(lt, hasM ? 2 : 1);
+    if (hasM)
+      le.push_back(d(mDim));
+    le.push_back(d(kDim));
+    SmallVector<AffineExpr> re = batchExprs(rt, hasN ? 2 : 1);
+    re.push_back(d(kDim));
+    if (hasN)
+      re.push_back(d(nDim));
+    SmallVector<AffineExpr> oe;
+    for (int64_t i = 0; i < kDim; ++i)
+      oe.push_back(d(i));
+    // Dynamic result extents: batch from a non-broadcast operand, m from
+    // lhs, n from rhs.
+    SmallVector<Value> dynamic;
+    for (int64_t i = 0; i < out.getRank(); ++i) {
+      if (!out.isDynamicDim(i))
+        continue;
+      Value extent;
+      if (hasM && i == mDim)
+        extent = dimValue(rewriter, loc, lhs, lt.getRank() - 2);
+      else if (hasN && i == nDim)
+        extent = dimValue(rewriter, loc, rhs, rt.getRank() - 1);
+      else {
+        for (auto [v, t, md] : {std::tuple(lhs, lt, hasM ? 2 : 1),
+                                std::tuple(rhs, rt, hasN ? 2 : 1)}) {
+          int64_t tb = t.getRank() - md, ti = i - (batch - tb);
+          if (ti >= 0 && ti < tb && t.getDimSize(ti) != 1) {
+            extent = dimValue(rewriter, loc, v, ti);
+            break;
+          }
+        }
+        if (!extent)
+          extent = arith::ConstantIndexOp::create(rewriter, loc, 1);
+      }
+      dynamic.push_back(extent);
+    }
+    Value init = filledTensor(rewriter, loc, out, dynamic, 0.0);
+    SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, le, ctx),
+                                   AffineMap::get(loops, 0, re, ctx),
+                                   AffineMap::get(loops, 0, oe, ctx)};
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{out}, ValueRange{lhs, rhs}, ValueRange{init},
+        maps, iterators(kDim, 1),
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          linalg::YieldOp::create(b, l, fma(b, l, a[0], a[1], a[2]));
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+// out[..., n] = bias[n] + sum_k in[..., k] * w[k, n]
+struct LinearPattern : OpConversionPattern<LinearOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(LinearOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Value in = adaptor.getInput(), w = adaptor.getWeight();
+    auto out = cast<RankedTensorType>(op.getType());
+    int64_t r = out.getRank(), loops = r + 1;
+    auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+    SmallVector<Value> dynamic;
+    for (int64_t i = 0; i + 1 < r; ++i)
+      if (out.isDynamicDim(i))
+        dynamic.push_back(dimValue(rewriter, loc, in, i));
+    if (out.isDynamicDim(r - 1))
+      dynamic.push_back(dimValue(rewriter, loc, w, 1));
+    Value init;
+    if (Value bias = adaptor.getBias()) {
+      Value empty = tensor::EmptyOp::create(rewriter, loc, out.getShape(),
+                                            out.getElementType(), dynamic);
+      SmallVector<AffineMap> maps = {
+          AffineMap::get(r, 0, {d(r - 1)}, ctx),
+          rewriter.getMultiDimIdentityMap(r)};
+      init = linalg::GenericOp::create(
+                 rewriter, loc, TypeRange{out}, ValueRange{bias},
+                 ValueRange{empty}, maps, iterators(r, 0),
+                 [&](OpBuilder &b, Location l, ValueRange a) {
+                   linalg::YieldOp::create(b, l, a[0]);
+                 })
+                 .getResult(0);
+    } else {
+      init = filledTensor(rewriter, loc, out, dynamic, 0.0);
+    }
+    SmallVector<AffineExpr> ie, oe;
+    for (int64_t i = 0; i + 1 < r; ++i)
+      ie.push_back(d(i));
+    ie.push_back(d(r));
+    for (int64_t i = 0; i < r; ++i)
+      oe.push_back(d(i));
+    SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, ie, ctx),
+                                   AffineMap::get(loops, 0, {d(r), d(r - 1)},
+                                                  ctx),
+                                   AffineMap::get(loops, 0, oe, ctx)};
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{out}, ValueRange{in, w}, ValueRange{init},
+        maps, iterators(r, 1), [&](OpBuilder &b, Location l, ValueRange a) {
+          linalg::YieldOp::create(b, l, fma(b, l, a[0], a[1], a[2]));
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Reductions and softmax
+//===----------------------------------------------------------------------===//
+
+SmallVector<int64_t> normalizedAxes(ArrayRef<int64_t> axes, int64_t rank) {
+  SmallVector<int64_t> out;
+  for (int64_t a : axes)
+    out.push_back(a < 0 ? a + rank : a);
+  llvm::sort(out);
+  return out;
+}
+
+double lowest(Type t) {
+  if (isa<FloatType>(t))
+    return -std::numeric_limits<double>::infinity();
+  return -std::pow(2.0, t.getIntOrFloatBitWidth() - 1);
+}
+
+template <typename OpT>
+struct ReducePattern : OpConversionPattern<OpT> {
+  using OpConversionPattern<OpT>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(OpT op, typename OpT::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value in = adaptor.getInput();
+    Type et = typeOf(in).getElementType();
+    SmallVector<int64_t> axes =
+        normalizedAxes(op.getAxes(), typeOf(in).getRank());
+    bool isMax = std::is_same_v<OpT, ReduceMaxOp>;
+    Value init = scalarConstant(rewriter, loc, et, isMax ? lowest(et) : 0.0);
+    Value r = buildReduction(
+        rewriter, loc, in, axes, op.getKeepdims(), init,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          return isMax ? maxScalar(b, l, a[0], a[1])
+                       : addScalar(b, l, a[0], a[1]);
+        });
+    if (std::is_same_v<OpT, ReduceMeanOp>) {
+      Value count = countOf(rewriter, loc, in, axes, et);
+      r = buildElementwise(rewriter, loc, typeOf(r), r,
+                           [&](OpBuilder &b, Location l, ValueRange a) {
+                             if (isa<FloatType>(et))
+                               return Value(arith::DivFOp::create(b, l, a[0],
+                                                                  count));
+                             return Value(
+                                 arith::DivSIOp::create(b, l, a[0], count));
+                           });
+    }
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+// Softmax / log-softmax along one axis, stabilized by the maximum.
+template <typename OpT, bool Log>
+struct SoftmaxPattern : OpConversionPattern<OpT> {
+  using OpConversionPattern<OpT>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(OpT op, typename OpT::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getInput();
+    RankedTensorType t = typeOf(x);
+    int64_t axis = normalizedAxis(op.getAxis(), t.getRank());
+    Type et = t.getElementType();
+    Value m = buildReduction(
+        rewriter, loc, x, {axis}, true, scalarConstant(rewriter, loc, et,
+                                                       lowest(et)),
+        [](OpBuilder &b, Location l, ValueRange a) {
+          return maxScalar(b, l, a[0], a[1]);
+        });
+    Value shifted = buildElementwise(
+        rewriter, loc, t, {x, m}, [](OpBuilder &b, Location l, ValueRange a) {
+          return arith::SubFOp::create(b, l, a[0], a[1]);
+        });
+    Value e = buildElementwise(rewriter, loc, t, shifted,
+                               [](OpBuilder &b, Location l, ValueRange a) {
+                                 return math::ExpOp::create(b, l, a[0]);
+                               });
+    Value s = buildReduction(rewriter, loc, e, {axis}, true,
+                             scalarConstant(rewriter, loc, et, 0),
+                             [](OpBuilder &b, Location l, ValueRange a) {
+                               return addScalar(b, l, a[0], a[1]);
+                             });
+    Value y;
+    if (Log)
+      y = buildElementwise(rewriter, loc, t, {shifted, s},
+                           [](OpBuilder &b, Location l, ValueRange a) {
+                             return arith::SubFOp::create(
+                                 b, l, a[0], math::LogOp::create(b, l, a[1]));
+                           });
+    else
+      y = buildElementwise(rewriter, loc, t, {e, s},
+                           [](OpBuilder &b, Location l, ValueRange a) {
+                             return arith::DivFOp::create(b, l, a[0], a[1]);
+                           });
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Norms (fp32 accumulation)
+//===----------------------------------------------------------------------===//
+
+Value toF32(OpBuilder &b, Location loc, Value x) {
+  RankedTensorType t = typeOf(x);
+  if (t.getElementType().isF32())
+    return x;
+  auto type = RankedTensorType::get(t.getShape(), b.getF32Type());
+  return buildElementwise(b, loc, type, x,
+                          [](OpBuilder &nb, Location l, ValueRange a) {
+                            return Value(arith::ExtFOp::create(
+                                nb, l, nb.getF32Type(), a[0]));
+                          });
+}
+
+Value meanOver(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> axes) {
+  Type f32 = b.getF32Type();
+  Value s = buildReduction(b, loc, x, axes, true, scalarConstant(b, loc, f32, 0),
+                           [](OpBuilder &nb, Location l, ValueRange a) {
+                             return addScalar(nb, l, a[0], a[1]);
+                           });
+  Value count = countOf(b, loc, x, axes, f32);
+  return buildElementwise(b, loc, typeOf(s), s,
+                          [&](OpBuilder &nb, Location l, ValueRange a) {
+                            return arith::DivFOp::create(nb, l, a[0], count);
+                          });
+}
+
+// y = norm(x) * scale (+ bias), with norm = (x - mean) * rsqrt(var + eps)
+// for layer_norm and x * rsqrt(mean(x^2) + eps) for rms_norm.
+template <typename OpT, bool Rms>
+struct NormPattern : OpConversionPattern<OpT> {
+  using OpConversionPattern<OpT>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(OpT op, typename OpT::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getInput();
+    RankedTensorType t = typeOf(x);
+    int64_t rank = t.getRank();
+    int64_t axis = normalizedAxis(op.getAxis(), rank);
+    SmallVector<int64_t> axes;
+    for (int64_t d = axis; d < rank; ++d)
+      axes.push_back(d);
+    Value xf = toF32(rewriter, loc, x);
+    auto ft = typeOf(xf);
+    Value eps = scalarConstant(rewriter, loc, rewriter.getF32Type(),
+                               op.getEpsilon().convertToDouble());
+    Value centered = xf;
+    if (!Rms) {
+      Value mean = meanOver(rewriter, loc, xf, axes);
+      centered = buildElementwise(rewriter, loc, ft, {xf, mean},
+                                  [](OpBuilder &b, Location l, ValueRange a) {
+                                    return arith::SubFOp::create(b, l, a[0],
+                                                                 a[1]);
+                                  });
+    }
+    Value sq = buildElementwise(rewriter, loc, ft, centered,
+                                [](OpBuilder &b, Location l, ValueRange a) {
+                                  return arith::MulFOp::create(b, l, a[0], a[0]);
+                                });
+    Value var = meanOver(rewriter, loc, sq, axes);
+    SmallVector<Value> operands = {centered, var, adaptor.getScale()};
+    Value bias;
+    if constexpr (!Rms)
+      bias = adaptor.getBias();
+    if (bias)
+      operands.push_back(bias);
+    Type et = t.getElementType();
+    Value y = buildElementwise(
+        rewriter, loc, cast<RankedTensorType>(op.getType()), operands,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value inv = math::RsqrtOp::create(b, l,
+                                            arith::AddFOp::create(b, l, a[1], eps));
+          Value n = arith::MulFOp::create(b, l, a[0], inv);
+          Value scale = a[2];
+          if (!et.isF32())
+            scale = arith::ExtFOp::create(b, l, b.getF32Type(), scale);
+          Value r = arith::MulFOp::create(b, l, n, scale);
+          if (a.size() > 3) {
+            Value bv = a[3];
+            if (!et.isF32())
+              bv = arith::ExtFOp::create(b, l, b.getF32Type(), bv);
+            r = arith::AddFOp::create(b, l, r, bv);
+          }
+          return et.isF32() ? r : Value(arith::TruncFOp::create(b, l, et, r));
+        });
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+struct AttentionPattern : OpConversionPattern<AttentionOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AttentionOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Value q = adaptor.getQuery(), k = adaptor.getKey(), v = adaptor.getValue();
+    RankedTensorType qt = typeOf(q), kt = typeOf(k), vt = typeOf(v);
+    if (qt.isDynamicDim(1) || kt.isDynamicDim(1) || qt.isDynamicDim(3))
+      return rewriter.notifyMatchFailure(op, "head counts and head dim must "
+                                             "be static");
+    int64_t group = qt.getDimSize(1) / kt.getDimSize(1);
+    Type et = qt.getElementType();
+    auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+    // scores[b, h, i, j] = sum_e q[b, h, i, e] * k[b, h / group, j, e]
+    auto scoresType = RankedTensorType::get(
+        {qt.getDimSize(0), qt.getDimSize(1), qt.getDimSize(2), kt.getDimSize(2)},
+        et);
+    SmallVector<Value> dyn;
+    if (scoresType.isDynamicDim(0))
+      dyn.push_back(dimValue(rewriter, loc, q, 0));
+    if (scoresType.isDynamicDim(2))
+      dyn.push_back(dimValue(rewriter, loc, q, 2));
+    if (scoresType.isDynamicDim(3))
+      dyn.push_back(dimValue(rewriter, loc, k, 2));
+    Value zeros = filledTensor(rewriter, loc, scoresType, dyn, 0.0);
+    AffineExpr kvHead = d(1).floorDiv(group);
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(5, 0, {d(0), d(1), d(2), d(4)}, ctx),
+        AffineMap::get(5, 0, {d(0), kvHead, d(3), d(4)}, ctx),
+        AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx)};
+    Value scores =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{scoresType}, ValueRange{q, k},
+            ValueRange{zeros}, maps, iterators(4, 1),
+            [&](OpBuilder &b, Location l, ValueRange a) {
+              linalg::YieldOp::create(b, l, fma(b, l, a[0], a[1], a[2]));
+            })
+            .getResult(0);
+    double scale = op.getScale() ? op.getScale()->convertToDouble()
+                                 : 1.0 / std::sqrt((double)qt.getDimSize(3));
+    Value mask = adaptor.getMask();
+    bool causal = op.getCausal();
+    std::optional<int64_t> window = op.getWindow();
+    int64_t sinks = op.getSinks().value_or(0);
+    SmallVector<Value> operands = {scores};
+    if (mask)
+      operands.push_back(mask);
+    Value sq = dimValue(rewriter, loc, q, 2), sk = dimValue(rewriter, loc, k, 2);
+    Value offset = arith::SubIOp::create(rewriter, loc, sk, sq);
+    // Scale, add/apply the mask, and apply causal/window/sink visibility.
+    Value masked = buildElementwise(
+        rewriter, loc, scoresType, operands,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value s = arith::MulFOp::create(b, l, a[0],
+                                          scalarConstant(b, l, et, scale));
+          Value ninf = scalarConstant(b, l, et, lowest(et));
+          if (a.size() > 1) {
+            if (a[1].getType().isInteger(1))
+              s = arith::SelectOp::create(b, l, a[1], s, ninf);
+            else
+              s = arith::AddFOp::create(b, l, s, a[1]);
+          }
+          if (!causal && !window)
+            return s;
+          // Query i sees key j when j <= i + (Sk - Sq); a window keeps the
+          // last `window` of those, plus the first `sinks` keys.
+          Value i = linalg::IndexOp::create(b, l, 2);
+          Value j = linalg::IndexOp::create(b, l, 3);
+          Value last = arith::AddIOp::create(b, l, i, offset);
+          Value visible = arith::ConstantIntOp::create(b, l, 1, 1);
+          if (causal)
+            visible = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, j,
+                                            last);
+          if (window) {
+            Value first = arith::SubIOp::create(
+                b, l, last, arith::ConstantIndexOp::create(b, l, *window - 1));
+            Value inWindow = arith::CmpIOp::create(
+                b, l, arith::CmpIPredicate::sge, j, first);
+            Value sink = arith::CmpIOp::create(
+                b, l, arith::CmpIPredicate::slt, j,
+                arith::ConstantIndexOp::create(b, l, sinks));
+            visible = arith::AndIOp::create(
+                b, l, visible, arith::OrIOp::create(b, l, inWindow, sink));
+          }
+          return Value(arith::SelectOp::create(b, l, visible, s, ninf));
+        });
+    auto softmax = SoftmaxOp::create(rewriter, loc, scoresType, masked, 3);
+    // out[b, h, i, e] = sum_j p[b, h, i, j] * v[b, h / group, j, e]
+    auto out = cast<RankedTensorType>(op.getType());
+    SmallVector<Value> odyn;
+    if (out.isDynamicDim(0))
+      odyn.push_back(dimValue(rewriter, loc, q, 0));
+    if (out.isDynamicDim(2))
+      odyn.push_back(dimValue(rewriter, loc, q, 2));
+    if (out.isDynamicDim(3))
+      odyn.push_back(dimValue(rewriter, loc, v, 3));
+    Value ozeros = filledTensor(rewriter, loc, out, odyn, 0.0);
+    SmallVector<AffineMap> omaps = {
+        AffineMap::get(5, 0, {d(0), d(1), d(2), d(4)}, ctx),
+        AffineMap::get(5, 0, {d(0), kvHead, d(4), d(3)}, ctx),
+        AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx)};
+    (void)vt;
+    Value y = linalg::GenericOp::create(
+                  rewriter, loc, TypeRange{out},
+                  ValueRange{softmax.getResult(), v}, ValueRange{ozeros}, omaps,
+                  iterators(4, 1),
+                  [&](OpBuilder &b, Location l, ValueRange a) {
+                    linalg::YieldOp::create(b, l, fma(b, l, a[0], a[1], a[2]));
+                  })
+                  .getResult(0);
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// CumSum
+//===----------------------------------------------------------------------===//
+
+// out[..., i, ...] = sum over k of x[..., k, ...] where k <= i (exclusive:
+// k < i; reverse: k >= i or k > i), as a generic with an extra reduction dim.
+struct CumsumPattern : OpConversionPattern<CumsumOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(CumsumOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Value x = adaptor.getInput();
+    RankedTensorType t = typeOf(x);
+    int64_t r = t.getRank();
+    int64_t axis = normalizedAxis(op.getAxis(), r);
+    SmallVector<AffineExpr> in, out;
+    for (int64_t i = 0; i < r; ++i) {
+      in.push_back(getAffineDimExpr(i == axis ? r : i, ctx));
+      out.push_back(getAffineDimExpr(i, ctx));
+    }
+    SmallVector<Value> dyn;
+    for (int64_t i = 0; i < r; ++i)
+      if (t.isDynamicDim(i))
+        dyn.push_back(dimValue(rewriter, loc, x, i));
+    Value zeros = filledTensor(rewriter, loc, t, dyn, 0.0);
+    bool exclusive = op.getExclusive(), reverse = op.getReverse();
+    auto pred = reverse ? (exclusive ? arith::CmpIPredicate::sgt
+                                     : arith::CmpIPredicate::sge)
+                        : (exclusive ? arith::CmpIPredicate::slt
+                                     : arith::CmpIPredicate::sle);
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{t}, ValueRange{x}, ValueRange{zeros},
+        {AffineMap::get(r + 1, 0, in, ctx), AffineMap::get(r + 1, 0, out, ctx)},
+        iterators(r, 1), [&](OpBuilder &b, Location l, ValueRange a) {
+          Value i = linalg::IndexOp::create(b, l, axis);
+          Value k = linalg::IndexOp::create(b, l, r);
+          Value take = arith::CmpIOp::create(b, l, pred, k, i);
+          Value add = addScalar(b, l, a[1], a[0]);
+          linalg::YieldOp::create(
+              b, l, Value(arith::SelectOp::create(b, l, take, add, a[1])));
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+} // namespace
+
+void populateStructuredLoweringPatterns(RewritePatternSet &patterns) {
+  patterns.add<MatmulPattern, LinearPattern, ReducePattern<ReduceSumOp>,
+               ReducePattern<ReduceMeanOp>, ReducePattern<ReduceMaxOp>,
+               SoftmaxPattern<SoftmaxOp, false>,
+               SoftmaxPattern<LogSoftmaxOp, true>,
+               NormPattern<LayerNormOp, false>, NormPattern<RmsNormOp, true>,
+               AttentionPattern, CumsumPattern>(patterns.getContext());
+}
+
+} // namespace strata::lowering
