@@ -8,10 +8,14 @@
 #define STRATA_RUNTIME_API_H_
 
 #include "strata/runtime/allocator.h"
+#include "strata/runtime/cpu.h"
+#include "strata/runtime/module.h"
+#include "strata/runtime/session.h"
 #include "strata/runtime/status.h"
+#include "strata/runtime/tensor.h"
 
 /// Runtime API version: (major << 16) | minor. A major bump breaks the ABI.
-#define STRATA_RUNTIME_API_VERSION ((0 << 16) | 1)
+#define STRATA_RUNTIME_API_VERSION ((0 << 16) | 2)
 
 #ifdef __cplusplus
 extern "C" {

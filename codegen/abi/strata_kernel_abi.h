@@ -1,0 +1,116 @@
+/*===- strata_kernel_abi.h - Generated code <-> runtime contract -*- C -*-===//
+ * SPDX-License-Identifier: Apache-2.0
+ * The calling convention of the native code in a .strata artifact. Plain C,
+ * <stdint.h> only; included by the runtime and by the compiler. Any change
+ * bumps STRATA_KERNEL_ABI_VERSION and adds a test (STYLE.md §11).
+ *===----------------------------------------------------------------------===*/
+
+#ifndef STRATA_CODEGEN_ABI_STRATA_KERNEL_ABI_H_
+#define STRATA_CODEGEN_ABI_STRATA_KERNEL_ABI_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Version of this contract. The artifact header records the version its
+ * code was generated for; the runtime refuses any other (INCOMPATIBLE). */
+#define STRATA_KERNEL_ABI_VERSION 1u
+
+/* Largest tensor rank an entry point may take or return. */
+#define STRATA_MAX_RANK 8
+
+/* Most inputs an entry point may take (the runtime calls entry points
+ * through exact function types of up to STRATA_MAX_ENTRY_INPUTS + 2
+ * pointer arguments). */
+#define STRATA_MAX_ENTRY_INPUTS 254
+
+/*
+ * Version 1 calling convention (MLIR's C interface).
+ *
+ * Each entry point E of the manifest is an exported function, named by the
+ * manifest's `symbol` for E, of the form
+ *
+ *   void symbol(strata_results_E* results,            // only if E has results
+ *               strata_memref_desc_R0* input0, ...,   // one per input
+ *               strata_memref_desc_1* weights);       // i8 view of WEIGHTS
+ *
+ * where every tensor travels as a strided memref descriptor of its rank R
+ * (below), inputs in manifest order, then a rank-1 i8 descriptor of the
+ * mapped weights section. `results` points to the descriptors of every
+ * output, laid out back to back in manifest order (each descriptor is a
+ * sequence of 8-byte fields, so there is no padding). Output buffers are
+ * allocated by the generated code with the C library's malloc; the caller
+ * copies what it needs and releases them with free(desc->allocated).
+ * Tensors are row-major and contiguous: strides are the suffix products of
+ * the sizes and offset is 0, for inputs and outputs alike.
+ *
+ * Ownership rules the runtime relies on:
+ *  - inputs and the weights are read-only to the generated code;
+ *  - every output descriptor's `allocated` is a fresh malloc() result (never
+ *    an input's or the weights' buffer, never a memref.global, whose
+ *    `allocated` MLIR sets to 0xdeadbeef); two outputs may share one
+ *    allocation, which the runtime then frees once;
+ *  - an entry takes at most STRATA_MAX_ENTRY_INPUTS inputs, so that a call
+ *    has at most STRATA_MAX_ENTRY_INPUTS + 2 pointer arguments.
+ * The v1 code is single-threaded: one call runs on the calling thread.
+ *
+ * The descriptor of rank R is
+ *   struct { void* allocated; void* aligned; int64_t offset;
+ *            int64_t sizes[R]; int64_t strides[R]; }
+ * and the rank-0 one has no arrays. strata_memref_desc_t below has room for
+ * STRATA_MAX_RANK; use strata_memref_desc_size() for the packed size of a
+ * given rank.
+ */
+typedef struct strata_memref_desc_t {
+  void* allocated;
+  void* aligned;
+  int64_t offset;
+  int64_t sizes_and_strides[2 * STRATA_MAX_RANK];
+} strata_memref_desc_t;
+
+/* Bytes a rank-|rank| descriptor occupies in a packed results block. */
+static inline uint64_t strata_memref_desc_size(uint32_t rank) {
+  return (uint64_t)(3 + 2 * rank) * 8u;
+}
+
+/* Element types, as recorded in the manifest (values never change). */
+typedef enum strata_dtype_e {
+  STRATA_DTYPE_F32 = 1,
+  STRATA_DTYPE_F16 = 2,
+  STRATA_DTYPE_BF16 = 3,
+  STRATA_DTYPE_F64 = 4,
+  STRATA_DTYPE_I8 = 5,
+  STRATA_DTYPE_I16 = 6,
+  STRATA_DTYPE_I32 = 7,
+  STRATA_DTYPE_I64 = 8,
+  STRATA_DTYPE_U8 = 9,
+  STRATA_DTYPE_U16 = 10,
+  STRATA_DTYPE_U32 = 11,
+  STRATA_DTYPE_U64 = 12,
+  STRATA_DTYPE_BOOL = 13, /* one byte per element, 0 or 1 */
+} strata_dtype_t;
+
+/* Size in bytes of one element of |dtype|, 0 if unknown. */
+static inline uint32_t strata_dtype_size(uint32_t dtype) {
+  switch (dtype) {
+    case STRATA_DTYPE_F32: case STRATA_DTYPE_I32: case STRATA_DTYPE_U32:
+      return 4;
+    case STRATA_DTYPE_F16: case STRATA_DTYPE_BF16: case STRATA_DTYPE_I16:
+    case STRATA_DTYPE_U16:
+      return 2;
+    case STRATA_DTYPE_F64: case STRATA_DTYPE_I64: case STRATA_DTYPE_U64:
+      return 8;
+    case STRATA_DTYPE_I8: case STRATA_DTYPE_U8: case STRATA_DTYPE_BOOL:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* STRATA_CODEGEN_ABI_STRATA_KERNEL_ABI_H_ */

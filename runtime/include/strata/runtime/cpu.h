@@ -1,0 +1,36 @@
+//===- cpu.h - CPU features of the host and of artifacts
+//-------------------===//
+// SPDX-License-Identifier: Apache-2.0
+// The STRATA_CPU_FEATURE_* bits (strata_artifact_format.h) name the ISA
+// extensions native code may use. Thread-safety: every function is safe to
+// call concurrently.
+
+#ifndef STRATA_RUNTIME_CPU_H_
+#define STRATA_RUNTIME_CPU_H_
+
+#include <stdint.h>
+
+#include "strata/runtime/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Returns the STRATA_CPU_FEATURE_* bits this CPU supports.
+STRATA_API_EXPORT uint64_t strata_cpu_features_host(void);
+
+/// Returns the lower-case name of the single feature bit |feature|
+/// ("avx2", "avx512f", ...), or NULL for a bit this runtime does not know.
+STRATA_API_EXPORT const char* strata_cpu_feature_name(uint64_t feature);
+
+/// Checks that code needing |required| can run on a CPU with |available|.
+/// Returns INCOMPATIBLE naming the first missing feature, or naming an
+/// unknown bit in |required| (code built by a newer compiler).
+STRATA_API_EXPORT strata_status_t strata_cpu_features_check(uint64_t required,
+                                                            uint64_t available);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif
+
+#endif  // STRATA_RUNTIME_CPU_H_

@@ -1,0 +1,138 @@
+//===- module.h - Loading and inspecting .strata artifacts
+//-----------------===//
+// SPDX-License-Identifier: Apache-2.0
+// A strata_module_t is a validated artifact with its native code loaded: the
+// entry-point signatures, the mapped weights and the resolved entry symbols.
+// Thread-safety: a module is immutable after loading; every function here may
+// be called concurrently on the same module (retain/release are atomic).
+
+#ifndef STRATA_RUNTIME_MODULE_H_
+#define STRATA_RUNTIME_MODULE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "strata/runtime/allocator.h"
+#include "strata/runtime/status.h"
+#include "strata_kernel_abi.h"  // strata_dtype_t
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Opaque loaded module (reference counted).
+typedef struct strata_module_t strata_module_t;
+
+/// A read-only byte range owned by the caller.
+typedef struct strata_const_byte_span_t {
+  const uint8_t* data;
+  size_t size;
+} strata_const_byte_span_t;
+
+/// One dim of a tensor signature.
+typedef struct strata_dim_t {
+  /// The static extent, or -1 when the dim is symbolic.
+  int64_t extent;
+  /// The symbolic dim's name ("sequence"), or NULL when static.
+  const char* symbol;
+  /// The compiled maximum; equals |extent| when static.
+  int64_t max;
+} strata_dim_t;
+
+/// The signature of one input or output.
+typedef struct strata_tensor_signature_t {
+  const char* name;
+  strata_dtype_t dtype;
+  uint32_t rank;
+  const strata_dim_t* dims; /* |rank| entries */
+} strata_tensor_signature_t;
+
+/// The signature of one entry point.
+typedef struct strata_entry_signature_t {
+  const char* name;
+  /// The exported symbol of the native code implementing the entry.
+  const char* symbol;
+  size_t input_count;
+  const strata_tensor_signature_t* inputs;
+  size_t output_count;
+  const strata_tensor_signature_t* outputs;
+} strata_entry_signature_t;
+
+/// A named symbolic dim of the module and its compiled maximum.
+typedef struct strata_symbolic_dim_t {
+  const char* name;
+  int64_t max;
+} strata_symbolic_dim_t;
+
+/// Memory-maps the artifact at |path| read-only and loads it: validates the
+/// header, section table, manifest and code (checksums, versions, bounds,
+/// CPU features) and loads the native code from an anonymous memory file.
+/// The weights stay mapped, never copied; their checksum is checked only by
+/// strata_module_verify_weights. |allocator| serves the module's own
+/// bookkeeping. |out_module| belongs to the caller (strata_module_release).
+/// Returns NOT_FOUND / UNAVAILABLE when the file cannot be opened or mapped,
+/// DATA_LOSS naming the defect of a corrupt artifact, INCOMPATIBLE for a
+/// format or kernel-ABI version or CPU features this runtime cannot serve.
+STRATA_API_EXPORT strata_status_t
+strata_module_load_file(const char* path, strata_allocator_t allocator,
+                        strata_module_t** out_module);
+
+/// Loads an artifact from |data|, which is not copied: the caller keeps it
+/// alive and unchanged until the module is released. |data.data| must be
+/// 64-byte aligned (so the weights are), else INVALID_ARGUMENT. Validation
+/// and errors as strata_module_load_file.
+STRATA_API_EXPORT strata_status_t
+strata_module_load(strata_const_byte_span_t data, strata_allocator_t allocator,
+                   strata_module_t** out_module);
+
+/// Adds a reference to |module|.
+STRATA_API_EXPORT void strata_module_retain(strata_module_t* module);
+
+/// Drops a reference; the last one unloads the code and unmaps the file.
+/// NULL is allowed.
+STRATA_API_EXPORT void strata_module_release(strata_module_t* module);
+
+/// Verifies the weights checksum (reads every weight byte). Returns
+/// DATA_LOSS "weights checksum mismatch" if the weights are corrupt.
+STRATA_API_EXPORT strata_status_t
+strata_module_verify_weights(const strata_module_t* module);
+
+/// The number of entry points (at least 1).
+STRATA_API_EXPORT size_t
+strata_module_entry_count(const strata_module_t* module);
+
+/// The signature of entry |index| (borrowed, valid while the module lives),
+/// or NULL if |index| is out of range.
+STRATA_API_EXPORT const strata_entry_signature_t* strata_module_entry(
+    const strata_module_t* module, size_t index);
+
+/// Finds the entry named |name|; NOT_FOUND (listing the entries) if none.
+STRATA_API_EXPORT strata_status_t
+strata_module_find_entry(const strata_module_t* module, const char* name,
+                         const strata_entry_signature_t** out_entry);
+
+/// The number of symbolic dims in the module's dim table.
+STRATA_API_EXPORT size_t
+strata_module_symbolic_dim_count(const strata_module_t* module);
+
+/// Symbolic dim |index| (borrowed), or NULL if out of range.
+STRATA_API_EXPORT const strata_symbolic_dim_t* strata_module_symbolic_dim(
+    const strata_module_t* module, size_t index);
+
+/// The STRATA_CPU_FEATURE_* bits the native code needs.
+STRATA_API_EXPORT uint64_t
+strata_module_cpu_features(const strata_module_t* module);
+
+/// The size of the weights section in bytes.
+STRATA_API_EXPORT uint64_t
+strata_module_weights_size(const strata_module_t* module);
+
+/// The intermediate arena size recorded by the compiler (0 in format v1).
+STRATA_API_EXPORT uint64_t
+strata_module_workspace_bytes(const strata_module_t* module);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif
+
+#endif  // STRATA_RUNTIME_MODULE_H_

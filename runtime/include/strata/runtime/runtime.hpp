@@ -1,0 +1,250 @@
+//===- runtime.hpp - Header-only C++ RAII wrapper of the runtime C API ----===//
+// SPDX-License-Identifier: Apache-2.0
+// Owning handles for statuses, modules, sessions and tensors. Nothing here
+// throws; fallible calls return a strata::Status. Thread-safety is that of
+// the wrapped C objects (module.h, session.h, tensor.h).
+
+#ifndef STRATA_RUNTIME_RUNTIME_HPP_
+#define STRATA_RUNTIME_RUNTIME_HPP_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "strata/runtime/api.h"
+
+namespace strata {
+
+/// An owned strata_status_t; default-constructed is OK.
+class Status {
+ public:
+  Status() = default;
+  /// Takes ownership of |status|.
+  explicit Status(strata_status_t status) : status_(status) {}
+  Status(Status&& other) noexcept : status_(other.release()) {}
+  Status& operator=(Status&& other) noexcept {
+    if (this != &other) {
+      strata_status_free(status_);
+      status_ = other.release();
+    }
+    return *this;
+  }
+  Status(const Status&) = delete;
+  Status& operator=(const Status&) = delete;
+  ~Status() { strata_status_free(status_); }
+
+  bool ok() const { return status_ == nullptr; }
+  explicit operator bool() const { return ok(); }
+  strata_status_code_t code() const { return strata_status_code(status_); }
+  /// The message ("" when OK).
+  std::string message() const { return strata_status_message(status_); }
+  /// "CODE: message", or "OK".
+  std::string toString() const {
+    if (ok()) return "OK";
+    return std::string(strata_status_code_string(code())) + ": " + message();
+  }
+  /// Gives up ownership of the C status.
+  strata_status_t release() { return std::exchange(status_, nullptr); }
+
+ private:
+  strata_status_t status_ = nullptr;
+};
+
+/// An owned host tensor.
+class Tensor {
+ public:
+  Tensor() = default;
+  /// Takes ownership of |tensor|.
+  explicit Tensor(strata_tensor_t* tensor) : tensor_(tensor) {}
+  Tensor(Tensor&& other) noexcept : tensor_(other.release()) {}
+  Tensor& operator=(Tensor&& other) noexcept {
+    if (this != &other) reset(other.release());
+    return *this;
+  }
+  Tensor(const Tensor&) = delete;
+  Tensor& operator=(const Tensor&) = delete;
+  ~Tensor() { reset(); }
+
+  /// Creates a zero-filled tensor (strata_tensor_create).
+  static Status create(
+      strata_dtype_t dtype, const std::vector<int64_t>& dims, Tensor* out,
+      strata_allocator_t allocator = strata_allocator_system()) {
+    strata_tensor_t* tensor = nullptr;
+    Status status(strata_tensor_create(dtype,
+                                       static_cast<uint32_t>(dims.size()),
+                                       dims.data(), allocator, &tensor));
+    if (status.ok()) *out = Tensor(tensor);
+    return status;
+  }
+
+  /// Creates a tensor holding a copy of |size| bytes at |data|.
+  static Status fromData(
+      strata_dtype_t dtype, const std::vector<int64_t>& dims, const void* data,
+      size_t size, Tensor* out,
+      strata_allocator_t allocator = strata_allocator_system()) {
+    strata_tensor_t* tensor = nullptr;
+    Status status(
+        strata_tensor_create_copy(dtype, static_cast<uint32_t>(dims.size()),
+                                  dims.data(), data, size, allocator, &tensor));
+    if (status.ok()) *out = Tensor(tensor);
+    return status;
+  }
+
+  strata_tensor_t* get() const { return tensor_; }
+  explicit operator bool() const { return tensor_ != nullptr; }
+  strata_dtype_t dtype() const { return strata_tensor_dtype(tensor_); }
+  std::vector<int64_t> dims() const {
+    const int64_t* dims = strata_tensor_dims(tensor_);
+    return std::vector<int64_t>(dims, dims + strata_tensor_rank(tensor_));
+  }
+  size_t byteSize() const { return strata_tensor_byte_size(tensor_); }
+  size_t elementCount() const { return strata_tensor_element_count(tensor_); }
+  template <typename T>
+  T* data() {
+    return static_cast<T*>(strata_tensor_data(tensor_));
+  }
+  template <typename T>
+  const T* data() const {
+    return static_cast<const T*>(strata_tensor_const_data(tensor_));
+  }
+  strata_tensor_t* release() { return std::exchange(tensor_, nullptr); }
+  void reset(strata_tensor_t* tensor = nullptr) {
+    strata_tensor_release(std::exchange(tensor_, tensor));
+  }
+
+ private:
+  strata_tensor_t* tensor_ = nullptr;
+};
+
+/// A reference to a loaded module; copies share it (retain/release).
+class Module {
+ public:
+  Module() = default;
+  /// Takes ownership of one reference to |module|.
+  explicit Module(strata_module_t* module) : module_(module) {}
+  Module(const Module& other) : module_(other.module_) {
+    strata_module_retain(module_);
+  }
+  Module& operator=(const Module& other) {
+    if (this != &other) {
+      strata_module_retain(other.module_);
+      strata_module_release(module_);
+      module_ = other.module_;
+    }
+    return *this;
+  }
+  Module(Module&& other) noexcept
+      : module_(std::exchange(other.module_, nullptr)) {}
+  Module& operator=(Module&& other) noexcept {
+    if (this != &other) {
+      strata_module_release(module_);
+      module_ = std::exchange(other.module_, nullptr);
+    }
+    return *this;
+  }
+  ~Module() { strata_module_release(module_); }
+
+  /// strata_module_load_file.
+  static Status loadFile(
+      const std::string& path, Module* out,
+      strata_allocator_t allocator = strata_allocator_system()) {
+    strata_module_t* module = nullptr;
+    Status status(strata_module_load_file(path.c_str(), allocator, &module));
+    if (status.ok()) *out = Module(module);
+    return status;
+  }
+
+  /// strata_module_load; |data| must outlive the module.
+  static Status load(strata_const_byte_span_t data, Module* out,
+                     strata_allocator_t allocator = strata_allocator_system()) {
+    strata_module_t* module = nullptr;
+    Status status(strata_module_load(data, allocator, &module));
+    if (status.ok()) *out = Module(module);
+    return status;
+  }
+
+  strata_module_t* get() const { return module_; }
+  explicit operator bool() const { return module_ != nullptr; }
+  Status verifyWeights() const {
+    return Status(strata_module_verify_weights(module_));
+  }
+  size_t entryCount() const { return strata_module_entry_count(module_); }
+  const strata_entry_signature_t* entry(size_t index) const {
+    return strata_module_entry(module_, index);
+  }
+  Status findEntry(const std::string& name,
+                   const strata_entry_signature_t** out) const {
+    return Status(strata_module_find_entry(module_, name.c_str(), out));
+  }
+
+ private:
+  strata_module_t* module_ = nullptr;
+};
+
+/// An owned session.
+class Session {
+ public:
+  Session() = default;
+  Session(Session&& other) noexcept
+      : session_(std::exchange(other.session_, nullptr)) {}
+  Session& operator=(Session&& other) noexcept {
+    if (this != &other) {
+      strata_session_release(session_);
+      session_ = std::exchange(other.session_, nullptr);
+    }
+    return *this;
+  }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+  ~Session() { strata_session_release(session_); }
+
+  /// strata_session_create with |thread_count| (0 = runtime's choice).
+  static Status create(
+      const Module& module, Session* out, uint32_t thread_count = 0,
+      strata_allocator_t allocator = strata_allocator_system()) {
+    strata_session_options_t options;
+    strata_session_options_init(&options);
+    options.thread_count = thread_count;
+    strata_session_t* session = nullptr;
+    Status status(
+        strata_session_create(module.get(), &options, allocator, &session));
+    if (status.ok()) {
+      Session result;
+      result.session_ = session;
+      *out = std::move(result);
+    }
+    return status;
+  }
+
+  strata_session_t* get() const { return session_; }
+
+  /// Runs |entry| on |inputs|; on success |*outputs| holds one tensor per
+  /// output of the entry, in manifest order.
+  Status run(const std::string& entry, const std::vector<const Tensor*>& inputs,
+             std::vector<Tensor>* outputs) {
+    const strata_entry_signature_t* signature = nullptr;
+    Status status(strata_module_find_entry(strata_session_module(session_),
+                                           entry.c_str(), &signature));
+    if (!status.ok()) return status;
+    std::vector<const strata_tensor_t*> raw;
+    raw.reserve(inputs.size());
+    for (const Tensor* input : inputs) {
+      raw.push_back(input ? input->get() : nullptr);
+    }
+    std::vector<strata_tensor_t*> results(signature->output_count, nullptr);
+    status =
+        Status(strata_session_run(session_, entry.c_str(), raw.data(),
+                                  raw.size(), results.data(), results.size()));
+    if (!status.ok()) return status;
+    outputs->clear();
+    for (strata_tensor_t* result : results) outputs->emplace_back(result);
+    return status;
+  }
+
+ private:
+  strata_session_t* session_ = nullptr;
+};
+
+}  // namespace strata
+
+#endif  // STRATA_RUNTIME_RUNTIME_HPP_

@@ -1,0 +1,86 @@
+//===- session.h - Running entry points of a module
+//------------------------===//
+// SPDX-License-Identifier: Apache-2.0
+// A strata_session_t runs the entry points of one module: it holds the run
+// options (thread count) and the allocator for outputs, and later the
+// intermediate arena. Thread-safety: a session runs one call at a time (calls
+// on one session need external synchronization); any number of sessions may
+// run the same module concurrently.
+
+#ifndef STRATA_RUNTIME_SESSION_H_
+#define STRATA_RUNTIME_SESSION_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "strata/runtime/allocator.h"
+#include "strata/runtime/module.h"
+#include "strata/runtime/status.h"
+#include "strata/runtime/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Most threads a session accepts.
+#define STRATA_SESSION_MAX_THREADS 1024
+
+/// Opaque session.
+typedef struct strata_session_t strata_session_t;
+
+/// Session options; initialize with strata_session_options_init.
+typedef struct strata_session_options_t {
+  /// Worker threads for dispatch tiles; 0 lets the runtime choose. The v1
+  /// generated code is single-threaded, so every run uses the calling thread
+  /// only; the setting is recorded for the thread pool to come.
+  uint32_t thread_count;
+} strata_session_options_t;
+
+/// Sets |options| to the defaults (thread_count 0).
+STRATA_API_EXPORT void strata_session_options_init(
+    strata_session_options_t* options);
+
+/// Creates a session running |module|, which it retains. |options| may be
+/// NULL for the defaults. Outputs of runs are allocated from |allocator|.
+/// |out_session| belongs to the caller (strata_session_release). Returns
+/// INVALID_ARGUMENT for a NULL module or thread_count above
+/// STRATA_SESSION_MAX_THREADS.
+STRATA_API_EXPORT strata_status_t strata_session_create(
+    strata_module_t* module, const strata_session_options_t* options,
+    strata_allocator_t allocator, strata_session_t** out_session);
+
+/// Frees |session| and drops its module reference; NULL is allowed.
+STRATA_API_EXPORT void strata_session_release(strata_session_t* session);
+
+/// The module (borrowed).
+STRATA_API_EXPORT strata_module_t* strata_session_module(
+    const strata_session_t* session);
+
+/// Sets the thread count (0 = runtime's choice); INVALID_ARGUMENT above
+/// STRATA_SESSION_MAX_THREADS.
+STRATA_API_EXPORT strata_status_t
+strata_session_set_thread_count(strata_session_t* session, uint32_t count);
+
+/// The thread count as set (0 = runtime's choice).
+STRATA_API_EXPORT uint32_t
+strata_session_thread_count(const strata_session_t* session);
+
+/// Runs entry |entry_name| on |input_count| borrowed |inputs| (in manifest
+/// order) and stores |output_count| new tensors in |outputs|, which the
+/// caller owns and releases with strata_tensor_release. |output_count| must
+/// equal the entry's output count. Inputs are checked against the signature
+/// first: count, dtype, rank, static dims, symbolic dims at most their
+/// maximum and bound to one value across all inputs; a mismatch returns
+/// INVALID_ARGUMENT naming the input. NOT_FOUND if there is no such entry;
+/// INTERNAL if the generated code returns a malformed output. |outputs| is
+/// written only on success.
+STRATA_API_EXPORT strata_status_t
+strata_session_run(strata_session_t* session, const char* entry_name,
+                   const strata_tensor_t* const* inputs, size_t input_count,
+                   strata_tensor_t** outputs, size_t output_count);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif
+
+#endif  // STRATA_RUNTIME_SESSION_H_

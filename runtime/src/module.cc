@@ -1,0 +1,297 @@
+//===- module.cc - Loading and inspecting .strata artifacts
+//----------------===//
+// SPDX-License-Identifier: Apache-2.0
+// Order of checks on load: header, section table, manifest and code checksums
+// (artifact.cc), manifest decoding, CPU features, then the native code. The
+// code is loaded last because loading runs its initializers.
+
+#include "strata/runtime/module.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "checksum.h"
+#include "module_internal.h"
+#include "strata/runtime/cpu.h"
+#include "strata_artifact_format.h"
+
+namespace strata::runtime {
+namespace {
+
+std::string errnoText(int error) {
+  char buffer[256];
+  return strerror_r(error, buffer, sizeof(buffer));
+}
+
+void fillSignature(const Manifest& manifest, const ManifestTensor& tensor,
+                   std::array<strata_dim_t, STRATA_MAX_RANK>* dims,
+                   strata_tensor_signature_t* out) {
+  for (uint32_t d = 0; d < tensor.rank; ++d) {
+    int64_t dim = tensor.dims[d];
+    if (dim >= 0) {
+      (*dims)[d] = {dim, nullptr, dim};
+    } else {
+      const ManifestDim& symbolic = manifest.dims[-(dim + 1)];
+      (*dims)[d] = {-1, symbolic.name.c_str(), symbolic.max};
+    }
+  }
+  out->name = tensor.name.c_str();
+  out->dtype = static_cast<strata_dtype_t>(tensor.dtype);
+  out->rank = tensor.rank;
+  out->dims = dims->data();
+}
+
+// Builds the public signatures; every pointer refers into |module|'s
+// manifest, which no longer changes.
+void buildSignatures(strata_module_t* module) {
+  const Manifest& manifest = module->manifest;
+  module->entries.resize(manifest.entries.size());
+  for (size_t e = 0; e < manifest.entries.size(); ++e) {
+    const ManifestEntry& entry = manifest.entries[e];
+    EntryRecord& record = module->entries[e];
+    record.index = e;
+    record.inputDims.resize(entry.inputs.size());
+    record.inputs.resize(entry.inputs.size());
+    for (size_t i = 0; i < entry.inputs.size(); ++i) {
+      fillSignature(manifest, entry.inputs[i], &record.inputDims[i],
+                    &record.inputs[i]);
+    }
+    record.outputDims.resize(entry.outputs.size());
+    record.outputs.resize(entry.outputs.size());
+    for (size_t i = 0; i < entry.outputs.size(); ++i) {
+      fillSignature(manifest, entry.outputs[i], &record.outputDims[i],
+                    &record.outputs[i]);
+    }
+    record.signature = {entry.name.c_str(),    entry.symbol.c_str(),
+                        record.inputs.size(),  record.inputs.data(),
+                        record.outputs.size(), record.outputs.data()};
+  }
+  for (const ManifestDim& dim : manifest.dims) {
+    module->dims.push_back({dim.name.c_str(), dim.max});
+  }
+}
+
+void destroyModule(strata_module_t* module) {
+  strata_allocator_t allocator = module->allocator;
+  void* mapping = module->mapping;
+  size_t mappingSize = module->mappingSize;
+  // Unloads the code before the bytes it came from are unmapped.
+  module->~strata_module_t();
+  strata_allocator_free(allocator, module);
+  if (mapping) munmap(mapping, mappingSize);
+}
+
+// Validates and loads |size| bytes at |data|. On success the module owns
+// |mapping| (may be null); on failure the caller keeps it.
+strata_status_t loadModule(const uint8_t* data, size_t size, void* mapping,
+                           strata_allocator_t allocator,
+                           strata_module_t** out_module) {
+  ArtifactView view;
+  STRATA_RETURN_IF_ERROR(validateArtifact(data, size, &view));
+  Manifest manifest;
+  STRATA_RETURN_IF_ERROR(
+      parseManifest(view.manifest.data, view.manifest.size, &manifest));
+  STRATA_RETURN_IF_ERROR(
+      strata_cpu_features_check(view.cpuFeatures, strata_cpu_features_host()));
+
+  void* record = nullptr;
+  STRATA_RETURN_IF_ERROR(strata_allocator_malloc(
+      allocator, sizeof(strata_module_t), alignof(strata_module_t), &record));
+  auto* module = new (record) strata_module_t;
+  module->allocator = allocator;
+  module->view = view;
+  module->manifest = std::move(manifest);
+  buildSignatures(module);
+  strata_status_t status =
+      module->code.load(view.cpuCode.data, view.cpuCode.size);
+  for (size_t e = 0; !status && e < module->entries.size(); ++e) {
+    EntryRecord& entry = module->entries[e];
+    status = module->code.resolve(entry.signature.symbol, &entry.function);
+    if (status) {
+      std::string context = "entry '" + std::string(entry.signature.name) + "'";
+      status = strata_status_annotate(status, context.c_str());
+    }
+  }
+  if (status) {
+    destroyModule(module);
+    return status;
+  }
+  module->mapping = mapping;
+  module->mappingSize = mapping ? size : 0;
+  *out_module = module;
+  return nullptr;
+}
+
+// Keeps exceptions (std::bad_alloc from the containers) from crossing the C
+// API.
+template <typename Fn>
+strata_status_t guarded(Fn&& fn) {
+  try {
+    return fn();
+  } catch (const std::bad_alloc&) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_RESOURCE_EXHAUSTED,
+                              "out of memory while loading the module");
+  } catch (...) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INTERNAL,
+                              "unexpected exception while loading the module");
+  }
+}
+
+}  // namespace
+}  // namespace strata::runtime
+
+using namespace strata::runtime;
+
+extern "C" {
+
+strata_status_t strata_module_load(strata_const_byte_span_t data,
+                                   strata_allocator_t allocator,
+                                   strata_module_t** out_module) {
+  if (!out_module || (!data.data && data.size > 0)) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                              "data and out_module must be non-null");
+  }
+  if (reinterpret_cast<uintptr_t>(data.data) % 64 != 0) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                              "artifact data must be 64-byte aligned");
+  }
+  return guarded([&] {
+    return loadModule(data.data, data.size, nullptr, allocator, out_module);
+  });
+}
+
+strata_status_t strata_module_load_file(const char* path,
+                                        strata_allocator_t allocator,
+                                        strata_module_t** out_module) {
+  if (!path || !out_module) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                              "path and out_module must be non-null");
+  }
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int error = errno;
+    return STRATA_MAKE_STATUS(
+        error == ENOENT || error == ENOTDIR ? STRATA_STATUS_NOT_FOUND
+                                            : STRATA_STATUS_UNAVAILABLE,
+        "cannot open '%s': %s", path, errnoText(error).c_str());
+  }
+  struct stat info;
+  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    close(fd);
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                              "'%s' is not a regular file", path);
+  }
+  size_t size = static_cast<size_t>(info.st_size);
+  if (size < STRATA_ARTIFACT_HEADER_SIZE) {
+    close(fd);
+    return STRATA_MAKE_STATUS(STRATA_STATUS_DATA_LOSS,
+                              "%s: artifact is %zu bytes, smaller than the "
+                              "%u-byte header (truncated?)",
+                              path, size, STRATA_ARTIFACT_HEADER_SIZE);
+  }
+  void* mapping = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  int error = errno;
+  close(fd);
+  if (mapping == MAP_FAILED) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_UNAVAILABLE, "cannot map '%s': %s",
+                              path, errnoText(error).c_str());
+  }
+  strata_status_t status = guarded([&] {
+    return loadModule(static_cast<const uint8_t*>(mapping), size, mapping,
+                      allocator, out_module);
+  });
+  if (status) {
+    munmap(mapping, size);
+    return strata_status_annotate(status, path);
+  }
+  return nullptr;
+}
+
+void strata_module_retain(strata_module_t* module) {
+  if (module) module->references.fetch_add(1, std::memory_order_relaxed);
+}
+
+void strata_module_release(strata_module_t* module) {
+  if (module &&
+      module->references.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    destroyModule(module);
+  }
+}
+
+strata_status_t strata_module_verify_weights(const strata_module_t* module) {
+  if (!module) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                              "module must be non-null");
+  }
+  const SectionView& weights = module->view.weights;
+  if (checksum64(weights.data, weights.size) != weights.checksum) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_DATA_LOSS,
+                              "weights checksum mismatch (section at offset "
+                              "%llu, %llu bytes)",
+                              static_cast<unsigned long long>(weights.offset),
+                              static_cast<unsigned long long>(weights.size));
+  }
+  return nullptr;
+}
+
+size_t strata_module_entry_count(const strata_module_t* module) {
+  return module->entries.size();
+}
+
+const strata_entry_signature_t* strata_module_entry(
+    const strata_module_t* module, size_t index) {
+  if (index >= module->entries.size()) return nullptr;
+  return &module->entries[index].signature;
+}
+
+strata_status_t strata_module_find_entry(
+    const strata_module_t* module, const char* name,
+    const strata_entry_signature_t** out_entry) {
+  if (!module || !name || !out_entry) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                              "module, name and out_entry must be non-null");
+  }
+  std::string known;
+  for (const EntryRecord& entry : module->entries) {
+    if (std::strcmp(entry.signature.name, name) == 0) {
+      *out_entry = &entry.signature;
+      return nullptr;
+    }
+    known +=
+        (known.empty() ? "'" : ", '") + std::string(entry.signature.name) + "'";
+  }
+  return STRATA_MAKE_STATUS(STRATA_STATUS_NOT_FOUND,
+                            "no entry '%s' in the module (entries: %s)", name,
+                            known.c_str());
+}
+
+size_t strata_module_symbolic_dim_count(const strata_module_t* module) {
+  return module->dims.size();
+}
+
+const strata_symbolic_dim_t* strata_module_symbolic_dim(
+    const strata_module_t* module, size_t index) {
+  if (index >= module->dims.size()) return nullptr;
+  return &module->dims[index];
+}
+
+uint64_t strata_module_cpu_features(const strata_module_t* module) {
+  return module->view.cpuFeatures;
+}
+
+uint64_t strata_module_weights_size(const strata_module_t* module) {
+  return module->view.weights.size;
+}
+
+uint64_t strata_module_workspace_bytes(const strata_module_t* module) {
+  return module->manifest.workspaceBytes;
+}
+
+}  // extern "C"

@@ -1,0 +1,38 @@
+//===- tensor_internal.h - The tensor record, shared with session.cc
+//-------===//
+// SPDX-License-Identifier: Apache-2.0
+
+#ifndef STRATA_RUNTIME_SRC_TENSOR_INTERNAL_H_
+#define STRATA_RUNTIME_SRC_TENSOR_INTERNAL_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "strata/runtime/tensor.h"
+
+struct strata_tensor_t {
+  strata_allocator_t allocator;
+  strata_dtype_t dtype;
+  uint32_t rank;
+  int64_t dims[STRATA_MAX_RANK];
+  size_t elementCount;
+  size_t byteSize;
+  void* data;
+};
+
+namespace strata::runtime {
+
+/// Validates |dtype|, |rank| and |dims| and computes the element count and
+/// byte size without overflow (INVALID_ARGUMENT / RESOURCE_EXHAUSTED).
+strata_status_t computeByteSize(strata_dtype_t dtype, uint32_t rank,
+                                const int64_t* dims, size_t* out_elements,
+                                size_t* out_bytes);
+
+/// strata_tensor_create; |zero| false leaves the data uninitialized.
+strata_status_t createTensor(strata_dtype_t dtype, uint32_t rank,
+                             const int64_t* dims, strata_allocator_t allocator,
+                             bool zero, strata_tensor_t** out_tensor);
+
+}  // namespace strata::runtime
+
+#endif  // STRATA_RUNTIME_SRC_TENSOR_INTERNAL_H_

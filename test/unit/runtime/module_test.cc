@@ -1,0 +1,264 @@
+//===- module_test.cc - Loading and inspecting modules
+//---------------------===//
+// SPDX-License-Identifier: Apache-2.0
+// Happy-path loading from memory and from a file, inspection, weight
+// verification, and every load error that is not byte corruption
+// (corruption_test.cc covers that).
+
+#include "strata/runtime/module.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "status_matchers.h"
+#include "strata/runtime/cpu.h"
+#include "test_artifacts.h"
+
+namespace strata::testing {
+namespace {
+
+using codegen::ArtifactWriter;
+
+std::string tempPath(const std::string& name) {
+  const char* dir = std::getenv("TMPDIR");
+  return std::string(dir ? dir : "/tmp") + "/strata_module_test_" +
+         std::to_string(getpid()) + "_" + name;
+}
+
+void writeFile(const std::string& path, const std::vector<uint8_t>& bytes) {
+  FILE* file = std::fopen(path.c_str(), "wb");
+  ASSERT_NE(file, nullptr);
+  if (!bytes.empty()) {
+    ASSERT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), file), bytes.size());
+  }
+  std::fclose(file);
+}
+
+TEST(ModuleTest, KernelLibraryWasBuilt) {
+  ASSERT_GT(testKernelBytes().size(), 64u) << STRATA_TEST_KERNELS_PATH;
+  ASSERT_FALSE(standardArtifact().empty());
+}
+
+TEST(ModuleTest, LoadsAndInspectsSignatures) {
+  LoadedModule module(standardArtifact());
+  STRATA_ASSERT_OK(module.load());
+  strata_module_t* m = module.get();
+  ASSERT_EQ(strata_module_entry_count(m), 7u);
+  EXPECT_EQ(strata_module_entry(m, 7), nullptr);
+  const strata_entry_signature_t* entry = strata_module_entry(m, 1);
+  ASSERT_NE(entry, nullptr);
+  EXPECT_STREQ(entry->name, "two_outputs");
+  EXPECT_STREQ(entry->symbol, "strata_test_two_outputs");
+  ASSERT_EQ(entry->input_count, 2u);
+  EXPECT_STREQ(entry->inputs[0].name, "a");
+  EXPECT_EQ(entry->inputs[0].dtype, STRATA_DTYPE_F32);
+  ASSERT_EQ(entry->inputs[0].rank, 2u);
+  EXPECT_EQ(entry->inputs[0].dims[0].extent, -1);
+  EXPECT_STREQ(entry->inputs[0].dims[0].symbol, "sequence");
+  EXPECT_EQ(entry->inputs[0].dims[0].max, 16);
+  EXPECT_EQ(entry->inputs[0].dims[1].extent, 3);
+  EXPECT_EQ(entry->inputs[0].dims[1].symbol, nullptr);
+  EXPECT_EQ(entry->inputs[0].dims[1].max, 3);
+  EXPECT_EQ(entry->inputs[1].dtype, STRATA_DTYPE_I32);
+  ASSERT_EQ(entry->output_count, 2u);
+  EXPECT_STREQ(entry->outputs[1].name, "present.0/doubled");
+  EXPECT_EQ(entry->outputs[1].dtype, STRATA_DTYPE_I64);
+  const strata_entry_signature_t* scale = nullptr;
+  STRATA_ASSERT_OK(strata_module_find_entry(m, "scale", &scale));
+  EXPECT_EQ(scale->inputs[0].rank, 0u);
+
+  ASSERT_EQ(strata_module_symbolic_dim_count(m), 2u);
+  EXPECT_STREQ(strata_module_symbolic_dim(m, 0)->name, "batch");
+  EXPECT_EQ(strata_module_symbolic_dim(m, 1)->max, 16);
+  EXPECT_EQ(strata_module_symbolic_dim(m, 2), nullptr);
+  EXPECT_EQ(strata_module_weights_size(m), testWeights().size());
+  EXPECT_EQ(strata_module_cpu_features(m), 0u);
+  EXPECT_EQ(strata_module_workspace_bytes(m), 0u);
+  STRATA_ASSERT_OK(strata_module_verify_weights(m));
+}
+
+TEST(ModuleTest, FindEntryListsTheEntriesWhenMissing) {
+  LoadedModule module(standardArtifact());
+  STRATA_ASSERT_OK(module.load());
+  const strata_entry_signature_t* entry = nullptr;
+  auto [code, message] =
+      consumeStatus(strata_module_find_entry(module.get(), "decode", &entry));
+  EXPECT_EQ(code, STRATA_STATUS_NOT_FOUND);
+  EXPECT_NE(message.find("no entry 'decode'"), std::string::npos) << message;
+  EXPECT_NE(message.find("'add_bias', 'two_outputs'"), std::string::npos)
+      << message;
+  EXPECT_EQ(entry, nullptr);
+}
+
+TEST(ModuleTest, LoadsFromFileAndOutlivesTheFile) {
+  std::string path = tempPath("ok.strata");
+  writeFile(path, standardArtifact());
+  strata_module_t* module = nullptr;
+  STRATA_ASSERT_OK(strata_module_load_file(path.c_str(),
+                                           strata_allocator_system(), &module));
+  std::remove(path.c_str());  // the mapping keeps the bytes alive
+  STRATA_ASSERT_OK(strata_module_verify_weights(module));
+  EXPECT_EQ(strata_module_entry_count(module), 7u);
+  strata_module_release(module);
+}
+
+TEST(ModuleTest, RetainKeepsTheModuleAlive) {
+  LoadedModule loaded(standardArtifact());
+  STRATA_ASSERT_OK(loaded.load());
+  strata_module_retain(loaded.get());
+  strata_module_release(loaded.get());
+  EXPECT_EQ(strata_module_entry_count(loaded.get()), 7u);
+  strata_module_release(nullptr);  // allowed
+}
+
+TEST(ModuleTest, TwoModulesLoadSideBySide) {
+  LoadedModule a(standardArtifact());
+  LoadedModule b(standardArtifact());
+  STRATA_ASSERT_OK(a.load());
+  STRATA_ASSERT_OK(b.load());
+  EXPECT_NE(a.get(), b.get());
+}
+
+TEST(ModuleTest, LoadFileErrors) {
+  strata_module_t* module = nullptr;
+  strata_allocator_t allocator = strata_allocator_system();
+  STRATA_EXPECT_STATUS_IS(
+      STRATA_STATUS_NOT_FOUND,
+      strata_module_load_file(tempPath("missing").c_str(), allocator, &module));
+  STRATA_EXPECT_STATUS_IS(STRATA_STATUS_INVALID_ARGUMENT,
+                          strata_module_load_file("/", allocator, &module));
+  STRATA_EXPECT_STATUS_IS(STRATA_STATUS_INVALID_ARGUMENT,
+                          strata_module_load_file(nullptr, allocator, &module));
+  std::string empty = tempPath("empty.strata");
+  writeFile(empty, {});
+  auto [code, message] =
+      consumeStatus(strata_module_load_file(empty.c_str(), allocator, &module));
+  EXPECT_EQ(code, STRATA_STATUS_DATA_LOSS);
+  EXPECT_NE(message.find("0 bytes"), std::string::npos) << message;
+  std::remove(empty.c_str());
+  std::string corrupt = tempPath("corrupt.strata");
+  std::vector<uint8_t> bytes = standardArtifact();
+  bytes[bytes.size() - 1] ^= 1;  // weights: not checked at load
+  bytes[300] ^= 1;               // manifest: checked
+  writeFile(corrupt, bytes);
+  auto [code2, message2] = consumeStatus(
+      strata_module_load_file(corrupt.c_str(), allocator, &module));
+  EXPECT_EQ(code2, STRATA_STATUS_DATA_LOSS);
+  EXPECT_NE(message2.find(corrupt), std::string::npos) << message2;
+  std::remove(corrupt.c_str());
+  EXPECT_EQ(module, nullptr);
+}
+
+TEST(ModuleTest, LoadRejectsUnalignedAndNullData) {
+  std::vector<uint8_t> bytes = standardArtifact();
+  std::vector<uint8_t> shifted(bytes.size() + 64);
+  uint8_t* base = shifted.data();
+  while (reinterpret_cast<uintptr_t>(base) % 64 != 1) ++base;
+  std::memcpy(base, bytes.data(), bytes.size());
+  strata_module_t* module = nullptr;
+  STRATA_EXPECT_STATUS_IS(
+      STRATA_STATUS_INVALID_ARGUMENT,
+      strata_module_load({base, bytes.size()}, strata_allocator_system(),
+                         &module));
+  STRATA_EXPECT_STATUS_IS(
+      STRATA_STATUS_INVALID_ARGUMENT,
+      strata_module_load({nullptr, 10}, strata_allocator_system(), &module));
+  STRATA_EXPECT_STATUS_IS(
+      STRATA_STATUS_INVALID_ARGUMENT,
+      strata_module_load({base, bytes.size()}, strata_allocator_system(),
+                         nullptr));
+}
+
+TEST(ModuleTest, MissingSymbolIsDataLoss) {
+  ArtifactWriter writer = standardWriter();
+  writer.addEntry({"ghost",
+                   "strata_test_ghost",
+                   {{"x", STRATA_DTYPE_F32, {4}}},
+                   {{"y", STRATA_DTYPE_F32, {4}}}});
+  auto [code, message] = consumeStatus(tryLoad(writeArtifact(writer)));
+  EXPECT_EQ(code, STRATA_STATUS_DATA_LOSS);
+  EXPECT_NE(message.find("entry 'ghost': symbol 'strata_test_ghost' not found"),
+            std::string::npos)
+      << message;
+}
+
+TEST(ModuleTest, CodeThatIsNotASharedObjectIsDataLoss) {
+  ArtifactWriter writer = standardWriter();
+  static const char kNotElf[] = "this is not an ELF file, just text";
+  writer.setCpuCode(kNotElf, sizeof(kNotElf));
+  auto [code, message] = consumeStatus(tryLoad(writeArtifact(writer)));
+  EXPECT_EQ(code, STRATA_STATUS_DATA_LOSS);
+  EXPECT_NE(message.find("not a loadable shared object"), std::string::npos)
+      << message;
+}
+
+TEST(ModuleTest, UnknownCpuFeatureBitIsIncompatible) {
+  ArtifactWriter writer = standardWriter();
+  writer.setCpuFeatures(uint64_t{1} << 40);
+  auto [code, message] = consumeStatus(tryLoad(writeArtifact(writer)));
+  EXPECT_EQ(code, STRATA_STATUS_INCOMPATIBLE);
+  EXPECT_NE(message.find("unknown CPU feature bit 40"), std::string::npos)
+      << message;
+}
+
+TEST(ModuleTest, HostFeaturesAreAccepted) {
+  ArtifactWriter writer = standardWriter();
+  writer.setCpuFeatures(strata_cpu_features_host());
+  LoadedModule module(writeArtifact(writer));
+  STRATA_ASSERT_OK(module.load());
+  EXPECT_EQ(strata_module_cpu_features(module.get()),
+            strata_cpu_features_host());
+}
+
+TEST(ModuleTest, MissingCpuFeatureIsIncompatibleOnThisHost) {
+  uint64_t host = strata_cpu_features_host();
+  for (uint64_t bit = 1; bit <= STRATA_CPU_FEATURE_F16C; bit <<= 1) {
+    if (host & bit) continue;
+    ArtifactWriter writer = standardWriter();
+    writer.setCpuFeatures(bit);
+    auto [code, message] = consumeStatus(tryLoad(writeArtifact(writer)));
+    EXPECT_EQ(code, STRATA_STATUS_INCOMPATIBLE);
+    EXPECT_NE(message.find(strata_cpu_feature_name(bit)), std::string::npos);
+    return;
+  }
+  GTEST_SKIP() << "this CPU has every feature the format names";
+}
+
+TEST(CpuTest, CheckNamesTheMissingFeature) {
+  STRATA_ASSERT_OK(strata_cpu_features_check(0, 0));
+  STRATA_ASSERT_OK(strata_cpu_features_check(
+      STRATA_CPU_FEATURE_AVX2,
+      STRATA_CPU_FEATURE_AVX2 | STRATA_CPU_FEATURE_FMA));
+  auto [code, message] = consumeStatus(strata_cpu_features_check(
+      STRATA_CPU_FEATURE_AVX2 | STRATA_CPU_FEATURE_AVX512BF16,
+      STRATA_CPU_FEATURE_AVX2));
+  EXPECT_EQ(code, STRATA_STATUS_INCOMPATIBLE);
+  EXPECT_NE(message.find("'avx512bf16'"), std::string::npos) << message;
+  EXPECT_STREQ(strata_cpu_feature_name(STRATA_CPU_FEATURE_FMA), "fma");
+  EXPECT_EQ(strata_cpu_feature_name(uint64_t{1} << 63), nullptr);
+}
+
+TEST(ModuleTest, ManifestEntryLimitIsUnimplementedBeyondTheCallLimit) {
+  // Built raw: the writer refuses more than STRATA_MAX_ENTRY_INPUTS inputs.
+  ArtifactWriter big;
+  std::vector<codegen::ArtifactTensor> inputs;
+  for (int i = 0; i <= STRATA_MAX_ENTRY_INPUTS; ++i) {
+    inputs.push_back({"x" + std::to_string(i), STRATA_DTYPE_F32, {1}});
+  }
+  big.addEntry(
+      {"wide", "strata_test_wide", inputs, {{"y", STRATA_DTYPE_F32, {1}}}});
+  std::string error;
+  big.setCpuCode(testKernelBytes().data(), testKernelBytes().size());
+  EXPECT_FALSE(big.validate(&error));
+  auto [code, message] =
+      consumeStatus(tryLoad(withRawManifest(big.encodeManifest())));
+  EXPECT_EQ(code, STRATA_STATUS_UNIMPLEMENTED);
+  EXPECT_NE(message.find("255 inputs"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace strata::testing

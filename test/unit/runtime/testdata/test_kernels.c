@@ -1,0 +1,136 @@
+/*===- test_kernels.c - Hand-written entry points per kernel ABI v1 -------===//
+ * SPDX-License-Identifier: Apache-2.0
+ * Built as a shared library whose bytes the runtime tests embed in artifacts
+ * as the CPU code section. Each function follows the calling convention of
+ * codegen/abi/strata_kernel_abi.h exactly as generated code does.
+ *===----------------------------------------------------------------------===*/
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+typedef struct {
+  void* allocated;
+  void* aligned;
+  int64_t offset;
+} desc0;
+
+typedef struct {
+  void* allocated;
+  void* aligned;
+  int64_t offset;
+  int64_t sizes[1];
+  int64_t strides[1];
+} desc1;
+
+typedef struct {
+  void* allocated;
+  void* aligned;
+  int64_t offset;
+  int64_t sizes[2];
+  int64_t strides[2];
+} desc2;
+
+static void* alloc_result(size_t bytes) { return malloc(bytes ? bytes : 1); }
+
+static void set1(desc1* d, void* data, int64_t n) {
+  d->allocated = d->aligned = data;
+  d->offset = 0;
+  d->sizes[0] = n;
+  d->strides[0] = 1;
+}
+
+/* add_bias(x: f32[batch, 4]) -> y: f32[batch, 4] = x + weights[0..4) as f32 */
+EXPORT void strata_test_add_bias(desc2* y, desc2* x, desc1* weights) {
+  const float* bias = (const float*)weights->aligned;
+  int64_t rows = x->sizes[0];
+  float* out = (float*)alloc_result((size_t)(rows * 4) * sizeof(float));
+  const float* in = (const float*)x->aligned + x->offset;
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < 4; ++j) {
+      out[i * 4 + j] = in[i * x->strides[0] + j * x->strides[1]] + bias[j];
+    }
+  }
+  y->allocated = y->aligned = out;
+  y->offset = 0;
+  y->sizes[0] = rows;
+  y->sizes[1] = 4;
+  y->strides[0] = 4;
+  y->strides[1] = 1;
+}
+
+/* Two outputs: row_sum: f32[seq] = sum_j a[i, j] + b[i];
+ * doubled: i64[seq] = 2 * b[i]. Inputs a: f32[seq, 3], b: i32[seq]. */
+typedef struct {
+  desc1 row_sum;
+  desc1 doubled;
+} two_results;
+
+EXPORT void strata_test_two_outputs(two_results* results, desc2* a, desc1* b,
+                                    desc1* weights) {
+  (void)weights;
+  int64_t n = a->sizes[0];
+  float* sums = (float*)alloc_result((size_t)n * sizeof(float));
+  int64_t* doubled = (int64_t*)alloc_result((size_t)n * sizeof(int64_t));
+  const float* av = (const float*)a->aligned;
+  const int32_t* bv = (const int32_t*)b->aligned;
+  for (int64_t i = 0; i < n; ++i) {
+    sums[i] = av[i * 3] + av[i * 3 + 1] + av[i * 3 + 2] + (float)bv[i];
+    doubled[i] = 2 * (int64_t)bv[i];
+  }
+  set1(&results->row_sum, sums, n);
+  set1(&results->doubled, doubled, n);
+}
+
+/* scale(x: f32[]) -> y: f32[] = 3 * x (rank 0 in and out). */
+EXPORT void strata_test_scale(desc0* y, desc0* x, desc1* weights) {
+  (void)weights;
+  float* out = (float*)alloc_result(sizeof(float));
+  *out = 3.0f * *(const float*)x->aligned;
+  y->allocated = y->aligned = out;
+  y->offset = 0;
+}
+
+/* sum8(x0..x7: f32[4]) -> y: f32[4]: ten pointer arguments, so some travel
+ * on the stack. */
+EXPORT void strata_test_sum8(desc1* y, desc1* x0, desc1* x1, desc1* x2,
+                             desc1* x3, desc1* x4, desc1* x5, desc1* x6,
+                             desc1* x7, desc1* weights) {
+  (void)weights;
+  desc1* xs[8] = {x0, x1, x2, x3, x4, x5, x6, x7};
+  float* out = (float*)alloc_result(4 * sizeof(float));
+  for (int j = 0; j < 4; ++j) {
+    out[j] = 0;
+    for (int i = 0; i < 8; ++i) out[j] += ((const float*)xs[i]->aligned)[j];
+  }
+  set1(y, out, 4);
+}
+
+/* bad_size(x: f32[4]) -> y: f32[4] that claims a negative size. */
+EXPORT void strata_test_bad_size(desc1* y, desc1* x, desc1* weights) {
+  (void)x;
+  (void)weights;
+  set1(y, alloc_result(16), -5);
+}
+
+/* bad_stride(x: f32[2, 4]) -> y: f32[2, 4] with column-major strides. */
+EXPORT void strata_test_bad_stride(desc2* y, desc2* x, desc1* weights) {
+  (void)weights;
+  float* out = (float*)alloc_result(8 * sizeof(float));
+  memcpy(out, x->aligned, 8 * sizeof(float));
+  y->allocated = y->aligned = out;
+  y->offset = 0;
+  y->sizes[0] = 2;
+  y->sizes[1] = 4;
+  y->strides[0] = 1;
+  y->strides[1] = 2;
+}
+
+/* echo(x: f32[4]) -> y: f32[4] returning the input's own buffer, an ABI
+ * violation the runtime must survive without freeing the caller's data. */
+EXPORT void strata_test_echo(desc1* y, desc1* x, desc1* weights) {
+  (void)weights;
+  *y = *x;
+}

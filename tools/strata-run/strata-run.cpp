@@ -1,0 +1,423 @@
+//===- strata-run.cpp - Run an entry point of a .strata artifact ----------===//
+// SPDX-License-Identifier: Apache-2.0
+// strata-run OUT.strata [--entry NAME] --input NAME=FILE.npy ...
+//            [--output-dir DIR] [--repeat N] [--threads N] [--json]
+//            [--inspect] [--verify]
+// Links only the runtime: inputs and outputs are NumPy .npy files.
+//===----------------------------------------------------------------------===//
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "Npy.h"
+#include "strata/runtime/api.h"
+
+using namespace strata::tools;
+
+namespace {
+
+const char kUsage[] =
+    "usage: strata-run OUT.strata [--entry NAME] --input NAME=FILE.npy ...\n"
+    "                  [--output-dir DIR] [--repeat N] [--threads N]\n"
+    "                  [--json] [--inspect] [--verify]\n"
+    "  --entry NAME          entry point to run (default: the only one)\n"
+    "  --input NAME=FILE     a .npy file for input NAME (one per input)\n"
+    "  --output-dir DIR      write each output as DIR/<name>.npy\n"
+    "  --repeat N            run N times and report every run's time\n"
+    "  --threads N           session thread count (v1 code runs on 1)\n"
+    "  --json                print the timings as one JSON object\n"
+    "  --inspect             print the entry signatures and exit\n"
+    "  --verify              verify the weights checksum before running\n";
+
+struct Options {
+  std::string artifact;
+  std::string entry;
+  std::vector<std::pair<std::string, std::string>> inputs;
+  std::string outputDir;
+  long repeat = 1;
+  long threads = 0;
+  bool json = false;
+  bool inspect = false;
+  bool verify = false;
+};
+
+int fail(const std::string &message) {
+  std::fprintf(stderr, "strata-run: error: %s\n", message.c_str());
+  return 1;
+}
+
+// Prints a failed status and frees it.
+int failStatus(const std::string &context, strata_status_t status) {
+  std::string message = context + ": " +
+                        strata_status_code_string(strata_status_code(status)) +
+                        ": " + strata_status_message(status);
+  strata_status_free(status);
+  return fail(message);
+}
+
+bool parseCount(const char *text, long low, long high, long *out) {
+  char *end = nullptr;
+  errno = 0;
+  long value = std::strtol(text, &end, 10);
+  if (errno || end == text || *end || value < low || value > high)
+    return false;
+  *out = value;
+  return true;
+}
+
+// Returns an empty string on success, else the problem.
+std::string parseArgs(int argc, char **argv, Options *options) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](const char *flag) -> const char * {
+      if (i + 1 >= argc)
+        return nullptr;
+      (void)flag;
+      return argv[++i];
+    };
+    if (arg == "--json") {
+      options->json = true;
+    } else if (arg == "--inspect") {
+      options->inspect = true;
+    } else if (arg == "--verify") {
+      options->verify = true;
+    } else if (arg == "--entry" || arg == "--input" || arg == "--output-dir" ||
+               arg == "--repeat" || arg == "--threads") {
+      const char *v = value(arg.c_str());
+      if (!v)
+        return arg + " needs a value";
+      if (arg == "--entry") {
+        options->entry = v;
+      } else if (arg == "--output-dir") {
+        options->outputDir = v;
+      } else if (arg == "--repeat") {
+        if (!parseCount(v, 1, 1000000, &options->repeat))
+          return std::string(
+                     "--repeat expects a count in [1, 1000000], got '") +
+                 v + "'";
+      } else if (arg == "--threads") {
+        if (!parseCount(v, 0, STRATA_SESSION_MAX_THREADS, &options->threads))
+          return std::string("--threads expects a count in [0, ") +
+                 std::to_string(STRATA_SESSION_MAX_THREADS) + "], got '" + v +
+                 "'";
+      } else {
+        std::string spec = v;
+        size_t eq = spec.find('=');
+        if (eq == 0 || eq == std::string::npos || eq + 1 == spec.size())
+          return "--input expects NAME=FILE.npy, got '" + spec + "'";
+        options->inputs.push_back({spec.substr(0, eq), spec.substr(eq + 1)});
+      }
+    } else if (arg == "-h" || arg == "--help") {
+      return "help";
+    } else if (!arg.empty() && arg[0] == '-') {
+      return "unknown option '" + arg + "'";
+    } else if (options->artifact.empty()) {
+      options->artifact = arg;
+    } else {
+      return "more than one artifact given ('" + options->artifact + "', '" +
+             arg + "')";
+    }
+  }
+  if (options->artifact.empty())
+    return "no artifact given";
+  return "";
+}
+
+// The file name of an output: characters outside [A-Za-z0-9._-] become '_'.
+std::string sanitize(const std::string &name) {
+  std::string out = name;
+  for (char &c : out) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' &&
+        c != '-')
+      c = '_';
+  }
+  if (out == "." || out == "..")
+    out = "_" + out;
+  return out;
+}
+
+std::string describeTensor(const strata_tensor_signature_t &t) {
+  std::string text =
+      std::string(t.name) + ": " + strata_dtype_name(t.dtype) + "[";
+  for (uint32_t d = 0; d < t.rank; ++d) {
+    if (d)
+      text += ", ";
+    if (t.dims[d].symbol)
+      text +=
+          std::string(t.dims[d].symbol) + "<=" + std::to_string(t.dims[d].max);
+    else
+      text += std::to_string(t.dims[d].extent);
+  }
+  return text + "]";
+}
+
+void printInspect(const strata_module_t *module) {
+  std::printf("cpu features:");
+  uint64_t features = strata_module_cpu_features(module);
+  if (!features)
+    std::printf(" (baseline x86-64)");
+  for (int bit = 0; bit < 64; ++bit) {
+    if (features & (uint64_t{1} << bit)) {
+      const char *name = strata_cpu_feature_name(uint64_t{1} << bit);
+      std::printf(" %s", name ? name : "?");
+    }
+  }
+  std::printf(
+      "\nweights: %llu bytes\n",
+      static_cast<unsigned long long>(strata_module_weights_size(module)));
+  for (size_t i = 0; i < strata_module_symbolic_dim_count(module); ++i) {
+    const strata_symbolic_dim_t *dim = strata_module_symbolic_dim(module, i);
+    std::printf("dim %s <= %lld\n", dim->name,
+                static_cast<long long>(dim->max));
+  }
+  for (size_t e = 0; e < strata_module_entry_count(module); ++e) {
+    const strata_entry_signature_t *entry = strata_module_entry(module, e);
+    std::printf("entry %s (symbol %s)\n", entry->name, entry->symbol);
+    for (size_t i = 0; i < entry->input_count; ++i)
+      std::printf("  input  %s\n", describeTensor(entry->inputs[i]).c_str());
+    for (size_t i = 0; i < entry->output_count; ++i)
+      std::printf("  output %s\n", describeTensor(entry->outputs[i]).c_str());
+  }
+}
+
+std::string jsonString(const std::string &text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char buffer[8];
+      std::snprintf(buffer, sizeof(buffer), "\\u%04x", c);
+      out += buffer;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string jsonNumber(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.6f", value);
+  return buffer;
+}
+
+// Owns the tensors of a run.
+struct TensorList {
+  std::vector<strata_tensor_t *> tensors;
+  ~TensorList() { clear(); }
+  void clear() {
+    for (strata_tensor_t *t : tensors)
+      strata_tensor_release(t);
+    tensors.clear();
+  }
+};
+
+int runTool(const Options &options) {
+  strata_allocator_t allocator = strata_allocator_system();
+  auto loadStart = std::chrono::steady_clock::now();
+  strata_module_t *module = nullptr;
+  strata_status_t status =
+      strata_module_load_file(options.artifact.c_str(), allocator, &module);
+  if (status)
+    return failStatus("cannot load", status);
+  double loadMs = std::chrono::duration<double, std::milli>(
+                      std::chrono::steady_clock::now() - loadStart)
+                      .count();
+  struct ModuleGuard {
+    strata_module_t *m;
+    ~ModuleGuard() { strata_module_release(m); }
+  } moduleGuard{module};
+
+  if (options.verify) {
+    status = strata_module_verify_weights(module);
+    if (status)
+      return failStatus("weights verification failed", status);
+    if (!options.json)
+      std::printf("weights: checksum OK\n");
+  }
+  if (options.inspect) {
+    printInspect(module);
+    return 0;
+  }
+
+  const strata_entry_signature_t *entry = nullptr;
+  if (options.entry.empty()) {
+    if (strata_module_entry_count(module) != 1) {
+      std::string names;
+      for (size_t e = 0; e < strata_module_entry_count(module); ++e)
+        names +=
+            (e ? ", " : "") + std::string(strata_module_entry(module, e)->name);
+      return fail("the artifact has several entries (" + names +
+                  "); choose one with --entry");
+    }
+    entry = strata_module_entry(module, 0);
+  } else {
+    status = strata_module_find_entry(module, options.entry.c_str(), &entry);
+    if (status)
+      return failStatus("--entry", status);
+  }
+
+  // Inputs, matched by name.
+  std::map<std::string, std::string> files;
+  for (const auto &[name, file] : options.inputs) {
+    if (!files.emplace(name, file).second)
+      return fail("input '" + name + "' given twice");
+  }
+  TensorList inputs;
+  for (size_t i = 0; i < entry->input_count; ++i) {
+    const strata_tensor_signature_t &signature = entry->inputs[i];
+    auto it = files.find(signature.name);
+    if (it == files.end())
+      return fail("missing --input " + std::string(signature.name) +
+                  "=FILE.npy (" + describeTensor(signature) + ")");
+    NpyArray array;
+    std::string error;
+    if (!readNpy(it->second, &array, &error))
+      return fail("input '" + std::string(signature.name) + "': " + error);
+    // NumPy has no bfloat16: a u16 array carries its raw bits.
+    if (signature.dtype == STRATA_DTYPE_BF16 && array.dtype == STRATA_DTYPE_U16)
+      array.dtype = STRATA_DTYPE_BF16;
+    strata_tensor_t *tensor = nullptr;
+    status = strata_tensor_create_copy(
+        static_cast<strata_dtype_t>(array.dtype),
+        static_cast<uint32_t>(array.shape.size()), array.shape.data(),
+        array.data.data(), array.data.size(), allocator, &tensor);
+    if (status)
+      return failStatus("input '" + std::string(signature.name) + "'", status);
+    inputs.tensors.push_back(tensor);
+    files.erase(it);
+  }
+  if (!files.empty())
+    return fail("entry '" + std::string(entry->name) + "' has no input '" +
+                files.begin()->first + "'");
+
+  strata_session_options_t sessionOptions;
+  strata_session_options_init(&sessionOptions);
+  sessionOptions.thread_count = static_cast<uint32_t>(options.threads);
+  strata_session_t *session = nullptr;
+  status = strata_session_create(module, &sessionOptions, allocator, &session);
+  if (status)
+    return failStatus("cannot create a session", status);
+  struct SessionGuard {
+    strata_session_t *s;
+    ~SessionGuard() { strata_session_release(s); }
+  } sessionGuard{session};
+
+  std::vector<const strata_tensor_t *> inputPointers(inputs.tensors.begin(),
+                                                     inputs.tensors.end());
+  TensorList outputs;
+  std::vector<double> timesMs;
+  for (long r = 0; r < options.repeat; ++r) {
+    outputs.clear();
+    outputs.tensors.assign(entry->output_count, nullptr);
+    auto start = std::chrono::steady_clock::now();
+    status = strata_session_run(session, entry->name, inputPointers.data(),
+                                inputPointers.size(), outputs.tensors.data(),
+                                outputs.tensors.size());
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+    if (status) {
+      outputs.tensors.clear();
+      return failStatus("run failed", status);
+    }
+    timesMs.push_back(ms);
+    if (!options.json)
+      std::printf("run %ld: %.3f ms\n", r + 1, ms);
+  }
+
+  // Outputs.
+  std::vector<std::string> written(entry->output_count);
+  if (!options.outputDir.empty()) {
+    mkdir(options.outputDir.c_str(), 0777); // may exist already
+    for (size_t o = 0; o < entry->output_count; ++o) {
+      strata_tensor_t *t = outputs.tensors[o];
+      std::string path =
+          options.outputDir + "/" + sanitize(entry->outputs[o].name) + ".npy";
+      std::string error;
+      if (!writeNpy(path, strata_tensor_dtype(t), strata_tensor_dims(t),
+                    strata_tensor_rank(t), strata_tensor_const_data(t),
+                    strata_tensor_byte_size(t), &error))
+        return fail(error);
+      written[o] = path;
+    }
+  }
+
+  std::vector<double> sorted = timesMs;
+  std::sort(sorted.begin(), sorted.end());
+  double median =
+      sorted.size() % 2
+          ? sorted[sorted.size() / 2]
+          : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
+  double mean = 0;
+  for (double t : timesMs)
+    mean += t / static_cast<double>(timesMs.size());
+
+  if (options.json) {
+    std::string json = "{\"artifact\": " + jsonString(options.artifact) +
+                       ", \"entry\": " + jsonString(entry->name) +
+                       ", \"load_ms\": " + jsonNumber(loadMs) +
+                       ", \"runs_ms\": [";
+    for (size_t i = 0; i < timesMs.size(); ++i)
+      json += (i ? ", " : "") + jsonNumber(timesMs[i]);
+    json += "], \"median_ms\": " + jsonNumber(median) +
+            ", \"min_ms\": " + jsonNumber(sorted.front()) +
+            ", \"mean_ms\": " + jsonNumber(mean) + ", \"outputs\": [";
+    for (size_t o = 0; o < entry->output_count; ++o) {
+      strata_tensor_t *t = outputs.tensors[o];
+      json += (o ? ", " : "") + std::string("{\"name\": ") +
+              jsonString(entry->outputs[o].name) + ", \"dtype\": " +
+              jsonString(strata_dtype_name(strata_tensor_dtype(t))) +
+              ", \"shape\": [";
+      for (uint32_t d = 0; d < strata_tensor_rank(t); ++d)
+        json += (d ? ", " : "") + std::to_string(strata_tensor_dims(t)[d]);
+      json += "]";
+      if (!written[o].empty())
+        json += ", \"file\": " + jsonString(written[o]);
+      json += "}";
+    }
+    json += "]}";
+    std::printf("%s\n", json.c_str());
+    return 0;
+  }
+  std::printf("entry %s: %zu run(s), median %.3f ms, min %.3f ms, mean "
+              "%.3f ms (load %.3f ms)\n",
+              entry->name, timesMs.size(), median, sorted.front(), mean,
+              loadMs);
+  for (size_t o = 0; o < entry->output_count; ++o) {
+    strata_tensor_t *t = outputs.tensors[o];
+    std::string shape;
+    for (uint32_t d = 0; d < strata_tensor_rank(t); ++d)
+      shape += (d ? ", " : "") + std::to_string(strata_tensor_dims(t)[d]);
+    std::printf("output %s: %s[%s]%s%s\n", entry->outputs[o].name,
+                strata_dtype_name(strata_tensor_dtype(t)), shape.c_str(),
+                written[o].empty() ? "" : " -> ", written[o].c_str());
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options options;
+  std::string problem = parseArgs(argc, argv, &options);
+  if (problem == "help") {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (!problem.empty()) {
+    std::fprintf(stderr, "strata-run: error: %s\n%s", problem.c_str(), kUsage);
+    return 1;
+  }
+  return runTool(options);
+}
