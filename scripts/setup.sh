@@ -22,7 +22,7 @@ APT_PACKAGES=(
   # Build tools and tests.
   cmake ninja-build ccache g++ libgtest-dev libgmock-dev
   # Commodity libraries.
-  nlohmann-json3-dev libxxhash-dev
+  nlohmann-json3-dev libxxhash-dev zlib1g-dev libzstd-dev
   # Fixture generators run with Debian's /usr/bin/python3.
   python3-onnx python3-torch python3-venv python3-numpy
   # Misc tools used by scripts.

@@ -1,0 +1,286 @@
+//===- CpuCodegen.cpp - linalg on tensors -> native shared object ---------===//
+// SPDX-License-Identifier: Apache-2.0
+// Pipeline: one-shot bufferization -> weights moved into a separate image
+// -> loops -> LLVM dialect -> LLVM IR -> O3 -> object (TargetMachine) ->
+// shared object (lld, in-process). Version 1 runs loops single-threaded and
+// lets generated code malloc its buffers; tiling, vectorization, the arena
+// memory plan and the thread pool replace those next (docs/architecture.md).
+
+#include "codegen/cpu/CpuCodegen.h"
+
+#include "codegen/abi/strata_artifact_format.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "lld/Common/Driver.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+
+LLD_HAS_DRIVER(elf)
+
+using namespace mlir;
+
+namespace strata::codegen::cpu {
+namespace {
+
+// Pipelines are nested in the module pass manager (no builtin.module
+// anchor). Bufferization; buffers of intermediates are freed as soon as possible,
+// results are returned (kernel ABI v1: the caller frees them).
+constexpr llvm::StringLiteral kBufferizePipeline =
+    "canonicalize,cse,"
+    "one-shot-bufferize{bufferize-function-boundaries "
+    "function-boundary-type-conversion=identity-layout-map},"
+    "canonicalize,buffer-deallocation-pipeline";
+
+// Loops and everything down to the LLVM dialect.
+constexpr llvm::StringLiteral kLoweringPipeline =
+    "convert-linalg-to-loops,convert-bufferization-to-memref,"
+    "math-expand-ops,convert-math-to-llvm,convert-math-to-libm,"
+    "expand-strided-metadata,lower-affine,convert-scf-to-cf,canonicalize,"
+    "finalize-memref-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,"
+    "convert-cf-to-llvm,convert-func-to-llvm,convert-ub-to-llvm,"
+    "reconcile-unrealized-casts";
+
+LogicalResult runPipeline(ModuleOp module, llvm::StringRef pipeline) {
+  PassManager pm(module.getContext());
+  pm.enableVerifier(true);
+  std::string error;
+  llvm::raw_string_ostream errorStream(error);
+  if (failed(parsePassPipeline(pipeline, pm, errorStream)))
+    return module.emitError() << "invalid codegen pipeline: " << error;
+  return pm.run(module);
+}
+
+// Replaces every memref.global holding a dense_resource (a weight) by a
+// view into a trailing `memref<?xi8>` argument of each public function, and
+// appends its bytes, 64-byte aligned, to |image|.
+LogicalResult externalizeWeights(ModuleOp module, std::vector<char> &image) {
+  llvm::StringMap<int64_t> offsets;
+  SmallVector<memref::GlobalOp> globals;
+  for (auto global : module.getOps<memref::GlobalOp>()) {
+    auto init = dyn_cast_if_present<DenseResourceElementsAttr>(
+        global.getInitialValue().value_or(Attribute()));
+    if (!init)
+      continue;
+    AsmResourceBlob *blob = init.getRawHandle().getBlob();
+    if (!blob)
+      return global.emitError() << "weight '" << global.getSymName()
+                                << "' has no data";
+    ArrayRef<char> data = blob->getData();
+    size_t offset = (image.size() + STRATA_ARTIFACT_ALIGNMENT - 1) /
+                    STRATA_ARTIFACT_ALIGNMENT * STRATA_ARTIFACT_ALIGNMENT;
+    image.resize(offset);
+    image.insert(image.end(), data.begin(), data.end());
+    offsets[global.getSymName()] = offset;
+    globals.push_back(global);
+  }
+  auto i8 = IntegerType::get(module.getContext(), 8);
+  auto bytesType = MemRefType::get({ShapedType::kDynamic}, i8);
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isPrivate() || func.isExternal())
+      continue;
+    unsigned index = func.getNumArguments();
+    if (failed(func.insertArgument(index, bytesType, {}, func.getLoc())))
+      return failure();
+    Value weights = func.getArgument(index);
+    SmallVector<memref::GetGlobalOp> uses;
+    func.walk([&](memref::GetGlobalOp get) {
+      if (offsets.count(get.getName()))
+        uses.push_back(get);
+    });
+    for (memref::GetGlobalOp get : uses) {
+      OpBuilder b(get);
+      Value offset =
+          arith::ConstantIndexOp::create(b, get.getLoc(),
+                                         offsets.lookup(get.getName()));
+      auto type = cast<MemRefType>(get.getType());
+      Value view = memref::ViewOp::create(b, get.getLoc(), type, weights,
+                                          offset, ValueRange{});
+      get.replaceAllUsesWith(view);
+      get.erase();
+    }
+  }
+  for (memref::GlobalOp global : globals)
+    global.erase();
+  return success();
+}
+
+// STRATA_CPU_FEATURE_* bits for an LLVM feature string ("+avx2,+fma,...").
+uint64_t featureBits(llvm::StringRef features) {
+  static constexpr std::pair<const char *, uint64_t> kBits[] = {
+      {"+avx2", STRATA_CPU_FEATURE_AVX2},
+      {"+fma", STRATA_CPU_FEATURE_FMA},
+      {"+avx512f", STRATA_CPU_FEATURE_AVX512F},
+      {"+avx512bw", STRATA_CPU_FEATURE_AVX512BW},
+      {"+avx512vl", STRATA_CPU_FEATURE_AVX512VL},
+      {"+avx512dq", STRATA_CPU_FEATURE_AVX512DQ},
+      {"+avx512vnni", STRATA_CPU_FEATURE_AVX512VNNI},
+      {"+avx512bf16", STRATA_CPU_FEATURE_AVX512BF16},
+      {"+f16c", STRATA_CPU_FEATURE_F16C}};
+  uint64_t bits = 0;
+  SmallVector<llvm::StringRef> list;
+  features.split(list, ',');
+  for (llvm::StringRef f : list)
+    for (auto [name, bit] : kBits)
+      if (f == name)
+        bits |= bit;
+  return bits;
+}
+
+// CPU name and feature string for |target|.
+std::pair<std::string, std::string> resolveTarget(const CpuTarget &target) {
+  if (target.cpu != "native")
+    return {target.cpu, ""};
+  std::string features;
+  for (const auto &f : llvm::sys::getHostCPUFeatures())
+    if (f.getValue())
+      features += (features.empty() ? "+" : ",+") + f.getKey().str();
+  return {llvm::sys::getHostCPUName().str(), features};
+}
+
+// Features implied by the x86-64 micro-architecture levels.
+uint64_t levelBits(llvm::StringRef cpu) {
+  uint64_t v3 = STRATA_CPU_FEATURE_AVX2 | STRATA_CPU_FEATURE_FMA |
+                STRATA_CPU_FEATURE_F16C;
+  if (cpu == "x86-64-v3")
+    return v3;
+  if (cpu == "x86-64-v4")
+    return v3 | STRATA_CPU_FEATURE_AVX512F | STRATA_CPU_FEATURE_AVX512BW |
+           STRATA_CPU_FEATURE_AVX512VL | STRATA_CPU_FEATURE_AVX512DQ;
+  return 0;
+}
+
+FailureOr<std::string> linkSharedObject(ModuleOp module,
+                                        llvm::StringRef object) {
+  llvm::SmallString<128> objPath, soPath;
+  if (llvm::sys::fs::createTemporaryFile("strata-kernels", "o", objPath) ||
+      llvm::sys::fs::createTemporaryFile("strata-kernels", "so", soPath))
+    return module.emitError() << "cannot create temporary files for linking";
+  llvm::scope_exit cleanup([&] {
+    llvm::sys::fs::remove(objPath);
+    llvm::sys::fs::remove(soPath);
+  });
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(objPath, ec);
+    if (ec)
+      return module.emitError() << "cannot write '" << objPath
+                                << "': " << ec.message();
+    os << object;
+  }
+  // Reproducible output: no build id, sorted sections as lld emits them.
+  const char *args[] = {"ld.lld",          "-shared",       "--hash-style=gnu",
+                        "--build-id=none", "-z",            "noexecstack",
+                        "-o",              soPath.c_str(),  objPath.c_str()};
+  std::string log;
+  llvm::raw_string_ostream logStream(log);
+  lld::Result result =
+      lld::lldMain(args, logStream, logStream, {{lld::Gnu, &lld::elf::link}});
+  if (result.retCode != 0)
+    return module.emitError() << "linking the kernels failed: " << log;
+  auto buffer = llvm::MemoryBuffer::getFile(soPath, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return module.emitError() << "cannot read the linked kernels";
+  return (*buffer)->getBuffer().str();
+}
+
+} // namespace
+
+FailureOr<std::vector<char>> lowerToLLVMDialect(ModuleOp module) {
+  // Every public function gets MLIR's C interface (kernel ABI v1).
+  // Argument/result attributes (ONNX names, dim names) were read into the
+  // manifest already and mean nothing to LLVM.
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isPrivate() || func.isExternal())
+      continue;
+    func->setAttr("llvm.emit_c_interface", UnitAttr::get(module.getContext()));
+    func.removeArgAttrsAttr();
+    func.removeResAttrsAttr();
+  }
+  if (failed(runPipeline(module, kBufferizePipeline)))
+    return failure();
+  std::vector<char> weights;
+  if (failed(externalizeWeights(module, weights)))
+    return failure();
+  if (failed(runPipeline(module, kLoweringPipeline)))
+    return failure();
+  return weights;
+}
+
+FailureOr<CpuCode> generateCpuCode(ModuleOp module, const CpuTarget &target) {
+  FailureOr<std::vector<char>> weights = lowerToLLVMDialect(module);
+  if (failed(weights))
+    return failure();
+
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext, "strata_kernels");
+  if (!llvmModule)
+    return module.emitError() << "translation to LLVM IR failed";
+
+  auto [cpu, features] = resolveTarget(target);
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string error;
+  const llvm::Target *llvmTarget =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!llvmTarget)
+    return module.emitError() << "no LLVM target for " << triple.str() << ": "
+                              << error;
+  std::unique_ptr<llvm::TargetMachine> machine(
+      llvmTarget->createTargetMachine(triple, cpu, features,
+                                      llvm::TargetOptions(), llvm::Reloc::PIC_,
+                                      std::nullopt,
+                                      llvm::CodeGenOptLevel::Aggressive));
+  if (!machine)
+    return module.emitError() << "unknown target CPU '" << cpu << "'";
+  llvmModule->setDataLayout(machine->createDataLayout());
+  llvmModule->setTargetTriple(triple);
+  if (llvm::Error err =
+          makeOptimizingTransformer(3, 0, machine.get())(llvmModule.get()))
+    return module.emitError() << "LLVM optimization failed: "
+                              << llvm::toString(std::move(err));
+
+  llvm::SmallString<0> object;
+  {
+    llvm::raw_svector_ostream os(object);
+    llvm::legacy::PassManager codegen;
+    if (machine->addPassesToEmitFile(codegen, os, nullptr,
+                                     llvm::CodeGenFileType::ObjectFile))
+      return module.emitError() << "the target cannot emit object files";
+    codegen.run(*llvmModule);
+  }
+  FailureOr<std::string> so = linkSharedObject(module, object.str());
+  if (failed(so))
+    return failure();
+  CpuCode code;
+  code.sharedObject = std::move(*so);
+  code.weights = std::move(*weights);
+  code.cpuFeatures =
+      target.cpu == "native" ? featureBits(features) : levelBits(cpu);
+  return code;
+}
+
+} // namespace strata::codegen::cpu

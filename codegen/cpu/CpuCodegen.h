@@ -1,0 +1,49 @@
+//===- CpuCodegen.h - linalg on tensors -> native shared object -*- C++ -*-===//
+// SPDX-License-Identifier: Apache-2.0
+// The CPU back end: bufferize the lowered module, move weights out of the
+// code into a separate weights image, lower to LLVM, optimize, emit an
+// object for the target CPU and link it in-process into a shared object.
+
+#ifndef STRATA_CODEGEN_CPU_CPUCODEGEN_H_
+#define STRATA_CODEGEN_CPU_CPUCODEGEN_H_
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+
+#include <string>
+#include <vector>
+
+namespace strata::codegen::cpu {
+
+/// What to generate code for.
+struct CpuTarget {
+  /// "native", "x86-64-v3" (AVX2+FMA) or "x86-64-v4" (AVX-512).
+  std::string cpu = "native";
+};
+
+/// The result of code generation.
+struct CpuCode {
+  /// An ELF x86-64 shared object exporting one `_mlir_ciface_<entry>` per
+  /// public function (kernel ABI v1, codegen/abi/strata_kernel_abi.h).
+  std::string sharedObject;
+  /// Constant data referenced by the code through its trailing weights
+  /// argument; every blob starts 64-byte aligned.
+  std::vector<char> weights;
+  /// STRATA_CPU_FEATURE_* bits the code requires.
+  uint64_t cpuFeatures = 0;
+};
+
+/// Generates code for every public function of |module|, which must hold
+/// only linalg/tensor/arith/math/func ops (after strata-lower-to-linalg).
+/// Each public function gains a trailing `memref<?xi8>` weights argument.
+/// Errors are reported as diagnostics on |module|.
+mlir::FailureOr<CpuCode> generateCpuCode(mlir::ModuleOp module,
+                                         const CpuTarget &target);
+
+/// The bufferization and LLVM-lowering part alone (for --emit mlir/llvm
+/// and lit tests); returns the weights image.
+mlir::FailureOr<std::vector<char>> lowerToLLVMDialect(mlir::ModuleOp module);
+
+} // namespace strata::codegen::cpu
+
+#endif // STRATA_CODEGEN_CPU_CPUCODEGEN_H_
