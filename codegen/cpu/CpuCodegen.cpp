@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -50,11 +51,12 @@ constexpr llvm::StringLiteral kBufferizePipeline =
     "canonicalize,cse,"
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
-    "canonicalize,buffer-deallocation-pipeline";
+    "canonicalize,buffer-deallocation-pipeline,"
+    "convert-bufferization-to-memref";
 
 // Loops and everything down to the LLVM dialect.
 constexpr llvm::StringLiteral kLoweringPipeline =
-    "convert-linalg-to-loops,convert-bufferization-to-memref,"
+    "convert-linalg-to-loops,"
     "math-expand-ops,convert-math-to-llvm,convert-math-to-libm,"
     "expand-strided-metadata,lower-affine,convert-scf-to-cf,canonicalize,"
     "finalize-memref-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,"
@@ -123,6 +125,20 @@ LogicalResult externalizeWeights(ModuleOp module, std::vector<char> &image) {
   for (memref::GlobalOp global : globals)
     global.erase();
   return success();
+}
+
+// memref.copy of strided views lowers to a call into MLIR's C runner
+// library, which generated code must not depend on; linalg.copy becomes
+// plain loops instead.
+void copiesToLinalg(ModuleOp module) {
+  SmallVector<memref::CopyOp> copies;
+  module.walk([&](memref::CopyOp copy) { copies.push_back(copy); });
+  for (memref::CopyOp copy : copies) {
+    OpBuilder b(copy);
+    linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(),
+                           copy.getTarget());
+    copy.erase();
+  }
 }
 
 // STRATA_CPU_FEATURE_* bits for an LLVM feature string ("+avx2,+fma,...").
@@ -220,6 +236,7 @@ FailureOr<std::vector<char>> lowerToLLVMDialect(ModuleOp module) {
   }
   if (failed(runPipeline(module, kBufferizePipeline)))
     return failure();
+  copiesToLinalg(module);
   std::vector<char> weights;
   if (failed(externalizeWeights(module, weights)))
     return failure();
