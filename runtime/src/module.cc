@@ -137,10 +137,10 @@ strata_status_t guarded(Fn&& fn) {
     return fn();
   } catch (const std::bad_alloc&) {
     return STRATA_MAKE_STATUS(STRATA_STATUS_RESOURCE_EXHAUSTED,
-                              "out of memory while loading the module");
+                              "out of memory in the runtime");
   } catch (...) {
     return STRATA_MAKE_STATUS(STRATA_STATUS_INTERNAL,
-                              "unexpected exception while loading the module");
+                              "unexpected exception in the runtime");
   }
 }
 
@@ -258,18 +258,22 @@ strata_status_t strata_module_find_entry(
     return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
                               "module, name and out_entry must be non-null");
   }
-  std::string known;
   for (const EntryRecord& entry : module->entries) {
     if (std::strcmp(entry.signature.name, name) == 0) {
       *out_entry = &entry.signature;
       return nullptr;
     }
-    known +=
-        (known.empty() ? "'" : ", '") + std::string(entry.signature.name) + "'";
   }
-  return STRATA_MAKE_STATUS(STRATA_STATUS_NOT_FOUND,
-                            "no entry '%s' in the module (entries: %s)", name,
-                            known.c_str());
+  return guarded([&] {
+    std::string known;
+    for (const EntryRecord& entry : module->entries) {
+      known += (known.empty() ? "'" : ", '") +
+               std::string(entry.signature.name) + "'";
+    }
+    return STRATA_MAKE_STATUS(STRATA_STATUS_NOT_FOUND,
+                              "no entry '%s' in the module (entries: %s)", name,
+                              known.c_str());
+  });
 }
 
 size_t strata_module_symbolic_dim_count(const strata_module_t* module) {

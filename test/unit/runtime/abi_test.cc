@@ -1,0 +1,61 @@
+//===- abi_test.cc - Layout of the codegen <-> runtime contract
+//------------===//
+// SPDX-License-Identifier: Apache-2.0
+// The structs of strata_kernel_abi.h and strata_artifact_format.h are read
+// and written byte for byte by generated code and by the writer; any change
+// of these offsets is a version bump (STYLE.md §11).
+
+#include <gtest/gtest.h>
+
+#include <cstddef>
+
+#include "codegen/abi/strata_artifact_format.h"
+#include "codegen/abi/strata_kernel_abi.h"
+
+namespace {
+
+TEST(AbiTest, Versions) {
+  EXPECT_EQ(STRATA_KERNEL_ABI_VERSION, 1u);
+  EXPECT_EQ(STRATA_ARTIFACT_FORMAT_VERSION, 1u);
+}
+
+TEST(AbiTest, MemrefDescriptorLayout) {
+  EXPECT_EQ(offsetof(strata_memref_desc_t, allocated), 0u);
+  EXPECT_EQ(offsetof(strata_memref_desc_t, aligned), 8u);
+  EXPECT_EQ(offsetof(strata_memref_desc_t, offset), 16u);
+  EXPECT_EQ(offsetof(strata_memref_desc_t, sizes_and_strides), 24u);
+  EXPECT_EQ(sizeof(strata_memref_desc_t), 24u + 16u * 8u);
+  EXPECT_EQ(strata_memref_desc_size(0), 24u);
+  EXPECT_EQ(strata_memref_desc_size(2), 56u);
+  EXPECT_EQ(strata_memref_desc_size(STRATA_MAX_RANK),
+            sizeof(strata_memref_desc_t));
+}
+
+TEST(AbiTest, DtypeValuesAndSizes) {
+  EXPECT_EQ(STRATA_DTYPE_F32, 1);
+  EXPECT_EQ(STRATA_DTYPE_BOOL, 13);
+  EXPECT_EQ(strata_dtype_size(STRATA_DTYPE_F32), 4u);
+  EXPECT_EQ(strata_dtype_size(STRATA_DTYPE_BF16), 2u);
+  EXPECT_EQ(strata_dtype_size(STRATA_DTYPE_U64), 8u);
+  EXPECT_EQ(strata_dtype_size(STRATA_DTYPE_BOOL), 1u);
+  EXPECT_EQ(strata_dtype_size(0), 0u);
+  EXPECT_EQ(strata_dtype_size(14), 0u);
+}
+
+TEST(AbiTest, ArtifactHeaderLayout) {
+  EXPECT_EQ(sizeof(strata_artifact_header_t), 128u);
+  EXPECT_EQ(offsetof(strata_artifact_header_t, format_version), 8u);
+  EXPECT_EQ(offsetof(strata_artifact_header_t, kernel_abi_version), 12u);
+  EXPECT_EQ(offsetof(strata_artifact_header_t, file_size), 16u);
+  EXPECT_EQ(offsetof(strata_artifact_header_t, cpu_features), 24u);
+  EXPECT_EQ(offsetof(strata_artifact_header_t, section_count), 32u);
+  EXPECT_EQ(offsetof(strata_artifact_header_t, section_table_offset), 40u);
+  EXPECT_EQ(offsetof(strata_artifact_header_t, header_checksum), 48u);
+  EXPECT_EQ(offsetof(strata_artifact_header_t, section_table_checksum), 56u);
+  EXPECT_EQ(offsetof(strata_artifact_header_t, reserved), 64u);
+  EXPECT_EQ(sizeof(strata_section_t), 32u);
+  EXPECT_EQ(offsetof(strata_section_t, offset), 8u);
+  EXPECT_EQ(offsetof(strata_section_t, checksum), 24u);
+}
+
+}  // namespace
