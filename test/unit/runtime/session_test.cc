@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "status_matchers.h"
@@ -288,6 +289,41 @@ TEST_F(SessionTest, OutputsComeFromTheSessionAllocator) {
   strata_tensor_release(y);
   strata_session_release(own);
   EXPECT_EQ(counting.live, 0);
+}
+
+TEST_F(SessionTest, SessionsRunOneModuleConcurrently) {
+  std::vector<std::thread> threads;
+  std::vector<int> failures(4, 0);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      strata_session_t* own = nullptr;
+      if (strata_session_create(module.get(), nullptr,
+                                strata_allocator_system(), &own)) {
+        ++failures[t];
+        return;
+      }
+      const int64_t dims[2] = {t + 1, 4};
+      strata_tensor_t* x = nullptr;
+      strata_status_free(strata_tensor_create(STRATA_DTYPE_F32, 2, dims,
+                                              strata_allocator_system(), &x));
+      for (int i = 0; i < 50 && x; ++i) {
+        const strata_tensor_t* in = x;
+        strata_tensor_t* y = nullptr;
+        strata_status_t status =
+            strata_session_run(own, "add_bias", &in, 1, &y, 1);
+        if (status || strata_tensor_dims(y)[0] != t + 1 ||
+            static_cast<const float*>(strata_tensor_const_data(y))[3] != 4.0f) {
+          ++failures[t];
+        }
+        strata_status_free(status);
+        strata_tensor_release(y);
+      }
+      strata_tensor_release(x);
+      strata_session_release(own);
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int f : failures) EXPECT_EQ(f, 0);
 }
 
 }  // namespace
