@@ -96,8 +96,8 @@ def teacher_forced(fdir, meta, model="model.onnx", kinds=None):
 
 
 def trained(fdir, meta):
-    n = teacher_forced(fdir, meta, meta["prefill"], [dict(batch=2, sequence=64, past_sequence=0)])
-    n += teacher_forced(fdir, meta, meta["decode"], [dict(batch=2, sequence=1, past_sequence=63)])
+    n = teacher_forced(fdir, meta, meta["prefill"], [dict(batch=1, sequence=48, past_sequence=0)])
+    n += teacher_forced(fdir, meta, meta["decode"], [dict(batch=1, sequence=1, past_sequence=31)])
     prompt = np.array([list(p) for p in PROMPTS], np.int64)  # equal lengths: one batch
     pre = refs.session(os.path.join(fdir, meta["prefill"]))
     dec = refs.session(os.path.join(fdir, meta["decode"]))
