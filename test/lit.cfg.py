@@ -11,7 +11,7 @@ config.suffixes = [".mlir", ".onnxtext", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.strata_obj_root, "test")
 # Inputs/ hold files other tests read; unit/ and models/ are run by ctest.
-config.excludes = ["Inputs", "unit", "models", "CMakeLists.txt", "lit.cfg.py"]
+config.excludes = ["Inputs", "unit", "models", "e2e", "CMakeLists.txt", "lit.cfg.py"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%python", config.strata_test_python))
