@@ -4,7 +4,8 @@
 # 1. scripts/setup.sh (apt + the pinned virtualenv; a no-op when present)
 # 2. configure + build (Release, Ninja, ccache, lld-22)
 # 3. ctest: the lit suite and every GoogleTest binary
-# 4. an ASan+UBSan build of the unit tests, run through ctest -L unit
+# 4. an ASan+UBSan build of the unit tests, run through ctest -L unit, and
+#    of strata-import, run over the hostile-model corpus (lit)
 # Exits non-zero on any failure. STRATA_SKIP_SANITIZE=1 skips step 4.
 set -euo pipefail
 
@@ -39,10 +40,13 @@ if [ "${STRATA_SKIP_SANITIZE:-0}" != "1" ]; then
   step "sanitizers: ASan+UBSan unit tests ($ASAN_BUILD)"
   cmake -G Ninja -S "$ROOT" -B "$ASAN_BUILD" -DMLIR_DIR="$MLIR_DIR" \
     -DSTRATA_SANITIZE=address,undefined >/dev/null
-  ninja -C "$ASAN_BUILD" -j "$JOBS" strata_unit_tests
-  ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}" \
-  UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}" \
-    ctest --test-dir "$ASAN_BUILD" -L unit --output-on-failure -j "$JOBS"
+  ninja -C "$ASAN_BUILD" -j "$JOBS" strata_unit_tests strata-import
+  export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}"
+  export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+  ctest --test-dir "$ASAN_BUILD" -L unit --output-on-failure -j "$JOBS"
+  step "sanitizers: the hostile-model corpus through strata-import"
+  /usr/lib/llvm-22/bin/lit -sv "$ASAN_BUILD/test" --filter 'import/hostile'
+  unset ASAN_OPTIONS UBSAN_OPTIONS
 fi
 
 step "all tests passed"
