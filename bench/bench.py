@@ -147,8 +147,20 @@ def rss_worker(d, variant, threads):
     e = engines.OrtEngine(d, threads, variant)
     e.generate(1, GEN_PROMPT, GEN_TOKENS)
     e.prefill(min(PREFILL_SEQS[-1], maxpos), 1)
-    print(json.dumps({"peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-                      "load_seconds": e.load_seconds}))
+    print(json.dumps({"peak_rss_bytes": vm_hwm(), "load_seconds": e.load_seconds}))
+
+
+def vm_hwm():
+    """Peak resident set of this process since its execve (VmHWM). ru_maxrss
+    would carry the forking parent's high-water mark into the child."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def peak_rss(d, variant, threads):
@@ -379,6 +391,7 @@ def main():
     labels = {"ort": "ORT", "ortopt": "ORT+optimizer", "strata": "Strata"}
 
     t_start = time.time()
+    load_start = os.getloadavg()
     os.makedirs(args.out, exist_ok=True)
     print("[bench] measuring the roofline", flush=True)
     limits, isa = roofline.measure(args.out, args.threads)
@@ -442,11 +455,13 @@ def main():
             cell["peak RSS"] = getattr(e, "peak_rss", None) and e.peak_rss / 1e6
             cell["load time"] = e.load_seconds
     res["wall_seconds"] = time.time() - t_start
+    res["loadavg_start"], res["loadavg_end"] = load_start, os.getloadavg()
     res["notes"] = notes or ["Strata measured."]
     table = report(res, args)
-    title = ("## %s: %d rounds, threads %s, onnxruntime %s (%.0f s)"
+    title = ("## %s: %d rounds, threads %s, onnxruntime %s (%.0f s; 1-min load average "
+             "%.1f at start, %.1f at end, on %d cores)"
              % (res["model"], args.rounds, ",".join(map(str, args.threads)), ort.__version__,
-                res["wall_seconds"]))
+                res["wall_seconds"], load_start[0], res["loadavg_end"][0], os.cpu_count()))
     print("\n" + title + "\n")
     print(table)
     for n in sorted(set(notes)):
