@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # ===- test/e2e/check_fixtures.py - compiled fixtures match onnxruntime -----===#
 # Compiles every fixture model with strata-compile and runs each of its
-# "outputs" reference cases (test/models/fixtures/<name>/ref/<case>/) with
+# "outputs" reference cases, and each "greedy" case (token ids of greedy
+# generation with the prefill/decode pair, compared exactly), (test/models/fixtures/<name>/ref/<case>/) with
 # strata-run, comparing every output with the onnxruntime reference saved
 # there. fp32 tolerance: max|y - ref| <= 1e-4 * max(1, max|ref|), i.e. a few
 # hundred ulps of accumulated rounding over the model's reductions, well
@@ -56,6 +57,32 @@ def run_case(bin_dir, artifact, case_dir, spec, out_dir):
     return True, ", ".join(worst)
 
 
+def check_greedy(bin_dir, fixture_dir, case_dir, spec, tmp):
+    """Greedy generation through the compiled prefill/decode pair reproduces
+    the onnxruntime token ids exactly."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
+        os.path.dirname(os.path.abspath(__file__)))), "scripts"))
+    import generate  # scripts/generate.py
+    artifacts = {}
+    for role in ("prefill", "decode"):
+        out = os.path.join(tmp, os.path.basename(fixture_dir) + "-" + role +
+                           ".strata")
+        ok, msg = compile_model(bin_dir, os.path.join(fixture_dir, spec[role]),
+                                out, [])
+        if not ok:
+            return False, f"compile {role}: {msg}"
+        artifacts[role] = out
+    prompt = np.load(os.path.join(case_dir, "prompt_ids.npy")).astype(np.int64)
+    want = np.load(os.path.join(case_dir, "generated_ids.npy"))
+    got = generate.greedy(os.path.join(bin_dir, "strata-run"),
+                          artifacts["prefill"], artifacts["decode"], prompt,
+                          want.shape[1], tmp)
+    if got.shape != want.shape or not (got == want).all():
+        bad = int((got != want).any(axis=1).sum())
+        return False, f"{bad} of {want.shape[0]} generations differ"
+    return True, ""
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("models_dir")
@@ -74,8 +101,16 @@ def main():
             if a.filter and not re.search(a.filter, label):
                 continue
             spec = json.load(open(meta))
+            if spec.get("kind") == "greedy":
+                ok, msg = check_greedy(a.bin_dir, fixture_dir, case_dir, spec,
+                                       tmp)
+                passed += ok
+                failed += not ok
+                print(("PASS " if ok else "FAIL ") + label +
+                      ("" if ok else f": {msg}"))
+                continue
             if spec.get("kind") != "outputs":
-                continue  # split/greedy cases need the generation runtime
+                continue  # "split" cases are covered by the outputs cases
             model = os.path.join(fixture_dir, spec["model"])
             artifact = os.path.join(tmp, os.path.basename(fixture_dir) + "-" +
                                     spec["model"] + ".strata")
