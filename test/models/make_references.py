@@ -88,7 +88,7 @@ def teacher_forced(fdir, meta, model="model.onnx", kinds=None):
         outs = sess.run(outputs, feeds)
         tag = "b%d_s%d_p%d" % (dims["batch"], dims["sequence"], dims["past_sequence"])
         case = {"kind": "outputs", "model": model, "inputs": sorted(feeds),
-                "outputs": outputs, "rtol": 1e-3, "atol": 1e-4}
+                "outputs": outputs, "rtol": 1e-4, "atol": 1e-4}
         write_case(os.path.join(fdir, "ref", os.path.splitext(model)[0] + "_" + tag), case,
                    {**feeds, **dict(zip(outputs, outs))})
         n += 1
