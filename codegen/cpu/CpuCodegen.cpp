@@ -15,6 +15,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinDialect.h"
@@ -221,6 +222,40 @@ FailureOr<std::string> linkSharedObject(ModuleOp module,
   return (*buffer)->getBuffer().str();
 }
 
+// Kernel ABI v1: every result must be a fresh malloc the caller frees. A
+// result that bufferizes to a view of an input, a constant or another
+// buffer is copied into a fresh tensor first (at tensor level, so the
+// deallocation pass sees the copy).
+void copyAliasingResults(ModuleOp module) {
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isPrivate() || func.isExternal())
+      continue;
+    func.walk([&](func::ReturnOp ret) {
+      OpBuilder b(ret);
+      for (OpOperand &operand : ret->getOpOperands()) {
+        Value v = operand.get();
+        Operation *def = v.getDefiningOp();
+        bool aliases = !def || isa<arith::ConstantOp, tensor::ReshapeOp,
+                                   tensor::ExpandShapeOp,
+                                   tensor::CollapseShapeOp,
+                                   tensor::ExtractSliceOp, tensor::CastOp,
+                                   tensor::EmptyOp>(def);
+        if (!aliases)
+          continue;
+        auto type = cast<RankedTensorType>(v.getType());
+        SmallVector<Value> dynamic;
+        for (int64_t d = 0; d < type.getRank(); ++d)
+          if (type.isDynamicDim(d))
+            dynamic.push_back(tensor::DimOp::create(b, ret.getLoc(), v, d));
+        Value empty = tensor::EmptyOp::create(b, ret.getLoc(), type.getShape(),
+                                              type.getElementType(), dynamic);
+        operand.set(linalg::CopyOp::create(b, ret.getLoc(), v, empty)
+                        .getResult(0));
+      }
+    });
+  }
+}
+
 } // namespace
 
 FailureOr<std::vector<char>> lowerToLLVMDialect(ModuleOp module) {
@@ -234,6 +269,7 @@ FailureOr<std::vector<char>> lowerToLLVMDialect(ModuleOp module) {
     func.removeArgAttrsAttr();
     func.removeResAttrsAttr();
   }
+  copyAliasingResults(module);
   if (failed(runPipeline(module, kBufferizePipeline)))
     return failure();
   copiesToLinalg(module);

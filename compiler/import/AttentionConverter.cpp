@@ -6,6 +6,7 @@
 
 #include "compiler/import/OnnxOpConverters.h"
 
+#include "compiler/import/ConverterUtils.h"
 #include "dialects/strata/IR/ShapeRules.h"
 #include "dialects/strata/IR/StrataOps.h"
 
@@ -21,9 +22,6 @@ namespace strata::import {
 
 static constexpr int64_t kDyn = ShapedType::kDynamic;
 
-static RankedTensorType typeOf(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
 
 //===----------------------------------------------------------------------===//
 // Attention (opset 23)
@@ -87,16 +85,6 @@ static Value appendPast(ImportContext &ctx, Value past, Value now) {
                           ValueRange{past, now}, ctx.b().getI64IntegerAttr(2));
 }
 
-template <typename OpT>
-static Value broadcastOp(ImportContext &ctx, Value a, Value b) {
-  std::optional<SmallVector<int64_t>> dims =
-      broadcastShapes(typeOf(a).getShape(), typeOf(b).getShape());
-  if (!dims)
-    return {};
-  return OpT::create(ctx.b(), ctx.loc(),
-                     RankedTensorType::get(*dims, typeOf(a).getElementType()),
-                     a, b);
-}
 
 // Repeats each of the Hkv heads of [B, Hkv, S, D] |times| times in place
 // ([h0, h0, h1, h1, ...]), as grouped-query attention shares them.

@@ -5,6 +5,7 @@
 
 #include "compiler/import/OnnxOpConverters.h"
 
+#include "compiler/import/ConverterUtils.h"
 #include "dialects/strata/IR/ShapeRules.h"
 #include "dialects/strata/IR/StrataOps.h"
 
@@ -15,23 +16,8 @@ using namespace strata::ir;
 
 namespace strata::import {
 
-// Declared in NNConverters.cpp.
-Value splitHeads(ImportContext &ctx, Value x, int64_t heads);
-Value mergeHeads(ImportContext &ctx, Value x);
 
-static RankedTensorType typeOf(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
 
-static Value add(ImportContext &ctx, Value a, Value b) {
-  std::optional<SmallVector<int64_t>> dims =
-      broadcastShapes(typeOf(a).getShape(), typeOf(b).getShape());
-  if (!dims)
-    return {};
-  return AddOp::create(
-      ctx.b(), ctx.loc(),
-      RankedTensorType::get(*dims, typeOf(a).getElementType()), a, b);
-}
 
 // Gelu(X) / BiasGelu(A, B) / FastGelu(X, bias?): optional bias add, then
 // exact (Gelu, BiasGelu) or tanh-approximated (FastGelu) GELU.
@@ -41,7 +27,7 @@ LogicalResult convertContribGelu(ImportContext &ctx) {
   StringRef op = ctx.node().op_type();
   Value x = ctx.input(0);
   if (ctx.hasInput(1)) {
-    x = add(ctx, x, ctx.input(1));
+    x = broadcastOp<AddOp>(ctx, x, ctx.input(1));
     if (!x)
       return ctx.error() << "bias does not broadcast to the input";
   }
@@ -63,11 +49,11 @@ LogicalResult convertContribSkipLayerNorm(ImportContext &ctx) {
     return failure();
   if (ctx.outputUsed(1) || ctx.outputUsed(2))
     return ctx.error() << "the mean and inverse-std outputs are not supported";
-  Value sum = add(ctx, ctx.input(0), ctx.input(1));
+  Value sum = broadcastOp<AddOp>(ctx, ctx.input(0), ctx.input(1));
   // Skip: [input, skip, gamma, beta, bias]; simplified: [.., gamma, bias].
   unsigned biasIndex = simplified ? 3 : 4;
   if (sum && ctx.hasInput(biasIndex))
-    sum = add(ctx, sum, ctx.input(biasIndex));
+    sum = broadcastOp<AddOp>(ctx, sum, ctx.input(biasIndex));
   if (!sum)
     return ctx.error() << "'skip' or 'bias' does not broadcast to the input";
   OpBuilder &b = ctx.b();
@@ -199,16 +185,11 @@ LogicalResult convertContribAttention(ImportContext &ctx) {
       return ctx.error() << "only a 1-D [batch] or 2-D [batch, "
                             "total_sequence] 'mask_index' is supported";
   }
-  FloatAttr scale;
-  if (ctx.attr("scale")) {
-    FailureOr<float> s = ctx.floatAttr("scale", 0.0f);
-    if (failed(s))
-      return failure();
-    if (*s != 0.0f)
-      scale = ctx.b().getF32FloatAttr(*s);
-  }
+  FailureOr<FloatAttr> scale = optionalScale(ctx);
+  if (failed(scale))
+    return failure();
   Value y = AttentionOp::create(ctx.b(), ctx.loc(), q.getType(), q, k, v, mask,
-                                scale, *unidirectional != 0, IntegerAttr(),
+                                *scale, *unidirectional != 0, IntegerAttr(),
                                 IntegerAttr());
   ctx.setOutput(0, mergeHeads(ctx, y));
   return success();
@@ -247,16 +228,11 @@ LogicalResult convertContribMultiHeadAttention(ImportContext &ctx) {
                             "'attention_bias' is not supported";
     mask = ctx.input(5);
   }
-  FloatAttr scale;
-  if (ctx.attr("scale")) {
-    FailureOr<float> s = ctx.floatAttr("scale", 0.0f);
-    if (failed(s))
-      return failure();
-    if (*s != 0.0f)
-      scale = ctx.b().getF32FloatAttr(*s);
-  }
+  FailureOr<FloatAttr> scale = optionalScale(ctx);
+  if (failed(scale))
+    return failure();
   Value y = AttentionOp::create(ctx.b(), ctx.loc(), q.getType(), q, k, v, mask,
-                                scale, *unidirectional != 0, IntegerAttr(),
+                                *scale, *unidirectional != 0, IntegerAttr(),
                                 IntegerAttr());
   ctx.setOutput(0, mergeHeads(ctx, y));
   return success();

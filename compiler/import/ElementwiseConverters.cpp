@@ -5,6 +5,7 @@
 
 #include "compiler/import/OnnxOpConverters.h"
 
+#include "compiler/import/ConverterUtils.h"
 #include "dialects/strata/IR/ShapeRules.h"
 #include "compiler/import/TensorConversion.h"
 #include "dialects/strata/IR/StrataOps.h"
@@ -17,9 +18,6 @@ using namespace strata::ir;
 
 namespace strata::import {
 
-static RankedTensorType typeOf(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
 
 // Elementwise fold of two known integer vectors with 0-D/1-D broadcasting.
 static std::optional<KnownInts>

@@ -5,6 +5,7 @@
 
 #include "compiler/import/OnnxOpConverters.h"
 
+#include "compiler/import/ConverterUtils.h"
 #include "dialects/strata/IR/ShapeRules.h"
 #include "dialects/strata/IR/StrataOps.h"
 
@@ -17,9 +18,6 @@ namespace strata::import {
 
 static constexpr int64_t kDyn = ShapedType::kDynamic;
 
-static RankedTensorType typeOf(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
 
 static Value transposeLast2(ImportContext &ctx, Value v) {
   RankedTensorType t = typeOf(v);

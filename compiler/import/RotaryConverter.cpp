@@ -6,6 +6,7 @@
 
 #include "compiler/import/OnnxOpConverters.h"
 
+#include "compiler/import/ConverterUtils.h"
 #include "dialects/strata/IR/ShapeRules.h"
 #include "dialects/strata/IR/StrataOps.h"
 
@@ -14,9 +15,6 @@ using namespace strata::ir;
 
 namespace strata::import {
 
-static RankedTensorType typeOf(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
 
 // x[..., begin:end:step] along the last axis (static bounds).
 static Value sliceLast(ImportContext &ctx, Value x, int64_t begin,
@@ -31,16 +29,6 @@ static Value sliceLast(ImportContext &ctx, Value x, int64_t begin,
                          ctx.b().getDenseI64ArrayAttr({t.getRank() - 1}));
 }
 
-template <typename OpT>
-static Value broadcastOp(ImportContext &ctx, Value a, Value b) {
-  std::optional<SmallVector<int64_t>> dims =
-      broadcastShapes(typeOf(a).getShape(), typeOf(b).getShape());
-  if (!dims)
-    return {};
-  return OpT::create(ctx.b(), ctx.loc(),
-                     RankedTensorType::get(*dims, typeOf(a).getElementType()),
-                     a, b);
-}
 
 LogicalResult convertRotaryEmbedding(ImportContext &ctx) {
   if (failed(ctx.requireInputs(3)))

@@ -5,6 +5,7 @@
 
 #include "compiler/import/OnnxOpConverters.h"
 
+#include "compiler/import/ConverterUtils.h"
 #include "compiler/import/TensorConversion.h"
 #include "dialects/strata/IR/ShapeRules.h"
 #include "dialects/strata/IR/StrataOps.h"
@@ -24,9 +25,6 @@ static constexpr int64_t kDyn = ShapedType::kDynamic;
 /// Largest extent a computed dim may have (2^40), as for graph inputs.
 static constexpr int64_t kMaxExtent = int64_t{1} << 40;
 
-static RankedTensorType typeOf(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
 
 // Known ints as dims: unknown entries become dynamic.
 static SmallVector<int64_t> knownAsDims(const KnownInts &known) {
