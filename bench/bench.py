@@ -267,6 +267,7 @@ def plots(res, out):
         xs = sorted({w[xk] for w in ws})
         ax.set_xticks(xs)
         ax.set_xticklabels([str(v) for v in xs])
+        ax.yaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
         ax.yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
         ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xlabel(xl)
