@@ -18,7 +18,7 @@ if [ "${1:-}" = "--check" ]; then
   OUT="$(mktemp -d)"
   trap 'rm -rf "$OUT"' EXIT
   mkdir -p "$OUT/bytegpt"
-  cp "$HERE/fixtures/bytegpt/"{prefill.onnx,decode.onnx,bytegpt.data,meta.json,heldout.txt} \
+  cp "$HERE/fixtures/bytegpt/"{prefill.onnx,decode.onnx,bytegpt.data,meta.json,heldout.txt,bpb.json} \
      "$OUT/bytegpt/" 2>/dev/null || true
 fi
 
