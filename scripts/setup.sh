@@ -25,6 +25,9 @@ APT_PACKAGES=(
   nlohmann-json3-dev libxxhash-dev zlib1g-dev libzstd-dev
   # Fixture generators run with Debian's /usr/bin/python3.
   python3-onnx python3-torch python3-venv python3-numpy
+  # Debian's torch links the reference BLAS unless an optimized one is
+  # installed (2.7 vs ~44 GFLOP/s); the Bible text trains the demo model.
+  libopenblas0-openmp sword-text-web diatheke
   # Misc tools used by scripts.
   xz-utils
 )

@@ -58,7 +58,7 @@ constexpr llvm::StringLiteral kBufferizePipeline =
 // Loops and everything down to the LLVM dialect.
 constexpr llvm::StringLiteral kLoweringPipeline =
     "convert-linalg-to-loops,"
-    "math-expand-ops,convert-math-to-llvm,convert-math-to-libm,"
+    "convert-math-to-llvm,convert-math-to-libm,"
     "expand-strided-metadata,lower-affine,convert-scf-to-cf,canonicalize,"
     "finalize-memref-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,"
     "convert-cf-to-llvm,convert-func-to-llvm,convert-ub-to-llvm,"
