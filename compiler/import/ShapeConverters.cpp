@@ -58,11 +58,14 @@ LogicalResult convertConstant(ImportContext &ctx) {
   OpBuilder &b = ctx.b();
   Value v;
   if (a.name() == "value" && a.type() == onnx::AttributeProto::TENSOR) {
-    onnx::TensorProto tensor = a.t();
-    if (tensor.name().empty())
-      tensor.set_name(node.output_size() ? node.output(0) : node.name());
+    // Convert the attribute's tensor in place: the weight blob may point
+    // into its raw_data, so it must not be a temporary copy.
+    const onnx::TensorProto &tensor = a.t();
+    std::string name = !tensor.name().empty() ? tensor.name()
+                       : node.output_size()    ? node.output(0)
+                                               : node.name();
     llvm::Expected<ElementsAttr> attr =
-        convertTensor(tensor, ctx.storage(), ctx.context());
+        convertTensor(tensor, ctx.storage(), ctx.context(), name);
     if (!attr)
       return ctx.error() << llvm::toString(attr.takeError());
     v = ConstantOp::create(b, ctx.loc(), *attr);

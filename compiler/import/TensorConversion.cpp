@@ -78,10 +78,10 @@ llvm::StringRef onnxDataTypeName(int32_t onnxType) {
   return "INVALID";
 }
 
-static llvm::Error tensorError(const onnx::TensorProto &tensor,
+static llvm::Error tensorError(llvm::StringRef name,
                                const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 "tensor '" + tensor.name() + "' " + message);
+                                 "tensor '" + name + "' " + message);
 }
 
 // Copies a repeated proto field into a little-endian buffer of |Dst|.
@@ -154,21 +154,24 @@ static std::string blobKey(llvm::StringRef name) {
 
 llvm::Expected<ElementsAttr> convertTensor(const onnx::TensorProto &tensor,
                                            ModelStorage &storage,
-                                           MLIRContext *context) {
+                                           MLIRContext *context,
+                                           llvm::StringRef name) {
+  if (name.empty())
+    name = tensor.name();
   int32_t onnxType = tensor.data_type();
   Type elementType = convertElementType(onnxType, context);
   if (!elementType)
-    return tensorError(tensor, "has unsupported data type " +
+    return tensorError(name, "has unsupported data type " +
                                    onnxDataTypeName(onnxType));
   llvm::SmallVector<int64_t> dims(tensor.dims().begin(), tensor.dims().end());
   std::optional<int64_t> count = ir::staticElementCount(dims);
   // Refuse absurd sizes before anything is allocated (1 TiB of elements).
   if (!count || *count > (int64_t{1} << 40))
-    return tensorError(tensor, "has invalid dims [" + ir::formatShape(dims) +
+    return tensorError(name, "has invalid dims [" + ir::formatShape(dims) +
                                    "] (dims must be non-negative with at "
                                    "most 2^40 elements in all)");
   if (!elementType.isInteger(1) && elementType.getIntOrFloatBitWidth() % 8)
-    return tensorError(tensor, "has " + onnxDataTypeName(onnxType) +
+    return tensorError(name, "has " + onnxDataTypeName(onnxType) +
                                    " data; constants of sub-byte types are "
                                    "not supported yet");
   auto type = RankedTensorType::get(dims, elementType);
@@ -193,7 +196,7 @@ llvm::Expected<ElementsAttr> convertTensor(const onnx::TensorProto &tensor,
     int fieldSize = 0;
     packed = packTypedData(tensor, onnxType, fieldSize);
     if (fieldSize != *count)
-      return tensorError(tensor, "has " + llvm::Twine(fieldSize) +
+      return tensorError(name, "has " + llvm::Twine(fieldSize) +
                                      " values, expected " +
                                      llvm::Twine(*count) + " for shape [" +
                                      ir::formatShape(dims) + "]");
@@ -201,7 +204,7 @@ llvm::Expected<ElementsAttr> convertTensor(const onnx::TensorProto &tensor,
     borrowed = false;
   }
   if (bytes.size() != expectedBytes)
-    return tensorError(tensor, "has " + llvm::Twine(bytes.size()) +
+    return tensorError(name, "has " + llvm::Twine(bytes.size()) +
                                    " bytes of data, expected " +
                                    llvm::Twine(expectedBytes) + " for " +
                                    onnxDataTypeName(onnxType) + " [" +
@@ -228,7 +231,7 @@ llvm::Expected<ElementsAttr> convertTensor(const onnx::TensorProto &tensor,
           : HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, align,
                                                           false);
   return cast<ElementsAttr>(
-      DenseResourceElementsAttr::get(type, blobKey(tensor.name()),
+      DenseResourceElementsAttr::get(type, blobKey(name),
                                      std::move(blob)));
 }
 

@@ -33,9 +33,13 @@ constexpr int64_t kInlineElementLimit = 16;
 /// Converts |tensor|'s data (inline fields, raw_data or external data) into
 /// an attribute of its declared type. Checks dims, sizes and bounds and
 /// returns a one-line error naming the tensor on any inconsistency.
+/// |name| replaces the tensor's own name (e.g. for unnamed Constant-node
+/// values). The result may point into |tensor|'s raw_data, which must live
+/// as long as the module (an initializer or attribute of the stored model,
+/// never a copy).
 llvm::Expected<mlir::ElementsAttr>
 convertTensor(const onnx::TensorProto &tensor, ModelStorage &storage,
-              mlir::MLIRContext *context);
+              mlir::MLIRContext *context, llvm::StringRef name = {});
 
 } // namespace strata::import
 

@@ -41,8 +41,24 @@ SmallVector<utils::IteratorType> iterators(int64_t parallel,
 }
 
 // acc + a * b, in the accumulator's type.
+// Contractions and sums may be reassociated and contracted to FMAs: LLVM
+// then vectorizes their loops. The order change is far inside the fp32
+// tolerance (docs/architecture.md).
+arith::FastMathFlags reductionFlags() {
+  return arith::FastMathFlags::reassoc | arith::FastMathFlags::contract;
+}
+
 Value fma(OpBuilder &b, Location l, Value x, Value y, Value acc) {
-  return addScalar(b, l, acc, mulScalar(b, l, x, y));
+  if (!isa<FloatType>(x.getType()))
+    return addScalar(b, l, acc, mulScalar(b, l, x, y));
+  Value p = arith::MulFOp::create(b, l, x, y, reductionFlags());
+  return arith::AddFOp::create(b, l, acc, p, reductionFlags());
+}
+
+Value sumScalar(OpBuilder &b, Location l, Value x, Value y) {
+  if (!isa<FloatType>(x.getType()))
+    return addScalar(b, l, x, y);
+  return arith::AddFOp::create(b, l, x, y, reductionFlags());
 }
 
 //===----------------------------------------------------------------------===//
@@ -62,8 +78,10 @@ struct MatmulPattern : OpConversionPattern<MatmulOp> {
     auto out = cast<RankedTensorType>(op.getType());
     bool hasM = lt.getRank() >= 2, hasN = rt.getRank() >= 2;
     int64_t batch = out.getRank() - hasM - hasN;
-    int64_t mDim = batch, nDim = batch + hasM, kDim = batch + hasM + hasN;
-    int64_t loops = kDim + 1;
+    // Iteration order [batch..., m?, k, n?]: the innermost loop walks
+    // contiguous rows of rhs and of the result, which LLVM vectorizes.
+    int64_t mDim = batch, kDim = batch + hasM, nDim = kDim + 1;
+    int64_t loops = kDim + 1 + hasN;
     auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
     auto batchExprs = [&](RankedTensorType t, int64_t matrixDims) {
       SmallVector<AffineExpr> exprs;
@@ -84,8 +102,12 @@ struct MatmulPattern : OpConversionPattern<MatmulOp> {
     if (hasN)
       re.push_back(d(nDim));
     SmallVector<AffineExpr> oe;
-    for (int64_t i = 0; i < kDim; ++i)
+    for (int64_t i = 0; i < batch; ++i)
       oe.push_back(d(i));
+    if (hasM)
+      oe.push_back(d(mDim));
+    if (hasN)
+      oe.push_back(d(nDim));
     // Dynamic result extents: batch from a non-broadcast operand, m from
     // lhs, n from rhs.
     SmallVector<Value> dynamic;
@@ -93,9 +115,9 @@ struct MatmulPattern : OpConversionPattern<MatmulOp> {
       if (!out.isDynamicDim(i))
         continue;
       Value extent;
-      if (hasM && i == mDim)
+      if (hasM && i == batch)
         extent = dimValue(rewriter, loc, lhs, lt.getRank() - 2);
-      else if (hasN && i == nDim)
+      else if (hasN && i == batch + hasM)
         extent = dimValue(rewriter, loc, rhs, rt.getRank() - 1);
       else {
         for (auto [v, t, md] : {std::tuple(lhs, lt, hasM ? 2 : 1),
@@ -115,9 +137,12 @@ struct MatmulPattern : OpConversionPattern<MatmulOp> {
     SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, le, ctx),
                                    AffineMap::get(loops, 0, re, ctx),
                                    AffineMap::get(loops, 0, oe, ctx)};
+    SmallVector<utils::IteratorType> its(loops,
+                                         utils::IteratorType::parallel);
+    its[kDim] = utils::IteratorType::reduction;
     auto generic = linalg::GenericOp::create(
         rewriter, loc, TypeRange{out}, ValueRange{lhs, rhs}, ValueRange{init},
-        maps, iterators(kDim, 1),
+        maps, its,
         [&](OpBuilder &b, Location l, ValueRange a) {
           linalg::YieldOp::create(b, l, fma(b, l, a[0], a[1], a[2]));
         });
@@ -161,19 +186,26 @@ struct LinearPattern : OpConversionPattern<LinearOp> {
     } else {
       init = filledTensor(rewriter, loc, out, dynamic, 0.0);
     }
+    // Iteration order [rows..., k, n]: the innermost loop walks a
+    // contiguous weight row and output row (vectorized by LLVM).
+    int64_t kDim = r - 1, nDim = r;
     SmallVector<AffineExpr> ie, oe;
-    for (int64_t i = 0; i + 1 < r; ++i)
+    for (int64_t i = 0; i + 1 < r; ++i) {
       ie.push_back(d(i));
-    ie.push_back(d(r));
-    for (int64_t i = 0; i < r; ++i)
       oe.push_back(d(i));
-    SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, ie, ctx),
-                                   AffineMap::get(loops, 0, {d(r), d(r - 1)},
-                                                  ctx),
-                                   AffineMap::get(loops, 0, oe, ctx)};
+    }
+    ie.push_back(d(kDim));
+    oe.push_back(d(nDim));
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(loops, 0, ie, ctx),
+        AffineMap::get(loops, 0, {d(kDim), d(nDim)}, ctx),
+        AffineMap::get(loops, 0, oe, ctx)};
+    SmallVector<utils::IteratorType> its(loops,
+                                         utils::IteratorType::parallel);
+    its[kDim] = utils::IteratorType::reduction;
     auto generic = linalg::GenericOp::create(
         rewriter, loc, TypeRange{out}, ValueRange{in, w}, ValueRange{init},
-        maps, iterators(r, 1), [&](OpBuilder &b, Location l, ValueRange a) {
+        maps, its, [&](OpBuilder &b, Location l, ValueRange a) {
           linalg::YieldOp::create(b, l, fma(b, l, a[0], a[1], a[2]));
         });
     rewriter.replaceOp(op, generic.getResult(0));
@@ -216,7 +248,7 @@ struct ReducePattern : OpConversionPattern<OpT> {
         rewriter, loc, in, axes, op.getKeepdims(), init,
         [&](OpBuilder &b, Location l, ValueRange a) {
           return isMax ? maxScalar(b, l, a[0], a[1])
-                       : addScalar(b, l, a[0], a[1]);
+                       : sumScalar(b, l, a[0], a[1]);
         });
     if (std::is_same_v<OpT, ReduceMeanOp>) {
       Value count = countOf(rewriter, loc, in, axes, et);
@@ -263,7 +295,7 @@ struct SoftmaxPattern : OpConversionPattern<OpT> {
     Value s = buildReduction(rewriter, loc, e, {axis}, true,
                              scalarConstant(rewriter, loc, et, 0),
                              [](OpBuilder &b, Location l, ValueRange a) {
-                               return addScalar(b, l, a[0], a[1]);
+                               return sumScalar(b, l, a[0], a[1]);
                              });
     Value y;
     if (Log)
@@ -302,7 +334,7 @@ Value meanOver(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> axes) {
   Type f32 = b.getF32Type();
   Value s = buildReduction(b, loc, x, axes, true, scalarConstant(b, loc, f32, 0),
                            [](OpBuilder &nb, Location l, ValueRange a) {
-                             return addScalar(nb, l, a[0], a[1]);
+                             return sumScalar(nb, l, a[0], a[1]);
                            });
   Value count = countOf(b, loc, x, axes, f32);
   return buildElementwise(b, loc, typeOf(s), s,
@@ -478,15 +510,21 @@ struct AttentionPattern : OpConversionPattern<AttentionOp> {
     if (out.isDynamicDim(3))
       odyn.push_back(dimValue(rewriter, loc, v, 3));
     Value ozeros = filledTensor(rewriter, loc, out, odyn, 0.0);
+    // Iteration (b, h, i, j, e): the key loop j sits outside the
+    // contiguous head-dim loop e.
     SmallVector<AffineMap> omaps = {
-        AffineMap::get(5, 0, {d(0), d(1), d(2), d(4)}, ctx),
-        AffineMap::get(5, 0, {d(0), kvHead, d(4), d(3)}, ctx),
-        AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx)};
+        AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx),
+        AffineMap::get(5, 0, {d(0), kvHead, d(3), d(4)}, ctx),
+        AffineMap::get(5, 0, {d(0), d(1), d(2), d(4)}, ctx)};
+    SmallVector<utils::IteratorType> pvIterators = {
+        utils::IteratorType::parallel, utils::IteratorType::parallel,
+        utils::IteratorType::parallel, utils::IteratorType::reduction,
+        utils::IteratorType::parallel};
     (void)vt;
     Value y = linalg::GenericOp::create(
                   rewriter, loc, TypeRange{out},
                   ValueRange{softmax.getResult(), v}, ValueRange{ozeros}, omaps,
-                  iterators(4, 1),
+                  pvIterators,
                   [&](OpBuilder &b, Location l, ValueRange a) {
                     linalg::YieldOp::create(b, l, fma(b, l, a[0], a[1], a[2]));
                   })

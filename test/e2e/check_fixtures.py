@@ -51,7 +51,7 @@ def run_case(bin_dir, artifact, case_dir, spec, out_dir):
             return False, f"{name}: shape {got.shape} != {ref.shape}"
         tol = TOLERANCE.get(str(ref.dtype), 0.0) * max(1.0, float(np.abs(ref).max()))
         err = float(np.abs(got.astype(np.float64) - ref.astype(np.float64)).max())
-        if err > tol:
+        if not err <= tol:  # NaN fails too
             return False, f"{name}: max abs error {err:.3g} > {tol:.3g}"
         worst.append(f"{name} {err:.2g}")
     return True, ", ".join(worst)
