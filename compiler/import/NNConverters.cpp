@@ -266,49 +266,57 @@ static LogicalResult layerNormStatistics(ImportContext &ctx, int64_t axis,
   return success();
 }
 
-LogicalResult convertLayerNormalization(ImportContext &ctx) {
+// The `axis` (normalized) and `epsilon` attributes of a norm node.
+struct NormAttrs {
+  int64_t axis;
+  float epsilon;
+};
+static FailureOr<NormAttrs> normAttrs(ImportContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();
-  RankedTensorType in = ctx.inputType(0);
+  int64_t rank = ctx.inputType(0).getRank();
   FailureOr<int64_t> axisAttr = ctx.intAttr("axis", -1);
   FailureOr<float> epsilon = ctx.floatAttr("epsilon", 1e-5f);
   if (failed(axisAttr) || failed(epsilon))
     return failure();
-  std::optional<int64_t> axis = normalizeAxis(*axisAttr, in.getRank());
+  std::optional<int64_t> axis = normalizeAxis(*axisAttr, rank);
   if (!axis)
     return ctx.error() << "'axis' " << *axisAttr
-                       << " is out of range for rank " << in.getRank();
-  if ((ctx.outputUsed(1) || ctx.outputUsed(2)) &&
-      failed(layerNormStatistics(ctx, *axis, *epsilon)))
+                       << " is out of range for rank " << rank;
+  return NormAttrs{*axis, *epsilon};
+}
+
+LogicalResult convertLayerNormalization(ImportContext &ctx) {
+  FailureOr<NormAttrs> attrs = normAttrs(ctx);
+  if (failed(attrs))
     return failure();
-  ArrayRef<int64_t> normShape = in.getShape().drop_front(*axis);
+  if ((ctx.outputUsed(1) || ctx.outputUsed(2)) &&
+      failed(layerNormStatistics(ctx, attrs->axis, attrs->epsilon)))
+    return failure();
+  RankedTensorType in = ctx.inputType(0);
+  ArrayRef<int64_t> normShape = in.getShape().drop_front(attrs->axis);
   Value scale = fitToNormalizedShape(ctx, ctx.input(1), normShape);
   Value bias = ctx.hasInput(2)
                    ? fitToNormalizedShape(ctx, ctx.input(2), normShape)
                    : Value();
-  ctx.setOutput(0, LayerNormOp::create(ctx.b(), ctx.loc(), in, ctx.input(0),
-                                       scale, bias, ctx.b().getI64IntegerAttr(*axis),
-                                       ctx.b().getF32FloatAttr(*epsilon)));
+  ctx.setOutput(0, LayerNormOp::create(
+                       ctx.b(), ctx.loc(), in, ctx.input(0), scale, bias,
+                       ctx.b().getI64IntegerAttr(attrs->axis),
+                       ctx.b().getF32FloatAttr(attrs->epsilon)));
   return success();
 }
 
 LogicalResult convertRMSNormalization(ImportContext &ctx) {
-  if (failed(ctx.requireInputs(2)))
+  FailureOr<NormAttrs> attrs = normAttrs(ctx);
+  if (failed(attrs))
     return failure();
   RankedTensorType in = ctx.inputType(0);
-  FailureOr<int64_t> axisAttr = ctx.intAttr("axis", -1);
-  FailureOr<float> epsilon = ctx.floatAttr("epsilon", 1e-5f);
-  if (failed(axisAttr) || failed(epsilon))
-    return failure();
-  std::optional<int64_t> axis = normalizeAxis(*axisAttr, in.getRank());
-  if (!axis)
-    return ctx.error() << "'axis' " << *axisAttr
-                       << " is out of range for rank " << in.getRank();
-  Value scale =
-      fitToNormalizedShape(ctx, ctx.input(1), in.getShape().drop_front(*axis));
+  Value scale = fitToNormalizedShape(ctx, ctx.input(1),
+                                     in.getShape().drop_front(attrs->axis));
   ctx.setOutput(0, RmsNormOp::create(ctx.b(), ctx.loc(), in, ctx.input(0),
-                                     scale, ctx.b().getI64IntegerAttr(*axis),
-                                     ctx.b().getF32FloatAttr(*epsilon)));
+                                     scale,
+                                     ctx.b().getI64IntegerAttr(attrs->axis),
+                                     ctx.b().getF32FloatAttr(attrs->epsilon)));
   return success();
 }
 
