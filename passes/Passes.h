@@ -22,6 +22,17 @@ namespace strata {
 /// Adds the erf-GELU fusion patterns of strata-fuse-gelu to |patterns|.
 void populateFuseGeluPatterns(mlir::RewritePatternSet &patterns);
 
+/// Adds the decomposed layer-norm fusion patterns of strata-fuse-layer-norm
+/// to |patterns|.
+void populateFuseLayerNormPatterns(mlir::RewritePatternSet &patterns);
+
+/// Adds the decomposed RMS-norm fusion patterns of strata-fuse-rms-norm to
+/// |patterns|.
+void populateFuseRmsNormPatterns(mlir::RewritePatternSet &patterns);
+
+/// Adds the x * sigmoid(x) fusion pattern of strata-fuse-silu to |patterns|.
+void populateFuseSiluPatterns(mlir::RewritePatternSet &patterns);
+
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 

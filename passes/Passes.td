@@ -37,6 +37,89 @@ def FuseGeluPass : InterfacePass<"strata-fuse-gelu",
   let dependentDialects = ["::strata::ir::StrataDialect"];
 }
 
+def FuseLayerNormPass : InterfacePass<"strata-fuse-layer-norm",
+                                      "mlir::FunctionOpInterface"> {
+  let summary = "fuse decomposed layer normalization into strata.layer_norm";
+  let description = [{
+    Matches the mean/variance chain of torch (opset < 17) and Keras exports:
+    `mean = reduce_mean(x)` over trailing contiguous axes with keepdims,
+    `d = x - mean` (one `sub`, or two identical ones), `var` the mean of
+    `d * d` or `pow(d, 2)` over the same axes, `+ epsilon` (a constant
+    scalar), then `d / sqrt(var + eps)`, `d * reciprocal(sqrt(...))`,
+    `d * (1 / sqrt(...))` or `d * rsqrt(var + eps)`, followed by an optional
+    `* scale` and `+ bias` of the normalized shape (either operand order).
+    An fp32 island (f16/bf16 `d` widened to f32 and the result cast back) is
+    absorbed. Every intermediate value must have no other users; without a
+    scale a ones constant is used.
+
+    ```mlir
+    %m = strata.reduce_mean %x ...   %d = strata.sub %x, %m ...
+    %p = strata.pow %d, %two ...     %v = strata.reduce_mean %p ...
+    %e = strata.add %v, %eps ...     %s = strata.sqrt %e ...
+    %n = strata.div %d, %s ...       %g = strata.mul %n, %scale ...
+    %y = strata.add %g, %bias ...
+    // becomes
+    %y = strata.layer_norm %x, %scale, %bias {axis = 2 : i64, epsilon = 1.0e-05 : f32} ...
+    ```
+  }];
+  let options = [
+    Option<"reportMissed", "report-missed", "bool", /*default=*/"false",
+           "emit a remark at every 'x - mean(x)' mean that did not fuse, "
+           "with the reason">,
+  ];
+  let dependentDialects = ["::strata::ir::StrataDialect"];
+}
+
+def FuseRmsNormPass : InterfacePass<"strata-fuse-rms-norm",
+                                    "mlir::FunctionOpInterface"> {
+  let summary = "fuse decomposed RMS normalization into strata.rms_norm";
+  let description = [{
+    Matches `x * rsqrt(mean(x^2) + eps) * weight` as Llama-style exports spell
+    it: the square as `x * x` or `pow(x, 2)`, the mean over trailing
+    contiguous axes with keepdims, a constant scalar epsilon, then
+    `x / sqrt(...)`, `x * reciprocal(sqrt(...))`, `x * (1 / sqrt(...))` or
+    `x * rsqrt(...)`, and an optional `* weight` of the normalized shape
+    (either operand order). An fp32 island (f16/bf16 `x` cast to f32 before
+    and back after, as HF does) is absorbed. A squared `x - mean(x)` is left
+    to strata-fuse-layer-norm.
+
+    ```mlir
+    %p = strata.pow %x, %two ...     %v = strata.reduce_mean %p ...
+    %e = strata.add %v, %eps ...     %s = strata.sqrt %e ...
+    %r = strata.div %one, %s ...     %n = strata.mul %x, %r ...
+    %y = strata.mul %w, %n ...
+    // becomes
+    %y = strata.rms_norm %x, %w {axis = 2 : i64, epsilon = 1.0e-06 : f32} ...
+    ```
+  }];
+  let options = [
+    Option<"reportMissed", "report-missed", "bool", /*default=*/"false",
+           "emit a remark at every mean of a square that did not fuse, "
+           "with the reason">,
+  ];
+  let dependentDialects = ["::strata::ir::StrataDialect"];
+}
+
+def FuseSiluPass : InterfacePass<"strata-fuse-silu",
+                                 "mlir::FunctionOpInterface"> {
+  let summary = "fuse x * sigmoid(x) into strata.silu";
+  let description = [{
+    Matches `mul(x, sigmoid(x))` in either operand order, when the sigmoid
+    has no other users and the product has the type of `x`.
+
+    ```mlir
+    %s = strata.sigmoid %x ...   %y = strata.mul %x, %s ...
+    // becomes
+    %y = strata.silu %x : tensor<...>
+    ```
+  }];
+  let options = [
+    Option<"reportMissed", "report-missed", "bool", /*default=*/"false",
+           "emit a remark at every sigmoid that did not fuse, with the reason">,
+  ];
+  let dependentDialects = ["::strata::ir::StrataDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Lowering
 //===----------------------------------------------------------------------===//

@@ -15,6 +15,11 @@ void buildFusionPipeline(mlir::OpPassManager &pm) {
   mlir::OpPassManager &fn = pm.nest<mlir::func::FuncOp>();
   // Canonicalize first so that constant spellings and reduce axes converge.
   fn.addPass(mlir::createCanonicalizerPass());
+  // Layer norms before RMS norms: the variance of a layer norm is itself an
+  // RMS norm of 'x - mean'.
+  fn.addPass(createFuseLayerNormPass());
+  fn.addPass(createFuseRmsNormPass());
+  fn.addPass(createFuseSiluPass());
   fn.addPass(createFuseGeluPass());
   fn.addPass(mlir::createCanonicalizerPass());
   fn.addPass(mlir::createCSEPass());

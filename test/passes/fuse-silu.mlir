@@ -1,0 +1,74 @@
+// RUN: strata-opt %s --split-input-file \
+// RUN:   --pass-pipeline='builtin.module(func.func(strata-fuse-silu))' | FileCheck %s
+// RUN: strata-opt %s --split-input-file --mlir-print-debuginfo --mlir-print-local-scope \
+// RUN:   --pass-pipeline='builtin.module(func.func(strata-fuse-silu))' \
+// RUN:   | FileCheck %s --check-prefix=LOC
+// RUN: strata-opt %s --split-input-file --verify-diagnostics \
+// RUN:   --pass-pipeline='builtin.module(func.func(strata-fuse-silu{report-missed=true}))' \
+// RUN:   -o /dev/null
+
+// torch.onnx's spelling: Mul(x, Sigmoid(x)).
+// CHECK-LABEL: func.func @fuse_silu
+//  CHECK-SAME:   (%[[X:.+]]: tensor<2x64xf32>)
+//       CHECK:   %[[Y:.+]] = strata.silu %[[X]] : tensor<2x64xf32>
+//   CHECK-NOT:   strata.sigmoid
+//       CHECK:   return %[[Y]]
+// LOC-LABEL: func.func @fuse_silu
+//       LOC:   strata.silu {{.*}} loc(fused["sigmoid", "mul"])
+func.func @fuse_silu(%x: tensor<2x64xf32>) -> tensor<2x64xf32> {
+  %0 = strata.sigmoid %x : tensor<2x64xf32> loc("sigmoid")
+  %1 = strata.mul %x, %0 : (tensor<2x64xf32>, tensor<2x64xf32>) -> tensor<2x64xf32> loc("mul")
+  return %1 : tensor<2x64xf32>
+}
+
+// -----
+
+// Mul(Sigmoid(x), x), f16.
+// CHECK-LABEL: func.func @fuse_silu_swapped_f16
+//  CHECK-SAME:   (%[[X:.+]]: tensor<4x8xf16>)
+//       CHECK:   %[[Y:.+]] = strata.silu %[[X]] : tensor<4x8xf16>
+//       CHECK:   return %[[Y]]
+func.func @fuse_silu_swapped_f16(%x: tensor<4x8xf16>) -> tensor<4x8xf16> {
+  %0 = strata.sigmoid %x : tensor<4x8xf16>
+  %1 = strata.mul %0, %x : (tensor<4x8xf16>, tensor<4x8xf16>) -> tensor<4x8xf16>
+  return %1 : tensor<4x8xf16>
+}
+
+// -----
+
+// The SwiGLU gate: silu(gate) * up keeps the outer multiply.
+// CHECK-LABEL: func.func @fuse_silu_swiglu_gate
+//  CHECK-SAME:   (%[[G:.+]]: tensor<2x128xf32>, %[[U:.+]]: tensor<2x128xf32>)
+//       CHECK:   %[[S:.+]] = strata.silu %[[G]]
+//       CHECK:   %[[Y:.+]] = strata.mul %[[S]], %[[U]]
+//       CHECK:   return %[[Y]]
+func.func @fuse_silu_swiglu_gate(%g: tensor<2x128xf32>, %u: tensor<2x128xf32>) -> tensor<2x128xf32> {
+  %0 = strata.sigmoid %g : tensor<2x128xf32>
+  %1 = strata.mul %g, %0 : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
+  %2 = strata.mul %1, %u : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
+  return %2 : tensor<2x128xf32>
+}
+
+// -----
+
+// sigmoid(x) gating a different value is a GLU, not SiLU.
+// CHECK-LABEL: func.func @negative_fuse_silu_other_operand
+//   CHECK-NOT:   strata.silu
+func.func @negative_fuse_silu_other_operand(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-remark @+1 {{sigmoid did not fuse into strata.silu: it is not multiplied by its input}}
+  %0 = strata.sigmoid %x : tensor<4xf32>
+  %1 = strata.mul %y, %0 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+// sigmoid(x) is also returned, so it must stay.
+// CHECK-LABEL: func.func @negative_fuse_silu_sigmoid_reused
+//   CHECK-NOT:   strata.silu
+func.func @negative_fuse_silu_sigmoid_reused(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  // expected-remark @+1 {{sigmoid did not fuse into strata.silu: sigmoid(x) has other uses}}
+  %0 = strata.sigmoid %x : tensor<4xf32>
+  %1 = strata.mul %x, %0 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %1, %0 : tensor<4xf32>, tensor<4xf32>
+}
