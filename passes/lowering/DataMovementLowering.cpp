@@ -100,7 +100,10 @@ struct ReshapePattern : OpConversionPattern<ReshapeOp> {
             arith::SelectOp::create(rewriter, loc, isInfer,
                                     cIndex(rewriter, loc, 1), e));
       }
-      Value inferred = arith::DivSIOp::create(rewriter, loc, total, known);
+      // A zero-sized input makes the product 0; never divide by it.
+      Value divisor = arith::MaxSIOp::create(rewriter, loc, known,
+                                             cIndex(rewriter, loc, 1));
+      Value inferred = arith::DivSIOp::create(rewriter, loc, total, divisor);
       for (Value e : raw) {
         Value isInfer = arith::CmpIOp::create(
             rewriter, loc, arith::CmpIPredicate::eq, e, minus1);
@@ -215,6 +218,11 @@ struct SlicePattern : OpConversionPattern<SliceOp> {
       Value start = load(adaptor.getStarts()), end = load(adaptor.getEnds()),
             step = load(adaptor.getSteps());
       Value zero = cIndex(b, loc, 0), one = cIndex(b, loc, 1);
+      // ONNX forbids step 0; a run-time 0 must not become a division trap,
+      // so it is treated as 1.
+      Value stepIsZero =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, step, zero);
+      step = arith::SelectOp::create(b, loc, stepIsZero, one, step);
       Value dimM1 = arith::SubIOp::create(b, loc, dim, one);
       Value positive = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
                                              step, zero);
@@ -447,7 +455,16 @@ struct RangePattern : OpConversionPattern<RangeOp> {
         count = arith::FPToSIOp::create(rewriter, loc, rewriter.getI64Type(), c);
       } else {
         Value diff = arith::SubIOp::create(rewriter, loc, limit, start);
-        count = arith::CeilDivSIOp::create(rewriter, loc, diff, delta);
+        // A run-time delta of 0 (invalid ONNX) yields an empty range, not a
+        // division trap.
+        Value zeroDelta = scalarConstant(rewriter, loc, et, 0);
+        Value isZero = arith::CmpIOp::create(
+            rewriter, loc, arith::CmpIPredicate::eq, delta, zeroDelta);
+        Value safeDelta = arith::SelectOp::create(
+            rewriter, loc, isZero, scalarConstant(rewriter, loc, et, 1), delta);
+        Value safeDiff =
+            arith::SelectOp::create(rewriter, loc, isZero, zeroDelta, diff);
+        count = arith::CeilDivSIOp::create(rewriter, loc, safeDiff, safeDelta);
         if (!et.isInteger(64))
           count = arith::ExtSIOp::create(rewriter, loc, rewriter.getI64Type(),
                                          count);
