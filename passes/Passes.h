@@ -19,6 +19,10 @@ namespace strata {
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"
 
+/// Adds the matmul/softmax/matmul fusion pattern of strata-fuse-attention to
+/// |patterns|.
+void populateFuseAttentionPatterns(mlir::RewritePatternSet &patterns);
+
 /// Adds the erf-GELU fusion patterns of strata-fuse-gelu to |patterns|.
 void populateFuseGeluPatterns(mlir::RewritePatternSet &patterns);
 

@@ -12,6 +12,39 @@ include "mlir/Pass/PassBase.td"
 // Fusion
 //===----------------------------------------------------------------------===//
 
+def FuseAttentionPass : InterfacePass<"strata-fuse-attention",
+                                      "mlir::FunctionOpInterface"> {
+  let summary = "fuse matmul/softmax/matmul attention into strata.attention";
+  let description = [{
+    Anchored on a `strata.softmax` over the last axis of a rank-4 tensor.
+    Matches `softmax(S) V` where `S = matmul(Q, K^T)` and `K^T` is a rank-4
+    `strata.transpose` (K is its input permuted back), optionally scaled by
+    `/ c`, `* c` or `c *` with a constant scalar `c` (also a scalar
+    expression of constants such as GPT-2's `sqrt(float(d))`), or with the
+    scale applied to `Q` and/or `K^T` before the matmul (the split SDPA
+    `sqrt(scale)`; the scale is the product). Then an optional additive
+    float mask `S + M` (either order) or a bool mask
+    `where(C, S, fill)` with `fill <= -1e4`, which becomes an `i1` mask.
+    Scores with both masks are left unfused. Every intermediate value must
+    have no other users. `scale` is set unless it equals `1/sqrt(D)`.
+    Grouped-query (expanded KV) and causal-mask recognition are not done.
+
+    ```mlir
+    %kt = strata.transpose %k, [0, 1, 3, 2] ...  %s = strata.matmul %q, %kt ...
+    %d = strata.div %s, %c8 ...                  %a = strata.add %d, %m ...
+    %p = strata.softmax %a {axis = -1 : i64} ... %o = strata.matmul %p, %v ...
+    // becomes
+    %o = strata.attention %q, %k, %v mask %m ...
+    ```
+  }];
+  let options = [
+    Option<"reportMissed", "report-missed", "bool", /*default=*/"false",
+           "emit a remark at every rank-4 softmax that did not fuse, with "
+           "the reason">,
+  ];
+  let dependentDialects = ["::strata::ir::StrataDialect"];
+}
+
 def FuseGeluPass : InterfacePass<"strata-fuse-gelu",
                                  "mlir::FunctionOpInterface"> {
   let summary = "fuse the erf form of GELU into strata.gelu";

@@ -21,6 +21,7 @@ void buildFusionPipeline(mlir::OpPassManager &pm) {
   fn.addPass(createFuseRmsNormPass());
   fn.addPass(createFuseSiluPass());
   fn.addPass(createFuseGeluPass());
+  fn.addPass(createFuseAttentionPass());
   fn.addPass(mlir::createCanonicalizerPass());
   fn.addPass(mlir::createCSEPass());
 }

@@ -1,0 +1,368 @@
+//===- FuseAttention.cpp - Fuse matmul/softmax/matmul attention -*- C++ -*-===//
+// SPDX-License-Identifier: Apache-2.0
+// Recognizes softmax(scale * Q K^T + mask) V as torch and HF exports spell it
+// and replaces it with one strata.attention. See docs EXPORT-PATTERNS.md §4.4
+// for the spellings.
+
+#include "passes/Passes.h"
+
+#include "dialects/strata/IR/StrataOps.h"
+#include "passes/PatternUtils.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <cmath>
+
+namespace strata {
+#define GEN_PASS_DEF_FUSEATTENTIONPASS
+#include "passes/Passes.h.inc"
+} // namespace strata
+
+using namespace mlir;
+using namespace strata::ir;
+
+namespace strata {
+namespace {
+
+/// A matched attention: operands, the scale, the final matmul and every op it
+/// replaces (for the fused location).
+struct AttentionMatch {
+  Value query, key, value, mask;
+  /// The transpose producing K^T; K is its input with the last two dims of
+  /// the permutation swapped back.
+  TransposeOp keyTranspose;
+  double scale = 1.0;
+  Operation *root = nullptr;
+  SmallVector<Operation *> ops;
+};
+
+/// The value of a scalar expression of constants (cast, sqrt, reciprocal,
+/// add, sub, mul, div, pow on splats), as GPT-2 exports compute
+/// `sqrt(float(head_dim))` in the graph. std::nullopt if |v| is not one.
+std::optional<double> evalScalar(Value v, int depth = 0) {
+  if (depth > 8)
+    return std::nullopt;
+  Operation *op = v.getDefiningOp();
+  if (!op)
+    return std::nullopt;
+  if (auto constant = dyn_cast<ConstantOp>(op)) {
+    if (auto fp = dyn_cast<DenseFPElementsAttr>(constant.getValue());
+        fp && fp.isSplat())
+      return fp.getSplatValue<APFloat>().convertToDouble();
+    if (auto ints = dyn_cast<DenseIntElementsAttr>(constant.getValue());
+        ints && ints.isSplat() && !ints.getElementType().isInteger(1))
+      return static_cast<double>(ints.getSplatValue<APInt>().getSExtValue());
+    return std::nullopt;
+  }
+  // Everything computed must be a float, or integer rounding would be lost.
+  if (!isa<FloatType>(getElementTypeOrSelf(v.getType())))
+    return std::nullopt;
+  if (auto cast = dyn_cast<CastOp>(op))
+    return evalScalar(cast.getInput(), depth + 1);
+  if (isa<SqrtOp, ReciprocalOp>(op)) {
+    std::optional<double> x = evalScalar(op->getOperand(0), depth + 1);
+    if (!x)
+      return std::nullopt;
+    return isa<SqrtOp>(op) ? std::sqrt(*x) : 1.0 / *x;
+  }
+  if (!isa<AddOp, SubOp, MulOp, DivOp, PowOp>(op))
+    return std::nullopt;
+  std::optional<double> a = evalScalar(op->getOperand(0), depth + 1);
+  std::optional<double> b = evalScalar(op->getOperand(1), depth + 1);
+  if (!a || !b)
+    return std::nullopt;
+  if (isa<AddOp>(op))
+    return *a + *b;
+  if (isa<SubOp>(op))
+    return *a - *b;
+  if (isa<MulOp>(op))
+    return *a * *b;
+  if (isa<DivOp>(op))
+    return *a / *b;
+  return std::pow(*a, *b);
+}
+
+/// For a mul or div |op| whose result has the type of one operand, the other
+/// operand as a constant factor: `x * c`, `c * x` or `x / c` (as 1/c). Sets
+/// |x| to the scaled operand.
+std::optional<double> matchScaleOp(Operation *op, Value &x) {
+  auto factor = [&](Value a, Value c) -> std::optional<double> {
+    if (a.getType() != op->getResult(0).getType())
+      return std::nullopt;
+    std::optional<double> value = evalScalar(c);
+    if (value && std::isfinite(*value) && *value != 0.0) {
+      x = a;
+      return value;
+    }
+    return std::nullopt;
+  };
+  if (auto div = dyn_cast_if_present<DivOp>(op)) {
+    if (std::optional<double> c = factor(div.getLhs(), div.getRhs()))
+      return 1.0 / *c;
+    return std::nullopt;
+  }
+  if (auto mul = dyn_cast_if_present<MulOp>(op)) {
+    if (std::optional<double> c = factor(mul.getLhs(), mul.getRhs()))
+      return c;
+    if (std::optional<double> c = factor(mul.getRhs(), mul.getLhs()))
+      return c;
+  }
+  return std::nullopt;
+}
+
+/// True if the static dims of |shape| broadcast to |target| (rank 4).
+bool broadcastsTo(ArrayRef<int64_t> shape, ArrayRef<int64_t> target) {
+  if (shape.size() > target.size())
+    return false;
+  ArrayRef<int64_t> tail = target.take_back(shape.size());
+  for (auto [s, t] : llvm::zip(shape, tail))
+    if (!ShapedType::isDynamic(s) && s != 1 && !ShapedType::isDynamic(t) &&
+        s != t)
+      return false;
+  return true;
+}
+
+/// Extents |a| and |b| may be equal (equal, or one is dynamic).
+bool compatible(int64_t a, int64_t b) {
+  return a == b || ShapedType::isDynamic(a) || ShapedType::isDynamic(b);
+}
+
+/// Tries to match attention around |softmax|; on failure |reason| says why
+/// and |candidate| says whether |softmax| is over a rank-4 tensor.
+std::optional<AttentionMatch>
+matchAttention(SoftmaxOp softmax, std::string &reason, bool &candidate) {
+  AttentionMatch match;
+  auto scoresType = dyn_cast<RankedTensorType>(softmax.getType());
+  candidate = scoresType && scoresType.getRank() == 4;
+  if (!candidate)
+    return std::nullopt;
+  int64_t axis = static_cast<int64_t>(softmax.getAxis());
+  if (axis != -1 && axis != 3) {
+    reason = "the softmax is not over the last axis";
+    return std::nullopt;
+  }
+  ArrayRef<int64_t> scoresShape = scoresType.getShape();
+  // Mask: where(C, s, fill) and/or s + M, in either nesting.
+  Value x = softmax.getInput();
+  Value boolMask;
+  auto peelWhere = [&]() {
+    auto where = x.getDefiningOp<WhereOp>();
+    if (!where || where.getType() != where.getTrueValue().getType())
+      return;
+    std::optional<double> fill = evalScalar(where.getFalseValue());
+    auto condType = dyn_cast<RankedTensorType>(where.getCondition().getType());
+    if (!fill || *fill > -1e4 || !condType ||
+        !broadcastsTo(condType.getShape(), scoresShape))
+      return;
+    boolMask = where.getCondition();
+    match.ops.push_back(where);
+    x = where.getTrueValue();
+  };
+  // The scores side of an add; a where of constants builds a mask instead.
+  auto isScoresChain = [](Value v) {
+    if (auto where = v.getDefiningOp<WhereOp>())
+      return !evalScalar(where.getTrueValue());
+    return isa_and_present<MatmulOp, MulOp, DivOp>(v.getDefiningOp());
+  };
+  peelWhere();
+  if (auto add = x.getDefiningOp<AddOp>()) {
+    matchEitherOrder(add.getLhs(), add.getRhs(), true, [&](Value s, Value m) {
+      auto maskType = dyn_cast<RankedTensorType>(m.getType());
+      if (s.getType() != add.getType() || !isScoresChain(s) || !maskType ||
+          !isa<FloatType>(maskType.getElementType()) ||
+          !broadcastsTo(maskType.getShape(), scoresShape))
+        return false;
+      match.mask = m;
+      match.ops.push_back(add);
+      x = s;
+      return true;
+    });
+  }
+  if (!boolMask)
+    peelWhere();
+  if (boolMask && match.mask) {
+    reason = "the scores have both a 'where' mask and an additive mask";
+    return std::nullopt;
+  }
+  if (boolMask)
+    match.mask = boolMask;
+  // Scale on the scores: s / c, s * c or c * s.
+  if (isa_and_present<MulOp, DivOp>(x.getDefiningOp())) {
+    Operation *op = x.getDefiningOp();
+    std::optional<double> s = matchScaleOp(op, x);
+    if (!s) {
+      reason = "the scores are scaled by a value that is not a constant "
+               "scalar";
+      return std::nullopt;
+    }
+    match.scale *= *s;
+    match.ops.push_back(op);
+  }
+  auto qk = x.getDefiningOp<MatmulOp>();
+  if (!qk) {
+    reason = "the softmax input is not built from 'strata.matmul(Q, K^T)'";
+    return std::nullopt;
+  }
+  match.ops.push_back(qk);
+  // Scale on Q or K^T before the matmul (the split SDPA scale); a product
+  // with a non-constant, or one used elsewhere, is Q or K^T itself.
+  auto prescaled = [&](Value v) {
+    Operation *op = v.getDefiningOp();
+    if (!isa_and_present<MulOp, DivOp>(op) || !op->hasOneUse())
+      return v;
+    Value x = v;
+    std::optional<double> s = matchScaleOp(op, x);
+    if (!s)
+      return v;
+    match.scale *= *s;
+    match.ops.push_back(op);
+    return x;
+  };
+  match.query = prescaled(qk.getLhs());
+  Value kt = prescaled(qk.getRhs());
+  // K^T = transpose(X, p) for any rank-4 p; K is then X permuted by p with
+  // its last two entries swapped.
+  auto transpose = kt.getDefiningOp<TransposeOp>();
+  if (!transpose || transpose.getPermutation().size() != 4) {
+    reason = "the rhs of the scores matmul is not a rank-4 'strata.transpose'";
+    return std::nullopt;
+  }
+  match.keyTranspose = transpose;
+  // P V.
+  auto pv = dyn_cast_if_present<MatmulOp>(
+      softmax->hasOneUse() ? *softmax->getUsers().begin() : nullptr);
+  if (!pv || pv.getLhs() != softmax.getResult()) {
+    reason = "the softmax result is not the lhs of its only user, a "
+             "'strata.matmul'";
+    return std::nullopt;
+  }
+  match.value = pv.getRhs();
+  auto qType = dyn_cast<RankedTensorType>(match.query.getType());
+  auto ktType = dyn_cast<RankedTensorType>(kt.getType());
+  auto vType = dyn_cast<RankedTensorType>(match.value.getType());
+  auto outType = dyn_cast<RankedTensorType>(pv.getType());
+  if (!qType || !ktType || !vType || !outType || qType.getRank() != 4 ||
+      ktType.getRank() != 4 || vType.getRank() != 4) {
+    reason = "Q, K or V is not a rank-4 tensor";
+    return std::nullopt;
+  }
+  ArrayRef<int64_t> qs = qType.getShape(), ks = ktType.getShape(),
+                    vs = vType.getShape();
+  // Batch dims must match; K/V heads may be 1 (matmul broadcasting is then
+  // grouped-query attention with one KV head).
+  bool heads = (compatible(qs[1], ks[1]) || ks[1] == 1) &&
+               (compatible(qs[1], vs[1]) || vs[1] == 1) &&
+               compatible(ks[1], vs[1]);
+  if (!compatible(qs[0], ks[0]) || !compatible(qs[0], vs[0]) ||
+      !compatible(ks[0], vs[0]) || !heads || !compatible(ks[3], vs[2]) ||
+      !compatible(qs[3], ks[2])) {
+    reason = "Q, K and V batch, head or sequence dims do not match";
+    return std::nullopt;
+  }
+  match.ops.push_back(softmax);
+  match.ops.push_back(pv);
+  match.root = pv;
+  // Every intermediate value is used only inside the chain.
+  llvm::SmallPtrSet<Operation *, 16> inChain(match.ops.begin(),
+                                             match.ops.end());
+  for (Operation *op : match.ops) {
+    if (op == match.root)
+      continue;
+    for (Operation *user : op->getUsers())
+      if (!inChain.contains(user)) {
+        reason = "an intermediate value of the chain has other uses";
+        return std::nullopt;
+      }
+  }
+  if (transpose->hasOneUse())
+    match.ops.push_back(transpose);
+  // Program order, for a readable fused location.
+  Block *block = pv->getBlock();
+  if (llvm::any_of(match.ops,
+                   [&](Operation *op) { return op->getBlock() != block; })) {
+    reason = "the chain spans more than one block";
+    return std::nullopt;
+  }
+  llvm::sort(match.ops,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return match;
+}
+
+// softmax(scale * Q K^T + mask) V -> strata.attention
+struct FuseMatmulSoftmaxMatmul : OpRewritePattern<SoftmaxOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SoftmaxOp softmax,
+                                PatternRewriter &rewriter) const override {
+    std::string reason;
+    bool candidate;
+    std::optional<AttentionMatch> match =
+        matchAttention(softmax, reason, candidate);
+    if (!match)
+      return rewriter.notifyMatchFailure(softmax, reason);
+    SmallVector<Location> locs;
+    for (Operation *op : match->ops)
+      locs.push_back(op->getLoc());
+    Location loc = rewriter.getFusedLoc(locs);
+    rewriter.setInsertionPoint(match->root);
+    // K = transpose(X, p with its last two entries swapped), or X itself.
+    TransposeOp kt = match->keyTranspose;
+    SmallVector<int64_t> perm(kt.getPermutation());
+    std::swap(perm[2], perm[3]);
+    Value key = kt.getInput();
+    static constexpr int64_t kIdentity[] = {0, 1, 2, 3};
+    if (!llvm::equal(perm, kIdentity)) {
+      auto ktType = cast<RankedTensorType>(kt.getType());
+      SmallVector<int64_t> shape(ktType.getShape());
+      std::swap(shape[2], shape[3]);
+      auto keyType = RankedTensorType::get(shape, ktType.getElementType());
+      key = TransposeOp::create(rewriter, kt.getLoc(), keyType, key,
+                                rewriter.getDenseI64ArrayAttr(perm))
+                .getResult();
+    }
+    // Omit the scale when it is the default 1/sqrt(D).
+    FloatAttr scale =
+        rewriter.getF32FloatAttr(static_cast<float>(match->scale));
+    int64_t d = cast<RankedTensorType>(match->query.getType()).getDimSize(3);
+    if (!ShapedType::isDynamic(d) && d > 0) {
+      double expected = 1.0 / std::sqrt(static_cast<double>(d));
+      if (std::fabs(match->scale - expected) <= 1e-6 * expected)
+        scale = nullptr;
+    }
+    auto attention = AttentionOp::create(
+        rewriter, loc, match->root->getResult(0).getType(), match->query, key,
+        match->value, match->mask, scale, /*causal=*/UnitAttr(),
+        /*window=*/IntegerAttr(), /*sinks=*/IntegerAttr());
+    rewriter.replaceOp(match->root, attention.getResult());
+    return success();
+  }
+};
+
+struct FuseAttentionPass : impl::FuseAttentionPassBase<FuseAttentionPass> {
+  using FuseAttentionPassBase::FuseAttentionPassBase;
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateFuseAttentionPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+    if (!reportMissed)
+      return;
+    // Remarks are emitted once, after the rewrite reached a fixpoint, and
+    // only at softmaxes over rank-4 tensors.
+    getOperation()->walk([](SoftmaxOp softmax) {
+      std::string reason;
+      bool candidate;
+      if (!matchAttention(softmax, reason, candidate) && candidate)
+        softmax.emitRemark()
+            << "softmax did not fuse into strata.attention: " << reason;
+    });
+  }
+};
+
+} // namespace
+
+void populateFuseAttentionPatterns(RewritePatternSet &patterns) {
+  patterns.add<FuseMatmulSoftmaxMatmul>(patterns.getContext());
+}
+
+} // namespace strata
