@@ -30,10 +30,6 @@ struct GeluMatch {
   SmallVector<Operation *> ops;
 };
 
-/// The only user of |v| if it has exactly one use, else nullptr.
-Operation *soleUser(Value v) {
-  return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
-}
 
 // erf's operand is x / sqrt(2), spelled Div(x, 1.4142), Div(x, Sqrt(2)) or
 // Mul(x, 0.7071). Returns x.

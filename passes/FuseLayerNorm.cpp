@@ -35,10 +35,6 @@ struct LayerNormMatch {
   SmallVector<Operation *> ops;
 };
 
-/// The only user of |v| if it has exactly one use, else nullptr.
-Operation *soleUser(Value v) {
-  return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
-}
 
 /// The reduced axes of |mean|, non-negative and sorted, if they form the
 /// trailing contiguous range of a ranked input and the dims are kept.
@@ -80,45 +76,6 @@ bool isSquareOf(Operation *op, Value d) {
   return false;
 }
 
-/// The numerator |n| divided by sqrt(|v|): Div(n, Sqrt(v)),
-/// Mul(n, Reciprocal(Sqrt(v))), Mul(n, Div(1, Sqrt(v))) or Mul(n, Rsqrt(v)),
-/// commutative operands in either order. Returns the result or {}.
-Value matchNormalize(Value v, Value n, SmallVectorImpl<Operation *> &ops) {
-  Operation *user = soleUser(v);
-  auto mulBy = [&](Value r) -> Value {
-    auto mul = dyn_cast_if_present<MulOp>(soleUser(r));
-    if (!mul || !matchEitherOrder(mul.getLhs(), mul.getRhs(), true,
-                                  [&](Value a, Value b) {
-                                    return a == n && b == r;
-                                  }))
-      return {};
-    ops.push_back(mul);
-    return mul.getResult();
-  };
-  if (auto rsqrt = dyn_cast_if_present<RsqrtOp>(user)) {
-    ops.push_back(rsqrt);
-    return mulBy(rsqrt.getResult());
-  }
-  auto sqrt = dyn_cast_if_present<SqrtOp>(user);
-  if (!sqrt)
-    return {};
-  ops.push_back(sqrt);
-  Value s = sqrt.getResult();
-  Operation *next = soleUser(s);
-  if (auto recip = dyn_cast_if_present<ReciprocalOp>(next)) {
-    ops.push_back(recip);
-    return mulBy(recip.getResult());
-  }
-  auto div = dyn_cast_if_present<DivOp>(next);
-  if (!div || div.getRhs() != s)
-    return {};
-  ops.push_back(div);
-  if (div.getLhs() == n)
-    return div.getResult();
-  if (isFloatConstant(div.getLhs(), 1.0, 0.0))
-    return mulBy(div.getResult());
-  return {};
-}
 
 /// The trailing dims of |type| from |axis| if they are all static.
 std::optional<SmallVector<int64_t>> normalizedShape(RankedTensorType type,
@@ -219,7 +176,7 @@ Value matchFromCentered(SubOp dv, SubOp dn, ArrayRef<int64_t> axes,
   }
   match.ops.push_back(addEps);
   match.epsilon = *eps;
-  Value y = matchNormalize(addEps.getResult(), nn, match.ops);
+  Value y = matchDivideBySqrt(addEps.getResult(), nn, match.ops);
   if (!y) {
     reason = "'variance + epsilon' is not turned into (x - mean) / "
              "sqrt(...) or (x - mean) * rsqrt(...)";

@@ -33,10 +33,6 @@ struct RmsNormMatch {
   SmallVector<Operation *> ops;
 };
 
-/// The only user of |v| if it has exactly one use, else nullptr.
-Operation *soleUser(Value v) {
-  return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
-}
 
 /// The first reduced axis (non-negative) if |mean| reduces the trailing
 /// contiguous dims of a ranked input and keeps them.
@@ -64,45 +60,6 @@ Value matchSquare(Value v) {
   return {};
 }
 
-/// |x| times 1/sqrt(|v|): Div(x, Sqrt(v)), Mul(x, Reciprocal(Sqrt(v))),
-/// Mul(x, Div(1, Sqrt(v))) or Mul(x, Rsqrt(v)), commutative operands in
-/// either order. Returns the result or {}.
-Value matchNormalize(Value v, Value x, SmallVectorImpl<Operation *> &ops) {
-  Operation *user = soleUser(v);
-  auto mulBy = [&](Value r) -> Value {
-    auto mul = dyn_cast_if_present<MulOp>(soleUser(r));
-    if (!mul || !matchEitherOrder(mul.getLhs(), mul.getRhs(), true,
-                                  [&](Value a, Value b) {
-                                    return a == x && b == r;
-                                  }))
-      return {};
-    ops.push_back(mul);
-    return mul.getResult();
-  };
-  if (auto rsqrt = dyn_cast_if_present<RsqrtOp>(user)) {
-    ops.push_back(rsqrt);
-    return mulBy(rsqrt.getResult());
-  }
-  auto sqrt = dyn_cast_if_present<SqrtOp>(user);
-  if (!sqrt)
-    return {};
-  ops.push_back(sqrt);
-  Value s = sqrt.getResult();
-  Operation *next = soleUser(s);
-  if (auto recip = dyn_cast_if_present<ReciprocalOp>(next)) {
-    ops.push_back(recip);
-    return mulBy(recip.getResult());
-  }
-  auto div = dyn_cast_if_present<DivOp>(next);
-  if (!div || div.getRhs() != s)
-    return {};
-  ops.push_back(div);
-  if (div.getLhs() == x)
-    return div.getResult();
-  if (isFloatConstant(div.getLhs(), 1.0, 0.0))
-    return mulBy(div.getResult());
-  return {};
-}
 
 /// Tries to match an RMS norm around the mean of squares |var|; on failure
 /// |reason| says why and |candidate| says whether |var| averages a square.
@@ -161,7 +118,7 @@ std::optional<RmsNormMatch> matchRmsNorm(ReduceMeanOp var, std::string &reason,
   }
   match.ops.push_back(addEps);
   match.epsilon = *eps;
-  Value y = matchNormalize(addEps.getResult(), xs, match.ops);
+  Value y = matchDivideBySqrt(addEps.getResult(), xs, match.ops);
   if (!y) {
     reason = "'mean(x^2) + epsilon' is not turned into x / sqrt(...) or "
              "x * rsqrt(...)";

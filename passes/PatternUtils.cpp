@@ -10,6 +10,7 @@
 #include <cmath>
 
 using namespace mlir;
+using namespace strata::ir;
 
 namespace strata {
 
@@ -31,6 +32,47 @@ bool isFloatConstant(Value v, double expected, double relTol) {
 bool matchEitherOrder(Value a, Value b, bool commutative,
                       llvm::function_ref<bool(Value, Value)> match) {
   return match(a, b) || (commutative && match(b, a));
+}
+
+Operation *soleUser(Value v) {
+  return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
+}
+
+Value matchDivideBySqrt(Value v, Value n, SmallVectorImpl<Operation *> &ops) {
+  Operation *user = soleUser(v);
+  auto mulBy = [&](Value r) -> Value {
+    auto mul = dyn_cast_if_present<MulOp>(soleUser(r));
+    if (!mul || !matchEitherOrder(mul.getLhs(), mul.getRhs(), true,
+                                  [&](Value a, Value b) {
+                                    return a == n && b == r;
+                                  }))
+      return {};
+    ops.push_back(mul);
+    return mul.getResult();
+  };
+  if (auto rsqrt = dyn_cast_if_present<RsqrtOp>(user)) {
+    ops.push_back(rsqrt);
+    return mulBy(rsqrt.getResult());
+  }
+  auto sqrt = dyn_cast_if_present<SqrtOp>(user);
+  if (!sqrt)
+    return {};
+  ops.push_back(sqrt);
+  Value s = sqrt.getResult();
+  Operation *next = soleUser(s);
+  if (auto recip = dyn_cast_if_present<ReciprocalOp>(next)) {
+    ops.push_back(recip);
+    return mulBy(recip.getResult());
+  }
+  auto div = dyn_cast_if_present<DivOp>(next);
+  if (!div || div.getRhs() != s)
+    return {};
+  ops.push_back(div);
+  if (div.getLhs() == n)
+    return div.getResult();
+  if (isFloatConstant(div.getLhs(), 1.0, 0.0))
+    return mulBy(div.getResult());
+  return {};
 }
 
 } // namespace strata

@@ -8,6 +8,7 @@
 
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <optional>
 
@@ -25,6 +26,16 @@ bool isFloatConstant(mlir::Value v, double expected, double relTol = 1e-3);
 /// is commutative, |match|(b, a). Returns true on the first success.
 bool matchEitherOrder(mlir::Value a, mlir::Value b, bool commutative,
                       llvm::function_ref<bool(mlir::Value, mlir::Value)> match);
+
+/// The only user of |v| if it has exactly one use, else nullptr.
+mlir::Operation *soleUser(mlir::Value v);
+
+/// Matches |n| / sqrt(|v|) built from |v|'s single-use chain:
+/// Div(n, Sqrt(v)), Mul(n, Reciprocal(Sqrt(v))), Mul(n, Div(1, Sqrt(v))) or
+/// Mul(n, Rsqrt(v)), multiplications in either operand order. Appends the
+/// matched ops to |ops| and returns the result, or a null value.
+mlir::Value matchDivideBySqrt(mlir::Value v, mlir::Value n,
+                              llvm::SmallVectorImpl<mlir::Operation *> &ops);
 
 } // namespace strata
 
