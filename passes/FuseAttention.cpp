@@ -7,12 +7,15 @@
 #include "passes/Passes.h"
 
 #include "dialects/strata/IR/StrataOps.h"
+#include "passes/CausalMask.h"
 #include "passes/PatternUtils.h"
+#include "dialects/strata/IR/ShapeRules.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <cmath>
+#include <functional>
 
 namespace strata {
 #define GEN_PASS_DEF_FUSEATTENTIONPASS
@@ -28,7 +31,15 @@ namespace {
 /// A matched attention: operands, the scale, the final matmul and every op it
 /// replaces (for the fused location).
 struct AttentionMatch {
-  Value query, key, value, mask;
+  struct Mask {
+    Value value;
+    MaskKind kind;
+  };
+  Value query, key, value;
+  /// The masks applied to the scores, outermost first; causal ones are
+  /// removed once recognized.
+  SmallVector<Mask, 2> masks;
+  bool causal = false;
   /// The transpose producing K^T; K is its input with the last two dims of
   /// the permutation swapped back.
   TransposeOp keyTranspose;
@@ -143,50 +154,68 @@ matchAttention(SoftmaxOp softmax, std::string &reason, bool &candidate) {
     return std::nullopt;
   }
   ArrayRef<int64_t> scoresShape = scoresType.getShape();
-  // Mask: where(C, s, fill) and/or s + M, in either nesting.
+  // Masks: where(C, s, fill), where(C, fill, s) and s + M, nested in any
+  // order (GPT-2: a causal where inside a padding add).
   Value x = softmax.getInput();
-  Value boolMask;
-  auto peelWhere = [&]() {
-    auto where = x.getDefiningOp<WhereOp>();
-    if (!where || where.getType() != where.getTrueValue().getType())
-      return;
-    std::optional<double> fill = evalScalar(where.getFalseValue());
-    auto condType = dyn_cast<RankedTensorType>(where.getCondition().getType());
-    if (!fill || *fill > -1e4 || !condType ||
-        !broadcastsTo(condType.getShape(), scoresShape))
-      return;
-    boolMask = where.getCondition();
-    match.ops.push_back(where);
-    x = where.getTrueValue();
+  auto isFill = [](Value v) {
+    std::optional<double> fill = evalScalar(v);
+    return fill && *fill <= -1e4;
   };
-  // The scores side of an add; a where of constants builds a mask instead.
-  auto isScoresChain = [](Value v) {
-    if (auto where = v.getDefiningOp<WhereOp>())
-      return !evalScalar(where.getTrueValue());
-    return isa_and_present<MatmulOp, MulOp, DivOp>(v.getDefiningOp());
+  // The scores side of a where or an add: what leads to the QK matmul
+  // rather than a mask built from constants.
+  std::function<bool(Value, int)> isScoresSide = [&](Value v, int depth) {
+    Operation *op = v.getDefiningOp();
+    if (!op || depth > 6)
+      return false;
+    if (auto where = dyn_cast<WhereOp>(op))
+      return (!evalScalar(where.getTrueValue()) &&
+              isScoresSide(where.getTrueValue(), depth + 1)) ||
+             (!evalScalar(where.getFalseValue()) &&
+              isScoresSide(where.getFalseValue(), depth + 1));
+    if (auto add = dyn_cast<AddOp>(op))
+      return isScoresSide(add.getLhs(), depth + 1) ||
+             isScoresSide(add.getRhs(), depth + 1);
+    return isa<MatmulOp, MulOp, DivOp>(op);
   };
-  peelWhere();
-  if (auto add = x.getDefiningOp<AddOp>()) {
-    matchEitherOrder(add.getLhs(), add.getRhs(), true, [&](Value s, Value m) {
-      auto maskType = dyn_cast<RankedTensorType>(m.getType());
-      if (s.getType() != add.getType() || !isScoresChain(s) || !maskType ||
-          !isa<FloatType>(maskType.getElementType()) ||
-          !broadcastsTo(maskType.getShape(), scoresShape))
-        return false;
-      match.mask = m;
-      match.ops.push_back(add);
-      x = s;
-      return true;
-    });
+  for (int layer = 0; layer < 4; ++layer) {
+    if (auto where = x.getDefiningOp<WhereOp>()) {
+      auto condType =
+          dyn_cast<RankedTensorType>(where.getCondition().getType());
+      if (where.getType() != x.getType() || !condType ||
+          !broadcastsTo(condType.getShape(), scoresShape))
+        break;
+      if (isFill(where.getFalseValue()) &&
+          where.getTrueValue().getType() == where.getType()) {
+        match.masks.push_back({where.getCondition(), MaskKind::Keep});
+        x = where.getTrueValue();
+      } else if (isFill(where.getTrueValue()) &&
+                 where.getFalseValue().getType() == where.getType()) {
+        match.masks.push_back({where.getCondition(), MaskKind::Drop});
+        x = where.getFalseValue();
+      } else {
+        break;
+      }
+      match.ops.push_back(where);
+      continue;
+    }
+    auto add = x.getDefiningOp<AddOp>();
+    if (!add)
+      break;
+    bool peeled = matchEitherOrder(
+        add.getLhs(), add.getRhs(), true, [&](Value s, Value m) {
+          auto maskType = dyn_cast<RankedTensorType>(m.getType());
+          if (s.getType() != add.getType() || !isScoresSide(s, 0) ||
+              !maskType || !isa<FloatType>(maskType.getElementType()) ||
+              !broadcastsTo(maskType.getShape(), scoresShape))
+            return false;
+          match.masks.push_back({m, MaskKind::Additive});
+          match.ops.push_back(add);
+          x = s;
+          return true;
+        });
+    if (!peeled)
+      break;
   }
-  if (!boolMask)
-    peelWhere();
-  if (boolMask && match.mask) {
-    reason = "the scores have both a 'where' mask and an additive mask";
-    return std::nullopt;
-  }
-  if (boolMask)
-    match.mask = boolMask;
   // Scale on the scores: s / c, s * c or c * s.
   if (isa_and_present<MulOp, DivOp>(x.getDefiningOp())) {
     Operation *op = x.getDefiningOp();
@@ -260,6 +289,23 @@ matchAttention(SoftmaxOp softmax, std::string &reason, bool &candidate) {
     reason = "Q, K and V batch, head or sequence dims do not match";
     return std::nullopt;
   }
+  // A causal mask becomes the `causal` attribute; what is left must be one
+  // bool mask or any number of additive ones.
+  SymbolicIndex sq = extentOf(match.query, 2), sk = extentOf(kt, 3);
+  llvm::erase_if(match.masks, [&](const AttentionMatch::Mask &m) {
+    if (!isEndAlignedCausalMask(m.value, m.kind, sq, sk))
+      return false;
+    match.causal = true;
+    return true;
+  });
+  int64_t bools = llvm::count_if(match.masks, [](const auto &m) {
+    return m.kind != MaskKind::Additive;
+  });
+  if (bools > 1 || (bools == 1 && match.masks.size() > 1)) {
+    reason = "the scores have a 'where' mask that is not causal and another "
+             "mask";
+    return std::nullopt;
+  }
   match.ops.push_back(softmax);
   match.ops.push_back(pv);
   match.root = pv;
@@ -329,9 +375,31 @@ struct FuseMatmulSoftmaxMatmul : OpRewritePattern<SoftmaxOp> {
       if (std::fabs(match->scale - expected) <= 1e-6 * expected)
         scale = nullptr;
     }
+    // One mask operand: the bool mask (negated when it marks hidden keys),
+    // or the sum of the additive ones.
+    Value mask;
+    for (const AttentionMatch::Mask &m : match->masks) {
+      if (m.kind == MaskKind::Keep) {
+        mask = m.value;
+      } else if (m.kind == MaskKind::Drop) {
+        mask = NotOp::create(rewriter, loc, m.value.getType(), m.value);
+      } else if (!mask) {
+        mask = m.value;
+      } else {
+        auto a = cast<RankedTensorType>(mask.getType());
+        auto b = cast<RankedTensorType>(m.value.getType());
+        std::optional<SmallVector<int64_t>> shape =
+            broadcastShapes(a.getShape(), b.getShape());
+        assert(shape && "masks that broadcast to the scores broadcast");
+        mask = AddOp::create(rewriter, loc,
+                             RankedTensorType::get(*shape, a.getElementType()),
+                             mask, m.value);
+      }
+    }
     auto attention = AttentionOp::create(
         rewriter, loc, match->root->getResult(0).getType(), match->query, key,
-        match->value, match->mask, scale, /*causal=*/UnitAttr(),
+        match->value, mask, scale,
+        match->causal ? rewriter.getUnitAttr() : UnitAttr(),
         /*window=*/IntegerAttr(), /*sinks=*/IntegerAttr());
     rewriter.replaceOp(match->root, attention.getResult());
     return success();

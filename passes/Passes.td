@@ -22,12 +22,21 @@ def FuseAttentionPass : InterfacePass<"strata-fuse-attention",
     `/ c`, `* c` or `c *` with a constant scalar `c` (also a scalar
     expression of constants such as GPT-2's `sqrt(float(d))`), or with the
     scale applied to `Q` and/or `K^T` before the matmul (the split SDPA
-    `sqrt(scale)`; the scale is the product). Then an optional additive
-    float mask `S + M` (either order) or a bool mask
-    `where(C, S, fill)` with `fill <= -1e4`, which becomes an `i1` mask.
-    Scores with both masks are left unfused. Every intermediate value must
-    have no other users. `scale` is set unless it equals `1/sqrt(D)`.
-    Grouped-query (expanded KV) and causal-mask recognition are not done.
+    `sqrt(scale)`; the scale is the product). Then masks, nested in any
+    order: additive float masks `S + M` (either order), bool masks
+    `where(C, S, fill)` (C keeps) or `where(C, fill, S)` (C hides) with
+    `fill <= -1e4`. A mask that hides exactly the keys after each query,
+    aligned to the end (`j > i + Sk - Sq`), becomes the `causal` attribute:
+    a lower-triangular constant sliced to rows `[Sk - Sq, Sk)` and columns
+    `[0, Sk)` (HF GPT-2's bias buffer), `trilu` of a constant or
+    `constant_of_shape` (upper with a `-inf` fill, or lower of ones), and
+    `not`/`equal(x, 0)`/`where(c, 0, fill)` over those; `Sq` and `Sk` are
+    compared symbolically through the `shape`/`slice`/`gather` arithmetic
+    and the transposes, splits and reshapes between them. What is left must
+    be one bool mask (a hiding one is negated) or additive masks (summed
+    into one). Every intermediate value must have no other users. `scale`
+    is set unless it equals `1/sqrt(D)`. Grouped-query (expanded KV)
+    recognition is not done.
 
     ```mlir
     %kt = strata.transpose %k, [0, 1, 3, 2] ...  %s = strata.matmul %q, %kt ...

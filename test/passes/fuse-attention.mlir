@@ -206,8 +206,8 @@ func.func @negative_attention_key_not_transposed(%q: tensor<1x2x4x8xf32>, %kt: t
 
 // -----
 
-// GPT-2: a causal Where and an additive padding mask together; the two are
-// not combined into one mask in this version.
+// A Where with a run-time condition (not a causal mask) and an additive
+// padding mask: the op takes one mask, so the two are left unfused.
 // CHECK-LABEL: func.func @negative_attention_both_masks
 //   CHECK-NOT:   strata.attention
 func.func @negative_attention_both_masks(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %c: tensor<1x1x4x4xi1>, %m: tensor<1x1x1x4xf32>) -> tensor<1x2x4x8xf32> {
@@ -216,7 +216,7 @@ func.func @negative_attention_both_masks(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2
   %s = strata.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
   %w = strata.where %c, %s, %lowest : (tensor<1x1x4x4xi1>, tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
   %a = strata.add %w, %m : (tensor<1x2x4x4xf32>, tensor<1x1x1x4xf32>) -> tensor<1x2x4x4xf32>
-  // expected-remark @+1 {{softmax did not fuse into strata.attention: the scores have both a 'where' mask and an additive mask}}
+  // expected-remark @+1 {{softmax did not fuse into strata.attention: the scores have a 'where' mask that is not causal and another mask}}
   %p = strata.softmax %a {axis = -1 : i64} : tensor<1x2x4x4xf32>
   %o = strata.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   return %o : tensor<1x2x4x8xf32>
