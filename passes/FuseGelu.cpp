@@ -1,7 +1,8 @@
-//===- FuseGelu.cpp - Fuse erf-GELU into strata.gelu -----------*- C++ -*-===//
+//===- FuseGelu.cpp - Fuse erf and tanh GELU into strata.gelu --*- C++ -*-===//
 // SPDX-License-Identifier: Apache-2.0
-// Recognizes the exact (erf) GELU in every spelling torch/Keras/TF exports
-// produce and replaces it with one strata.gelu {approximate = "none"}.
+// Recognizes the exact (erf) GELU and the tanh approximation in every
+// spelling torch/Keras/TF/HF exports produce and replaces each with one
+// strata.gelu {approximate = "none"} or {approximate = "tanh"}.
 
 #include "passes/Passes.h"
 
@@ -10,6 +11,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <array>
 #include <cmath>
 
 namespace strata {
@@ -94,6 +96,146 @@ Operation *matchHalfProduct(Value a, Value x, SmallVectorImpl<Operation *> &ops)
   return second;
 }
 
+/// A polynomial in one value x, degree < 8.
+using Polynomial = std::array<double, 8>;
+
+/// The polynomial in x that |v| computes through single-use add, sub, mul,
+/// neg, div by a constant and pow by a small integer constant, over splat
+/// constants and one non-constant leaf x (set on the first leaf met, then
+/// every leaf must be it). Appends the ops to |ops|.
+std::optional<Polynomial> polynomialOf(Value v, Value &x,
+                                       SmallVectorImpl<Operation *> &ops,
+                                       int depth = 0) {
+  Polynomial p{};
+  if (std::optional<double> c = getSplatFloatConstant(v)) {
+    p[0] = *c;
+    return p;
+  }
+  Operation *op = v.getDefiningOp();
+  bool inner = depth == 0 || v.hasOneUse();
+  if (depth > 12 || !op || !inner ||
+      !isa<AddOp, SubOp, MulOp, DivOp, PowOp, NegOp>(op)) {
+    if (!x)
+      x = v;
+    if (v != x)
+      return std::nullopt;
+    p[1] = 1.0;
+    return p;
+  }
+  auto operand = [&](unsigned i) {
+    return polynomialOf(op->getOperand(i), x, ops, depth + 1);
+  };
+  std::optional<Polynomial> a = operand(0);
+  if (!a)
+    return std::nullopt;
+  if (isa<NegOp>(op)) {
+    for (double &c : *a)
+      c = -c;
+    ops.push_back(op);
+    return a;
+  }
+  if (auto pow = dyn_cast<PowOp>(op)) {
+    std::optional<double> n = getSplatFloatConstant(pow.getRhs());
+    if (!n || *n < 0 || *n > 7 || *n != std::floor(*n))
+      return std::nullopt;
+    p[0] = 1.0;
+    for (int i = 0; i < static_cast<int>(*n); ++i) {
+      Polynomial q{};
+      for (int j = 0; j < 8; ++j)
+        for (int k = 0; j + k < 8; ++k)
+          q[j + k] += p[j] * (*a)[k];
+      for (int j = 0; j < 8; ++j)
+        for (int k = 0; k < 8; ++k)
+          if (j + k >= 8 && p[j] != 0.0 && (*a)[k] != 0.0)
+            return std::nullopt;
+      p = q;
+    }
+    ops.push_back(op);
+    return p;
+  }
+  if (auto div = dyn_cast<DivOp>(op)) {
+    std::optional<double> c = getSplatFloatConstant(div.getRhs());
+    if (!c || *c == 0.0)
+      return std::nullopt;
+    for (double &t : *a)
+      t /= *c;
+    ops.push_back(op);
+    return a;
+  }
+  std::optional<Polynomial> b = operand(1);
+  if (!b)
+    return std::nullopt;
+  if (isa<AddOp, SubOp>(op)) {
+    double sign = isa<AddOp>(op) ? 1.0 : -1.0;
+    for (int i = 0; i < 8; ++i)
+      p[i] = (*a)[i] + sign * (*b)[i];
+  } else {
+    for (int j = 0; j < 8; ++j)
+      for (int k = 0; k < 8; ++k) {
+        if ((*a)[j] == 0.0 || (*b)[k] == 0.0)
+          continue;
+        if (j + k >= 8)
+          return std::nullopt;
+        p[j + k] += (*a)[j] * (*b)[k];
+      }
+  }
+  ops.push_back(op);
+  return p;
+}
+
+/// True if |p| is sqrt(2/pi) * (x + 0.044715 x^3), coefficients within a
+/// relative 1e-3 (exporters round sqrt(2/pi) and 0.044715 differently).
+bool isTanhGeluArgument(const Polynomial &p) {
+  constexpr double kBeta = 0.7978845608028654; // sqrt(2 / pi)
+  constexpr double kKappa = 0.044715;
+  auto near = [](double a, double b) {
+    return std::fabs(a - b) <= 1e-3 * std::fabs(b);
+  };
+  for (int i = 0; i < 8; ++i)
+    if (i != 1 && i != 3 && std::fabs(p[i]) > 1e-6)
+      return false;
+  return near(p[1], kBeta) && near(p[3], kBeta * kKappa);
+}
+
+/// Tries to match a tanh GELU around |tanh|; on failure |reason| says why.
+std::optional<GeluMatch> matchTanhGelu(TanhOp tanh, std::string &reason) {
+  GeluMatch match;
+  if (!tanh.getInput().hasOneUse()) {
+    reason = "its input has other uses";
+    return std::nullopt;
+  }
+  std::optional<Polynomial> p =
+      polynomialOf(tanh.getInput(), match.input, match.ops);
+  if (!p || !match.input || !isTanhGeluArgument(*p)) {
+    reason = "its input is not sqrt(2/pi) * (x + 0.044715 * x^3) of one x";
+    return std::nullopt;
+  }
+  match.ops.push_back(tanh);
+  auto add = dyn_cast_if_present<AddOp>(soleUser(tanh.getResult()));
+  if (!add || !matchEitherOrder(add.getLhs(), add.getRhs(), true,
+                                [&](Value t, Value c) {
+                                  return t == tanh.getResult() &&
+                                         isFloatConstant(c, 1.0);
+                                })) {
+    reason = "its single user is not '1 + tanh(...)'";
+    return std::nullopt;
+  }
+  match.ops.push_back(add);
+  match.root = matchHalfProduct(add.getResult(), match.input, match.ops);
+  if (!match.root) {
+    reason =
+        "'1 + tanh(...)' is not multiplied by x and 0.5 (with single uses)";
+    return std::nullopt;
+  }
+  if (match.root->getResult(0).getType() != match.input.getType()) {
+    reason = "the product broadcasts x to a different type";
+    return std::nullopt;
+  }
+  llvm::sort(match.ops,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return match;
+}
+
 /// Tries to match a GELU around |erf|; on failure |reason| says why.
 std::optional<GeluMatch> matchGelu(ErfOp erf, std::string &reason) {
   GeluMatch match;
@@ -150,6 +292,32 @@ struct FuseErfGelu : OpRewritePattern<ErfOp> {
   }
 };
 
+// x * 0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))) -> strata.gelu(x)
+// {approximate = "tanh"}
+struct FuseTanhGelu : OpRewritePattern<TanhOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TanhOp tanh,
+                                PatternRewriter &rewriter) const override {
+    std::string reason;
+    std::optional<GeluMatch> match = matchTanhGelu(tanh, reason);
+    if (!match)
+      return rewriter.notifyMatchFailure(tanh, reason);
+    if (llvm::any_of(match->ops, [&](Operation *op) {
+          return op->getBlock() != match->root->getBlock();
+        }))
+      return rewriter.notifyMatchFailure(tanh, "the chain spans blocks");
+    SmallVector<Location> locs;
+    for (Operation *op : match->ops)
+      locs.push_back(op->getLoc());
+    rewriter.setInsertionPoint(match->root);
+    auto gelu = GeluOp::create(rewriter, rewriter.getFusedLoc(locs),
+                               match->input.getType(), match->input,
+                               rewriter.getStringAttr("tanh"));
+    rewriter.replaceOp(match->root, gelu.getResult());
+    return success();
+  }
+};
+
 struct FuseGeluPass : impl::FuseGeluPassBase<FuseGeluPass> {
   using FuseGeluPassBase::FuseGeluPassBase;
   void runOnOperation() override {
@@ -165,13 +333,18 @@ struct FuseGeluPass : impl::FuseGeluPassBase<FuseGeluPass> {
       if (!matchGelu(erf, reason))
         erf.emitRemark() << "erf did not fuse into strata.gelu: " << reason;
     });
+    getOperation()->walk([](TanhOp tanh) {
+      std::string reason;
+      if (!matchTanhGelu(tanh, reason))
+        tanh.emitRemark() << "tanh did not fuse into strata.gelu: " << reason;
+    });
   }
 };
 
 } // namespace
 
 void populateFuseGeluPatterns(RewritePatternSet &patterns) {
-  patterns.add<FuseErfGelu>(patterns.getContext());
+  patterns.add<FuseErfGelu, FuseTanhGelu>(patterns.getContext());
 }
 
 } // namespace strata

@@ -56,13 +56,23 @@ def FuseAttentionPass : InterfacePass<"strata-fuse-attention",
 
 def FuseGeluPass : InterfacePass<"strata-fuse-gelu",
                                  "mlir::FunctionOpInterface"> {
-  let summary = "fuse the erf form of GELU into strata.gelu";
+  let summary = "fuse the erf and tanh forms of GELU into strata.gelu";
   let description = [{
     Matches `x * 0.5 * (1 + erf(x / sqrt(2)))` in the spellings torch and
     Keras exports use: division by `1.4142...` or multiplication by
     `0.7071...`, the `0.5` applied to `x` or to the product, and either
     operand order of each commutative op. Constants are compared with a
     relative tolerance of 1e-3, as exporters round them differently.
+
+    The tanh approximation `x * 0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715
+    * x^3)))` becomes `strata.gelu {approximate = "tanh"}`: the tanh
+    argument is read as a polynomial in one `x` through single-use
+    add/sub/mul/neg, division by a constant and `pow` by a small integer, so
+    `pow(x, 3)`, `x * (x * x)`, HF `gelu_new` and the Megatron form
+    `sqrt(2/pi) * x * (1 + 0.044715 * x * x)` all match; its coefficients of
+    `x` and `x^3` must be within 1e-3 of `sqrt(2/pi)` and
+    `0.044715 * sqrt(2/pi)`, all others zero. (Opset-20 `Gelu` and contrib
+    `Gelu`/`FastGelu`/`BiasGelu` are imported as `strata.gelu` directly.)
 
     ```mlir
     %0 = strata.div %x, %sqrt2 ...   %1 = strata.erf %0 ...
@@ -74,7 +84,8 @@ def FuseGeluPass : InterfacePass<"strata-fuse-gelu",
   }];
   let options = [
     Option<"reportMissed", "report-missed", "bool", /*default=*/"false",
-           "emit a remark at every erf that did not fuse, with the reason">,
+           "emit a remark at every erf or tanh that did not fuse, with the "
+           "reason">,
   ];
   let dependentDialects = ["::strata::ir::StrataDialect"];
 }
