@@ -16,7 +16,7 @@ extern "C" {
 
 /* Version of this contract. The artifact header records the version its
  * code was generated for; the runtime refuses any other (INCOMPATIBLE). */
-#define STRATA_KERNEL_ABI_VERSION 1u
+#define STRATA_KERNEL_ABI_VERSION 2u
 
 /* Largest tensor rank an entry point may take or return. */
 #define STRATA_MAX_RANK 8
@@ -54,7 +54,10 @@ extern "C" {
  *    allocation, which the runtime then frees once;
  *  - an entry takes at most STRATA_MAX_ENTRY_INPUTS inputs, so that a call
  *    has at most STRATA_MAX_ENTRY_INPUTS + 2 pointer arguments.
- * The v1 code is single-threaded: one call runs on the calling thread.
+ * One call runs on the calling thread; the generated code itself never
+ * starts threads. Work is spread over the runtime's thread pool by the
+ * runtime functions it imports (below), which the runtime runs on the pool
+ * of the session that made the call.
  *
  * The descriptor of rank R is
  *   struct { void* allocated; void* aligned; int64_t offset;
@@ -73,6 +76,85 @@ typedef struct strata_memref_desc_t {
 /* Bytes a rank-|rank| descriptor occupies in a packed results block. */
 static inline uint64_t strata_memref_desc_size(uint32_t rank) {
   return (uint64_t)(3 + 2 * rank) * 8u;
+}
+
+/*
+ * Imports (version 2): functions the runtime provides to generated code.
+ *
+ * For every import X the generated code calls, the code section defines a
+ * writable pointer variable named STRATA_IMPORT_SYMBOL_PREFIX X, initially
+ * null, and calls X through it. After loading the code the runtime stores
+ * its implementation of X in each such variable it finds; a variable the
+ * runtime does not know is a load error (INCOMPATIBLE). No symbol of the
+ * runtime is resolved by the dynamic loader, so the runtime library may be
+ * loaded with RTLD_LOCAL (as Python's ctypes does).
+ */
+#define STRATA_IMPORT_SYMBOL_PREFIX "__strata_import_"
+
+/*
+ * strata_rt_matmul_f32(const int64_t* params)
+ *
+ * C[b, m, n] (+)= sum_k A[b, m, k] * B[b, k, n] over fp32 strided operands,
+ * with up to STRATA_MM_MAX_BATCH batch dims (a stride of 0 broadcasts).
+ * |params| holds STRATA_MM_PARAM_COUNT int64 values at the STRATA_MM_*
+ * indices below; addresses are byte addresses of element [0, 0, 0];
+ * strides count elements. With STRATA_MM_FLAG_B_PACKED, B is a weight
+ * pre-packed at compile time in the panel layout below (its stride fields
+ * are ignored and its batch strides must be 0).
+ */
+#define STRATA_MM_MAX_BATCH 4
+enum {
+  STRATA_MM_FLAGS = 0,
+  STRATA_MM_M = 1,
+  STRATA_MM_N = 2,
+  STRATA_MM_K = 3,
+  STRATA_MM_BATCH_RANK = 4,
+  STRATA_MM_BATCH_SIZES = 5,   /* [STRATA_MM_MAX_BATCH] */
+  STRATA_MM_A_ADDR = 9,
+  STRATA_MM_A_BATCH_STRIDES = 10, /* [STRATA_MM_MAX_BATCH] */
+  STRATA_MM_A_STRIDE_M = 14,
+  STRATA_MM_A_STRIDE_K = 15,
+  STRATA_MM_B_ADDR = 16,
+  STRATA_MM_B_BATCH_STRIDES = 17,
+  STRATA_MM_B_STRIDE_K = 21,
+  STRATA_MM_B_STRIDE_N = 22,
+  STRATA_MM_C_ADDR = 23,
+  STRATA_MM_C_BATCH_STRIDES = 24,
+  STRATA_MM_C_STRIDE_M = 28,
+  STRATA_MM_C_STRIDE_N = 29,
+  STRATA_MM_PARAM_COUNT = 30
+};
+/* C += A*B instead of C = A*B. */
+#define STRATA_MM_FLAG_ACCUMULATE 1
+/* B is pre-packed (STRATA_PACK_PANEL_WIDTH panels). */
+#define STRATA_MM_FLAG_B_PACKED 2
+
+/*
+ * Packed panel layout of a K x N fp32 weight: ceil(N / W) panels of W =
+ * STRATA_PACK_PANEL_WIDTH columns; panel p holds rows k = 0..K-1 of columns
+ * p*W .. p*W+W-1, each row W contiguous floats, columns past N zero. So
+ * element (k, n) is at  (n / W) * K * W + k * W + n % W,  and the packed
+ * weight has ceil(N / W) * K * W floats. One layout for every ISA: AVX-512
+ * reads a panel row as 2 vectors, AVX2 as 4.
+ */
+#define STRATA_PACK_PANEL_WIDTH 32
+
+static inline uint64_t strata_packed_b_f32_elements(int64_t k, int64_t n) {
+  return (uint64_t)((n + STRATA_PACK_PANEL_WIDTH - 1) /
+                    STRATA_PACK_PANEL_WIDTH) *
+         (uint64_t)k * STRATA_PACK_PANEL_WIDTH;
+}
+
+/* Reference packing (compile time, tests): B(k, n) = src[k*sk + n*sn]. */
+static inline void strata_pack_b_f32(const float* src, int64_t k, int64_t n,
+                                     int64_t sk, int64_t sn, float* dst) {
+  const int64_t w = STRATA_PACK_PANEL_WIDTH;
+  for (int64_t p = 0; p * w < n; ++p)
+    for (int64_t kk = 0; kk < k; ++kk)
+      for (int64_t j = 0; j < w; ++j) {
+        int64_t col = p * w + j;
+        dst[(p * k + kk) * w + j] = col < n ? src[kk * sk + col * sn] : 0.0f;
+      }
 }
 
 /* Element types, as recorded in the manifest (values never change). */

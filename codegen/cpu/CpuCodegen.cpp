@@ -1,6 +1,7 @@
 //===- CpuCodegen.cpp - linalg on tensors -> native shared object ---------===//
 // SPDX-License-Identifier: Apache-2.0
-// Pipeline: one-shot bufferization -> weights moved into a separate image
+// Pipeline: one-shot bufferization -> contractions become calls to the
+// runtime's matmul (weights packed) -> weights moved into a separate image
 // -> loops -> LLVM dialect -> LLVM IR -> O3 -> object (TargetMachine) ->
 // shared object (lld, in-process). Version 1 runs loops single-threaded and
 // lets generated code malloc its buffers; tiling, vectorization, the arena
@@ -9,6 +10,8 @@
 #include "codegen/cpu/CpuCodegen.h"
 
 #include "codegen/abi/strata_artifact_format.h"
+#include "codegen/cpu/MatmulToRuntime.h"
+#include "codegen/cpu/RuntimeImports.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -47,7 +50,7 @@ namespace {
 
 // Pipelines are nested in the module pass manager (no builtin.module
 // anchor). Bufferization; buffers of intermediates are freed as soon as possible,
-// results are returned (kernel ABI v1: the caller frees them).
+// results are returned (kernel ABI: the caller frees them).
 constexpr llvm::StringLiteral kBufferizePipeline =
     "canonicalize,cse,"
     "one-shot-bufferize{bufferize-function-boundaries "
@@ -259,7 +262,7 @@ void copyAliasingResults(ModuleOp module) {
 } // namespace
 
 FailureOr<std::vector<char>> lowerToLLVMDialect(ModuleOp module) {
-  // Every public function gets MLIR's C interface (kernel ABI v1).
+  // Every public function gets MLIR's C interface (kernel ABI v2).
   // Argument/result attributes (ONNX names, dim names) were read into the
   // manifest already and mean nothing to LLVM.
   for (auto func : module.getOps<func::FuncOp>()) {
@@ -273,6 +276,8 @@ FailureOr<std::vector<char>> lowerToLLVMDialect(ModuleOp module) {
   if (failed(runPipeline(module, kBufferizePipeline)))
     return failure();
   copiesToLinalg(module);
+  if (failed(lowerMatmulsToRuntime(module)))
+    return failure();
   std::vector<char> weights;
   if (failed(externalizeWeights(module, weights)))
     return failure();
@@ -293,6 +298,7 @@ FailureOr<CpuCode> generateCpuCode(ModuleOp module, const CpuTarget &target) {
       translateModuleToLLVMIR(module, llvmContext, "strata_kernels");
   if (!llvmModule)
     return module.emitError() << "translation to LLVM IR failed";
+  bindRuntimeImports(*llvmModule);
 
   auto [cpu, features] = resolveTarget(target);
   llvm::Triple triple(llvm::sys::getDefaultTargetTriple());

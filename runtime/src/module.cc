@@ -18,6 +18,7 @@
 #include <string>
 
 #include "checksum.h"
+#include "imports.h"
 #include "module_internal.h"
 #include "strata/runtime/cpu.h"
 #include "strata_artifact_format.h"
@@ -111,6 +112,7 @@ strata_status_t loadModule(const uint8_t* data, size_t size, void* mapping,
   buildSignatures(module);
   strata_status_t status =
       module->code.load(view.cpuCode.data, view.cpuCode.size);
+  if (!status) status = bindImports(module->code);
   for (size_t e = 0; !status && e < module->entries.size(); ++e) {
     EntryRecord& entry = module->entries[e];
     status = module->code.resolve(entry.signature.symbol, &entry.function);

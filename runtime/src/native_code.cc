@@ -114,6 +114,10 @@ strata_status_t NativeCode::resolve(const char* symbol,
   return nullptr;
 }
 
+void* NativeCode::find(const char* symbol) const {
+  return handle_ ? dlsym(handle_, symbol) : nullptr;
+}
+
 void callEntry(void* function, void* const* args, size_t arg_count) {
   kCallers[arg_count](function, args);
 }

@@ -31,6 +31,9 @@ class NativeCode {
   /// Resolves exported |symbol|; DATA_LOSS if it is missing.
   strata_status_t resolve(const char* symbol, void** out_address) const;
 
+  /// The address of exported |symbol|, or null.
+  void* find(const char* symbol) const;
+
  private:
   // The memory file stays open while the object is loaded: the loader
   // identifies objects by path, and a reused descriptor number would make

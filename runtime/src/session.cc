@@ -2,7 +2,7 @@
 //-----------------------===//
 // SPDX-License-Identifier: Apache-2.0
 // A run: check the inputs against the signature, describe them as memref
-// descriptors (kernel ABI v1), call the entry, check each result descriptor,
+// descriptors (kernel ABI v2), call the entry on the session's thread pool, check each result descriptor,
 // copy it into a caller-owned tensor and free the generated code's buffer.
 
 #include "strata/runtime/session.h"
@@ -12,16 +12,23 @@
 #include <cstring>
 #include <new>
 #include <set>
+#include <system_error>
 #include <string>
 #include <vector>
 
+#include <memory>
+
 #include "module_internal.h"
 #include "tensor_internal.h"
+#include "thread_pool.h"
 
 struct strata_session_t {
   strata_module_t* module = nullptr;
   strata_allocator_t allocator{};
   uint32_t threadCount = 0;
+  /// Started on the first run with threadCount threads (0: one per CPU this
+  /// process may use); a new count takes effect on the next run.
+  std::unique_ptr<strata::runtime::ThreadPool> pool;
 };
 
 namespace strata::runtime {
@@ -217,7 +224,16 @@ strata_status_t run(strata_session_t* session, const char* entryName,
            &weights);
   args.push_back(&weights);
 
-  callEntry(entry->function, args.data(), args.size());
+  const uint32_t threads =
+      session->threadCount ? session->threadCount : defaultThreadCount();
+  if (!session->pool || session->pool->size() != threads) {
+    session->pool.reset();
+    session->pool = std::make_unique<ThreadPool>(threads);
+  }
+  {
+    ScopedCurrentPool current(session->pool.get());
+    callEntry(entry->function, args.data(), args.size());
+  }
 
   // Decode every result first, so that all buffers are freed on any path.
   std::vector<Result> decoded(outputCount);
@@ -352,6 +368,10 @@ strata_status_t strata_session_run(strata_session_t* session,
   } catch (const std::bad_alloc&) {
     return STRATA_MAKE_STATUS(STRATA_STATUS_RESOURCE_EXHAUSTED,
                               "out of memory while running '%s'", entry_name);
+  } catch (const std::system_error& error) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_RESOURCE_EXHAUSTED,
+                              "cannot start the worker threads of '%s': %s",
+                              entry_name, error.what());
   }
 }
 

@@ -30,9 +30,10 @@ typedef struct strata_session_t strata_session_t;
 
 /// Session options; initialize with strata_session_options_init.
 typedef struct strata_session_options_t {
-  /// Worker threads for dispatch tiles; 0 lets the runtime choose. The v1
-  /// generated code is single-threaded, so every run uses the calling thread
-  /// only; the setting is recorded for the thread pool to come.
+  /// Threads a run uses, the caller's included (the session starts
+  /// thread_count - 1 workers on its first run); 0 lets the runtime choose:
+  /// one per CPU the process may run on. Matmul-class kernels run on all of
+  /// them; the rest of the generated code runs on the calling thread.
   uint32_t thread_count;
 } strata_session_options_t;
 

@@ -1,4 +1,4 @@
-/*===- test_kernels.c - Hand-written entry points per kernel ABI v1 -------===//
+/*===- test_kernels.c - Hand-written entry points per kernel ABI v2 -------===//
  * SPDX-License-Identifier: Apache-2.0
  * Built as a shared library whose bytes the runtime tests embed in artifacts
  * as the CPU code section. Each function follows the calling convention of
@@ -32,6 +32,9 @@ typedef struct {
   int64_t sizes[2];
   int64_t strides[2];
 } desc2;
+
+/* Kernel ABI v2 imports: this code imports no runtime function. */
+EXPORT const uint32_t __strata_import_count = 0;
 
 static void* alloc_result(size_t bytes) { return malloc(bytes ? bytes : 1); }
 

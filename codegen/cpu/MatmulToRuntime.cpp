@@ -1,0 +1,413 @@
+//===- MatmulToRuntime.cpp - Contractions -> the runtime's matmul ---------===//
+// SPDX-License-Identifier: Apache-2.0
+// Runs after bufferization. The matmul-class generics produced by
+// strata-lower-to-linalg (matmul, linear, attention's products) are
+// recognized by their indexing maps and body, not by their origin, so any
+// contraction with one reduction dim qualifies. Why a runtime kernel and not
+// generated tiles: docs/design/cpu-matmul.md.
+
+#include "codegen/cpu/MatmulToRuntime.h"
+
+#include "codegen/abi/strata_kernel_abi.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+
+namespace strata::codegen::cpu {
+namespace {
+
+constexpr llvm::StringLiteral kMatmulImport = "strata_rt_matmul_f32";
+
+// Where one loop dim appears in an operand: the memref dim it indexes, or
+// -1 if the operand does not depend on it.
+struct OperandDims {
+  SmallVector<int64_t> memrefDimOf; // per loop dim
+};
+
+// A recognized contraction: loop dims of each role.
+struct Contraction {
+  int64_t m = -1, n = -1, k = -1;
+  SmallVector<int64_t> batch;
+  OperandDims a, b, c;
+};
+
+bool isF32Memref(Type t) {
+  auto m = dyn_cast<MemRefType>(t);
+  return m && m.getElementType().isF32();
+}
+
+// yield(acc + a * b) with acc the output block argument, in either order.
+bool isMultiplyAccumulate(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  if (body.getNumArguments() != 3)
+    return false;
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  if (!yield || yield.getNumOperands() != 1)
+    return false;
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return false;
+  Value acc = body.getArgument(2);
+  Value product = add.getLhs() == acc   ? add.getRhs()
+                  : add.getRhs() == acc ? add.getLhs()
+                                        : Value();
+  auto mul = product ? product.getDefiningOp<arith::MulFOp>() : nullptr;
+  if (!mul)
+    return false;
+  Value x = body.getArgument(0), y = body.getArgument(1);
+  return (mul.getLhs() == x && mul.getRhs() == y) ||
+         (mul.getLhs() == y && mul.getRhs() == x);
+}
+
+// Maps each loop dim to the operand dim it indexes; fails on any index
+// expression other than a dim or the constant 0 (a broadcast size-1 dim).
+std::optional<OperandDims> operandDims(AffineMap map, unsigned loops) {
+  OperandDims dims;
+  dims.memrefDimOf.assign(loops, -1);
+  for (auto [pos, expr] : llvm::enumerate(map.getResults())) {
+    if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+      if (dims.memrefDimOf[dim.getPosition()] != -1)
+        return std::nullopt; // diagonal access
+      dims.memrefDimOf[dim.getPosition()] = static_cast<int64_t>(pos);
+      continue;
+    }
+    auto constant = dyn_cast<AffineConstantExpr>(expr);
+    if (!constant || constant.getValue() != 0)
+      return std::nullopt;
+  }
+  return dims;
+}
+
+std::optional<Contraction> matchContraction(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op.getNumResults() != 0)
+    return std::nullopt;
+  for (Value v : op->getOperands())
+    if (!isF32Memref(v.getType()))
+      return std::nullopt;
+  if (!isMultiplyAccumulate(op))
+    return std::nullopt;
+  unsigned loops = op.getNumLoops();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  auto a = operandDims(maps[0], loops), b = operandDims(maps[1], loops),
+       c = operandDims(maps[2], loops);
+  if (!a || !b || !c)
+    return std::nullopt;
+  Contraction result;
+  result.a = *a;
+  result.b = *b;
+  result.c = *c;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  // M / N: among the dims only A (only B) depends on, the one innermost in
+  // C; the others become batch dims with a zero stride in the other operand.
+  int64_t mPos = -1, nPos = -1;
+  for (unsigned d = 0; d < loops; ++d) {
+    bool inA = result.a.memrefDimOf[d] >= 0, inB = result.b.memrefDimOf[d] >= 0;
+    int64_t inC = result.c.memrefDimOf[d];
+    if (iterators[d] == utils::IteratorType::reduction) {
+      if (result.k >= 0 || inC >= 0 || !inA || !inB)
+        return std::nullopt;
+      result.k = d;
+      continue;
+    }
+    if (inC < 0)
+      return std::nullopt;
+    if (inA && !inB && inC > mPos) {
+      mPos = inC;
+      result.m = d;
+    } else if (inB && !inA && inC > nPos) {
+      nPos = inC;
+      result.n = d;
+    }
+  }
+  if (result.k < 0)
+    return std::nullopt;
+  for (unsigned d = 0; d < loops; ++d)
+    if (int64_t(d) != result.k && int64_t(d) != result.m &&
+        int64_t(d) != result.n)
+      result.batch.push_back(d);
+  if (result.batch.size() > STRATA_MM_MAX_BATCH)
+    return std::nullopt;
+  return result;
+}
+
+// The weight global a B operand reads, if B is a memref.get_global of a
+// constant dense_resource global (the importer's weights).
+memref::GlobalOp weightGlobal(Value b, SymbolTable &symbols) {
+  auto get = b.getDefiningOp<memref::GetGlobalOp>();
+  if (!get)
+    return nullptr;
+  auto global = symbols.lookup<memref::GlobalOp>(get.getName());
+  if (!global || !global.getConstant())
+    return nullptr;
+  auto init = dyn_cast_if_present<DenseResourceElementsAttr>(
+      global.getInitialValue().value_or(Attribute()));
+  if (!init || !init.getRawHandle().getBlob())
+    return nullptr;
+  return global;
+}
+
+class Rewriter {
+public:
+  explicit Rewriter(ModuleOp module) : module_(module), symbols_(module) {}
+
+  LogicalResult run(unsigned &count) {
+    SmallVector<linalg::GenericOp> generics;
+    module_.walk([&](linalg::GenericOp op) { generics.push_back(op); });
+    for (linalg::GenericOp op : generics) {
+      std::optional<Contraction> c = matchContraction(op);
+      if (!c)
+        continue;
+      if (failed(rewrite(op, *c)))
+        return failure();
+      ++count;
+    }
+    eraseUnusedWeights();
+    return success();
+  }
+
+private:
+  func::FuncOp importDecl() {
+    if (auto f = symbols_.lookup<func::FuncOp>(kMatmulImport))
+      return f;
+    OpBuilder b(module_.getBodyRegion());
+    b.setInsertionPointToStart(module_.getBody());
+    auto type = b.getFunctionType({b.getIndexType()}, {});
+    auto f = func::FuncOp::create(b, module_.getLoc(), kMatmulImport, type);
+    f.setPrivate();
+    symbols_.insert(f);
+    return f;
+  }
+
+  // One params buffer per function, at the top of its entry block.
+  Value paramsBuffer(func::FuncOp func) {
+    auto it = params_.find(func);
+    if (it != params_.end())
+      return it->second;
+    OpBuilder b(&func.getBody().front(), func.getBody().front().begin());
+    auto type = MemRefType::get({STRATA_MM_PARAM_COUNT}, b.getI64Type());
+    Value buffer = memref::AllocaOp::create(b, func.getLoc(), type);
+    params_[func] = buffer;
+    return buffer;
+  }
+
+  // The packed copy of |global|'s K x N weight read with strides (sk, sn).
+  FailureOr<memref::GlobalOp> packedWeight(memref::GlobalOp global, int64_t k,
+                                           int64_t n, int64_t sk, int64_t sn,
+                                           MemRefType type) {
+    std::string key = (global.getSymName() + "/" + std::to_string(k) + "x" +
+                       std::to_string(n) + "/" + std::to_string(sk) + "," +
+                       std::to_string(sn))
+                          .str();
+    if (auto it = packed_.find(key); it != packed_.end())
+      return it->second;
+    auto init = cast<DenseResourceElementsAttr>(*global.getInitialValue());
+    ArrayRef<char> raw = init.getRawHandle().getBlob()->getData();
+    int64_t elements = type.getNumElements();
+    if (raw.size() != size_t(elements) * sizeof(float))
+      return global.emitError() << "weight '" << global.getSymName()
+                                << "' has " << raw.size()
+                                << " bytes, expected " << elements * 4;
+    std::vector<float> source(elements);
+    std::memcpy(source.data(), raw.data(), raw.size());
+    uint64_t packedCount = strata_packed_b_f32_elements(k, n);
+    std::vector<float> packed(packedCount);
+    strata_pack_b_f32(source.data(), k, n, sk, sn, packed.data());
+
+    OpBuilder b(global);
+    auto packedType = RankedTensorType::get({int64_t(packedCount)},
+                                            b.getF32Type());
+    ArrayRef<char> bytes(reinterpret_cast<const char *>(packed.data()),
+                         packed.size() * sizeof(float));
+    std::string name = (global.getSymName() + "_packed").str();
+    auto attr = DenseResourceElementsAttr::get(
+        packedType, name,
+        HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignof(float),
+                                                      false));
+    auto memrefType = MemRefType::get({int64_t(packedCount)}, b.getF32Type());
+    auto packedGlobal = memref::GlobalOp::create(
+        b, global.getLoc(), name, b.getStringAttr("private"), memrefType, attr,
+        /*constant=*/true, /*alignment=*/b.getI64IntegerAttr(64));
+    symbols_.insert(packedGlobal); // renames on a clash
+    packed_[key] = packedGlobal;
+    return packedGlobal;
+  }
+
+  LogicalResult rewrite(linalg::GenericOp op, const Contraction &c) {
+    auto func = op->getParentOfType<func::FuncOp>();
+    if (!func)
+      return success();
+    Location loc = op.getLoc();
+    Value a = op.getDpsInputs()[0], bIn = op.getDpsInputs()[1],
+          out = op.getDpsInits()[0];
+    OpBuilder builder(op);
+    auto idx = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(builder, loc, v).getResult();
+    };
+    auto toI64 = [&](Value v) {
+      return arith::IndexCastOp::create(builder, loc, builder.getI64Type(), v)
+          .getResult();
+    };
+    auto metadata = [&](Value v) {
+      return memref::ExtractStridedMetadataOp::create(builder, loc, v);
+    };
+    auto aMeta = metadata(a), cMeta = metadata(out);
+
+    // Extent of loop dim d, from C (parallel dims) or A (k).
+    auto extent = [&](int64_t d) -> Value {
+      if (d < 0)
+        return idx(1);
+      if (c.c.memrefDimOf[d] >= 0)
+        return cMeta.getSizes()[c.c.memrefDimOf[d]];
+      return aMeta.getSizes()[c.a.memrefDimOf[d]];
+    };
+    auto stride = [&](memref::ExtractStridedMetadataOp meta,
+                      const OperandDims &dims, int64_t d) -> Value {
+      if (d < 0 || dims.memrefDimOf[d] < 0)
+        return idx(0);
+      return meta.getStrides()[dims.memrefDimOf[d]];
+    };
+    auto address = [&](Value memref,
+                       memref::ExtractStridedMetadataOp meta) -> Value {
+      Value base =
+          memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, memref);
+      Value offsetBytes = arith::MulIOp::create(builder, loc, meta.getOffset(),
+                                                idx(sizeof(float)));
+      return arith::AddIOp::create(builder, loc, base, offsetBytes);
+    };
+
+    // A weight B whose only dims are k and n is packed at compile time.
+    int64_t flags = 0;
+    Value bAddress;
+    std::optional<memref::ExtractStridedMetadataOp> bMeta;
+    auto bType = cast<MemRefType>(bIn.getType());
+    memref::GlobalOp weight = weightGlobal(bIn, symbols_);
+    bool bOnlyKN = c.n >= 0 && llvm::all_of(c.batch, [&](int64_t d) {
+      return c.b.memrefDimOf[d] < 0;
+    });
+    if (weight && bOnlyKN && bType.hasStaticShape() &&
+        bType.getLayout().isIdentity()) {
+      SmallVector<int64_t> strides;
+      int64_t offset;
+      if (succeeded(bType.getStridesAndOffset(strides, offset)) &&
+          offset == 0) {
+        int64_t kDim = c.b.memrefDimOf[c.k], nDim = c.b.memrefDimOf[c.n];
+        FailureOr<memref::GlobalOp> packed =
+            packedWeight(weight, bType.getDimSize(kDim),
+                         bType.getDimSize(nDim), strides[kDim], strides[nDim],
+                         bType);
+        if (failed(packed))
+          return failure();
+        Value view = memref::GetGlobalOp::create(
+            builder, loc, packed->getType(), packed->getSymName());
+        bAddress = memref::ExtractAlignedPointerAsIndexOp::create(builder, loc,
+                                                                  view);
+        flags |= STRATA_MM_FLAG_B_PACKED;
+      }
+    }
+    if (!bAddress) {
+      bMeta = metadata(bIn);
+      bAddress = address(bIn, *bMeta);
+    }
+
+    // A zero fill of C just before is subsumed by the overwriting call.
+    bool accumulate = true;
+    for (Operation *prev = op->getPrevNode(); prev;
+         prev = prev->getPrevNode()) {
+      if (auto fill = dyn_cast<linalg::FillOp>(prev)) {
+        if (fill.getDpsInits()[0] == out &&
+            matchPattern(fill.getDpsInputs()[0], m_AnyZeroFloat())) {
+          fill.erase();
+          accumulate = false;
+        }
+        break;
+      }
+      if (!isPure(prev))
+        break;
+    }
+    if (accumulate)
+      flags |= STRATA_MM_FLAG_ACCUMULATE;
+
+    SmallVector<std::pair<int64_t, Value>> fields = {
+        {STRATA_MM_FLAGS, idx(flags)},
+        {STRATA_MM_M, extent(c.m)},
+        {STRATA_MM_N, extent(c.n)},
+        {STRATA_MM_K, extent(c.k)},
+        {STRATA_MM_BATCH_RANK, idx(int64_t(c.batch.size()))},
+        {STRATA_MM_A_ADDR, address(a, aMeta)},
+        {STRATA_MM_A_STRIDE_M, stride(aMeta, c.a, c.m)},
+        {STRATA_MM_A_STRIDE_K, stride(aMeta, c.a, c.k)},
+        {STRATA_MM_B_ADDR, bAddress},
+        {STRATA_MM_C_ADDR, address(out, cMeta)},
+        {STRATA_MM_C_STRIDE_M, stride(cMeta, c.c, c.m)},
+        {STRATA_MM_C_STRIDE_N, stride(cMeta, c.c, c.n)},
+    };
+    if (bMeta) {
+      fields.push_back({STRATA_MM_B_STRIDE_K, stride(*bMeta, c.b, c.k)});
+      fields.push_back({STRATA_MM_B_STRIDE_N, stride(*bMeta, c.b, c.n)});
+    }
+    for (int64_t i = 0; i < STRATA_MM_MAX_BATCH; ++i) {
+      int64_t d = i < int64_t(c.batch.size()) ? c.batch[i] : -1;
+      fields.push_back({STRATA_MM_BATCH_SIZES + i, extent(d)});
+      fields.push_back({STRATA_MM_A_BATCH_STRIDES + i, stride(aMeta, c.a, d)});
+      fields.push_back({STRATA_MM_C_BATCH_STRIDES + i, stride(cMeta, c.c, d)});
+      fields.push_back({STRATA_MM_B_BATCH_STRIDES + i,
+                        bMeta ? stride(*bMeta, c.b, d) : idx(0)});
+    }
+    Value params = paramsBuffer(func);
+    for (auto [slot, value] : fields)
+      memref::StoreOp::create(builder, loc, toI64(value), params,
+                              ValueRange{idx(slot)});
+    Value paramsAddress =
+        memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, params);
+    func::CallOp::create(builder, loc, importDecl(), ValueRange{paramsAddress});
+    op.erase();
+    return success();
+  }
+
+  // Weights now read only in packed form leave the image.
+  void eraseUnusedWeights() {
+    SmallVector<memref::GetGlobalOp> deadGets;
+    module_.walk([&](memref::GetGlobalOp get) {
+      if (get->use_empty())
+        deadGets.push_back(get);
+    });
+    for (memref::GetGlobalOp get : deadGets)
+      get.erase();
+    llvm::StringSet<> used;
+    module_.walk([&](memref::GetGlobalOp get) { used.insert(get.getName()); });
+    SmallVector<memref::GlobalOp> dead;
+    for (auto global : module_.getOps<memref::GlobalOp>())
+      if (!used.contains(global.getSymName()))
+        dead.push_back(global);
+    for (memref::GlobalOp global : dead)
+      global.erase();
+  }
+
+  ModuleOp module_;
+  SymbolTable symbols_;
+  llvm::DenseMap<Operation *, Value> params_;
+  llvm::StringMap<memref::GlobalOp> packed_;
+};
+
+} // namespace
+
+FailureOr<unsigned> lowerMatmulsToRuntime(ModuleOp module) {
+  unsigned count = 0;
+  if (failed(Rewriter(module).run(count)))
+    return failure();
+  return count;
+}
+
+} // namespace strata::codegen::cpu

@@ -1,0 +1,54 @@
+//===- imports.cc - Runtime functions bound into loaded code --------------===//
+// SPDX-License-Identifier: Apache-2.0
+
+#include "imports.h"
+
+#include <cinttypes>
+#include <cstdint>
+#include <string>
+
+#include "kernels/matmul_f32.h"
+#include "strata_kernel_abi.h"
+
+namespace strata::runtime {
+namespace {
+
+struct Import {
+  const char* name;
+  void* function;
+};
+
+// Every function generated code may import (ABI version 2).
+const Import kImports[] = {
+    {"strata_rt_matmul_f32", reinterpret_cast<void*>(&kernels::strataMatmulF32)},
+};
+
+}  // namespace
+
+strata_status_t bindImports(const NativeCode& code) {
+  const auto* declared = static_cast<const uint32_t*>(
+      code.find(STRATA_IMPORT_SYMBOL_PREFIX "count"));
+  if (!declared) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_DATA_LOSS,
+                              "the code section has no '%s' symbol",
+                              STRATA_IMPORT_SYMBOL_PREFIX "count");
+  }
+  uint32_t bound = 0;
+  for (const Import& import : kImports) {
+    std::string symbol = std::string(STRATA_IMPORT_SYMBOL_PREFIX) + import.name;
+    if (void* slot = code.find(symbol.c_str())) {
+      *static_cast<void**>(slot) = import.function;
+      ++bound;
+    }
+  }
+  if (bound != *declared) {
+    return STRATA_MAKE_STATUS(
+        STRATA_STATUS_INCOMPATIBLE,
+        "the code imports %" PRIu32
+        " runtime functions, this runtime provides %" PRIu32 " of them",
+        *declared, bound);
+  }
+  return nullptr;
+}
+
+}  // namespace strata::runtime

@@ -1,0 +1,22 @@
+//===- imports.h - Runtime functions bound into loaded code ---------------===//
+// SPDX-License-Identifier: Apache-2.0
+// Kernel ABI v2 imports (codegen/abi/strata_kernel_abi.h): after the code
+// section is loaded, every `__strata_import_<name>` pointer it defines gets
+// the runtime's implementation of <name>.
+
+#ifndef STRATA_RUNTIME_SRC_IMPORTS_H_
+#define STRATA_RUNTIME_SRC_IMPORTS_H_
+
+#include "native_code.h"
+#include "strata/runtime/status.h"
+
+namespace strata::runtime {
+
+/// Binds the imports of |code|. INCOMPATIBLE if the code imports a function
+/// this runtime does not provide (it reports how many it imports in
+/// `__strata_import_count`).
+strata_status_t bindImports(const NativeCode& code);
+
+}  // namespace strata::runtime
+
+#endif  // STRATA_RUNTIME_SRC_IMPORTS_H_

@@ -1,0 +1,321 @@
+//===- matmul_f32.cc - Blocking, packing and threading of the fp32 matmul -===//
+// SPDX-License-Identifier: Apache-2.0
+// Work is cut into (batch, row block, panel block) tasks run on the current
+// thread pool. Within a task, k is blocked so that one packed B panel slice
+// (kKc x 32 floats) stays in L1 while every register tile of the row block
+// streams past it. B is either pre-packed at compile time (weights) or
+// packed here, one panel slice at a time, into per-thread scratch.
+
+#include "matmul_f32.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "../thread_pool.h"
+#include "matmul_f32_tiles.h"
+#include "strata_kernel_abi.h"
+
+namespace strata::runtime::kernels {
+namespace {
+
+constexpr int64_t kW = STRATA_PACK_PANEL_WIDTH;
+constexpr int64_t kKc = 256;       // k block
+constexpr int64_t kMc = 128;       // rows per task
+constexpr int64_t kNcPanels = 4;   // panels per task
+constexpr int64_t kMaxMr = 8;
+
+static_assert(kW == 32, "the tiles are written for 32-column panels");
+
+struct Problem {
+  int64_t m, n, k;
+  bool accumulate, packed;
+  int64_t batchRank;
+  int64_t batch[STRATA_MM_MAX_BATCH];
+  const float* a;
+  int64_t aBatch[STRATA_MM_MAX_BATCH], am, ak;
+  const float* b;
+  int64_t bBatch[STRATA_MM_MAX_BATCH], bk, bn;
+  float* c;
+  int64_t cBatch[STRATA_MM_MAX_BATCH], cm, cn;
+};
+
+// Scalar fallback tiles, for CPUs without AVX2.
+void scalarTile(int64_t rows, int64_t kc, const float* a, int64_t lda,
+                const float* b, float* c, int64_t ldc, bool loadC) {
+  for (int64_t i = 0; i < rows; ++i) {
+    float acc[kW];
+    for (int64_t j = 0; j < kW; ++j) acc[j] = loadC ? c[i * ldc + j] : 0.0f;
+    for (int64_t k = 0; k < kc; ++k) {
+      float x = a[i * lda + k];
+      for (int64_t j = 0; j < kW; ++j) acc[j] += x * b[k * kW + j];
+    }
+    for (int64_t j = 0; j < kW; ++j) c[i * ldc + j] = acc[j];
+  }
+}
+
+void scalarGemv(int64_t panels, int64_t k, const float* a, const float* b,
+                float* c, bool loadC) {
+  for (int64_t p = 0; p < panels; ++p)
+    scalarTile(1, k, a, k, b + p * k * kW, c + p * kW, kW, loadC);
+}
+
+const MatmulTiles kScalarTiles = {"scalar", 4, scalarTile, scalarGemv};
+
+const MatmulTiles* detectTiles() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return &kMatmulTilesAvx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return &kMatmulTilesAvx2;
+#endif
+  return &kScalarTiles;
+}
+
+std::atomic<const MatmulTiles*> gTiles{nullptr};
+
+const MatmulTiles& tiles() {
+  const MatmulTiles* t = gTiles.load(std::memory_order_acquire);
+  if (!t) {
+    t = detectTiles();
+    gTiles.store(t, std::memory_order_release);
+  }
+  return *t;
+}
+
+// Per-thread scratch, allocated on a thread's first matmul and kept.
+struct Scratch {
+  alignas(64) float bPanel[kKc * kW];
+  alignas(64) float aBlock[kMc * kKc];
+  alignas(64) float cTile[kMaxMr * kW];
+};
+
+Scratch& scratch() {
+  thread_local std::unique_ptr<Scratch> s;
+  if (!s) s.reset(new Scratch);
+  return *s;
+}
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t minOf(int64_t a, int64_t b) { return a < b ? a : b; }
+
+// Element offsets of batch index |index| in A, B and C.
+void batchOffsets(const Problem& p, int64_t index, int64_t* a, int64_t* b,
+                  int64_t* c) {
+  *a = *b = *c = 0;
+  for (int64_t d = p.batchRank; d-- > 0;) {
+    int64_t i = index % p.batch[d];
+    index /= p.batch[d];
+    *a += i * p.aBatch[d];
+    *b += i * p.bBatch[d];
+    *c += i * p.cBatch[d];
+  }
+}
+
+// Rows [m0, m0 + mc) x panels [p0, p1) of one batch.
+void runBlock(const Problem& p, const MatmulTiles& t, const float* a,
+              const float* b, float* c, int64_t m0, int64_t mc, int64_t p0,
+              int64_t p1) {
+  Scratch& s = scratch();
+  for (int64_t k0 = 0; k0 < p.k; k0 += kKc) {
+    const int64_t kc = minOf(kKc, p.k - k0);
+    const bool loadC = p.accumulate || k0 > 0;
+    // A rows with unit k stride, in place when possible.
+    const float* aBase = a + m0 * p.am + k0 * p.ak;
+    int64_t lda = p.am;
+    if (p.ak != 1) {
+      for (int64_t i = 0; i < mc; ++i)
+        for (int64_t k = 0; k < kc; ++k)
+          s.aBlock[i * kc + k] = aBase[i * p.am + k * p.ak];
+      aBase = s.aBlock;
+      lda = kc;
+    }
+    for (int64_t panel = p0; panel < p1; ++panel) {
+      const int64_t n0 = panel * kW;
+      const int64_t cols = minOf(kW, p.n - n0);
+      const float* bPanel;
+      if (p.packed) {
+        bPanel = b + panel * p.k * kW + k0 * kW;
+      } else {
+        const float* src = b + k0 * p.bk + n0 * p.bn;
+        for (int64_t k = 0; k < kc; ++k) {
+          float* row = s.bPanel + k * kW;
+          if (p.bn == 1) {
+            std::memcpy(row, src + k * p.bk, cols * sizeof(float));
+          } else {
+            for (int64_t j = 0; j < cols; ++j) row[j] = src[k * p.bk + j * p.bn];
+          }
+          for (int64_t j = cols; j < kW; ++j) row[j] = 0.0f;
+        }
+        bPanel = s.bPanel;
+      }
+      for (int64_t i = 0; i < mc; i += t.mr) {
+        const int64_t rows = minOf(t.mr, mc - i);
+        float* cPtr = c + (m0 + i) * p.cm + n0 * p.cn;
+        if (cols == kW && p.cn == 1) {
+          t.tile(rows, kc, aBase + i * lda, lda, bPanel, cPtr, p.cm, loadC);
+          continue;
+        }
+        // Partial or strided columns go through a contiguous tile.
+        if (loadC) {
+          for (int64_t r = 0; r < rows; ++r)
+            for (int64_t j = 0; j < kW; ++j)
+              s.cTile[r * kW + j] = j < cols ? cPtr[r * p.cm + j * p.cn] : 0.0f;
+        }
+        t.tile(rows, kc, aBase + i * lda, lda, bPanel, s.cTile, kW, loadC);
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t j = 0; j < cols; ++j)
+            cPtr[r * p.cm + j * p.cn] = s.cTile[r * kW + j];
+      }
+    }
+  }
+}
+
+// M = 1 against packed panels [p0, p1): whole k in registers.
+void runGemv(const Problem& p, const MatmulTiles& t, const float* a,
+             const float* b, float* c, int64_t p0, int64_t p1) {
+  Scratch& s = scratch();
+  const float* aRow = a;
+  if (p.ak != 1) {
+    // Rare (a transposed vector); gather it k block by k block is not
+    // needed: K floats fit the A scratch for K <= kMc * kKc.
+    for (int64_t k = 0; k < p.k; ++k) s.aBlock[k] = a[k * p.ak];
+    aRow = s.aBlock;
+  }
+  const int64_t full = minOf(p1, p.n / kW);
+  if (p.cn == 1 && full > p0) {
+    t.gemv(full - p0, p.k, aRow, b + p0 * p.k * kW, c + p0 * kW, p.accumulate);
+    p0 = full;
+  }
+  for (int64_t panel = p0; panel < p1; ++panel) {
+    const int64_t n0 = panel * kW;
+    const int64_t cols = minOf(kW, p.n - n0);
+    if (p.accumulate) {
+      for (int64_t j = 0; j < kW; ++j)
+        s.cTile[j] = j < cols ? c[(n0 + j) * p.cn] : 0.0f;
+    }
+    t.gemv(1, p.k, aRow, b + panel * p.k * kW, s.cTile, p.accumulate);
+    for (int64_t j = 0; j < cols; ++j) c[(n0 + j) * p.cn] = s.cTile[j];
+  }
+}
+
+void run(const Problem& p) {
+  if (p.m <= 0 || p.n <= 0) return;
+  int64_t batches = 1;
+  for (int64_t d = 0; d < p.batchRank; ++d) batches *= p.batch[d];
+  if (batches <= 0) return;
+  if (p.k <= 0) {
+    if (p.accumulate) return;
+    for (int64_t bi = 0; bi < batches; ++bi) {
+      int64_t ao, bo, co;
+      batchOffsets(p, bi, &ao, &bo, &co);
+      for (int64_t i = 0; i < p.m; ++i)
+        for (int64_t j = 0; j < p.n; ++j) p.c[co + i * p.cm + j * p.cn] = 0.0f;
+    }
+    return;
+  }
+  const MatmulTiles& t = tiles();
+  const int64_t panels = ceilDiv(p.n, kW);
+  ThreadPool* pool = currentThreadPool();
+  const int64_t threads = pool ? pool->size() : 1;
+
+  if (p.m == 1 && p.packed && p.k <= kMc * kKc) {
+    // Decode: split the panels (the weight stream) evenly over the threads,
+    // a few chunks each for balance.
+    int64_t chunk = ceilDiv(panels, threads * 4);
+    if (chunk < 4) chunk = 4;
+    const int64_t chunks = ceilDiv(panels, chunk);
+    parallelFor(static_cast<size_t>(batches * chunks), [&](size_t task) {
+      const int64_t bi = static_cast<int64_t>(task) / chunks;
+      const int64_t ci = static_cast<int64_t>(task) % chunks;
+      int64_t ao, bo, co;
+      batchOffsets(p, bi, &ao, &bo, &co);
+      runGemv(p, t, p.a + ao, p.b + bo, p.c + co, ci * chunk,
+              minOf(panels, (ci + 1) * chunk));
+    });
+    return;
+  }
+
+  // Row blocks of whole register tiles, panel blocks of kNcPanels; with few
+  // tasks per thread, shrink the blocks so every thread gets work.
+  int64_t mc = minOf(kMc, p.m);
+  int64_t nc = kNcPanels;
+  while (batches * ceilDiv(p.m, mc) * ceilDiv(panels, nc) < threads * 2) {
+    if (nc > 1) {
+      nc /= 2;
+    } else if (mc > t.mr) {
+      mc = ceilDiv(mc / 2, t.mr) * t.mr;
+    } else {
+      break;
+    }
+  }
+  const int64_t mBlocks = ceilDiv(p.m, mc);
+  const int64_t nBlocks = ceilDiv(panels, nc);
+  parallelFor(static_cast<size_t>(batches * mBlocks * nBlocks),
+              [&](size_t task) {
+                int64_t rest = static_cast<int64_t>(task);
+                const int64_t nb = rest % nBlocks;
+                rest /= nBlocks;
+                const int64_t mb = rest % mBlocks;
+                const int64_t bi = rest / mBlocks;
+                int64_t ao, bo, co;
+                batchOffsets(p, bi, &ao, &bo, &co);
+                const int64_t m0 = mb * mc;
+                runBlock(p, t, p.a + ao, p.b + bo, p.c + co, m0,
+                         minOf(mc, p.m - m0), nb * nc,
+                         minOf(panels, (nb + 1) * nc));
+              });
+}
+
+template <typename T>
+T* address(int64_t value) {
+  return reinterpret_cast<T*>(static_cast<intptr_t>(value));
+}
+
+}  // namespace
+
+extern "C" void strataMatmulF32(const int64_t* params) {
+  Problem p;
+  p.m = params[STRATA_MM_M];
+  p.n = params[STRATA_MM_N];
+  p.k = params[STRATA_MM_K];
+  p.accumulate = (params[STRATA_MM_FLAGS] & STRATA_MM_FLAG_ACCUMULATE) != 0;
+  p.packed = (params[STRATA_MM_FLAGS] & STRATA_MM_FLAG_B_PACKED) != 0;
+  p.batchRank = params[STRATA_MM_BATCH_RANK];
+  if (p.batchRank < 0 || p.batchRank > STRATA_MM_MAX_BATCH) p.batchRank = 0;
+  for (int64_t d = 0; d < STRATA_MM_MAX_BATCH; ++d) {
+    p.batch[d] = params[STRATA_MM_BATCH_SIZES + d];
+    p.aBatch[d] = params[STRATA_MM_A_BATCH_STRIDES + d];
+    p.bBatch[d] = p.packed ? 0 : params[STRATA_MM_B_BATCH_STRIDES + d];
+    p.cBatch[d] = params[STRATA_MM_C_BATCH_STRIDES + d];
+  }
+  p.a = address<const float>(params[STRATA_MM_A_ADDR]);
+  p.am = params[STRATA_MM_A_STRIDE_M];
+  p.ak = params[STRATA_MM_A_STRIDE_K];
+  p.b = address<const float>(params[STRATA_MM_B_ADDR]);
+  p.bk = params[STRATA_MM_B_STRIDE_K];
+  p.bn = params[STRATA_MM_B_STRIDE_N];
+  p.c = address<float>(params[STRATA_MM_C_ADDR]);
+  p.cm = params[STRATA_MM_C_STRIDE_M];
+  p.cn = params[STRATA_MM_C_STRIDE_N];
+  run(p);
+}
+
+MatmulIsa matmulIsa() {
+  const MatmulTiles* t = &tiles();
+  if (t == &kMatmulTilesAvx512) return MatmulIsa::kAvx512;
+  if (t == &kMatmulTilesAvx2) return MatmulIsa::kAvx2;
+  return MatmulIsa::kScalar;
+}
+
+void setMatmulIsaForTesting(MatmulIsa isa) {
+  const MatmulTiles* t = detectTiles();
+  if (isa == MatmulIsa::kScalar ||
+      (isa == MatmulIsa::kAvx2 && t == &kMatmulTilesAvx512)) {
+    t = isa == MatmulIsa::kScalar ? &kScalarTiles : &kMatmulTilesAvx2;
+  }
+  gTiles.store(t, std::memory_order_release);
+}
+
+}  // namespace strata::runtime::kernels

@@ -1,0 +1,27 @@
+//===- matmul_f32.h - fp32 matmul the generated code imports --------------===//
+// SPDX-License-Identifier: Apache-2.0
+// strata_rt_matmul_f32 of the kernel ABI (codegen/abi/strata_kernel_abi.h):
+// strided batched C (+)= A*B with B either strided or pre-packed in panels.
+// docs/design/cpu-matmul.md explains the choice of a hand-written kernel.
+
+#ifndef STRATA_RUNTIME_SRC_KERNELS_MATMUL_F32_H_
+#define STRATA_RUNTIME_SRC_KERNELS_MATMUL_F32_H_
+
+#include <cstdint>
+
+namespace strata::runtime::kernels {
+
+/// The import itself: decodes STRATA_MM_PARAM_COUNT params and runs on the
+/// current thread pool.
+extern "C" void strataMatmulF32(const int64_t* params);
+
+/// Instruction sets the kernel has code for, best first.
+enum class MatmulIsa { kAvx512, kAvx2, kScalar };
+
+/// The ISA the kernel uses on this CPU; tests may force a lower one.
+MatmulIsa matmulIsa();
+void setMatmulIsaForTesting(MatmulIsa isa);
+
+}  // namespace strata::runtime::kernels
+
+#endif  // STRATA_RUNTIME_SRC_KERNELS_MATMUL_F32_H_

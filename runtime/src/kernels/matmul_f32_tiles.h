@@ -1,0 +1,40 @@
+//===- matmul_f32_tiles.h - Per-ISA inner kernels of the fp32 matmul ------===//
+// SPDX-License-Identifier: Apache-2.0
+// Each ISA's kernels live in their own translation unit built with that
+// ISA's flags (matmul_f32_avx512.cc, matmul_f32_avx2.cc); the driver
+// (matmul_f32.cc) picks one set at run time from the CPU's features.
+
+#ifndef STRATA_RUNTIME_SRC_KERNELS_MATMUL_F32_TILES_H_
+#define STRATA_RUNTIME_SRC_KERNELS_MATMUL_F32_TILES_H_
+
+#include <cstdint>
+
+namespace strata::runtime::kernels {
+
+/// C[rows x 32] (+)= A[rows x kc] * B[kc x 32]: A rows |lda| apart with unit
+/// k stride, B one packed panel slice (32 contiguous floats per k), C rows
+/// |ldc| apart with 32 contiguous columns. |rows| is 1..mr. C is read only
+/// if |loadC|.
+using MatmulTileFn = void (*)(int64_t rows, int64_t kc, const float* a,
+                              int64_t lda, const float* b, float* c,
+                              int64_t ldc, bool loadC);
+
+/// c[0 .. 32*panels) (+)= a[0..k) * B over |panels| whole packed panels
+/// starting at |b| (each k*32 floats): the M = 1 (decode) case, which reads
+/// several panels at once to keep more memory streams in flight.
+using MatmulGemvFn = void (*)(int64_t panels, int64_t k, const float* a,
+                              const float* b, float* c, bool loadC);
+
+struct MatmulTiles {
+  const char* name;
+  int64_t mr;  // rows per register tile
+  MatmulTileFn tile;
+  MatmulGemvFn gemv;
+};
+
+extern const MatmulTiles kMatmulTilesAvx512;
+extern const MatmulTiles kMatmulTilesAvx2;
+
+}  // namespace strata::runtime::kernels
+
+#endif  // STRATA_RUNTIME_SRC_KERNELS_MATMUL_F32_TILES_H_

@@ -1,0 +1,98 @@
+//===- thread_pool.h - The runtime's worker threads -----------------------===//
+// SPDX-License-Identifier: Apache-2.0
+// A fixed set of workers that, with the calling thread, run the tiles of one
+// parallel loop at a time (as IREE's workgroups). Kernels the generated code
+// imports (kernels/) split their work with parallelFor on the pool of the
+// session whose run is in progress on this thread (ScopedCurrentPool).
+
+#ifndef STRATA_RUNTIME_SRC_THREAD_POOL_H_
+#define STRATA_RUNTIME_SRC_THREAD_POOL_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace strata::runtime {
+
+class ThreadPool {
+ public:
+  /// A pool that runs loops on |threads| threads in all: the caller plus
+  /// threads - 1 workers (none for 0 or 1).
+  explicit ThreadPool(uint32_t threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  /// Threads that run a loop, the caller included.
+  uint32_t size() const { return static_cast<uint32_t>(workers_.size()) + 1; }
+
+  /// Runs task(context, i) for every i in [0, count), spread over the pool,
+  /// and returns when all are done. Tasks must not throw. A loop started
+  /// from inside a task runs serially on that thread.
+  void parallelFor(size_t count, void (*task)(void* context, size_t index),
+                   void* context);
+
+  template <typename F>
+  void parallelFor(size_t count, const F& f) {
+    parallelFor(
+        count,
+        [](void* context, size_t index) { (*static_cast<F*>(context))(index); },
+        const_cast<void*>(static_cast<const void*>(&f)));
+  }
+
+ private:
+  void workerMain();
+  void runTasks();
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  // Bumped once per loop; workers run each generation once.
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<bool> stop_{false};
+  // The loop in progress.
+  void (*task_)(void*, size_t) = nullptr;
+  void* context_ = nullptr;
+  size_t count_ = 0;
+  std::atomic<size_t> next_{0};
+  // Workers still inside the current loop.
+  std::atomic<uint32_t> busy_{0};
+};
+
+/// The pool loops on this thread run on (null: run serially).
+ThreadPool* currentThreadPool();
+
+/// Makes |pool| the current pool of this thread for its lifetime.
+class ScopedCurrentPool {
+ public:
+  explicit ScopedCurrentPool(ThreadPool* pool);
+  ~ScopedCurrentPool();
+  ScopedCurrentPool(const ScopedCurrentPool&) = delete;
+  ScopedCurrentPool& operator=(const ScopedCurrentPool&) = delete;
+
+ private:
+  ThreadPool* previous_;
+};
+
+/// Runs f(i) for i in [0, count) on the current pool, or serially.
+template <typename F>
+void parallelFor(size_t count, const F& f) {
+  ThreadPool* pool = currentThreadPool();
+  if (pool && count > 1 && pool->size() > 1) {
+    pool->parallelFor(count, f);
+    return;
+  }
+  for (size_t i = 0; i < count; ++i) f(i);
+}
+
+/// Threads the runtime uses when a session asks for 0 (its choice): the
+/// CPUs this process may run on.
+uint32_t defaultThreadCount();
+
+}  // namespace strata::runtime
+
+#endif  // STRATA_RUNTIME_SRC_THREAD_POOL_H_
