@@ -161,7 +161,8 @@ TEST_F(CorruptionTest, WrongKernelAbiVersionIsIncompatible) {
   ArtifactWriter::resealHeader(bad.data());
   EXPECT_TRUE(failsWith(bad, STRATA_STATUS_INCOMPATIBLE,
                         "kernel ABI version 7, this runtime implements "
-                        "kernel ABI version 1"));
+                        "kernel ABI version " +
+                            std::to_string(STRATA_KERNEL_ABI_VERSION)));
 }
 
 TEST_F(CorruptionTest, SealedHeaderDefects) {
