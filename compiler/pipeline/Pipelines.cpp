@@ -11,23 +11,25 @@
 
 namespace strata {
 
-void buildFusionPipeline(mlir::OpPassManager &pm) {
+void buildFusionPipeline(mlir::OpPassManager &pm,
+                         const FusionPipelineOptions &options) {
   mlir::OpPassManager &fn = pm.nest<mlir::func::FuncOp>();
+  bool report = options.reportMissed;
   // Canonicalize first so that constant spellings and reduce axes converge.
   fn.addPass(mlir::createCanonicalizerPass());
   // Layer norms before RMS norms: the variance of a layer norm is itself an
   // RMS norm of 'x - mean'.
-  fn.addPass(createFuseLayerNormPass());
-  fn.addPass(createFuseRmsNormPass());
-  fn.addPass(createFuseSiluPass());
-  fn.addPass(createFuseGeluPass());
-  fn.addPass(createFuseAttentionPass());
+  fn.addPass(createFuseLayerNormPass(FuseLayerNormPassOptions{report}));
+  fn.addPass(createFuseRmsNormPass(FuseRmsNormPassOptions{report}));
+  fn.addPass(createFuseSiluPass(FuseSiluPassOptions{report}));
+  fn.addPass(createFuseGeluPass(FuseGeluPassOptions{report}));
+  fn.addPass(createFuseAttentionPass(FuseAttentionPassOptions{report}));
   fn.addPass(mlir::createCanonicalizerPass());
   fn.addPass(mlir::createCSEPass());
 }
 
 void registerPipelines() {
-  mlir::PassPipelineRegistration<>(
+  mlir::PassPipelineRegistration<FusionPipelineOptions>(
       "strata-fusion-pipeline",
       "canonicalize imported strata IR and run every fusion pass",
       buildFusionPipeline);

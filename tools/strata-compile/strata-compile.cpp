@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -24,6 +25,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
@@ -60,8 +62,11 @@ cl::list<std::string> dimMaxima("dim", cl::desc("maximum of a symbolic dim"),
 cl::list<std::string> bindings(
     "bind", cl::desc("freeze graph input NAME to the TensorProto in FILE"),
     cl::value_desc("NAME=FILE"));
-cl::opt<bool> report("report",
-                     cl::desc("print ops before/after fusion and code sizes"));
+cl::opt<bool> report(
+    "report",
+    cl::desc("print fusion statistics (fused ops, every candidate that did "
+             "not fuse with its reason and location), ops before/after "
+             "fusion and code sizes"));
 cl::opt<std::string> emit(
     "emit",
     cl::desc("write IR instead of an artifact: mlir (strata after fusion), "
@@ -203,6 +208,52 @@ std::map<std::string, int> opCounts(ModuleOp module) {
   return counts;
 }
 
+/// The ONNX node names of |loc| ("a, b" for a fused location), or its
+/// printed form when it carries no name.
+std::string nodeNames(Location loc) {
+  SmallVector<std::string> names;
+  loc->walk([&](Location l) {
+    if (auto name = dyn_cast<NameLoc>(l))
+      names.push_back(name.getName().str());
+    return WalkResult::advance();
+  });
+  if (!names.empty())
+    return llvm::join(names, ", ");
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  loc.print(os);
+  return text;
+}
+
+/// One remark of a fusion pass: a candidate that did not fuse.
+struct MissedFusion {
+  std::string location, message;
+};
+
+/// The ops fusion produces, as counted by --report.
+constexpr const char *kFusedOps[] = {"strata.attention", "strata.gelu",
+                                     "strata.layer_norm", "strata.rms_norm",
+                                     "strata.silu"};
+
+/// Prints the fusion statistics of --report to |os|.
+void printFusionReport(llvm::raw_ostream &os,
+                       const std::map<std::string, int> &imported,
+                       const std::map<std::string, int> &fused,
+                       ArrayRef<MissedFusion> missed) {
+  auto count = [](const std::map<std::string, int> &counts, StringRef name) {
+    auto it = counts.find(name.str());
+    return it == counts.end() ? 0 : it->second;
+  };
+  os << "fusion report:\n"
+     << llvm::format("  %-20s %8s %8s\n", "fused op", "imported", "fused");
+  for (const char *name : kFusedOps)
+    os << llvm::format("  %-20s %8d %8d\n", name, count(imported, name),
+                       count(fused, name));
+  os << "  unfused candidates: " << missed.size() << "\n";
+  for (const MissedFusion &m : missed)
+    os << "    " << m.location << ": " << m.message << "\n";
+}
+
 LogicalResult writeIR(ModuleOp module) {
   std::string error;
   auto output = openOutputFile(outputPath, &error);
@@ -275,10 +326,26 @@ int main(int argc, char **argv) {
   progress.phase("fusion");
   PassManager fusion(&context);
   fusion.enableVerifier(true);
-  strata::buildFusionPipeline(fusion);
-  if (failed(fusion.run(*module)))
-    return 1;
+  strata::FusionPipelineOptions fusionOptions;
+  fusionOptions.reportMissed = wantReport;
+  strata::buildFusionPipeline(fusion, fusionOptions);
+  // With --report the passes' near-miss remarks are collected for the
+  // report instead of printed; other diagnostics go to the usual handler.
+  std::vector<MissedFusion> missed;
+  {
+    ScopedDiagnosticHandler collect(&context, [&](Diagnostic &diag) {
+      if (!wantReport || diag.getSeverity() != DiagnosticSeverity::Remark)
+        return failure();
+      missed.push_back({nodeNames(diag.getLocation()), diag.str()});
+      return success();
+    });
+    if (failed(fusion.run(*module)))
+      return 1;
+  }
   std::map<std::string, int> fused = opCounts(*module);
+  if (wantReport)
+    printFusionReport(output == "-" ? llvm::errs() : llvm::outs(), imported,
+                      fused, missed);
   if (emit == "mlir") {
     progress.phase("write");
     return failed(writeIR(*module)) ? 1 : 0;
