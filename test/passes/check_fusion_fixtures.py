@@ -1,0 +1,117 @@
+"""Issue 6's outside check of the fusion pipeline on every fixture model.
+
+For each fixture with an "expected_after_fusion" entry in its meta.json,
+runs `strata-compile MODEL --emit mlir --report` (import + fusion pipeline)
+and checks that
+  - the count of each fused op (attention, gelu, layer_norm, rms_norm;
+    silu: one per layer in Llama-style models, else none, unless listed)
+    equals the generator's expected count,
+  - the fused GELUs use the approximation the generator recorded
+    ("gelu_approximate": "none", "tanh" or a list of both),
+  - no erf, tanh, softmax, reduce_mean, pow or sqrt is left outside a fused
+    op, and
+  - the report lists no unfused fusion candidate.
+Usage: python check_fusion_fixtures.py MODELS_DIR STRATA_COMPILE
+Prints one line per model and a closing "N passed, M failed"."""
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+LEFTOVER = ("erf", "tanh", "softmax", "reduce_mean", "pow", "sqrt")
+REPORT_ROW = re.compile(r"^\s+strata\.(\w+)\s+(\d+)\s+(\d+)$")
+
+
+def models_of(fixture_dir, meta):
+    """The ONNX files of a fixture: model.onnx, or the trained model's
+    prefill/decode pair named in its meta.json."""
+    names = [meta[k] for k in ("prefill", "decode") if k in meta]
+    if not names:
+        names = ["model.onnx"]
+    return [os.path.join(fixture_dir, n) for n in names]
+
+
+def expected_gelu_modes(meta, count):
+    mode = meta.get("gelu_approximate")
+    if mode is None or count == 0:
+        return None
+    if isinstance(mode, list):
+        return sorted(mode)
+    return [mode] * count
+
+
+def check_model(tool, model, meta, tmp):
+    out = os.path.join(tmp, "fused.mlir")
+    proc = subprocess.run([tool, model, "--emit", "mlir", "-o", out,
+                           "--report", "--quiet"], capture_output=True,
+                          text=True, timeout=600)
+    if proc.returncode != 0:
+        return ["strata-compile failed: " +
+                " | ".join(proc.stderr.strip().splitlines()[:3])], ""
+    fused = {}
+    missed = []
+    in_missed = False
+    for line in proc.stdout.splitlines():
+        row = REPORT_ROW.match(line)
+        if row:
+            fused[row.group(1)] = int(row.group(3))
+        elif line.strip().startswith("unfused candidates:"):
+            in_missed = True
+        elif in_missed and line.startswith("    "):
+            missed.append(line.strip())
+    with open(out) as f:
+        ir = f.read()
+    problems = []
+    counts = []
+    expected = dict(meta["expected_after_fusion"])
+    # The generators list no SiLU count: Llama-style MLPs gate with one SiLU
+    # per layer (SwiGLU), the GPT-2/BERT ones have none.
+    expected.setdefault(
+        "silu", meta.get("layers", 0) if meta.get("family") == "llama" else 0)
+    for op, want in sorted(expected.items()):
+        got = fused.get(op)
+        counts.append(f"{op} {got}/{want}")
+        if got != want:
+            problems.append(f"{op}: {got} fused, expected {want}")
+    modes = sorted("tanh" if 'approximate = "tanh"' in line else "none"
+                   for line in ir.splitlines() if "strata.gelu " in line)
+    want_modes = expected_gelu_modes(meta, len(modes))
+    if want_modes is not None and modes != want_modes:
+        problems.append(f"gelu approximations {modes}, expected {want_modes}")
+    for op in LEFTOVER:
+        n = len(re.findall(r"= strata\." + op + r" ", ir))
+        if n:
+            problems.append(f"{n} strata.{op} left after fusion")
+    problems += ["unfused candidate: " + m for m in missed]
+    return problems, ", ".join(counts)
+
+
+def main():
+    models_dir, tool = sys.argv[1], sys.argv[2]
+    metas = sorted(glob.glob(os.path.join(models_dir, "**", "meta.json"),
+                             recursive=True))
+    passed = failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for meta_path in metas:
+            with open(meta_path) as f:
+                meta = json.load(f)
+            if "expected_after_fusion" not in meta:
+                continue
+            for model in models_of(os.path.dirname(meta_path), meta):
+                rel = os.path.relpath(model, models_dir)
+                problems, counts = check_model(tool, model, meta, tmp)
+                if problems:
+                    failed += 1
+                    print("FAIL", rel, "; ".join(problems))
+                else:
+                    passed += 1
+                    print("PASS", rel, counts)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed or not passed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
