@@ -101,7 +101,18 @@ static Value buildBinary(ImportContext &ctx, StringRef op, Value a, Value b) {
   Type element =
       compare ? ctx.b().getI1Type() : ta.getElementType();
   auto type = RankedTensorType::get(*shape, element);
-  // Pow's exponent may have another type; strata.pow wants one type.
+  // Pow's exponent may have another type; strata.pow wants one type. An
+  // integer base with a float exponent is raised in the exponent's type and
+  // truncated back, as the ONNX reference does (2^0.5 is 1, not 2^0).
+  if (op == "Pow" && isa<IntegerType>(ta.getElementType()) &&
+      isa<FloatType>(tb.getElementType())) {
+    Value fa = CastOp::create(
+        ctx.b(), ctx.loc(),
+        RankedTensorType::get(ta.getShape(), tb.getElementType()), a);
+    Value p = createBinary<PowOp>(
+        ctx, RankedTensorType::get(*shape, tb.getElementType()), fa, b);
+    return CastOp::create(ctx.b(), ctx.loc(), type, p);
+  }
   if (op == "Pow" && tb.getElementType() != ta.getElementType())
     b = CastOp::create(ctx.b(), ctx.loc(),
                        RankedTensorType::get(tb.getShape(), ta.getElementType()),
@@ -296,12 +307,19 @@ LogicalResult convertIdentity(ImportContext &ctx) {
 LogicalResult convertDropout(ImportContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();
-  // Inference: Dropout is the identity unless training_mode is on.
+  // Inference: Dropout is the identity unless training_mode is on. In
+  // training mode a ratio of 0 keeps everything too (the scale is 1).
   if (ctx.hasInput(2)) {
     std::optional<SmallVector<int64_t>> training = ctx.inputConstInts(2);
-    if (!training || training->empty() || (*training)[0] != 0)
-      return ctx.error() << "training_mode must be a constant false for "
-                            "inference";
+    if (!training || training->size() != 1)
+      return ctx.error() << "training_mode must be a constant for inference";
+    if ((*training)[0] != 0) {
+      std::optional<double> ratio =
+          ctx.hasInput(1) ? ctx.inputConstFloat(1) : std::nullopt;
+      if (!ratio || *ratio != 0.0)
+        return ctx.error() << "training_mode=true needs a constant ratio of 0 "
+                              "(random dropout is not supported)";
+    }
   }
   ctx.setOutput(0, ctx.input(0), ctx.inputKnown(0));
   if (ctx.outputUsed(1)) {

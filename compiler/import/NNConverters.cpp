@@ -205,8 +205,17 @@ LogicalResult convertReduce(ImportContext &ctx) {
     y = ReduceMeanOp::create(b, ctx.loc(), type, ctx.input(0), axesAttr, keep);
   else if (op == "ReduceSum")
     y = ReduceSumOp::create(b, ctx.loc(), type, ctx.input(0), axesAttr, keep);
-  else
+  else if (!in.getElementType().isInteger(1))
     y = ReduceMaxOp::create(b, ctx.loc(), type, ctx.input(0), axesAttr, keep);
+  else {
+    // ReduceMax of bools (opset 20) is "any": reduce 0/1 as i8.
+    auto asI8 = [&](RankedTensorType t) {
+      return RankedTensorType::get(t.getShape(), b.getI8Type());
+    };
+    Value x = CastOp::create(b, ctx.loc(), asI8(in), ctx.input(0));
+    x = ReduceMaxOp::create(b, ctx.loc(), asI8(type), x, axesAttr, keep);
+    y = CastOp::create(b, ctx.loc(), type, x);
+  }
   ctx.setOutput(0, y);
   return success();
 }

@@ -212,8 +212,8 @@ LogicalResult convertReshape(ImportContext &ctx) {
   Value shape;
   if (!type.hasStaticShape()) {
     if (*allowZero)
-      return ctx.error() << "allowzero=1 with a run-time shape is not "
-                            "supported";
+      return ctx.error() << "'shape' must be a constant when allowzero=1 "
+                            "and the result shape is not static";
     shape = ctx.asI64Vector(ctx.input(1));
   }
   Value v = ReshapeOp::create(ctx.b(), ctx.loc(), type, ctx.input(0), shape);

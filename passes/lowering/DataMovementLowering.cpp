@@ -153,11 +153,26 @@ struct ConcatPattern : OpConversionPattern<ConcatOp> {
   LogicalResult
   matchAndRewrite(ConcatOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOpWithNewOp<tensor::ConcatOp>(
-        op, op.getType(),
-        normalizedAxis(op.getAxis(),
-                       cast<RankedTensorType>(op.getType()).getRank()),
-        adaptor.getInputs());
+    int64_t axis = normalizedAxis(
+        op.getAxis(), cast<RankedTensorType>(op.getType()).getRank());
+    // Inputs statically empty along the axis add nothing; tensor.concat's
+    // decomposition would insert them at an offset equal to the extent,
+    // which insert_slice rejects.
+    SmallVector<Value> inputs;
+    for (Value v : adaptor.getInputs())
+      if (typeOf(v).getDimSize(axis) != 0)
+        inputs.push_back(v);
+    if (inputs.empty())
+      inputs.push_back(adaptor.getInputs().front());
+    if (inputs.size() == 1) {
+      Value only = inputs.front();
+      if (only.getType() != op.getType())
+        only = tensor::CastOp::create(rewriter, op.getLoc(), op.getType(), only);
+      rewriter.replaceOp(op, only);
+      return success();
+    }
+    rewriter.replaceOpWithNewOp<tensor::ConcatOp>(op, op.getType(), axis,
+                                                  inputs);
     return success();
   }
 };
@@ -174,16 +189,36 @@ struct SplitPattern : OpConversionPattern<SplitOp> {
     SmallVector<Value> results;
     int64_t start = 0;
     for (auto [size, result] : llvm::zip_equal(op.getSizes(), op.getResults())) {
+      auto type = cast<RankedTensorType>(result.getType());
+      // Static extents stay attributes so that the slice's inferred type is
+      // the result type (an SSA constant would make the dim dynamic).
       SmallVector<OpFoldResult> offsets(r, rewriter.getIndexAttr(0));
       SmallVector<OpFoldResult> sizes, strides(r, rewriter.getIndexAttr(1));
-      for (int64_t d = 0; d < r; ++d)
-        sizes.push_back(d == axis ? OpFoldResult(rewriter.getIndexAttr(size))
-                                  : OpFoldResult(dimValue(rewriter, loc, in, d)));
+      for (int64_t d = 0; d < r; ++d) {
+        if (d == axis || !typeOf(in).isDynamicDim(d)) {
+          sizes.push_back(rewriter.getIndexAttr(
+              d == axis ? size : typeOf(in).getDimSize(d)));
+          continue;
+        }
+        sizes.push_back(dimValue(rewriter, loc, in, d));
+      }
       offsets[axis] = rewriter.getIndexAttr(start);
       start += size;
-      results.push_back(tensor::ExtractSliceOp::create(
-          rewriter, loc, cast<RankedTensorType>(result.getType()), in, offsets,
-          sizes, strides));
+      // A zero-size piece reads nothing; its offset may equal the extent,
+      // which extract_slice rejects.
+      if (size == 0) {
+        results.push_back(tensor::EmptyOp::create(rewriter, loc, sizes,
+                                                  type.getElementType()));
+        if (results.back().getType() != type)
+          results.back() =
+              tensor::CastOp::create(rewriter, loc, type, results.back());
+        continue;
+      }
+      Value piece = tensor::ExtractSliceOp::create(rewriter, loc, in, offsets,
+                                                   sizes, strides);
+      if (piece.getType() != type)
+        piece = tensor::CastOp::create(rewriter, loc, type, piece);
+      results.push_back(piece);
     }
     rewriter.replaceOp(op, results);
     return success();

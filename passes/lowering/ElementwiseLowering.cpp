@@ -41,10 +41,41 @@ Value divBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
     return arith::DivFOp::create(b, l, a[0], a[1]);
   return arith::DivSIOp::create(b, l, a[0], a[1]);
 }
+// Integer x^y by square-and-multiply over every exponent bit, without
+// branches (math.ipowi has no CPU lowering). Wraps like repeated
+// multiplication; a negative exponent gives 1/x^|y| truncated: 1 for x = 1,
+// +-1 for x = -1, else 0.
+Value intPow(OpBuilder &b, Location l, Value x, Value y) {
+  Type t = x.getType();
+  unsigned width = t.getIntOrFloatBitWidth();
+  Value zero = scalarConstant(b, l, t, 0), one = scalarConstant(b, l, t, 1);
+  Value result = one, base = x, e = y;
+  for (unsigned bit = 0; bit + 1 < width; ++bit) {
+    Value odd = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne,
+                                      arith::AndIOp::create(b, l, e, one),
+                                      zero);
+    result = arith::SelectOp::create(
+        b, l, odd, arith::MulIOp::create(b, l, result, base), result);
+    base = arith::MulIOp::create(b, l, base, base);
+    e = arith::ShRUIOp::create(b, l, e, one);
+  }
+  Value negative =
+      arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, y, zero);
+  Value minusOne = scalarConstant(b, l, t, -1);
+  Value yOdd = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne,
+                                     arith::AndIOp::create(b, l, y, one), zero);
+  Value reciprocal = arith::SelectOp::create(
+      b, l, arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, x, one), one,
+      arith::SelectOp::create(
+          b, l,
+          arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, x, minusOne),
+          arith::SelectOp::create(b, l, yOdd, minusOne, one), zero));
+  return arith::SelectOp::create(b, l, negative, reciprocal, result);
+}
 Value powBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
   if (isFloat(a[0]))
     return math::PowFOp::create(b, l, a[0], a[1]);
-  return math::IPowIOp::create(b, l, a[0], a[1]);
+  return intPow(b, l, a[0], a[1]);
 }
 Value maxBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
   return maxScalar(b, l, a[0], a[1]);

@@ -1,0 +1,68 @@
+// RUN: strata-opt %s --split-input-file \
+// RUN:   --pass-pipeline='builtin.module(func.func(strata-lower-to-linalg))' | FileCheck %s
+
+// Static extents stay static: the slices have the result types, no cast.
+// Regression test (conformance: test_split_equal_parts_2d failed with
+// "expected type to be 'tensor<?x3xf32>'").
+// CHECK-LABEL: func.func @split_static
+//  CHECK-SAME:   (%[[X:.+]]: tensor<2x6xf32>)
+//       CHECK:   %[[A:.+]] = tensor.extract_slice %[[X]][0, 0] [2, 3] [1, 1] : tensor<2x6xf32> to tensor<2x3xf32>
+//       CHECK:   %[[B:.+]] = tensor.extract_slice %[[X]][0, 3] [2, 3] [1, 1] : tensor<2x6xf32> to tensor<2x3xf32>
+//   CHECK-NOT:   tensor.cast
+//       CHECK:   return %[[A]], %[[B]]
+func.func @split_static(%x: tensor<2x6xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+  %0:2 = strata.split %x {axis = 1 : i64, sizes = array<i64: 3, 3>} : tensor<2x6xf32> -> tensor<2x3xf32>, tensor<2x3xf32>
+  return %0#0, %0#1 : tensor<2x3xf32>, tensor<2x3xf32>
+}
+
+// -----
+
+// A dynamic extent off the axis is read from the input.
+// CHECK-LABEL: func.func @split_dynamic_batch
+//  CHECK-SAME:   (%[[X:.+]]: tensor<?x6xf32>)
+//       CHECK:   %[[N:.+]] = tensor.dim %[[X]], %{{.+}}
+//       CHECK:   tensor.extract_slice %[[X]][0, 0] [%[[N]], 2] [1, 1] : tensor<?x6xf32> to tensor<?x2xf32>
+//       CHECK:   tensor.extract_slice %[[X]][0, 2] [%{{.+}}, 4] [1, 1] : tensor<?x6xf32> to tensor<?x4xf32>
+func.func @split_dynamic_batch(%x: tensor<?x6xf32>) -> (tensor<?x2xf32>, tensor<?x4xf32>) {
+  %0:2 = strata.split %x {axis = 1 : i64, sizes = array<i64: 2, 4>} : tensor<?x6xf32> -> tensor<?x2xf32>, tensor<?x4xf32>
+  return %0#0, %0#1 : tensor<?x2xf32>, tensor<?x4xf32>
+}
+
+// -----
+
+// A zero-size piece is an empty tensor, not a slice at offset == extent.
+// Regression test (conformance: test_split_zero_size_splits_opset18 failed
+// with "offset 0 is out-of-bounds: 0 >= 0").
+// CHECK-LABEL: func.func @split_zero_size
+//       CHECK:   %[[A:.+]] = tensor.extract_slice %{{.+}}[0] [4] [1] : tensor<4xf32> to tensor<4xf32>
+//       CHECK:   %[[B:.+]] = tensor.empty() : tensor<0xf32>
+//       CHECK:   return %[[A]], %[[B]]
+func.func @split_zero_size(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<0xf32>) {
+  %0:2 = strata.split %x {axis = 0 : i64, sizes = array<i64: 4, 0>} : tensor<4xf32> -> tensor<4xf32>, tensor<0xf32>
+  return %0#0, %0#1 : tensor<4xf32>, tensor<0xf32>
+}
+
+// -----
+
+// Inputs empty along the axis are dropped (RotaryEmbedding's expanded form
+// concatenates a [.., 0] pass-through half).
+// CHECK-LABEL: func.func @concat_drops_empty
+//  CHECK-SAME:   (%[[A:.+]]: tensor<2x4xf32>, %[[E:.+]]: tensor<2x0xf32>, %[[B:.+]]: tensor<2x4xf32>)
+//       CHECK:   %[[C:.+]] = tensor.concat dim(1) %[[A]], %[[B]] : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x8xf32>
+//       CHECK:   return %[[C]]
+func.func @concat_drops_empty(%a: tensor<2x4xf32>, %e: tensor<2x0xf32>, %b: tensor<2x4xf32>) -> tensor<2x8xf32> {
+  %0 = strata.concat %a, %e, %b {axis = 1 : i64} : (tensor<2x4xf32>, tensor<2x0xf32>, tensor<2x4xf32>) -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
+// -----
+
+// One non-empty input left: no concat at all.
+// CHECK-LABEL: func.func @concat_single_non_empty
+//  CHECK-SAME:   (%[[A:.+]]: tensor<2x8xf32>, %{{.+}}: tensor<2x0xf32>)
+//   CHECK-NOT:   tensor.concat
+//       CHECK:   return %[[A]]
+func.func @concat_single_non_empty(%a: tensor<2x8xf32>, %e: tensor<2x0xf32>) -> tensor<2x8xf32> {
+  %0 = strata.concat %a, %e {axis = 1 : i64} : (tensor<2x8xf32>, tensor<2x0xf32>) -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
