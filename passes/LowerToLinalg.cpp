@@ -24,10 +24,20 @@ namespace {
 struct LowerToLinalgPass : impl::LowerToLinalgPassBase<LowerToLinalgPass> {
   void runOnOperation() override {
     Operation *root = getOperation();
-    // The scalar bodies use signless arith ops; unsigned tensors would need
-    // their own lowering, which no transformer export has needed yet.
+    // Unsigned tensors: elementwise ops and casts pick unsigned arith ops
+    // (lowering/ElementwiseLowering.cpp) and data movement only copies
+    // elements; the other patterns build signed or typed scalar arithmetic,
+    // which no transformer export has needed on unsigned data yet.
     WalkResult unsupported = root->walk([](Operation *op) {
       if (!isa<ir::StrataDialect>(op->getDialect()))
+        return WalkResult::advance();
+      if (isa<ir::AddOp, ir::SubOp, ir::MulOp, ir::DivOp, ir::PowOp, ir::ModOp,
+              ir::MaxOp, ir::MinOp, ir::EqualOp, ir::LessOp, ir::LessEqualOp,
+              ir::GreaterOp, ir::GreaterEqualOp, ir::NegOp, ir::AbsOp,
+              ir::ReluOp, ir::WhereOp, ir::CastOp, ir::ConstantOp,
+              ir::ReshapeOp, ir::TransposeOp, ir::ConcatOp, ir::SliceOp,
+              ir::SplitOp, ir::GatherOp, ir::ExpandOp, ir::TileOp,
+              ir::ShapeOp>(op))
         return WalkResult::advance();
       for (Type t : llvm::concat<Type>(op->getOperandTypes(),
                                        op->getResultTypes()))
@@ -47,6 +57,8 @@ struct LowerToLinalgPass : impl::LowerToLinalgPassBase<LowerToLinalgPass> {
     target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,
                            arith::ArithDialect, math::MathDialect,
                            func::FuncDialect>();
+    // Scalar casts between unsigned and signless integers in generic bodies.
+    target.addLegalOp<UnrealizedConversionCastOp>();
     RewritePatternSet patterns(&getContext());
     lowering::populateElementwiseLoweringPatterns(patterns);
     lowering::populateStructuredLoweringPatterns(patterns);

@@ -18,15 +18,24 @@ namespace {
 
 bool isFloat(Value v) { return isa<FloatType>(v.getType()); }
 
-Value cmp(OpBuilder &b, Location loc, arith::CmpFPredicate f,
-          arith::CmpIPredicate i, Value x, Value y) {
-  if (isFloat(x))
-    return arith::CmpFOp::create(b, loc, f, x, y);
-  return arith::CmpIOp::create(b, loc, i, x, y);
+// True if |op| computes on unsigned integers. The bodies see signless
+// scalars (ElementwisePattern casts them), so signedness comes from the op.
+bool isUnsignedOp(Operation *op) {
+  return llvm::any_of(op->getOperandTypes(), [](Type t) {
+    return getElementTypeOrSelf(t).isUnsignedInteger();
+  });
 }
 
-// Scalar bodies, one per op. Unsigned tensors are refused by the pass
-// before patterns run, so integers here are signless-as-signed.
+Value cmp(OpBuilder &b, Location loc, arith::CmpFPredicate f,
+          arith::CmpIPredicate i, arith::CmpIPredicate u, Value x, Value y,
+          Operation *op) {
+  if (isFloat(x))
+    return arith::CmpFOp::create(b, loc, f, x, y);
+  return arith::CmpIOp::create(b, loc, isUnsignedOp(op) ? u : i, x, y);
+}
+
+// Scalar bodies, one per op. Integers are signless scalars; an op on
+// unsigned tensors (isUnsignedOp) picks the unsigned arith op.
 Value addBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
   return addScalar(b, l, a[0], a[1]);
 }
@@ -36,16 +45,18 @@ Value subBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
 Value mulBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
   return mulScalar(b, l, a[0], a[1]);
 }
-Value divBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+Value divBody(OpBuilder &b, Location l, ValueRange a, Operation *op) {
   if (isFloat(a[0]))
     return arith::DivFOp::create(b, l, a[0], a[1]);
+  if (isUnsignedOp(op))
+    return arith::DivUIOp::create(b, l, a[0], a[1]);
   return arith::DivSIOp::create(b, l, a[0], a[1]);
 }
 // Integer x^y by square-and-multiply over every exponent bit, without
 // branches (math.ipowi has no CPU lowering). Wraps like repeated
 // multiplication; a negative exponent gives 1/x^|y| truncated: 1 for x = 1,
 // +-1 for x = -1, else 0.
-Value intPow(OpBuilder &b, Location l, Value x, Value y) {
+Value intPow(OpBuilder &b, Location l, Value x, Value y, bool isUnsigned) {
   Type t = x.getType();
   unsigned width = t.getIntOrFloatBitWidth();
   Value zero = scalarConstant(b, l, t, 0), one = scalarConstant(b, l, t, 1);
@@ -59,6 +70,8 @@ Value intPow(OpBuilder &b, Location l, Value x, Value y) {
     base = arith::MulIOp::create(b, l, base, base);
     e = arith::ShRUIOp::create(b, l, e, one);
   }
+  if (isUnsigned)
+    return result;
   Value negative =
       arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, y, zero);
   Value minusOne = scalarConstant(b, l, t, -1);
@@ -72,22 +85,29 @@ Value intPow(OpBuilder &b, Location l, Value x, Value y) {
           arith::SelectOp::create(b, l, yOdd, minusOne, one), zero));
   return arith::SelectOp::create(b, l, negative, reciprocal, result);
 }
-Value powBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+Value powBody(OpBuilder &b, Location l, ValueRange a, Operation *op) {
   if (isFloat(a[0]))
     return math::PowFOp::create(b, l, a[0], a[1]);
-  return intPow(b, l, a[0], a[1]);
+  return intPow(b, l, a[0], a[1], isUnsignedOp(op));
 }
-Value maxBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+Value maxBody(OpBuilder &b, Location l, ValueRange a, Operation *op) {
+  if (!isFloat(a[0]) && isUnsignedOp(op))
+    return arith::MaxUIOp::create(b, l, a[0], a[1]);
   return maxScalar(b, l, a[0], a[1]);
 }
-Value minBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+Value minBody(OpBuilder &b, Location l, ValueRange a, Operation *op) {
   if (isFloat(a[0]))
     return arith::MinimumFOp::create(b, l, a[0], a[1]);
+  if (isUnsignedOp(op))
+    return arith::MinUIOp::create(b, l, a[0], a[1]);
   return arith::MinSIOp::create(b, l, a[0], a[1]);
 }
 Value modBody(OpBuilder &b, Location l, ValueRange a, Operation *op) {
   if (isFloat(a[0]))
     return arith::RemFOp::create(b, l, a[0], a[1]);
+  // Unsigned: the remainder is never negative, both conventions agree.
+  if (isUnsignedOp(op))
+    return arith::RemUIOp::create(b, l, a[0], a[1]);
   Value r = arith::RemSIOp::create(b, l, a[0], a[1]);
   if (cast<ModOp>(op).getFmod())
     return r;
@@ -102,25 +122,25 @@ Value modBody(OpBuilder &b, Location l, ValueRange a, Operation *op) {
   return arith::SelectOp::create(b, l, fix, arith::AddIOp::create(b, l, r, a[1]),
                                  r);
 }
-Value equalBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
-  return cmp(b, l, arith::CmpFPredicate::OEQ, arith::CmpIPredicate::eq, a[0],
-             a[1]);
+Value equalBody(OpBuilder &b, Location l, ValueRange a, Operation *op) {
+  return cmp(b, l, arith::CmpFPredicate::OEQ, arith::CmpIPredicate::eq,
+             arith::CmpIPredicate::eq, a[0], a[1], op);
 }
-Value lessBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
-  return cmp(b, l, arith::CmpFPredicate::OLT, arith::CmpIPredicate::slt, a[0],
-             a[1]);
+Value lessBody(OpBuilder &b, Location l, ValueRange a, Operation *op) {
+  return cmp(b, l, arith::CmpFPredicate::OLT, arith::CmpIPredicate::slt,
+             arith::CmpIPredicate::ult, a[0], a[1], op);
 }
-Value lessEqualBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
-  return cmp(b, l, arith::CmpFPredicate::OLE, arith::CmpIPredicate::sle, a[0],
-             a[1]);
+Value lessEqualBody(OpBuilder &b, Location l, ValueRange a, Operation *op) {
+  return cmp(b, l, arith::CmpFPredicate::OLE, arith::CmpIPredicate::sle,
+             arith::CmpIPredicate::ule, a[0], a[1], op);
 }
-Value greaterBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
-  return cmp(b, l, arith::CmpFPredicate::OGT, arith::CmpIPredicate::sgt, a[0],
-             a[1]);
+Value greaterBody(OpBuilder &b, Location l, ValueRange a, Operation *op) {
+  return cmp(b, l, arith::CmpFPredicate::OGT, arith::CmpIPredicate::sgt,
+             arith::CmpIPredicate::ugt, a[0], a[1], op);
 }
-Value greaterEqualBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
-  return cmp(b, l, arith::CmpFPredicate::OGE, arith::CmpIPredicate::sge, a[0],
-             a[1]);
+Value greaterEqualBody(OpBuilder &b, Location l, ValueRange a, Operation *op) {
+  return cmp(b, l, arith::CmpFPredicate::OGE, arith::CmpIPredicate::sge,
+             arith::CmpIPredicate::uge, a[0], a[1], op);
 }
 Value andBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
   return arith::AndIOp::create(b, l, a[0], a[1]);
@@ -174,12 +194,16 @@ Value negBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
   return arith::SubIOp::create(b, l, scalarConstant(b, l, a[0].getType(), 0),
                                a[0]);
 }
-Value absBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+Value absBody(OpBuilder &b, Location l, ValueRange a, Operation *op) {
   if (isFloat(a[0]))
     return math::AbsFOp::create(b, l, a[0]);
+  if (isUnsignedOp(op))
+    return a[0];
   return math::AbsIOp::create(b, l, a[0]);
 }
-Value reluBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+Value reluBody(OpBuilder &b, Location l, ValueRange a, Operation *op) {
+  if (!isFloat(a[0]) && isUnsignedOp(op))
+    return a[0];
   return maxScalar(b, l, a[0], scalarConstant(b, l, a[0].getType(), 0));
 }
 Value notBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
@@ -214,8 +238,10 @@ Value geluBody(OpBuilder &b, Location l, ValueRange a, Operation *op) {
   return arith::MulFOp::create(b, l, y, arith::AddFOp::create(b, l, one, inner));
 }
 
-// Converts one scalar between element types with ONNX Cast semantics.
-Value castScalar(OpBuilder &b, Location l, Value x, Type to) {
+// Converts one scalar between (signless) element types with ONNX Cast
+// semantics; |fromUnsigned| and |toUnsigned| give the integers' signedness.
+Value castScalar(OpBuilder &b, Location l, Value x, Type to,
+                 bool fromUnsigned = false, bool toUnsigned = false) {
   Type from = x.getType();
   if (from == to)
     return x;
@@ -233,20 +259,52 @@ Value castScalar(OpBuilder &b, Location l, Value x, Type to) {
     return arith::TruncFOp::create(b, l, to, x);
   }
   if (fromF)
-    return arith::FPToSIOp::create(b, l, to, x);
+    return toUnsigned ? Value(arith::FPToUIOp::create(b, l, to, x))
+                      : Value(arith::FPToSIOp::create(b, l, to, x));
   if (toF) {
-    if (from.isInteger(1))
+    if (from.isInteger(1) || fromUnsigned)
       return arith::UIToFPOp::create(b, l, to, x);
     return arith::SIToFPOp::create(b, l, to, x);
   }
   unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
   if (fw < tw)
-    return from.isInteger(1) ? Value(arith::ExtUIOp::create(b, l, to, x))
-                             : Value(arith::ExtSIOp::create(b, l, to, x));
+    return from.isInteger(1) || fromUnsigned
+               ? Value(arith::ExtUIOp::create(b, l, to, x))
+               : Value(arith::ExtSIOp::create(b, l, to, x));
   return arith::TruncIOp::create(b, l, to, x);
 }
 
 using BodyFn = Value (*)(OpBuilder &, Location, ValueRange, Operation *);
+
+// The signless integer of an unsigned one (arith takes only signless), else
+// |t| itself.
+Type signless(Type t) {
+  if (auto it = dyn_cast<IntegerType>(t); it && it.isUnsigned())
+    return IntegerType::get(t.getContext(), it.getWidth());
+  return t;
+}
+
+// A generic on unsigned tensors keeps their element types; its body casts
+// each scalar to the signless integer of the same width and the result
+// back. Both are the same LLVM integer, so the LLVM conversion reconciles
+// the casts away.
+Value castScalarType(OpBuilder &b, Location l, Value v, Type to) {
+  if (v.getType() == to)
+    return v;
+  return UnrealizedConversionCastOp::create(b, l, to, v).getResult(0);
+}
+
+Value buildSignlessElementwise(
+    OpBuilder &b, Location loc, RankedTensorType type, ValueRange operands,
+    llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  return buildElementwise(
+      b, loc, type, operands, [&](OpBuilder &nb, Location l, ValueRange args) {
+        SmallVector<Value> plain;
+        for (Value a : args)
+          plain.push_back(castScalarType(nb, l, a, signless(a.getType())));
+        return castScalarType(nb, l, body(nb, l, plain), type.getElementType());
+      });
+}
 
 template <typename OpT, BodyFn Body>
 struct ElementwisePattern : OpConversionPattern<OpT> {
@@ -255,7 +313,7 @@ struct ElementwisePattern : OpConversionPattern<OpT> {
   matchAndRewrite(OpT op, typename OpT::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Operation *raw = op.getOperation();
-    Value result = buildElementwise(
+    Value result = buildSignlessElementwise(
         rewriter, op.getLoc(), cast<RankedTensorType>(op.getType()),
         adaptor.getOperands(),
         [&](OpBuilder &b, Location l, ValueRange args) {
@@ -273,13 +331,14 @@ struct CastPattern : OpConversionPattern<CastOp> {
                   ConversionPatternRewriter &rewriter) const override {
     auto type = cast<RankedTensorType>(op.getType());
     Type to = type.getElementType();
-    if (!to.isSignlessIntOrFloat() ||
-        !getElementTypeOrSelf(op.getInput().getType()).isSignlessIntOrFloat())
+    Type from = getElementTypeOrSelf(op.getInput().getType());
+    if (!to.isIntOrFloat() || !from.isIntOrFloat())
       return rewriter.notifyMatchFailure(op, "unsupported cast types");
-    Value result = buildElementwise(
+    Value result = buildSignlessElementwise(
         rewriter, op.getLoc(), type, adaptor.getInput(),
         [&](OpBuilder &b, Location l, ValueRange args) {
-          return castScalar(b, l, args[0], to);
+          return castScalar(b, l, args[0], signless(to),
+                            from.isUnsignedInteger(), to.isUnsignedInteger());
         });
     rewriter.replaceOp(op, result);
     return success();
