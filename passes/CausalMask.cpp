@@ -133,12 +133,47 @@ std::optional<SymbolicIndex> elementAt(Value v, int64_t index, int depth) {
     std::optional<int64_t> m = staticCount(gather.getData());
     std::optional<SymbolicIndex> at =
         elementAt(gather.getIndices(), index, depth + 1);
-    if (!m || gather.getAxis() != 0 || !at || !at->getConstant())
+    if (!m || gather.getAxis() != 0 || !at || !at->getConstant() ||
+        cast<RankedTensorType>(gather.getData().getType()).getRank() != 1)
       return std::nullopt;
     std::optional<int64_t> i = normalizeIndex(*at->getConstant(), *m);
     if (!i)
       return std::nullopt;
     return elementAt(gather.getData(), *i, depth + 1);
+  }
+  // where(equal(a, b), t, f), as torch's expand(-1) shapes are spelled:
+  // decided when a and b are constants, or one is an extent (>= 0) and the
+  // other a negative constant.
+  if (auto where = dyn_cast<WhereOp>(op)) {
+    auto equal = where.getCondition().getDefiningOp<EqualOp>();
+    if (!equal || staticCount(equal.getLhs()) != n ||
+        staticCount(equal.getRhs()) != n)
+      return std::nullopt;
+    std::optional<SymbolicIndex> a = elementAt(equal.getLhs(), index, depth + 1);
+    std::optional<SymbolicIndex> b = elementAt(equal.getRhs(), index, depth + 1);
+    if (!a || !b)
+      return std::nullopt;
+    auto nonNegative = [](const SymbolicIndex &x) {
+      return x.constant >= 0 && llvm::all_of(x.terms, [](const auto &t) {
+               return std::get<2>(t) > 0;
+             });
+    };
+    auto negative = [](const SymbolicIndex &x) {
+      return x.getConstant() && *x.getConstant() < 0;
+    };
+    std::optional<bool> same;
+    if (a->getConstant() && b->getConstant())
+      same = *a->getConstant() == *b->getConstant();
+    else if ((nonNegative(*a) && negative(*b)) ||
+             (nonNegative(*b) && negative(*a)))
+      same = false;
+    if (!same)
+      return std::nullopt;
+    Value chosen = *same ? where.getTrueValue() : where.getFalseValue();
+    std::optional<int64_t> m = staticCount(chosen);
+    if (!m)
+      return std::nullopt;
+    return elementAt(chosen, *m == 1 ? 0 : index, depth + 1);
   }
   if (isa<AddOp, SubOp>(op)) {
     auto operand = [&](Value x) -> std::optional<SymbolicIndex> {
@@ -236,6 +271,10 @@ SymbolicIndex extentOfImpl(Value v, int64_t dim, int depth) {
     if (inputDim >= 0 && (shapeDim < 0 || (s && s->getConstant() == 1)))
       return extentOfImpl(expand.getInput(), inputDim, depth + 1);
     if (s && (inputDim < 0 || inputType.getDimSize(inputDim) == 1))
+      return *s;
+    // Both extents the same: the broadcast is that extent.
+    if (s && inputDim >= 0 &&
+        *s == extentOfImpl(expand.getInput(), inputDim, depth + 1))
       return *s;
     return self;
   }

@@ -139,6 +139,42 @@ bool compatible(int64_t a, int64_t b) {
   return a == b || ShapedType::isDynamic(a) || ShapedType::isDynamic(b);
 }
 
+/// For K or V spelled as HF's `repeat_kv` (grouped-query attention),
+/// reshape(expand(reshape(kv, [B, Hkv, 1, S, D]), [B, Hkv, n, S, D]),
+/// [B, Hkv * n, S, D]) with batch, sequence and head dims unchanged at each
+/// step, returns kv: head h of the result is head h / n of kv, the grouping
+/// strata.attention applies itself. Else a null value.
+Value peelRepeatKv(Value v) {
+  auto merge = v.getDefiningOp<ReshapeOp>();
+  auto expand = merge ? merge.getInput().getDefiningOp<ExpandOp>() : nullptr;
+  auto unsqueeze =
+      expand ? expand.getInput().getDefiningOp<ReshapeOp>() : nullptr;
+  if (!unsqueeze)
+    return {};
+  Value kv = unsqueeze.getInput();
+  auto vt = cast<RankedTensorType>(v.getType());
+  auto et = cast<RankedTensorType>(expand.getType());
+  auto ut = cast<RankedTensorType>(unsqueeze.getType());
+  auto kt = cast<RankedTensorType>(kv.getType());
+  if (vt.getRank() != 4 || et.getRank() != 5 || ut.getRank() != 5 ||
+      kt.getRank() != 4)
+    return {};
+  int64_t hkv = kt.getDimSize(1), n = et.getDimSize(2);
+  if (ShapedType::isDynamic(hkv) || ShapedType::isDynamic(n) ||
+      ut.getDimSize(1) != hkv || ut.getDimSize(2) != 1 ||
+      et.getDimSize(1) != hkv || vt.getDimSize(1) != hkv * n)
+    return {};
+  auto same = [](Value a, int64_t da, Value b, int64_t db) {
+    return extentOf(a, da) == extentOf(b, db);
+  };
+  Value u = unsqueeze.getResult(), e = expand.getResult();
+  if (!same(u, 0, kv, 0) || !same(u, 3, kv, 2) || !same(u, 4, kv, 3) ||
+      !same(e, 0, u, 0) || !same(e, 3, u, 3) || !same(e, 4, u, 4) ||
+      !same(v, 0, e, 0) || !same(v, 2, e, 3) || !same(v, 3, e, 4))
+    return {};
+  return kv;
+}
+
 /// Tries to match attention around |softmax|; on failure |reason| says why
 /// and |candidate| says whether |softmax| is over a rank-4 tensor.
 std::optional<AttentionMatch>
@@ -366,6 +402,16 @@ struct FuseMatmulSoftmaxMatmul : OpRewritePattern<SoftmaxOp> {
                                 rewriter.getDenseI64ArrayAttr(perm))
                 .getResult();
     }
+    // Grouped-query attention: K and V repeated from the same number of KV
+    // heads are passed unrepeated.
+    Value value = match->value;
+    Value kvKey = peelRepeatKv(key), kvValue = peelRepeatKv(value);
+    if (kvKey && kvValue &&
+        cast<RankedTensorType>(kvKey.getType()).getDimSize(1) ==
+            cast<RankedTensorType>(kvValue.getType()).getDimSize(1)) {
+      key = kvKey;
+      value = kvValue;
+    }
     // Omit the scale when it is the default 1/sqrt(D).
     FloatAttr scale =
         rewriter.getF32FloatAttr(static_cast<float>(match->scale));
@@ -398,7 +444,7 @@ struct FuseMatmulSoftmaxMatmul : OpRewritePattern<SoftmaxOp> {
     }
     auto attention = AttentionOp::create(
         rewriter, loc, match->root->getResult(0).getType(), match->query, key,
-        match->value, mask, scale,
+        value, mask, scale,
         match->causal ? rewriter.getUnitAttr() : UnitAttr(),
         /*window=*/IntegerAttr(), /*sinks=*/IntegerAttr());
     rewriter.replaceOp(match->root, attention.getResult());

@@ -35,8 +35,10 @@ def FuseAttentionPass : InterfacePass<"strata-fuse-attention",
     and the transposes, splits and reshapes between them. What is left must
     be one bool mask (a hiding one is negated) or additive masks (summed
     into one). Every intermediate value must have no other users. `scale`
-    is set unless it equals `1/sqrt(D)`. Grouped-query (expanded KV)
-    recognition is not done.
+    is set unless it equals `1/sqrt(D)`. K and V both spelled as HF's
+    `repeat_kv` (`reshape(expand(reshape(kv, [B, Hkv, 1, S, D]),
+    [B, Hkv, n, S, D]), [B, Hkv * n, S, D])`, extents checked symbolically)
+    are passed unrepeated: grouped-query attention.
 
     ```mlir
     %kt = strata.transpose %k, [0, 1, 3, 2] ...  %s = strata.matmul %q, %kt ...

@@ -221,3 +221,55 @@ func.func @negative_attention_both_masks(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2
   %o = strata.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   return %o : tensor<1x2x4x8xf32>
 }
+
+// -----
+
+// Grouped-query attention, HF repeat_kv: K and V of 2 KV heads unsqueezed,
+// expanded to 2 copies and merged into 4 heads; the op takes the 2-head
+// tensors (query head h uses KV head h / 2).
+// CHECK-LABEL: func.func @fuse_attention_repeat_kv
+//  CHECK-SAME:   (%[[Q:.+]]: tensor<1x4x4x8xf32>, %[[K:.+]]: tensor<1x2x4x8xf32>, %[[V:.+]]: tensor<1x2x4x8xf32>)
+//       CHECK:   strata.attention %[[Q]], %[[K]], %[[V]] : (tensor<1x4x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x4x4x8xf32>
+func.func @fuse_attention_repeat_kv(%q: tensor<1x4x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x4x4x8xf32> {
+  %c = strata.constant dense<2.82842712> : tensor<f32>
+  %shape = strata.constant dense<[1, 2, 2, 4, 8]> : tensor<5xi64>
+  %k1 = strata.reshape %k : (tensor<1x2x4x8xf32>) -> tensor<1x2x1x4x8xf32>
+  %k2 = strata.expand %k1, %shape : (tensor<1x2x1x4x8xf32>, tensor<5xi64>) -> tensor<1x2x2x4x8xf32>
+  %k3 = strata.reshape %k2 : (tensor<1x2x2x4x8xf32>) -> tensor<1x4x4x8xf32>
+  %v1 = strata.reshape %v : (tensor<1x2x4x8xf32>) -> tensor<1x2x1x4x8xf32>
+  %v2 = strata.expand %v1, %shape : (tensor<1x2x1x4x8xf32>, tensor<5xi64>) -> tensor<1x2x2x4x8xf32>
+  %v3 = strata.reshape %v2 : (tensor<1x2x2x4x8xf32>) -> tensor<1x4x4x8xf32>
+  %kt = strata.transpose %k3, [0, 1, 3, 2] : tensor<1x4x4x8xf32> -> tensor<1x4x8x4xf32>
+  %s = strata.matmul %q, %kt : (tensor<1x4x4x8xf32>, tensor<1x4x8x4xf32>) -> tensor<1x4x4x4xf32>
+  %d = strata.div %s, %c : (tensor<1x4x4x4xf32>, tensor<f32>) -> tensor<1x4x4x4xf32>
+  %p = strata.softmax %d {axis = -1 : i64} : tensor<1x4x4x4xf32>
+  %o = strata.matmul %p, %v3 : (tensor<1x4x4x4xf32>, tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>
+  return %o : tensor<1x4x4x8xf32>
+}
+
+// -----
+
+// Repeating the whole head block ([B, n, Hkv, S, D], query head h uses KV
+// head h % 2) is not the grouping of strata.attention: K and V stay
+// repeated.
+// CHECK-LABEL: func.func @fuse_attention_tiled_kv_stays_repeated
+//  CHECK-SAME:   (%[[Q:.+]]: tensor<1x4x4x8xf32>, %[[K:.+]]: tensor<1x2x4x8xf32>, %[[V:.+]]: tensor<1x2x4x8xf32>)
+//       CHECK:   %[[K3:.+]] = strata.reshape {{.*}} -> tensor<1x4x4x8xf32>
+//       CHECK:   %[[V3:.+]] = strata.reshape {{.*}} -> tensor<1x4x4x8xf32>
+//       CHECK:   strata.attention %[[Q]], %[[K3]], %[[V3]] :
+func.func @fuse_attention_tiled_kv_stays_repeated(%q: tensor<1x4x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x4x4x8xf32> {
+  %c = strata.constant dense<2.82842712> : tensor<f32>
+  %shape = strata.constant dense<[1, 2, 2, 4, 8]> : tensor<5xi64>
+  %k1 = strata.reshape %k : (tensor<1x2x4x8xf32>) -> tensor<1x1x2x4x8xf32>
+  %k2 = strata.expand %k1, %shape : (tensor<1x1x2x4x8xf32>, tensor<5xi64>) -> tensor<1x2x2x4x8xf32>
+  %k3 = strata.reshape %k2 : (tensor<1x2x2x4x8xf32>) -> tensor<1x4x4x8xf32>
+  %v1 = strata.reshape %v : (tensor<1x2x4x8xf32>) -> tensor<1x1x2x4x8xf32>
+  %v2 = strata.expand %v1, %shape : (tensor<1x1x2x4x8xf32>, tensor<5xi64>) -> tensor<1x2x2x4x8xf32>
+  %v3 = strata.reshape %v2 : (tensor<1x2x2x4x8xf32>) -> tensor<1x4x4x8xf32>
+  %kt = strata.transpose %k3, [0, 1, 3, 2] : tensor<1x4x4x8xf32> -> tensor<1x4x8x4xf32>
+  %s = strata.matmul %q, %kt : (tensor<1x4x4x8xf32>, tensor<1x4x8x4xf32>) -> tensor<1x4x4x4xf32>
+  %d = strata.div %s, %c : (tensor<1x4x4x4xf32>, tensor<f32>) -> tensor<1x4x4x4xf32>
+  %p = strata.softmax %d {axis = -1 : i64} : tensor<1x4x4x4xf32>
+  %o = strata.matmul %p, %v3 : (tensor<1x4x4x4xf32>, tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>
+  return %o : tensor<1x4x4x8xf32>
+}
