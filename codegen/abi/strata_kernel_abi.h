@@ -40,15 +40,17 @@ extern "C" {
  * (below), inputs in manifest order, then a rank-1 i8 descriptor of the
  * mapped weights section. `results` points to the descriptors of every
  * output, laid out back to back in manifest order (each descriptor is a
- * sequence of 8-byte fields, so there is no padding). Output buffers are
- * allocated by the generated code with the C library's malloc; the caller
- * copies what it needs and releases them with free(desc->allocated).
+ * sequence of 8-byte fields, so there is no padding). Every buffer the
+ * generated code allocates, outputs included, comes from the import
+ * strata_rt_alloc and goes back through strata_rt_free (never the C
+ * library's malloc/free); the caller copies the outputs and releases their
+ * `allocated` pointers through the same allocator.
  * Tensors are row-major and contiguous: strides are the suffix products of
  * the sizes and offset is 0, for inputs and outputs alike.
  *
  * Ownership rules the runtime relies on:
  *  - inputs and the weights are read-only to the generated code;
- *  - every output descriptor's `allocated` is a fresh malloc() result (never
+ *  - every output descriptor's `allocated` is a fresh strata_rt_alloc result (never
  *    an input's or the weights' buffer, never a memref.global, whose
  *    `allocated` MLIR sets to 0xdeadbeef); two outputs may share one
  *    allocation, which the runtime then frees once;

@@ -11,13 +11,17 @@
 
 #include "codegen/abi/strata_artifact_format.h"
 #include "codegen/cpu/MatmulToRuntime.h"
+#include "codegen/cpu/OutlineKernels.h"
 #include "codegen/cpu/RuntimeImports.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -143,6 +147,22 @@ void copiesToLinalg(ModuleOp module) {
                            copy.getTarget());
     copy.erase();
   }
+}
+
+// exp, tanh, erf and log as inline polynomials instead of libm calls: the
+// elementwise loops around them (softmax, GELU) then vectorize. MLIR's
+// approximations are within a few ulp in fp32 and keep inf/NaN behaviour
+// (checked by the e2e fixtures and the ONNX node tests of each op).
+LogicalResult approximateMathFunctions(ModuleOp module) {
+  RewritePatternSet patterns(module.getContext());
+  populateMathPolynomialApproximationPatterns(
+      patterns, [](llvm::StringRef name) {
+        return name == "math.tanh" || name == "math.erf" ||
+               name == "math.exp" || name == "math.expm1" ||
+               name == "math.log" || name == "math.log1p" ||
+               name == "math.log2";
+      });
+  return applyPatternsGreedily(module, std::move(patterns));
 }
 
 // STRATA_CPU_FEATURE_* bits for an LLVM feature string ("+avx2,+fma,...").
@@ -278,9 +298,12 @@ FailureOr<std::vector<char>> lowerToLLVMDialect(ModuleOp module) {
   copiesToLinalg(module);
   if (failed(lowerMatmulsToRuntime(module)))
     return failure();
+  if (failed(approximateMathFunctions(module)))
+    return module.emitError() << "math approximation did not converge";
   std::vector<char> weights;
   if (failed(externalizeWeights(module, weights)))
     return failure();
+  outlineKernels(module);
   if (failed(runPipeline(module, kLoweringPipeline)))
     return failure();
   return weights;
@@ -299,6 +322,10 @@ FailureOr<CpuCode> generateCpuCode(ModuleOp module, const CpuTarget &target) {
   if (!llvmModule)
     return module.emitError() << "translation to LLVM IR failed";
   bindRuntimeImports(*llvmModule);
+  // Kept out of line: see OutlineKernels.h.
+  for (llvm::Function &f : *llvmModule)
+    if (f.getName().starts_with(kKernelPrefix))
+      f.addFnAttr(llvm::Attribute::NoInline);
 
   auto [cpu, features] = resolveTarget(target);
   llvm::Triple triple(llvm::sys::getDefaultTargetTriple());

@@ -16,7 +16,26 @@
 
 namespace strata::codegen::cpu {
 
+namespace {
+
+// Redirects every use of C library function |from| to a declaration of
+// runtime import |to| of the same type.
+void redirect(llvm::Module &module, llvm::StringRef from, llvm::StringRef to) {
+  llvm::Function *f = module.getFunction(from);
+  if (!f)
+    return;
+  llvm::FunctionCallee callee =
+      module.getOrInsertFunction(to, f->getFunctionType());
+  f->replaceAllUsesWith(callee.getCallee());
+  f->eraseFromParent();
+}
+
+} // namespace
+
 void bindRuntimeImports(llvm::Module &module) {
+  // Buffers come from the runtime (ABI v2), which reuses them across runs.
+  redirect(module, "malloc", "strata_rt_alloc");
+  redirect(module, "free", "strata_rt_free");
   llvm::LLVMContext &ctx = module.getContext();
   auto *ptrType = llvm::PointerType::getUnqual(ctx);
   uint32_t count = 0;

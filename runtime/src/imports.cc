@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "buffer_cache.h"
 #include "kernels/matmul_f32.h"
 #include "strata_kernel_abi.h"
 
@@ -21,6 +22,8 @@ struct Import {
 // Every function generated code may import (ABI version 2).
 const Import kImports[] = {
     {"strata_rt_matmul_f32", reinterpret_cast<void*>(&kernels::strataMatmulF32)},
+    {"strata_rt_alloc", reinterpret_cast<void*>(&strataRtAlloc)},
+    {"strata_rt_free", reinterpret_cast<void*>(&strataRtFree)},
 };
 
 }  // namespace

@@ -18,6 +18,7 @@
 
 #include <memory>
 
+#include "buffer_cache.h"
 #include "module_internal.h"
 #include "tensor_internal.h"
 #include "thread_pool.h"
@@ -29,6 +30,8 @@ struct strata_session_t {
   /// Started on the first run with threadCount threads (0: one per CPU this
   /// process may use); a new count takes effect on the next run.
   std::unique_ptr<strata::runtime::ThreadPool> pool;
+  /// Buffers of the generated code, reused from run to run.
+  strata::runtime::BufferCache buffers;
 };
 
 namespace strata::runtime {
@@ -231,7 +234,8 @@ strata_status_t run(strata_session_t* session, const char* entryName,
     session->pool = std::make_unique<ThreadPool>(threads);
   }
   {
-    ScopedCurrentPool current(session->pool.get());
+    ScopedCurrentPool currentPool(session->pool.get());
+    ScopedBufferCache currentBuffers(&session->buffers);
     callEntry(entry->function, args.data(), args.size());
   }
 
@@ -272,7 +276,7 @@ strata_status_t run(strata_session_t* session, const char* entryName,
   keep.insert(const_cast<uint8_t*>(module->view.weights.data));
   keep.insert(nullptr);
   for (const Result& r : decoded) {
-    if (keep.insert(r.allocated).second) std::free(r.allocated);
+    if (keep.insert(r.allocated).second) releaseBuffer(r.allocated);
   }
   if (status) {
     for (strata_tensor_t* tensor : created) strata_tensor_release(tensor);

@@ -33,10 +33,14 @@ typedef struct {
   int64_t strides[2];
 } desc2;
 
-/* Kernel ABI v2 imports: this code imports no runtime function. */
-EXPORT const uint32_t __strata_import_count = 0;
+/* Kernel ABI v2 imports: results come from the runtime's allocator, as in
+ * generated code; the runtime binds the pointer after loading. */
+EXPORT void* (*__strata_import_strata_rt_alloc)(uint64_t) = 0;
+EXPORT const uint32_t __strata_import_count = 1;
 
-static void* alloc_result(size_t bytes) { return malloc(bytes ? bytes : 1); }
+static void* alloc_result(size_t bytes) {
+  return __strata_import_strata_rt_alloc(bytes ? bytes : 1);
+}
 
 static void set1(desc1* d, void* data, int64_t n) {
   d->allocated = d->aligned = data;

@@ -1,0 +1,65 @@
+//===- buffer_cache.h - Reused buffers for generated code -----------------===//
+// SPDX-License-Identifier: Apache-2.0
+// Generated code allocates its intermediates and results through the
+// strata_rt_alloc/strata_rt_free imports. A session keeps every freed block
+// by size class and hands it out again, so after the first run of a shape a
+// run takes no memory from the OS (no page faults, no zeroing of fresh
+// pages: ~10% of a GPT-2 prefill with plain malloc).
+
+#ifndef STRATA_RUNTIME_SRC_BUFFER_CACHE_H_
+#define STRATA_RUNTIME_SRC_BUFFER_CACHE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+
+namespace strata::runtime {
+
+class BufferCache {
+ public:
+  BufferCache() = default;
+  ~BufferCache();
+  BufferCache(const BufferCache&) = delete;
+  BufferCache& operator=(const BufferCache&) = delete;
+
+  /// Bytes held for reuse.
+  size_t cachedBytes() const;
+
+ private:
+  friend void* allocateBuffer(uint64_t bytes);
+  friend void releaseBuffer(void* ptr);
+  void* take(size_t sizeClass);
+  void give(void* block, size_t sizeClass);
+
+  mutable std::mutex mutex_;
+  std::multimap<size_t, void*> free_;
+  size_t cachedBytes_ = 0;
+};
+
+/// 64-byte aligned memory from the current cache of this thread (plain
+/// memory if none); null if the system is out of memory.
+void* allocateBuffer(uint64_t bytes);
+
+/// Returns a block of allocateBuffer to the cache it came from (or the
+/// system). Null is ignored.
+void releaseBuffer(void* ptr);
+
+/// Makes |cache| this thread's current cache for its lifetime.
+class ScopedBufferCache {
+ public:
+  explicit ScopedBufferCache(BufferCache* cache);
+  ~ScopedBufferCache();
+  ScopedBufferCache(const ScopedBufferCache&) = delete;
+  ScopedBufferCache& operator=(const ScopedBufferCache&) = delete;
+
+ private:
+  BufferCache* previous_;
+};
+
+extern "C" void* strataRtAlloc(uint64_t bytes);
+extern "C" void strataRtFree(void* ptr);
+
+}  // namespace strata::runtime
+
+#endif  // STRATA_RUNTIME_SRC_BUFFER_CACHE_H_
