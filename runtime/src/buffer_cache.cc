@@ -44,7 +44,15 @@ void* systemBlock(size_t sizeClass) {
 }  // namespace
 
 BufferCache::~BufferCache() {
-  for (auto& [size, block] : free_) std::free(block);
+  for (auto& [size, block] : free_) strata_allocator_free(allocator_, block);
+}
+
+void BufferCache::retain() {
+  references_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void BufferCache::release() {
+  if (references_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
 }
 
 size_t BufferCache::cachedBytes() const {
@@ -63,7 +71,14 @@ void* BufferCache::take(size_t sizeClass) {
       return block;
     }
   }
-  return systemBlock(sizeClass);
+  void* block = nullptr;
+  strata_status_t status =
+      strata_allocator_malloc(allocator_, sizeClass + kHeader, 64, &block);
+  if (status) {
+    strata_status_free(status);
+    return nullptr;
+  }
+  return block;
 }
 
 void BufferCache::give(void* block, size_t sizeClass) {
@@ -92,6 +107,20 @@ void releaseBuffer(void* ptr) {
   } else {
     std::free(header);
   }
+}
+
+void* adoptBuffer(void* ptr) {
+  if (ptr) {
+    if (BufferCache* owner = headerOf(ptr)->owner) owner->retain();
+  }
+  return ptr;
+}
+
+void releaseAdoptedBuffer(void* ptr) {
+  if (!ptr) return;
+  BufferCache* owner = headerOf(ptr)->owner;
+  releaseBuffer(ptr);
+  if (owner) owner->release();
 }
 
 ScopedBufferCache::ScopedBufferCache(BufferCache* cache)

@@ -9,29 +9,44 @@
 #ifndef STRATA_RUNTIME_SRC_BUFFER_CACHE_H_
 #define STRATA_RUNTIME_SRC_BUFFER_CACHE_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <mutex>
 
+#include "strata/runtime/allocator.h"
+
 namespace strata::runtime {
 
+/// Reference counted: the session holds one reference and every block handed
+/// out as an output tensor's data holds another, so outputs may outlive the
+/// session. Create with `new`, drop with release().
 class BufferCache {
  public:
-  BufferCache() = default;
-  ~BufferCache();
+  /// Blocks come from |allocator| (the session's).
+  explicit BufferCache(strata_allocator_t allocator) : allocator_(allocator) {}
   BufferCache(const BufferCache&) = delete;
   BufferCache& operator=(const BufferCache&) = delete;
+
+  void retain();
+  /// Drops a reference; the last one frees the cache and its blocks.
+  void release();
 
   /// Bytes held for reuse.
   size_t cachedBytes() const;
 
  private:
+  ~BufferCache();
   friend void* allocateBuffer(uint64_t bytes);
   friend void releaseBuffer(void* ptr);
+  friend void* adoptBuffer(void* ptr);
+  friend void releaseAdoptedBuffer(void* ptr);
   void* take(size_t sizeClass);
   void give(void* block, size_t sizeClass);
 
+  strata_allocator_t allocator_;
+  std::atomic<int> references_{1};
   mutable std::mutex mutex_;
   std::multimap<size_t, void*> free_;
   size_t cachedBytes_ = 0;
@@ -44,6 +59,13 @@ void* allocateBuffer(uint64_t bytes);
 /// Returns a block of allocateBuffer to the cache it came from (or the
 /// system). Null is ignored.
 void releaseBuffer(void* ptr);
+
+/// Marks a block of allocateBuffer as owned by an output tensor from now
+/// on: it keeps its cache alive until releaseAdoptedBuffer. Returns |ptr|.
+void* adoptBuffer(void* ptr);
+
+/// Releases a block adopted by adoptBuffer (the tensor's data release).
+void releaseAdoptedBuffer(void* ptr);
 
 /// Makes |cache| this thread's current cache for its lifetime.
 class ScopedBufferCache {

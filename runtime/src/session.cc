@@ -30,8 +30,12 @@ struct strata_session_t {
   /// Started on the first run with threadCount threads (0: one per CPU this
   /// process may use); a new count takes effect on the next run.
   std::unique_ptr<strata::runtime::ThreadPool> pool;
-  /// Buffers of the generated code, reused from run to run.
-  strata::runtime::BufferCache buffers;
+  /// Buffers of the generated code, reused from run to run (one reference;
+  /// output tensors that kept a buffer hold others).
+  strata::runtime::BufferCache* buffers = nullptr;
+  ~strata_session_t() {
+    if (buffers) buffers->release();
+  }
 };
 
 namespace strata::runtime {
@@ -235,7 +239,7 @@ strata_status_t run(strata_session_t* session, const char* entryName,
   }
   {
     ScopedCurrentPool currentPool(session->pool.get());
-    ScopedBufferCache currentBuffers(&session->buffers);
+    ScopedBufferCache currentBuffers(session->buffers);
     callEntry(entry->function, args.data(), args.size());
   }
 
@@ -254,27 +258,39 @@ strata_status_t run(strata_session_t* session, const char* entryName,
     }
     cursor += 3 + 2 * rank;
   }
-  strata_status_t status = nullptr;
-  std::vector<strata_tensor_t*> created(outputCount, nullptr);
-  for (size_t o = 0; o < outputCount && !status; ++o) {
-    const ManifestTensor& expected = manifestEntry.outputs[o];
-    status =
-        checkResult(manifestEntry, o, module->manifest, bindings, decoded[o]);
-    if (!status) {
-      status = createTensor(static_cast<strata_dtype_t>(expected.dtype),
-                            expected.rank, decoded[o].sizes, session->allocator,
-                            /*zero=*/false, &created[o]);
-    }
-    if (!status && created[o]->byteSize > 0) {
-      std::memcpy(created[o]->data, decoded[o].aligned, created[o]->byteSize);
-    }
-  }
-  // Free each distinct generated buffer once; never one the runtime or the
-  // caller owns (ABI violations that would otherwise corrupt the heap).
+  // Buffers the runtime or the caller owns are never freed or handed out
+  // (ABI violations that would otherwise corrupt the heap); each distinct
+  // generated buffer is freed once, or handed to its output tensor.
   std::set<void*> keep;
   for (size_t i = 0; i < inputCount; ++i) keep.insert(inputs[i]->data);
   keep.insert(const_cast<uint8_t*>(module->view.weights.data));
   keep.insert(nullptr);
+  strata_status_t status = nullptr;
+  std::vector<strata_tensor_t*> created(outputCount, nullptr);
+  for (size_t o = 0; o < outputCount && !status; ++o) {
+    const ManifestTensor& expected = manifestEntry.outputs[o];
+    const Result& r = decoded[o];
+    status = checkResult(manifestEntry, o, module->manifest, bindings, r);
+    if (status) break;
+    const auto dtype = static_cast<strata_dtype_t>(expected.dtype);
+    // A buffer of its own starting at its allocation becomes the tensor's
+    // data as is: no copy (a decode step's KV outputs are tens of MB).
+    if (r.aligned == r.allocated && keep.insert(r.allocated).second) {
+      status = wrapTensor(dtype, expected.rank, r.sizes, session->allocator,
+                          r.allocated, releaseAdoptedBuffer, &created[o]);
+      if (status) {
+        releaseBuffer(r.allocated);
+      } else {
+        adoptBuffer(r.allocated);
+      }
+      continue;
+    }
+    status = createTensor(dtype, expected.rank, r.sizes, session->allocator,
+                          /*zero=*/false, &created[o]);
+    if (!status && created[o]->byteSize > 0) {
+      std::memcpy(created[o]->data, r.aligned, created[o]->byteSize);
+    }
+  }
   for (const Result& r : decoded) {
     if (keep.insert(r.allocated).second) releaseBuffer(r.allocated);
   }
@@ -320,6 +336,12 @@ strata_status_t strata_session_create(strata_module_t* module,
   session->module = module;
   session->allocator = allocator;
   session->threadCount = options->thread_count;
+  session->buffers = new (std::nothrow) strata::runtime::BufferCache(allocator);
+  if (!session->buffers) {
+    strata_session_release(session);
+    return STRATA_MAKE_STATUS(STRATA_STATUS_RESOURCE_EXHAUSTED,
+                              "out of memory creating a session");
+  }
   *out_session = session;
   return nullptr;
 }

@@ -87,6 +87,30 @@ strata_status_t createTensor(strata_dtype_t dtype, uint32_t rank,
   return nullptr;
 }
 
+strata_status_t wrapTensor(strata_dtype_t dtype, uint32_t rank,
+                           const int64_t* dims, strata_allocator_t allocator,
+                           void* data, void (*releaseData)(void*),
+                           strata_tensor_t** out_tensor) {
+  size_t elements = 0, bytes = 0;
+  STRATA_RETURN_IF_ERROR(computeByteSize(dtype, rank, dims, &elements, &bytes));
+  void* record = nullptr;
+  STRATA_RETURN_IF_ERROR(strata_allocator_malloc(
+      allocator, sizeof(strata_tensor_t), alignof(strata_tensor_t), &record));
+  auto* tensor = new (record) strata_tensor_t;
+  tensor->allocator = allocator;
+  tensor->dtype = dtype;
+  tensor->rank = rank;
+  for (uint32_t d = 0; d < STRATA_MAX_RANK; ++d) {
+    tensor->dims[d] = d < rank ? dims[d] : 0;
+  }
+  tensor->elementCount = elements;
+  tensor->byteSize = bytes;
+  tensor->data = data;
+  tensor->releaseData = releaseData;
+  *out_tensor = tensor;
+  return nullptr;
+}
+
 }  // namespace strata::runtime
 
 using strata::runtime::computeByteSize;
@@ -160,7 +184,11 @@ strata_status_t strata_tensor_create_copy(strata_dtype_t dtype, uint32_t rank,
 void strata_tensor_release(strata_tensor_t* tensor) {
   if (!tensor) return;
   strata_allocator_t allocator = tensor->allocator;
-  strata_allocator_free(allocator, tensor->data);
+  if (tensor->releaseData) {
+    tensor->releaseData(tensor->data);
+  } else {
+    strata_allocator_free(allocator, tensor->data);
+  }
   tensor->~strata_tensor_t();
   strata_allocator_free(allocator, tensor);
 }

@@ -18,6 +18,9 @@ struct strata_tensor_t {
   size_t elementCount;
   size_t byteSize;
   void* data;
+  /// Frees |data| instead of |allocator| when set: outputs that hand over
+  /// a buffer of the generated code without copying it.
+  void (*releaseData)(void* data) = nullptr;
 };
 
 namespace strata::runtime {
@@ -32,6 +35,13 @@ strata_status_t computeByteSize(strata_dtype_t dtype, uint32_t rank,
 strata_status_t createTensor(strata_dtype_t dtype, uint32_t rank,
                              const int64_t* dims, strata_allocator_t allocator,
                              bool zero, strata_tensor_t** out_tensor);
+
+/// A tensor record (from |allocator|) over |data| of the given shape, which
+/// |releaseData| frees when the tensor is released.
+strata_status_t wrapTensor(strata_dtype_t dtype, uint32_t rank,
+                           const int64_t* dims, strata_allocator_t allocator,
+                           void* data, void (*releaseData)(void*),
+                           strata_tensor_t** out_tensor);
 
 }  // namespace strata::runtime
 

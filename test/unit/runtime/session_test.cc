@@ -291,6 +291,28 @@ TEST_F(SessionTest, OutputsComeFromTheSessionAllocator) {
   EXPECT_EQ(counting.live, 0);
 }
 
+// Outputs take the generated code's buffer without a copy; it stays valid
+// after the session is gone and returns to the session's cache on release.
+TEST_F(SessionTest, OutputBuffersAreReusedAndOutliveTheSession) {
+  strata_session_t* own = nullptr;
+  STRATA_ASSERT_OK(strata_session_create(module.get(), nullptr,
+                                         strata_allocator_system(), &own));
+  const strata_tensor_t* x = tensors.f32({2, 4});
+  strata_tensor_t* first = nullptr;
+  STRATA_ASSERT_OK(strata_session_run(own, "add_bias", &x, 1, &first, 1));
+  void* firstData = strata_tensor_data(first);
+  strata_tensor_release(first);
+  strata_tensor_t* second = nullptr;
+  STRATA_ASSERT_OK(strata_session_run(own, "add_bias", &x, 1, &second, 1));
+  EXPECT_EQ(strata_tensor_data(second), firstData);  // the cached block
+  strata_session_release(own);
+  const float* y = static_cast<const float*>(strata_tensor_data(second));
+  const float* in = static_cast<const float*>(strata_tensor_data(
+      const_cast<strata_tensor_t*>(x)));
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(y[i], in[i] + float(i % 4 + 1));
+  strata_tensor_release(second);
+}
+
 TEST_F(SessionTest, SessionsRunOneModuleConcurrently) {
   std::vector<std::thread> threads;
   std::vector<int> failures(4, 0);
