@@ -45,13 +45,14 @@ ThreadPool::~ThreadPool() {
   for (std::thread& worker : workers_) worker.join();
 }
 
-void ThreadPool::runTasks() {
+void ThreadPool::runTasks(Job& job) {
   bool wasInTask = tInTask;
   tInTask = true;
   for (;;) {
-    size_t i = next_.fetch_add(1, std::memory_order_relaxed);
-    if (i >= count_) break;
-    task_(context_, i);
+    size_t i = job.next.fetch_add(1, std::memory_order_relaxed);
+    if (i >= job.count) break;
+    job.task(job.context, i);
+    job.remaining.fetch_sub(1, std::memory_order_acq_rel);
   }
   tInTask = wasInTask;
 }
@@ -73,8 +74,13 @@ void ThreadPool::workerMain() {
     }
     seen = current;
     if (stop_.load(std::memory_order_acquire)) return;
-    runTasks();
-    busy_.fetch_sub(1, std::memory_order_acq_rel);
+    Job& job = jobs_[current & 1];
+    // Enter the slot, then check it still holds this loop (the caller marks
+    // a slot stale before it waits for the slot to empty; seq_cst orders
+    // the two handshakes).
+    job.references.fetch_add(1);
+    if (job.generation.load() == current) runTasks(job);
+    job.references.fetch_sub(1);
   }
 }
 
@@ -87,22 +93,27 @@ void ThreadPool::parallelFor(size_t count, void (*task)(void*, size_t),
     tInTask = wasInTask;
     return;
   }
-  task_ = task;
-  context_ = context;
-  count_ = count;
-  next_.store(0, std::memory_order_relaxed);
-  busy_.store(static_cast<uint32_t>(workers_.size()),
-              std::memory_order_relaxed);
+  const uint64_t generation =
+      generation_.load(std::memory_order_relaxed) + 1;
+  Job& job = jobs_[generation & 1];
+  job.generation.store(0);
+  while (job.references.load() != 0) STRATA_CPU_RELAX();
+  job.task = task;
+  job.context = context;
+  job.count = count;
+  job.next.store(0, std::memory_order_relaxed);
+  job.remaining.store(count, std::memory_order_relaxed);
+  job.generation.store(generation);
   {
     // Publishing under the lock pairs with the sleepers' predicate check.
     std::lock_guard<std::mutex> lock(mutex_);
-    generation_.fetch_add(1, std::memory_order_acq_rel);
+    generation_.store(generation, std::memory_order_release);
   }
   wake_.notify_all();
-  runTasks();
-  // Every worker joins every generation, so wait for all of them: the
-  // loop's state must not change while one is still reading it.
-  while (busy_.load(std::memory_order_acquire) != 0) STRATA_CPU_RELAX();
+  runTasks(job);
+  // Wait for the tasks, not the workers: one that has not woken up yet
+  // finds every task claimed.
+  while (job.remaining.load(std::memory_order_acquire) != 0) STRATA_CPU_RELAX();
 }
 
 ThreadPool* currentThreadPool() { return tCurrentPool; }

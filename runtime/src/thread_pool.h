@@ -45,22 +45,29 @@ class ThreadPool {
   }
 
  private:
+  // One parallel loop. Two slots alternate, so a worker that wakes late for
+  // an old loop finds its slot either still valid (and its tasks all
+  // claimed) or marked stale; the caller never waits for such a worker.
+  struct Job {
+    std::atomic<uint64_t> generation{0};  // 0 while being (re)filled
+    std::atomic<uint32_t> references{0};  // workers inside this slot
+    void (*task)(void*, size_t) = nullptr;
+    void* context = nullptr;
+    size_t count = 0;
+    std::atomic<size_t> next{0};
+    std::atomic<size_t> remaining{0};  // tasks not yet finished
+  };
+
   void workerMain();
-  void runTasks();
+  static void runTasks(Job& job);
 
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable wake_;
-  // Bumped once per loop; workers run each generation once.
+  // Bumped once per loop (starting at 1); workers follow it.
   std::atomic<uint64_t> generation_{0};
   std::atomic<bool> stop_{false};
-  // The loop in progress.
-  void (*task_)(void*, size_t) = nullptr;
-  void* context_ = nullptr;
-  size_t count_ = 0;
-  std::atomic<size_t> next_{0};
-  // Workers still inside the current loop.
-  std::atomic<uint32_t> busy_{0};
+  Job jobs_[2];
 };
 
 /// The pool loops on this thread run on (null: run serially).

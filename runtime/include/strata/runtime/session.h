@@ -42,7 +42,10 @@ STRATA_API_EXPORT void strata_session_options_init(
     strata_session_options_t* options);
 
 /// Creates a session running |module|, which it retains. |options| may be
-/// NULL for the defaults. Outputs of runs are allocated from |allocator|.
+/// NULL for the defaults. Output tensors and every buffer of the generated
+/// code come from |allocator| (the latter through the session's buffer
+/// cache, which may keep blocks until the session and the outputs holding
+/// them are released).
 /// |out_session| belongs to the caller (strata_session_release). Returns
 /// INVALID_ARGUMENT for a NULL module or thread_count above
 /// STRATA_SESSION_MAX_THREADS.
