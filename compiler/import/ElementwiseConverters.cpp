@@ -13,6 +13,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cmath>
+
 using namespace mlir;
 using namespace strata::ir;
 
@@ -283,6 +285,38 @@ LogicalResult convertCast(ImportContext &ctx) {
     if (!target)
       return ctx.error() << "cannot cast to unsupported type "
                          << onnxDataTypeName(static_cast<int32_t>(to->i()));
+  }
+  // saturate (opset 19) only matters for fp8 targets: strata.cast
+  // saturates (out-of-range values and infinities become the largest finite
+  // value). Without saturation they become NaN in the formats without
+  // infinity: mark those inputs NaN first, which the cast keeps NaN.
+  FailureOr<int64_t> saturate = ctx.intAttr("saturate", 1);
+  if (failed(saturate))
+    return failure();
+  if (!*saturate && isa<Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type,
+                        Float8E5M2FNUZType>(target)) {
+    Type from = typeOf(x).getElementType();
+    if (isa<Float8E5M2Type>(target) || !isa<FloatType>(from))
+      return ctx.error() << "saturate=0 is supported only from a float type "
+                            "to an fp8 type without infinity";
+    // The smallest magnitude that rounds past the largest finite value
+    // (ties to even): 448 + 16 ties down, 240 + 8 and 57344 + 4096 tie up.
+    double threshold = isa<Float8E4M3FNType>(target)    ? 464.0
+                       : isa<Float8E4M3FNUZType>(target) ? 248.0
+                                                          : 61440.0;
+    bool tieOverflows = !isa<Float8E4M3FNType>(target);
+    OpBuilder &b = ctx.b();
+    auto boolType = RankedTensorType::get(typeOf(x).getShape(), b.getI1Type());
+    Value magnitude = AbsOp::create(b, ctx.loc(), x.getType(), x);
+    Value limit = ctx.constScalar(from, threshold);
+    Value overflow =
+        tieOverflows
+            ? Value(GreaterEqualOp::create(b, ctx.loc(), boolType, magnitude,
+                                           limit))
+            : Value(GreaterOp::create(b, ctx.loc(), boolType, magnitude,
+                                      limit));
+    x = WhereOp::create(b, ctx.loc(), x.getType(), overflow,
+                        ctx.constScalar(from, std::nan("")), x);
   }
   auto type = RankedTensorType::get(typeOf(x).getShape(), target);
   Value y = type == x.getType()

@@ -245,6 +245,13 @@ Value castScalar(OpBuilder &b, Location l, Value x, Type to,
   Type from = x.getType();
   if (from == to)
     return x;
+  // fp8 goes through f32 in integer arithmetic (Float8Conversion.cpp).
+  Type f32 = b.getF32Type();
+  if (isFloat8(from))
+    return castScalar(b, l, extendFloat8(b, l, x), to, false, toUnsigned);
+  if (isFloat8(to))
+    return truncateToFloat8(b, l, castScalar(b, l, x, f32, fromUnsigned),
+                            to);
   bool fromF = isa<FloatType>(from), toF = isa<FloatType>(to);
   if (to.isInteger(1)) {
     Value zero = scalarConstant(b, l, from, 0);

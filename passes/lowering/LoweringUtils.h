@@ -59,6 +59,18 @@ mlir::Value mulScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
 mlir::Value maxScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
                       mlir::Value y);
 
+/// True for the fp8 element types ONNX Cast converts to and from.
+bool isFloat8(mlir::Type t);
+
+/// The f32 value of fp8 scalar |x| (exact), built from integer operations.
+mlir::Value extendFloat8(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x);
+
+/// f32 scalar |x| as fp8 type |to| with ONNX Cast (saturate=1) semantics:
+/// round to nearest even, out of range values and infinities to the
+/// largest finite value of their sign, NaN to NaN.
+mlir::Value truncateToFloat8(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::Value x, mlir::Type to);
+
 /// |axis| (an I64Attr value, which ODS hands out as uint64_t) normalized
 /// into [0, rank).
 inline int64_t normalizedAxis(uint64_t axis, int64_t rank) {
