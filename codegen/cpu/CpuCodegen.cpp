@@ -3,9 +3,8 @@
 // Pipeline: one-shot bufferization -> contractions become calls to the
 // runtime's matmul (weights packed) -> weights moved into a separate image
 // -> loops -> LLVM dialect -> LLVM IR -> O3 -> object (TargetMachine) ->
-// shared object (lld, in-process). Version 1 runs loops single-threaded and
-// lets generated code malloc its buffers; tiling, vectorization, the arena
-// memory plan and the thread pool replace those next (docs/architecture.md).
+// shared object (lld, in-process). docs/architecture.md has the whole
+// picture, docs/design/cpu-matmul.md why matmuls call the runtime.
 
 #include "codegen/cpu/CpuCodegen.h"
 
@@ -43,6 +42,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/TargetParser/Host.h"
 
 LLD_HAS_DRIVER(elf)
@@ -281,7 +281,8 @@ void copyAliasingResults(ModuleOp module) {
 
 } // namespace
 
-FailureOr<std::vector<char>> lowerToLLVMDialect(ModuleOp module) {
+FailureOr<std::vector<char>> lowerToLLVMDialect(ModuleOp module,
+                                                CpuCodegenStats *stats) {
   // Every public function gets MLIR's C interface (kernel ABI v2).
   // Argument/result attributes (ONNX names, dim names) were read into the
   // manifest already and mean nothing to LLVM.
@@ -296,21 +297,29 @@ FailureOr<std::vector<char>> lowerToLLVMDialect(ModuleOp module) {
   if (failed(runPipeline(module, kBufferizePipeline)))
     return failure();
   copiesToLinalg(module);
-  if (failed(lowerMatmulsToRuntime(module)))
+  FailureOr<MatmulLoweringStats> matmuls = lowerMatmulsToRuntime(module);
+  if (failed(matmuls))
     return failure();
   if (failed(approximateMathFunctions(module)))
     return module.emitError() << "math approximation did not converge";
   std::vector<char> weights;
   if (failed(externalizeWeights(module, weights)))
     return failure();
-  outlineKernels(module);
+  unsigned kernels = outlineKernels(module);
+  if (stats) {
+    stats->kernels = kernels;
+    stats->matmulCalls = matmuls->calls;
+    stats->packedMatmulCalls = matmuls->packedCalls;
+    stats->packedWeights = matmuls->packedWeights;
+  }
   if (failed(runPipeline(module, kLoweringPipeline)))
     return failure();
   return weights;
 }
 
 FailureOr<CpuCode> generateCpuCode(ModuleOp module, const CpuTarget &target) {
-  FailureOr<std::vector<char>> weights = lowerToLLVMDialect(module);
+  CpuCodegenStats stats;
+  FailureOr<std::vector<char>> weights = lowerToLLVMDialect(module, &stats);
   if (failed(weights))
     return failure();
 
@@ -349,6 +358,20 @@ FailureOr<CpuCode> generateCpuCode(ModuleOp module, const CpuTarget &target) {
     return module.emitError() << "LLVM optimization failed: "
                               << llvm::toString(std::move(err));
 
+  std::string assembly;
+  if (target.emitAssembly) {
+    // A clone: emitting runs codegen passes that the object pass must
+    // repeat on pristine IR.
+    std::unique_ptr<llvm::Module> copy = llvm::CloneModule(*llvmModule);
+    llvm::raw_string_ostream os(assembly);
+    llvm::buffer_ostream buffered(os);
+    llvm::legacy::PassManager codegen;
+    if (machine->addPassesToEmitFile(codegen, buffered, nullptr,
+                                     llvm::CodeGenFileType::AssemblyFile))
+      return module.emitError() << "the target cannot emit assembly";
+    codegen.run(*copy);
+  }
+
   llvm::SmallString<0> object;
   {
     llvm::raw_svector_ostream os(object);
@@ -366,6 +389,8 @@ FailureOr<CpuCode> generateCpuCode(ModuleOp module, const CpuTarget &target) {
   code.weights = std::move(*weights);
   code.cpuFeatures =
       target.cpu == "native" ? featureBits(features) : levelBits(cpu);
+  code.stats = stats;
+  code.assembly = std::move(assembly);
   return code;
 }
 

@@ -19,18 +19,31 @@ namespace strata::codegen::cpu {
 struct CpuTarget {
   /// "native", "x86-64-v3" (AVX2+FMA) or "x86-64-v4" (AVX-512).
   std::string cpu = "native";
+  /// Also return the target assembly (`strata-compile --emit kernels`).
+  bool emitAssembly = false;
+};
+
+/// What code generation made, for `strata-compile --report`.
+struct CpuCodegenStats {
+  unsigned kernels = 0;          // generated loop-nest functions
+  unsigned matmulCalls = 0;      // contractions calling the runtime matmul
+  unsigned packedMatmulCalls = 0;
+  unsigned packedWeights = 0;
 };
 
 /// The result of code generation.
 struct CpuCode {
   /// An ELF x86-64 shared object exporting one `_mlir_ciface_<entry>` per
-  /// public function (kernel ABI v1, codegen/abi/strata_kernel_abi.h).
+  /// public function (kernel ABI v2, codegen/abi/strata_kernel_abi.h).
   std::string sharedObject;
   /// Constant data referenced by the code through its trailing weights
   /// argument; every blob starts 64-byte aligned.
   std::vector<char> weights;
   /// STRATA_CPU_FEATURE_* bits the code requires.
   uint64_t cpuFeatures = 0;
+  CpuCodegenStats stats;
+  /// The target assembly, if CpuTarget::emitAssembly.
+  std::string assembly;
 };
 
 /// Generates code for every public function of |module|, which must hold
@@ -42,7 +55,8 @@ mlir::FailureOr<CpuCode> generateCpuCode(mlir::ModuleOp module,
 
 /// The bufferization and LLVM-lowering part alone (for --emit mlir/llvm
 /// and lit tests); returns the weights image.
-mlir::FailureOr<std::vector<char>> lowerToLLVMDialect(mlir::ModuleOp module);
+mlir::FailureOr<std::vector<char>>
+lowerToLLVMDialect(mlir::ModuleOp module, CpuCodegenStats *stats = nullptr);
 
 } // namespace strata::codegen::cpu
 

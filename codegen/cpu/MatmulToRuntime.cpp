@@ -162,17 +162,20 @@ class Rewriter {
 public:
   explicit Rewriter(ModuleOp module) : module_(module), symbols_(module) {}
 
-  LogicalResult run(unsigned &count) {
+  LogicalResult run(MatmulLoweringStats &stats) {
     SmallVector<linalg::GenericOp> generics;
     module_.walk([&](linalg::GenericOp op) { generics.push_back(op); });
     for (linalg::GenericOp op : generics) {
       std::optional<Contraction> c = matchContraction(op);
       if (!c)
         continue;
-      if (failed(rewrite(op, *c)))
+      bool packed = false;
+      if (failed(rewrite(op, *c, packed)))
         return failure();
-      ++count;
+      ++stats.calls;
+      stats.packedCalls += packed;
     }
+    stats.packedWeights = packed_.size();
     eraseUnusedWeights();
     return success();
   }
@@ -244,7 +247,8 @@ private:
     return packedGlobal;
   }
 
-  LogicalResult rewrite(linalg::GenericOp op, const Contraction &c) {
+  LogicalResult rewrite(linalg::GenericOp op, const Contraction &c,
+                        bool &packedB) {
     auto func = op->getParentOfType<func::FuncOp>();
     if (!func)
       return success();
@@ -314,6 +318,7 @@ private:
         bAddress = memref::ExtractAlignedPointerAsIndexOp::create(builder, loc,
                                                                   view);
         flags |= STRATA_MM_FLAG_B_PACKED;
+        packedB = true;
       }
     }
     if (!bAddress) {
@@ -403,11 +408,11 @@ private:
 
 } // namespace
 
-FailureOr<unsigned> lowerMatmulsToRuntime(ModuleOp module) {
-  unsigned count = 0;
-  if (failed(Rewriter(module).run(count)))
+FailureOr<MatmulLoweringStats> lowerMatmulsToRuntime(ModuleOp module) {
+  MatmulLoweringStats stats;
+  if (failed(Rewriter(module).run(stats)))
     return failure();
-  return count;
+  return stats;
 }
 
 } // namespace strata::codegen::cpu

@@ -14,9 +14,14 @@ namespace strata::codegen::cpu {
 /// to the runtime's `strata_rt_matmul_f32` (kernel ABI v2, imports). A B
 /// operand that is a weight is packed at compile time into the panel layout
 /// of the ABI header, in a new weight global; a zero fill of C right before
-/// the contraction is dropped (the call overwrites C). Returns the number
-/// of contractions replaced.
-mlir::FailureOr<unsigned> lowerMatmulsToRuntime(mlir::ModuleOp module);
+/// the contraction is dropped (the call overwrites C).
+struct MatmulLoweringStats {
+  unsigned calls = 0;         // contractions replaced
+  unsigned packedCalls = 0;   // of which read a pre-packed weight
+  unsigned packedWeights = 0; // distinct packed weights
+};
+mlir::FailureOr<MatmulLoweringStats>
+lowerMatmulsToRuntime(mlir::ModuleOp module);
 
 } // namespace strata::codegen::cpu
 

@@ -2,8 +2,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // strata-compile MODEL.onnx -o OUT.strata [--target-cpu CPU] [--max-batch N]
 // [--max-seq N] [--dim NAME=MAX] [--bind NAME=FILE.pb] [--report]
-// [--emit mlir|linalg|llvm]. Import, fusion, lowering, CPU code generation
-// and the artifact, in one process with no external compiler or linker.
+// [--emit mlir|linalg|llvm|kernels] [--no-fusion]. Import, fusion,
+// lowering, CPU code generation and the artifact, in one process with no
+// external compiler or linker.
 
 #include "codegen/abi/strata_kernel_abi.h"
 #include "codegen/artifact/ArtifactWriter.h"
@@ -70,9 +71,13 @@ cl::opt<bool> report(
 cl::opt<std::string> emit(
     "emit",
     cl::desc("write IR instead of an artifact: mlir (strata after fusion), "
-             "linalg (after lowering) or llvm (LLVM dialect)"),
+             "linalg (after lowering), llvm (LLVM dialect) or kernels "
+             "(target assembly of the generated code)"),
     cl::init(""));
 cl::opt<bool> quiet("quiet", cl::desc("no progress lines"));
+cl::opt<bool> noFusion(
+    "no-fusion",
+    cl::desc("skip the fusion pipeline (to measure what fusion buys)"));
 
 /// Copy of --quiet (see main: lld resets cl::opts).
 bool quietProgress = false;
@@ -284,8 +289,11 @@ int main(int argc, char **argv) {
   quietProgress = quiet;
   if (target != "cpu")
     return fail("unsupported --target '" + target + "' (supported: cpu)");
-  if (!emit.empty() && emit != "mlir" && emit != "linalg" && emit != "llvm")
-    return fail("unsupported --emit '" + emit + "' (mlir, linalg, llvm)");
+  const std::string emitKind = emit;
+  if (!emitKind.empty() && emitKind != "mlir" && emitKind != "linalg" &&
+      emitKind != "llvm" && emitKind != "kernels")
+    return fail("unsupported --emit '" + emitKind +
+                "' (mlir, linalg, llvm, kernels)");
   llvm::StringMap<int64_t> explicitMax;
   for (const std::string &spec : dimMaxima) {
     auto [name, value] = llvm::StringRef(spec).split('=');
@@ -328,7 +336,8 @@ int main(int argc, char **argv) {
   fusion.enableVerifier(true);
   strata::FusionPipelineOptions fusionOptions;
   fusionOptions.reportMissed = wantReport;
-  strata::buildFusionPipeline(fusion, fusionOptions);
+  if (!noFusion)
+    strata::buildFusionPipeline(fusion, fusionOptions);
   // With --report the passes' near-miss remarks are collected for the
   // report instead of printed; other diagnostics go to the usual handler.
   std::vector<MissedFusion> missed;
@@ -375,12 +384,24 @@ int main(int argc, char **argv) {
 
   progress.phase("codegen");
   strata::codegen::cpu::CpuTarget cpuTarget{targetCpu};
+  cpuTarget.emitAssembly = emitKind == "kernels";
   FailureOr<strata::codegen::cpu::CpuCode> code =
       strata::codegen::cpu::generateCpuCode(*module, cpuTarget);
   if (failed(code))
     return 1;
 
   progress.phase("write");
+  if (emitKind == "kernels") {
+    // The target assembly: entry points, strata_kernel_<n> loop nests and
+    // the calls into the runtime's matmul.
+    std::error_code ec;
+    llvm::raw_fd_ostream os(output, ec);
+    if (ec)
+      return fail("cannot write '" + output + "': " + ec.message());
+    os << code->assembly;
+    progress.phase("");
+    return 0;
+  }
   writer.setWeights(code->weights.data(), code->weights.size());
   writer.setCpuCode(code->sharedObject.data(), code->sharedObject.size());
   writer.setCpuFeatures(code->cpuFeatures);
@@ -399,7 +420,16 @@ int main(int argc, char **argv) {
     for (auto &[name, counts] : rows)
       llvm::outs() << llvm::format("  %-28s %6d %6d\n", name.c_str(),
                                    counts.first, counts.second);
-    llvm::outs() << "weights: " << code->weights.size() << " bytes\n"
+    const auto &stats = code->stats;
+    llvm::outs() << "kernels: " << stats.kernels
+                 << " generated loop nests (one function each)\n"
+                 << "matmuls: " << stats.matmulCalls
+                 << " calls to the runtime kernel, " << stats.packedMatmulCalls
+                 << " on " << stats.packedWeights
+                 << " weights pre-packed at compile time\n"
+                 << "memory: buffers come from the session's buffer cache at "
+                    "run time (no compile-time plan yet)\n"
+                 << "weights: " << code->weights.size() << " bytes\n"
                  << "native code: " << code->sharedObject.size()
                  << " bytes\n";
   }
