@@ -6,11 +6,14 @@
 # N in --threads, in interleaved rounds (each round runs every engine once, in
 # rotating order). Prints a markdown table of medians, spreads, paired ratios
 # and fractions of the machine's roofline (measured on the spot), and writes
-# bench.json, bench.md and PNG plots to --out. Strata columns read "pending"
-# until build/bin/strata-compile and strata-bench can run the model.
+# bench.json, bench.md and PNG plots to --out. Strata is compiled once
+# (build/bin/strata-compile, compile time reported) and run by
+# build/bin/strata-bench; its columns read "pending", with the reason, when a
+# tool is missing or fails.
 #
 # Usage: .venv/bin/python bench/bench.py [--model gpt2-small] [--threads 1,2]
 #            [--rounds 7] [--out build/bench] [--quick] [--ablation]
+#            [--reuse-artifacts]
 import argparse
 import json
 import os
@@ -198,6 +201,9 @@ def report(res, args):
     head = ["metric", "threads"] + [res["engine_labels"][e] for e in eng_names]
     head += ["%s vs ORT" % res["engine_labels"][e] for e in eng_names[1:]]
     head += ["ORT roofline fraction"]
+    strata_cols = "strata" in eng_names
+    if strata_cols:
+        head += ["Strata roofline fraction"]
     lines.append("| " + " | ".join(head) + " |")
     lines.append("|" + "---|" * len(head))
     for t in res["threads"]:
@@ -219,13 +225,27 @@ def report(res, args):
                 row.append("%.2fx [%.2f-%.2f]" % (pr["median"], pr["min"], pr["max"]))
             fr = cell["ort"][key]["roofline_fraction"]
             row.append("%.0f%% (%s)" % (100 * fr, cell["ort"][key]["bound"]))
+            if strata_cols:
+                s = cell["strata"].get(key)
+                row.append("%.0f%%" % (100 * s["roofline_fraction"]) if isinstance(s, dict)
+                           else PENDING)
             lines.append("| " + " | ".join(row) + " |")
         for what, unit in (("peak RSS", "MB"), ("load time", "s"), ("compile time", "s")):
             row = ["%s (%s)" % (what, unit), str(t)]
             for e in eng_names:
                 v = res["results"][str(t)][e].get(what)
-                row.append(PENDING if v is None else ("%.0f" % v if unit == "MB" else "%.2f" % v))
-            row += ["" for _ in eng_names[1:]] + [""]
+                if what == "compile time" and e != "strata":
+                    row.append("(in load)")  # onnxruntime optimizes inside load
+                elif v is None:
+                    row.append(PENDING)
+                elif what == "compile time":
+                    c = res.get("strata_compile_seconds", {})
+                    row.append("%.1f (prefill %.1f + decode %.1f%s)" % (
+                        v, c.get("prefill", 0), c.get("decode", 0),
+                        ", cached" if res.get("strata_compile_cached") else ""))
+                else:
+                    row.append("%.0f" % v if unit == "MB" else "%.3f" % v)
+            row += ["" for _ in eng_names[1:]] + [""] + ([""] if strata_cols else [])
             lines.append("| " + " | ".join(row) + " |")
     lim = res["roofline"]
     lines.append("")
@@ -235,6 +255,44 @@ def report(res, args):
             "n/a" if lim[t]["bf16_gflops"] is None else "%.1f" % lim[t]["bf16_gflops"],
             "n/a" if lim[t]["int8_gops"] is None else "%.1f" % lim[t]["int8_gops"])
         for t in sorted(lim, key=int)))
+    return "\n".join(lines)
+
+
+# Issue 5's performance acceptance: (workload label, threads, max time ratio
+# Strata / best onnxruntime column).
+ACCEPTANCE = [("prefill seq 512 (ms)", 2, 1.0), ("prefill seq 128 (ms)", 2, 1.05),
+              ("decode step ctx 128 (ms)", 1, 1.1), ("decode step ctx 1024 (ms)", 1, 1.1),
+              ("decode step ctx 128 (ms)", 2, None), ("decode step ctx 1024 (ms)", 2, None)]
+
+
+def acceptance(res):
+    """Strata's median time over the faster onnxruntime column's median, per
+    acceptance workload, plus compile and load time (issue 5)."""
+    if "strata" not in res["engines"]:
+        return ""
+    lines = ["| workload | threads | Strata | best ORT (column) | time ratio Strata / ORT | "
+             "target | met |", "|---|---|---|---|---|---|---|"]
+    for key, t, target in ACCEPTANCE:
+        cell = res["results"].get(str(t))
+        if not cell or not isinstance(cell["strata"].get(key), dict):
+            continue
+        ort = [(cell[e][key]["stats"]["median"], res["engine_labels"][e])
+               for e in res["engines"] if e != "strata" and isinstance(cell[e].get(key), dict)]
+        best, which = min(ort)
+        mine = cell["strata"][key]["stats"]["median"]
+        ratio = mine / best
+        lines.append("| %s | %d | %.1f | %.1f (%s) | %.2f | %s | %s |" % (
+            key, t, mine, best, which, ratio, "<= %.2f" % target if target else "reported",
+            ("yes" if ratio <= target else "no") if target else ""))
+    total = sum(res.get("strata_compile_seconds", {}).values())
+    if total:
+        lines.append("| compile (prefill + decode, s) | | %.1f | | | <= 60 | %s |"
+                     % (total, "yes" if total <= 60 else "no"))
+    for t in res["threads"]:
+        load = res["results"][str(t)]["strata"].get("load time")
+        if load is not None:
+            lines.append("| artifact load (both, ms) | %d | %.0f | | | <= 200 | %s |"
+                         % (t, 1e3 * load, "yes" if load <= 0.2 else "no"))
     return "\n".join(lines)
 
 
@@ -370,6 +428,11 @@ def main():
     ap.add_argument("--quick", action="store_true", help="fewer sizes (smoke test)")
     ap.add_argument("--no-ortopt", action="store_true")
     ap.add_argument("--ablation", action="store_true")
+    ap.add_argument("--reuse-artifacts", action="store_true",
+                    help="keep Strata artifacts compiled earlier (same models, flags and "
+                         "strata-compile) and report their recorded compile time")
+    ap.add_argument("--strata-warmup", type=int, default=1,
+                    help="untimed runs of each workload in each strata-bench round")
     ap.add_argument("--bpb-bytes", type=int, default=None,
                     help="ablation: score only the first N held-out bytes (smoke test)")
     ap.add_argument("--rss-worker", nargs=3, metavar=("DIR", "VARIANT", "THREADS"),
@@ -404,17 +467,27 @@ def main():
            "roofline_isa": isa, "results": {}}
     notes = []
     engs = {}
+    # Strata: both artifacts compiled once, for every length and batch of
+    # the full workload list (the same artifacts with --quick).
+    arts = None
+    try:
+        arts, csec, cached = engines.compile_strata(
+            d, args.out, min(meta.get("max_positions", 1024), max(DECODE_CTXS)),
+            max(GEN_BATCHES), reuse=args.reuse_artifacts)
+        res["strata_compile_seconds"], res["strata_compile_cached"] = csec, cached
+        res["strata_artifacts"] = arts
+        print("[bench] Strata compile: prefill %.1f s, decode %.1f s%s" % (
+            csec["prefill"], csec["decode"], " (cached)" if cached else ""), flush=True)
+    except engines.StrataError as e:
+        notes.append("Strata: %s" % e)
     for t in args.threads:
         res["results"][str(t)] = {n: {} for n in names}
         for n in names:
             if n == "strata":
-                s = engines.StrataEngine(d, t)
-                ok = s.available() and s.compile(args.out)
-                if not ok:
-                    notes.append("Strata: %s" % s.reason)
+                if arts is None:
                     continue
-                engs[(t, n)] = s
-                res["results"][str(t)][n]["compile time"] = s.compile_seconds
+                engs[(t, n)] = engines.StrataEngine(arts, t, warmup=args.strata_warmup)
+                res["results"][str(t)][n]["compile time"] = sum(csec.values())
             else:
                 engs[(t, n)] = engines.OrtEngine(d, t, n)
     print("[bench] %d engine(s) x %d workloads x %d rounds" % (len(engs), len(ws), args.rounds),
@@ -426,7 +499,14 @@ def main():
         for k in keys:
             e = engs[k]
             if k[1] == "strata":
-                for w, out in zip(ws, e.run_plan(ws)):
+                try:
+                    outs = e.round(ws)
+                except engines.StrataError as err:
+                    notes.append("Strata (%d threads): %s" % (k[0], err))
+                    print("[bench] %s" % notes[-1], flush=True)
+                    del engs[k], raw[k]
+                    continue
+                for w, out in zip(ws, outs):
                     raw[k][label(w)].append(strata_value(w, out)[0])
                 continue
             for w in ws:
@@ -453,8 +533,14 @@ def main():
             cell["peak RSS"] = rss["peak_rss_bytes"] / 1e6
             cell["load time"] = rss["load_seconds"]
         else:
-            cell["peak RSS"] = getattr(e, "peak_rss", None) and e.peak_rss / 1e6
-            cell["load time"] = e.load_seconds
+            try:
+                e.rss(GEN_PROMPT, GEN_TOKENS,
+                      min(PREFILL_SEQS[-1], meta.get("max_positions", 1 << 30)))
+                cell["peak RSS"] = e.peak_rss / 1e6
+                cell["load time"] = e.load_seconds
+            except engines.StrataError as err:
+                notes.append("Strata (%d threads, RSS run): %s" % (t, err))
+            cell["round load seconds"] = e.round_loads
     res["wall_seconds"] = time.time() - t_start
     res["loadavg_start"], res["loadavg_end"] = load_start, os.getloadavg()
     res["notes"] = notes or ["Strata measured."]
@@ -465,12 +551,19 @@ def main():
                 res["wall_seconds"], load_start[0], res["loadavg_end"][0], os.cpu_count()))
     print("\n" + title + "\n")
     print(table)
+    acc = acceptance(res)
+    if acc:
+        acc = ("\nIssue 5 acceptance (Strata median / the faster onnxruntime column's "
+               "median; < 1 = Strata faster):\n\n" + acc)
+        print(acc)
     for n in sorted(set(notes)):
-        print("\nNOTE: %s -- Strata columns are pending until the CPU backend lands." % n)
+        print("\nNOTE: %s -- the Strata columns it concerns read pending." % n)
     with open(os.path.join(args.out, "bench.json"), "w") as f:
         json.dump(res, f, indent=1)
     with open(os.path.join(args.out, "bench.md"), "w") as f:
-        f.write(title + "\n\n" + table + "\n")
+        f.write(title + "\n\n" + table + "\n" + (acc + "\n" if acc else ""))
+        for n in sorted(set(notes)):
+            f.write("\nNOTE: %s\n" % n)
     png = plots(res, args.out)
     print("\n[bench] wrote %s, %s, %s" % (os.path.join(args.out, "bench.json"),
                                         os.path.join(args.out, "bench.md"), png))

@@ -4,10 +4,11 @@
 #   OrtEngine     onnxruntime, graph optimizations on (ORT_ENABLE_ALL),
 #                 intra-op threads = N, inter-op 1, in this process. With
 #                 variant="ortopt" it runs the transformers-optimizer output.
-#   StrataEngine  the slot for Strata: compiles once with build/bin/strata-compile
-#                 (one artifact for every length) and runs a whole round's plan in
-#                 build/bin/strata-bench. Until the CPU backend lands, the tools are
-#                 missing or refuse the model, and the engine reports "pending".
+#   StrataEngine  Strata: compile_strata() compiles prefill.onnx and decode.onnx
+#                 once with build/bin/strata-compile (one artifact each, for every
+#                 length), and each round's plan runs in one build/bin/strata-bench
+#                 process. If a tool is missing or fails, the columns read
+#                 "pending" and the run says why.
 #
 # Workloads (batch b; all ids random but seeded):
 #   prefill(seq, b)        one prefill call                   -> seconds
@@ -101,57 +102,114 @@ class OrtEngine:
         return time.perf_counter() - t0, ttft
 
 
+class StrataError(RuntimeError):
+    """A Strata tool failed; the message is its last error line."""
+
+
+def strata_bin():
+    return os.environ.get("STRATA_BIN", os.path.join(ROOT, "build", "bin"))
+
+
+def _last_line(r):
+    lines = (r.stderr or "").strip().splitlines()
+    return lines[-1][:300] if lines else "exit %d" % r.returncode
+
+
+def compile_strata(model_dir, out_dir, max_seq, max_batch, bin_dir=None, reuse=False):
+    """Compiles prefill.onnx and decode.onnx once into out_dir/strata/ with
+    strata-compile (--max-seq/--max-batch cover every workload). Returns
+    (artifacts, compile seconds per role, cached?) or raises StrataError.
+    With reuse, artifacts compiled earlier from the same models, flags and
+    strata-compile binary are kept and their recorded compile times reported."""
+    bin_dir = bin_dir or strata_bin()
+    tool = os.path.join(bin_dir, "strata-compile")
+    for t in ("strata-compile", "strata-bench"):
+        if not os.access(os.path.join(bin_dir, t), os.X_OK):
+            raise StrataError("%s not built in %s" % (t, bin_dir))
+    work = os.path.join(out_dir, "strata")
+    os.makedirs(work, exist_ok=True)
+    flags = ["--max-seq", str(max_seq), "--max-batch", str(max_batch), "--quiet"]
+    arts = {r: os.path.join(work, r + ".strata") for r in ("prefill", "decode")}
+    key = {"tool_mtime": os.stat(tool).st_mtime, "flags": flags, "models": {
+        r: [os.path.join(model_dir, r + ".onnx"),
+            os.stat(os.path.join(model_dir, r + ".onnx")).st_mtime] for r in arts}}
+    record = os.path.join(work, "compile.json")
+    if reuse and os.path.exists(record) and all(os.path.exists(a) for a in arts.values()):
+        with open(record) as f:
+            rec = json.load(f)
+        if rec.get("key") == key:
+            return arts, rec["seconds"], True
+    seconds = {}
+    for role, art in arts.items():
+        cmd = [tool, os.path.join(model_dir, role + ".onnx"), "-o", art] + flags
+        print("[bench] %s" % " ".join(cmd), flush=True)
+        t0 = time.perf_counter()
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        seconds[role] = time.perf_counter() - t0
+        if r.returncode != 0:
+            raise StrataError("strata-compile %s.onnx failed: %s" % (role, _last_line(r)))
+    with open(record, "w") as f:
+        json.dump({"key": key, "seconds": seconds}, f, indent=1)
+    return arts, seconds, False
+
+
 class StrataEngine:
-    """Slot for Strata. The harness needs from the tools (contract for the CPU
-    backend issue, see bench/README.md):
-      strata-compile PREFILL.onnx --decode DECODE.onnx -o ARTIFACT
-      strata-bench ARTIFACT --threads N --plan PLAN.json --json
+    """Strata through build/bin/strata-bench (contract in bench/README.md):
+      strata-compile prefill.onnx -o P.strata --max-seq S --max-batch B
+      strata-compile decode.onnx  -o D.strata --max-seq S --max-batch B
+      strata-bench --prefill P.strata --decode D.strata --threads N
+                   --plan PLAN.json --json
     where PLAN.json is {"workloads": [{"kind": "prefill", "seq": 128, "batch": 1}, ...]}
     and strata-bench prints {"load_seconds": s, "peak_rss_bytes": n,
-    "results": [{"seconds": s, "ttft_seconds": s?}, ...]} in plan order."""
+    "results": [{"seconds": s, "ttft_seconds": s?, ...}, ...]} in plan order.
+    One strata-bench process per round: it loads both artifacts, keeps one
+    session per artifact for the whole plan and runs each workload once
+    untimed (--warmup 1) before timing it, as onnxruntime's sessions are warm
+    from the previous round."""
 
     name = "strata"
 
-    def __init__(self, model_dir, threads, bin_dir=None):
-        self.model_dir, self.threads = model_dir, threads
-        self.bin = bin_dir or os.environ.get("STRATA_BIN", os.path.join(ROOT, "build", "bin"))
-        self.compile_seconds = self.load_seconds = None
-        self.reason = None
-        self.artifact = None
+    def __init__(self, artifacts, threads, warmup=1, bin_dir=None):
+        self.artifacts, self.threads, self.warmup = artifacts, threads, warmup
+        self.bin = bin_dir or strata_bin()
+        self.load_seconds = self.peak_rss = None
+        self.round_loads = []
 
-    def available(self):
-        for tool in ("strata-compile", "strata-bench"):
-            if not os.access(os.path.join(self.bin, tool), os.X_OK):
-                self.reason = "%s not built (CPU backend pending)" % tool
-                return False
-        return True
-
-    def compile(self, workdir):
-        self.artifact = os.path.join(workdir, "model.strata")
-        cmd = [os.path.join(self.bin, "strata-compile"),
-               os.path.join(self.model_dir, "prefill.onnx"),
-               "--decode", os.path.join(self.model_dir, "decode.onnx"), "-o", self.artifact]
-        t0 = time.perf_counter()
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        self.compile_seconds = time.perf_counter() - t0
-        if r.returncode != 0:
-            self.reason = "strata-compile failed (CPU backend pending): %s" % (
-                (r.stderr.strip().splitlines() or ["exit %d" % r.returncode])[-1][:120])
-            return False
-        return True
-
-    def run_plan(self, workloads):
-        """Runs one round; returns a list of result dicts in plan order."""
+    def run_plan(self, workloads, warmup=None):
+        """Runs one plan in a fresh strata-bench process; returns its JSON
+        object (results in plan order) or raises StrataError."""
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
             json.dump({"workloads": workloads}, f)
             plan = f.name
+        cmd = [os.path.join(self.bin, "strata-bench"), "--prefill", self.artifacts["prefill"],
+               "--decode", self.artifacts["decode"], "--threads", str(self.threads),
+               "--warmup", str(self.warmup if warmup is None else warmup),
+               "--plan", plan, "--json"]
         try:
-            r = subprocess.run([os.path.join(self.bin, "strata-bench"), self.artifact,
-                                "--threads", str(self.threads), "--plan", plan, "--json"],
-                               capture_output=True, text=True, check=True)
+            r = subprocess.run(cmd, capture_output=True, text=True)
         finally:
             os.unlink(plan)
-        out = json.loads(r.stdout)
-        self.load_seconds = out.get("load_seconds")
-        self.peak_rss = out.get("peak_rss_bytes")
+        if r.returncode != 0:
+            raise StrataError("strata-bench failed: %s" % _last_line(r))
+        try:
+            out = json.loads(r.stdout)
+            if len(out["results"]) != len(workloads):
+                raise ValueError("%d results for %d workloads"
+                                 % (len(out["results"]), len(workloads)))
+        except (ValueError, KeyError) as e:
+            raise StrataError("strata-bench printed unexpected output (%s)" % e)
+        return out
+
+    def round(self, workloads):
+        out = self.run_plan(workloads)
+        self.round_loads.append(out["load_seconds"])
         return out["results"]
+
+    def rss(self, gen_prompt, gen_tokens, prefill_seq):
+        """Peak RSS and load time of a fresh process that loads both
+        artifacts, generates at batch 1 and runs one prefill (the same
+        procedure as onnxruntime's, bench.py rss_worker)."""
+        out = self.run_plan([dict(kind="generate", batch=1, prompt=gen_prompt, gen=gen_tokens),
+                             dict(kind="prefill", seq=prefill_seq, batch=1)], warmup=0)
+        self.peak_rss, self.load_seconds = out["peak_rss_bytes"], out["load_seconds"]
+        return out
