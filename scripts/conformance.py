@@ -73,12 +73,17 @@ FLOAT8 = {
     onnx.TensorProto.FLOAT8E5M2: {},
     onnx.TensorProto.FLOAT8E5M2FNUZ: {"fn": True, "uz": True},
 }
+# 4-bit types travel one element per byte (onnx's unpacked form); the
+# bits above the low four of an output byte are not part of the value.
+FOUR_BIT = {onnx.TensorProto.INT4, onnx.TensorProto.UINT4,
+            onnx.TensorProto.FLOAT4E2M1}
 TOLERANCES = {
     onnx.TensorProto.FLOAT: 1e-4,
     onnx.TensorProto.DOUBLE: 1e-4,
     onnx.TensorProto.FLOAT16: 2e-3,
     onnx.TensorProto.BFLOAT16: 1.6e-2,
     **{elem: 0.0 for elem in FLOAT8},
+    onnx.TensorProto.FLOAT4E2M1: 0.0,
 }
 # Per-test exceptions: {test name: (rtol, why)}; each is listed in the doc.
 TEST_TOLERANCES = {}
@@ -98,8 +103,11 @@ NPY_TYPES = {
     onnx.TensorProto.UINT32: np.uint32,
     onnx.TensorProto.UINT64: np.uint64,
     onnx.TensorProto.BOOL: np.bool_,
-    # fp8 as raw bytes, as bf16 is carried as raw uint16.
+    # fp8 and fp4 as raw codes, as bf16 is carried as raw uint16.
     **{elem: np.uint8 for elem in FLOAT8},
+    onnx.TensorProto.FLOAT4E2M1: np.uint8,
+    onnx.TensorProto.INT4: np.int8,
+    onnx.TensorProto.UINT4: np.uint8,
 }
 
 
@@ -287,7 +295,8 @@ def to_npy_array(tensor_proto, elem):
     """The array strata-run reads or writes for a TensorProto of type elem:
     bf16 and fp8 as raw bits (onnx hands them out in tagged dtypes)."""
     array = onnx.numpy_helper.to_array(tensor_proto)
-    if elem in FLOAT8 or elem == onnx.TensorProto.BFLOAT16:
+    if (elem in FLOAT8 or elem in FOUR_BIT
+            or elem == onnx.TensorProto.BFLOAT16):
         return np.array(array.view(NPY_TYPES[elem]), order="C")
     # np.array, not np.ascontiguousarray: that one makes scalars 1-d.
     return np.array(array, dtype=NPY_TYPES[elem], order="C")
@@ -306,6 +315,11 @@ def output_file(out_dir, name):
 def as_float(array, elem):
     """float64 values of an array of ONNX type elem (bf16, fp8 as raw
     bits)."""
+    if elem == onnx.TensorProto.FLOAT4E2M1:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return onnx.numpy_helper.unpacked_float4e2m1_to_float32(
+                array).astype(np.float64)
     if elem in FLOAT8:
         decode = (onnx.numpy_helper.float8e4m3_to_float32
                   if elem in (onnx.TensorProto.FLOAT8E4M3FN,
@@ -330,6 +344,10 @@ def compare(name, got, ref, elem, rtol):
     if got.dtype != want_dtype:
         return f"output '{name}': dtype {got.dtype}, expected " \
                f"{want_dtype}", 0.0
+    if elem in FOUR_BIT:  # keep the low four bits (sign-extended for INT4)
+        low = got.view(np.uint8) & 0xF
+        got = (((low ^ 8).astype(np.int8) - 8) if elem == onnx.TensorProto.INT4
+               else low)
     if elem not in TOLERANCES:
         bad = got != ref
         if bad.any():
@@ -638,8 +656,9 @@ def render_doc(supported, cases, results):
         f"{type_blocked} of the failing tests stop only because "
         "`strata-compile`'s artifact signature or the runtime has no "
         "element type for a graph input or output (unsigned integers, fp8, "
-        "4-bit types); the compiler side of the unsigned and fp8 ones is "
-        "in place (`test/lowering/unsigned.mlir`, `float8.mlir`).",
+        "4-bit types); the lowering handles all of these "
+        "(`test/lowering/unsigned.mlir`, `narrow-types.mlir`), the "
+        "signature needs their dtypes.",
         "",
         f"Of the {len(in_range)} tests whose model opset is inside the op's "
         f"supported range, {in_ok} run and match "

@@ -245,14 +245,19 @@ Value castScalar(OpBuilder &b, Location l, Value x, Type to,
   Type from = x.getType();
   if (from == to)
     return x;
-  // fp8 goes through f32 in integer arithmetic (Float8Conversion.cpp).
+  // fp8 and fp4 go through f32 in integer arithmetic
+  // (NarrowFloatConversion.cpp).
   Type f32 = b.getF32Type();
-  if (isFloat8(from))
-    return castScalar(b, l, extendFloat8(b, l, x), to, false, toUnsigned);
-  if (isFloat8(to))
-    return truncateToFloat8(b, l, castScalar(b, l, x, f32, fromUnsigned),
-                            to);
+  if (isNarrowFloat(from))
+    return castScalar(b, l, extendNarrowFloat(b, l, x), to, false,
+                      toUnsigned);
+  if (isNarrowFloat(to))
+    return truncateToNarrowFloat(b, l, castScalar(b, l, x, f32, fromUnsigned),
+                                 to);
   bool fromF = isa<FloatType>(from), toF = isa<FloatType>(to);
+  // Floats to int4/uint4 saturate and round (ONNX), unlike wider integers.
+  if (fromF && to.isInteger(4))
+    return truncateToInt4(b, l, castScalar(b, l, x, f32), toUnsigned);
   if (to.isInteger(1)) {
     Value zero = scalarConstant(b, l, from, 0);
     return fromF ? Value(arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNE,

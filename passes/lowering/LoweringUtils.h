@@ -59,17 +59,24 @@ mlir::Value mulScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
 mlir::Value maxScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
                       mlir::Value y);
 
-/// True for the fp8 element types ONNX Cast converts to and from.
-bool isFloat8(mlir::Type t);
+/// True for the fp8 and fp4 element types ONNX Cast converts to and from.
+bool isNarrowFloat(mlir::Type t);
 
-/// The f32 value of fp8 scalar |x| (exact), built from integer operations.
-mlir::Value extendFloat8(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x);
+/// The f32 value of fp8/fp4 scalar |x| (exact), built from integer
+/// operations (NarrowFloatConversion.cpp).
+mlir::Value extendNarrowFloat(mlir::OpBuilder &b, mlir::Location loc,
+                              mlir::Value x);
 
-/// f32 scalar |x| as fp8 type |to| with ONNX Cast (saturate=1) semantics:
-/// round to nearest even, out of range values and infinities to the
-/// largest finite value of their sign, NaN to NaN.
-mlir::Value truncateToFloat8(mlir::OpBuilder &b, mlir::Location loc,
-                             mlir::Value x, mlir::Type to);
+/// f32 scalar |x| as fp8/fp4 type |to| with ONNX Cast (saturate=1)
+/// semantics: round to nearest even, out of range values and infinities to
+/// the largest finite value of their sign, NaN to NaN (+max for fp4).
+mlir::Value truncateToNarrowFloat(mlir::OpBuilder &b, mlir::Location loc,
+                                  mlir::Value x, mlir::Type to);
+
+/// f32 scalar |x| as a 4-bit integer (signless i4): saturated to
+/// [-8, 7] or [0, 15], rounded to nearest even, NaN to 0.
+mlir::Value truncateToInt4(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value x, bool isUnsigned);
 
 /// |axis| (an I64Attr value, which ODS hands out as uint64_t) normalized
 /// into [0, rank).

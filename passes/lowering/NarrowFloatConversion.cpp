@@ -1,8 +1,8 @@
-//===- Float8Conversion.cpp - fp8 <-> f32 scalars in integer arithmetic ---===//
+//===- NarrowFloatConversion.cpp - fp8/fp4 <-> f32 in integer arithmetic --===//
 // SPDX-License-Identifier: Apache-2.0
-// ONNX Cast between f32 and the four fp8 types, built from integer bit
-// operations: arith.extf/truncf on fp8 have no CPU lowering (LLVM has no
-// fp8 type; its fp8 values are i8).
+// ONNX Cast between f32 and the fp8 and fp4 types, built from integer bit
+// operations: arith.extf/truncf on them have no CPU lowering (LLVM has no
+// fp8/fp4 types; their values are i8/i4 there).
 
 #include "passes/lowering/LoweringUtils.h"
 
@@ -19,25 +19,29 @@ namespace {
 // How a format spells NaN, infinity and -0:
 //  - Fn: no infinity; S.1111.111 is NaN (E4M3FN);
 //  - Fnuz: no infinity, no -0; 0x80 is the only NaN (E4M3FNUZ, E5M2FNUZ);
-//  - Ieee: S.11111.00 is infinity, other all-ones exponents NaN (E5M2).
-enum class Float8Kind { Fn, Fnuz, Ieee };
+//  - Ieee: S.11111.00 is infinity, other all-ones exponents NaN (E5M2);
+//  - Finite: neither NaN nor infinity; ONNX casts NaN to +max (E2M1).
+enum class Kind { Fn, Fnuz, Ieee, Finite };
 
-struct Float8Format {
+struct Format {
+  int64_t bits; // 8 or 4; the sign is the top bit
   int64_t mantissaBits;
   int64_t bias;
   int64_t maxCode; // the largest finite magnitude's code
-  Float8Kind kind;
+  Kind kind;
 };
 
-std::optional<Float8Format> formatOf(Type t) {
+std::optional<Format> formatOf(Type t) {
   if (isa<Float8E4M3FNType>(t))
-    return Float8Format{3, 7, 0x7E, Float8Kind::Fn};
+    return Format{8, 3, 7, 0x7E, Kind::Fn};
   if (isa<Float8E4M3FNUZType>(t))
-    return Float8Format{3, 8, 0x7F, Float8Kind::Fnuz};
+    return Format{8, 3, 8, 0x7F, Kind::Fnuz};
   if (isa<Float8E5M2Type>(t))
-    return Float8Format{2, 15, 0x7B, Float8Kind::Ieee};
+    return Format{8, 2, 15, 0x7B, Kind::Ieee};
   if (isa<Float8E5M2FNUZType>(t))
-    return Float8Format{2, 16, 0x7F, Float8Kind::Fnuz};
+    return Format{8, 2, 16, 0x7F, Kind::Fnuz};
+  if (isa<Float4E2M1FNType>(t))
+    return Format{4, 1, 1, 0x7, Kind::Finite};
   return std::nullopt;
 }
 
@@ -48,8 +52,9 @@ struct I32 {
   Value c(int64_t v) {
     return arith::ConstantIntOp::create(b, l, b.getI32Type(), v);
   }
-  Value f(float v) { return arith::ConstantFloatOp::create(
-                         b, l, b.getF32Type(), APFloat(v)); }
+  Value f(float v) {
+    return arith::ConstantFloatOp::create(b, l, b.getF32Type(), APFloat(v));
+  }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, l, x, y); }
   Value sub(Value x, Value y) { return arith::SubIOp::create(b, l, x, y); }
   Value band(Value x, Value y) { return arith::AndIOp::create(b, l, x, y); }
@@ -69,18 +74,20 @@ struct I32 {
 
 } // namespace
 
-bool isFloat8(Type t) { return formatOf(t).has_value(); }
+bool isNarrowFloat(Type t) { return formatOf(t).has_value(); }
 
 // code -> sign | exponent | mantissa; a normal number's f32 bits are the
 // fields moved into place with the bias changed, a subnormal one is
 // mantissa * 2^(1 - bias - mantissaBits) (exact in f32).
-Value extendFloat8(OpBuilder &b, Location l, Value x) {
-  Float8Format f = *formatOf(x.getType());
+Value extendNarrowFloat(OpBuilder &b, Location l, Value x) {
+  Format f = *formatOf(x.getType());
   I32 i{b, l};
-  int64_t mb = f.mantissaBits, expMask = (1 << (7 - mb)) - 1;
+  int64_t mb = f.mantissaBits, signBit = f.bits - 1;
+  int64_t expMask = (1 << (signBit - mb)) - 1;
   Value u = arith::ExtUIOp::create(
-      b, l, b.getI32Type(), arith::BitcastOp::create(b, l, b.getI8Type(), x));
-  Value sign = i.shr(u, 7);
+      b, l, b.getI32Type(),
+      arith::BitcastOp::create(b, l, b.getIntegerType(f.bits), x));
+  Value sign = i.shr(u, signBit);
   Value e = i.band(i.shr(u, mb), i.c(expMask));
   Value m = i.band(u, i.c((1 << mb) - 1));
   Value normal = arith::BitcastOp::create(
@@ -95,29 +102,32 @@ Value extendFloat8(OpBuilder &b, Location l, Value x) {
   Value v = i.sel(i.eq(e, 0), tiny, normal);
   Value nan = i.f(std::numeric_limits<float>::quiet_NaN());
   switch (f.kind) {
-  case Float8Kind::Fn:
+  case Kind::Fn:
     return i.sel(i.eq(i.band(u, i.c(0x7F)), 0x7F), nan, v);
-  case Float8Kind::Fnuz:
+  case Kind::Fnuz:
     return i.sel(i.eq(u, 0x80), nan, v);
-  case Float8Kind::Ieee: {
+  case Kind::Ieee: {
     float inf = std::numeric_limits<float>::infinity();
     Value special = i.sel(i.eq(m, 0), i.sel(negative, i.f(-inf), i.f(inf)),
                           nan);
     return i.sel(i.eq(e, expMask), special, v);
   }
+  case Kind::Finite:
+    return v;
   }
   llvm_unreachable("covered switch");
 }
 
 // f32 -> code, rounding to nearest even (ONNX Cast, saturate=1): out of
 // range values and infinities become the largest finite value of their
-// sign, NaN the format's NaN, -0 is 0 where the format has no -0.
-Value truncateToFloat8(OpBuilder &b, Location l, Value x, Type to) {
-  Float8Format f = *formatOf(to);
+// sign, NaN the format's NaN (+max without one), -0 is 0 where the format
+// has no -0.
+Value truncateToNarrowFloat(OpBuilder &b, Location l, Value x, Type to) {
+  Format f = *formatOf(to);
   I32 i{b, l};
-  int64_t mb = f.mantissaBits, drop = 23 - mb;
+  int64_t mb = f.mantissaBits, drop = 23 - mb, signBit = f.bits - 1;
   Value bits = arith::BitcastOp::create(b, l, b.getI32Type(), x);
-  Value sign = i.shl(i.shr(bits, 31), 7);
+  Value sign = i.shl(i.shr(bits, 31), signBit);
   Value a = i.band(bits, i.c(0x7FFFFFFF));
   // Normal results: round the f32 bits at the kept mantissa's last bit
   // (adding half minus one, plus the kept lsb, rounds ties to even), then
@@ -126,8 +136,9 @@ Value truncateToFloat8(OpBuilder &b, Location l, Value x, Type to) {
       i.add(a, i.add(i.c((1 << (drop - 1)) - 1), i.band(i.shr(a, drop), i.c(1))));
   Value normal = i.sub(i.shr(rounded, drop), i.c((127 - f.bias) << mb));
   // Subnormal results: scale so that one code step is 1.0 and round to an
-  // integer with the f32 adder (x + 2^23 - 2^23 rounds ties to even); the
-  // code 2^mb this may reach is the smallest normal number, as it should.
+  // integer with the f32 adder (x + 2^23 - 2^23 rounds ties to even for
+  // 0 <= x < 2^23); the code 2^mb this may reach is the smallest normal
+  // number, as it should.
   Value magnitude = arith::BitcastOp::create(b, l, b.getF32Type(), a);
   Value scaled = arith::MulFOp::create(
       b, l, magnitude, i.f(std::ldexp(1.0f, f.bias - 1 + mb)));
@@ -145,14 +156,38 @@ Value truncateToFloat8(OpBuilder &b, Location l, Value x, Type to) {
   code = i.sel(overflow, i.c(f.maxCode), code);
   Value result = i.bor(sign, code);
   Value isNaN = i.cmp(arith::CmpIPredicate::ugt, a, i.c(0x7F800000));
-  if (f.kind == Float8Kind::Fnuz) {
+  switch (f.kind) {
+  case Kind::Fnuz:
     result = i.sel(i.eq(code, 0), i.c(0), result);
     result = i.sel(isNaN, i.c(0x80), result);
-  } else {
+    break;
+  case Kind::Fn:
+  case Kind::Ieee:
     result = i.sel(isNaN, i.bor(sign, i.c(0x7F)), result);
+    break;
+  case Kind::Finite:
+    result = i.sel(isNaN, i.c(f.maxCode), result);
+    break;
   }
-  Value byte = arith::TruncIOp::create(b, l, b.getI8Type(), result);
-  return arith::BitcastOp::create(b, l, to, byte);
+  Value narrow = arith::TruncIOp::create(b, l, b.getIntegerType(f.bits), result);
+  return arith::BitcastOp::create(b, l, to, narrow);
+}
+
+// f32 -> int4/uint4: saturate to the type's range, then round to nearest
+// even with the f32 adder (|x| <= 15 < 2^22, so x + 1.5 * 2^23 has unit
+// ulp); NaN becomes 0.
+Value truncateToInt4(OpBuilder &b, Location l, Value x, bool isUnsigned) {
+  I32 i{b, l};
+  Value isNaN =
+      arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNO, x, x);
+  Value v = i.sel(isNaN, i.f(0.0f), x);
+  v = arith::MinimumFOp::create(b, l, v, i.f(isUnsigned ? 15.0f : 7.0f));
+  v = arith::MaximumFOp::create(b, l, v, i.f(isUnsigned ? 0.0f : -8.0f));
+  Value magic = i.f(12582912.0f);
+  v = arith::SubFOp::create(b, l, arith::AddFOp::create(b, l, v, magic),
+                            magic);
+  Value wide = arith::FPToSIOp::create(b, l, b.getI32Type(), v);
+  return arith::TruncIOp::create(b, l, b.getIntegerType(4), wide);
 }
 
 } // namespace strata::lowering
