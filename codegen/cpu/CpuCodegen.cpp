@@ -11,6 +11,7 @@
 #include "codegen/abi/strata_artifact_format.h"
 #include "codegen/cpu/MatmulToRuntime.h"
 #include "codegen/cpu/OutlineKernels.h"
+#include "codegen/cpu/ParallelKernels.h"
 #include "codegen/cpu/RuntimeImports.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -330,10 +331,13 @@ FailureOr<CpuCode> generateCpuCode(ModuleOp module, const CpuTarget &target) {
       translateModuleToLLVMIR(module, llvmContext, "strata_kernels");
   if (!llvmModule)
     return module.emitError() << "translation to LLVM IR failed";
+  dispatchParallelKernels(*llvmModule);
   bindRuntimeImports(*llvmModule);
   // Kept out of line: see OutlineKernels.h.
   for (llvm::Function &f : *llvmModule)
-    if (f.getName().starts_with(kKernelPrefix))
+    if (f.getName().starts_with(kKernelPrefix) ||
+        (f.getName().starts_with(kParallelKernelPrefix) &&
+         !f.getName().ends_with(".task")))
       f.addFnAttr(llvm::Attribute::NoInline);
 
   auto [cpu, features] = resolveTarget(target);

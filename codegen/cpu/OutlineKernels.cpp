@@ -1,5 +1,11 @@
 //===- OutlineKernels.cpp - One function per linalg op --------------------===//
 // SPDX-License-Identifier: Apache-2.0
+// A generic whose first loop is parallel and indexes its outputs directly
+// becomes a *parallel kernel*: it takes a [begin, end) range of that loop
+// (every operand indexed by it is sliced with a subview) and the call site
+// passes the whole range plus a work estimate (`linalg.index 0` in the body
+// is shifted by the slice's start); ParallelKernels.cpp then
+// turns the call into strata_rt_parallel_for over the runtime's pool.
 
 #include "codegen/cpu/OutlineKernels.h"
 
@@ -21,6 +27,35 @@ namespace {
 bool isCloneable(Value v) {
   Operation *def = v.getDefiningOp();
   return def && isa<arith::ConstantOp, memref::GetGlobalOp>(def);
+}
+
+// For a generic that can run in slices of loop 0: the operand dim loop 0
+// indexes, per operand (-1: not indexed). Empty if it cannot.
+SmallVector<int64_t> sliceDims(linalg::GenericOp op) {
+  if (op.getNumLoops() == 0 ||
+      op.getIteratorTypesArray()[0] != utils::IteratorType::parallel ||
+      op.getNumResults() != 0)
+    return {};
+  SmallVector<int64_t> dims;
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (!isa<MemRefType>(operand.get().getType()))
+      return {};
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    int64_t found = -1;
+    for (auto [pos, expr] : llvm::enumerate(map.getResults())) {
+      if (!expr.isFunctionOfDim(0))
+        continue;
+      auto dim = dyn_cast<AffineDimExpr>(expr);
+      if (!dim || found != -1)
+        return {}; // d0 inside an expression, or twice
+      found = static_cast<int64_t>(pos);
+    }
+    // Each slice must write its own part of every output.
+    if (found == -1 && op.isDpsInit(&operand))
+      return {};
+    dims.push_back(found);
+  }
+  return dims;
 }
 
 } // namespace
@@ -55,27 +90,94 @@ unsigned outlineKernels(ModuleOp module) {
     for (Value v : above)
       addValue(v);
 
+    auto generic = dyn_cast<linalg::GenericOp>(op);
+    SmallVector<int64_t> slices =
+        generic ? sliceDims(generic) : SmallVector<int64_t>();
+    const bool parallel = !slices.empty();
+    Location loc = op->getLoc();
+
     SmallVector<Type> argTypes;
+    Type index = moduleBuilder.getIndexType();
+    if (parallel)
+      argTypes.append({index, index, index}); // begin, end, work
     for (Value v : args)
       argTypes.push_back(v.getType());
-    std::string name = (kKernelPrefix + llvm::Twine(count++)).str();
+    std::string name =
+        ((parallel ? kParallelKernelPrefix : kKernelPrefix) + llvm::Twine(count++))
+            .str();
     auto kernel = func::FuncOp::create(
-        moduleBuilder, op->getLoc(), name,
-        moduleBuilder.getFunctionType(argTypes, {}));
+        moduleBuilder, loc, name, moduleBuilder.getFunctionType(argTypes, {}));
     kernel.setPrivate();
     Block *body = kernel.addEntryBlock();
     OpBuilder b = OpBuilder::atBlockBegin(body);
     IRMapping mapping;
-    for (auto [v, arg] : llvm::zip(args, body->getArguments()))
-      mapping.map(v, arg);
+    unsigned first = parallel ? 3 : 0;
+    for (auto [i, v] : llvm::enumerate(args))
+      mapping.map(v, body->getArgument(first + i));
     for (Value v : cloned)
       mapping.map(v, b.clone(*v.getDefiningOp())->getResult(0));
-    b.clone(*op, mapping);
-    func::ReturnOp::create(b, op->getLoc());
+    if (parallel) {
+      // Operands indexed by loop 0 become their [begin, end) slice.
+      Value begin = body->getArgument(0), end = body->getArgument(1);
+      Value size = arith::SubIOp::create(b, loc, end, begin);
+      for (auto [operand, dim] : llvm::zip(op->getOperands(), slices)) {
+        if (dim < 0)
+          continue;
+        Value full = mapping.lookup(operand);
+        auto type = cast<MemRefType>(full.getType());
+        SmallVector<OpFoldResult> offsets, sizes, strides;
+        for (int64_t d = 0; d < type.getRank(); ++d) {
+          strides.push_back(b.getIndexAttr(1));
+          if (d == dim) {
+            offsets.push_back(begin);
+            sizes.push_back(size);
+          } else {
+            offsets.push_back(b.getIndexAttr(0));
+            sizes.push_back(memref::getMixedSize(b, loc, full, d));
+          }
+        }
+        Value slice =
+            memref::SubViewOp::create(b, loc, full, offsets, sizes, strides);
+        mapping.map(operand, slice);
+      }
+    }
+    Operation *clone = b.clone(*op, mapping);
+    if (parallel) {
+      // Inside a slice, linalg.index 0 counts from the slice's start.
+      Value begin = body->getArgument(0);
+      clone->walk([&](linalg::IndexOp index) {
+        if (index.getDim() != 0)
+          return;
+        OpBuilder ib(index->getBlock(), std::next(index->getIterator()));
+        Value global = arith::AddIOp::create(ib, index.getLoc(), index, begin);
+        index.getResult().replaceAllUsesExcept(global,
+                                               global.getDefiningOp());
+      });
+    }
+    func::ReturnOp::create(b, loc);
 
     OpBuilder callBuilder(op);
-    func::CallOp::create(callBuilder, op->getLoc(), kernel,
-                         llvm::to_vector(args));
+    SmallVector<Value> callArgs;
+    if (parallel) {
+      // Range: the extent of loop 0 (from the first output); work: the
+      // elements of that output, for the runtime's serial cut-off.
+      Value out = generic.getDpsInits()[0];
+      int64_t outDim = slices[generic.getNumDpsInputs()];
+      auto type = cast<MemRefType>(out.getType());
+      Value work = arith::ConstantIndexOp::create(callBuilder, loc, 1);
+      Value extent;
+      for (int64_t d = 0; d < type.getRank(); ++d) {
+        Value size = memref::DimOp::create(callBuilder, loc, out, d);
+        if (d == outDim)
+          extent = size;
+        work = arith::MulIOp::create(callBuilder, loc, work, size);
+      }
+      callArgs.push_back(arith::ConstantIndexOp::create(callBuilder, loc, 0));
+      callArgs.push_back(extent);
+      callArgs.push_back(work);
+    }
+    callArgs.append(args.begin(), args.end());
+    func::CallOp::create(callBuilder, loc, kernel, callArgs);
     op->erase();
   }
   return count;

@@ -11,9 +11,14 @@ namespace strata::codegen::cpu {
 
 /// Prefix of the outlined kernel functions; codegen marks them noinline.
 inline constexpr llvm::StringLiteral kKernelPrefix = "strata_kernel_";
+/// Prefix of the kernels that take (begin, end, work) first: a slice of
+/// their first loop (see OutlineKernels.cpp).
+inline constexpr llvm::StringLiteral kParallelKernelPrefix =
+    "strata_pkernel_";
 
 /// Moves every linalg op on memrefs in a public function into a private
-/// function of its own (`strata_kernel_<n>`), called in its place. Keeps
+/// function of its own (`strata_kernel_<n>`, or `strata_pkernel_<n>` when it
+/// can run in slices of its first loop), called in its place. Keeps
 /// each LLVM function small: optimizing one entry with every loop nest of a
 /// model inline costs superlinear time (dominator-tree updates), and each
 /// kernel is the unit the thread pool will split. Returns the count.

@@ -9,6 +9,7 @@
 
 #include "buffer_cache.h"
 #include "kernels/matmul_f32.h"
+#include "thread_pool.h"
 #include "strata_kernel_abi.h"
 
 namespace strata::runtime {
@@ -24,6 +25,7 @@ const Import kImports[] = {
     {"strata_rt_matmul_f32", reinterpret_cast<void*>(&kernels::strataMatmulF32)},
     {"strata_rt_alloc", reinterpret_cast<void*>(&strataRtAlloc)},
     {"strata_rt_free", reinterpret_cast<void*>(&strataRtFree)},
+    {"strata_rt_parallel_for", reinterpret_cast<void*>(&strataRtParallelFor)},
 };
 
 }  // namespace

@@ -118,6 +118,29 @@ void ThreadPool::parallelFor(size_t count, void (*task)(void*, size_t),
 
 ThreadPool* currentThreadPool() { return tCurrentPool; }
 
+// Loops writing fewer elements run on the calling thread: waking the pool
+// costs a few microseconds, about what 16K elementwise updates take.
+constexpr int64_t kMinParallelWork = 16384;
+
+extern "C" void strataRtParallelFor(void (*task)(void*, int64_t, int64_t),
+                                    void* context, int64_t begin, int64_t end,
+                                    int64_t work) {
+  const int64_t n = end - begin;
+  if (n <= 0) return;
+  ThreadPool* pool = tCurrentPool;
+  const int64_t threads = pool ? pool->size() : 1;
+  if (threads == 1 || n == 1 || work < kMinParallelWork || tInTask) {
+    task(context, begin, end);
+    return;
+  }
+  const int64_t chunks = n < threads * 4 ? n : threads * 4;
+  pool->parallelFor(static_cast<size_t>(chunks), [&](size_t i) {
+    const int64_t b = begin + n * static_cast<int64_t>(i) / chunks;
+    const int64_t e = begin + n * static_cast<int64_t>(i + 1) / chunks;
+    if (b < e) task(context, b, e);
+  });
+}
+
 ScopedCurrentPool::ScopedCurrentPool(ThreadPool* pool)
     : previous_(tCurrentPool) {
   tCurrentPool = pool;

@@ -96,6 +96,12 @@ void parallelFor(size_t count, const F& f) {
   for (size_t i = 0; i < count; ++i) f(i);
 }
 
+/// The strata_rt_parallel_for import (kernel ABI): task over slices of
+/// [begin, end) on the current pool; serial below a work threshold.
+extern "C" void strataRtParallelFor(void (*task)(void*, int64_t, int64_t),
+                                    void* context, int64_t begin, int64_t end,
+                                    int64_t work);
+
 /// Threads the runtime uses when a session asks for 0 (its choice): the
 /// CPUs this process may run on.
 uint32_t defaultThreadCount();
