@@ -62,29 +62,14 @@ strata_status_t createTensor(strata_dtype_t dtype, uint32_t rank,
   }
   size_t elements = 0, bytes = 0;
   STRATA_RETURN_IF_ERROR(computeByteSize(dtype, rank, dims, &elements, &bytes));
-  void* record = nullptr;
-  STRATA_RETURN_IF_ERROR(strata_allocator_malloc(
-      allocator, sizeof(strata_tensor_t), alignof(strata_tensor_t), &record));
   void* data = nullptr;
-  strata_status_t status =
-      strata_allocator_malloc(allocator, bytes, STRATA_TENSOR_ALIGNMENT, &data);
-  if (status) {
-    strata_allocator_free(allocator, record);
-    return status;
-  }
+  STRATA_RETURN_IF_ERROR(
+      strata_allocator_malloc(allocator, bytes, STRATA_TENSOR_ALIGNMENT, &data));
   if (zero) std::memset(data, 0, bytes);
-  auto* tensor = new (record) strata_tensor_t;
-  tensor->allocator = allocator;
-  tensor->dtype = dtype;
-  tensor->rank = rank;
-  for (uint32_t d = 0; d < STRATA_MAX_RANK; ++d) {
-    tensor->dims[d] = d < rank ? dims[d] : 0;
-  }
-  tensor->elementCount = elements;
-  tensor->byteSize = bytes;
-  tensor->data = data;
-  *out_tensor = tensor;
-  return nullptr;
+  strata_status_t status = wrapTensor(dtype, rank, dims, allocator, data,
+                                      /*releaseData=*/nullptr, out_tensor);
+  if (status) strata_allocator_free(allocator, data);
+  return status;
 }
 
 strata_status_t wrapTensor(strata_dtype_t dtype, uint32_t rank,
