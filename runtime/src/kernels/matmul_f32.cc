@@ -200,8 +200,23 @@ void runGemv(const Problem& p, const MatmulTiles& t, const float* a,
   }
 }
 
-void run(const Problem& p) {
+// Batch dims that only A and C have (B is shared, as a weight is) and that
+// sit right outside M in both fold into M: [b, t, k] x [k, n] is one
+// (b*t) x n product, not b products that each stream the whole weight.
+void foldSharedBatchesIntoM(Problem* p) {
+  while (p->batchRank > 0) {
+    const int64_t d = p->batchRank - 1;
+    if (p->bBatch[d] != 0 || p->aBatch[d] != p->m * p->am ||
+        p->cBatch[d] != p->m * p->cm)
+      break;
+    p->m *= p->batch[d];
+    --p->batchRank;
+  }
+}
+
+void run(Problem p) {
   if (p.m <= 0 || p.n <= 0) return;
+  foldSharedBatchesIntoM(&p);
   int64_t batches = 1;
   for (int64_t d = 0; d < p.batchRank; ++d) batches *= p.batch[d];
   if (batches <= 0) return;
