@@ -653,13 +653,12 @@ def render_doc(supported, cases, results):
         f"match ({pct(ran, total):.1f}%); {imported} import and verify "
         f"({pct(imported, total):.1f}%).**",
         "",
+    ] + ([
         f"{type_blocked} of the failing tests stop only because "
         "`strata-compile`'s artifact signature or the runtime has no "
-        "element type for a graph input or output (unsigned integers, fp8, "
-        "4-bit types); the lowering handles all of these "
-        "(`test/lowering/unsigned.mlir`, `narrow-types.mlir`), the "
-        "signature needs their dtypes.",
+        "element type for a graph input or output.",
         "",
+    ] if type_blocked else []) + [
         f"Of the {len(in_range)} tests whose model opset is inside the op's "
         f"supported range, {in_ok} run and match "
         f"({pct(in_ok, len(in_range)):.1f}%).",

@@ -159,7 +159,10 @@ static inline void strata_pack_b_f32(const float* src, int64_t k, int64_t n,
       }
 }
 
-/* Element types, as recorded in the manifest (values never change). */
+/* Element types, as recorded in the manifest (values never change). New
+ * values are only appended; that leaves the calling convention as it is, so
+ * it keeps STRATA_KERNEL_ABI_VERSION (a runtime that predates a value
+ * refuses a manifest using it as an unknown dtype). */
 typedef enum strata_dtype_e {
   STRATA_DTYPE_F32 = 1,
   STRATA_DTYPE_F16 = 2,
@@ -174,6 +177,19 @@ typedef enum strata_dtype_e {
   STRATA_DTYPE_U32 = 11,
   STRATA_DTYPE_U64 = 12,
   STRATA_DTYPE_BOOL = 13, /* one byte per element, 0 or 1 */
+  /* fp8: one byte per element, the raw code of the format (ONNX FLOAT8*). */
+  STRATA_DTYPE_F8E4M3FN = 14,
+  STRATA_DTYPE_F8E4M3FNUZ = 15,
+  STRATA_DTYPE_F8E5M2 = 16,
+  STRATA_DTYPE_F8E5M2FNUZ = 17,
+  /* 4-bit types: one element per byte (not packed two to a byte); the low
+   * four bits hold the value (two's complement for I4, the E2M1 code for
+   * F4E2M1) and the high four bits are not part of it. Generated code
+   * ignores them when it reads an input and may leave any value there in
+   * an output. */
+  STRATA_DTYPE_I4 = 18,
+  STRATA_DTYPE_U4 = 19,
+  STRATA_DTYPE_F4E2M1 = 20,
 } strata_dtype_t;
 
 /* Size in bytes of one element of |dtype|, 0 if unknown. */
@@ -187,6 +203,9 @@ static inline uint32_t strata_dtype_size(uint32_t dtype) {
     case STRATA_DTYPE_F64: case STRATA_DTYPE_I64: case STRATA_DTYPE_U64:
       return 8;
     case STRATA_DTYPE_I8: case STRATA_DTYPE_U8: case STRATA_DTYPE_BOOL:
+    case STRATA_DTYPE_F8E4M3FN: case STRATA_DTYPE_F8E4M3FNUZ:
+    case STRATA_DTYPE_F8E5M2: case STRATA_DTYPE_F8E5M2FNUZ:
+    case STRATA_DTYPE_I4: case STRATA_DTYPE_U4: case STRATA_DTYPE_F4E2M1:
       return 1;
     default:
       return 0;

@@ -130,6 +130,20 @@ const char* strata_dtype_name(strata_dtype_t dtype) {
       return "u64";
     case STRATA_DTYPE_BOOL:
       return "bool";
+    case STRATA_DTYPE_F8E4M3FN:
+      return "f8e4m3fn";
+    case STRATA_DTYPE_F8E4M3FNUZ:
+      return "f8e4m3fnuz";
+    case STRATA_DTYPE_F8E5M2:
+      return "f8e5m2";
+    case STRATA_DTYPE_F8E5M2FNUZ:
+      return "f8e5m2fnuz";
+    case STRATA_DTYPE_I4:
+      return "i4";
+    case STRATA_DTYPE_U4:
+      return "u4";
+    case STRATA_DTYPE_F4E2M1:
+      return "f4e2m1";
   }
   return "unknown";
 }

@@ -118,6 +118,19 @@ uint32_t dtypeOf(Type t) {
   if (t.isSignlessInteger(16)) return STRATA_DTYPE_I16;
   if (t.isSignlessInteger(32)) return STRATA_DTYPE_I32;
   if (t.isSignlessInteger(64)) return STRATA_DTYPE_I64;
+  if (t.isUnsignedInteger(8)) return STRATA_DTYPE_U8;
+  if (t.isUnsignedInteger(16)) return STRATA_DTYPE_U16;
+  if (t.isUnsignedInteger(32)) return STRATA_DTYPE_U32;
+  if (t.isUnsignedInteger(64)) return STRATA_DTYPE_U64;
+  // fp8 and the 4-bit types travel one element per byte: LLVM stores an
+  // i8/i4 memref element (MLIR's fp8/fp4 lower to i8/i4) in one byte.
+  if (isa<Float8E4M3FNType>(t)) return STRATA_DTYPE_F8E4M3FN;
+  if (isa<Float8E4M3FNUZType>(t)) return STRATA_DTYPE_F8E4M3FNUZ;
+  if (isa<Float8E5M2Type>(t)) return STRATA_DTYPE_F8E5M2;
+  if (isa<Float8E5M2FNUZType>(t)) return STRATA_DTYPE_F8E5M2FNUZ;
+  if (isa<Float4E2M1FNType>(t)) return STRATA_DTYPE_F4E2M1;
+  if (t.isSignlessInteger(4)) return STRATA_DTYPE_I4;
+  if (t.isUnsignedInteger(4)) return STRATA_DTYPE_U4;
   return 0;
 }
 

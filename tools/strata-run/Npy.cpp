@@ -24,7 +24,9 @@ struct DescrEntry {
 };
 
 // Accepted spellings; the first one per dtype is the one written. Reading
-// maps '<u2' to u16 (strata-run reinterprets it for a bf16 input).
+// takes the first entry of a descr, so '<u2' reads as u16 and '|u1'/'|i1'
+// as u8/i8 (adaptToSignature reinterprets them for bf16, fp8 and 4-bit
+// inputs).
 constexpr DescrEntry kDescrs[] = {
     {"<f4", STRATA_DTYPE_F32},
     {"<f2", STRATA_DTYPE_F16},
@@ -41,8 +43,27 @@ constexpr DescrEntry kDescrs[] = {
     {"<i1", STRATA_DTYPE_I8},
     {"<u1", STRATA_DTYPE_U8},
     {"<b1", STRATA_DTYPE_BOOL},
-    {"<u2", STRATA_DTYPE_BF16}, // written only: NumPy has no bfloat16
+    // Written only: NumPy has no bfloat16, fp8 or 4-bit types, so they
+    // travel as raw codes, one element per byte for fp8 and 4-bit.
+    {"<u2", STRATA_DTYPE_BF16},
+    {"|u1", STRATA_DTYPE_F8E4M3FN},
+    {"|u1", STRATA_DTYPE_F8E4M3FNUZ},
+    {"|u1", STRATA_DTYPE_F8E5M2},
+    {"|u1", STRATA_DTYPE_F8E5M2FNUZ},
+    {"|i1", STRATA_DTYPE_I4},
+    {"|u1", STRATA_DTYPE_U4},
+    {"|u1", STRATA_DTYPE_F4E2M1},
 };
+
+bool isFourBit(uint32_t dtype) {
+  return dtype == STRATA_DTYPE_I4 || dtype == STRATA_DTYPE_U4 ||
+         dtype == STRATA_DTYPE_F4E2M1;
+}
+
+bool isFp8(uint32_t dtype) {
+  return dtype == STRATA_DTYPE_F8E4M3FN || dtype == STRATA_DTYPE_F8E4M3FNUZ ||
+         dtype == STRATA_DTYPE_F8E5M2 || dtype == STRATA_DTYPE_F8E5M2FNUZ;
+}
 
 bool fail(std::string *error, const std::string &message) {
   if (error)
@@ -274,7 +295,50 @@ std::vector<uint8_t> strata::tools::encodeNpy(uint32_t dtype,
   const auto *bytes = static_cast<const uint8_t *>(data);
   if (size)
     out.insert(out.end(), bytes, bytes + size);
+  // A 4-bit element's high bits are not part of it: write the value alone
+  // (sign-extended for i4), so the array reads as the numbers it holds.
+  if (isFourBit(dtype)) {
+    for (size_t i = out.size() - size; i < out.size(); ++i) {
+      uint8_t low = out[i] & 0xF;
+      out[i] = dtype == STRATA_DTYPE_I4 && (low & 0x8) ? low | 0xF0 : low;
+    }
+  }
   return out;
+}
+
+bool strata::tools::adaptToSignature(uint32_t dtype, NpyArray *array,
+                                     std::string *error) {
+  if (array->dtype == dtype)
+    return true;
+  bool rawByte =
+      array->dtype == STRATA_DTYPE_U8 || array->dtype == STRATA_DTYPE_I8;
+  if (dtype == STRATA_DTYPE_BF16 && array->dtype == STRATA_DTYPE_U16) {
+    array->dtype = dtype;
+    return true;
+  }
+  if (isFp8(dtype) && rawByte) {
+    array->dtype = dtype;
+    return true;
+  }
+  if (!isFourBit(dtype) || !rawByte)
+    return true; // a real mismatch: the runtime names both dtypes
+  // 4-bit: one value per byte. i4 takes -8..7 from an int8 array or the
+  // codes 0..15 from a uint8 one; u4 and f4e2m1 take 0..15.
+  bool signedValues =
+      dtype == STRATA_DTYPE_I4 && array->dtype == STRATA_DTYPE_I8;
+  for (size_t i = 0; i < array->data.size(); ++i) {
+    int value = array->dtype == STRATA_DTYPE_I8
+                    ? static_cast<int8_t>(array->data[i])
+                    : array->data[i];
+    bool ok =
+        signedValues ? value >= -8 && value <= 7 : value >= 0 && value <= 15;
+    if (!ok)
+      return fail(error, "element " + std::to_string(i) + " is " +
+                             std::to_string(value) + ", not a 4-bit " +
+                             (signedValues ? "value (-8..7)" : "code (0..15)"));
+  }
+  array->dtype = dtype;
+  return true;
 }
 
 bool strata::tools::writeNpy(const std::string &path, uint32_t dtype,

@@ -284,9 +284,12 @@ int runTool(const Options &options) {
     std::string error;
     if (!readNpy(it->second, &array, &error))
       return fail("input '" + std::string(signature.name) + "': " + error);
-    // NumPy has no bfloat16: a u16 array carries its raw bits.
-    if (signature.dtype == STRATA_DTYPE_BF16 && array.dtype == STRATA_DTYPE_U16)
-      array.dtype = STRATA_DTYPE_BF16;
+    // NumPy has no bfloat16, fp8 or 4-bit types: raw codes stand for them.
+    if (!adaptToSignature(signature.dtype, &array, &error))
+      return fail(
+          "input '" + std::string(signature.name) + "' (" +
+          strata_dtype_name(static_cast<strata_dtype_t>(signature.dtype)) +
+          "): " + error);
     strata_tensor_t *tensor = nullptr;
     status = strata_tensor_create_copy(
         static_cast<strata_dtype_t>(array.dtype),

@@ -39,7 +39,22 @@ TEST(AbiTest, DtypeValuesAndSizes) {
   EXPECT_EQ(strata_dtype_size(STRATA_DTYPE_U64), 8u);
   EXPECT_EQ(strata_dtype_size(STRATA_DTYPE_BOOL), 1u);
   EXPECT_EQ(strata_dtype_size(0), 0u);
-  EXPECT_EQ(strata_dtype_size(14), 0u);
+  EXPECT_EQ(strata_dtype_size(21), 0u);
+}
+
+// The fp8 and 4-bit dtypes follow BOOL; values never change once assigned.
+TEST(AbiTest, NarrowDtypeValuesAndSizes) {
+  EXPECT_EQ(STRATA_DTYPE_F8E4M3FN, 14);
+  EXPECT_EQ(STRATA_DTYPE_F8E4M3FNUZ, 15);
+  EXPECT_EQ(STRATA_DTYPE_F8E5M2, 16);
+  EXPECT_EQ(STRATA_DTYPE_F8E5M2FNUZ, 17);
+  EXPECT_EQ(STRATA_DTYPE_I4, 18);
+  EXPECT_EQ(STRATA_DTYPE_U4, 19);
+  EXPECT_EQ(STRATA_DTYPE_F4E2M1, 20);
+  // One byte per element, the 4-bit types included (not packed).
+  for (uint32_t dtype = STRATA_DTYPE_F8E4M3FN; dtype <= STRATA_DTYPE_F4E2M1;
+       ++dtype)
+    EXPECT_EQ(strata_dtype_size(dtype), 1u) << dtype;
 }
 
 TEST(AbiTest, ArtifactHeaderLayout) {

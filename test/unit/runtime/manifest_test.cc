@@ -131,6 +131,12 @@ TEST(ManifestTest, TensorRules) {
   EXPECT_TRUE(rejects(entryWith(STRATA_DTYPE_F32, {1 << 30, 1 << 30, -1}),
                       "above the limit of"));
   STRATA_ASSERT_OK(tryLoad(withRawManifest(entryWith(STRATA_DTYPE_F32, {0}))));
+  // Every assigned dtype loads, the fp8 and 4-bit ones included; the next
+  // value does not.
+  for (uint32_t dtype = STRATA_DTYPE_F32; dtype <= STRATA_DTYPE_F4E2M1;
+       ++dtype)
+    STRATA_ASSERT_OK(tryLoad(withRawManifest(entryWith(dtype, {4}))));
+  EXPECT_TRUE(rejects(entryWith(21, {4}), "tensor 'x' has unknown dtype 21"));
 }
 
 TEST(ManifestTest, DimTableRules) {

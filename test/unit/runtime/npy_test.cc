@@ -157,6 +157,82 @@ TEST(NpyTest, MalformedFilesFailCleanly) {
   }
 }
 
+// NumPy has no fp8 or 4-bit types: they are written as raw bytes ('|i1'
+// for i4, '|u1' for the rest), with a 4-bit element's high bits replaced by
+// its value's (sign extension for i4, zeros otherwise).
+TEST(NpyTest, NarrowTypesTravelAsBytes) {
+  const int64_t four[1] = {4};
+  const uint8_t codes[4] = {0x07, 0x08, 0xFF, 0x3A};
+  struct Case {
+    uint32_t dtype;
+    uint32_t readAs;
+    uint8_t expected[4];
+  };
+  const Case cases[] = {
+      {STRATA_DTYPE_F8E4M3FN, STRATA_DTYPE_U8, {0x07, 0x08, 0xFF, 0x3A}},
+      {STRATA_DTYPE_F8E4M3FNUZ, STRATA_DTYPE_U8, {0x07, 0x08, 0xFF, 0x3A}},
+      {STRATA_DTYPE_F8E5M2, STRATA_DTYPE_U8, {0x07, 0x08, 0xFF, 0x3A}},
+      {STRATA_DTYPE_F8E5M2FNUZ, STRATA_DTYPE_U8, {0x07, 0x08, 0xFF, 0x3A}},
+      {STRATA_DTYPE_I4, STRATA_DTYPE_I8, {0x07, 0xF8, 0xFF, 0xFA}},
+      {STRATA_DTYPE_U4, STRATA_DTYPE_U8, {0x07, 0x08, 0x0F, 0x0A}},
+      {STRATA_DTYPE_F4E2M1, STRATA_DTYPE_U8, {0x07, 0x08, 0x0F, 0x0A}},
+  };
+  for (const Case& c : cases) {
+    std::vector<uint8_t> bytes = encodeNpy(c.dtype, four, 1, codes, 4);
+    NpyArray array;
+    std::string error;
+    ASSERT_TRUE(parseNpy(bytes.data(), bytes.size(), &array, &error))
+        << c.dtype << ": " << error;
+    EXPECT_EQ(array.dtype, c.readAs) << c.dtype;
+    ASSERT_EQ(array.data.size(), 4u);
+    EXPECT_EQ(std::memcmp(array.data.data(), c.expected, 4), 0) << c.dtype;
+    // Read back for an input of that dtype, the bytes carry it.
+    ASSERT_TRUE(adaptToSignature(c.dtype, &array, &error)) << error;
+    EXPECT_EQ(array.dtype, c.dtype);
+  }
+}
+
+TEST(NpyTest, AdaptsRawArraysToTheSignature) {
+  auto array = [](uint32_t dtype, std::vector<uint8_t> data) {
+    NpyArray a;
+    a.dtype = dtype;
+    a.shape = {static_cast<int64_t>(data.size())};
+    a.data = std::move(data);
+    return a;
+  };
+  std::string error;
+  // bf16 from u16, fp8 from either byte type.
+  NpyArray a = array(STRATA_DTYPE_U16, {0, 0});
+  EXPECT_TRUE(adaptToSignature(STRATA_DTYPE_BF16, &a, &error));
+  EXPECT_EQ(a.dtype, static_cast<uint32_t>(STRATA_DTYPE_BF16));
+  a = array(STRATA_DTYPE_I8, {0x80});
+  EXPECT_TRUE(adaptToSignature(STRATA_DTYPE_F8E5M2, &a, &error));
+  EXPECT_EQ(a.dtype, static_cast<uint32_t>(STRATA_DTYPE_F8E5M2));
+  // i4: -8..7 from int8, the codes 0..15 from uint8.
+  a = array(STRATA_DTYPE_I8, {0xF8, 0x07});
+  EXPECT_TRUE(adaptToSignature(STRATA_DTYPE_I4, &a, &error)) << error;
+  a = array(STRATA_DTYPE_U8, {0x0F, 0x00});
+  EXPECT_TRUE(adaptToSignature(STRATA_DTYPE_I4, &a, &error)) << error;
+  // Values outside name the element.
+  a = array(STRATA_DTYPE_I8, {0x01, 0x08});
+  EXPECT_FALSE(adaptToSignature(STRATA_DTYPE_I4, &a, &error));
+  EXPECT_EQ(error, "element 1 is 8, not a 4-bit value (-8..7)");
+  EXPECT_EQ(a.dtype, static_cast<uint32_t>(STRATA_DTYPE_I8));
+  a = array(STRATA_DTYPE_U8, {0x10});
+  EXPECT_FALSE(adaptToSignature(STRATA_DTYPE_U4, &a, &error));
+  EXPECT_EQ(error, "element 0 is 16, not a 4-bit code (0..15)");
+  a = array(STRATA_DTYPE_I8, {0x02, 0xFF});
+  EXPECT_FALSE(adaptToSignature(STRATA_DTYPE_F4E2M1, &a, &error));
+  EXPECT_EQ(error, "element 1 is -1, not a 4-bit code (0..15)");
+  // Anything else is left for the runtime to reject by dtype.
+  a = array(STRATA_DTYPE_U16, {0, 0});
+  EXPECT_TRUE(adaptToSignature(STRATA_DTYPE_I4, &a, &error));
+  EXPECT_EQ(a.dtype, static_cast<uint32_t>(STRATA_DTYPE_U16));
+  a = array(STRATA_DTYPE_F32, {0, 0, 0, 0});
+  EXPECT_TRUE(adaptToSignature(STRATA_DTYPE_F8E4M3FN, &a, &error));
+  EXPECT_EQ(a.dtype, static_cast<uint32_t>(STRATA_DTYPE_F32));
+}
+
 TEST(NpyTest, ReadFileErrorsNameThePath) {
   NpyArray array;
   std::string error;

@@ -99,6 +99,19 @@ TEST(TensorTest, DtypeNames) {
   EXPECT_STREQ(strata_dtype_name(STRATA_DTYPE_F32), "f32");
   EXPECT_STREQ(strata_dtype_name(STRATA_DTYPE_BF16), "bf16");
   EXPECT_STREQ(strata_dtype_name(STRATA_DTYPE_BOOL), "bool");
+  EXPECT_STREQ(strata_dtype_name(STRATA_DTYPE_F8E4M3FN), "f8e4m3fn");
+  EXPECT_STREQ(strata_dtype_name(STRATA_DTYPE_F8E4M3FNUZ), "f8e4m3fnuz");
+  EXPECT_STREQ(strata_dtype_name(STRATA_DTYPE_F8E5M2), "f8e5m2");
+  EXPECT_STREQ(strata_dtype_name(STRATA_DTYPE_F8E5M2FNUZ), "f8e5m2fnuz");
+  EXPECT_STREQ(strata_dtype_name(STRATA_DTYPE_I4), "i4");
+  EXPECT_STREQ(strata_dtype_name(STRATA_DTYPE_U4), "u4");
+  EXPECT_STREQ(strata_dtype_name(STRATA_DTYPE_F4E2M1), "f4e2m1");
+  for (uint32_t dtype = STRATA_DTYPE_F32; dtype <= STRATA_DTYPE_F4E2M1;
+       ++dtype)
+    EXPECT_STRNE(strata_dtype_name(static_cast<strata_dtype_t>(dtype)),
+                 "unknown")
+        << dtype;
+  EXPECT_STREQ(strata_dtype_name(static_cast<strata_dtype_t>(21)), "unknown");
   EXPECT_STREQ(strata_dtype_name(static_cast<strata_dtype_t>(0)), "unknown");
 }
 
