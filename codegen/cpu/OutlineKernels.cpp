@@ -17,6 +17,7 @@
 #include "mlir/Transforms/RegionUtils.h"
 
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 using namespace mlir;
 
@@ -55,6 +56,12 @@ SmallVector<int64_t> sliceDims(linalg::GenericOp op) {
       return {};
     dims.push_back(found);
   }
+  // A buffer used twice (in place: the same memref as input and output)
+  // must be sliced the same way both times.
+  for (auto [i, a] : llvm::enumerate(op->getOperands()))
+    for (auto [j, b] : llvm::enumerate(op->getOperands()))
+      if (i < j && a == b && dims[i] != dims[j])
+        return {};
   return dims;
 }
 
@@ -120,8 +127,10 @@ unsigned outlineKernels(ModuleOp module) {
       // Operands indexed by loop 0 become their [begin, end) slice.
       Value begin = body->getArgument(0), end = body->getArgument(1);
       Value size = arith::SubIOp::create(b, loc, end, begin);
+      llvm::SmallPtrSet<Value, 4> sliced;
       for (auto [operand, dim] : llvm::zip(op->getOperands(), slices)) {
-        if (dim < 0)
+        // Slice each buffer once, even if the op uses it twice.
+        if (dim < 0 || !sliced.insert(operand).second)
           continue;
         Value full = mapping.lookup(operand);
         auto type = cast<MemRefType>(full.getType());
