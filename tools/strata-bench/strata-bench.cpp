@@ -16,6 +16,7 @@
 
 #include "Bench.h"
 #include "Plan.h"
+#include "tools/common/JsonText.h"
 
 using namespace strata::tools;
 
@@ -134,22 +135,7 @@ long long peakRssBytes() {
   return 0;
 }
 
-std::string jsonString(const std::string &text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char buffer[8];
-      std::snprintf(buffer, sizeof(buffer), "\\u%04x", c);
-      out += buffer;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
+using strata::tools::jsonString;
 
 std::string jsonNumber(double value) {
   char buffer[32];

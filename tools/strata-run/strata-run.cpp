@@ -19,6 +19,7 @@
 
 #include "Npy.h"
 #include "strata/runtime/api.h"
+#include "tools/common/JsonText.h"
 
 using namespace strata::tools;
 
@@ -188,22 +189,7 @@ void printInspect(const strata_module_t *module) {
   }
 }
 
-std::string jsonString(const std::string &text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char buffer[8];
-      std::snprintf(buffer, sizeof(buffer), "\\u%04x", c);
-      out += buffer;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
+using strata::tools::jsonString;
 
 std::string jsonNumber(double value) {
   char buffer[32];
