@@ -222,22 +222,28 @@ private:
       return global.emitError() << "weight '" << global.getSymName()
                                 << "' has " << raw.size()
                                 << " bytes, expected " << elements * 4;
-    std::vector<float> source(elements);
-    std::memcpy(source.data(), raw.data(), raw.size());
+    // Weights are blobs aligned for their element type (the importer's
+    // invariant); an unaligned one is copied first.
+    const float *source = reinterpret_cast<const float *>(raw.data());
+    std::vector<float> aligned;
+    if (reinterpret_cast<uintptr_t>(raw.data()) % alignof(float) != 0) {
+      aligned.resize(elements);
+      std::memcpy(aligned.data(), raw.data(), raw.size());
+      source = aligned.data();
+    }
+    // Packed straight into the new blob.
     uint64_t packedCount = strata_packed_b_f32_elements(k, n);
-    std::vector<float> packed(packedCount);
-    strata_pack_b_f32(source.data(), k, n, sk, sn, packed.data());
+    AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
+        packedCount * sizeof(float), alignof(float), /*dataIsMutable=*/true);
+    strata_pack_b_f32(source, k, n, sk, sn,
+                      reinterpret_cast<float *>(blob.getMutableData().data()));
 
     OpBuilder b(global);
     auto packedType = RankedTensorType::get({int64_t(packedCount)},
                                             b.getF32Type());
-    ArrayRef<char> bytes(reinterpret_cast<const char *>(packed.data()),
-                         packed.size() * sizeof(float));
     std::string name = (global.getSymName() + "_packed").str();
-    auto attr = DenseResourceElementsAttr::get(
-        packedType, name,
-        HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignof(float),
-                                                      false));
+    auto attr =
+        DenseResourceElementsAttr::get(packedType, name, std::move(blob));
     auto memrefType = MemRefType::get({int64_t(packedCount)}, b.getF32Type());
     auto packedGlobal = memref::GlobalOp::create(
         b, global.getLoc(), name, b.getStringAttr("private"), memrefType, attr,

@@ -55,11 +55,6 @@ void BufferCache::release() {
   if (references_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
 }
 
-size_t BufferCache::cachedBytes() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return cachedBytes_;
-}
-
 void* BufferCache::take(size_t sizeClass) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -67,7 +62,6 @@ void* BufferCache::take(size_t sizeClass) {
     if (it != free_.end()) {
       void* block = it->second;
       free_.erase(it);
-      cachedBytes_ -= sizeClass;
       return block;
     }
   }
@@ -84,7 +78,6 @@ void* BufferCache::take(size_t sizeClass) {
 void BufferCache::give(void* block, size_t sizeClass) {
   std::lock_guard<std::mutex> lock(mutex_);
   free_.emplace(sizeClass, block);
-  cachedBytes_ += sizeClass;
 }
 
 void* allocateBuffer(uint64_t bytes) {

@@ -33,9 +33,6 @@ class BufferCache {
   /// Drops a reference; the last one frees the cache and its blocks.
   void release();
 
-  /// Bytes held for reuse.
-  size_t cachedBytes() const;
-
  private:
   ~BufferCache();
   friend void* allocateBuffer(uint64_t bytes);
@@ -47,9 +44,8 @@ class BufferCache {
 
   strata_allocator_t allocator_;
   std::atomic<int> references_{1};
-  mutable std::mutex mutex_;
+  std::mutex mutex_;
   std::multimap<size_t, void*> free_;
-  size_t cachedBytes_ = 0;
 };
 
 /// 64-byte aligned memory from the current cache of this thread (plain

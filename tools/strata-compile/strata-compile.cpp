@@ -368,7 +368,7 @@ int main(int argc, char **argv) {
   if (wantReport)
     printFusionReport(output == "-" ? llvm::errs() : llvm::outs(), imported,
                       fused, missed);
-  if (emit == "mlir") {
+  if (emitKind == "mlir") {
     progress.phase("write");
     return failed(writeIR(*module)) ? 1 : 0;
   }
@@ -384,11 +384,11 @@ int main(int argc, char **argv) {
   lower.addNestedPass<func::FuncOp>(strata::createLowerToLinalgPass());
   if (failed(lower.run(*module)))
     return 1;
-  if (emit == "linalg") {
+  if (emitKind == "linalg") {
     progress.phase("write");
     return failed(writeIR(*module)) ? 1 : 0;
   }
-  if (emit == "llvm") {
+  if (emitKind == "llvm") {
     if (failed(strata::codegen::cpu::lowerToLLVMDialect(*module)))
       return 1;
     progress.phase("write");

@@ -178,8 +178,8 @@ void runGemv(const Problem& p, const MatmulTiles& t, const float* a,
   Scratch& s = scratch();
   const float* aRow = a;
   if (p.ak != 1) {
-    // Rare (a transposed vector); gather it k block by k block is not
-    // needed: K floats fit the A scratch for K <= kMc * kKc.
+    // Rare (a transposed row); run() sends M = 1 here only when K fits
+    // the A scratch (K <= kMc * kKc).
     for (int64_t k = 0; k < p.k; ++k) s.aBlock[k] = a[k * p.ak];
     aRow = s.aBlock;
   }
@@ -325,11 +325,11 @@ MatmulIsa matmulIsa() {
 }
 
 void setMatmulIsaForTesting(MatmulIsa isa) {
+  // Never above what the CPU has.
   const MatmulTiles* t = detectTiles();
-  if (isa == MatmulIsa::kScalar ||
-      (isa == MatmulIsa::kAvx2 && t == &kMatmulTilesAvx512)) {
-    t = isa == MatmulIsa::kScalar ? &kScalarTiles : &kMatmulTilesAvx2;
-  }
+  if (isa == MatmulIsa::kScalar) t = &kScalarTiles;
+  if (isa == MatmulIsa::kAvx2 && t == &kMatmulTilesAvx512)
+    t = &kMatmulTilesAvx2;
   gTiles.store(t, std::memory_order_release);
 }
 
