@@ -463,13 +463,9 @@ struct FuseAttentionPass : impl::FuseAttentionPassBase<FuseAttentionPass> {
       return;
     // Remarks are emitted once, after the rewrite reached a fixpoint, and
     // only at softmaxes over rank-4 tensors.
-    getOperation()->walk([](SoftmaxOp softmax) {
-      std::string reason;
-      bool candidate;
-      if (!matchAttention(softmax, reason, candidate) && candidate)
-        softmax.emitRemark()
-            << "softmax did not fuse into strata.attention: " << reason;
-    });
+    remarkMissedFusions<SoftmaxOp>(
+        getOperation(), matchAttention,
+        "softmax did not fuse into strata.attention: ");
   }
 };
 

@@ -328,16 +328,18 @@ struct FuseGeluPass : impl::FuseGeluPassBase<FuseGeluPass> {
     if (!reportMissed)
       return;
     // Remarks are emitted once, after the rewrite reached a fixpoint.
-    getOperation()->walk([](ErfOp erf) {
-      std::string reason;
-      if (!matchGelu(erf, reason))
-        erf.emitRemark() << "erf did not fuse into strata.gelu: " << reason;
-    });
-    getOperation()->walk([](TanhOp tanh) {
-      std::string reason;
-      if (!matchTanhGelu(tanh, reason))
-        tanh.emitRemark() << "tanh did not fuse into strata.gelu: " << reason;
-    });
+    remarkMissedFusions<ErfOp>(
+        getOperation(),
+        [](ErfOp erf, std::string &reason, bool &) {
+          return matchGelu(erf, reason);
+        },
+        "erf did not fuse into strata.gelu: ");
+    remarkMissedFusions<TanhOp>(
+        getOperation(),
+        [](TanhOp tanh, std::string &reason, bool &) {
+          return matchTanhGelu(tanh, reason);
+        },
+        "tanh did not fuse into strata.gelu: ");
   }
 };
 

@@ -348,14 +348,9 @@ struct FuseLayerNormPass : impl::FuseLayerNormPassBase<FuseLayerNormPass> {
       return;
     // Remarks are emitted once, after the rewrite reached a fixpoint, and
     // only at means that are subtracted from their input.
-    getOperation()->walk([](ReduceMeanOp mean) {
-      std::string reason;
-      bool candidate;
-      if (!matchLayerNorm(mean, reason, candidate) && candidate)
-        mean.emitRemark() << "reduce_mean did not fuse into "
-                             "strata.layer_norm: "
-                          << reason;
-    });
+    remarkMissedFusions<ReduceMeanOp>(
+        getOperation(), matchLayerNorm,
+        "reduce_mean did not fuse into strata.layer_norm: ");
   }
 };
 

@@ -223,13 +223,9 @@ struct FuseRmsNormPass : impl::FuseRmsNormPassBase<FuseRmsNormPass> {
       return;
     // Remarks are emitted once, after the rewrite reached a fixpoint, and
     // only at means of a square.
-    getOperation()->walk([](ReduceMeanOp var) {
-      std::string reason;
-      bool candidate;
-      if (!matchRmsNorm(var, reason, candidate) && candidate)
-        var.emitRemark() << "reduce_mean did not fuse into strata.rms_norm: "
-                         << reason;
-    });
+    remarkMissedFusions<ReduceMeanOp>(
+        getOperation(), matchRmsNorm,
+        "reduce_mean did not fuse into strata.rms_norm: ");
   }
 };
 

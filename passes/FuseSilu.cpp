@@ -77,12 +77,12 @@ struct FuseSiluPass : impl::FuseSiluPassBase<FuseSiluPass> {
     if (!reportMissed)
       return;
     // Remarks are emitted once, after the rewrite reached a fixpoint.
-    getOperation()->walk([](SigmoidOp sigmoid) {
-      std::string reason;
-      if (!matchSilu(sigmoid, reason))
-        sigmoid.emitRemark() << "sigmoid did not fuse into strata.silu: "
-                             << reason;
-    });
+    remarkMissedFusions<SigmoidOp>(
+        getOperation(),
+        [](SigmoidOp sigmoid, std::string &reason, bool &) {
+          return matchSilu(sigmoid, reason);
+        },
+        "sigmoid did not fuse into strata.silu: ");
   }
 };
 

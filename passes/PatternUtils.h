@@ -6,11 +6,14 @@
 #ifndef STRATA_PASSES_PATTERNUTILS_H_
 #define STRATA_PASSES_PATTERNUTILS_H_
 
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <optional>
+#include <string>
 
 namespace strata {
 
@@ -36,6 +39,22 @@ mlir::Operation *soleUser(mlir::Value v);
 /// matched ops to |ops| and returns the result, or a null value.
 mlir::Value matchDivideBySqrt(mlir::Value v, mlir::Value n,
                               llvm::SmallVectorImpl<mlir::Operation *> &ops);
+
+/// The `report-missed` remarks of a fusion pass, emitted once after its
+/// rewrite reached a fixpoint: for every |RootOp| under |root| that
+/// |match|(op, reason, candidate) does not match although it sets
+/// |candidate| (left true by matchers without that notion), one remark
+/// "<message><reason>" at the op.
+template <typename RootOp, typename MatchFn>
+void remarkMissedFusions(mlir::Operation *root, MatchFn match,
+                         llvm::StringRef message) {
+  root->walk([&](RootOp op) {
+    std::string reason;
+    bool candidate = true;
+    if (!match(op, reason, candidate) && candidate)
+      op.emitRemark() << message << reason;
+  });
+}
 
 } // namespace strata
 
