@@ -17,6 +17,7 @@
 #include "Bench.h"
 #include "Plan.h"
 #include "tools/common/JsonText.h"
+#include "tools/common/ParseCount.h"
 
 using namespace strata::tools;
 
@@ -58,15 +59,7 @@ int fail(const std::string &message) {
   return 1;
 }
 
-bool parseCount(const char *text, long low, long high, long *out) {
-  char *end = nullptr;
-  errno = 0;
-  long value = std::strtol(text, &end, 10);
-  if (errno || end == text || *end || value < low || value > high)
-    return false;
-  *out = value;
-  return true;
-}
+using strata::tools::parseCount;
 
 // Returns "" on success, "help", or the problem.
 std::string parseArgs(int argc, char **argv, Options *options) {

@@ -20,6 +20,7 @@
 #include "Npy.h"
 #include "strata/runtime/api.h"
 #include "tools/common/JsonText.h"
+#include "tools/common/ParseCount.h"
 
 using namespace strata::tools;
 
@@ -64,15 +65,7 @@ int failStatus(const std::string &context, strata_status_t status) {
   return fail(message);
 }
 
-bool parseCount(const char *text, long low, long high, long *out) {
-  char *end = nullptr;
-  errno = 0;
-  long value = std::strtol(text, &end, 10);
-  if (errno || end == text || *end || value < low || value > high)
-    return false;
-  *out = value;
-  return true;
-}
+using strata::tools::parseCount;
 
 // Returns an empty string on success, else the problem.
 std::string parseArgs(int argc, char **argv, Options *options) {
