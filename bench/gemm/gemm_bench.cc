@@ -1,6 +1,7 @@
 //===- gemm_bench.cc - GFLOP/s of strata_rt_matmul_f32 --------------------===//
 // SPDX-License-Identifier: Apache-2.0
 // Usage: strata-gemm-bench [--threads N] [--peak GFLOPS] [--bw GBPS]
+//                          [--shape MxKxN ...] (packed B; default: GPT-2's)
 // Times the matmul the generated code imports on the GPT-2-small shapes,
 // B pre-packed as the compiler packs weights, and prints the median of 9
 // timed runs (after 2 warm-up runs) as GFLOP/s, % of the FMA peak and, for
@@ -24,17 +25,24 @@ using namespace strata::runtime;
 int main(int argc, char** argv) {
   unsigned threads = 1;
   double peakPerCore = 117.3;
+  struct Shape { int64_t m, k, n; bool packed; };
+  std::vector<Shape> chosen;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--threads")) threads = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--peak")) peakPerCore = std::atof(argv[i + 1]);
+    long m, k, n;
+    if (!std::strcmp(argv[i], "--shape") &&
+        std::sscanf(argv[i + 1], "%ldx%ldx%ld", &m, &k, &n) == 3 && m > 0 &&
+        k > 0 && n > 0)
+      chosen.push_back({m, k, n, true});
   }
-  struct Shape { int64_t m, k, n; bool packed; };
-  const Shape shapes[] = {
+  const std::vector<Shape> defaults = {
       {512, 768, 768, true},   {512, 768, 3072, true}, {512, 3072, 768, true},
       {128, 768, 2304, true},  {512, 768, 50257, true},
       {512, 64, 512, false},   // attention scores per head (B = K^T strided)
       {1, 768, 3072, true},    {1, 3072, 768, true},   {1, 768, 50257, true},
   };
+  const std::vector<Shape>& shapes = chosen.empty() ? defaults : chosen;
   ThreadPool pool(threads);
   ScopedCurrentPool current(&pool);
   std::mt19937 rng(1);

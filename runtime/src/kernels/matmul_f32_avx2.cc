@@ -18,6 +18,13 @@ struct Vec {
   static V set1(float x) { return _mm256_set1_ps(x); }
   static V zero() { return _mm256_setzero_ps(); }
   static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  static V add(V a, V b) { return _mm256_add_ps(a, b); }
+  static float sum(V v) {
+    __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    x = _mm_add_ps(x, _mm_movehl_ps(x, x));
+    x = _mm_add_ss(x, _mm_movehdup_ps(x));
+    return _mm_cvtss_f32(x);
+  }
 };
 
 #include "matmul_f32_tile_impl.h"
@@ -33,6 +40,7 @@ void tile(int64_t rows, int64_t kc, const float* a, int64_t lda,
 
 }  // namespace
 
-const MatmulTiles kMatmulTilesAvx2 = {"avx2", 3, tile, gemv};
+const MatmulTiles kMatmulTilesAvx2 = {"avx2", 3, tile, gemv, rowTimesRows,
+                                     rowDotColumns};
 
 }  // namespace strata::runtime::kernels

@@ -18,6 +18,8 @@ struct Vec {
   static V set1(float x) { return _mm512_set1_ps(x); }
   static V zero() { return _mm512_setzero_ps(); }
   static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  static V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static float sum(V v) { return _mm512_reduce_add_ps(v); }
 };
 
 #include "matmul_f32_tile_impl.h"
@@ -38,6 +40,7 @@ void tile(int64_t rows, int64_t kc, const float* a, int64_t lda,
 
 }  // namespace
 
-const MatmulTiles kMatmulTilesAvx512 = {"avx512", 8, tile, gemv};
+const MatmulTiles kMatmulTilesAvx512 = {"avx512", 8, tile, gemv, rowTimesRows,
+                                     rowDotColumns};
 
 }  // namespace strata::runtime::kernels

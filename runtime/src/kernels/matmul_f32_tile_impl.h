@@ -71,3 +71,92 @@ void gemv(int64_t panels, int64_t k, const float* a, const float* b,
     gemvPanels<4>(k, a, b + p * k * 32, c + p * 32, loadC);
   for (; p < panels; ++p) gemvPanels<1>(k, a, b + p * k * 32, c + p * 32, loadC);
 }
+
+// One row of A against an unpacked B (decode attention: one query row per
+// head against the KV cache), streamed once with no packing.
+
+// c[j] (+)= sum_k a[k] * b[k * bk + j], j in [0, n): B rows contiguous
+// (P x V). Blocks of 4 vectors of columns, two accumulator sets over even
+// and odd k so that eight FMAs are in flight.
+void rowTimesRows(int64_t k, int64_t n, const float* a, int64_t ak,
+                  const float* b, int64_t bk, float* c, bool loadC) {
+  constexpr int L = Vec::kLanes;
+  constexpr int NV = 4;
+  int64_t j0 = 0;
+  for (; j0 + NV * L <= n; j0 += NV * L) {
+    typename Vec::V even[NV], odd[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
+      even[v] = loadC ? Vec::load(c + j0 + v * L) : Vec::zero();
+      odd[v] = Vec::zero();
+    }
+    const float* col = b + j0;
+    int64_t kk = 0;
+    for (; kk + 2 <= k; kk += 2) {
+      typename Vec::V a0 = Vec::set1(a[kk * ak]);
+      typename Vec::V a1 = Vec::set1(a[(kk + 1) * ak]);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) {
+        even[v] = Vec::fma(a0, Vec::load(col + kk * bk + v * L), even[v]);
+        odd[v] = Vec::fma(a1, Vec::load(col + (kk + 1) * bk + v * L), odd[v]);
+      }
+    }
+    if (kk < k) {
+      typename Vec::V a0 = Vec::set1(a[kk * ak]);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v)
+        even[v] = Vec::fma(a0, Vec::load(col + kk * bk + v * L), even[v]);
+    }
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v)
+      Vec::store(c + j0 + v * L, Vec::add(even[v], odd[v]));
+  }
+  for (; j0 + L <= n; j0 += L) {
+    typename Vec::V acc = loadC ? Vec::load(c + j0) : Vec::zero();
+    for (int64_t kk = 0; kk < k; ++kk)
+      acc = Vec::fma(Vec::set1(a[kk * ak]), Vec::load(b + kk * bk + j0), acc);
+    Vec::store(c + j0, acc);
+  }
+  for (; j0 < n; ++j0) {
+    float acc = loadC ? c[j0] : 0.0f;
+    for (int64_t kk = 0; kk < k; ++kk) acc += a[kk * ak] * b[kk * bk + j0];
+    c[j0] = acc;
+  }
+}
+
+// c[j * cn] (+)= dot(a[0..k), b[j * bn + 0..k)), j in [0, n): B columns
+// contiguous over k (Q x K^T), a contiguous. Four columns at a time.
+void rowDotColumns(int64_t k, int64_t n, const float* a, const float* b,
+                   int64_t bn, float* c, int64_t cn, bool loadC) {
+  constexpr int L = Vec::kLanes;
+  constexpr int NC = 4;
+  const int64_t kv = k / L * L;
+  int64_t j = 0;
+  for (; j + NC <= n; j += NC) {
+    typename Vec::V acc[NC];
+#pragma GCC unroll 4
+    for (int q = 0; q < NC; ++q) acc[q] = Vec::zero();
+    const float* col = b + j * bn;
+    for (int64_t kk = 0; kk < kv; kk += L) {
+      typename Vec::V av = Vec::load(a + kk);
+#pragma GCC unroll 4
+      for (int q = 0; q < NC; ++q)
+        acc[q] = Vec::fma(av, Vec::load(col + q * bn + kk), acc[q]);
+    }
+#pragma GCC unroll 4
+    for (int q = 0; q < NC; ++q) {
+      float sum = Vec::sum(acc[q]);
+      for (int64_t kk = kv; kk < k; ++kk) sum += a[kk] * col[q * bn + kk];
+      c[(j + q) * cn] = loadC ? c[(j + q) * cn] + sum : sum;
+    }
+  }
+  for (; j < n; ++j) {
+    typename Vec::V acc = Vec::zero();
+    const float* col = b + j * bn;
+    for (int64_t kk = 0; kk < kv; kk += L)
+      acc = Vec::fma(Vec::load(a + kk), Vec::load(col + kk), acc);
+    float sum = Vec::sum(acc);
+    for (int64_t kk = kv; kk < k; ++kk) sum += a[kk] * col[kk];
+    c[j * cn] = loadC ? c[j * cn] + sum : sum;
+  }
+}

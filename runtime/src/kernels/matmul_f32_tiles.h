@@ -25,11 +25,26 @@ using MatmulTileFn = void (*)(int64_t rows, int64_t kc, const float* a,
 using MatmulGemvFn = void (*)(int64_t panels, int64_t k, const float* a,
                               const float* b, float* c, bool loadC);
 
+/// c[0..n) (+)= sum_k a[k * ak] * b[k * bk + 0..n): one row of A against
+/// an unpacked B whose rows are contiguous (decode attention's P x V).
+using MatmulRowTimesRowsFn = void (*)(int64_t k, int64_t n, const float* a,
+                                      int64_t ak, const float* b, int64_t bk,
+                                      float* c, bool loadC);
+
+/// c[j * cn] (+)= dot(a[0..k), b[j * bn + 0..k)) for j in [0, n): one
+/// contiguous row of A against an unpacked B whose columns are contiguous
+/// (decode attention's Q x K^T).
+using MatmulRowDotColumnsFn = void (*)(int64_t k, int64_t n, const float* a,
+                                       const float* b, int64_t bn, float* c,
+                                       int64_t cn, bool loadC);
+
 struct MatmulTiles {
   const char* name;
   int64_t mr;  // rows per register tile
   MatmulTileFn tile;
   MatmulGemvFn gemv;
+  MatmulRowTimesRowsFn rowTimesRows;
+  MatmulRowDotColumnsFn rowDotColumns;
 };
 
 extern const MatmulTiles kMatmulTilesAvx512;

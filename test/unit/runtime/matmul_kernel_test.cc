@@ -138,6 +138,21 @@ TEST_P(MatmulKernelTest, BatchesAccumulateAndThreads) {
   }
 }
 
+// One row against an unpacked B, rows contiguous (P x V) or columns
+// contiguous (Q x K^T): the decode-attention path, heads as batches.
+TEST_P(MatmulKernelTest, SingleRowUnpacked) {
+  for (bool transB : {false, true})
+    for (int64_t n : {1, 15, 16, 63, 64, 65, 200, 1025})
+      for (int64_t k : {1, 7, 64, 100})
+        check({3, 1, n, k, false, false, transB, false, false}, 2);
+  for (uint32_t threads : {1u, 2u, 3u})
+    for (bool transB : {false, true}) {
+      check({12, 1, 1025, 64, false, false, transB, true, false}, threads);
+      check({1, 1, 1000, 64, false, false, transB, false, false}, threads);
+      check({2, 1, 64, 1025, false, true, transB, true, true}, threads);
+    }
+}
+
 TEST_P(MatmulKernelTest, LongK) {
   check({1, 12, 64, 1000, true, false, false, false, true}, 2);
   check({1, 1, 96, 3000, true, false, false, false, true}, 2);
