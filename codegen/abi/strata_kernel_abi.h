@@ -132,6 +132,43 @@ enum {
 #define STRATA_MM_FLAG_B_PACKED 2
 
 /*
+ * strata_rt_attention_f32(const int64_t* params)
+ *
+ * O[b, h, i, :] = softmax_j(scale * Q[b, h, i, :] . K[b, h / g, j, :]
+ *                           + MASK[b, h, i, j]) V[b, h / g, j, :]
+ * with g = H / HKV (grouped-query attention) over fp32 strided operands of
+ * rank 4 ([batch, heads, sequence, head dim]). Key j is visible to query i
+ * when (no CAUSAL or j <= i + SK - SQ) and (no WINDOW or j > i + SK - SQ -
+ * WINDOW or j < SINKS); invisible keys score the lowest finite float, as
+ * strata.attention defines. MASK is optional (address 0), fp32 and added;
+ * its strides may be 0 to broadcast. SCALE holds the bits of an fp32 value
+ * in its low 32 bits. Added in ABI version 2 (code that imports it does not
+ * load on an older runtime: INCOMPATIBLE).
+ */
+enum {
+  STRATA_ATTN_FLAGS = 0,
+  STRATA_ATTN_BATCH = 1,
+  STRATA_ATTN_HEADS = 2,
+  STRATA_ATTN_KV_HEADS = 3,
+  STRATA_ATTN_SQ = 4,
+  STRATA_ATTN_SK = 5,
+  STRATA_ATTN_HEAD_DIM = 6,
+  STRATA_ATTN_VALUE_DIM = 7,
+  STRATA_ATTN_SCALE = 8,
+  STRATA_ATTN_WINDOW = 9,
+  STRATA_ATTN_SINKS = 10,
+  /* Each operand: address, then 4 strides (batch, head, sequence, dim). */
+  STRATA_ATTN_Q = 11,
+  STRATA_ATTN_K = 16,
+  STRATA_ATTN_V = 21,
+  STRATA_ATTN_MASK = 26, /* strides: batch, head, query, key */
+  STRATA_ATTN_O = 31,
+  STRATA_ATTN_PARAM_COUNT = 36
+};
+#define STRATA_ATTN_FLAG_CAUSAL 1
+#define STRATA_ATTN_FLAG_WINDOW 2
+
+/*
  * Packed panel layout of a K x N fp32 weight: ceil(N / W) panels of W =
  * STRATA_PACK_PANEL_WIDTH columns; panel p holds rows k = 0..K-1 of columns
  * p*W .. p*W+W-1, each row W contiguous floats, columns past N zero. So

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "buffer_cache.h"
+#include "kernels/attention_f32.h"
 #include "kernels/matmul_f32.h"
 #include "thread_pool.h"
 #include "strata_kernel_abi.h"
@@ -26,6 +27,8 @@ const Import kImports[] = {
     {"strata_rt_alloc", reinterpret_cast<void*>(&strataRtAlloc)},
     {"strata_rt_free", reinterpret_cast<void*>(&strataRtFree)},
     {"strata_rt_parallel_for", reinterpret_cast<void*>(&strataRtParallelFor)},
+    {"strata_rt_attention_f32",
+     reinterpret_cast<void*>(&kernels::strataAttentionF32)},
 };
 
 }  // namespace

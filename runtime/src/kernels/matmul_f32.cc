@@ -9,6 +9,7 @@
 #include "matmul_f32.h"
 
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -80,9 +81,20 @@ void scalarRowDotColumns(int64_t k, int64_t n, const float* a,
   }
 }
 
-const MatmulTiles kScalarTiles = {"scalar",           4,
-                                  scalarTile,         scalarGemv,
-                                  scalarRowTimesRows, scalarRowDotColumns};
+float scalarExpShifted(float* x, int64_t n, float shift) {
+  float sum = 0.0f;
+  for (int64_t j = 0; j < n; ++j) {
+    x[j] = std::exp(x[j] - shift);
+    sum += x[j];
+  }
+  return sum;
+}
+
+const MatmulTiles kScalarTiles = {
+    "scalar",           4,
+    scalarTile,         scalarGemv,
+    scalarRowTimesRows, scalarRowDotColumns,
+    scalarExpShifted};
 
 const MatmulTiles* detectTiles() {
 #if defined(__x86_64__)
@@ -354,6 +366,8 @@ T* address(int64_t value) {
 }
 
 }  // namespace
+
+const MatmulTiles& matmulTiles() { return tiles(); }
 
 extern "C" void strataMatmulF32(const int64_t* params) {
   Problem p;

@@ -25,6 +25,27 @@ struct Vec {
     x = _mm_add_ss(x, _mm_movehdup_ps(x));
     return _mm_cvtss_f32(x);
   }
+  static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
+  // 2^n * e^r with n = round(x / ln 2), |r| <= ln(2) / 2, e^r by its
+  // degree-6 Taylor polynomial (error < 2e-7 relative); 2^n built in the
+  // exponent bits (x is clamped so that n stays in [-126, 127]).
+  static V exp(V x) {
+    x = _mm256_max_ps(_mm256_min_ps(x, set1(88.3f)), set1(-87.3f));
+    V n = _mm256_round_ps(_mm256_mul_ps(x, set1(1.44269504f)),
+                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    V r = _mm256_fnmadd_ps(n, set1(0.693145752f), x);
+    r = _mm256_fnmadd_ps(n, set1(1.42860677e-6f), r);
+    V p = set1(1.0f / 720);
+    p = fma(p, r, set1(1.0f / 120));
+    p = fma(p, r, set1(1.0f / 24));
+    p = fma(p, r, set1(1.0f / 6));
+    p = fma(p, r, set1(0.5f));
+    p = fma(p, r, set1(1.0f));
+    p = fma(p, r, set1(1.0f));
+    __m256i bits = _mm256_slli_epi32(
+        _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
+  }
 };
 
 #include "matmul_f32_tile_impl.h"
@@ -41,6 +62,6 @@ void tile(int64_t rows, int64_t kc, const float* a, int64_t lda,
 }  // namespace
 
 const MatmulTiles kMatmulTilesAvx2 = {"avx2", 3, tile, gemv, rowTimesRows,
-                                     rowDotColumns};
+                                     rowDotColumns, expShifted};
 
 }  // namespace strata::runtime::kernels

@@ -5,6 +5,11 @@
 
 #include <immintrin.h>
 
+// GCC 12's AVX-512 headers pass _mm*_undefined_* values to builtins, which
+// its own -Wuninitialized flags once they are inlined here (a known false
+// positive: the lanes are never read).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
 #include "matmul_f32_tiles.h"
 
 namespace strata::runtime::kernels {
@@ -20,6 +25,24 @@ struct Vec {
   static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
   static V add(V a, V b) { return _mm512_add_ps(a, b); }
   static float sum(V v) { return _mm512_reduce_add_ps(v); }
+  static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
+  // 2^n * e^r with n = round(x / ln 2), |r| <= ln(2) / 2, e^r by its
+  // degree-6 Taylor polynomial (error < 2e-7 relative).
+  static V exp(V x) {
+    x = _mm512_max_ps(_mm512_min_ps(x, set1(88.7f)), set1(-87.3f));
+    V n = _mm512_roundscale_ps(_mm512_mul_ps(x, set1(1.44269504f)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    V r = _mm512_fnmadd_ps(n, set1(0.693145752f), x);
+    r = _mm512_fnmadd_ps(n, set1(1.42860677e-6f), r);
+    V p = set1(1.0f / 720);
+    p = fma(p, r, set1(1.0f / 120));
+    p = fma(p, r, set1(1.0f / 24));
+    p = fma(p, r, set1(1.0f / 6));
+    p = fma(p, r, set1(0.5f));
+    p = fma(p, r, set1(1.0f));
+    p = fma(p, r, set1(1.0f));
+    return _mm512_scalef_ps(p, n);
+  }
 };
 
 #include "matmul_f32_tile_impl.h"
@@ -41,6 +64,6 @@ void tile(int64_t rows, int64_t kc, const float* a, int64_t lda,
 }  // namespace
 
 const MatmulTiles kMatmulTilesAvx512 = {"avx512", 8, tile, gemv, rowTimesRows,
-                                     rowDotColumns};
+                                     rowDotColumns, expShifted};
 
 }  // namespace strata::runtime::kernels

@@ -160,3 +160,26 @@ void rowDotColumns(int64_t k, int64_t n, const float* a, const float* b,
     c[j * cn] = loadC ? c[j * cn] + sum : sum;
   }
 }
+
+float expShifted(float* x, int64_t n, float shift) {
+  constexpr int L = Vec::kLanes;
+  typename Vec::V sum = Vec::zero(), s = Vec::set1(shift);
+  int64_t j = 0;
+  for (; j + L <= n; j += L) {
+    typename Vec::V e = Vec::exp(Vec::sub(Vec::load(x + j), s));
+    Vec::store(x + j, e);
+    sum = Vec::add(sum, e);
+  }
+  float total = Vec::sum(sum);
+  if (j < n) {
+    float tail[L];
+    for (int q = 0; q < L; ++q) tail[q] = j + q < n ? x[j + q] - shift : -100.0f;
+    typename Vec::V e = Vec::exp(Vec::load(tail));
+    Vec::store(tail, e);
+    for (int64_t q = 0; j + q < n; ++q) {
+      x[j + q] = tail[q];
+      total += tail[q];
+    }
+  }
+  return total;
+}

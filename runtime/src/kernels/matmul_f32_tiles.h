@@ -38,6 +38,11 @@ using MatmulRowDotColumnsFn = void (*)(int64_t k, int64_t n, const float* a,
                                        const float* b, int64_t bn, float* c,
                                        int64_t cn, bool loadC);
 
+/// x[j] = exp(x[j] - shift) for j in [0, n); returns the sum of the new
+/// values (attention's softmax). Relative error ~2e-7 above exp(-87);
+/// smaller results flush towards 0.
+using ExpShiftedFn = float (*)(float* x, int64_t n, float shift);
+
 struct MatmulTiles {
   const char* name;
   int64_t mr;  // rows per register tile
@@ -45,7 +50,11 @@ struct MatmulTiles {
   MatmulGemvFn gemv;
   MatmulRowTimesRowsFn rowTimesRows;
   MatmulRowDotColumnsFn rowDotColumns;
+  ExpShiftedFn expShifted;
 };
+
+/// The set for this CPU (or the one a test forced).
+const MatmulTiles& matmulTiles();
 
 extern const MatmulTiles kMatmulTilesAvx512;
 extern const MatmulTiles kMatmulTilesAvx2;

@@ -1,0 +1,21 @@
+//===- attention_f32.h - fp32 attention the generated code imports --------===//
+// SPDX-License-Identifier: Apache-2.0
+// strata_rt_attention_f32 of the kernel ABI (codegen/abi/strata_kernel_abi.h):
+// softmax(scale * Q K^T + mask) V per head in one pass over each head's
+// keys, skipping keys a causal or window mask hides. Why a runtime kernel:
+// docs/design/cpu-attention.md.
+
+#ifndef STRATA_RUNTIME_SRC_KERNELS_ATTENTION_F32_H_
+#define STRATA_RUNTIME_SRC_KERNELS_ATTENTION_F32_H_
+
+#include <cstdint>
+
+namespace strata::runtime::kernels {
+
+/// The import itself: decodes STRATA_ATTN_PARAM_COUNT params and runs on the
+/// current thread pool.
+extern "C" void strataAttentionF32(const int64_t* params);
+
+}  // namespace strata::runtime::kernels
+
+#endif  // STRATA_RUNTIME_SRC_KERNELS_ATTENTION_F32_H_
