@@ -2,12 +2,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // strata-compile MODEL.onnx -o OUT.strata [--target-cpu CPU] [--max-batch N]
 // [--max-seq N] [--dim NAME=MAX] [--bind NAME=FILE.pb] [--report]
-// [--emit mlir|linalg|llvm|kernels] [--no-fusion]. Import, fusion,
+// [--emit mlir|linalg|llvm|kernels] [--no-fusion]
+// [--no-runtime-attention]. Import, fusion,
 // lowering, CPU code generation and the artifact, in one process with no
 // external compiler or linker.
 
 #include "codegen/abi/strata_kernel_abi.h"
 #include "codegen/artifact/ArtifactWriter.h"
+#include "codegen/cpu/AttentionToRuntime.h"
 #include "codegen/cpu/CpuCodegen.h"
 #include "compiler/import/ModelLoader.h"
 #include "compiler/import/OnnxImporter.h"
@@ -78,6 +80,10 @@ cl::opt<bool> quiet("quiet", cl::desc("no progress lines"));
 cl::opt<bool> noFusion(
     "no-fusion",
     cl::desc("skip the fusion pipeline (to measure what fusion buys)"));
+cl::opt<bool> noRuntimeAttention(
+    "no-runtime-attention",
+    cl::desc("lower fused attention to generic loops and matmuls instead of "
+             "the runtime's attention kernel (to measure what it buys)"));
 
 /// Copy of --quiet (see main: lld resets cl::opts).
 bool quietProgress = false;
@@ -379,6 +385,9 @@ int main(int argc, char **argv) {
     return 1;
 
   progress.phase("lower");
+  unsigned attentionCalls = 0;
+  if (!noRuntimeAttention)
+    attentionCalls = strata::codegen::cpu::lowerAttentionToRuntime(*module);
   PassManager lower(&context);
   lower.enableVerifier(true);
   lower.addNestedPass<func::FuncOp>(strata::createLowerToLinalgPass());
@@ -440,6 +449,8 @@ int main(int argc, char **argv) {
                  << " calls to the runtime kernel, " << stats.packedMatmulCalls
                  << " on " << stats.packedWeights
                  << " weights pre-packed at compile time\n"
+                 << "attention: " << attentionCalls
+                 << " calls to the runtime kernel\n"
                  << "memory: buffers come from the session's buffer cache at "
                     "run time (no compile-time plan yet)\n"
                  << "weights: " << code->weights.size() << " bytes\n"

@@ -1,0 +1,221 @@
+//===- AttentionToRuntime.cpp - strata.attention -> the runtime -----------===//
+// SPDX-License-Identifier: Apache-2.0
+// Runs on the strata dialect, before strata-lower-to-linalg: the generic
+// lowering spells attention as scores, mask, softmax and a second product,
+// which materializes every score and cannot skip the keys a causal mask
+// hides. The runtime kernel does both products and the softmax per block
+// of query rows (docs/design/cpu-attention.md).
+
+#include "codegen/cpu/AttentionToRuntime.h"
+
+#include "codegen/abi/strata_kernel_abi.h"
+#include "dialects/strata/IR/StrataOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <cmath>
+#include <cstring>
+
+using namespace mlir;
+using strata::ir::AttentionOp;
+
+namespace strata::codegen::cpu {
+namespace {
+
+constexpr llvm::StringLiteral kAttentionImport = "strata_rt_attention_f32";
+
+bool isF32Rank4(Type t) {
+  auto r = dyn_cast<RankedTensorType>(t);
+  return r && r.getRank() == 4 && r.getElementType().isF32();
+}
+
+class Rewriter {
+public:
+  explicit Rewriter(ModuleOp module) : module_(module), symbols_(module) {}
+
+  unsigned run() {
+    SmallVector<AttentionOp> ops;
+    module_.walk([&](AttentionOp op) {
+      if (supported(op))
+        ops.push_back(op);
+    });
+    for (AttentionOp op : ops)
+      rewrite(op);
+    return ops.size();
+  }
+
+private:
+  static bool supported(AttentionOp op) {
+    if (!isF32Rank4(op.getQuery().getType()) ||
+        !isF32Rank4(op.getKey().getType()) ||
+        !isF32Rank4(op.getValue().getType()) || !isF32Rank4(op.getType()))
+      return false;
+    if (Value mask = op.getMask(); mask && !isF32Rank4(mask.getType()))
+      return false;
+    auto q = cast<RankedTensorType>(op.getQuery().getType());
+    auto k = cast<RankedTensorType>(op.getKey().getType());
+    if (q.isDynamicDim(1) || k.isDynamicDim(1) || k.getDimSize(1) <= 0 ||
+        q.getDimSize(1) % k.getDimSize(1) != 0)
+      return false;
+    // The default scale needs a static head dim.
+    return op.getScale() || !q.isDynamicDim(3);
+  }
+
+  func::FuncOp importDecl() {
+    if (auto f = symbols_.lookup<func::FuncOp>(kAttentionImport))
+      return f;
+    OpBuilder b(module_.getBodyRegion());
+    b.setInsertionPointToStart(module_.getBody());
+    auto type = b.getFunctionType({b.getIndexType()}, {});
+    auto f = func::FuncOp::create(b, module_.getLoc(), kAttentionImport, type);
+    f.setPrivate();
+    symbols_.insert(f);
+    return f;
+  }
+
+  // One params buffer per function, at the top of its entry block.
+  Value paramsBuffer(func::FuncOp func) {
+    auto it = params_.find(func);
+    if (it != params_.end())
+      return it->second;
+    OpBuilder b(&func.getBody().front(), func.getBody().front().begin());
+    auto type = MemRefType::get({STRATA_ATTN_PARAM_COUNT}, b.getI64Type());
+    Value buffer = memref::AllocaOp::create(b, func.getLoc(), type);
+    params_[func] = buffer;
+    return buffer;
+  }
+
+  void rewrite(AttentionOp op) {
+    auto func = op->getParentOfType<func::FuncOp>();
+    if (!func)
+      return;
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    OpBuilder b(op);
+    auto idx = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(b, loc, v).getResult();
+    };
+    // A read-only view of a tensor operand with whatever strides it has.
+    auto buffer = [&](Value tensor) -> Value {
+      auto t = cast<RankedTensorType>(tensor.getType());
+      SmallVector<int64_t> strides(t.getRank(), ShapedType::kDynamic);
+      auto layout = StridedLayoutAttr::get(ctx, ShapedType::kDynamic, strides);
+      auto type = MemRefType::get(t.getShape(), t.getElementType(), layout);
+      auto op = bufferization::ToBufferOp::create(b, loc, type, tensor);
+      op.setReadOnly(true);
+      return op;
+    };
+    auto qType = cast<RankedTensorType>(op.getQuery().getType());
+    auto kType = cast<RankedTensorType>(op.getKey().getType());
+    Value q = buffer(op.getQuery()), k = buffer(op.getKey()),
+          v = buffer(op.getValue());
+    Value mask = op.getMask() ? buffer(op.getMask()) : Value();
+    auto metadata = [&](Value m) {
+      return memref::ExtractStridedMetadataOp::create(b, loc, m);
+    };
+    auto qMeta = metadata(q), kMeta = metadata(k), vMeta = metadata(v);
+
+    // The result: a fresh buffer of [B, H, Sq, Dv].
+    auto resultType = cast<RankedTensorType>(op.getType());
+    SmallVector<Value> dynamic;
+    Value resultSizes[4] = {qMeta.getSizes()[0], qMeta.getSizes()[1],
+                            qMeta.getSizes()[2], vMeta.getSizes()[3]};
+    for (int64_t d = 0; d < 4; ++d)
+      if (resultType.isDynamicDim(d))
+        dynamic.push_back(resultSizes[d]);
+    auto outType =
+        MemRefType::get(resultType.getShape(), resultType.getElementType());
+    Value out = memref::AllocOp::create(b, loc, outType, dynamic);
+    auto oMeta = metadata(out);
+
+    double scale = op.getScale()
+                       ? op.getScale()->convertToDouble()
+                       : 1.0 / std::sqrt(double(qType.getDimSize(3)));
+    float scale32 = static_cast<float>(scale);
+    uint32_t scaleBits;
+    std::memcpy(&scaleBits, &scale32, sizeof(scaleBits));
+    int64_t flags = (op.getCausal() ? STRATA_ATTN_FLAG_CAUSAL : 0) |
+                    (op.getWindow() ? STRATA_ATTN_FLAG_WINDOW : 0);
+
+    auto address = [&](Value memref, memref::ExtractStridedMetadataOp meta) {
+      Value base =
+          memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+      Value offset = arith::MulIOp::create(b, loc, meta.getOffset(),
+                                           idx(sizeof(float)));
+      return arith::AddIOp::create(b, loc, base, offset).getResult();
+    };
+    SmallVector<std::pair<int64_t, Value>> fields = {
+        {STRATA_ATTN_FLAGS, idx(flags)},
+        {STRATA_ATTN_BATCH, qMeta.getSizes()[0]},
+        {STRATA_ATTN_HEADS, idx(qType.getDimSize(1))},
+        {STRATA_ATTN_KV_HEADS, idx(kType.getDimSize(1))},
+        {STRATA_ATTN_SQ, qMeta.getSizes()[2]},
+        {STRATA_ATTN_SK, kMeta.getSizes()[2]},
+        {STRATA_ATTN_HEAD_DIM, qMeta.getSizes()[3]},
+        {STRATA_ATTN_VALUE_DIM, vMeta.getSizes()[3]},
+        {STRATA_ATTN_SCALE, idx(int64_t(scaleBits))},
+        {STRATA_ATTN_WINDOW, idx(op.getWindow().value_or(0))},
+        {STRATA_ATTN_SINKS, idx(op.getSinks().value_or(0))},
+    };
+    auto operand = [&](int64_t slot, Value memref,
+                       memref::ExtractStridedMetadataOp meta,
+                       bool broadcastUnitDims) {
+      fields.push_back({slot, address(memref, meta)});
+      for (int64_t d = 0; d < 4; ++d) {
+        Value stride = meta.getStrides()[d];
+        if (broadcastUnitDims) {
+          // A size-1 mask dim broadcasts: stride 0.
+          Value unit = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                             meta.getSizes()[d], idx(1));
+          stride = arith::SelectOp::create(b, loc, unit, idx(0), stride);
+        }
+        fields.push_back({slot + 1 + d, stride});
+      }
+    };
+    operand(STRATA_ATTN_Q, q, qMeta, false);
+    operand(STRATA_ATTN_K, k, kMeta, false);
+    operand(STRATA_ATTN_V, v, vMeta, false);
+    operand(STRATA_ATTN_O, out, oMeta, false);
+    if (mask) {
+      operand(STRATA_ATTN_MASK, mask, metadata(mask), true);
+    } else {
+      for (int64_t i = 0; i < 5; ++i)
+        fields.push_back({STRATA_ATTN_MASK + i, idx(0)});
+    }
+    Value params = paramsBuffer(func);
+    for (auto [slot, value] : fields) {
+      Value asI64 =
+          arith::IndexCastOp::create(b, loc, b.getI64Type(), value);
+      memref::StoreOp::create(b, loc, asI64, params, ValueRange{idx(slot)});
+    }
+    Value paramsAddress =
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, params);
+    func::CallOp::create(b, loc, importDecl(), ValueRange{paramsAddress});
+    auto result = bufferization::ToTensorOp::create(b, loc, resultType, out);
+    result.setRestrict(true);
+    result.setWritable(true);
+    op.replaceAllUsesWith(result.getResult());
+    op.erase();
+  }
+
+  ModuleOp module_;
+  SymbolTable symbols_;
+  llvm::DenseMap<Operation *, Value> params_;
+};
+
+} // namespace
+
+unsigned lowerAttentionToRuntime(ModuleOp module) {
+  MLIRContext *ctx = module.getContext();
+  ctx->loadDialect<arith::ArithDialect, bufferization::BufferizationDialect,
+                   func::FuncDialect, memref::MemRefDialect>();
+  return Rewriter(module).run();
+}
+
+} // namespace strata::codegen::cpu
