@@ -466,7 +466,9 @@ def main():
     print("[bench] measuring the roofline", flush=True)
     limits, isa = roofline.measure(args.out, args.threads)
     ws = workloads(args.quick, meta.get("max_positions", 1 << 30))
-    res = {"model": meta.get("name", os.path.basename(d)), "model_dir": d, "meta": meta,
+    # The model directory as ~/..., so results hold no path of this machine.
+    shown_dir = d.replace(os.path.expanduser("~"), "~", 1)
+    res = {"model": meta.get("name", os.path.basename(d)), "model_dir": shown_dir, "meta": meta,
            "threads": args.threads, "rounds": args.rounds, "workloads": ws,
            "engines": names, "engine_labels": labels, "machine": machine(),
            "onnxruntime": ort.__version__, "roofline": {str(k): v for k, v in limits.items()},
