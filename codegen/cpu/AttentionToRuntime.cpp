@@ -109,6 +109,11 @@ private:
       auto type = MemRefType::get(t.getShape(), t.getElementType(), layout);
       auto op = bufferization::ToBufferOp::create(b, loc, type, tensor);
       op.setReadOnly(true);
+      // Bufferization sees the read here, right before the call. A unique
+      // tag keeps CSE from merging it with another call's identical view
+      // of the same tensor, which would let an op between the two calls
+      // overwrite the tensor's buffer in place before the second call.
+      op->setAttr("strata.runtime_call", b.getI64IntegerAttr(calls_));
       return op;
     };
     auto qType = cast<RankedTensorType>(op.getQuery().getType());
@@ -202,11 +207,13 @@ private:
     result.setWritable(true);
     op.replaceAllUsesWith(result.getResult());
     op.erase();
+    ++calls_;
   }
 
   ModuleOp module_;
   SymbolTable symbols_;
   llvm::DenseMap<Operation *, Value> params_;
+  int64_t calls_ = 0;
 };
 
 } // namespace

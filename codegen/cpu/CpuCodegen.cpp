@@ -9,6 +9,7 @@
 #include "codegen/cpu/CpuCodegen.h"
 
 #include "codegen/abi/strata_artifact_format.h"
+#include "codegen/cpu/EarlyDealloc.h"
 #include "codegen/cpu/MatmulToRuntime.h"
 #include "codegen/cpu/OutlineKernels.h"
 #include "codegen/cpu/ParallelKernels.h"
@@ -54,8 +55,10 @@ namespace strata::codegen::cpu {
 namespace {
 
 // Pipelines are nested in the module pass manager (no builtin.module
-// anchor). Bufferization; buffers of intermediates are freed as soon as possible,
-// results are returned (kernel ABI: the caller frees them).
+// anchor). Bufferization; the deallocation pipeline frees intermediates at
+// the end of the function (EarlyDealloc.cpp then moves each free to the
+// buffer's last use); results are returned (kernel ABI: the caller frees
+// them).
 constexpr llvm::StringLiteral kBufferizePipeline =
     "canonicalize,cse,"
     "one-shot-bufferize{bufferize-function-boundaries "
@@ -298,6 +301,7 @@ FailureOr<std::vector<char>> lowerToLLVMDialect(ModuleOp module,
   if (failed(runPipeline(module, kBufferizePipeline)))
     return failure();
   copiesToLinalg(module);
+  unsigned earlyFrees = freeBuffersEarly(module);
   FailureOr<MatmulLoweringStats> matmuls = lowerMatmulsToRuntime(module);
   if (failed(matmuls))
     return failure();
@@ -309,6 +313,7 @@ FailureOr<std::vector<char>> lowerToLLVMDialect(ModuleOp module,
   unsigned kernels = outlineKernels(module);
   if (stats) {
     stats->kernels = kernels;
+    stats->earlyFrees = earlyFrees;
     stats->matmulCalls = matmuls->calls;
     stats->packedMatmulCalls = matmuls->packedCalls;
     stats->packedWeights = matmuls->packedWeights;

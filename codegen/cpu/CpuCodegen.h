@@ -29,6 +29,7 @@ struct CpuCodegenStats {
   unsigned matmulCalls = 0;      // contractions calling the runtime matmul
   unsigned packedMatmulCalls = 0;
   unsigned packedWeights = 0;
+  unsigned earlyFrees = 0;       // buffers freed right after their last use
 };
 
 /// The result of code generation.

@@ -451,8 +451,10 @@ int main(int argc, char **argv) {
                  << " weights pre-packed at compile time\n"
                  << "attention: " << attentionCalls
                  << " calls to the runtime kernel\n"
-                 << "memory: buffers come from the session's buffer cache at "
-                    "run time (no compile-time plan yet)\n"
+                 << "memory: " << stats.earlyFrees
+                 << " buffers freed right after their last use; blocks come "
+                    "from the session's buffer cache at run time (no "
+                    "compile-time arena yet)\n"
                  << "weights: " << code->weights.size() << " bytes\n"
                  << "native code: " << code->sharedObject.size()
                  << " bytes\n";
