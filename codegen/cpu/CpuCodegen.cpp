@@ -11,6 +11,7 @@
 #include "codegen/abi/strata_artifact_format.h"
 #include "codegen/cpu/EarlyDealloc.h"
 #include "codegen/cpu/MatmulToRuntime.h"
+#include "codegen/cpu/MemoryPlan.h"
 #include "codegen/cpu/OutlineKernels.h"
 #include "codegen/cpu/ParallelKernels.h"
 #include "codegen/cpu/RuntimeImports.h"
@@ -26,6 +27,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Pass/PassManager.h"
@@ -59,8 +61,8 @@ namespace {
 // the end of the function (EarlyDealloc.cpp then moves each free to the
 // buffer's last use); results are returned (kernel ABI: the caller frees
 // them).
+constexpr llvm::StringLiteral kCleanupPipeline = "canonicalize,cse";
 constexpr llvm::StringLiteral kBufferizePipeline =
-    "canonicalize,cse,"
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
     "canonicalize,buffer-deallocation-pipeline,"
@@ -137,6 +139,37 @@ LogicalResult externalizeWeights(ModuleOp module, std::vector<char> &image) {
   for (memref::GlobalOp global : globals)
     global.erase();
   return success();
+}
+
+// CSE merges identical fills (a zero init per matmul) into one tensor with
+// several destructive users; bufferization then keeps the fill once and
+// copies it into a fresh buffer per user, which also hides the fill from
+// MatmulToRuntime (which drops a zero fill right before the call). One fill
+// per user, cloned right before it, bufferizes to one buffer each, whose
+// lifetime starts at its user.
+void unshareFills(ModuleOp module) {
+  SmallVector<linalg::FillOp> fills;
+  module.walk([&](linalg::FillOp fill) {
+    if (fill.hasPureTensorSemantics() && !fill->getResult(0).hasOneUse())
+      fills.push_back(fill);
+  });
+  for (linalg::FillOp fill : fills) {
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &use : fill->getResult(0).getUses())
+      uses.push_back(&use);
+    for (OpOperand *use : uses) {
+      OpBuilder b(use->getOwner());
+      Operation *init = fill.getDpsInits()[0].getDefiningOp();
+      IRMapping mapping;
+      if (init && isa<tensor::EmptyOp>(init))
+        mapping.map(init->getResult(0), b.clone(*init)->getResult(0));
+      use->set(b.clone(*fill, mapping)->getResult(0));
+    }
+    Operation *init = fill.getDpsInits()[0].getDefiningOp();
+    fill.erase();
+    if (init && isa<tensor::EmptyOp>(init) && init->use_empty())
+      init->erase();
+  }
 }
 
 // memref.copy of strided views lowers to a call into MLIR's C runner
@@ -298,10 +331,14 @@ FailureOr<std::vector<char>> lowerToLLVMDialect(ModuleOp module,
     func.removeResAttrsAttr();
   }
   copyAliasingResults(module);
+  if (failed(runPipeline(module, kCleanupPipeline)))
+    return failure();
+  unshareFills(module);
   if (failed(runPipeline(module, kBufferizePipeline)))
     return failure();
   copiesToLinalg(module);
   unsigned earlyFrees = freeBuffersEarly(module);
+  MemoryPlanStats plan = planMemory(module);
   FailureOr<MatmulLoweringStats> matmuls = lowerMatmulsToRuntime(module);
   if (failed(matmuls))
     return failure();
@@ -314,6 +351,10 @@ FailureOr<std::vector<char>> lowerToLLVMDialect(ModuleOp module,
   if (stats) {
     stats->kernels = kernels;
     stats->earlyFrees = earlyFrees;
+    stats->plannedBuffers = plan.planned;
+    stats->unplannedBuffers = plan.unplanned;
+    stats->arenaBytes = plan.arenaBytes;
+    stats->plannedBytes = plan.plannedBytes;
     stats->matmulCalls = matmuls->calls;
     stats->packedMatmulCalls = matmuls->packedCalls;
     stats->packedWeights = matmuls->packedWeights;

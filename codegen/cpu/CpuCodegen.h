@@ -30,6 +30,10 @@ struct CpuCodegenStats {
   unsigned packedMatmulCalls = 0;
   unsigned packedWeights = 0;
   unsigned earlyFrees = 0;       // buffers freed right after their last use
+  unsigned plannedBuffers = 0;   // intermediates at fixed arena offsets
+  unsigned unplannedBuffers = 0; // data-dependent sizes: run-time allocations
+  uint64_t arenaBytes = 0;       // the arena at the compile-time maxima
+  uint64_t plannedBytes = 0;     // the planned buffers' sizes, summed
 };
 
 /// The result of code generation.

@@ -11,6 +11,7 @@
 #include "codegen/artifact/ArtifactWriter.h"
 #include "codegen/cpu/AttentionToRuntime.h"
 #include "codegen/cpu/CpuCodegen.h"
+#include "codegen/cpu/MemoryPlan.h"
 #include "compiler/import/ModelLoader.h"
 #include "compiler/import/OnnxImporter.h"
 #include "compiler/pipeline/Pipelines.h"
@@ -30,6 +31,7 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/Timer.h"
@@ -155,6 +157,15 @@ std::optional<int64_t> maximumOf(llvm::StringRef name,
 }
 
 /// Records @main's signature in |writer| (call before lowering).
+/// "12.3 MiB" / "4.5 KiB" / "100 bytes".
+std::string bytesText(uint64_t bytes) {
+  if (bytes >= (1u << 20))
+    return llvm::formatv("{0:F1} MiB", bytes / 1048576.0).str();
+  if (bytes >= 1024)
+    return llvm::formatv("{0:F1} KiB", bytes / 1024.0).str();
+  return std::to_string(bytes) + " bytes";
+}
+
 LogicalResult describeEntry(func::FuncOp main,
                             strata::codegen::ArtifactWriter &writer,
                             const llvm::StringMap<int64_t> &explicitMax) {
@@ -162,8 +173,11 @@ LogicalResult describeEntry(func::FuncOp main,
   std::map<std::string, int64_t> inputMaxima;
   entry.name = "main";
   entry.symbol = "_mlir_ciface_main";
+  // Per input, the maximum of each dim (-1 if static): bounds the memory plan.
+  SmallVector<Attribute> maximaAttrs;
   for (unsigned i = 0; i < main.getNumArguments(); ++i) {
     auto type = cast<RankedTensorType>(main.getArgument(i).getType());
+    SmallVector<int64_t> dimMaxima(type.getRank(), -1);
     strata::codegen::ArtifactTensor t;
     auto name = main.getArgAttrOfType<StringAttr>(i, "strata.name");
     t.name = name ? name.str() : "input" + std::to_string(i);
@@ -191,9 +205,14 @@ LogicalResult describeEntry(func::FuncOp main,
                << "' has no maximum: pass --dim " << dimName << "=MAX";
       t.dims.push_back(writer.addSymbolicDim(dimName, *max));
       inputMaxima[dimName] = *max;
+      dimMaxima[d] = *max;
     }
     entry.inputs.push_back(std::move(t));
+    maximaAttrs.push_back(
+        DenseI64ArrayAttr::get(main.getContext(), dimMaxima));
   }
+  main->setAttr(strata::codegen::cpu::kInputMaximaAttr,
+                ArrayAttr::get(main.getContext(), maximaAttrs));
   int64_t inputMaxSum = 1;
   for (const auto &[name, max] : inputMaxima)
     inputMaxSum += max;
@@ -451,10 +470,15 @@ int main(int argc, char **argv) {
                  << " weights pre-packed at compile time\n"
                  << "attention: " << attentionCalls
                  << " calls to the runtime kernel\n"
-                 << "memory: " << stats.earlyFrees
-                 << " buffers freed right after their last use; blocks come "
-                    "from the session's buffer cache at run time (no "
-                    "compile-time arena yet)\n"
+                 << "memory plan: " << stats.plannedBuffers
+                 << " intermediates in one arena of "
+                 << bytesText(stats.arenaBytes)
+                 << " at the maxima (unshared: "
+                 << bytesText(stats.plannedBytes) << "); "
+                 << stats.unplannedBuffers
+                 << " with data-dependent sizes allocated at run time, "
+                 << stats.earlyFrees
+                 << " frees moved to the buffer's last use\n"
                  << "weights: " << code->weights.size() << " bytes\n"
                  << "native code: " << code->sharedObject.size()
                  << " bytes\n";
