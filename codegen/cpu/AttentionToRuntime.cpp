@@ -9,6 +9,7 @@
 #include "codegen/cpu/AttentionToRuntime.h"
 
 #include "codegen/abi/strata_kernel_abi.h"
+#include "codegen/cpu/RuntimeCall.h"
 #include "dialects/strata/IR/StrataOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -37,11 +38,13 @@ bool isF32Rank4(Type t) {
 
 class Rewriter {
 public:
-  explicit Rewriter(ModuleOp module) : module_(module), symbols_(module) {}
+  explicit Rewriter(ModuleOp module)
+      : symbols_(module),
+        call_(module, symbols_, kAttentionImport, STRATA_ATTN_PARAM_COUNT) {}
 
   unsigned run() {
     SmallVector<AttentionOp> ops;
-    module_.walk([&](AttentionOp op) {
+    symbols_.getOp()->walk([&](AttentionOp op) {
       if (supported(op))
         ops.push_back(op);
     });
@@ -65,30 +68,6 @@ private:
       return false;
     // The default scale needs a static head dim.
     return op.getScale() || !q.isDynamicDim(3);
-  }
-
-  func::FuncOp importDecl() {
-    if (auto f = symbols_.lookup<func::FuncOp>(kAttentionImport))
-      return f;
-    OpBuilder b(module_.getBodyRegion());
-    b.setInsertionPointToStart(module_.getBody());
-    auto type = b.getFunctionType({b.getIndexType()}, {});
-    auto f = func::FuncOp::create(b, module_.getLoc(), kAttentionImport, type);
-    f.setPrivate();
-    symbols_.insert(f);
-    return f;
-  }
-
-  // One params buffer per function, at the top of its entry block.
-  Value paramsBuffer(func::FuncOp func) {
-    auto it = params_.find(func);
-    if (it != params_.end())
-      return it->second;
-    OpBuilder b(&func.getBody().front(), func.getBody().front().begin());
-    auto type = MemRefType::get({STRATA_ATTN_PARAM_COUNT}, b.getI64Type());
-    Value buffer = memref::AllocaOp::create(b, func.getLoc(), type);
-    params_[func] = buffer;
-    return buffer;
   }
 
   void rewrite(AttentionOp op) {
@@ -193,15 +172,7 @@ private:
       for (int64_t i = 0; i < 5; ++i)
         fields.push_back({STRATA_ATTN_MASK + i, idx(0)});
     }
-    Value params = paramsBuffer(func);
-    for (auto [slot, value] : fields) {
-      Value asI64 =
-          arith::IndexCastOp::create(b, loc, b.getI64Type(), value);
-      memref::StoreOp::create(b, loc, asI64, params, ValueRange{idx(slot)});
-    }
-    Value paramsAddress =
-        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, params);
-    func::CallOp::create(b, loc, importDecl(), ValueRange{paramsAddress});
+    call_.emit(b, loc, func, fields);
     auto result = bufferization::ToTensorOp::create(b, loc, resultType, out);
     result.setRestrict(true);
     result.setWritable(true);
@@ -210,9 +181,8 @@ private:
     ++calls_;
   }
 
-  ModuleOp module_;
   SymbolTable symbols_;
-  llvm::DenseMap<Operation *, Value> params_;
+  RuntimeCall call_;
   int64_t calls_ = 0;
 };
 

@@ -9,6 +9,7 @@
 #include "codegen/cpu/MatmulToRuntime.h"
 
 #include "codegen/abi/strata_kernel_abi.h"
+#include "codegen/cpu/RuntimeCall.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -160,7 +161,9 @@ memref::GlobalOp weightGlobal(Value b, SymbolTable &symbols) {
 
 class Rewriter {
 public:
-  explicit Rewriter(ModuleOp module) : module_(module), symbols_(module) {}
+  explicit Rewriter(ModuleOp module)
+      : module_(module), symbols_(module),
+        call_(module, symbols_, kMatmulImport, STRATA_MM_PARAM_COUNT) {}
 
   LogicalResult run(MatmulLoweringStats &stats) {
     SmallVector<linalg::GenericOp> generics;
@@ -181,30 +184,6 @@ public:
   }
 
 private:
-  func::FuncOp importDecl() {
-    if (auto f = symbols_.lookup<func::FuncOp>(kMatmulImport))
-      return f;
-    OpBuilder b(module_.getBodyRegion());
-    b.setInsertionPointToStart(module_.getBody());
-    auto type = b.getFunctionType({b.getIndexType()}, {});
-    auto f = func::FuncOp::create(b, module_.getLoc(), kMatmulImport, type);
-    f.setPrivate();
-    symbols_.insert(f);
-    return f;
-  }
-
-  // One params buffer per function, at the top of its entry block.
-  Value paramsBuffer(func::FuncOp func) {
-    auto it = params_.find(func);
-    if (it != params_.end())
-      return it->second;
-    OpBuilder b(&func.getBody().front(), func.getBody().front().begin());
-    auto type = MemRefType::get({STRATA_MM_PARAM_COUNT}, b.getI64Type());
-    Value buffer = memref::AllocaOp::create(b, func.getLoc(), type);
-    params_[func] = buffer;
-    return buffer;
-  }
-
   // The packed copy of |global|'s K x N weight read with strides (sk, sn).
   FailureOr<memref::GlobalOp> packedWeight(memref::GlobalOp global, int64_t k,
                                            int64_t n, int64_t sk, int64_t sn,
@@ -264,10 +243,6 @@ private:
     OpBuilder builder(op);
     auto idx = [&](int64_t v) {
       return arith::ConstantIndexOp::create(builder, loc, v).getResult();
-    };
-    auto toI64 = [&](Value v) {
-      return arith::IndexCastOp::create(builder, loc, builder.getI64Type(), v)
-          .getResult();
     };
     auto metadata = [&](Value v) {
       return memref::ExtractStridedMetadataOp::create(builder, loc, v);
@@ -376,13 +351,7 @@ private:
       fields.push_back({STRATA_MM_B_BATCH_STRIDES + i,
                         bMeta ? stride(*bMeta, c.b, d) : idx(0)});
     }
-    Value params = paramsBuffer(func);
-    for (auto [slot, value] : fields)
-      memref::StoreOp::create(builder, loc, toI64(value), params,
-                              ValueRange{idx(slot)});
-    Value paramsAddress =
-        memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, params);
-    func::CallOp::create(builder, loc, importDecl(), ValueRange{paramsAddress});
+    call_.emit(builder, loc, func, fields);
     op.erase();
     return success();
   }
@@ -408,7 +377,7 @@ private:
 
   ModuleOp module_;
   SymbolTable symbols_;
-  llvm::DenseMap<Operation *, Value> params_;
+  RuntimeCall call_;
   llvm::StringMap<memref::GlobalOp> packed_;
 };
 

@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/attention_f32.h"
+#include "isa_test.h"
 #include "kernels/matmul_f32.h"
 #include "strata_kernel_abi.h"
 #include "thread_pool.h"
@@ -148,19 +149,7 @@ void check(const Case& c, uint32_t threads) {
         << " window=" << c.window << " threads=" << threads;
 }
 
-class AttentionKernelTest : public ::testing::TestWithParam<MatmulIsa> {
- protected:
-  void SetUp() override {
-    if (GetParam() == MatmulIsa::kAvx512 && matmulIsa() != MatmulIsa::kAvx512)
-      GTEST_SKIP() << "no AVX-512 on this CPU";
-    if (GetParam() == MatmulIsa::kAvx2 && matmulIsa() == MatmulIsa::kScalar)
-      GTEST_SKIP() << "no AVX2 on this CPU";
-    saved_ = matmulIsa();
-    setMatmulIsaForTesting(GetParam());
-  }
-  void TearDown() override { setMatmulIsaForTesting(saved_); }
-  MatmulIsa saved_ = MatmulIsa::kScalar;
-};
+class AttentionKernelTest : public IsaTest {};
 
 constexpr float kLowest = -std::numeric_limits<float>::max();
 
@@ -208,17 +197,7 @@ TEST_P(AttentionKernelTest, RowsWithNothingVisible) {
            kLowest, true}, 1);
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, AttentionKernelTest,
-                         ::testing::Values(MatmulIsa::kAvx512,
-                                           MatmulIsa::kAvx2,
-                                           MatmulIsa::kScalar),
-                         [](const ::testing::TestParamInfo<MatmulIsa>& info) {
-                           switch (info.param) {
-                             case MatmulIsa::kAvx512: return "avx512";
-                             case MatmulIsa::kAvx2: return "avx2";
-                             default: return "scalar";
-                           }
-                         });
+INSTANTIATE_TEST_SUITE_P(Isa, AttentionKernelTest, kAllIsas, isaName);
 
 }  // namespace
 }  // namespace strata::runtime::kernels

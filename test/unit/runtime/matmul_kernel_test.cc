@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "isa_test.h"
 #include "kernels/matmul_f32.h"
 #include "strata_kernel_abi.h"
 #include "thread_pool.h"
@@ -103,19 +104,7 @@ void check(const Case& c, uint32_t threads) {
   }
 }
 
-class MatmulKernelTest : public ::testing::TestWithParam<MatmulIsa> {
- protected:
-  void SetUp() override {
-    if (GetParam() == MatmulIsa::kAvx512 && matmulIsa() != MatmulIsa::kAvx512)
-      GTEST_SKIP() << "no AVX-512 on this CPU";
-    if (GetParam() == MatmulIsa::kAvx2 && matmulIsa() == MatmulIsa::kScalar)
-      GTEST_SKIP() << "no AVX2 on this CPU";
-    saved_ = matmulIsa();
-    setMatmulIsaForTesting(GetParam());
-  }
-  void TearDown() override { setMatmulIsaForTesting(saved_); }
-  MatmulIsa saved_ = MatmulIsa::kScalar;
-};
+class MatmulKernelTest : public IsaTest {};
 
 TEST_P(MatmulKernelTest, PackedWeightsRaggedShapes) {
   for (int64_t m : {1, 3, 8, 9, 17, 130})
@@ -165,17 +154,7 @@ TEST_P(MatmulKernelTest, EmptyK) {
   for (float x : out) EXPECT_EQ(x, 0.0f);
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, MatmulKernelTest,
-                         ::testing::Values(MatmulIsa::kAvx512,
-                                           MatmulIsa::kAvx2,
-                                           MatmulIsa::kScalar),
-                         [](const ::testing::TestParamInfo<MatmulIsa>& info) {
-                           switch (info.param) {
-                             case MatmulIsa::kAvx512: return "avx512";
-                             case MatmulIsa::kAvx2: return "avx2";
-                             default: return "scalar";
-                           }
-                         });
+INSTANTIATE_TEST_SUITE_P(Isa, MatmulKernelTest, kAllIsas, isaName);
 
 TEST(ThreadPoolTest, RunsEveryIndexOnceAndNestsSerially) {
   ThreadPool pool(3);

@@ -1,0 +1,49 @@
+//===- RuntimeCall.cpp - Calls to a runtime import with a params block ----===//
+// SPDX-License-Identifier: Apache-2.0
+
+#include "codegen/cpu/RuntimeCall.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+
+namespace strata::codegen::cpu {
+
+func::FuncOp RuntimeCall::declaration() {
+  if (auto f = symbols_.lookup<func::FuncOp>(import_))
+    return f;
+  OpBuilder b(module_.getBodyRegion());
+  b.setInsertionPointToStart(module_.getBody());
+  auto type = b.getFunctionType({b.getIndexType()}, {});
+  auto f = func::FuncOp::create(b, module_.getLoc(), import_, type);
+  f.setPrivate();
+  symbols_.insert(f);
+  return f;
+}
+
+Value RuntimeCall::paramsBuffer(func::FuncOp func) {
+  auto it = params_.find(func);
+  if (it != params_.end())
+    return it->second;
+  OpBuilder b(&func.getBody().front(), func.getBody().front().begin());
+  auto type = MemRefType::get({paramCount_}, b.getI64Type());
+  Value buffer = memref::AllocaOp::create(b, func.getLoc(), type);
+  params_[func] = buffer;
+  return buffer;
+}
+
+void RuntimeCall::emit(OpBuilder &b, Location loc, func::FuncOp func,
+                       ArrayRef<std::pair<int64_t, Value>> fields) {
+  Value params = paramsBuffer(func);
+  for (auto [slot, value] : fields) {
+    Value asI64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), value);
+    Value index = arith::ConstantIndexOp::create(b, loc, slot);
+    memref::StoreOp::create(b, loc, asI64, params, ValueRange{index});
+  }
+  Value address =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, params);
+  func::CallOp::create(b, loc, declaration(), ValueRange{address});
+}
+
+} // namespace strata::codegen::cpu

@@ -1,0 +1,48 @@
+//===- RuntimeCall.h - Calls to a runtime import with a params block -*- C++ -*-===//
+// SPDX-License-Identifier: Apache-2.0
+
+#ifndef STRATA_CODEGEN_CPU_RUNTIMECALL_H_
+#define STRATA_CODEGEN_CPU_RUNTIMECALL_H_
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <utility>
+
+namespace strata::codegen::cpu {
+
+/// Emits calls to one runtime import of kernel ABI v2 that takes a block of
+/// int64 parameters (`strata_rt_matmul_f32`, `strata_rt_attention_f32`):
+/// one private declaration `(index) -> ()` in the module, one stack buffer
+/// of |paramCount| int64s per function (at the top of its entry block,
+/// reused by every call there).
+class RuntimeCall {
+public:
+  RuntimeCall(mlir::ModuleOp module, mlir::SymbolTable &symbols,
+              llvm::StringRef import, int64_t paramCount)
+      : module_(module), symbols_(symbols), import_(import),
+        paramCount_(paramCount) {}
+
+  /// Stores each (slot, index value) of |fields| as int64 into |func|'s
+  /// params buffer, then calls the import with the buffer's address.
+  void emit(mlir::OpBuilder &b, mlir::Location loc, mlir::func::FuncOp func,
+            llvm::ArrayRef<std::pair<int64_t, mlir::Value>> fields);
+
+private:
+  mlir::func::FuncOp declaration();
+  mlir::Value paramsBuffer(mlir::func::FuncOp func);
+
+  mlir::ModuleOp module_;
+  mlir::SymbolTable &symbols_;
+  std::string import_;
+  int64_t paramCount_;
+  llvm::DenseMap<mlir::Operation *, mlir::Value> params_;
+};
+
+} // namespace strata::codegen::cpu
+
+#endif // STRATA_CODEGEN_CPU_RUNTIMECALL_H_
