@@ -127,13 +127,6 @@ private:
     int64_t flags = (op.getCausal() ? STRATA_ATTN_FLAG_CAUSAL : 0) |
                     (op.getWindow() ? STRATA_ATTN_FLAG_WINDOW : 0);
 
-    auto address = [&](Value memref, memref::ExtractStridedMetadataOp meta) {
-      Value base =
-          memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-      Value offset = arith::MulIOp::create(b, loc, meta.getOffset(),
-                                           idx(sizeof(float)));
-      return arith::AddIOp::create(b, loc, base, offset).getResult();
-    };
     SmallVector<std::pair<int64_t, Value>> fields = {
         {STRATA_ATTN_FLAGS, idx(flags)},
         {STRATA_ATTN_BATCH, qMeta.getSizes()[0]},
@@ -150,7 +143,7 @@ private:
     auto operand = [&](int64_t slot, Value memref,
                        memref::ExtractStridedMetadataOp meta,
                        bool broadcastUnitDims) {
-      fields.push_back({slot, address(memref, meta)});
+      fields.push_back({slot, f32ElementAddress(b, loc, memref, meta)});
       for (int64_t d = 0; d < 4; ++d) {
         Value stride = meta.getStrides()[d];
         if (broadcastUnitDims) {

@@ -263,13 +263,8 @@ private:
         return idx(0);
       return meta.getStrides()[dims.memrefDimOf[d]];
     };
-    auto address = [&](Value memref,
-                       memref::ExtractStridedMetadataOp meta) -> Value {
-      Value base =
-          memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, memref);
-      Value offsetBytes = arith::MulIOp::create(builder, loc, meta.getOffset(),
-                                                idx(sizeof(float)));
-      return arith::AddIOp::create(builder, loc, base, offsetBytes);
+    auto address = [&](Value memref, memref::ExtractStridedMetadataOp meta) {
+      return f32ElementAddress(builder, loc, memref, meta);
     };
 
     // A weight B whose only dims are k and n is packed at compile time.

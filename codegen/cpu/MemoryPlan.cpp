@@ -90,8 +90,6 @@ private:
     }
     if (auto cast = source.getDefiningOp<memref::CastOp>())
       return dimOf(cast.getSource(), d, depth + 1);
-    if (auto reshape = source.getDefiningOp<memref::ReshapeOp>())
-      return element(reshape.getShape(), d, depth);
     if (auto alloc = source.getDefiningOp<memref::AllocOp>()) {
       unsigned index = 0;
       for (int64_t i = 0; i < d; ++i)
@@ -99,37 +97,6 @@ private:
       return of(alloc.getDynamicSizes()[index], depth + 1);
     }
     return std::nullopt;
-  }
-
-  // Element |index| of a small shape buffer: a memref.alloc that is only
-  // stored to (once at that index, with a constant index), loaded from,
-  // reshaped with and freed, as the lowering of ONNX shape arithmetic
-  // leaves it.
-  std::optional<Range> element(Value buffer, int64_t index, int depth) {
-    auto alloc = buffer.getDefiningOp<memref::AllocOp>();
-    if (!alloc || alloc.getType().getRank() != 1)
-      return std::nullopt;
-    memref::StoreOp store;
-    for (Operation *user : alloc->getUsers()) {
-      if (auto st = dyn_cast<memref::StoreOp>(user)) {
-        if (st.getMemRef() != buffer)
-          return std::nullopt; // the buffer stored as a value
-        APInt at;
-        if (!matchPattern(st.getIndices()[0], m_ConstantInt(&at)))
-          return std::nullopt;
-        if (at.getSExtValue() != index)
-          continue;
-        if (store)
-          return std::nullopt; // written twice
-        store = st;
-        continue;
-      }
-      if (!isa<memref::LoadOp, memref::ReshapeOp, memref::DeallocOp>(user))
-        return std::nullopt;
-    }
-    if (!store)
-      return std::nullopt;
-    return of(store.getValueToStore(), depth + 1);
   }
 
   std::optional<Range> compute(Value v, int depth) {
@@ -146,13 +113,6 @@ private:
     }
     if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(op))
       return operand(0);
-    if (auto load = dyn_cast<memref::LoadOp>(op)) {
-      APInt at;
-      if (load.getIndices().size() != 1 ||
-          !matchPattern(load.getIndices()[0], m_ConstantInt(&at)))
-        return std::nullopt;
-      return element(load.getMemRef(), at.getSExtValue(), depth);
-    }
     if (isa<arith::SelectOp>(op)) {
       auto a = operand(1), b = operand(2);
       if (!a || !b)

@@ -10,6 +10,14 @@ using namespace mlir;
 
 namespace strata::codegen::cpu {
 
+Value f32ElementAddress(OpBuilder &b, Location loc, Value memref,
+                        memref::ExtractStridedMetadataOp meta) {
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  Value elementBytes = arith::ConstantIndexOp::create(b, loc, sizeof(float));
+  Value offset = arith::MulIOp::create(b, loc, meta.getOffset(), elementBytes);
+  return arith::AddIOp::create(b, loc, base, offset);
+}
+
 func::FuncOp RuntimeCall::declaration() {
   if (auto f = symbols_.lookup<func::FuncOp>(import_))
     return f;

@@ -5,6 +5,7 @@
 #define STRATA_CODEGEN_CPU_RUNTIMECALL_H_
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
@@ -14,6 +15,13 @@
 #include <utility>
 
 namespace strata::codegen::cpu {
+
+/// The byte address of element 0 of an fp32 |memref| whose strided
+/// metadata is |meta|: the aligned pointer plus the element offset, as the
+/// runtime imports' parameter blocks take operand addresses.
+mlir::Value f32ElementAddress(mlir::OpBuilder &b, mlir::Location loc,
+                              mlir::Value memref,
+                              mlir::memref::ExtractStridedMetadataOp meta);
 
 /// Emits calls to one runtime import of kernel ABI v2 that takes a block of
 /// int64 parameters (`strata_rt_matmul_f32`, `strata_rt_attention_f32`):

@@ -236,9 +236,10 @@ void runGemv(const Problem& p, const MatmulTiles& t, const float* a,
 // M = 1 against an unpacked B, columns [n0, n1) of one batch: B is read
 // once, in place (decode attention against the KV cache; packing it would
 // triple the memory traffic of a product that is all memory traffic).
-void runRow(const Problem& p, const MatmulTiles& t, const float* a,
-            const float* b, float* c, int64_t n0, int64_t n1) {
-  if (p.bn == 1 && p.cn == 1) {
+// |rowsContiguous|: B's rows and C are contiguous (else B's columns are).
+void runRow(const Problem& p, const MatmulTiles& t, bool rowsContiguous,
+            const float* a, const float* b, float* c, int64_t n0, int64_t n1) {
+  if (rowsContiguous) {
     t.rowTimesRows(p.k, n1 - n0, a, p.ak, b + n0, p.bk, c + n0, p.accumulate);
     return;
   }
@@ -308,7 +309,8 @@ void run(Problem p) {
   const bool columnsContiguous = p.bk == 1 && (p.ak == 1 || p.k <= kMc * kKc);
   if (p.m == 1 && !p.packed && (rowsContiguous || columnsContiguous)) {
     // Decode attention: each batch (head) is a few hundred KB of K or V
-    // read once; split columns only when there are fewer heads than threads.
+    // read once; columns are split only when there are fewer than two
+    // batches per thread.
     int64_t chunks = 1;
     while (batches * chunks < threads * 2 && p.n / (chunks * 2) >= 64)
       chunks *= 2;
@@ -319,7 +321,7 @@ void run(Problem p) {
       const int64_t ci = static_cast<int64_t>(task) % chunks;
       int64_t ao, bo, co;
       batchOffsets(p, bi, &ao, &bo, &co);
-      runRow(p, t, p.a + ao, p.b + bo, p.c + co, ci * width,
+      runRow(p, t, rowsContiguous, p.a + ao, p.b + bo, p.c + co, ci * width,
              minOf(p.n, (ci + 1) * width));
     });
     return;
