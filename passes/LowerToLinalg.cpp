@@ -54,6 +54,8 @@ struct LowerToLinalgPass : impl::LowerToLinalgPassBase<LowerToLinalgPass> {
 
     ConversionTarget target(getContext());
     target.addIllegalDialect<ir::StrataDialect>();
+    // Run-time checks stay for the back end (codegen/cpu/RuntimeChecks.cpp).
+    target.addLegalOp<ir::CheckOp>();
     target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,
                            arith::ArithDialect, math::MathDialect,
                            func::FuncDialect>();

@@ -169,6 +169,45 @@ enum {
 #define STRATA_ATTN_FLAG_WINDOW 2
 
 /*
+ * strata_rt_check_failed(const char* node, const char* input, int64_t kind,
+ *                        int64_t a, int64_t b, int64_t c)
+ *
+ * Called by an entry function, on the thread that called the entry and
+ * never from inside a parallel task, when a run-time check on input values
+ * or data-dependent shapes fails (an index out of range, extents that do
+ * not broadcast, ...). It does not return: the runtime ends the run there
+ * (a non-local return to where it called the entry; generated frames hold
+ * no resources, and every buffer the run allocated is taken back), and
+ * strata_session_run returns INVALID_ARGUMENT with a message built from
+ * |kind| and its values (below), naming ONNX node |node| and, when the
+ * checked tensor is a model input, that input (|input|, else ""). Both are
+ * NUL-terminated strings in the code section. Checks sit right before the
+ * op they guard, so a failing run never executes it. Added in ABI version
+ * 2 (code that imports it does not load on an older runtime: INCOMPATIBLE).
+ */
+typedef enum strata_check_kind_e {
+  /* index a is outside [b, c] (ONNX: negative indices count from the end) */
+  STRATA_CHECK_INDEX_RANGE = 1,
+  /* extent a of an operand does not broadcast to extent b (output dim c) */
+  STRATA_CHECK_BROADCAST = 2,
+  /* a elements cannot be reshaped into a shape of b elements */
+  STRATA_CHECK_RESHAPE = 3,
+  /* integer division or remainder by zero */
+  STRATA_CHECK_DIVISION_BY_ZERO = 4,
+  /* an extent computed from data, a, is outside [b, c] */
+  STRATA_CHECK_EXTENT_RANGE = 5,
+  /* extent a cannot be expanded to extent b (output dim c) */
+  STRATA_CHECK_EXPAND = 6,
+  /* extents a and b must be equal (operand dim c) */
+  STRATA_CHECK_EXTENT_MISMATCH = 7,
+} strata_check_kind_t;
+
+/* The largest extent a dim computed from tensor values (Range, Expand,
+ * ConstantOfShape, Tile, Reshape targets) may take; larger ones fail with
+ * STRATA_CHECK_EXTENT_RANGE instead of sizing a buffer. */
+#define STRATA_MAX_DATA_EXTENT ((int64_t)1 << 31)
+
+/*
  * Packed panel layout of a K x N fp32 weight: ceil(N / W) panels of W =
  * STRATA_PACK_PANEL_WIDTH columns; panel p holds rows k = 0..K-1 of columns
  * p*W .. p*W+W-1, each row W contiguous floats, columns past N zero. So

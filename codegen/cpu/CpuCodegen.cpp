@@ -9,6 +9,7 @@
 #include "codegen/cpu/CpuCodegen.h"
 
 #include "codegen/abi/strata_artifact_format.h"
+#include "codegen/cpu/CheckToRuntime.h"
 #include "codegen/cpu/EarlyDealloc.h"
 #include "codegen/cpu/MatmulToRuntime.h"
 #include "codegen/cpu/MemoryPlan.h"
@@ -348,8 +349,10 @@ FailureOr<std::vector<char>> lowerToLLVMDialect(ModuleOp module,
   if (failed(externalizeWeights(module, weights)))
     return failure();
   unsigned kernels = outlineKernels(module);
+  unsigned checks = lowerChecksToRuntime(module);
   if (stats) {
     stats->kernels = kernels;
+    stats->checks = checks;
     stats->earlyFrees = earlyFrees;
     stats->plannedBuffers = plan.planned;
     stats->unplannedBuffers = plan.unplanned;

@@ -26,6 +26,7 @@ struct CpuTarget {
 /// What code generation made, for `strata-compile --report`.
 struct CpuCodegenStats {
   unsigned kernels = 0;          // generated loop-nest functions
+  unsigned checks = 0;           // run-time checks on input values
   unsigned matmulCalls = 0;      // contractions calling the runtime matmul
   unsigned packedMatmulCalls = 0;
   unsigned packedWeights = 0;

@@ -5,6 +5,7 @@
 // computed with index arithmetic from the operands (ONNX semantics).
 
 #include "passes/lowering/LoweringUtils.h"
+#include "passes/lowering/RuntimeChecks.h"
 
 #include "dialects/strata/IR/StrataOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -332,14 +333,16 @@ struct GatherPattern : OpConversionPattern<GatherOp> {
         dynamic.push_back(dimValue(rewriter, loc, data, d - ir + 1));
     }
     Value extent = dimValue(rewriter, loc, data, axis);
+    checkIndicesInRange(rewriter, loc, indices, extent);
     Value y = buildGatherCopy(
         rewriter, loc, out, dynamic, data,
         [&](OpBuilder &b, Location l, ValueRange idx) {
           SmallVector<Value> ix(idx.begin() + axis, idx.begin() + axis + ir);
           Value raw = tensor::ExtractOp::create(b, l, indices, ix);
           Value i = arith::IndexCastOp::create(b, l, b.getIndexType(), raw);
-          // Negative indices count from the end; out-of-range indices are
-          // clamped so a bad index can never read outside the tensor.
+          // Negative indices count from the end. The check above ends a run
+          // with an index out of range; the clamp keeps every read inside
+          // the tensor all the same.
           Value neg = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, i,
                                             cIndex(b, l, 0));
           i = arith::SelectOp::create(b, l, neg,

@@ -5,6 +5,7 @@
 // arith.constant (weights stay dense_resource blobs).
 
 #include "passes/lowering/LoweringUtils.h"
+#include "passes/lowering/RuntimeChecks.h"
 
 #include "dialects/strata/IR/StrataOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -325,6 +326,8 @@ struct ElementwisePattern : OpConversionPattern<OpT> {
   matchAndRewrite(OpT op, typename OpT::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Operation *raw = op.getOperation();
+    auto type = cast<RankedTensorType>(op.getType());
+    checkBroadcastExtents(rewriter, op.getLoc(), type, adaptor.getOperands());
     Value result = buildSignlessElementwise(
         rewriter, op.getLoc(), cast<RankedTensorType>(op.getType()),
         adaptor.getOperands(),

@@ -14,12 +14,6 @@ constexpr size_t kHeader = 64;
 // Refuse absurd sizes before any arithmetic can overflow.
 constexpr uint64_t kMaxBytes = uint64_t{1} << 46;
 
-struct Header {
-  BufferCache* owner;
-  size_t sizeClass;
-};
-static_assert(sizeof(Header) <= kHeader, "header fits its slot");
-
 thread_local BufferCache* tCurrentCache = nullptr;
 
 // Sizes round up to 64 bytes, and above 4 KiB to an eighth of their power
@@ -31,14 +25,6 @@ size_t sizeClassOf(uint64_t bytes) {
   size_t power = size_t{1} << (63 - __builtin_clzll(size - 1) + 1);
   size_t step = power / 16;
   return (size + step - 1) / step * step;
-}
-
-Header* headerOf(void* ptr) {
-  return reinterpret_cast<Header*>(static_cast<char*>(ptr) - kHeader);
-}
-
-void* systemBlock(size_t sizeClass) {
-  return std::aligned_alloc(64, sizeClass + kHeader);
 }
 
 }  // namespace
@@ -55,56 +41,106 @@ void BufferCache::release() {
   if (references_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
 }
 
-void* BufferCache::take(size_t sizeClass) {
+void BufferCache::link(Block* block) {
+  block->prev = &live_;
+  block->next = live_.next;
+  live_.next->prev = block;
+  live_.next = block;
+}
+
+void BufferCache::unlink(Block* block) {
+  if (!block->prev) return;
+  block->prev->next = block->next;
+  block->next->prev = block->prev;
+  block->prev = block->next = nullptr;
+}
+
+BufferCache::Block* BufferCache::take(size_t sizeClass) {
+  static_assert(sizeof(Block) <= kHeader, "header fits its slot");
+  void* memory = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = free_.find(sizeClass);
     if (it != free_.end()) {
-      void* block = it->second;
+      memory = it->second;
       free_.erase(it);
-      return block;
     }
   }
-  void* block = nullptr;
-  strata_status_t status =
-      strata_allocator_malloc(allocator_, sizeClass + kHeader, 64, &block);
-  if (status) {
-    strata_status_free(status);
-    return nullptr;
+  if (!memory) {
+    strata_status_t status =
+        strata_allocator_malloc(allocator_, sizeClass + kHeader, 64, &memory);
+    if (status) {
+      strata_status_free(status);
+      return nullptr;
+    }
   }
+  auto* block = static_cast<Block*>(memory);
+  block->owner = this;
+  block->sizeClass = sizeClass;
+  std::lock_guard<std::mutex> lock(mutex_);
+  link(block);
   return block;
 }
 
-void BufferCache::give(void* block, size_t sizeClass) {
+void BufferCache::give(Block* block) {
   std::lock_guard<std::mutex> lock(mutex_);
-  free_.emplace(sizeClass, block);
+  unlink(block);
+  free_.emplace(block->sizeClass, block);
 }
+
+void BufferCache::adopt(Block* block) {
+  retain();
+  std::lock_guard<std::mutex> lock(mutex_);
+  unlink(block);
+}
+
+void BufferCache::reclaimLive() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  while (live_.next != &live_) {
+    Block* block = live_.next;
+    unlink(block);
+    free_.emplace(block->sizeClass, block);
+  }
+}
+
+namespace {
+
+BufferCache::Block* headerOf(void* ptr) {
+  return reinterpret_cast<BufferCache::Block*>(static_cast<char*>(ptr) -
+                                               kHeader);
+}
+
+}  // namespace
 
 void* allocateBuffer(uint64_t bytes) {
   if (bytes > kMaxBytes) return nullptr;
   size_t sizeClass = sizeClassOf(bytes);
-  BufferCache* cache = tCurrentCache;
-  void* block = cache ? cache->take(sizeClass) : systemBlock(sizeClass);
+  BufferCache::Block* block = nullptr;
+  if (BufferCache* cache = tCurrentCache) {
+    block = cache->take(sizeClass);
+  } else {
+    block = static_cast<BufferCache::Block*>(
+        std::aligned_alloc(64, sizeClass + kHeader));
+    if (block) *block = {nullptr, sizeClass, nullptr, nullptr};
+  }
   if (!block) return nullptr;
-  auto* header = static_cast<Header*>(block);
-  header->owner = cache;
-  header->sizeClass = sizeClass;
-  return static_cast<char*>(block) + kHeader;
+  return reinterpret_cast<char*>(block) + kHeader;
 }
 
 void releaseBuffer(void* ptr) {
   if (!ptr) return;
-  Header* header = headerOf(ptr);
-  if (header->owner) {
-    header->owner->give(header, header->sizeClass);
+  BufferCache::Block* block = headerOf(ptr);
+  if (block->owner) {
+    block->owner->give(block);
   } else {
-    std::free(header);
+    std::free(block);
   }
 }
 
 void* adoptBuffer(void* ptr) {
   if (ptr) {
-    if (BufferCache* owner = headerOf(ptr)->owner) owner->retain();
+    BufferCache::Block* block = headerOf(ptr);
+    if (block->owner) block->owner->adopt(block);
   }
   return ptr;
 }

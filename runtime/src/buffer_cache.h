@@ -33,19 +33,37 @@ class BufferCache {
   /// Drops a reference; the last one frees the cache and its blocks.
   void release();
 
+  /// Takes back every block handed out and neither released nor adopted
+  /// since: the buffers of a run that ended early (run_checks.h).
+  void reclaimLive();
+
+  /// The 64-byte header in front of every block's data.
+  struct Block {
+    BufferCache* owner;
+    size_t sizeClass;
+    Block* prev;  // null while not on the live list
+    Block* next;
+  };
+
  private:
   ~BufferCache();
   friend void* allocateBuffer(uint64_t bytes);
   friend void releaseBuffer(void* ptr);
   friend void* adoptBuffer(void* ptr);
   friend void releaseAdoptedBuffer(void* ptr);
-  void* take(size_t sizeClass);
-  void give(void* block, size_t sizeClass);
+  Block* take(size_t sizeClass);
+  void give(Block* block);
+  void adopt(Block* block);
+  void link(Block* block);
+  static void unlink(Block* block);
 
   strata_allocator_t allocator_;
   std::atomic<int> references_{1};
   std::mutex mutex_;
   std::multimap<size_t, void*> free_;
+  // Blocks handed out and not yet given back or adopted: a circular list
+  // through their headers, of which this is the sentinel.
+  Block live_{nullptr, 0, &live_, &live_};
 };
 
 /// 64-byte aligned memory from the current cache of this thread (plain

@@ -10,6 +10,7 @@
 #include "buffer_cache.h"
 #include "kernels/attention_f32.h"
 #include "kernels/matmul_f32.h"
+#include "run_checks.h"
 #include "thread_pool.h"
 #include "strata_kernel_abi.h"
 
@@ -29,6 +30,7 @@ const Import kImports[] = {
     {"strata_rt_parallel_for", reinterpret_cast<void*>(&strataRtParallelFor)},
     {"strata_rt_attention_f32",
      reinterpret_cast<void*>(&kernels::strataAttentionF32)},
+    {"strata_rt_check_failed", reinterpret_cast<void*>(&strataRtCheckFailed)},
 };
 
 }  // namespace

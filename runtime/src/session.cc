@@ -20,6 +20,7 @@
 
 #include "buffer_cache.h"
 #include "module_internal.h"
+#include "run_checks.h"
 #include "tensor_internal.h"
 #include "thread_pool.h"
 
@@ -237,10 +238,19 @@ strata_status_t run(strata_session_t* session, const char* entryName,
     session->pool.reset();
     session->pool = std::make_unique<ThreadPool>(threads);
   }
+  CheckFailure failure;
+  bool completed;
   {
     ScopedCurrentPool currentPool(session->pool.get());
     ScopedBufferCache currentBuffers(session->buffers);
-    callEntry(entry->function, args.data(), args.size());
+    completed = callEntryChecked(entry->function, args.data(), args.size(),
+                                 &failure);
+  }
+  if (!completed) {
+    // The results block holds nothing valid; every buffer the run took is
+    // still live in the cache.
+    session->buffers->reclaimLive();
+    return checkFailureStatus(failure);
   }
 
   // Decode every result first, so that all buffers are freed on any path.

@@ -470,6 +470,8 @@ int main(int argc, char **argv) {
                  << " weights pre-packed at compile time\n"
                  << "attention: " << attentionCalls
                  << " calls to the runtime kernel\n"
+                 << "run-time checks: " << stats.checks
+                 << " on input values and data-dependent extents\n"
                  << "memory plan: " << stats.plannedBuffers
                  << " intermediates in one arena of "
                  << bytesText(stats.arenaBytes)

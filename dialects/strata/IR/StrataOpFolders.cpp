@@ -208,4 +208,16 @@ OpFoldResult ShapeOp::fold(FoldAdaptor) {
   return DenseElementsAttr::get(type, ArrayRef<int64_t>(extents));
 }
 
+//===----------------------------------------------------------------------===//
+// CheckOp
+//===----------------------------------------------------------------------===//
+
+// A check whose condition folded to false can never fail.
+LogicalResult CheckOp::canonicalize(CheckOp op, PatternRewriter &rewriter) {
+  if (!matchPattern(op.getFailed(), m_Zero()))
+    return failure();
+  rewriter.eraseOp(op);
+  return success();
+}
+
 } // namespace strata::ir

@@ -705,4 +705,33 @@ def Strata_RangeOp : Strata_Op<"range",
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Run-time checks
+//===----------------------------------------------------------------------===//
+
+def Strata_CheckOp : Strata_Op<"check", [MemoryEffects<[MemWrite]>]> {
+  let summary = "ends the run with an error when a run-time condition fails";
+  let description = [{
+    Inserted by the lowering right before an op whose memory safety depends
+    on tensor values or data-dependent extents (gather indices, extents that
+    must broadcast, reshape element counts, divisors). When `failed` is true
+    at run time the run ends there and returns INVALID_ARGUMENT with a
+    message of `kind` (strata_check_kind_t in strata_kernel_abi.h) over the
+    values `a`, `b`, `c`, naming ONNX node `node` and, when the checked
+    tensor is a model input, `input`. The CPU back end turns it into a call
+    of the runtime's `strata_rt_check_failed` under an `scf.if`. It writes
+    memory as far as MLIR knows, so it is neither moved nor removed; a
+    constant false condition folds it away.
+
+    ```mlir
+    strata.check %bad, %v, %lo, %hi {kind = 1 : i64, node = "Gather_3",
+                                     input = "input_ids"}
+    ```
+  }];
+  let arguments = (ins I1:$failed, I64:$a, I64:$b, I64:$c, I64Attr:$kind,
+                   StrAttr:$node, OptionalAttr<StrAttr>:$input);
+  let assemblyFormat = "$failed `,` $a `,` $b `,` $c attr-dict";
+  let hasCanonicalizeMethod = 1;
+}
+
 #endif // STRATA_DIALECTS_STRATA_IR_STRATAOPS_TD

@@ -269,10 +269,12 @@ void foldSharedBatchesIntoM(Problem* p) {
 
 void run(Problem p) {
   if (p.m <= 0 || p.n <= 0) return;
+  // An empty batch writes nothing (and folding it would make M zero).
+  for (int64_t d = 0; d < p.batchRank; ++d)
+    if (p.batch[d] <= 0) return;
   foldSharedBatchesIntoM(&p);
   int64_t batches = 1;
   for (int64_t d = 0; d < p.batchRank; ++d) batches *= p.batch[d];
-  if (batches <= 0) return;
   if (p.k <= 0) {
     if (p.accumulate) return;
     for (int64_t bi = 0; bi < batches; ++bi) {

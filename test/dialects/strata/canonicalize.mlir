@@ -141,3 +141,23 @@ func.func @negative_fold_dynamic_shape(%x: tensor<?x8xf32>) -> tensor<2xi64> {
   %0 = strata.shape %x : tensor<?x8xf32> -> tensor<2xi64>
   return %0 : tensor<2xi64>
 }
+
+// -----
+
+// A check whose condition is constant false folds away; others stay.
+// CHECK-LABEL: func.func @check_constant_false
+//   CHECK-NOT:   strata.check
+func.func @check_constant_false(%v: i64) {
+  %false = arith.constant false
+  strata.check %false, %v, %v, %v {kind = 1 : i64, node = "n"}
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @negative_check_run_time
+//       CHECK:   strata.check %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {input = "ids", kind = 1 : i64, node = "n"}
+func.func @negative_check_run_time(%bad: i1, %v: i64) {
+  strata.check %bad, %v, %v, %v {kind = 1 : i64, node = "n", input = "ids"}
+  return
+}

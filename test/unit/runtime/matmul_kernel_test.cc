@@ -113,6 +113,19 @@ TEST_P(MatmulKernelTest, PackedWeightsRaggedShapes) {
         check({1, m, n, k, true, false, false, false, true}, 2);
 }
 
+// A zero-size batch dim writes nothing and never divides by zero (batch
+// dims that share B are folded into M, which would make M zero).
+TEST_P(MatmulKernelTest, EmptyBatch) {
+  for (bool broadcastB : {false, true}) {
+    Case c{0, 8, 40, 16, false, false, false, false, broadcastB};
+    std::vector<float> a(8 * 16, 1.0f), b(16 * 40, 1.0f), out(8, -1.0f);
+    ThreadPool pool(2);
+    ScopedCurrentPool current(&pool);
+    run(c, a, b, &out);
+    for (float x : out) EXPECT_EQ(x, -1.0f);
+  }
+}
+
 TEST_P(MatmulKernelTest, StridedOperands) {
   for (bool transA : {false, true})
     for (bool transB : {false, true})

@@ -1,0 +1,227 @@
+//===- RuntimeChecks.cpp - Checks on values the compiler cannot see -------===//
+// SPDX-License-Identifier: Apache-2.0
+// See RuntimeChecks.h. Each check costs a few scalar instructions, or one
+// pass over a tensor of indices or divisors (small next to the data they
+// select: a gather of 512 token ids reads 512 x 768 floats).
+
+#include "passes/lowering/RuntimeChecks.h"
+
+#include "passes/lowering/LoweringUtils.h"
+
+#include "dialects/strata/IR/StrataOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+#include <limits>
+
+using namespace mlir;
+
+namespace strata::lowering {
+namespace {
+
+Value toI64(OpBuilder &b, Location loc, Value v) {
+  Type i64 = b.getI64Type();
+  if (v.getType().isIndex())
+    return arith::IndexCastOp::create(b, loc, i64, v);
+  if (v.getType().getIntOrFloatBitWidth() < 64)
+    return arith::ExtSIOp::create(b, loc, i64, v);
+  return v;
+}
+
+Value i64Constant(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+}
+
+// The ONNX name of the model input |v| is, if it is one.
+StringAttr inputNameOf(Value v) {
+  auto arg = dyn_cast_or_null<BlockArgument>(v);
+  if (!arg || !arg.getOwner()->isEntryBlock())
+    return {};
+  auto func = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
+  if (!func)
+    return {};
+  return func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "strata.name");
+}
+
+// Rank-0 i64 accumulators reduced over every element of |input| (widened to
+// i64) by |combine|, one per entry of |inits|.
+SmallVector<Value> reduceAll(
+    OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> inits,
+    llvm::function_ref<SmallVector<Value>(OpBuilder &, Location, Value,
+                                          ValueRange)>
+        combine) {
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t rank = type.getRank();
+  Type i64 = b.getI64Type();
+  SmallVector<Value> outs;
+  SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(rank)};
+  for (int64_t init : inits) {
+    Value empty = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, i64);
+    outs.push_back(linalg::FillOp::create(b, loc,
+                                          ValueRange{i64Constant(b, loc, init)},
+                                          ValueRange{empty})
+                       .getResult(0));
+    maps.push_back(AffineMap::get(rank, 0, {}, b.getContext()));
+  }
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::reduction);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange(ValueRange(outs)), ValueRange{input}, outs, maps,
+      iterators, [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value x = args[0];
+        if (x.getType().getIntOrFloatBitWidth() < 64)
+          x = arith::ExtSIOp::create(nb, l, nb.getI64Type(), x);
+        linalg::YieldOp::create(nb, l, combine(nb, l, x, args.drop_front()));
+      });
+  SmallVector<Value> scalars;
+  for (Value r : generic.getResults())
+    scalars.push_back(tensor::ExtractOp::create(b, loc, r, ValueRange{}));
+  return scalars;
+}
+
+} // namespace
+
+std::string nodeNameOf(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (std::string name = nodeNameOf(inner); !name.empty())
+        return name;
+  return "";
+}
+
+void emitCheck(OpBuilder &b, Location loc, Value failed,
+               strata_check_kind_t kind, Value a, Value bv, Value c,
+               Value checked) {
+  std::string node = nodeNameOf(loc);
+  ir::CheckOp::create(b, loc, failed, toI64(b, loc, a), toI64(b, loc, bv),
+                      toI64(b, loc, c), b.getI64IntegerAttr(kind),
+                      b.getStringAttr(node.empty() ? "(unnamed)" : node),
+                      inputNameOf(checked));
+}
+
+void checkIndicesInRange(OpBuilder &b, Location loc, Value indices,
+                         Value extent) {
+  std::optional<int64_t> n = getConstantIntValue(extent);
+  DenseIntElementsAttr constant;
+  if (n && matchPattern(indices, m_Constant(&constant)) &&
+      llvm::all_of(constant.getValues<APInt>(), [&](const APInt &v) {
+        int64_t i = v.getSExtValue();
+        return i >= -*n && i < *n;
+      }))
+    return;
+  SmallVector<Value> range = reduceAll(
+      b, loc, indices,
+      {std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()},
+      [](OpBuilder &nb, Location l, Value x, ValueRange acc) {
+        return SmallVector<Value>{arith::MinSIOp::create(nb, l, acc[0], x),
+                                  arith::MaxSIOp::create(nb, l, acc[1], x)};
+      });
+  Value size = toI64(b, loc, extent);
+  Value low = arith::SubIOp::create(b, loc, i64Constant(b, loc, 0), size);
+  Value high = arith::SubIOp::create(b, loc, size, i64Constant(b, loc, 1));
+  Value tooLow = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                       range[0], low);
+  Value tooHigh = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                        range[1], high);
+  Value failed = arith::OrIOp::create(b, loc, tooLow, tooHigh);
+  Value culprit = arith::SelectOp::create(b, loc, tooLow, range[0], range[1]);
+  emitCheck(b, loc, failed, STRATA_CHECK_INDEX_RANGE, culprit, low, high,
+            indices);
+}
+
+void checkExtentsEqual(OpBuilder &b, Location loc, Value actual,
+                       Value expected, int64_t dim, strata_check_kind_t kind,
+                       Value checked) {
+  std::optional<int64_t> x = getConstantIntValue(actual);
+  std::optional<int64_t> y = getConstantIntValue(expected);
+  if ((x && y && *x == *y) || actual == expected)
+    return;
+  Value failed = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                       actual, expected);
+  emitCheck(b, loc, failed, kind, actual, expected,
+            arith::ConstantIndexOp::create(b, loc, dim), checked);
+}
+
+Value checkDataExtent(OpBuilder &b, Location loc, Value extent,
+                      Value checked) {
+  if (std::optional<int64_t> e = getConstantIntValue(extent);
+      e && *e >= 0 && *e <= STRATA_MAX_DATA_EXTENT)
+    return extent;
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value max = arith::ConstantIndexOp::create(b, loc, STRATA_MAX_DATA_EXTENT);
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, extent, zero);
+  Value tooLarge =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, extent, max);
+  Value failed = arith::OrIOp::create(b, loc, negative, tooLarge);
+  emitCheck(b, loc, failed, STRATA_CHECK_EXTENT_RANGE, extent, zero, max,
+            checked);
+  return arith::SelectOp::create(b, loc, failed, zero, extent);
+}
+
+void checkBroadcastExtents(OpBuilder &b, Location loc, RankedTensorType type,
+                           ValueRange operands) {
+  if (operands.size() < 2)
+    return;
+  int64_t rank = type.getRank();
+  for (int64_t d = 0; d < rank; ++d) {
+    // The result's extent, as emptyLike takes it.
+    Value extent;
+    if (!type.isDynamicDim(d)) {
+      extent = arith::ConstantIndexOp::create(b, loc, type.getDimSize(d));
+    } else {
+      for (Value operand : operands) {
+        auto ot = cast<RankedTensorType>(operand.getType());
+        int64_t od = d - (rank - ot.getRank());
+        if (od >= 0 && ot.getDimSize(od) != 1) {
+          extent = dimValue(b, loc, operand, od);
+          break;
+        }
+      }
+      if (!extent)
+        continue;
+    }
+    for (Value operand : operands) {
+      auto ot = cast<RankedTensorType>(operand.getType());
+      int64_t od = d - (rank - ot.getRank());
+      if (od < 0 || (ot.getDimSize(od) == 1 && type.getDimSize(d) != 1))
+        continue;
+      if (!ot.isDynamicDim(od) && !type.isDynamicDim(d))
+        continue;
+      checkExtentsEqual(b, loc, dimValue(b, loc, operand, od), extent, d,
+                        STRATA_CHECK_BROADCAST, operand);
+    }
+  }
+}
+
+void checkNoZeroDivisor(OpBuilder &b, Location loc, Value divisor) {
+  DenseIntElementsAttr constant;
+  if (matchPattern(divisor, m_Constant(&constant)) &&
+      llvm::none_of(constant.getValues<APInt>(),
+                    [](const APInt &v) { return v.isZero(); }))
+    return;
+  SmallVector<Value> zeros = reduceAll(
+      b, loc, divisor, {0}, [](OpBuilder &nb, Location l, Value x,
+                               ValueRange acc) {
+        Value isZero = arith::CmpIOp::create(
+            nb, l, arith::CmpIPredicate::eq, x,
+            arith::ConstantIntOp::create(nb, l, nb.getI64Type(), 0));
+        Value one = arith::ExtUIOp::create(nb, l, nb.getI64Type(), isZero);
+        return SmallVector<Value>{arith::OrIOp::create(nb, l, acc[0], one)};
+      });
+  Value failed = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                       zeros[0], i64Constant(b, loc, 0));
+  Value zero = i64Constant(b, loc, 0);
+  emitCheck(b, loc, failed, STRATA_CHECK_DIVISION_BY_ZERO, zero, zero, zero,
+            divisor);
+}
+
+} // namespace strata::lowering

@@ -1,0 +1,61 @@
+//===- RuntimeChecks.h - Checks on values the compiler cannot see --*- C++ -*-===//
+// SPDX-License-Identifier: Apache-2.0
+// Builders of strata.check ops for the lowering: everything whose memory
+// safety depends on tensor values or on extents only known at run time
+// (gather indices, broadcasting extents, reshape counts, divisors, extents
+// computed from data) is checked right before the op that relies on it.
+// A failed check ends the run with INVALID_ARGUMENT naming the ONNX node
+// (docs/runtime-input-contract.md).
+
+#ifndef STRATA_PASSES_LOWERING_RUNTIMECHECKS_H_
+#define STRATA_PASSES_LOWERING_RUNTIMECHECKS_H_
+
+#include "codegen/abi/strata_kernel_abi.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+namespace strata::lowering {
+
+/// The ONNX node name |loc| carries (the first one of a fused location),
+/// or "" if none.
+std::string nodeNameOf(mlir::Location loc);
+
+/// Adds a check that fails the run when |failed| (i1) is true, with the
+/// message of |kind| over |a|, |b|, |c| (integers or indices), naming the
+/// node of |loc| and the model input |checked| is, if it is one.
+void emitCheck(mlir::OpBuilder &b, mlir::Location loc, mlir::Value failed,
+               strata_check_kind_t kind, mlir::Value a, mlir::Value bv,
+               mlir::Value c, mlir::Value checked = {});
+
+/// Fails the run unless every element of integer tensor |indices| lies in
+/// [-extent, extent - 1] (ONNX index semantics; |extent| is an index).
+void checkIndicesInRange(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Value indices, mlir::Value extent);
+
+/// Fails the run unless extent |actual| equals |expected| (both indices);
+/// |dim| names the dim in the message. Static pairs need no check.
+void checkExtentsEqual(mlir::OpBuilder &b, mlir::Location loc,
+                       mlir::Value actual, mlir::Value expected, int64_t dim,
+                       strata_check_kind_t kind, mlir::Value checked = {});
+
+/// Fails the run when an extent computed from tensor data (an index) is
+/// negative or above STRATA_MAX_DATA_EXTENT, and returns it clamped into
+/// that range, so that nothing is sized by a hostile value.
+mlir::Value checkDataExtent(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value extent, mlir::Value checked = {});
+
+/// Fails the run unless each operand of an elementwise op producing |type|
+/// has, in every dim it does not broadcast statically, the result's extent
+/// (the generic reads it at the result's indices there).
+void checkBroadcastExtents(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::RankedTensorType type,
+                           mlir::ValueRange operands);
+
+/// Fails the run when integer tensor |divisor| has a zero element.
+void checkNoZeroDivisor(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Value divisor);
+
+} // namespace strata::lowering
+
+#endif // STRATA_PASSES_LOWERING_RUNTIMECHECKS_H_

@@ -1,0 +1,113 @@
+//===- run_checks.cc - Failed run-time checks end the run -----------------===//
+// SPDX-License-Identifier: Apache-2.0
+
+#include "run_checks.h"
+
+#include <csetjmp>
+#include <cstdio>
+#include <cinttypes>
+#include <string>
+
+#include "native_code.h"
+#include "strata_kernel_abi.h"
+
+namespace strata::runtime {
+namespace {
+
+struct Trap {
+  std::jmp_buf jump;
+  CheckFailure failure;
+};
+
+// The run in progress on this thread, if any.
+thread_local Trap* tTrap = nullptr;
+
+}  // namespace
+
+// No object with a destructor lives in this frame: longjmp returns into it.
+bool callEntryChecked(void* function, void* const* args, size_t count,
+                      CheckFailure* failure) {
+  Trap trap;
+  Trap* const previous = tTrap;
+  tTrap = &trap;
+  if (setjmp(trap.jump) != 0) {
+    tTrap = previous;
+    *failure = trap.failure;
+    return false;
+  }
+  callEntry(function, args, count);
+  tTrap = previous;
+  return true;
+}
+
+extern "C" void strataRtCheckFailed(const char* node, const char* input,
+                                    int64_t kind, int64_t a, int64_t b,
+                                    int64_t c) {
+  Trap* trap = tTrap;
+  if (!trap) return;
+  trap->failure.node = node ? node : "";
+  trap->failure.input = input ? input : "";
+  trap->failure.kind = kind;
+  trap->failure.a = a;
+  trap->failure.b = b;
+  trap->failure.c = c;
+  std::longjmp(trap->jump, 1);
+}
+
+strata_status_t checkFailureStatus(const CheckFailure& f) {
+  char what[256];
+  switch (f.kind) {
+    case STRATA_CHECK_INDEX_RANGE:
+      std::snprintf(what, sizeof what,
+                    "index %" PRId64 " is out of range [%" PRId64 ", %" PRId64
+                    "]",
+                    f.a, f.b, f.c);
+      break;
+    case STRATA_CHECK_BROADCAST:
+      std::snprintf(what, sizeof what,
+                    "an operand extent %" PRId64
+                    " does not broadcast to %" PRId64 " (output dim %" PRId64
+                    ")",
+                    f.a, f.b, f.c);
+      break;
+    case STRATA_CHECK_RESHAPE:
+      std::snprintf(what, sizeof what,
+                    "cannot reshape %" PRId64
+                    " elements into a shape of %" PRId64 " elements",
+                    f.a, f.b);
+      break;
+    case STRATA_CHECK_DIVISION_BY_ZERO:
+      std::snprintf(what, sizeof what, "integer division by zero");
+      break;
+    case STRATA_CHECK_EXTENT_RANGE:
+      std::snprintf(what, sizeof what,
+                    "an extent computed from data, %" PRId64
+                    ", is outside [%" PRId64 ", %" PRId64 "]",
+                    f.a, f.b, f.c);
+      break;
+    case STRATA_CHECK_EXPAND:
+      std::snprintf(what, sizeof what,
+                    "cannot expand extent %" PRId64 " to %" PRId64
+                    " (output dim %" PRId64 ")",
+                    f.a, f.b, f.c);
+      break;
+    case STRATA_CHECK_EXTENT_MISMATCH:
+      std::snprintf(what, sizeof what,
+                    "extents %" PRId64 " and %" PRId64 " differ (dim %" PRId64
+                    ")",
+                    f.a, f.b, f.c);
+      break;
+    default:
+      std::snprintf(what, sizeof what,
+                    "run-time check %" PRId64 " failed (%" PRId64 ", %" PRId64
+                    ", %" PRId64 ")",
+                    f.kind, f.a, f.b, f.c);
+      break;
+  }
+  std::string input =
+      *f.input ? std::string(" (input '") + f.input + "')" : std::string();
+  return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT, "node '%s': %s%s",
+                            f.node, what, input.c_str());
+}
+
+}  // namespace strata::runtime
