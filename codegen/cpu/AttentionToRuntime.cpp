@@ -10,12 +10,14 @@
 
 #include "codegen/abi/strata_kernel_abi.h"
 #include "codegen/cpu/RuntimeCall.h"
+#include "passes/lowering/RuntimeChecks.h"
 #include "dialects/strata/IR/StrataOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -95,6 +97,8 @@ private:
       op->setAttr("strata.runtime_call", b.getI64IntegerAttr(calls_));
       return op;
     };
+    lowering::checkAttentionOperands(b, loc, op.getQuery(), op.getKey(),
+                                     op.getValue(), op.getMask());
     auto qType = cast<RankedTensorType>(op.getQuery().getType());
     auto kType = cast<RankedTensorType>(op.getKey().getType());
     Value q = buffer(op.getQuery()), k = buffer(op.getKey()),
@@ -184,7 +188,8 @@ private:
 unsigned lowerAttentionToRuntime(ModuleOp module) {
   MLIRContext *ctx = module.getContext();
   ctx->loadDialect<arith::ArithDialect, bufferization::BufferizationDialect,
-                   func::FuncDialect, memref::MemRefDialect>();
+                   func::FuncDialect, memref::MemRefDialect,
+                   tensor::TensorDialect>();
   return Rewriter(module).run();
 }
 

@@ -293,7 +293,11 @@ Value ImportContext::reshapeTo(Value input, ArrayRef<int64_t> dims,
   Value shape;
   if (!outType.hasStaticShape())
     shape = buildShape(input, sources);
-  return ReshapeOp::create(builder_, loc_, outType, input, shape);
+  // The shape holds real extents: a 0 is an empty dim, not a copy.
+  auto reshape = ReshapeOp::create(builder_, loc_, outType, input, shape);
+  if (shape)
+    reshape.setAllowZero(true);
+  return reshape;
 }
 
 } // namespace strata::import

@@ -210,13 +210,11 @@ LogicalResult convertReshape(ImportContext &ctx) {
     return failure();
   auto type = RankedTensorType::get(*dims, in.getElementType());
   Value shape;
-  if (!type.hasStaticShape()) {
-    if (*allowZero)
-      return ctx.error() << "'shape' must be a constant when allowzero=1 "
-                            "and the result shape is not static";
+  if (!type.hasStaticShape())
     shape = ctx.asI64Vector(ctx.input(1));
-  }
-  Value v = ReshapeOp::create(ctx.b(), ctx.loc(), type, ctx.input(0), shape);
+  auto v = ReshapeOp::create(ctx.b(), ctx.loc(), type, ctx.input(0), shape);
+  if (shape && *allowZero)
+    v.setAllowZero(true);
   ctx.setOutput(0, v, ctx.inputKnown(0));
   return success();
 }

@@ -87,7 +87,8 @@ struct ReshapePattern : OpConversionPattern<ReshapeOp> {
         Value e = out.isDynamicDim(d)
                       ? extractIndex(rewriter, loc, shape, d)
                       : cIndex(rewriter, loc, out.getDimSize(d));
-        if (out.isDynamicDim(d) && d < typeOf(in).getRank()) {
+        if (out.isDynamicDim(d) && d < typeOf(in).getRank() &&
+            !op.getAllowZero()) {
           Value isZero = arith::CmpIOp::create(
               rewriter, loc, arith::CmpIPredicate::eq, e, zero);
           e = arith::SelectOp::create(rewriter, loc, isZero,
@@ -105,12 +106,39 @@ struct ReshapePattern : OpConversionPattern<ReshapeOp> {
       Value divisor = arith::MaxSIOp::create(rewriter, loc, known,
                                              cIndex(rewriter, loc, 1));
       Value inferred = arith::DivSIOp::create(rewriter, loc, total, divisor);
+      Value product = cIndex(rewriter, loc, 1);
+      // The same product in f64, which cannot wrap around to the input's
+      // count the way an int64 product of huge entries can.
+      Type f64 = rewriter.getF64Type();
+      Value wide = arith::ConstantOp::create(rewriter, loc,
+                                             rewriter.getF64FloatAttr(1.0));
       for (Value e : raw) {
         Value isInfer = arith::CmpIOp::create(
             rewriter, loc, arith::CmpIPredicate::eq, e, minus1);
-        extents.push_back(
-            arith::SelectOp::create(rewriter, loc, isInfer, inferred, e));
+        Value extent =
+            arith::SelectOp::create(rewriter, loc, isInfer, inferred, e);
+        // Shape entries come from data: each within [0, the maximum extent],
+        // all of them together exactly the input's elements.
+        extent = checkDataExtent(rewriter, loc, extent, shape);
+        product = arith::MulIOp::create(rewriter, loc, product, extent);
+        wide = arith::MulFOp::create(
+            rewriter, loc, wide,
+            arith::SIToFPOp::create(
+                rewriter, loc, f64,
+                arith::IndexCastOp::create(rewriter, loc,
+                                           rewriter.getI64Type(), extent)));
+        extents.push_back(extent);
       }
+      Value huge = arith::CmpFOp::create(
+          rewriter, loc, arith::CmpFPredicate::OGT, wide,
+          arith::ConstantOp::create(rewriter, loc,
+                                    rewriter.getF64FloatAttr(0x1p52)));
+      Value mismatch = arith::OrIOp::create(
+          rewriter, loc, huge,
+          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ne,
+                                product, total));
+      emitCheck(rewriter, loc, mismatch, STRATA_CHECK_RESHAPE, total, product,
+                zero, in);
     }
     // tensor.reshape wants the target shape as a 1-D index tensor.
     SmallVector<Value> asI64;
@@ -165,6 +193,15 @@ struct ConcatPattern : OpConversionPattern<ConcatOp> {
         inputs.push_back(v);
     if (inputs.empty())
       inputs.push_back(adaptor.getInputs().front());
+    // Every dim but the axis must agree (insert_slice trusts it).
+    int64_t rank = typeOf(inputs.front()).getRank();
+    for (Value v : llvm::drop_begin(inputs))
+      for (int64_t d = 0; d < rank; ++d)
+        if (d != axis)
+          checkExtentsEqual(rewriter, op.getLoc(),
+                            dimValue(rewriter, op.getLoc(), v, d),
+                            dimValue(rewriter, op.getLoc(), inputs.front(), d),
+                            d, STRATA_CHECK_EXTENT_MISMATCH, v);
     if (inputs.size() == 1) {
       Value only = inputs.front();
       if (only.getType() != op.getType())
@@ -187,6 +224,12 @@ struct SplitPattern : OpConversionPattern<SplitOp> {
     Value in = adaptor.getInput();
     int64_t r = typeOf(in).getRank();
     int64_t axis = normalizedAxis(op.getAxis(), r);
+    int64_t total = 0;
+    for (int64_t size : op.getSizes())
+      total += size;
+    checkExtentsEqual(rewriter, loc, dimValue(rewriter, loc, in, axis),
+                      cIndex(rewriter, loc, total), axis,
+                      STRATA_CHECK_EXTENT_MISMATCH, in);
     SmallVector<Value> results;
     int64_t start = 0;
     for (auto [size, result] : llvm::zip_equal(op.getSizes(), op.getResults())) {
@@ -373,17 +416,36 @@ struct ExpandPattern : OpConversionPattern<ExpandOp> {
     Value in = adaptor.getInput();
     auto out = cast<RankedTensorType>(op.getType());
     int64_t r = out.getRank(), ir = typeOf(in).getRank();
-    // Dynamic extents: max(input dim, shape entry) (one of them is 1).
+    // Dynamic extents broadcast as numpy does: an input dim of 1 takes the
+    // shape entry (0 included), a shape entry of 1 keeps the input dim, and
+    // otherwise the two must agree.
     SmallVector<Value> dynamic;
     for (int64_t d = 0; d < r; ++d) {
       if (!out.isDynamicDim(d))
         continue;
       Value e = extractIndex(rewriter, loc, adaptor.getShape(), d);
       int64_t id = d - (r - ir);
-      if (id >= 0)
-        e = arith::MaxSIOp::create(rewriter, loc, e,
-                                   dimValue(rewriter, loc, in, id));
-      dynamic.push_back(e);
+      if (id < 0) {
+        dynamic.push_back(checkDataExtent(rewriter, loc, e));
+        continue;
+      }
+      Value one = cIndex(rewriter, loc, 1);
+      Value x = dimValue(rewriter, loc, in, id);
+      Value inIsOne = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::eq, x, one);
+      Value entryIsOne = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::eq, e, one);
+      Value same =
+          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, e, x);
+      Value ok = arith::OrIOp::create(
+          rewriter, loc, inIsOne,
+          arith::OrIOp::create(rewriter, loc, entryIsOne, same));
+      Value failed = arith::XOrIOp::create(
+          rewriter, loc, ok, arith::ConstantIntOp::create(rewriter, loc, 1, 1));
+      emitCheck(rewriter, loc, failed, STRATA_CHECK_EXPAND, x, e,
+                cIndex(rewriter, loc, d), in);
+      Value extent = arith::SelectOp::create(rewriter, loc, inIsOne, e, x);
+      dynamic.push_back(checkDataExtent(rewriter, loc, extent));
     }
     Value y = buildGatherCopy(
         rewriter, loc, out, dynamic, in,
@@ -416,9 +478,15 @@ struct TilePattern : OpConversionPattern<TileOp> {
     SmallVector<Value> dynamic;
     for (int64_t d = 0; d < out.getRank(); ++d)
       if (out.isDynamicDim(d))
-        dynamic.push_back(arith::MulIOp::create(
-            rewriter, loc, dimValue(rewriter, loc, in, d),
-            extractIndex(rewriter, loc, adaptor.getRepeats(), d)));
+        dynamic.push_back(checkDataExtent(
+            rewriter, loc,
+            arith::MulIOp::create(
+                rewriter, loc, dimValue(rewriter, loc, in, d),
+                checkDataExtent(
+                    rewriter, loc,
+                    extractIndex(rewriter, loc, adaptor.getRepeats(), d),
+                    adaptor.getRepeats())),
+            adaptor.getRepeats()));
     Value y = buildGatherCopy(rewriter, loc, out, dynamic, in,
                               [&](OpBuilder &b, Location l, ValueRange idx) {
                                 SmallVector<Value> inIdx;
@@ -483,34 +551,10 @@ struct RangePattern : OpConversionPattern<RangeOp> {
           delta = scalar(adaptor.getDelta());
     SmallVector<Value> dynamic;
     if (out.isDynamicDim(0)) {
-      // max(ceil((limit - start) / delta), 0)
-      Value count;
-      if (isa<FloatType>(et)) {
-        Value q = arith::DivFOp::create(
-            rewriter, loc, arith::SubFOp::create(rewriter, loc, limit, start),
-            delta);
-        Value c = math_ceil(rewriter, loc, q);
-        count = arith::FPToSIOp::create(rewriter, loc, rewriter.getI64Type(), c);
-      } else {
-        Value diff = arith::SubIOp::create(rewriter, loc, limit, start);
-        // A run-time delta of 0 (invalid ONNX) yields an empty range, not a
-        // division trap.
-        Value zeroDelta = scalarConstant(rewriter, loc, et, 0);
-        Value isZero = arith::CmpIOp::create(
-            rewriter, loc, arith::CmpIPredicate::eq, delta, zeroDelta);
-        Value safeDelta = arith::SelectOp::create(
-            rewriter, loc, isZero, scalarConstant(rewriter, loc, et, 1), delta);
-        Value safeDiff =
-            arith::SelectOp::create(rewriter, loc, isZero, zeroDelta, diff);
-        count = arith::CeilDivSIOp::create(rewriter, loc, safeDiff, safeDelta);
-        if (!et.isInteger(64))
-          count = arith::ExtSIOp::create(rewriter, loc, rewriter.getI64Type(),
-                                         count);
-      }
-      Value idx = arith::IndexCastOp::create(rewriter, loc,
-                                             rewriter.getIndexType(), count);
-      dynamic.push_back(arith::MaxSIOp::create(rewriter, loc, idx,
-                                               cIndex(rewriter, loc, 0)));
+      Value count = isa<FloatType>(et)
+                        ? floatCount(rewriter, loc, start, limit, delta)
+                        : integerCount(rewriter, loc, start, limit, delta);
+      dynamic.push_back(checkDataExtent(rewriter, loc, count));
     }
     Value y = buildElementwiseIndexed(rewriter, loc, out, dynamic,
                                       [&](OpBuilder &b, Location l, Value i) {
@@ -532,15 +576,82 @@ struct RangePattern : OpConversionPattern<RangeOp> {
     return success();
   }
 
-  static Value math_ceil(OpBuilder &b, Location loc, Value x) {
-    // ceil via floor(-x) negation avoids a math dialect dependency here.
-    Value t = arith::FPToSIOp::create(b, loc, b.getI64Type(), x);
-    Value back = arith::SIToFPOp::create(b, loc, x.getType(), t);
-    Value less = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, back,
-                                       x);
-    Value plus = arith::AddFOp::create(
-        b, loc, back, scalarConstant(b, loc, x.getType(), 1.0));
-    return arith::SelectOp::create(b, loc, less, plus, back);
+  // max(ceil((limit - start) / delta), 0) for integers, in unsigned
+  // arithmetic so that no operand (INT64_MIN, a delta of 0 or -1) can
+  // overflow or trap; a count that does not fit an index comes out
+  // negative, which checkDataExtent refuses.
+  static Value integerCount(OpBuilder &b, Location loc, Value start,
+                            Value limit, Value delta) {
+    Type i64 = b.getI64Type();
+    auto wide = [&](Value v) {
+      return v.getType().isInteger(64) ? v
+                                       : Value(arith::ExtSIOp::create(
+                                             b, loc, i64, v));
+    };
+    start = wide(start), limit = wide(limit), delta = wide(delta);
+    auto c = [&](int64_t v) {
+      return Value(arith::ConstantIntOp::create(b, loc, i64, v));
+    };
+    auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
+      return Value(arith::CmpIOp::create(b, loc, p, x, y));
+    };
+    Value up = cmp(arith::CmpIPredicate::sgt, delta, c(0));
+    Value down = cmp(arith::CmpIPredicate::slt, delta, c(0));
+    Value rising = arith::AndIOp::create(
+        b, loc, up, cmp(arith::CmpIPredicate::sgt, limit, start));
+    Value falling = arith::AndIOp::create(
+        b, loc, down, cmp(arith::CmpIPredicate::slt, limit, start));
+    Value nonEmpty = arith::OrIOp::create(b, loc, rising, falling);
+    // |limit - start| and |delta| as unsigned values (exact mod 2^64).
+    Value span = arith::SelectOp::create(
+        b, loc, up, arith::SubIOp::create(b, loc, limit, start),
+        arith::SubIOp::create(b, loc, start, limit));
+    Value step = arith::SelectOp::create(
+        b, loc, up, delta, arith::SubIOp::create(b, loc, c(0), delta));
+    Value safeStep = arith::SelectOp::create(b, loc, nonEmpty, step, c(1));
+    Value safeSpan = arith::SelectOp::create(b, loc, nonEmpty, span, c(1));
+    Value count = arith::AddIOp::create(
+        b, loc,
+        arith::DivUIOp::create(b, loc,
+                               arith::SubIOp::create(b, loc, safeSpan, c(1)),
+                               safeStep),
+        c(1));
+    count = arith::SelectOp::create(b, loc, nonEmpty, count, c(0));
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), count);
+  }
+
+  // max(ceil((limit - start) / delta), 0) for floats; NaN, infinite or
+  // huge counts become -1, which checkDataExtent refuses.
+  static Value floatCount(OpBuilder &b, Location loc, Value start, Value limit,
+                          Value delta) {
+    Type t = start.getType();
+    Value q = arith::DivFOp::create(
+        b, loc, arith::SubFOp::create(b, loc, limit, start), delta);
+    Value zero = scalarConstant(b, loc, t, 0.0);
+    Value max = scalarConstant(b, loc, t, double(STRATA_MAX_DATA_EXTENT));
+    // Ordered compares are false for NaN.
+    Value inRange = arith::AndIOp::create(
+        b, loc, arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, q, zero),
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, q, max));
+    Value negative =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, q, zero);
+    Value safe = arith::SelectOp::create(b, loc, inRange, q, zero);
+    Value t64 = arith::FPToSIOp::create(b, loc, b.getI64Type(), safe);
+    Value back = arith::SIToFPOp::create(b, loc, t, t64);
+    Value ceil = arith::SelectOp::create(
+        b, loc,
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, back, safe),
+        arith::AddIOp::create(
+            b, loc, t64,
+            arith::ConstantIntOp::create(b, loc, b.getI64Type(), 1)),
+        t64);
+    Value count = arith::SelectOp::create(
+        b, loc, inRange, ceil,
+        arith::SelectOp::create(
+            b, loc, negative,
+            arith::ConstantIntOp::create(b, loc, b.getI64Type(), 0),
+            arith::ConstantIntOp::create(b, loc, b.getI64Type(), -1)));
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), count);
   }
 
   // A 1-D generic whose element i is body(i).
@@ -592,7 +703,9 @@ struct ConstantOfShapePattern : OpConversionPattern<ConstantOfShapeOp> {
     SmallVector<Value> dynamic;
     for (int64_t d = 0; d < out.getRank(); ++d)
       if (out.isDynamicDim(d))
-        dynamic.push_back(extractIndex(rewriter, loc, adaptor.getShape(), d));
+        dynamic.push_back(checkDataExtent(
+            rewriter, loc, extractIndex(rewriter, loc, adaptor.getShape(), d),
+            adaptor.getShape()));
     Value empty = tensor::EmptyOp::create(rewriter, loc, out.getShape(),
                                           out.getElementType(), dynamic);
     Value v = arith::ConstantOp::create(rewriter, loc, op.getValue());

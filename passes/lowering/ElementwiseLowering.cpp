@@ -11,6 +11,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
+#include <cmath>
+#include <type_traits>
+
 using namespace mlir;
 using namespace strata::ir;
 
@@ -46,12 +49,35 @@ Value subBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
 Value mulBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
   return mulScalar(b, l, a[0], a[1]);
 }
+// An integer divisor that cannot trap: 0 (which a check before the op
+// refuses) and -1 (INT_MIN / -1 overflows) become 1; the callers fix up the
+// -1 case.
+Value safeDivisor(OpBuilder &b, Location l, Value d, bool isUnsigned) {
+  Type t = d.getType();
+  Value one = scalarConstant(b, l, t, 1);
+  Value bad = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, d,
+                                    scalarConstant(b, l, t, 0));
+  if (!isUnsigned)
+    bad = arith::OrIOp::create(
+        b, l, bad,
+        arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, d,
+                              scalarConstant(b, l, t, -1)));
+  return arith::SelectOp::create(b, l, bad, one, d);
+}
 Value divBody(OpBuilder &b, Location l, ValueRange a, Operation *op) {
   if (isFloat(a[0]))
     return arith::DivFOp::create(b, l, a[0], a[1]);
   if (isUnsignedOp(op))
-    return arith::DivUIOp::create(b, l, a[0], a[1]);
-  return arith::DivSIOp::create(b, l, a[0], a[1]);
+    return arith::DivUIOp::create(b, l, a[0],
+                                  safeDivisor(b, l, a[1], true));
+  // x / -1 is -x (wrapping for INT_MIN, as two's complement hardware does).
+  Value q = arith::DivSIOp::create(b, l, a[0], safeDivisor(b, l, a[1], false));
+  Type t = a[0].getType();
+  Value minusOne = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, a[1],
+                                         scalarConstant(b, l, t, -1));
+  return arith::SelectOp::create(
+      b, l, minusOne,
+      arith::SubIOp::create(b, l, scalarConstant(b, l, t, 0), a[0]), q);
 }
 // Integer x^y by square-and-multiply over every exponent bit, without
 // branches (math.ipowi has no CPU lowering). Wraps like repeated
@@ -108,8 +134,9 @@ Value modBody(OpBuilder &b, Location l, ValueRange a, Operation *op) {
     return arith::RemFOp::create(b, l, a[0], a[1]);
   // Unsigned: the remainder is never negative, both conventions agree.
   if (isUnsignedOp(op))
-    return arith::RemUIOp::create(b, l, a[0], a[1]);
-  Value r = arith::RemSIOp::create(b, l, a[0], a[1]);
+    return arith::RemUIOp::create(b, l, a[0], safeDivisor(b, l, a[1], true));
+  // x % 1 is 0, as x % -1 is.
+  Value r = arith::RemSIOp::create(b, l, a[0], safeDivisor(b, l, a[1], false));
   if (cast<ModOp>(op).getFmod())
     return r;
   // Python semantics: a non-zero remainder takes the divisor's sign.
@@ -239,6 +266,38 @@ Value geluBody(OpBuilder &b, Location l, ValueRange a, Operation *op) {
   return arith::MulFOp::create(b, l, y, arith::AddFOp::create(b, l, one, inner));
 }
 
+// Float to a (signless) integer of 8 or more bits, defined for every input:
+// values that fit convert by truncation toward zero; NaN, infinities and
+// values out of range give the integer minimum (signed; what x86's
+// conversion instructions, and so onnxruntime on x86, give) or 0
+// (unsigned), never LLVM's poison.
+Value floatToInteger(OpBuilder &b, Location l, Value x, Type to,
+                     bool toUnsigned) {
+  Type from = x.getType();
+  unsigned width = to.getIntOrFloatBitWidth();
+  double low = toUnsigned ? -1.0 : -std::ldexp(1.0, width - 1);
+  double high = std::ldexp(1.0, toUnsigned ? width : width - 1);
+  // Ordered compares: false for NaN.
+  Value fits = arith::AndIOp::create(
+      b, l,
+      arith::CmpFOp::create(b, l,
+                            toUnsigned ? arith::CmpFPredicate::OGT
+                                       : arith::CmpFPredicate::OGE,
+                            x, scalarConstant(b, l, from, low)),
+      arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, x,
+                            scalarConstant(b, l, from, high)));
+  Value safe =
+      arith::SelectOp::create(b, l, fits, x, scalarConstant(b, l, from, 0));
+  Value converted =
+      toUnsigned ? Value(arith::FPToUIOp::create(b, l, to, safe))
+                 : Value(arith::FPToSIOp::create(b, l, to, safe));
+  Value fallback = arith::ConstantOp::create(
+      b, l,
+      b.getIntegerAttr(to, toUnsigned ? llvm::APInt::getZero(width)
+                                      : llvm::APInt::getSignedMinValue(width)));
+  return arith::SelectOp::create(b, l, fits, converted, fallback);
+}
+
 // Converts one scalar between (signless) element types with ONNX Cast
 // semantics; |fromUnsigned| and |toUnsigned| give the integers' signedness.
 Value castScalar(OpBuilder &b, Location l, Value x, Type to,
@@ -272,8 +331,7 @@ Value castScalar(OpBuilder &b, Location l, Value x, Type to,
     return arith::TruncFOp::create(b, l, to, x);
   }
   if (fromF)
-    return toUnsigned ? Value(arith::FPToUIOp::create(b, l, to, x))
-                      : Value(arith::FPToSIOp::create(b, l, to, x));
+    return floatToInteger(b, l, x, to, toUnsigned);
   if (toF) {
     if (from.isInteger(1) || fromUnsigned)
       return arith::UIToFPOp::create(b, l, to, x);
@@ -328,6 +386,10 @@ struct ElementwisePattern : OpConversionPattern<OpT> {
     Operation *raw = op.getOperation();
     auto type = cast<RankedTensorType>(op.getType());
     checkBroadcastExtents(rewriter, op.getLoc(), type, adaptor.getOperands());
+    if constexpr (std::is_same_v<OpT, DivOp> || std::is_same_v<OpT, ModOp>) {
+      if (!isa<FloatType>(type.getElementType()))
+        checkNoZeroDivisor(rewriter, op.getLoc(), adaptor.getOperands()[1]);
+    }
     Value result = buildSignlessElementwise(
         rewriter, op.getLoc(), cast<RankedTensorType>(op.getType()),
         adaptor.getOperands(),

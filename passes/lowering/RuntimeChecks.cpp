@@ -202,6 +202,40 @@ void checkBroadcastExtents(OpBuilder &b, Location loc, RankedTensorType type,
   }
 }
 
+void checkAttentionOperands(OpBuilder &b, Location loc, Value query,
+                            Value key, Value value, Value mask) {
+  auto dim = [&](Value t, int64_t d) { return dimValue(b, loc, t, d); };
+  checkExtentsEqual(b, loc, dim(key, 0), dim(query, 0), 0,
+                    STRATA_CHECK_EXTENT_MISMATCH, key);
+  checkExtentsEqual(b, loc, dim(value, 0), dim(query, 0), 0,
+                    STRATA_CHECK_EXTENT_MISMATCH, value);
+  checkExtentsEqual(b, loc, dim(key, 3), dim(query, 3), 3,
+                    STRATA_CHECK_EXTENT_MISMATCH, key);
+  checkExtentsEqual(b, loc, dim(value, 2), dim(key, 2), 2,
+                    STRATA_CHECK_EXTENT_MISMATCH, value);
+  if (!mask)
+    return;
+  auto maskType = cast<RankedTensorType>(mask.getType());
+  Value scores[4] = {dim(query, 0), dim(query, 1), dim(query, 2),
+                     dim(key, 2)};
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  for (int64_t d = 0; d < 4; ++d) {
+    if (maskType.getDimSize(d) == 1)
+      continue;
+    Value m = dim(mask, d);
+    std::optional<int64_t> x = getConstantIntValue(m);
+    std::optional<int64_t> y = getConstantIntValue(scores[d]);
+    if ((x && y && *x == *y) || m == scores[d])
+      continue;
+    Value failed = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, m, one),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, m, scores[d]));
+    emitCheck(b, loc, failed, STRATA_CHECK_BROADCAST, m, scores[d],
+              arith::ConstantIndexOp::create(b, loc, d), mask);
+  }
+}
+
 void checkNoZeroDivisor(OpBuilder &b, Location loc, Value divisor) {
   DenseIntElementsAttr constant;
   if (matchPattern(divisor, m_Constant(&constant)) &&

@@ -52,6 +52,13 @@ void checkBroadcastExtents(mlir::OpBuilder &b, mlir::Location loc,
                            mlir::RankedTensorType type,
                            mlir::ValueRange operands);
 
+/// Fails the run unless the [B, H, S, D] operands of an attention agree:
+/// key and value batch and sequence, key head dim, and each mask dim 1 or
+/// the scores' extent ([B, H, Sq, Sk]).
+void checkAttentionOperands(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value query, mlir::Value key,
+                            mlir::Value value, mlir::Value mask);
+
 /// Fails the run when integer tensor |divisor| has a zero element.
 void checkNoZeroDivisor(mlir::OpBuilder &b, mlir::Location loc,
                         mlir::Value divisor);

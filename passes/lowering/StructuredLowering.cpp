@@ -6,6 +6,7 @@
 // flash-style kernel replaces this in the fusion/codegen work).
 
 #include "passes/lowering/LoweringUtils.h"
+#include "passes/lowering/RuntimeChecks.h"
 
 #include "dialects/strata/IR/StrataOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -132,6 +133,27 @@ struct MatmulPattern : OpConversionPattern<MatmulOp> {
           extent = arith::ConstantIndexOp::create(rewriter, loc, 1);
       }
       dynamic.push_back(extent);
+    }
+    // Extents the compiler could not compare: the contraction dim, and
+    // batch dims that do not broadcast statically.
+    checkExtentsEqual(rewriter, loc,
+                      dimValue(rewriter, loc, rhs, rt.getRank() - 1 - hasN),
+                      dimValue(rewriter, loc, lhs, lt.getRank() - 1), kDim,
+                      STRATA_CHECK_EXTENT_MISMATCH, rhs);
+    for (int64_t i = 0, next = 0; i < batch; ++i) {
+      Value extent = out.isDynamicDim(i)
+                         ? dynamic[next++]
+                         : arith::ConstantIndexOp::create(rewriter, loc,
+                                                          out.getDimSize(i));
+      for (auto [v, t, md] : {std::tuple(lhs, lt, hasM ? 2 : 1),
+                              std::tuple(rhs, rt, hasN ? 2 : 1)}) {
+        int64_t tb = t.getRank() - md, ti = i - (batch - tb);
+        if (ti < 0 || (t.getDimSize(ti) == 1 && out.getDimSize(i) != 1) ||
+            (!t.isDynamicDim(ti) && !out.isDynamicDim(i)))
+          continue;
+        checkExtentsEqual(rewriter, loc, dimValue(rewriter, loc, v, ti),
+                          extent, i, STRATA_CHECK_BROADCAST, v);
+      }
     }
     Value init = filledTensor(rewriter, loc, out, dynamic, 0.0);
     SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, le, ctx),
@@ -423,6 +445,7 @@ struct AttentionPattern : OpConversionPattern<AttentionOp> {
     if (qt.isDynamicDim(1) || kt.isDynamicDim(1) || qt.isDynamicDim(3))
       return rewriter.notifyMatchFailure(op, "head counts and head dim must "
                                              "be static");
+    checkAttentionOperands(rewriter, loc, q, k, v, adaptor.getMask());
     int64_t group = qt.getDimSize(1) / kt.getDimSize(1);
     Type et = qt.getElementType();
     auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };

@@ -114,7 +114,8 @@ struct ComposeReshapes : OpRewritePattern<ReshapeOp> {
   LogicalResult matchAndRewrite(ReshapeOp op,
                                 PatternRewriter &rewriter) const override {
     auto inner = op.getInput().getDefiningOp<ReshapeOp>();
-    if (!inner)
+    // A 0 in a run-time shape copies a dim of the input, which would change.
+    if (!inner || (op.getShape() && !op.getAllowZero()))
       return failure();
     rewriter.modifyOpInPlace(
         op, [&] { op.getInputMutable().assign(inner.getInput()); });

@@ -487,7 +487,9 @@ def Strata_ReshapeOp : Strata_Op<"reshape",
     static the shape is implied by it; otherwise the `shape` operand (1-D
     i64) gives the run-time extents with ONNX `Reshape` rules: `0` copies
     the input dim at that position and one `-1` is inferred from the
-    element count. From ONNX `Reshape`, `Flatten`, `Squeeze`, `Unsqueeze`.
+    element count; with `allow_zero` (ONNX `allowzero`, and the shapes the
+    importer builds from real extents) a `0` is an empty dim. From ONNX
+    `Reshape`, `Flatten`, `Squeeze`, `Unsqueeze`.
 
     ```mlir
     %y = strata.reshape %x : (tensor<1x8x768xf32>) -> tensor<1x8x12x64xf32>
@@ -495,7 +497,8 @@ def Strata_ReshapeOp : Strata_Op<"reshape",
     ```
   }];
   let arguments = (ins Strata_AnyTensor:$input,
-                   Optional<Strata_ShapeTensor>:$shape);
+                   Optional<Strata_ShapeTensor>:$shape,
+                   UnitAttr:$allow_zero);
   let results = (outs Strata_AnyTensor:$result);
   let assemblyFormat = [{
     $input (`,` $shape^)? attr-dict `:` functional-type(operands, results)
