@@ -4,8 +4,9 @@
 # 1. scripts/setup.sh (apt + the pinned virtualenv; a no-op when present)
 # 2. configure + build (Release, Ninja, ccache, lld-22)
 # 3. ctest: the lit suite and every GoogleTest binary
-# 4. an ASan+UBSan build of the unit tests, run through ctest -L unit, and
-#    of strata-import, run over the hostile-model corpus (lit)
+# 4. an ASan+UBSan build of the unit tests, run through ctest -L unit, of
+#    strata-import, run over the hostile-model corpus (lit), and of
+#    strata-run, run over the hostile-input corpus
 # Exits non-zero on any failure. STRATA_SKIP_SANITIZE=1 skips step 4.
 set -euo pipefail
 
@@ -40,12 +41,16 @@ if [ "${STRATA_SKIP_SANITIZE:-0}" != "1" ]; then
   step "sanitizers: ASan+UBSan unit tests ($ASAN_BUILD)"
   cmake -G Ninja -S "$ROOT" -B "$ASAN_BUILD" -DMLIR_DIR="$MLIR_DIR" \
     -DSTRATA_SANITIZE=address,undefined >/dev/null
-  ninja -C "$ASAN_BUILD" -j "$JOBS" strata_unit_tests strata-import
+  ninja -C "$ASAN_BUILD" -j "$JOBS" strata_unit_tests strata-import strata-run
   export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}"
   export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
   ctest --test-dir "$ASAN_BUILD" -L unit --output-on-failure -j "$JOBS"
   step "sanitizers: the hostile-model corpus through strata-import"
   /usr/lib/llvm-22/bin/lit -sv "$ASAN_BUILD/test" --filter 'import/hostile'
+  step "sanitizers: the hostile-input corpus through strata-run"
+  # Artifacts from the regular compiler, run by the sanitized runtime.
+  "$ROOT/.venv/bin/python" "$ROOT/test/e2e/check_hostile_inputs.py" \
+    "$ROOT/test/models" "$BUILD/bin" --run-bin "$ASAN_BUILD/bin"
   unset ASAN_OPTIONS UBSAN_OPTIONS
 fi
 

@@ -141,6 +141,22 @@ static Value lengthMask(ImportContext &ctx, Value lengths, Value keys) {
   return ctx.reshapeTo(keep, {batch, 1, 1, t}, src);
 }
 
+// A boolean keep-mask as onnxruntime's contrib attention applies it: an
+// additive float mask of 0 (kept) and 'mask_filter_value' (default
+// -10000), so that a fully padded row is a softmax over equally low
+// scores, not over nothing.
+static FailureOr<Value> filterMask(ImportContext &ctx, Value keep,
+                                   Type elementType) {
+  FailureOr<float> filter = ctx.floatAttr("mask_filter_value", -10000.0f);
+  if (failed(filter))
+    return failure();
+  auto type = RankedTensorType::get(typeOf(keep).getShape(), elementType);
+  return WhereOp::create(ctx.b(), ctx.loc(), type, keep,
+                         ctx.constScalar(elementType, 0),
+                         ctx.constScalar(elementType, *filter))
+      .getResult();
+}
+
 // com.microsoft Attention(input, weights, bias, [mask_index]): packed QKV
 // projection, multi-head attention, heads merged back.
 LogicalResult convertContribAttention(ImportContext &ctx) {
@@ -184,6 +200,10 @@ LogicalResult convertContribAttention(ImportContext &ctx) {
     if (!mask)
       return ctx.error() << "only a 1-D [batch] or 2-D [batch, "
                             "total_sequence] 'mask_index' is supported";
+    FailureOr<Value> additive = filterMask(ctx, mask, tx.getElementType());
+    if (failed(additive))
+      return failure();
+    mask = *additive;
   }
   FailureOr<FloatAttr> scale = optionalScale(ctx);
   if (failed(scale))
@@ -221,6 +241,11 @@ LogicalResult convertContribMultiHeadAttention(ImportContext &ctx) {
     mask = keyPaddingMask(ctx, ctx.input(4));
     if (!mask)
       return ctx.error() << "only a 2-D 'key_padding_mask' is supported";
+    FailureOr<Value> additive =
+        filterMask(ctx, mask, typeOf(ctx.input(0)).getElementType());
+    if (failed(additive))
+      return failure();
+    mask = *additive;
   }
   if (ctx.hasInput(5)) {
     if (mask)

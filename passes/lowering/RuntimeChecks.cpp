@@ -75,8 +75,16 @@ SmallVector<Value> reduceAll(
       b, loc, TypeRange(ValueRange(outs)), ValueRange{input}, outs, maps,
       iterators, [&](OpBuilder &nb, Location l, ValueRange args) {
         Value x = args[0];
-        if (x.getType().getIntOrFloatBitWidth() < 64)
-          x = arith::ExtSIOp::create(nb, l, nb.getI64Type(), x);
+        auto it = cast<IntegerType>(x.getType());
+        // arith takes signless integers; unsigned ones widen with zeros.
+        if (it.isUnsigned())
+          x = UnrealizedConversionCastOp::create(
+                  nb, l, nb.getIntegerType(it.getWidth()), x)
+                  .getResult(0);
+        if (it.getWidth() < 64)
+          x = it.isUnsigned()
+                  ? Value(arith::ExtUIOp::create(nb, l, nb.getI64Type(), x))
+                  : Value(arith::ExtSIOp::create(nb, l, nb.getI64Type(), x));
         linalg::YieldOp::create(nb, l, combine(nb, l, x, args.drop_front()));
       });
   SmallVector<Value> scalars;

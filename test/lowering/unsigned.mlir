@@ -3,13 +3,19 @@
 // RUN:   --verify-diagnostics | FileCheck %s
 
 // Unsigned tensors keep their element type; the body computes on the
-// signless integer of the same width with the unsigned arith op.
+// signless integer of the same width with the unsigned arith op. The
+// divisor is checked for zeros first, its elements widened with zeros.
 // CHECK-LABEL: func.func @div_ui8
+//       CHECK:   linalg.generic
+//  CHECK-SAME:     ins(%{{.+}} : tensor<4xui8>) outs(%{{.+}} : tensor<i64>)
+//       CHECK:     arith.extui %{{.+}} : i8 to i64
+//       CHECK:   strata.check {{.*}}kind = 4
 //       CHECK:   linalg.generic
 //  CHECK-SAME:     ins(%{{.+}}, %{{.+}} : tensor<4xui8>, tensor<4xui8>) outs(%{{.+}} : tensor<4xui8>)
 //       CHECK:     %[[A:.+]] = builtin.unrealized_conversion_cast %{{.+}} : ui8 to i8
 //       CHECK:     %[[B:.+]] = builtin.unrealized_conversion_cast %{{.+}} : ui8 to i8
-//       CHECK:     %[[Q:.+]] = arith.divui %[[A]], %[[B]] : i8
+//       CHECK:     %[[S:.+]] = arith.select %{{.+}}, %{{.+}}, %[[B]] : i8
+//       CHECK:     %[[Q:.+]] = arith.divui %[[A]], %[[S]] : i8
 //       CHECK:     %[[R:.+]] = builtin.unrealized_conversion_cast %[[Q]] : i8 to ui8
 //       CHECK:     linalg.yield %[[R]] : ui8
 func.func @div_ui8(%a: tensor<4xui8>, %b: tensor<4xui8>) -> tensor<4xui8> {
