@@ -6,7 +6,8 @@
 # 3. ctest: the lit suite and every GoogleTest binary
 # 4. an ASan+UBSan build of the unit tests, run through ctest -L unit, of
 #    strata-import, run over the hostile-model corpus (lit), and of
-#    strata-run, run over the hostile-input corpus
+#    strata-run, run over the hostile-input corpus; then the input fuzzer
+#    (libFuzzer, ASan+UBSan) for STRATA_FUZZ_SECONDS (60) over two fixtures
 # Exits non-zero on any failure. STRATA_SKIP_SANITIZE=1 skips step 4.
 set -euo pipefail
 
@@ -52,6 +53,8 @@ if [ "${STRATA_SKIP_SANITIZE:-0}" != "1" ]; then
   "$ROOT/.venv/bin/python" "$ROOT/test/e2e/check_hostile_inputs.py" \
     "$ROOT/test/models" "$BUILD/bin" --run-bin "$ASAN_BUILD/bin"
   unset ASAN_OPTIONS UBSAN_OPTIONS
+  step "fuzzing: random input contents into compiled fixtures (bounded)"
+  STRATA_BIN_DIR="$BUILD/bin" bash "$ROOT/scripts/fuzz-inputs.sh" "${STRATA_FUZZ_SECONDS:-60}"
 fi
 
 step "all tests passed"
