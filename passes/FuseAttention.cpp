@@ -40,6 +40,8 @@ struct AttentionMatch {
   /// removed once recognized.
   SmallVector<Mask, 2> masks;
   bool causal = false;
+  // The additive masks apply after the causal one (mask_hidden).
+  bool maskHidden = false;
   /// The transpose producing K^T; K is its input with the last two dims of
   /// the permutation swapped back.
   TransposeOp keyTranspose;
@@ -327,11 +329,18 @@ matchAttention(SoftmaxOp softmax, std::string &reason, bool &candidate) {
   }
   // A causal mask becomes the `causal` attribute; what is left must be one
   // bool mask or any number of additive ones.
+  // Masks were collected from the softmax inward: an additive mask listed
+  // before a causal 'where' is added to the fill of the hidden keys (an
+  // additive causal triangle is -inf, which no mask changes).
   SymbolicIndex sq = extentOf(match.query, 2), sk = extentOf(kt, 3);
+  bool additiveSeen = false;
   llvm::erase_if(match.masks, [&](const AttentionMatch::Mask &m) {
-    if (!isEndAlignedCausalMask(m.value, m.kind, sq, sk))
+    if (!isEndAlignedCausalMask(m.value, m.kind, sq, sk)) {
+      additiveSeen |= m.kind == MaskKind::Additive;
       return false;
+    }
     match.causal = true;
+    match.maskHidden = additiveSeen && m.kind != MaskKind::Additive;
     return true;
   });
   int64_t bools = llvm::count_if(match.masks, [](const auto &m) {
@@ -446,7 +455,8 @@ struct FuseMatmulSoftmaxMatmul : OpRewritePattern<SoftmaxOp> {
         rewriter, loc, match->root->getResult(0).getType(), match->query, key,
         value, mask, scale,
         match->causal ? rewriter.getUnitAttr() : UnitAttr(),
-        /*window=*/IntegerAttr(), /*sinks=*/IntegerAttr());
+        /*window=*/IntegerAttr(), /*sinks=*/IntegerAttr(),
+        match->maskHidden ? rewriter.getUnitAttr() : UnitAttr());
     rewriter.replaceOp(match->root, attention.getResult());
     return success();
   }

@@ -167,6 +167,9 @@ enum {
 };
 #define STRATA_ATTN_FLAG_CAUSAL 1
 #define STRATA_ATTN_FLAG_WINDOW 2
+/* A hidden key scores the lowest finite float plus its MASK value (as
+ * strata.attention's mask_hidden), instead of the lowest float alone. */
+#define STRATA_ATTN_FLAG_MASK_HIDDEN 4
 
 /*
  * strata_rt_check_failed(const char* node, const char* input, int64_t kind,

@@ -129,7 +129,8 @@ private:
     uint32_t scaleBits;
     std::memcpy(&scaleBits, &scale32, sizeof(scaleBits));
     int64_t flags = (op.getCausal() ? STRATA_ATTN_FLAG_CAUSAL : 0) |
-                    (op.getWindow() ? STRATA_ATTN_FLAG_WINDOW : 0);
+                    (op.getWindow() ? STRATA_ATTN_FLAG_WINDOW : 0) |
+                    (op.getMaskHidden() ? STRATA_ATTN_FLAG_MASK_HIDDEN : 0);
 
     SmallVector<std::pair<int64_t, Value>> fields = {
         {STRATA_ATTN_FLAGS, idx(flags)},

@@ -520,7 +520,11 @@ struct AttentionPattern : OpConversionPattern<AttentionOp> {
             visible = arith::AndIOp::create(
                 b, l, visible, arith::OrIOp::create(b, l, inWindow, sink));
           }
-          return Value(arith::SelectOp::create(b, l, visible, s, ninf));
+          Value hidden = ninf;
+          if (op.getMaskHidden() && a.size() > 1 &&
+              !a[1].getType().isInteger(1))
+            hidden = arith::AddFOp::create(b, l, ninf, a[1]);
+          return Value(arith::SelectOp::create(b, l, visible, s, hidden));
         });
     auto softmax = SoftmaxOp::create(rewriter, loc, scoresType, masked, 3);
     // out[b, h, i, e] = sum_j p[b, h, i, j] * v[b, h / group, j, e]

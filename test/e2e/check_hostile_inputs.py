@@ -95,20 +95,6 @@ ORT_UNCHECKED = {
         "cos_cache)",
 }
 
-# Cases where strata-run runs cleanly but its values differ from
-# onnxruntime's for a reason outside the input checks, each listed with it;
-# a signal, a sanitizer report or a timeout still fails them, and one that
-# starts passing must be removed from here.
-KNOWN_DIVERGENCES = {
-    ("gpt2_op17_prefill", "mask_all_zero"):
-        "fused causal attention scores hidden keys at the lowest float; the "
-        "GPT-2 graph adds the padding mask to that, giving -inf, so a fully "
-        "padded row is uniform over its causal window in onnxruntime and "
-        "over every key in strata",
-    ("gpt2_op17_past", "mask_all_zero"):
-        "as gpt2_op17_prefill/mask_all_zero",
-}
-
 
 class Fixture:
     def __init__(self, models_dir, name):
@@ -442,13 +428,6 @@ def main():
                 rc, stderr = run_strata(run_bin, artifact, feeds, work)
                 bad = verdict(mode, offending, ort_out, ort_err, rc, stderr,
                               os.path.join(work, "out"))
-                known = KNOWN_DIVERGENCES.get((name, case))
-                if known and bad and "killed" not in bad and \
-                        "sanitizer" not in bad and "timeout" not in bad:
-                    print(f"KNOWN {label}: {bad} ({known})")
-                    continue
-                if known and not bad:
-                    bad = "passes: remove it from KNOWN_DIVERGENCES"
                 detail = ("over the maximum" if mode == "over_max" else
                           "onnxruntime: " + ort_summary(ort_err) if ort_err
                           else "onnxruntime ok")

@@ -15,7 +15,7 @@
 // Q and K in the graph, in Where(C, scores, lowest), then + padding.
 // CHECK-LABEL: func.func @fuse_causal_bias_slice_with_padding
 //  CHECK-SAME:   (%[[Q:.+]]: tensor<1x2x?x8xf32>, %[[K:.+]]: tensor<1x2x?x8xf32>, %[[V:.+]]: tensor<1x2x?x8xf32>, %[[PAD:.+]]: tensor<1x1x1x?xf32>)
-//       CHECK:   strata.attention %[[Q]], %[[K]], %[[V]] mask %[[PAD]] {causal} :
+//       CHECK:   strata.attention %[[Q]], %[[K]], %[[V]] mask %[[PAD]] {causal, mask_hidden} :
 //   CHECK-NOT:   strata.where
 // LOC-LABEL: func.func @fuse_causal_bias_slice_with_padding
 //       LOC:   strata.attention {{.*}} loc(fused["kt", "qk", "div", "where", "pad", "softmax", "pv"])

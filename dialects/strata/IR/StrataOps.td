@@ -435,6 +435,11 @@ def Strata_AttentionOp : Strata_Op<"attention",
     aligned to the end (query `i` sees keys `<= i + Sk - Sq`). `window`
     limits each query to the last `window` keys and `sinks` keeps the first
     `sinks` keys visible (sliding-window + attention-sink sparsity).
+    A key hidden by `causal` or `window` scores the lowest finite float;
+    with `mask_hidden` a float mask is added to that score too, as in a
+    graph that hides keys first and adds the mask after (GPT-2's
+    `where(causal, s, min) + mask`): a fully padded row then sees only its
+    visible keys, where without `mask_hidden` it sees every key equally.
     From ONNX `Attention` (opset 23), contrib `Attention`/`MultiHeadAttention`
     and the MatMul/Softmax/MatMul chains the fusion pass matches.
 
@@ -446,7 +451,8 @@ def Strata_AttentionOp : Strata_Op<"attention",
                    Strata_FloatTensor:$value,
                    Optional<RankedTensorOf<[I1, F16, BF16, F32, F64]>>:$mask,
                    OptionalAttr<F32Attr>:$scale, UnitAttr:$causal,
-                   OptionalAttr<I64Attr>:$window, OptionalAttr<I64Attr>:$sinks);
+                   OptionalAttr<I64Attr>:$window, OptionalAttr<I64Attr>:$sinks,
+                   UnitAttr:$mask_hidden);
   let results = (outs Strata_FloatTensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`mask` $mask^)? attr-dict `:`

@@ -35,6 +35,7 @@ struct Operand {
 
 struct Problem {
   bool causal, window;
+  bool maskHidden;  // STRATA_ATTN_FLAG_MASK_HIDDEN
   int64_t batch, heads, kvHeads, sq, sk, d, dv, windowSize, sinks;
   float scale;
   Operand q, k, v, mask, o;
@@ -78,7 +79,7 @@ float* sized(std::vector<float>& v, int64_t n) {
 }
 
 // Row i of one head by the definition: every key scored (hidden ones at the
-// lowest float), softmax over all of them. For rows the fast path cannot
+// lowest float, plus the mask with maskHidden), softmax over all of them. For rows the fast path cannot
 // take: no visible key, or every visible score at the lowest float.
 void exactRow(const Problem& p, const float* q, const float* k,
               const float* v, const float* maskRow, int64_t i, float* o) {
@@ -98,6 +99,8 @@ void exactRow(const Problem& p, const float* q, const float* k,
         dot += q[c * p.q.sd] * k[j * p.k.ss + c * p.k.sd];
       s = dot * p.scale;
       if (maskRow) s += maskRow[j * p.mask.sd];
+    } else if (p.maskHidden && maskRow) {
+      s += maskRow[j * p.mask.sd];
     }
     e[j] = s;
     best = std::max(best, s);
@@ -302,6 +305,7 @@ extern "C" void strataAttentionF32(const int64_t* params) {
   const int64_t flags = params[STRATA_ATTN_FLAGS];
   p.causal = (flags & STRATA_ATTN_FLAG_CAUSAL) != 0;
   p.window = (flags & STRATA_ATTN_FLAG_WINDOW) != 0;
+  p.maskHidden = (flags & STRATA_ATTN_FLAG_MASK_HIDDEN) != 0;
   p.batch = params[STRATA_ATTN_BATCH];
   p.heads = params[STRATA_ATTN_HEADS];
   p.kvHeads = params[STRATA_ATTN_KV_HEADS];

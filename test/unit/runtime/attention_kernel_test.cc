@@ -34,6 +34,8 @@ struct Case {
   bool transposeQ, transposeV;  // dim-major instead of sequence-major
   float maskFill;               // value of masked-out padding entries
   bool maskAllButLast = false;  // batch 1: only the last key unmasked
+  bool maskHidden = false;      // STRATA_ATTN_FLAG_MASK_HIDDEN
+  bool maskEverything = false;  // every key of every batch at maskFill
 };
 
 // A [B, H, S, X] tensor, sequence-major or dim-major inside each head.
@@ -77,14 +79,16 @@ void check(const Case& c, uint32_t threads) {
   for (int64_t b = 0; b < c.batch; ++b)
     for (int64_t j = 0; j < c.sk; ++j) {
       const bool batch1 = c.maskAllButLast ? j != c.sk - 1 : j >= 2;
-      if ((b == 0 && j == c.sk - 1) || (b == 1 && batch1))
+      if ((b == 0 && j == c.sk - 1) || (b == 1 && batch1) ||
+          c.maskEverything)
         mask[b * c.sk + j] = c.maskFill;
     }
   const float scale = 1.0f / std::sqrt(static_cast<float>(std::max<int64_t>(c.d, 1)));
 
   int64_t p[STRATA_ATTN_PARAM_COUNT] = {};
   p[STRATA_ATTN_FLAGS] = (c.causal ? STRATA_ATTN_FLAG_CAUSAL : 0) |
-                         (c.window ? STRATA_ATTN_FLAG_WINDOW : 0);
+                         (c.window ? STRATA_ATTN_FLAG_WINDOW : 0) |
+                         (c.maskHidden ? STRATA_ATTN_FLAG_MASK_HIDDEN : 0);
   p[STRATA_ATTN_BATCH] = c.batch;
   p[STRATA_ATTN_HEADS] = c.heads;
   p[STRATA_ATTN_KV_HEADS] = c.kvHeads;
@@ -126,7 +130,11 @@ void check(const Case& c, uint32_t threads) {
           // fp32 arithmetic for the masked sum, as the definition runs.
           float x = static_cast<float>(dot) * scale;
           if (c.mask) x += mask[b * c.sk + j];
-          s[j] = visible ? double(x) : lowest;
+          // A hidden key: the lowest float, plus the mask with maskHidden
+          // (in fp32: lowest + lowest is -inf).
+          float hidden = static_cast<float>(lowest);
+          if (c.maskHidden && c.mask) hidden += mask[b * c.sk + j];
+          s[j] = visible ? double(x) : double(hidden);
         }
         double best = -INFINITY;
         for (double x : s) best = std::max(best, x);
@@ -195,6 +203,20 @@ TEST_P(AttentionKernelTest, RowsWithNothingVisible) {
   for (int64_t sq : {2, 9})
     check({2, 1, 1, sq, sq + 1, 8, 8, true, true, false, 0, 0, false, false,
            kLowest, true}, 1);
+}
+
+// A fully padded row of a graph that hides keys first and adds the mask
+// after: hidden keys at lowest + lowest = -inf drop out, so the row is the
+// average over its visible keys only (without the flag: over every key).
+TEST_P(AttentionKernelTest, MaskAddedToHiddenKeys) {
+  for (bool maskHidden : {true, false})
+    for (int64_t sq : {1, 3, 80}) {
+      Case c{2, 2, 2, sq, 90, 16, 16, true, true, false, 0, 0, false, false,
+             kLowest};
+      c.maskHidden = maskHidden;
+      c.maskEverything = true;
+      check(c, 2);
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, AttentionKernelTest, kAllIsas, isaName);
