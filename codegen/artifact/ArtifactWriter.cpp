@@ -8,8 +8,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <set>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "codegen/abi/strata_artifact_format.h"
 #include "codegen/abi/strata_kernel_abi.h"
@@ -210,17 +215,39 @@ bool ArtifactWriter::writeToFile(const std::string &path,
                                  std::string *error) const {
   if (!validate(error))
     return false;
-  FILE *file = std::fopen(path.c_str(), "wb");
-  if (!file)
-    return fail(error, "cannot open '" + path + "' for writing");
+  // A new file renamed over |path|: a process that has the old artifact
+  // mapped keeps reading the old file, where writing in place would
+  // truncate it under that process (SIGBUS on its next page fault).
+  std::string temporary = path + ".tmp-XXXXXX";
+  int fd = ::mkstemp(temporary.data());
+  if (fd < 0)
+    return fail(error, "cannot create a temporary file next to '" + path +
+                           "': " + std::strerror(errno));
+  FILE *file = ::fdopen(fd, "wb");
+  if (!file) {
+    ::close(fd);
+    std::remove(temporary.c_str());
+    return fail(error, "cannot write '" + temporary + "'");
+  }
   bool ok = write(
       [&](const void *data, size_t size) {
         return std::fwrite(data, 1, size, file) == size;
       },
       error);
+  // mkstemp creates the file 0600; an artifact gets the usual 0644 less the
+  // umask.
+  mode_t mask = ::umask(0);
+  ::umask(mask);
+  ok = ::fchmod(fd, 0644 & ~mask) == 0 && ok;
   ok = (std::fclose(file) == 0) && ok;
+  if (ok && std::rename(temporary.c_str(), path.c_str()) != 0) {
+    ok = false;
+    if (error && error->empty())
+      *error = "cannot rename '" + temporary + "' to '" + path +
+               "': " + std::strerror(errno);
+  }
   if (!ok) {
-    std::remove(path.c_str());
+    std::remove(temporary.c_str());
     if (error && error->empty())
       *error = "cannot write '" + path + "'";
   }

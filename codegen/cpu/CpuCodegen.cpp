@@ -40,6 +40,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -203,8 +204,11 @@ LogicalResult approximateMathFunctions(ModuleOp module) {
   return applyPatternsGreedily(module, std::move(patterns));
 }
 
-// STRATA_CPU_FEATURE_* bits for an LLVM feature string ("+avx2,+fma,...").
-uint64_t featureBits(llvm::StringRef features) {
+// STRATA_CPU_FEATURE_* bits of every feature |machine| may generate code
+// for, whatever named the CPU (native, a micro-architecture level or a CPU
+// name such as skylake-avx512): the runtime refuses the artifact on a host
+// that lacks any of them.
+uint64_t featureBitsOf(const llvm::TargetMachine &machine) {
   static constexpr std::pair<const char *, uint64_t> kBits[] = {
       {"+avx2", STRATA_CPU_FEATURE_AVX2},
       {"+fma", STRATA_CPU_FEATURE_FMA},
@@ -215,13 +219,11 @@ uint64_t featureBits(llvm::StringRef features) {
       {"+avx512vnni", STRATA_CPU_FEATURE_AVX512VNNI},
       {"+avx512bf16", STRATA_CPU_FEATURE_AVX512BF16},
       {"+f16c", STRATA_CPU_FEATURE_F16C}};
+  const llvm::MCSubtargetInfo *info = machine.getMCSubtargetInfo();
   uint64_t bits = 0;
-  SmallVector<llvm::StringRef> list;
-  features.split(list, ',');
-  for (llvm::StringRef f : list)
-    for (auto [name, bit] : kBits)
-      if (f == name)
-        bits |= bit;
+  for (auto [name, bit] : kBits)
+    if (info->checkFeatures(name))
+      bits |= bit;
   return bits;
 }
 
@@ -234,18 +236,6 @@ std::pair<std::string, std::string> resolveTarget(const CpuTarget &target) {
     if (f.getValue())
       features += (features.empty() ? "+" : ",+") + f.getKey().str();
   return {llvm::sys::getHostCPUName().str(), features};
-}
-
-// Features implied by the x86-64 micro-architecture levels.
-uint64_t levelBits(llvm::StringRef cpu) {
-  uint64_t v3 = STRATA_CPU_FEATURE_AVX2 | STRATA_CPU_FEATURE_FMA |
-                STRATA_CPU_FEATURE_F16C;
-  if (cpu == "x86-64-v3")
-    return v3;
-  if (cpu == "x86-64-v4")
-    return v3 | STRATA_CPU_FEATURE_AVX512F | STRATA_CPU_FEATURE_AVX512BW |
-           STRATA_CPU_FEATURE_AVX512VL | STRATA_CPU_FEATURE_AVX512DQ;
-  return 0;
 }
 
 FailureOr<std::string> linkSharedObject(ModuleOp module,
@@ -368,13 +358,38 @@ FailureOr<std::vector<char>> lowerToLLVMDialect(ModuleOp module,
 }
 
 FailureOr<CpuCode> generateCpuCode(ModuleOp module, const CpuTarget &target) {
+  // The target first: a CPU name LLVM does not know is an error before any
+  // work, not a warning and generic code.
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  auto [cpu, features] = resolveTarget(target);
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string error;
+  const llvm::Target *llvmTarget =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!llvmTarget)
+    return module.emitError() << "no LLVM target for " << triple.str() << ": "
+                              << error;
+  std::unique_ptr<llvm::MCSubtargetInfo> probe(
+      llvmTarget->createMCSubtargetInfo(triple, "", ""));
+  if (!probe || !probe->isCPUStringValid(cpu))
+    return module.emitError()
+           << "unknown target CPU '" << cpu
+           << "': use native, x86-64-v3, x86-64-v4 or an LLVM CPU name such "
+              "as skylake-avx512";
+  std::unique_ptr<llvm::TargetMachine> machine(
+      llvmTarget->createTargetMachine(triple, cpu, features,
+                                      llvm::TargetOptions(), llvm::Reloc::PIC_,
+                                      std::nullopt,
+                                      llvm::CodeGenOptLevel::Aggressive));
+  if (!machine)
+    return module.emitError() << "unknown target CPU '" << cpu << "'";
+
   CpuCodegenStats stats;
   FailureOr<std::vector<char>> weights = lowerToLLVMDialect(module, &stats);
   if (failed(weights))
     return failure();
 
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, llvmContext, "strata_kernels");
@@ -389,21 +404,6 @@ FailureOr<CpuCode> generateCpuCode(ModuleOp module, const CpuTarget &target) {
          !f.getName().ends_with(".task")))
       f.addFnAttr(llvm::Attribute::NoInline);
 
-  auto [cpu, features] = resolveTarget(target);
-  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
-  std::string error;
-  const llvm::Target *llvmTarget =
-      llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!llvmTarget)
-    return module.emitError() << "no LLVM target for " << triple.str() << ": "
-                              << error;
-  std::unique_ptr<llvm::TargetMachine> machine(
-      llvmTarget->createTargetMachine(triple, cpu, features,
-                                      llvm::TargetOptions(), llvm::Reloc::PIC_,
-                                      std::nullopt,
-                                      llvm::CodeGenOptLevel::Aggressive));
-  if (!machine)
-    return module.emitError() << "unknown target CPU '" << cpu << "'";
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(triple);
   if (llvm::Error err =
@@ -440,8 +440,7 @@ FailureOr<CpuCode> generateCpuCode(ModuleOp module, const CpuTarget &target) {
   CpuCode code;
   code.sharedObject = std::move(*so);
   code.weights = std::move(*weights);
-  code.cpuFeatures =
-      target.cpu == "native" ? featureBits(features) : levelBits(cpu);
+  code.cpuFeatures = featureBitsOf(*machine);
   code.stats = stats;
   code.assembly = std::move(assembly);
   return code;

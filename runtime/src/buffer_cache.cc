@@ -6,6 +6,7 @@
 #include "buffer_cache.h"
 
 #include <cstdlib>
+#include <vector>
 
 namespace strata::runtime {
 namespace {
@@ -78,8 +79,47 @@ BufferCache::Block* BufferCache::take(size_t sizeClass) {
   block->owner = this;
   block->sizeClass = sizeClass;
   std::lock_guard<std::mutex> lock(mutex_);
+  block->lastRun = run_;
   link(block);
   return block;
+}
+
+void BufferCache::beginRun() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++run_;
+}
+
+size_t BufferCache::trimUnused() {
+  std::vector<void*> unused;
+  size_t bytes = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto it = free_.begin(); it != free_.end();) {
+      if (static_cast<Block*>(it->second)->lastRun == run_) {
+        ++it;
+        continue;
+      }
+      bytes += it->first + kHeader;
+      unused.push_back(it->second);
+      it = free_.erase(it);
+    }
+  }
+  for (void* block : unused) strata_allocator_free(allocator_, block);
+  return bytes;
+}
+
+size_t BufferCache::trimAll() {
+  std::multimap<size_t, void*> all;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    all.swap(free_);
+  }
+  size_t bytes = 0;
+  for (auto& [size, block] : all) {
+    bytes += size + kHeader;
+    strata_allocator_free(allocator_, block);
+  }
+  return bytes;
 }
 
 void BufferCache::give(Block* block) {
@@ -121,7 +161,7 @@ void* allocateBuffer(uint64_t bytes) {
   } else {
     block = static_cast<BufferCache::Block*>(
         std::aligned_alloc(64, sizeClass + kHeader));
-    if (block) *block = {nullptr, sizeClass, nullptr, nullptr};
+    if (block) *block = {nullptr, sizeClass, nullptr, nullptr, 0};
   }
   if (!block) return nullptr;
   return reinterpret_cast<char*>(block) + kHeader;

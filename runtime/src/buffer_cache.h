@@ -37,12 +37,26 @@ class BufferCache {
   /// since: the buffers of a run that ended early (run_checks.h).
   void reclaimLive();
 
+  /// Starts a run: blocks taken from now on are marked as used by it.
+  void beginRun();
+
+  /// Frees every cached block the run begun last did not take: a run of
+  /// the same shapes takes the same blocks again, so the cache holds what
+  /// one run needs, not every size the session ever used (a decode loop's
+  /// growing context moves to new sizes step by step). Returns the bytes
+  /// freed.
+  size_t trimUnused();
+
+  /// Frees every cached block (strata_session_trim).
+  size_t trimAll();
+
   /// The 64-byte header in front of every block's data.
   struct Block {
     BufferCache* owner;
     size_t sizeClass;
     Block* prev;  // null while not on the live list
     Block* next;
+    uint64_t lastRun;  // the run that took it last
   };
 
  private:
@@ -63,7 +77,8 @@ class BufferCache {
   std::multimap<size_t, void*> free_;
   // Blocks handed out and not yet given back or adopted: a circular list
   // through their headers, of which this is the sentinel.
-  Block live_{nullptr, 0, &live_, &live_};
+  Block live_{nullptr, 0, &live_, &live_, 0};
+  uint64_t run_ = 0;
 };
 
 /// 64-byte aligned memory from the current cache of this thread (plain

@@ -176,7 +176,9 @@ strata_status_t strata_module_load_file(const char* path,
     return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
                               "path and out_module must be non-null");
   }
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO (or a device) must not wait for a writer;
+  // such files are refused below. It changes nothing for regular files.
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     int error = errno;
     return STRATA_MAKE_STATUS(

@@ -240,6 +240,7 @@ strata_status_t run(strata_session_t* session, const char* entryName,
   }
   CheckFailure failure;
   bool completed;
+  session->buffers->beginRun();
   {
     ScopedCurrentPool currentPool(session->pool.get());
     ScopedBufferCache currentBuffers(session->buffers);
@@ -250,6 +251,7 @@ strata_status_t run(strata_session_t* session, const char* entryName,
     // The results block holds nothing valid; every buffer the run took is
     // still live in the cache.
     session->buffers->reclaimLive();
+    session->buffers->trimUnused();
     return checkFailureStatus(failure);
   }
 
@@ -304,6 +306,8 @@ strata_status_t run(strata_session_t* session, const char* entryName,
   for (const Result& r : decoded) {
     if (keep.insert(r.allocated).second) releaseBuffer(r.allocated);
   }
+  // The cache keeps what this run used, no more.
+  session->buffers->trimUnused();
   if (status) {
     for (strata_tensor_t* tensor : created) strata_tensor_release(tensor);
     return status;
@@ -386,6 +390,10 @@ strata_status_t strata_session_set_thread_count(strata_session_t* session,
 
 uint32_t strata_session_thread_count(const strata_session_t* session) {
   return session->threadCount;
+}
+
+size_t strata_session_trim(strata_session_t* session) {
+  return session ? session->buffers->trimAll() : 0;
 }
 
 strata_status_t strata_session_run(strata_session_t* session,

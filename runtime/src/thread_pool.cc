@@ -6,6 +6,8 @@
 
 #include "thread_pool.h"
 
+#include <system_error>
+
 #include <sched.h>
 
 #include <chrono>
@@ -29,13 +31,25 @@ constexpr int kSpinIterations = 20000;
 
 }  // namespace
 
-ThreadPool::ThreadPool(uint32_t threads) {
-  for (uint32_t i = 1; i < threads; ++i) {
-    workers_.emplace_back([this] { workerMain(); });
+ThreadPool::ThreadPool(uint32_t threads, uint32_t failStartForTesting) {
+  try {
+    for (uint32_t i = 1; i < threads; ++i) {
+      if (i == failStartForTesting)
+        throw std::system_error(std::make_error_code(
+            std::errc::resource_unavailable_try_again));
+      workers_.emplace_back([this] { workerMain(); });
+    }
+  } catch (...) {
+    // The workers that did start are stopped and joined: a joinable
+    // std::thread destroyed by the unwinding would call std::terminate.
+    stopWorkers();
+    throw;
   }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stopWorkers(); }
+
+void ThreadPool::stopWorkers() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_.store(true, std::memory_order_release);
@@ -43,6 +57,7 @@ ThreadPool::~ThreadPool() {
   }
   wake_.notify_all();
   for (std::thread& worker : workers_) worker.join();
+  workers_.clear();
 }
 
 void ThreadPool::runTasks(Job& job) {

@@ -21,8 +21,10 @@ namespace strata::runtime {
 class ThreadPool {
  public:
   /// A pool that runs loops on |threads| threads in all: the caller plus
-  /// threads - 1 workers (none for 0 or 1).
-  explicit ThreadPool(uint32_t threads);
+  /// threads - 1 workers (none for 0 or 1). Throws std::system_error, with
+  /// no worker left running, when a worker cannot be started (as the
+  /// |failStartForTesting|-th one, counting from 1, always cannot).
+  explicit ThreadPool(uint32_t threads, uint32_t failStartForTesting = 0);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -59,6 +61,7 @@ class ThreadPool {
   };
 
   void workerMain();
+  void stopWorkers();
   static void runTasks(Job& job);
 
   std::vector<std::thread> workers_;

@@ -49,8 +49,8 @@ cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.onnx>"),
 cl::opt<std::string> outputPath("o", cl::desc("output file"),
                                 cl::value_desc("file"), cl::Required);
 cl::opt<std::string> targetCpu(
-    "target-cpu", cl::desc("native (default), x86-64-v3 (AVX2) or x86-64-v4 "
-                           "(AVX-512)"),
+    "target-cpu", cl::desc("native (default), x86-64-v3 (AVX2), x86-64-v4 "
+                           "(AVX-512) or an LLVM CPU name"),
     cl::init("native"));
 cl::opt<std::string> target("target", cl::desc("back end: cpu"),
                             cl::init("cpu"));

@@ -71,7 +71,39 @@ TEST(ArtifactWriterTest, WritesFilesThatLoad) {
   std::remove(path.c_str());
   EXPECT_FALSE(
       standardWriter().writeToFile("/nonexistent-dir/x.strata", &error));
-  EXPECT_NE(error.find("cannot open"), std::string::npos) << error;
+  EXPECT_NE(error.find("/nonexistent-dir/x.strata"), std::string::npos)
+      << error;
+}
+
+// Writing over an artifact another process has loaded (mapped) replaces the
+// file instead of truncating it: the old mapping keeps its bytes and size
+// (in place, the loaded module's next page fault past the new end was a
+// SIGBUS), and the module still verifies and runs.
+TEST(ArtifactWriterTest, RewriteLeavesLoadedArtifactsIntact) {
+  std::string path =
+      "/tmp/strata_writer_rewrite_" + std::to_string(getpid()) + ".strata";
+  std::string error;
+  ASSERT_TRUE(standardWriter().writeToFile(path, &error)) << error;
+  strata_module_t* module = nullptr;
+  STRATA_ASSERT_OK(strata_module_load_file(path.c_str(),
+                                           strata_allocator_system(), &module));
+  FILE* old = std::fopen(path.c_str(), "rb");
+  ASSERT_NE(old, nullptr);
+  codegen::ArtifactWriter smaller;
+  smaller.addEntry({"e", "strata_test_add_bias", {}, {}});
+  smaller.setCpuCode(testKernelBytes().data(), 16);
+  ASSERT_TRUE(smaller.writeToFile(path, &error)) << error;
+  EXPECT_NE(readFileBytes(path), standardArtifact());
+  // The file the module mapped is unchanged.
+  std::vector<uint8_t> seen(standardArtifact().size() + 1);
+  EXPECT_EQ(std::fread(seen.data(), 1, seen.size(), old),
+            standardArtifact().size());
+  seen.pop_back();
+  EXPECT_EQ(seen, standardArtifact());
+  std::fclose(old);
+  STRATA_ASSERT_OK(strata_module_verify_weights(module));
+  strata_module_release(module);
+  std::remove(path.c_str());
 }
 
 TEST(ArtifactWriterTest, SinkFailureIsReported) {

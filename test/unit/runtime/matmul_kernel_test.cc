@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include <system_error>
+
 #include "isa_test.h"
 #include "kernels/matmul_f32.h"
 #include "strata_kernel_abi.h"
@@ -186,6 +188,18 @@ TEST(ThreadPoolTest, RunsEveryIndexOnceAndNestsSerially) {
     pool.parallelFor(7, [&](size_t i) { sum += static_cast<int>(i); });
     ASSERT_EQ(sum.load(), 21);
   }
+}
+
+// A worker that cannot start (the second of three here) is an exception the
+// session turns into RESOURCE_EXHAUSTED, with the worker that did start
+// joined; it used to end in std::terminate.
+TEST(ThreadPoolTest, WorkerStartFailureThrowsAndJoins) {
+  for (uint32_t failing : {1u, 2u, 3u})
+    EXPECT_THROW(ThreadPool(4, failing), std::system_error) << failing;
+  ThreadPool pool(4);
+  std::atomic<int> runs{0};
+  pool.parallelFor(8, [&](size_t) { ++runs; });
+  EXPECT_EQ(runs.load(), 8);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "strata/runtime/module.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -151,6 +152,21 @@ TEST(ModuleTest, LoadFileErrors) {
   EXPECT_NE(message2.find(corrupt), std::string::npos) << message2;
   std::remove(corrupt.c_str());
   EXPECT_EQ(module, nullptr);
+}
+
+// A FIFO is refused at once: opening it for reading must not wait for a
+// writer (it did before the open was non-blocking).
+TEST(ModuleTest, FifoIsRefusedWithoutBlocking) {
+  std::string path = tempPath("fifo.strata");
+  std::remove(path.c_str());
+  ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+  strata_module_t* module = nullptr;
+  auto [code, message] = consumeStatus(
+      strata_module_load_file(path.c_str(), strata_allocator_system(), &module));
+  EXPECT_EQ(code, STRATA_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(message.find("not a regular file"), std::string::npos) << message;
+  EXPECT_EQ(module, nullptr);
+  std::remove(path.c_str());
 }
 
 TEST(ModuleTest, LoadRejectsUnalignedAndNullData) {

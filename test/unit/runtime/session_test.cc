@@ -291,6 +291,49 @@ TEST_F(SessionTest, OutputsComeFromTheSessionAllocator) {
   EXPECT_EQ(counting.live, 0);
 }
 
+// The buffer cache keeps what the last run used, not every size the session
+// ever ran (it grew without bound over a decode loop's growing context), and
+// strata_session_trim frees that too.
+TEST_F(SessionTest, BufferCacheKeepsOnlyWhatTheLastRunUsed) {
+  struct Counting {
+    int live = 0;
+  } counting;
+  strata_allocator_t allocator{
+      &counting,
+      [](void* self, size_t size, size_t alignment, void* ptr_to_free,
+         void** out_ptr) -> strata_status_t {
+        auto* c = static_cast<Counting*>(self);
+        if (ptr_to_free) {
+          --c->live;
+          std::free(ptr_to_free);
+          return nullptr;
+        }
+        ++c->live;
+        *out_ptr = std::aligned_alloc(
+            alignment, (size + alignment) / alignment * alignment);
+        return nullptr;
+      }};
+  strata_session_t* own = nullptr;
+  STRATA_ASSERT_OK(
+      strata_session_create(module.get(), nullptr, allocator, &own));
+  auto runAndRelease = [&](int64_t batch) {
+    const strata_tensor_t* x = tensors.f32({batch, 4});
+    strata_tensor_t* y = nullptr;
+    STRATA_ASSERT_OK(strata_session_run(own, "add_bias", &x, 1, &y, 1));
+    strata_tensor_release(y);
+  };
+  runAndRelease(8);  // a 128-byte output block, cached once released
+  const int afterFirst = counting.live;
+  for (int64_t batch : {1, 8, 1, 8, 1}) runAndRelease(batch);
+  EXPECT_EQ(counting.live, afterFirst);  // one cached block, not one per size
+  EXPECT_GT(strata_session_trim(own), 0u);
+  EXPECT_EQ(counting.live, afterFirst - 1);
+  EXPECT_EQ(strata_session_trim(own), 0u);
+  EXPECT_EQ(strata_session_trim(nullptr), 0u);
+  strata_session_release(own);
+  EXPECT_EQ(counting.live, 0);
+}
+
 // Outputs take the generated code's buffer without a copy; it stays valid
 // after the session is gone and returns to the session's cache on release.
 TEST_F(SessionTest, OutputBuffersAreReusedAndOutliveTheSession) {

@@ -69,6 +69,13 @@ strata_session_set_thread_count(strata_session_t* session, uint32_t count);
 STRATA_API_EXPORT uint32_t
 strata_session_thread_count(const strata_session_t* session);
 
+/// Frees the blocks the session's buffer cache keeps for its next run and
+/// returns their bytes (0 for NULL). After every run the cache keeps only
+/// the blocks that run used, so a session whose shapes vary (a growing
+/// decode context) holds about one run's buffers; this frees those too, for
+/// a session that will sit idle. Outputs still held are not affected.
+STRATA_API_EXPORT size_t strata_session_trim(strata_session_t* session);
+
 /// Runs entry |entry_name| on |input_count| borrowed |inputs| (in manifest
 /// order) and stores |output_count| new tensors in |outputs|, which the
 /// caller owns and releases with strata_tensor_release. |output_count| must
