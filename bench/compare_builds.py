@@ -13,6 +13,7 @@
 #
 # Usage: compare_builds.py --before DIR --after DIR [--model gpt2-small]
 #          [--rounds 7] [--out build/compare] [--threads 1,2]
+#          [--only prefill|decode]
 import argparse
 import json
 import os
@@ -46,7 +47,10 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(HERE), "build",
                                                   "compare"))
+    ap.add_argument("--only", choices=("prefill", "decode"),
+                    help="time only the workloads of this kind")
     a = ap.parse_args()
+    workloads = [w for w in WORKLOADS if not a.only or w["kind"] == a.only]
     d = model_dir(a.model)
     with open(os.path.join(d, "meta.json")) as f:
         meta = json.load(f)
@@ -60,13 +64,13 @@ def main():
             name, secs["prefill"], secs["decode"]), flush=True)
         builds[name] = (arts, os.path.abspath(bin_dir), secs)
     threads = [int(t) for t in a.threads.split(",")]
-    times = {(b, t): [[] for _ in WORKLOADS] for b in builds for t in threads}
+    times = {(b, t): [[] for _ in workloads] for b in builds for t in threads}
     for r in range(a.rounds):
         order = ["before", "after"] if r % 2 == 0 else ["after", "before"]
         for t in threads:
             for b in order:
                 arts, bin_dir, _ = builds[b]
-                out = engines.StrataEngine(arts, t, bin_dir=bin_dir).run_plan(WORKLOADS)
+                out = engines.StrataEngine(arts, t, bin_dir=bin_dir).run_plan(workloads)
                 for i, res in enumerate(out["results"]):
                     times[(b, t)][i].append(res["seconds"])
         print("[compare] round %d of %d done" % (r + 1, a.rounds), flush=True)
@@ -74,7 +78,7 @@ def main():
     print("\n| workload | threads | before (ms) | after (ms) | after / before |")
     print("|---|---|---|---|---|")
     for t in threads:
-        for i, w in enumerate(WORKLOADS):
+        for i, w in enumerate(workloads):
             bt, at = times[("before", t)][i], times[("after", t)][i]
             ratios = [x / y for x, y in zip(at, bt)]
             row = dict(workload=label(w), threads=t,

@@ -95,7 +95,7 @@ size_t BufferCache::trimUnused() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto it = free_.begin(); it != free_.end();) {
-      if (static_cast<Block*>(it->second)->lastRun == run_) {
+      if (static_cast<Block*>(it->second)->lastRun + kKeepRuns > run_) {
         ++it;
         continue;
       }

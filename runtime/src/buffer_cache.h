@@ -40,12 +40,13 @@ class BufferCache {
   /// Starts a run: blocks taken from now on are marked as used by it.
   void beginRun();
 
-  /// Frees every cached block the run begun last did not take: a run of
-  /// the same shapes takes the same blocks again, so the cache holds what
-  /// one run needs, not every size the session ever used (a decode loop's
-  /// growing context moves to new sizes step by step). Returns the bytes
-  /// freed.
+  /// Frees every cached block that none of the last kKeepRuns runs took: a
+  /// run of the same shapes takes the same blocks again, so the cache holds
+  /// what a few recent runs needed (shapes that alternate keep theirs), not
+  /// every size the session ever used (a decode loop's growing context
+  /// moves to new sizes step by step). Returns the bytes freed.
   size_t trimUnused();
+  static constexpr uint64_t kKeepRuns = 4;
 
   /// Frees every cached block (strata_session_trim).
   size_t trimAll();

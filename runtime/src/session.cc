@@ -306,7 +306,7 @@ strata_status_t run(strata_session_t* session, const char* entryName,
   for (const Result& r : decoded) {
     if (keep.insert(r.allocated).second) releaseBuffer(r.allocated);
   }
-  // The cache keeps what this run used, no more.
+  // The cache keeps what the last few runs used, no more.
   session->buffers->trimUnused();
   if (status) {
     for (strata_tensor_t* tensor : created) strata_tensor_release(tensor);

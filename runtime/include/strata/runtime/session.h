@@ -70,10 +70,11 @@ STRATA_API_EXPORT uint32_t
 strata_session_thread_count(const strata_session_t* session);
 
 /// Frees the blocks the session's buffer cache keeps for its next run and
-/// returns their bytes (0 for NULL). After every run the cache keeps only
-/// the blocks that run used, so a session whose shapes vary (a growing
-/// decode context) holds about one run's buffers; this frees those too, for
-/// a session that will sit idle. Outputs still held are not affected.
+/// returns their bytes (0 for NULL). After every run the cache frees the
+/// blocks none of the last 4 runs used, so a session whose shapes vary (a
+/// growing decode context) holds about what a few runs need; this frees
+/// those too, for a session that will sit idle. Outputs still held are not
+/// affected.
 STRATA_API_EXPORT size_t strata_session_trim(strata_session_t* session);
 
 /// Runs entry |entry_name| on |input_count| borrowed |inputs| (in manifest
