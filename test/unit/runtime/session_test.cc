@@ -49,6 +49,26 @@ class Tensors {
   std::vector<strata_tensor_t*> owned_;
 };
 
+// The system allocator, counting the blocks it has handed out and not had
+// back.
+struct CountingAllocator {
+  int live = 0;
+  strata_allocator_t get() { return {this, &CountingAllocator::allocate}; }
+  static strata_status_t allocate(void* self, size_t size, size_t alignment,
+                                  void* ptr_to_free, void** out_ptr) {
+    auto* c = static_cast<CountingAllocator*>(self);
+    if (ptr_to_free) {
+      --c->live;
+      std::free(ptr_to_free);
+      return nullptr;
+    }
+    ++c->live;
+    *out_ptr =
+        std::aligned_alloc(alignment, (size + alignment) / alignment * alignment);
+    return nullptr;
+  }
+};
+
 class SessionTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -260,24 +280,8 @@ TEST_F(SessionTest, SessionKeepsTheModuleAlive) {
 }
 
 TEST_F(SessionTest, OutputsComeFromTheSessionAllocator) {
-  struct Counting {
-    int live = 0;
-  } counting;
-  strata_allocator_t allocator{
-      &counting,
-      [](void* self, size_t size, size_t alignment, void* ptr_to_free,
-         void** out_ptr) -> strata_status_t {
-        auto* c = static_cast<Counting*>(self);
-        if (ptr_to_free) {
-          --c->live;
-          std::free(ptr_to_free);
-          return nullptr;
-        }
-        ++c->live;
-        *out_ptr = std::aligned_alloc(
-            alignment, (size + alignment) / alignment * alignment);
-        return nullptr;
-      }};
+  CountingAllocator counting;
+  strata_allocator_t allocator = counting.get();
   strata_session_t* own = nullptr;
   STRATA_ASSERT_OK(
       strata_session_create(module.get(), nullptr, allocator, &own));
@@ -295,24 +299,8 @@ TEST_F(SessionTest, OutputsComeFromTheSessionAllocator) {
 // session ever ran (it grew without bound over a decode loop's growing
 // context), and strata_session_trim frees that too.
 TEST_F(SessionTest, BufferCacheKeepsOnlyWhatTheLastRunUsed) {
-  struct Counting {
-    int live = 0;
-  } counting;
-  strata_allocator_t allocator{
-      &counting,
-      [](void* self, size_t size, size_t alignment, void* ptr_to_free,
-         void** out_ptr) -> strata_status_t {
-        auto* c = static_cast<Counting*>(self);
-        if (ptr_to_free) {
-          --c->live;
-          std::free(ptr_to_free);
-          return nullptr;
-        }
-        ++c->live;
-        *out_ptr = std::aligned_alloc(
-            alignment, (size + alignment) / alignment * alignment);
-        return nullptr;
-      }};
+  CountingAllocator counting;
+  strata_allocator_t allocator = counting.get();
   strata_session_t* own = nullptr;
   STRATA_ASSERT_OK(
       strata_session_create(module.get(), nullptr, allocator, &own));
