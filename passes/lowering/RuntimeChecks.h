@@ -54,7 +54,8 @@ void checkBroadcastExtents(mlir::OpBuilder &b, mlir::Location loc,
 
 /// Fails the run unless the [B, H, S, D] operands of an attention agree:
 /// key and value batch and sequence, key head dim, and each mask dim 1 or
-/// the scores' extent ([B, H, Sq, Sk]).
+/// the extent of the scores' dim it aligns with (the mask broadcasts to
+/// [B, H, Sq, Sk] from the last dim, as numpy does).
 void checkAttentionOperands(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Value query, mlir::Value key,
                             mlir::Value value, mlir::Value mask);

@@ -85,3 +85,30 @@ func.func @reshape_count(%x: tensor<?xf32> {strata.name = "x"}, %s: tensor<2xi64
   %0 = strata.reshape %x, %s : (tensor<?xf32>, tensor<2xi64>) -> tensor<?x?xf32> loc("reshape")
   return %0 : tensor<?x?xf32>
 }
+
+// -----
+
+// An attention mask of lower rank aligns with the scores' last dims, as
+// numpy broadcasts; static extents need no check. (Comparing the mask's
+// dim 0 with the batch refused every run of a [Sq, Sk] mask.)
+// CHECK-LABEL: func.func @attention_rank2_mask
+//   CHECK-NOT:   strata.check
+//       CHECK:   return
+func.func @attention_rank2_mask(%q: tensor<2x3x4x8xf32>, %k: tensor<2x3x6x8xf32>, %v: tensor<2x3x6x8xf32>, %m: tensor<4x6xf32>) -> tensor<2x3x4x8xf32> {
+  %0 = strata.attention %q, %k, %v mask %m : (tensor<2x3x4x8xf32>, tensor<2x3x6x8xf32>, tensor<2x3x6x8xf32>, tensor<4x6xf32>) -> tensor<2x3x4x8xf32>
+  return %0 : tensor<2x3x4x8xf32>
+}
+
+// -----
+
+// A dynamic mask dim is checked against the scores' dim it aligns with:
+// the mask's last dim against the key sequence.
+// CHECK-LABEL: func.func @attention_dynamic_mask
+//       CHECK:   %[[SK:.+]] = tensor.dim %arg1, %{{.+}}
+//       CHECK:   %[[M:.+]] = tensor.dim %arg3, %{{.+}}
+//       CHECK:   arith.cmpi ne, %[[M]], %[[SK]]
+//       CHECK:   strata.check {{.*}} {input = "mask", kind = 2 : i64, node = "attn"}
+func.func @attention_dynamic_mask(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x?x8xf32>, %v: tensor<1x2x?x8xf32>, %m: tensor<1x1x1x?xf32> {strata.name = "mask"}) -> tensor<1x2x4x8xf32> {
+  %0 = strata.attention %q, %k, %v mask %m : (tensor<1x2x4x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x1x1x?xf32>) -> tensor<1x2x4x8xf32> loc("attn")
+  return %0 : tensor<1x2x4x8xf32>
+}
