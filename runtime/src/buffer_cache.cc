@@ -5,6 +5,8 @@
 
 #include "buffer_cache.h"
 
+#include "run_checks.h"
+
 #include <cstdlib>
 #include <vector>
 
@@ -199,7 +201,14 @@ ScopedBufferCache::ScopedBufferCache(BufferCache* cache)
 
 ScopedBufferCache::~ScopedBufferCache() { tCurrentCache = previous_; }
 
-extern "C" void* strataRtAlloc(uint64_t bytes) { return allocateBuffer(bytes); }
+// Generated code allocates only in its entry function, on the thread that
+// runs it: a failure there ends the run with RESOURCE_EXHAUSTED (the code
+// does not check for null).
+extern "C" void* strataRtAlloc(uint64_t bytes) {
+  void* block = allocateBuffer(bytes);
+  if (!block) failRunOutOfMemory(bytes);
+  return block;
+}
 extern "C" void strataRtFree(void* ptr) { releaseBuffer(ptr); }
 
 }  // namespace strata::runtime

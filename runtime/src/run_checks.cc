@@ -54,7 +54,23 @@ extern "C" void strataRtCheckFailed(const char* node, const char* input,
   std::longjmp(trap->jump, 1);
 }
 
+void failRunOutOfMemory(uint64_t bytes) {
+  Trap* trap = tTrap;
+  if (!trap) return;
+  trap->failure = CheckFailure{};
+  trap->failure.kind = kOutOfMemoryFailure;
+  trap->failure.a = static_cast<int64_t>(bytes);
+  std::longjmp(trap->jump, 1);
+}
+
 strata_status_t checkFailureStatus(const CheckFailure& f) {
+  if (f.kind == kOutOfMemoryFailure) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_RESOURCE_EXHAUSTED,
+                              "out of memory: a buffer of %" PRIu64
+                              " bytes for the generated code could not be "
+                              "allocated",
+                              static_cast<uint64_t>(f.a));
+  }
   char what[256];
   switch (f.kind) {
     case STRATA_CHECK_INDEX_RANGE:

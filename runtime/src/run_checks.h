@@ -32,8 +32,17 @@ struct CheckFailure {
 bool callEntryChecked(void* function, void* const* args, size_t count,
                       CheckFailure* failure);
 
-/// INVALID_ARGUMENT naming the node, the values and the input of |failure|.
+/// INVALID_ARGUMENT naming the node, the values and the input of |failure|
+/// (RESOURCE_EXHAUSTED for a failed allocation).
 strata_status_t checkFailureStatus(const CheckFailure& failure);
+
+/// Ends the run in progress on this thread with RESOURCE_EXHAUSTED because
+/// an allocation of |bytes| for generated code failed; returns outside a
+/// run (the caller then returns null).
+void failRunOutOfMemory(uint64_t bytes);
+
+/// CheckFailure::kind of a failed allocation (not a strata_check_kind_t).
+constexpr int64_t kOutOfMemoryFailure = -1;
 
 /// The strata_rt_check_failed import. Ends the run in progress on this
 /// thread; outside callEntryChecked it returns (generated code calls it only

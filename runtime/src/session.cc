@@ -248,8 +248,8 @@ strata_status_t run(strata_session_t* session, const char* entryName,
                                  &failure);
   }
   if (!completed) {
-    // The results block holds nothing valid; every buffer the run took is
-    // still live in the cache.
+    // A failed check or allocation: the results block holds nothing valid;
+    // every buffer the run took is still live in the cache.
     session->buffers->reclaimLive();
     session->buffers->trimUnused();
     return checkFailureStatus(failure);

@@ -326,6 +326,74 @@ TEST_F(SessionTest, BufferCacheKeepsOnlyWhatTheLastRunUsed) {
   EXPECT_EQ(counting.live, 0);
 }
 
+// An allocator that fails its |failAt|-th request (counting from 0) and
+// serves every other one.
+struct FailingAllocator {
+  int failAt = -1;
+  int calls = 0;
+  strata_allocator_t get() { return {this, &FailingAllocator::allocate}; }
+  static strata_status_t allocate(void* self, size_t size, size_t alignment,
+                                  void* ptr_to_free, void** out_ptr) {
+    auto* f = static_cast<FailingAllocator*>(self);
+    if (ptr_to_free) {
+      std::free(ptr_to_free);
+      return nullptr;
+    }
+    if (f->calls++ == f->failAt) {
+      return STRATA_MAKE_STATUS(STRATA_STATUS_RESOURCE_EXHAUSTED,
+                                "injected allocation failure");
+    }
+    *out_ptr =
+        std::aligned_alloc(alignment, (size + alignment) / alignment * alignment);
+    return nullptr;
+  }
+};
+
+// An allocation that fails at any point of creating a session and running
+// it (the generated code's buffers included, which it does not check for
+// null) gives RESOURCE_EXHAUSTED, and the session runs correctly after.
+TEST_F(SessionTest, AllocationFailureAtEveryIndexIsResourceExhausted) {
+  FailingAllocator probe;
+  {
+    strata_session_t* own = nullptr;
+    STRATA_ASSERT_OK(
+        strata_session_create(module.get(), nullptr, probe.get(), &own));
+    const strata_tensor_t* x = tensors.f32({3, 4});
+    strata_tensor_t* y = nullptr;
+    STRATA_ASSERT_OK(strata_session_run(own, "add_bias", &x, 1, &y, 1));
+    strata_tensor_release(y);
+    strata_session_release(own);
+  }
+  const int total = probe.calls;
+  ASSERT_GE(total, 3);  // session, output block, output tensor record
+  for (int failAt = 0; failAt < total; ++failAt) {
+    FailingAllocator failing;
+    failing.failAt = failAt;
+    strata_session_t* own = nullptr;
+    strata_status_t status =
+        strata_session_create(module.get(), nullptr, failing.get(), &own);
+    if (status) {
+      EXPECT_EQ(strata_status_code(status), STRATA_STATUS_RESOURCE_EXHAUSTED);
+      strata_status_free(status);
+      continue;
+    }
+    const strata_tensor_t* x = tensors.f32({3, 4});
+    strata_tensor_t* y = nullptr;
+    auto [code, message] =
+        consumeStatus(strata_session_run(own, "add_bias", &x, 1, &y, 1));
+    EXPECT_EQ(code, STRATA_STATUS_RESOURCE_EXHAUSTED) << failAt << ": "
+                                                      << message;
+    // The session is usable: the next run succeeds and is right.
+    STRATA_ASSERT_OK(strata_session_run(own, "add_bias", &x, 1, &y, 1));
+    const float* out = static_cast<const float*>(strata_tensor_data(y));
+    const float* in = static_cast<const float*>(
+        strata_tensor_data(const_cast<strata_tensor_t*>(x)));
+    for (int i = 0; i < 12; ++i) EXPECT_EQ(out[i], in[i] + float(i % 4 + 1));
+    strata_tensor_release(y);
+    strata_session_release(own);
+  }
+}
+
 // Outputs take the generated code's buffer without a copy; it stays valid
 // after the session is gone and returns to the session's cache on release.
 TEST_F(SessionTest, OutputBuffersAreReusedAndOutliveTheSession) {
