@@ -6,8 +6,9 @@
 # 3. ctest: the lit suite and every GoogleTest binary
 # 4. an ASan+UBSan build of the unit tests, run through ctest -L unit, of
 #    strata-import, run over the hostile-model corpus (lit), and of
-#    strata-run, run over the hostile-input corpus; then the input fuzzer
-#    (libFuzzer, ASan+UBSan) for STRATA_FUZZ_SECONDS (60) over two fixtures
+#    strata-run, run over the hostile-input corpus; a ThreadSanitizer build
+#    of the runtime tests; then the input fuzzer (libFuzzer, ASan+UBSan)
+#    for STRATA_FUZZ_SECONDS (60) over two fixtures
 # Exits non-zero on any failure. STRATA_SKIP_SANITIZE=1 skips step 4.
 set -euo pipefail
 
@@ -15,6 +16,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 BUILD="${STRATA_BUILD_DIR:-$ROOT/build}"
 ASAN_BUILD="${STRATA_ASAN_BUILD_DIR:-$ROOT/build-asan}"
+TSAN_BUILD="${STRATA_TSAN_BUILD_DIR:-$ROOT/build-tsan}"
 MLIR_DIR="${MLIR_DIR:-/usr/lib/llvm-22/lib/cmake/mlir}"
 JOBS="${STRATA_JOBS:-$(nproc)}"
 # Keep ccache's cache inside the user's cache dir; CI reuses it across runs
@@ -53,6 +55,15 @@ if [ "${STRATA_SKIP_SANITIZE:-0}" != "1" ]; then
   "$ROOT/.venv/bin/python" "$ROOT/test/e2e/check_hostile_inputs.py" \
     "$ROOT/test/models" "$BUILD/bin" --run-bin "$ASAN_BUILD/bin"
   unset ASAN_OPTIONS UBSAN_OPTIONS
+  step "sanitizers: ThreadSanitizer on the runtime tests ($TSAN_BUILD)"
+  # Thread pool, sessions and concurrent runs; the runtime alone builds.
+  cmake -G Ninja -S "$ROOT" -B "$TSAN_BUILD" -DMLIR_DIR="$MLIR_DIR" \
+    -DSTRATA_SANITIZE=thread >/dev/null
+  ninja -C "$TSAN_BUILD" -j "$JOBS" strata_runtime_tests strata_runtime_kernel_tests
+  TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}" \
+    "$TSAN_BUILD/bin/strata_runtime_tests" --gtest_brief=1
+  TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}" \
+    "$TSAN_BUILD/bin/strata_runtime_kernel_tests" --gtest_brief=1
   step "fuzzing: random input contents into compiled fixtures (bounded)"
   STRATA_BIN_DIR="$BUILD/bin" bash "$ROOT/scripts/fuzz-inputs.sh" "${STRATA_FUZZ_SECONDS:-60}"
 fi
