@@ -50,19 +50,25 @@ class Tensors {
 };
 
 // The system allocator, counting the blocks it has handed out and not had
-// back.
-struct CountingAllocator {
+// back, and failing its |failAt|-th request (counting from 0) if set.
+struct TestAllocator {
   int live = 0;
-  strata_allocator_t get() { return {this, &CountingAllocator::allocate}; }
+  int calls = 0;
+  int failAt = -1;
+  strata_allocator_t get() { return {this, &TestAllocator::allocate}; }
   static strata_status_t allocate(void* self, size_t size, size_t alignment,
                                   void* ptr_to_free, void** out_ptr) {
-    auto* c = static_cast<CountingAllocator*>(self);
+    auto* a = static_cast<TestAllocator*>(self);
     if (ptr_to_free) {
-      --c->live;
+      --a->live;
       std::free(ptr_to_free);
       return nullptr;
     }
-    ++c->live;
+    if (a->calls++ == a->failAt) {
+      return STRATA_MAKE_STATUS(STRATA_STATUS_RESOURCE_EXHAUSTED,
+                                "injected allocation failure");
+    }
+    ++a->live;
     *out_ptr =
         std::aligned_alloc(alignment, (size + alignment) / alignment * alignment);
     return nullptr;
@@ -280,7 +286,7 @@ TEST_F(SessionTest, SessionKeepsTheModuleAlive) {
 }
 
 TEST_F(SessionTest, OutputsComeFromTheSessionAllocator) {
-  CountingAllocator counting;
+  TestAllocator counting;
   strata_allocator_t allocator = counting.get();
   strata_session_t* own = nullptr;
   STRATA_ASSERT_OK(
@@ -299,7 +305,7 @@ TEST_F(SessionTest, OutputsComeFromTheSessionAllocator) {
 // session ever ran (it grew without bound over a decode loop's growing
 // context), and strata_session_trim frees that too.
 TEST_F(SessionTest, BufferCacheKeepsOnlyWhatTheLastRunUsed) {
-  CountingAllocator counting;
+  TestAllocator counting;
   strata_allocator_t allocator = counting.get();
   strata_session_t* own = nullptr;
   STRATA_ASSERT_OK(
@@ -326,34 +332,11 @@ TEST_F(SessionTest, BufferCacheKeepsOnlyWhatTheLastRunUsed) {
   EXPECT_EQ(counting.live, 0);
 }
 
-// An allocator that fails its |failAt|-th request (counting from 0) and
-// serves every other one.
-struct FailingAllocator {
-  int failAt = -1;
-  int calls = 0;
-  strata_allocator_t get() { return {this, &FailingAllocator::allocate}; }
-  static strata_status_t allocate(void* self, size_t size, size_t alignment,
-                                  void* ptr_to_free, void** out_ptr) {
-    auto* f = static_cast<FailingAllocator*>(self);
-    if (ptr_to_free) {
-      std::free(ptr_to_free);
-      return nullptr;
-    }
-    if (f->calls++ == f->failAt) {
-      return STRATA_MAKE_STATUS(STRATA_STATUS_RESOURCE_EXHAUSTED,
-                                "injected allocation failure");
-    }
-    *out_ptr =
-        std::aligned_alloc(alignment, (size + alignment) / alignment * alignment);
-    return nullptr;
-  }
-};
-
 // An allocation that fails at any point of creating a session and running
 // it (the generated code's buffers included, which it does not check for
 // null) gives RESOURCE_EXHAUSTED, and the session runs correctly after.
 TEST_F(SessionTest, AllocationFailureAtEveryIndexIsResourceExhausted) {
-  FailingAllocator probe;
+  TestAllocator probe;
   {
     strata_session_t* own = nullptr;
     STRATA_ASSERT_OK(
@@ -367,7 +350,7 @@ TEST_F(SessionTest, AllocationFailureAtEveryIndexIsResourceExhausted) {
   const int total = probe.calls;
   ASSERT_GE(total, 3);  // session, output block, output tensor record
   for (int failAt = 0; failAt < total; ++failAt) {
-    FailingAllocator failing;
+    TestAllocator failing;
     failing.failAt = failAt;
     strata_session_t* own = nullptr;
     strata_status_t status =
