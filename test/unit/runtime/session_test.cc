@@ -304,7 +304,7 @@ TEST_F(SessionTest, OutputsComeFromTheSessionAllocator) {
 // The buffer cache keeps what the last few runs used, not every size the
 // session ever ran (it grew without bound over a decode loop's growing
 // context), and strata_session_trim frees that too.
-TEST_F(SessionTest, BufferCacheKeepsOnlyWhatTheLastRunUsed) {
+TEST_F(SessionTest, BufferCacheKeepsOnlyWhatRecentRunsUsed) {
   TestAllocator counting;
   strata_allocator_t allocator = counting.get();
   strata_session_t* own = nullptr;
