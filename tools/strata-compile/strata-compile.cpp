@@ -44,45 +44,48 @@ using namespace mlir;
 namespace cl = llvm::cl;
 
 namespace {
-cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.onnx>"),
+// --help lists these; LLVM's and MLIR's own options (such as
+// --mlir-print-debuginfo) still work but are not listed.
+cl::OptionCategory compileOptions("strata-compile options");
+cl::opt<std::string> inputPath(cl::cat(compileOptions), cl::Positional, cl::desc("<model.onnx>"),
                                cl::Required);
-cl::opt<std::string> outputPath("o", cl::desc("output file"),
+cl::opt<std::string> outputPath(cl::cat(compileOptions), "o", cl::desc("output file"),
                                 cl::value_desc("file"), cl::Required);
-cl::opt<std::string> targetCpu(
+cl::opt<std::string> targetCpu(cl::cat(compileOptions), 
     "target-cpu", cl::desc("native (default), x86-64-v3 (AVX2), x86-64-v4 "
                            "(AVX-512) or an LLVM CPU name"),
     cl::init("native"));
-cl::opt<std::string> target("target", cl::desc("back end: cpu"),
+cl::opt<std::string> target(cl::cat(compileOptions), "target", cl::desc("back end: cpu"),
                             cl::init("cpu"));
-cl::opt<int64_t> maxBatch("max-batch",
+cl::opt<int64_t> maxBatch(cl::cat(compileOptions), "max-batch",
                           cl::desc("maximum of symbolic dims named *batch*"),
                           cl::init(8));
-cl::opt<int64_t> maxSeq(
+cl::opt<int64_t> maxSeq(cl::cat(compileOptions), 
     "max-seq",
     cl::desc("maximum of symbolic dims named *seq* or *len* (sequence, past "
              "and total lengths)"),
     cl::init(1024));
-cl::list<std::string> dimMaxima("dim", cl::desc("maximum of a symbolic dim"),
+cl::list<std::string> dimMaxima(cl::cat(compileOptions), "dim", cl::desc("maximum of a symbolic dim"),
                                 cl::value_desc("NAME=MAX"));
-cl::list<std::string> bindings(
+cl::list<std::string> bindings(cl::cat(compileOptions), 
     "bind", cl::desc("freeze graph input NAME to the TensorProto in FILE"),
     cl::value_desc("NAME=FILE"));
-cl::opt<bool> report(
+cl::opt<bool> report(cl::cat(compileOptions), 
     "report",
     cl::desc("print fusion statistics (fused ops, every candidate that did "
              "not fuse with its reason and location), ops before/after "
              "fusion and code sizes"));
-cl::opt<std::string> emit(
+cl::opt<std::string> emit(cl::cat(compileOptions), 
     "emit",
     cl::desc("write IR instead of an artifact: mlir (strata after fusion), "
              "linalg (after lowering), llvm (LLVM dialect) or kernels "
              "(target assembly of the generated code)"),
     cl::init(""));
-cl::opt<bool> quiet("quiet", cl::desc("no progress lines"));
-cl::opt<bool> noFusion(
+cl::opt<bool> quiet(cl::cat(compileOptions), "quiet", cl::desc("no progress lines"));
+cl::opt<bool> noFusion(cl::cat(compileOptions), 
     "no-fusion",
     cl::desc("skip the fusion pipeline (to measure what fusion buys)"));
-cl::opt<bool> noRuntimeAttention(
+cl::opt<bool> noRuntimeAttention(cl::cat(compileOptions), 
     "no-runtime-attention",
     cl::desc("lower fused attention to generic loops and matmuls instead of "
              "the runtime's attention kernel (to measure what it buys)"));
@@ -318,6 +321,7 @@ int main(int argc, char **argv) {
   strata::registerStrataPasses();
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
+  cl::HideUnrelatedOptions(compileOptions);
   cl::ParseCommandLineOptions(argc, argv,
                               "strata-compile: ONNX model -> .strata\n");
   // lld (the in-process linker) resets every cl::opt to its default when it

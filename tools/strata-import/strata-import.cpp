@@ -21,23 +21,26 @@ using namespace mlir;
 namespace cl = llvm::cl;
 
 namespace {
-cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.onnx>"),
+// --help lists these; LLVM's and MLIR's own options (such as
+// --mlir-print-debuginfo) still work but are not listed.
+cl::OptionCategory importOptions("strata-import options");
+cl::opt<std::string> inputPath(cl::cat(importOptions), cl::Positional, cl::desc("<model.onnx>"),
                                cl::Required);
-cl::opt<std::string> outputPath("o", cl::desc("output .mlir file"),
+cl::opt<std::string> outputPath(cl::cat(importOptions), "o", cl::desc("output .mlir file"),
                                 cl::value_desc("file"), cl::init("-"));
-cl::opt<bool> listUnsupported(
+cl::opt<bool> listUnsupported(cl::cat(importOptions), 
     "list-unsupported",
     cl::desc("only list the ops without a converter, then exit"));
-cl::list<std::string> bindings(
+cl::list<std::string> bindings(cl::cat(importOptions), 
     "bind",
     cl::desc("freeze graph input NAME to the ONNX TensorProto in FILE "
              "(for values needed at compile time, e.g. axes)"),
     cl::value_desc("NAME=FILE"));
-cl::opt<bool> noPrint(
+cl::opt<bool> noPrint(cl::cat(importOptions), 
     "no-print",
     cl::desc("import and verify only, print nothing (for timing and memory "
              "measurements)"));
-cl::opt<bool> printWeights(
+cl::opt<bool> printWeights(cl::cat(importOptions), 
     "print-weights",
     cl::desc("print weight blobs as hex instead of resource handles"));
 
@@ -75,6 +78,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
+  cl::HideUnrelatedOptions(importOptions);
   cl::ParseCommandLineOptions(argc, argv,
                               "strata-import: ONNX model -> strata dialect\n");
 
