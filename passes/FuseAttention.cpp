@@ -1,8 +1,8 @@
 //===- FuseAttention.cpp - Fuse matmul/softmax/matmul attention -*- C++ -*-===//
 // SPDX-License-Identifier: Apache-2.0
 // Recognizes softmax(scale * Q K^T + mask) V as torch and HF exports spell it
-// and replaces it with one strata.attention. See docs EXPORT-PATTERNS.md §4.4
-// for the spellings.
+// and replaces it with one strata.attention. The spellings:
+// ../shared/docs/EXPORT-PATTERNS.md §4.4 (from the project root).
 
 #include "passes/Passes.h"
 

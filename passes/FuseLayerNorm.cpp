@@ -2,7 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Recognizes the mean/variance chain torch (opset < 17), Keras and ORT-style
 // exports produce for layer normalization and replaces it with one
-// strata.layer_norm. See docs EXPORT-PATTERNS.md §4.1 for the spellings.
+// strata.layer_norm. The spellings: ../shared/docs/EXPORT-PATTERNS.md §4.1
+// (from the project root).
 
 #include "passes/Passes.h"
 

@@ -1,8 +1,8 @@
 //===- FuseRmsNorm.cpp - Fuse decomposed RMSNorm ---------------*- C++ -*-===//
 // SPDX-License-Identifier: Apache-2.0
 // Recognizes x * rsqrt(mean(x^2) + eps) * weight in the spellings Llama-style
-// exports produce and replaces it with one strata.rms_norm. See docs
-// EXPORT-PATTERNS.md §4.2 for the spellings.
+// exports produce and replaces it with one strata.rms_norm. The spellings:
+// ../shared/docs/EXPORT-PATTERNS.md §4.2 (from the project root).
 
 #include "passes/Passes.h"
 

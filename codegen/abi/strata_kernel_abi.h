@@ -27,7 +27,7 @@ extern "C" {
 #define STRATA_MAX_ENTRY_INPUTS 254
 
 /*
- * Version 1 calling convention (MLIR's C interface).
+ * The calling convention (MLIR's C interface; unchanged since version 1).
  *
  * Each entry point E of the manifest is an exported function, named by the
  * manifest's `symbol` for E, of the form

@@ -28,7 +28,7 @@ struct ArtifactTensor {
 };
 
 /// One entry point: its name, the exported symbol of the code implementing
-/// it (kernel ABI v1 calling convention), and its signature.
+/// it (the kernel ABI's calling convention), and its signature.
 struct ArtifactEntry {
   std::string name;
   std::string symbol;

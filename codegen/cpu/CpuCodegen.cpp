@@ -273,7 +273,7 @@ FailureOr<std::string> linkSharedObject(ModuleOp module,
   return (*buffer)->getBuffer().str();
 }
 
-// Kernel ABI v1: every result must be a fresh malloc the caller frees. A
+// The kernel ABI: every result must be a fresh buffer the caller frees. A
 // result that bufferizes to a view of an input, a constant or another
 // buffer is copied into a fresh tensor first (at tensor level, so the
 // deallocation pass sees the copy).
