@@ -258,8 +258,8 @@ def report(res, args):
     return "\n".join(lines)
 
 
-# Issue 5's performance acceptance: (workload label, threads, max time ratio
-# Strata / best onnxruntime column).
+# The fp32 CPU back end's targets: (workload label, threads, max time ratio
+# Strata / best onnxruntime column; None: reported only).
 ACCEPTANCE = [("prefill seq 512 (ms)", 2, 1.0), ("prefill seq 128 (ms)", 2, 1.05),
               ("decode step ctx 128 (ms)", 1, 1.1), ("decode step ctx 1024 (ms)", 1, 1.1),
               ("decode step ctx 128 (ms)", 2, None), ("decode step ctx 1024 (ms)", 2, None)]
@@ -267,7 +267,7 @@ ACCEPTANCE = [("prefill seq 512 (ms)", 2, 1.0), ("prefill seq 128 (ms)", 2, 1.05
 
 def acceptance(res):
     """Strata's median time over the faster onnxruntime column's median, per
-    acceptance workload, plus compile and load time (issue 5)."""
+    target workload, plus compile and load time."""
     if "strata" not in res["engines"]:
         return ""
     lines = ["| workload | threads | Strata | best ORT (column) | time ratio Strata / ORT | "
@@ -561,7 +561,7 @@ def main():
     print(table)
     acc = acceptance(res)
     if acc:
-        acc = ("\nIssue 5 acceptance (Strata median / the faster onnxruntime column's "
+        acc = ("\nCPU targets (Strata median / the faster onnxruntime column's "
                "median; < 1 = Strata faster):\n\n" + acc)
         print(acc)
     for n in sorted(set(notes)):

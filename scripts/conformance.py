@@ -59,7 +59,7 @@ STAGES = ("import", "run")
 
 # Output tolerances by ONNX element type: an output passes when
 # max|y - ref| <= rtol * max(1, max|ref|) over its finite elements.
-#  - FLOAT, DOUBLE: 1e-4, the fixture tolerance of issue 5 (a few hundred
+#  - FLOAT, DOUBLE: 1e-4, the fixtures' fp32 tolerance (a few hundred
 #    ulps of fp32 rounding over a reduction; norms compute in fp32 even for
 #    double, so double gets the same bound).
 #  - FLOAT16: 2e-3, two fp16 ulps at the largest magnitude (2^-10 each):

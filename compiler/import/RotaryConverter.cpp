@@ -1,8 +1,8 @@
 //===- RotaryConverter.cpp - ONNX RotaryEmbedding (opset 23) --------------===//
 // SPDX-License-Identifier: Apache-2.0
 // Decomposes RotaryEmbedding into slices, multiplies and a concat
-// (the split-half, non-interleaved form Llama uses). The fusion issue
-// recognizes the same arithmetic as one rotary op later.
+// (the split-half, non-interleaved form Llama uses). A rotary op that
+// fusion recognizes from the same arithmetic does not exist yet.
 
 #include "compiler/import/OnnxOpConverters.h"
 

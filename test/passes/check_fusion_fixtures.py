@@ -1,4 +1,4 @@
-"""Issue 6's outside check of the fusion pipeline on every fixture model.
+"""The outside check of the fusion pipeline on every fixture model.
 
 For each fixture with an "expected_after_fusion" entry in its meta.json,
 runs `strata-compile MODEL --emit mlir --report` (import + fusion pipeline)
