@@ -19,22 +19,25 @@ Value dimValue(OpBuilder &b, Location loc, Value tensor, int64_t d) {
   return tensor::DimOp::create(b, loc, tensor, d);
 }
 
+Value broadcastExtent(OpBuilder &b, Location loc, RankedTensorType type,
+                      int64_t d, ValueRange sources) {
+  int64_t rank = type.getRank();
+  for (Value source : sources) {
+    auto st = cast<RankedTensorType>(source.getType());
+    int64_t sd = d - (rank - st.getRank());
+    if (sd >= 0 && st.getDimSize(sd) != 1)
+      return dimValue(b, loc, source, sd);
+  }
+  return {};
+}
+
 Value emptyLike(OpBuilder &b, Location loc, RankedTensorType type,
                 ValueRange sources) {
   SmallVector<Value> dynamic;
-  int64_t rank = type.getRank();
-  for (int64_t d = 0; d < rank; ++d) {
+  for (int64_t d = 0; d < type.getRank(); ++d) {
     if (!type.isDynamicDim(d))
       continue;
-    Value extent;
-    for (Value source : sources) {
-      auto st = cast<RankedTensorType>(source.getType());
-      int64_t sd = d - (rank - st.getRank());
-      if (sd < 0 || st.getDimSize(sd) == 1)
-        continue;
-      extent = dimValue(b, loc, source, sd);
-      break;
-    }
+    Value extent = broadcastExtent(b, loc, type, d, sources);
     // Every source broadcasts here: the extent is 1.
     dynamic.push_back(extent ? extent : arith::ConstantIndexOp::create(b, loc, 1));
   }

@@ -22,6 +22,14 @@ using ScalarFn = llvm::function_ref<mlir::Value(
 mlir::Value dimValue(mlir::OpBuilder &b, mlir::Location loc, mlir::Value tensor,
                      int64_t d);
 
+/// The run-time extent of dynamic dim |d| of |type|, the result of
+/// broadcasting |sources|: the first source's whose trailing-aligned dim at
+/// that position is not a broadcast 1 (numpy alignment); null if every
+/// source broadcasts there (the extent is 1).
+mlir::Value broadcastExtent(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::RankedTensorType type, int64_t d,
+                            mlir::ValueRange sources);
+
 /// tensor.empty of |type|, taking each dynamic extent from the first of
 /// |sources| whose trailing-aligned dim at that position is not a
 /// broadcast 1 (numpy alignment).

@@ -182,28 +182,17 @@ void checkBroadcastExtents(OpBuilder &b, Location loc, RankedTensorType type,
     return;
   int64_t rank = type.getRank();
   for (int64_t d = 0; d < rank; ++d) {
-    // The result's extent, as emptyLike takes it.
-    Value extent;
-    if (!type.isDynamicDim(d)) {
-      extent = arith::ConstantIndexOp::create(b, loc, type.getDimSize(d));
-    } else {
-      for (Value operand : operands) {
-        auto ot = cast<RankedTensorType>(operand.getType());
-        int64_t od = d - (rank - ot.getRank());
-        if (od >= 0 && ot.getDimSize(od) != 1) {
-          extent = dimValue(b, loc, operand, od);
-          break;
-        }
-      }
-      if (!extent)
-        continue;
-    }
+    // The result's extent, as the result's tensor.empty takes it.
+    Value extent =
+        type.isDynamicDim(d)
+            ? broadcastExtent(b, loc, type, d, operands)
+            : arith::ConstantIndexOp::create(b, loc, type.getDimSize(d));
+    if (!extent)
+      continue;
     for (Value operand : operands) {
       auto ot = cast<RankedTensorType>(operand.getType());
       int64_t od = d - (rank - ot.getRank());
       if (od < 0 || (ot.getDimSize(od) == 1 && type.getDimSize(d) != 1))
-        continue;
-      if (!ot.isDynamicDim(od) && !type.isDynamicDim(d))
         continue;
       checkExtentsEqual(b, loc, dimValue(b, loc, operand, od), extent, d,
                         STRATA_CHECK_BROADCAST, operand);
