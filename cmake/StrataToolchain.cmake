@@ -4,8 +4,12 @@
 
 find_program(STRATA_CCACHE ccache)
 if(STRATA_CCACHE AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
-  set(CMAKE_C_COMPILER_LAUNCHER ${STRATA_CCACHE})
-  set(CMAKE_CXX_COMPILER_LAUNCHER ${STRATA_CCACHE})
+  # Paths under the source tree hash relative to it, so build folders beside
+  # each other (build, build-asan, a clean clone's) share cache entries.
+  set(_strata_ccache ${CMAKE_COMMAND} -E env CCACHE_BASEDIR=${CMAKE_SOURCE_DIR}
+      ${STRATA_CCACHE})
+  set(CMAKE_C_COMPILER_LAUNCHER ${_strata_ccache})
+  set(CMAKE_CXX_COMPILER_LAUNCHER ${_strata_ccache})
   message(STATUS "Using ccache: ${STRATA_CCACHE}")
 endif()
 

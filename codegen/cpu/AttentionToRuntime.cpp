@@ -7,6 +7,7 @@
 // of query rows (docs/design/cpu-attention.md).
 
 #include "codegen/cpu/AttentionToRuntime.h"
+#include "codegen/cpu/Passes.h"
 
 #include "codegen/abi/strata_kernel_abi.h"
 #include "codegen/cpu/RuntimeCall.h"
@@ -19,6 +20,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Pass/PassManager.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -186,12 +188,35 @@ private:
 
 } // namespace
 
+#define GEN_PASS_DEF_ATTENTIONTORUNTIMEPASS
+#include "codegen/cpu/Passes.h.inc"
+
+namespace {
+struct AttentionToRuntimePass
+    : impl::AttentionToRuntimePassBase<AttentionToRuntimePass> {
+  AttentionToRuntimePass() = default;
+  explicit AttentionToRuntimePass(CpuCodegenStats *stats) : stats(stats) {}
+  void runOnOperation() override {
+    unsigned calls = Rewriter(getOperation()).run();
+    numCalls += calls;
+    if (stats)
+      stats->attentionCalls += calls;
+  }
+  CpuCodegenStats *stats = nullptr;
+};
+} // namespace
+
+std::unique_ptr<Pass> createAttentionToRuntimePass(CpuCodegenStats *stats) {
+  return std::make_unique<AttentionToRuntimePass>(stats);
+}
+
 unsigned lowerAttentionToRuntime(ModuleOp module) {
-  MLIRContext *ctx = module.getContext();
-  ctx->loadDialect<arith::ArithDialect, bufferization::BufferizationDialect,
-                   func::FuncDialect, memref::MemRefDialect,
-                   tensor::TensorDialect>();
-  return Rewriter(module).run();
+  CpuCodegenStats stats;
+  PassManager pm(module.getContext());
+  pm.addPass(createAttentionToRuntimePass(&stats));
+  if (failed(pm.run(module)))
+    return 0;
+  return stats.attentionCalls;
 }
 
 } // namespace strata::codegen::cpu

@@ -1,9 +1,11 @@
 //===- CheckToRuntime.cpp - strata.check -> the runtime's check import ----===//
 // SPDX-License-Identifier: Apache-2.0
-// See CheckToRuntime.h. The good path costs one compare and branch per
-// check; the call, and the string constants it passes, are off that path.
+// See Passes.td (strata-cpu-checks-to-runtime). The good path costs one
+// compare and branch per check; the call, and the string constants it
+// passes, are off that path.
 
-#include "codegen/cpu/CheckToRuntime.h"
+#include "codegen/cpu/Passes.h"
+#include "codegen/cpu/RuntimeCall.h"
 
 #include "dialects/strata/IR/StrataOps.h"
 
@@ -21,24 +23,19 @@ namespace {
 
 constexpr llvm::StringLiteral kCheckFailed = "strata_rt_check_failed";
 
-} // namespace
-
 unsigned lowerChecksToRuntime(ModuleOp module) {
   SmallVector<ir::CheckOp> checks;
   module.walk([&](ir::CheckOp check) { checks.push_back(check); });
   if (checks.empty())
     return 0;
   MLIRContext *ctx = module.getContext();
-  ctx->loadDialect<LLVM::LLVMDialect, scf::SCFDialect, func::FuncDialect>();
   OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
   Location unknown = UnknownLoc::get(ctx);
   auto ptr = LLVM::LLVMPointerType::get(ctx);
   Type i64 = top.getI64Type();
   auto calleeType = FunctionType::get(ctx, {ptr, ptr, i64, i64, i64, i64}, {});
-  if (!module.lookupSymbol<func::FuncOp>(kCheckFailed)) {
-    auto decl = func::FuncOp::create(top, unknown, kCheckFailed, calleeType);
-    decl.setPrivate();
-  }
+  SymbolTable symbols(module);
+  declareRuntimeImport(module, symbols, kCheckFailed, calleeType);
   // One constant per distinct string, named by order of first use so that
   // the artifact is reproducible.
   llvm::StringMap<LLVM::GlobalOp> strings;
@@ -72,6 +69,30 @@ unsigned lowerChecksToRuntime(ModuleOp module) {
     check.erase();
   }
   return checks.size();
+}
+
+} // namespace
+
+#define GEN_PASS_DEF_CHECKSTORUNTIMEPASS
+#include "codegen/cpu/Passes.h.inc"
+
+namespace {
+struct ChecksToRuntimePass
+    : impl::ChecksToRuntimePassBase<ChecksToRuntimePass> {
+  ChecksToRuntimePass() = default;
+  explicit ChecksToRuntimePass(CpuCodegenStats *stats) : stats(stats) {}
+  void runOnOperation() override {
+    unsigned checks = lowerChecksToRuntime(getOperation());
+    numChecks += checks;
+    if (stats)
+      stats->checks += checks;
+  }
+  CpuCodegenStats *stats = nullptr;
+};
+} // namespace
+
+std::unique_ptr<Pass> createChecksToRuntimePass(CpuCodegenStats *stats) {
+  return std::make_unique<ChecksToRuntimePass>(stats);
 }
 
 } // namespace strata::codegen::cpu

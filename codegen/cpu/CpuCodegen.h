@@ -7,6 +7,8 @@
 #ifndef STRATA_CODEGEN_CPU_CPUCODEGEN_H_
 #define STRATA_CODEGEN_CPU_CPUCODEGEN_H_
 
+#include "codegen/cpu/Passes.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
@@ -21,20 +23,6 @@ struct CpuTarget {
   std::string cpu = "native";
   /// Also return the target assembly (`strata-compile --emit kernels`).
   bool emitAssembly = false;
-};
-
-/// What code generation made, for `strata-compile --report`.
-struct CpuCodegenStats {
-  unsigned kernels = 0;          // generated loop-nest functions
-  unsigned checks = 0;           // run-time checks on input values
-  unsigned matmulCalls = 0;      // contractions calling the runtime matmul
-  unsigned packedMatmulCalls = 0;
-  unsigned packedWeights = 0;
-  unsigned earlyFrees = 0;       // buffers freed right after their last use
-  unsigned plannedBuffers = 0;   // intermediates at fixed arena offsets
-  unsigned unplannedBuffers = 0; // data-dependent sizes: run-time allocations
-  uint64_t arenaBytes = 0;       // the arena at the compile-time maxima
-  uint64_t plannedBytes = 0;     // the planned buffers' sizes, summed
 };
 
 /// The result of code generation.
@@ -53,14 +41,14 @@ struct CpuCode {
 };
 
 /// Generates code for every public function of |module|, which must hold
-/// only linalg/tensor/arith/math/func ops (after strata-lower-to-linalg).
+/// only linalg/tensor/arith/math/func ops (after strata-lower-to-linalg):
+/// buildCpuLLVMPipeline, then LLVM.
 /// Each public function gains a trailing `memref<?xi8>` weights argument.
 /// Errors are reported as diagnostics on |module|.
 mlir::FailureOr<CpuCode> generateCpuCode(mlir::ModuleOp module,
                                          const CpuTarget &target);
 
-/// The bufferization and LLVM-lowering part alone (for --emit mlir/llvm
-/// and lit tests); returns the weights image.
+/// buildCpuLLVMPipeline alone (for --emit llvm); returns the weights image.
 mlir::FailureOr<std::vector<char>>
 lowerToLLVMDialect(mlir::ModuleOp module, CpuCodegenStats *stats = nullptr);
 

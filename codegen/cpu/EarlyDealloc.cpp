@@ -8,7 +8,7 @@
 // runtime calls' parameter blocks take it) stays live up to and including
 // the next func.call after each store of a value computed from it.
 
-#include "codegen/cpu/EarlyDealloc.h"
+#include "codegen/cpu/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -97,8 +97,6 @@ Operation *lastUse(memref::AllocOp alloc, memref::DeallocOp dealloc) {
   return last;
 }
 
-} // namespace
-
 unsigned freeBuffersEarly(ModuleOp module) {
   unsigned moved = 0;
   SmallVector<memref::DeallocOp> deallocs;
@@ -115,6 +113,29 @@ unsigned freeBuffersEarly(ModuleOp module) {
     ++moved;
   }
   return moved;
+}
+
+} // namespace
+
+#define GEN_PASS_DEF_EARLYDEALLOCPASS
+#include "codegen/cpu/Passes.h.inc"
+
+namespace {
+struct EarlyDeallocPass : impl::EarlyDeallocPassBase<EarlyDeallocPass> {
+  EarlyDeallocPass() = default;
+  explicit EarlyDeallocPass(CpuCodegenStats *stats) : stats(stats) {}
+  void runOnOperation() override {
+    unsigned moved = freeBuffersEarly(getOperation());
+    numMoved += moved;
+    if (stats)
+      stats->earlyFrees += moved;
+  }
+  CpuCodegenStats *stats = nullptr;
+};
+} // namespace
+
+std::unique_ptr<Pass> createEarlyDeallocPass(CpuCodegenStats *stats) {
+  return std::make_unique<EarlyDeallocPass>(stats);
 }
 
 } // namespace strata::codegen::cpu

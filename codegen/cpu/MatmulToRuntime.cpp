@@ -6,7 +6,7 @@
 // contraction with one reduction dim qualifies. Why a runtime kernel and not
 // generated tiles: docs/design/cpu-matmul.md.
 
-#include "codegen/cpu/MatmulToRuntime.h"
+#include "codegen/cpu/Passes.h"
 
 #include "codegen/abi/strata_kernel_abi.h"
 #include "codegen/cpu/RuntimeCall.h"
@@ -29,6 +29,12 @@ namespace strata::codegen::cpu {
 namespace {
 
 constexpr llvm::StringLiteral kMatmulImport = "strata_rt_matmul_f32";
+
+struct MatmulLoweringStats {
+  unsigned calls = 0;         // contractions replaced
+  unsigned packedCalls = 0;   // of which read a pre-packed weight
+  unsigned packedWeights = 0; // distinct packed weights
+};
 
 // Where one loop dim appears in an operand: the memref dim it indexes, or
 // -1 if the operand does not depend on it.
@@ -378,11 +384,33 @@ private:
 
 } // namespace
 
-FailureOr<MatmulLoweringStats> lowerMatmulsToRuntime(ModuleOp module) {
-  MatmulLoweringStats stats;
-  if (failed(Rewriter(module).run(stats)))
-    return failure();
-  return stats;
+#define GEN_PASS_DEF_MATMULTORUNTIMEPASS
+#include "codegen/cpu/Passes.h.inc"
+
+namespace {
+struct MatmulToRuntimePass
+    : impl::MatmulToRuntimePassBase<MatmulToRuntimePass> {
+  MatmulToRuntimePass() = default;
+  explicit MatmulToRuntimePass(CpuCodegenStats *stats) : stats(stats) {}
+  void runOnOperation() override {
+    MatmulLoweringStats counts;
+    if (failed(Rewriter(getOperation()).run(counts)))
+      return signalPassFailure();
+    numCalls += counts.calls;
+    numPackedCalls += counts.packedCalls;
+    numPackedWeights += counts.packedWeights;
+    if (stats) {
+      stats->matmulCalls += counts.calls;
+      stats->packedMatmulCalls += counts.packedCalls;
+      stats->packedWeights += counts.packedWeights;
+    }
+  }
+  CpuCodegenStats *stats = nullptr;
+};
+} // namespace
+
+std::unique_ptr<Pass> createMatmulToRuntimePass(CpuCodegenStats *stats) {
+  return std::make_unique<MatmulToRuntimePass>(stats);
 }
 
 } // namespace strata::codegen::cpu

@@ -5,7 +5,7 @@
 // are bounded by interval arithmetic over the index values that compute
 // them; a buffer's lifetime is [its alloc, its dealloc] in block order.
 
-#include "codegen/cpu/MemoryPlan.h"
+#include "codegen/cpu/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -21,6 +21,13 @@ using namespace mlir;
 
 namespace strata::codegen::cpu {
 namespace {
+
+struct MemoryPlanStats {
+  unsigned planned = 0;      // intermediates placed in the arena
+  unsigned unplanned = 0;    // left to the runtime's buffer cache
+  uint64_t arenaBytes = 0;   // arena size at the maxima (sum over entries)
+  uint64_t plannedBytes = 0; // what the planned buffers would take unshared
+};
 
 constexpr int64_t kAlignment = 64;
 // Bounds above this are treated as unknown (keeps products from overflowing).
@@ -251,14 +258,39 @@ void planFunction(func::FuncOp func, MemoryPlanStats &stats) {
   stats.arenaBytes += arenaBytes;
 }
 
-} // namespace
-
-MemoryPlanStats planMemory(ModuleOp module) {
-  MemoryPlanStats stats;
+void planModule(ModuleOp module, MemoryPlanStats &stats) {
   for (auto func : module.getOps<func::FuncOp>())
     if (!func.isPrivate())
       planFunction(func, stats);
-  return stats;
+}
+
+} // namespace
+
+#define GEN_PASS_DEF_MEMORYPLANPASS
+#include "codegen/cpu/Passes.h.inc"
+
+namespace {
+struct MemoryPlanPass : impl::MemoryPlanPassBase<MemoryPlanPass> {
+  MemoryPlanPass() = default;
+  explicit MemoryPlanPass(CpuCodegenStats *stats) : stats(stats) {}
+  void runOnOperation() override {
+    MemoryPlanStats plan;
+    planModule(getOperation(), plan);
+    numPlanned += plan.planned;
+    numUnplanned += plan.unplanned;
+    if (stats) {
+      stats->plannedBuffers += plan.planned;
+      stats->unplannedBuffers += plan.unplanned;
+      stats->arenaBytes += plan.arenaBytes;
+      stats->plannedBytes += plan.plannedBytes;
+    }
+  }
+  CpuCodegenStats *stats = nullptr;
+};
+} // namespace
+
+std::unique_ptr<Pass> createMemoryPlanPass(CpuCodegenStats *stats) {
+  return std::make_unique<MemoryPlanPass>(stats);
 }
 
 } // namespace strata::codegen::cpu

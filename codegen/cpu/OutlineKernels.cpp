@@ -4,10 +4,10 @@
 // becomes a *parallel kernel*: it takes a [begin, end) range of that loop
 // (every operand indexed by it is sliced with a subview) and the call site
 // passes the whole range plus a work estimate (`linalg.index 0` in the body
-// is shifted by the slice's start); ParallelKernels.cpp then
-// turns the call into strata_rt_parallel_for over the runtime's pool.
+// is shifted by the slice's start); strata-cpu-dispatch-parallel-kernels
+// then turns the call into strata_rt_parallel_for over the runtime's pool.
 
-#include "codegen/cpu/OutlineKernels.h"
+#include "codegen/cpu/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -65,8 +65,6 @@ SmallVector<int64_t> sliceDims(linalg::GenericOp op) {
   return dims;
 }
 
-} // namespace
-
 unsigned outlineKernels(ModuleOp module) {
   SmallVector<Operation *> kernels;
   for (auto func : module.getOps<func::FuncOp>()) {
@@ -109,12 +107,18 @@ unsigned outlineKernels(ModuleOp module) {
       argTypes.append({index, index, index}); // begin, end, work
     for (Value v : args)
       argTypes.push_back(v.getType());
+    // The names are for reading the IR; passes find kernels by attribute.
     std::string name =
-        ((parallel ? kParallelKernelPrefix : kKernelPrefix) + llvm::Twine(count++))
+        ((parallel ? "strata_pkernel_" : "strata_kernel_") + llvm::Twine(count++))
             .str();
     auto kernel = func::FuncOp::create(
         moduleBuilder, loc, name, moduleBuilder.getFunctionType(argTypes, {}));
     kernel.setPrivate();
+    kernel->setAttr(parallel ? kParallelKernelAttr : kKernelAttr,
+                    moduleBuilder.getUnitAttr());
+    kernel->setAttr("passthrough",
+                    moduleBuilder.getArrayAttr(
+                        {moduleBuilder.getStringAttr("noinline")}));
     Block *body = kernel.addEntryBlock();
     OpBuilder b = OpBuilder::atBlockBegin(body);
     IRMapping mapping;
@@ -190,6 +194,29 @@ unsigned outlineKernels(ModuleOp module) {
     op->erase();
   }
   return count;
+}
+
+} // namespace
+
+#define GEN_PASS_DEF_OUTLINEKERNELSPASS
+#include "codegen/cpu/Passes.h.inc"
+
+namespace {
+struct OutlineKernelsPass : impl::OutlineKernelsPassBase<OutlineKernelsPass> {
+  OutlineKernelsPass() = default;
+  explicit OutlineKernelsPass(CpuCodegenStats *stats) : stats(stats) {}
+  void runOnOperation() override {
+    unsigned kernels = outlineKernels(getOperation());
+    numKernels += kernels;
+    if (stats)
+      stats->kernels += kernels;
+  }
+  CpuCodegenStats *stats = nullptr;
+};
+} // namespace
+
+std::unique_ptr<Pass> createOutlineKernelsPass(CpuCodegenStats *stats) {
+  return std::make_unique<OutlineKernelsPass>(stats);
 }
 
 } // namespace strata::codegen::cpu

@@ -3,6 +3,8 @@
 
 #include "codegen/cpu/RuntimeCall.h"
 
+#include "codegen/cpu/Passes.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
@@ -18,16 +20,22 @@ Value f32ElementAddress(OpBuilder &b, Location loc, Value memref,
   return arith::AddIOp::create(b, loc, base, offset);
 }
 
-func::FuncOp RuntimeCall::declaration() {
-  if (auto f = symbols_.lookup<func::FuncOp>(import_))
+func::FuncOp declareRuntimeImport(ModuleOp module, SymbolTable &symbols,
+                                  llvm::StringRef name, FunctionType type) {
+  if (auto f = symbols.lookup<func::FuncOp>(name))
     return f;
-  OpBuilder b(module_.getBodyRegion());
-  b.setInsertionPointToStart(module_.getBody());
-  auto type = b.getFunctionType({b.getIndexType()}, {});
-  auto f = func::FuncOp::create(b, module_.getLoc(), import_, type);
+  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+  auto f = func::FuncOp::create(b, module.getLoc(), name, type);
   f.setPrivate();
-  symbols_.insert(f);
+  f->setAttr(kRuntimeImportAttr, b.getUnitAttr());
+  symbols.insert(f);
   return f;
+}
+
+func::FuncOp RuntimeCall::declaration() {
+  OpBuilder b(module_.getContext());
+  return declareRuntimeImport(module_, symbols_, import_,
+                              b.getFunctionType({b.getIndexType()}, {}));
 }
 
 Value RuntimeCall::paramsBuffer(func::FuncOp func) {

@@ -23,6 +23,14 @@ mlir::Value f32ElementAddress(mlir::OpBuilder &b, mlir::Location loc,
                               mlir::Value memref,
                               mlir::memref::ExtractStridedMetadataOp meta);
 
+/// The private declaration of runtime import |name| (marked
+/// kRuntimeImportAttr, which strata-cpu-bind-runtime-imports binds), created
+/// at the top of |module| if absent.
+mlir::func::FuncOp declareRuntimeImport(mlir::ModuleOp module,
+                                        mlir::SymbolTable &symbols,
+                                        llvm::StringRef name,
+                                        mlir::FunctionType type);
+
 /// Emits calls to one runtime import of kernel ABI v2 that takes a block of
 /// int64 parameters (`strata_rt_matmul_f32`, `strata_rt_attention_f32`):
 /// one private declaration `(index) -> ()` in the module, one stack buffer

@@ -1,72 +1,96 @@
 //===- RuntimeImports.cpp - Calls into the runtime through pointers -------===//
 // SPDX-License-Identifier: Apache-2.0
-// Pointers instead of undefined symbols: the dynamic loader would resolve
-// undefined symbols only against libraries in the global scope, which a
-// runtime opened with RTLD_LOCAL (Python's ctypes) is not.
+// See Passes.td (strata-cpu-bind-runtime-imports).
 
-#include "codegen/cpu/RuntimeImports.h"
+#include "codegen/cpu/Passes.h"
 
 #include "codegen/abi/strata_kernel_abi.h"
 
-#include "llvm/IR/Constants.h"
-#include "llvm/IR/Function.h"
-#include "llvm/IR/GlobalVariable.h"
-#include "llvm/IR/IRBuilder.h"
-#include "llvm/IR/Module.h"
+#include "mlir/IR/SymbolTable.h"
+
+using namespace mlir;
 
 namespace strata::codegen::cpu {
 
+#define GEN_PASS_DEF_BINDRUNTIMEIMPORTSPASS
+#include "codegen/cpu/Passes.h.inc"
+
 namespace {
 
-// Redirects every use of C library function |from| to a declaration of
-// runtime import |to| of the same type.
-void redirect(llvm::Module &module, llvm::StringRef from, llvm::StringRef to) {
-  llvm::Function *f = module.getFunction(from);
+// Redirects every use of C library function |from| to runtime import |to|
+// of the same type.
+LogicalResult redirect(ModuleOp module, StringRef from, StringRef to) {
+  auto f = module.lookupSymbol<LLVM::LLVMFuncOp>(from);
   if (!f)
-    return;
-  llvm::FunctionCallee callee =
-      module.getOrInsertFunction(to, f->getFunctionType());
-  f->replaceAllUsesWith(callee.getCallee());
-  f->eraseFromParent();
+    return success();
+  if (!f.isExternal())
+    return f.emitError() << "'" << from << "' is defined in generated code";
+  if (module.lookupSymbol(to))
+    return f.emitError() << "'" << to << "' is declared twice";
+  if (failed(SymbolTable::replaceAllSymbolUses(
+          f, StringAttr::get(module.getContext(), to), module)))
+    return failure();
+  f.setSymName(to);
+  f->setAttr(kRuntimeImportAttr, UnitAttr::get(module.getContext()));
+  return success();
 }
+
+// A pointer-sized global, null until the runtime sets it.
+LLVM::GlobalOp importSlot(OpBuilder &top, Location loc, StringRef name) {
+  auto ptr = LLVM::LLVMPointerType::get(top.getContext());
+  auto slot = LLVM::GlobalOp::create(top, loc, ptr, /*isConstant=*/false,
+                                     LLVM::Linkage::External, name,
+                                     Attribute());
+  Block *init = new Block();
+  slot.getInitializerRegion().push_back(init);
+  OpBuilder b = OpBuilder::atBlockBegin(init);
+  LLVM::ReturnOp::create(b, loc, LLVM::ZeroOp::create(b, loc, ptr).getResult());
+  return slot;
+}
+
+struct BindRuntimeImportsPass
+    : impl::BindRuntimeImportsPassBase<BindRuntimeImportsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (failed(redirect(module, "malloc", "strata_rt_alloc")) ||
+        failed(redirect(module, "free", "strata_rt_free")))
+      return signalPassFailure();
+    OpBuilder top = OpBuilder::atBlockEnd(module.getBody());
+    auto ptr = LLVM::LLVMPointerType::get(&getContext());
+    int32_t count = 0;
+    SmallVector<LLVM::LLVMFuncOp> imports;
+    for (auto f : module.getOps<LLVM::LLVMFuncOp>())
+      if (f->hasAttr(kRuntimeImportAttr))
+        imports.push_back(f);
+    for (LLVM::LLVMFuncOp f : imports) {
+      if (!f.isExternal()) {
+        f.emitError() << "runtime import '" << f.getName() << "' has a body";
+        return signalPassFailure();
+      }
+      Location loc = f.getLoc();
+      LLVM::GlobalOp slot = importSlot(
+          top, loc, (STRATA_IMPORT_SYMBOL_PREFIX + f.getName()).str());
+      f.setLinkage(LLVM::Linkage::Internal);
+      f->removeAttr("sym_visibility");
+      OpBuilder b = OpBuilder::atBlockBegin(f.addEntryBlock(top));
+      Value address = LLVM::AddressOfOp::create(b, loc, slot);
+      Value target = LLVM::LoadOp::create(b, loc, ptr, address);
+      SmallVector<Value> operands = {target};
+      llvm::append_range(operands, f.getArguments());
+      auto call = LLVM::CallOp::create(b, loc, f.getFunctionType(), operands);
+      if (f.getFunctionType().getReturnType() ==
+          LLVM::LLVMVoidType::get(&getContext()))
+        LLVM::ReturnOp::create(b, loc, ValueRange{});
+      else
+        LLVM::ReturnOp::create(b, loc, call.getResult());
+      ++count;
+    }
+    LLVM::GlobalOp::create(top, module.getLoc(), top.getI32Type(),
+                           /*isConstant=*/true, LLVM::Linkage::External,
+                           STRATA_IMPORT_SYMBOL_PREFIX "count",
+                           top.getI32IntegerAttr(count));
+  }
+};
 
 } // namespace
-
-void bindRuntimeImports(llvm::Module &module) {
-  // Buffers come from the runtime (ABI v2), which reuses them across runs.
-  redirect(module, "malloc", "strata_rt_alloc");
-  redirect(module, "free", "strata_rt_free");
-  llvm::LLVMContext &ctx = module.getContext();
-  auto *ptrType = llvm::PointerType::getUnqual(ctx);
-  uint32_t count = 0;
-  for (llvm::Function &f : module) {
-    if (!f.isDeclaration() || !f.getName().starts_with("strata_rt_"))
-      continue;
-    auto *slot = new llvm::GlobalVariable(
-        module, ptrType, /*isConstant=*/false,
-        llvm::GlobalValue::ExternalLinkage,
-        llvm::ConstantPointerNull::get(ptrType),
-        STRATA_IMPORT_SYMBOL_PREFIX + f.getName().str());
-    slot->setVisibility(llvm::GlobalValue::DefaultVisibility);
-    f.setLinkage(llvm::GlobalValue::InternalLinkage);
-    auto *entry = llvm::BasicBlock::Create(ctx, "entry", &f);
-    llvm::IRBuilder<> b(entry);
-    llvm::Value *target = b.CreateLoad(ptrType, slot);
-    llvm::SmallVector<llvm::Value *> args;
-    for (llvm::Argument &arg : f.args())
-      args.push_back(&arg);
-    llvm::CallInst *call = b.CreateCall(f.getFunctionType(), target, args);
-    if (f.getReturnType()->isVoidTy())
-      b.CreateRetVoid();
-    else
-      b.CreateRet(call);
-    ++count;
-  }
-  auto *i32 = llvm::Type::getInt32Ty(ctx);
-  auto *countVar = new llvm::GlobalVariable(
-      module, i32, /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
-      llvm::ConstantInt::get(i32, count), STRATA_IMPORT_SYMBOL_PREFIX "count");
-  countVar->setVisibility(llvm::GlobalValue::DefaultVisibility);
-}
-
 } // namespace strata::codegen::cpu

@@ -1,0 +1,109 @@
+//===- CpuPipeline.cpp - The CPU back end's pass order --------------------===//
+// SPDX-License-Identifier: Apache-2.0
+// Why this order: the memory plan needs the frees at their last use and
+// must run before matmul/attention calls take raw addresses; weights leave
+// the module before outlining so kernels take views, not globals; checks
+// are lowered after outlining so they stay in the entry function; the
+// parallel dispatch and import binding need LLVM-dialect functions.
+
+#include "codegen/cpu/CpuPipeline.h"
+
+#include "passes/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+namespace strata::codegen::cpu {
+
+void buildCpuStrataPipeline(OpPassManager &pm,
+                            const CpuPipelineOptions &options) {
+  if (options.runtimeAttention)
+    pm.addPass(createAttentionToRuntimePass(options.stats));
+}
+
+void buildCpuLLVMPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
+  pm.addPass(createEntryAbiPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createUnshareFillsPass());
+
+  // Results are returned (the caller frees them); the deallocation pipeline
+  // frees intermediates at the end of the function, early-dealloc moves
+  // each free to the buffer's last use.
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createCanonicalizerPass());
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createConvertBufferizationToMemRefPass());
+
+  pm.addPass(createCopiesToLinalgPass());
+  pm.addPass(createEarlyDeallocPass(options.stats));
+  pm.addPass(createMemoryPlanPass(options.stats));
+  pm.addPass(createMatmulToRuntimePass(options.stats));
+  pm.addPass(createApproximateMathPass());
+  pm.addPass(createExternalizeWeightsPass());
+  pm.addPass(createOutlineKernelsPass(options.stats));
+  pm.addPass(createChecksToRuntimePass(options.stats));
+
+  pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+
+  pm.addPass(createDispatchParallelKernelsPass());
+  pm.addPass(createBindRuntimeImportsPass());
+}
+
+void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
+  buildCpuStrataPipeline(pm, options);
+  pm.addNestedPass<func::FuncOp>(strata::createLowerToLinalgPass());
+  buildCpuLLVMPipeline(pm, options);
+}
+
+namespace {
+struct CpuPipelineCliOptions
+    : public PassPipelineOptions<CpuPipelineCliOptions> {
+  Option<bool> runtimeAttention{
+      *this, "runtime-attention",
+      llvm::cl::desc("fp32 attention calls the runtime's kernel"),
+      llvm::cl::init(true)};
+};
+} // namespace
+
+void registerCpuCodegenPasses() {
+  registerStrataCpuPasses();
+  PassPipelineRegistration<CpuPipelineCliOptions>(
+      "strata-cpu-pipeline",
+      "the strata dialect after fusion -> the LLVM dialect, for the CPU",
+      [](OpPassManager &pm, const CpuPipelineCliOptions &cli) {
+        CpuPipelineOptions options;
+        options.runtimeAttention = cli.runtimeAttention;
+        buildCpuPipeline(pm, options);
+      });
+  PassPipelineRegistration<>(
+      "strata-cpu-llvm-pipeline",
+      "linalg on tensors -> the LLVM dialect, for the CPU",
+      [](OpPassManager &pm) { buildCpuLLVMPipeline(pm, {}); });
+}
+
+} // namespace strata::codegen::cpu

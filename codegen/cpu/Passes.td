@@ -1,0 +1,247 @@
+//===- Passes.td - CPU code generation passes ------------------*- tablegen -*-===//
+// SPDX-License-Identifier: Apache-2.0
+// Every step of the CPU back end, in pipeline order (CpuPipeline.cpp holds
+// the order). Each has a lit test in test/codegen/cpu/<flag without
+// strata-cpu->.mlir run through strata-opt. Functions the steps create or
+// consume are found by attributes (Passes.h), never by name.
+
+#ifndef STRATA_CODEGEN_CPU_PASSES_TD
+#define STRATA_CODEGEN_CPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// On the strata dialect, before strata-lower-to-linalg
+//===----------------------------------------------------------------------===//
+
+def AttentionToRuntimePass : Pass<"strata-cpu-attention-to-runtime",
+                                  "mlir::ModuleOp"> {
+  let summary = "fp32 strata.attention -> a call of the runtime's attention kernel";
+  let description = [{
+    Replaces every fp32 `strata.attention` of rank-4 operands (an absent or
+    fp32 mask, static head counts) by a call to `strata_rt_attention_f32`
+    (kernel ABI imports) on the operands' buffers: the tensors enter and
+    leave through `bufferization.to_buffer` / `to_tensor`, so one-shot
+    bufferization keeps them in place. The generic lowering spells
+    attention as scores, mask, softmax and a second product, which
+    materializes every score and cannot skip the keys a causal mask hides;
+    the runtime kernel does both products and the softmax per block of
+    query rows (docs/design/cpu-attention.md). Other attention ops are left
+    to the generic lowering.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numCalls", "calls", "attention ops replaced by a runtime call">];
+}
+
+//===----------------------------------------------------------------------===//
+// On linalg over tensors
+//===----------------------------------------------------------------------===//
+
+def EntryAbiPass : Pass<"strata-cpu-entry-abi", "mlir::ModuleOp"> {
+  let summary = "give public functions the kernel ABI's calling convention";
+  let description = [{
+    Every public function gets MLIR's C interface (`llvm.emit_c_interface`)
+    and loses its argument/result attributes (ONNX names, dim names: the
+    manifest has them already). Every result must be a fresh buffer the
+    caller frees: a result that would bufferize to a view of an argument, a
+    constant or another buffer (a reshape, slice or cast of one) is copied
+    into a fresh tensor, at tensor level so the deallocation pipeline sees
+    the copy.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def UnshareFillsPass : Pass<"strata-cpu-unshare-fills", "mlir::ModuleOp"> {
+  let summary = "one linalg.fill per user";
+  let description = [{
+    CSE merges identical fills (a zero init per matmul) into one tensor with
+    several destructive users; bufferization then keeps the fill once and
+    copies it into a fresh buffer per user, which also hides the fill from
+    strata-cpu-matmul-to-runtime (which drops a zero fill right before the
+    call). A fill cloned right before each user (with its `tensor.empty`)
+    bufferizes to one buffer each, whose lifetime starts at its user.
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// On memrefs, after bufferization
+//===----------------------------------------------------------------------===//
+
+def CopiesToLinalgPass : Pass<"strata-cpu-copies-to-linalg", "mlir::ModuleOp"> {
+  let summary = "memref.copy -> linalg.copy";
+  let description = [{
+    `memref.copy` of strided views lowers to a call into MLIR's C runner
+    library, which generated code must not depend on; `linalg.copy` becomes
+    plain loops instead.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def EarlyDeallocPass : Pass<"strata-cpu-early-dealloc", "mlir::ModuleOp"> {
+  let summary = "free every intermediate right after its last use";
+  let description = [{
+    Moves every `memref.dealloc` of a `memref.alloc` in the same block to
+    just after the last op of that block that uses the buffer or any view of
+    it (a raw address taken from it stays live up to the next call, which is
+    how the runtime imports receive it). MLIR's deallocation pipeline frees
+    at the end of the block, which keeps every intermediate of a model alive
+    for the whole run; freed early, the runtime's buffer cache hands the
+    block to the next allocation of its size.
+  }];
+  let statistics = [Statistic<"numMoved", "moved", "frees moved earlier">];
+}
+
+def MemoryPlanPass : Pass<"strata-cpu-memory-plan", "mlir::ModuleOp"> {
+  let summary = "fixed arena offsets for intermediates with bounded sizes";
+  let description = [{
+    Places every intermediate buffer (a `memref.alloc` freed by a
+    `memref.dealloc` in the same block, after strata-cpu-early-dealloc)
+    whose size has a compile-time upper bound (static, or computed from
+    input dims with maxima by +, -, *, /, max, min, select; the maxima come
+    from the `strata.input_maxima` function attribute) at a fixed offset of
+    one arena per entry function: buffers whose lifetimes overlap get
+    disjoint ranges, others share (greedy, largest first). The arena is one
+    allocation per run from the runtime (its buffer cache returns the same
+    block every run). Buffers with data-dependent sizes stay separate
+    allocations (docs/design/cpu-memory.md).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+  let statistics = [
+    Statistic<"numPlanned", "planned", "intermediates placed in the arena">,
+    Statistic<"numUnplanned", "unplanned",
+              "intermediates with data-dependent sizes">];
+}
+
+def MatmulToRuntimePass : Pass<"strata-cpu-matmul-to-runtime",
+                               "mlir::ModuleOp"> {
+  let summary = "fp32 contractions -> calls of the runtime's matmul";
+  let description = [{
+    Replaces every fp32 contraction (a `linalg.generic` on memrefs computing
+    `C[b.., m, n] += A[b.., m, k] * B[b.., k, n]` with any strides, found by
+    its maps and body) by a call to `strata_rt_matmul_f32` (kernel ABI
+    imports). A B operand that is a weight is packed at compile time into
+    the panel layout of the ABI header, in a new weight global; a zero fill
+    of C right before the contraction is dropped (the call overwrites C).
+    docs/design/cpu-matmul.md says why matmuls call the runtime.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect"];
+  let statistics = [
+    Statistic<"numCalls", "calls", "contractions replaced">,
+    Statistic<"numPackedCalls", "packed-calls",
+              "of which read a pre-packed weight">,
+    Statistic<"numPackedWeights", "packed-weights", "distinct packed weights">];
+}
+
+def ApproximateMathPass : Pass<"strata-cpu-approximate-math",
+                               "mlir::ModuleOp"> {
+  let summary = "exp, tanh, erf and log as inline polynomials";
+  let description = [{
+    Polynomials instead of libm calls, so that the elementwise loops around
+    them (softmax, GELU) vectorize. MLIR's approximations are within a few
+    ulp in fp32 and keep inf/NaN behaviour (checked by the e2e fixtures and
+    the ONNX node tests of each op).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def ExternalizeWeightsPass : Pass<"strata-cpu-externalize-weights",
+                                  "mlir::ModuleOp"> {
+  let summary = "weights out of the code, into one image beside it";
+  let description = [{
+    Replaces every `memref.global` holding a `dense_resource` (a weight) by
+    a view into a trailing `memref<?xi8>` argument of each public function,
+    at the weight's offset in the weights image (each weight 64-byte
+    aligned; one copy however many functions read it). The image's layout is
+    recorded in the module attribute `strata.weights`: one
+    `{offset, data}` dictionary per weight, in image order, from which code
+    generation writes the artifact's weights section.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def OutlineKernelsPass : Pass<"strata-cpu-outline-kernels", "mlir::ModuleOp"> {
+  let summary = "one private function per linalg op";
+  let description = [{
+    Moves every linalg op in a public function into a private `noinline`
+    function of its own, marked `strata.kernel`, called in its place: it
+    keeps each LLVM function small (optimizing one entry with every loop
+    nest of a model inline costs superlinear time) and each kernel is the
+    unit the thread pool splits. A generic whose first loop is parallel and
+    indexes its outputs directly becomes a parallel kernel (marked
+    `strata.parallel_kernel`): it takes `(begin, end, work)` first and runs
+    a `[begin, end)` slice of that loop (every operand it indexes is sliced
+    with a subview, `linalg.index 0` shifted by the slice's start); the call
+    site passes the whole range and the output's element count.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect"];
+  let statistics = [Statistic<"numKernels", "kernels", "kernels outlined">];
+}
+
+def ChecksToRuntimePass : Pass<"strata-cpu-checks-to-runtime",
+                               "mlir::ModuleOp"> {
+  let summary = "strata.check -> a branch to the runtime's check-failed import";
+  let description = [{
+    Replaces every `strata.check` by `scf.if %failed` around a call of
+    `strata_rt_check_failed` (codegen/abi/strata_kernel_abi.h), with the
+    node and input names as NUL-terminated constants. Runs after kernels are
+    outlined: the checks stay in the entry function, on the thread that
+    called it. The good path costs one compare and branch per check.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::func::FuncDialect"];
+  let statistics = [Statistic<"numChecks", "checks", "checks lowered">];
+}
+
+//===----------------------------------------------------------------------===//
+// On the LLVM dialect
+//===----------------------------------------------------------------------===//
+
+def DispatchParallelKernelsPass : Pass<"strata-cpu-dispatch-parallel-kernels",
+                                       "mlir::ModuleOp"> {
+  let summary = "calls of parallel kernels -> strata_rt_parallel_for";
+  let description = [{
+    Turns every call `k(begin, end, work, args...)` of an `llvm.func`
+    marked `strata.parallel_kernel` into
+    `strata_rt_parallel_for(k.task, ctx, begin, end, work)`, where `ctx`
+    holds args in 8-byte slots (a stack block in the caller) and the new
+    `k.task(ctx, b, e)` loads them and runs `k` on `[b, e)`. On the LLVM
+    dialect, where a kernel's memref arguments are plain scalars that fit
+    one slot each and a function's address is a value. Runs before
+    strata-cpu-bind-runtime-imports.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def BindRuntimeImportsPass : Pass<"strata-cpu-bind-runtime-imports",
+                                  "mlir::ModuleOp"> {
+  let summary = "runtime imports called through pointers the runtime sets";
+  let description = [{
+    Kernel ABI imports: `malloc`/`free` become `strata_rt_alloc` /
+    `strata_rt_free` (buffers come from the runtime, which reuses them
+    across runs); every declaration marked `strata.runtime_import` gets an
+    internal body that calls through the exported pointer
+    `__strata_import_<name>` (set by the runtime after loading), and
+    `__strata_import_count` exports their number. Pointers instead of
+    undefined symbols: the dynamic loader would resolve undefined symbols
+    only against libraries in the global scope, which a runtime opened with
+    RTLD_LOCAL (Python's ctypes) is not. Runs before LLVM's optimizer, so
+    the stubs inline.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+#endif // STRATA_CODEGEN_CPU_PASSES_TD
