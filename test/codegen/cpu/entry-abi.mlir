@@ -1,0 +1,28 @@
+// RUN: strata-opt %s --strata-cpu-entry-abi | FileCheck %s
+
+// Public functions get MLIR's C interface and lose the manifest's
+// attributes; results that would alias an argument (directly or through a
+// reshape) are copied into fresh tensors, a computed result is not.
+// CHECK-LABEL: func.func @main
+//  CHECK-SAME:   (%[[X:.+]]: tensor<4x8xf32>) -> (tensor<32xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
+//  CHECK-SAME:   attributes {llvm.emit_c_interface}
+//       CHECK:   %[[FLAT:.+]] = tensor.collapse_shape %[[X]]
+//       CHECK:   %[[FILL:.+]] = linalg.fill
+//       CHECK:   %[[COPY1:.+]] = linalg.copy ins(%[[FLAT]] : tensor<32xf32>)
+//       CHECK:   %[[COPY2:.+]] = linalg.copy ins(%[[X]] : tensor<4x8xf32>)
+//       CHECK:   return %[[COPY1]], %[[COPY2]], %[[FILL]]
+func.func @main(%x: tensor<4x8xf32> {strata.name = "x"}) -> (tensor<32xf32> {strata.name = "flat"}, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %flat = tensor.collapse_shape %x [[0, 1]] : tensor<4x8xf32> into tensor<32xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %c = arith.constant 1.0 : f32
+  %f = linalg.fill ins(%c : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %flat, %x, %f : tensor<32xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// Private functions are not entries.
+// CHECK-LABEL: func.func private @helper
+//   CHECK-NOT:   linalg.copy
+//   CHECK-NOT:   llvm.emit_c_interface
+func.func private @helper(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
