@@ -8,6 +8,7 @@
 
 #include "codegen/cpu/CpuPipeline.h"
 
+#include "compiler/dispatch/DispatchRegions.h"
 #include "passes/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -33,6 +34,7 @@ void buildCpuLLVMPipeline(OpPassManager &pm, const CpuPipelineOptions &options) 
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createUnshareFillsPass());
+  pm.addPass(dispatch::createFormDispatchRegionsPass());
 
   // Results are returned (the caller frees them); the deallocation pipeline
   // frees intermediates at the end of the function, early-dealloc moves
@@ -92,6 +94,7 @@ struct CpuPipelineCliOptions
 
 void registerCpuCodegenPasses() {
   registerStrataCpuPasses();
+  dispatch::registerStrataDispatchPasses();
   PassPipelineRegistration<CpuPipelineCliOptions>(
       "strata-cpu-pipeline",
       "the strata dialect after fusion -> the LLVM dialect, for the CPU",

@@ -10,6 +10,7 @@
 
 #include "codegen/abi/strata_kernel_abi.h"
 #include "codegen/cpu/RuntimeCall.h"
+#include "compiler/dispatch/DispatchRegions.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -352,7 +353,10 @@ private:
       fields.push_back({STRATA_MM_B_BATCH_STRIDES + i,
                         bMeta ? stride(*bMeta, c.b, d) : idx(0)});
     }
-    call_.emit(builder, loc, func, fields);
+    func::CallOp call = call_.emit(builder, loc, func, fields);
+    // The call is the contraction's dispatch region now.
+    if (Attribute region = op->getAttr(dispatch::kDispatchAttr))
+      call->setAttr(dispatch::kDispatchAttr, region);
     op.erase();
     return success();
   }

@@ -9,6 +9,8 @@
 
 #include "codegen/cpu/Passes.h"
 
+#include "compiler/dispatch/DispatchRegions.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -65,20 +67,72 @@ SmallVector<int64_t> sliceDims(linalg::GenericOp op) {
   return dims;
 }
 
+// Whether |fill| may move down to just before |user|: no op between them
+// touches the buffer it fills.
+bool canSinkTo(Operation *fill, Operation *user) {
+  if (fill->getBlock() != user->getBlock() || !fill->isBeforeInBlock(user))
+    return false;
+  Value buffer = cast<linalg::FillOp>(fill).getDpsInits()[0];
+  for (Operation *other : buffer.getUsers()) {
+    if (other == fill || other == user)
+      continue;
+    Operation *ancestor = fill->getBlock()->findAncestorOpInBlock(*other);
+    if (!ancestor || (fill->isBeforeInBlock(ancestor) &&
+                      ancestor->isBeforeInBlock(user)))
+      return false;
+  }
+  return true;
+}
+
+// The kernels of |func|: the linalg ops of each dispatch region that can
+// run as one function (a fill with the op it initializes), in block order;
+// ops outside any region, or that cannot join theirs, run alone.
+SmallVector<SmallVector<Operation *>> kernelGroups(func::FuncOp func) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : func.getBody().front())
+    if (isa<linalg::LinalgOp>(op))
+      ops.push_back(&op);
+  llvm::DenseMap<Operation *, Operation *> sinksInto; // fill -> its user
+  for (Operation *op : ops) {
+    auto fill = dyn_cast<linalg::FillOp>(op);
+    std::optional<int64_t> id = dispatch::dispatchId(op);
+    if (!fill || !id)
+      continue;
+    for (Operation *user : fill.getDpsInits()[0].getUsers())
+      if (user != op && isa<linalg::LinalgOp>(user) &&
+          dispatch::dispatchId(user) == id && canSinkTo(op, user))
+        sinksInto[op] = user;
+  }
+  llvm::DenseMap<Operation *, SmallVector<Operation *>> joined;
+  for (auto [fill, user] : sinksInto)
+    joined[user].push_back(fill);
+  SmallVector<SmallVector<Operation *>> groups;
+  for (Operation *op : ops) {
+    if (sinksInto.count(op))
+      continue;
+    SmallVector<Operation *> group = joined.lookup(op);
+    llvm::sort(group, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    group.push_back(op);
+    groups.push_back(std::move(group));
+  }
+  return groups;
+}
+
 unsigned outlineKernels(ModuleOp module) {
-  SmallVector<Operation *> kernels;
+  SmallVector<SmallVector<Operation *>> kernels;
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isPrivate() || func.isExternal())
       continue;
-    func.walk([&](linalg::LinalgOp op) {
-      if (op->getParentOp() == func.getOperation())
-        kernels.push_back(op);
-    });
+    llvm::append_range(kernels, kernelGroups(func));
   }
   OpBuilder moduleBuilder(module.getBodyRegion());
   moduleBuilder.setInsertionPointToEnd(module.getBody());
   unsigned count = 0;
-  for (Operation *op : kernels) {
+  for (ArrayRef<Operation *> group : kernels) {
+    // The last member is the region's root; the others (fills) run first.
+    Operation *op = group.back();
     // Arguments: the operands, then values the regions use from outside.
     llvm::SetVector<Value> args;
     llvm::SetVector<Value> cloned;
@@ -88,14 +142,17 @@ unsigned outlineKernels(ModuleOp module) {
       else
         args.insert(v);
     };
-    for (Value v : op->getOperands())
-      addValue(v);
-    llvm::SetVector<Value> above;
-    getUsedValuesDefinedAbove(op->getRegions(), above);
-    for (Value v : above)
-      addValue(v);
+    for (Operation *member : group) {
+      for (Value v : member->getOperands())
+        addValue(v);
+      llvm::SetVector<Value> above;
+      getUsedValuesDefinedAbove(member->getRegions(), above);
+      for (Value v : above)
+        addValue(v);
+    }
 
     auto generic = dyn_cast<linalg::GenericOp>(op);
+    // A fill in the group writes the root's init, which the slice covers.
     SmallVector<int64_t> slices =
         generic ? sliceDims(generic) : SmallVector<int64_t>();
     const bool parallel = !slices.empty();
@@ -119,6 +176,8 @@ unsigned outlineKernels(ModuleOp module) {
     kernel->setAttr("passthrough",
                     moduleBuilder.getArrayAttr(
                         {moduleBuilder.getStringAttr("noinline")}));
+    if (Attribute region = op->getAttr(dispatch::kDispatchAttr))
+      kernel->setAttr(dispatch::kDispatchAttr, region);
     Block *body = kernel.addEntryBlock();
     OpBuilder b = OpBuilder::atBlockBegin(body);
     IRMapping mapping;
@@ -154,6 +213,8 @@ unsigned outlineKernels(ModuleOp module) {
         mapping.map(operand, slice);
       }
     }
+    for (Operation *member : group.drop_back())
+      b.clone(*member, mapping);
     Operation *clone = b.clone(*op, mapping);
     if (parallel) {
       // Inside a slice, linalg.index 0 counts from the slice's start.
@@ -191,7 +252,8 @@ unsigned outlineKernels(ModuleOp module) {
     }
     callArgs.append(args.begin(), args.end());
     func::CallOp::create(callBuilder, loc, kernel, callArgs);
-    op->erase();
+    for (Operation *member : group)
+      member->erase();
   }
   return count;
 }
@@ -206,6 +268,8 @@ struct OutlineKernelsPass : impl::OutlineKernelsPassBase<OutlineKernelsPass> {
   OutlineKernelsPass() = default;
   explicit OutlineKernelsPass(CpuCodegenStats *stats) : stats(stats) {}
   void runOnOperation() override {
+    if (stats)
+      stats->dispatches = dispatch::countDispatches(getOperation());
     unsigned kernels = outlineKernels(getOperation());
     numKernels += kernels;
     if (stats)

@@ -7,6 +7,8 @@
 #ifndef STRATA_CODEGEN_CPU_PASSES_H_
 #define STRATA_CODEGEN_CPU_PASSES_H_
 
+#include "compiler/dispatch/DispatchRegions.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -57,6 +59,9 @@ struct CpuCodegenStats {
   unsigned unplannedBuffers = 0; // data-dependent sizes: run-time allocations
   uint64_t arenaBytes = 0;       // the arena at the compile-time maxima
   uint64_t plannedBytes = 0;     // the planned buffers' sizes, summed
+  /// Dispatch regions per entry, as the CPU launches them (kernels and
+  /// runtime calls), counted before outlining.
+  std::vector<dispatch::EntryDispatches> dispatches;
 };
 
 #define GEN_PASS_DECL

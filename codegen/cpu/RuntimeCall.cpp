@@ -49,8 +49,8 @@ Value RuntimeCall::paramsBuffer(func::FuncOp func) {
   return buffer;
 }
 
-void RuntimeCall::emit(OpBuilder &b, Location loc, func::FuncOp func,
-                       ArrayRef<std::pair<int64_t, Value>> fields) {
+func::CallOp RuntimeCall::emit(OpBuilder &b, Location loc, func::FuncOp func,
+                               ArrayRef<std::pair<int64_t, Value>> fields) {
   Value params = paramsBuffer(func);
   for (auto [slot, value] : fields) {
     Value asI64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), value);
@@ -59,7 +59,7 @@ void RuntimeCall::emit(OpBuilder &b, Location loc, func::FuncOp func,
   }
   Value address =
       memref::ExtractAlignedPointerAsIndexOp::create(b, loc, params);
-  func::CallOp::create(b, loc, declaration(), ValueRange{address});
+  return func::CallOp::create(b, loc, declaration(), ValueRange{address});
 }
 
 } // namespace strata::codegen::cpu

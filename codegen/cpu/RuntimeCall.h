@@ -45,7 +45,7 @@ public:
 
   /// Stores each (slot, index value) of |fields| as int64 into |func|'s
   /// params buffer, then calls the import with the buffer's address.
-  void emit(mlir::OpBuilder &b, mlir::Location loc, mlir::func::FuncOp func,
+  mlir::func::CallOp emit(mlir::OpBuilder &b, mlir::Location loc, mlir::func::FuncOp func,
             llvm::ArrayRef<std::pair<int64_t, mlir::Value>> fields);
 
 private:

@@ -14,7 +14,7 @@
 // CHECK-DAG:   llvm.func internal @strata_rt_attention_f32({{.*}}) attributes {strata.runtime_import}
 // CHECK-DAG:   llvm.func internal @strata_rt_parallel_for({{.*}}) attributes {strata.runtime_import}
 // CHECK-DAG:   llvm.func @_mlir_ciface_main(
-// CHECK-DAG:   llvm.func @strata_pkernel_{{[0-9]+}}({{.*}}) attributes {passthrough = ["noinline"], strata.parallel_kernel
+// CHECK-DAG:   llvm.func @strata_pkernel_{{[0-9]+}}({{.*}}) attributes {passthrough = ["noinline"], strata.dispatch = {id = {{[0-9]+}} : i64, kind = "elementwise"}, strata.parallel_kernel
 // CHECK-DAG:   llvm.mlir.global external @__strata_import_strata_rt_matmul_f32()
 // CHECK-DAG:   llvm.mlir.global external constant @__strata_import_count
 // Without the runtime's attention kernel, attention is loops and matmuls.

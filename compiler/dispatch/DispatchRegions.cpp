@@ -1,0 +1,56 @@
+//===- DispatchRegions.cpp - Dispatch-region attributes -------------------===//
+// SPDX-License-Identifier: Apache-2.0
+
+#include "compiler/dispatch/DispatchRegions.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+#include <set>
+
+using namespace mlir;
+
+namespace strata::dispatch {
+
+std::optional<int64_t> dispatchId(Operation *op) {
+  auto dict = op->getAttrOfType<DictionaryAttr>(kDispatchAttr);
+  auto id = dict ? dict.getAs<IntegerAttr>("id") : IntegerAttr();
+  if (!id)
+    return std::nullopt;
+  return id.getInt();
+}
+
+llvm::StringRef dispatchKind(Operation *op) {
+  auto dict = op->getAttrOfType<DictionaryAttr>(kDispatchAttr);
+  auto kind = dict ? dict.getAs<StringAttr>("kind") : StringAttr();
+  return kind ? kind.getValue() : llvm::StringRef();
+}
+
+void setDispatch(Operation *op, int64_t id, llvm::StringRef kind) {
+  Builder b(op->getContext());
+  op->setAttr(kDispatchAttr,
+              b.getDictionaryAttr({b.getNamedAttr("id", b.getI64IntegerAttr(id)),
+                                   b.getNamedAttr("kind", b.getStringAttr(kind))}));
+}
+
+std::vector<EntryDispatches> countDispatches(ModuleOp module) {
+  std::vector<EntryDispatches> result;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isPrivate() || func.isExternal())
+      continue;
+    EntryDispatches entry;
+    entry.entry = func.getName().str();
+    std::set<int64_t> seen;
+    func.walk([&](Operation *op) {
+      std::optional<int64_t> id = dispatchId(op);
+      if (id && seen.insert(*id).second) {
+        ++entry.byKind[dispatchKind(op).str()];
+        ++entry.total;
+      }
+    });
+    result.push_back(std::move(entry));
+  }
+  return result;
+}
+
+} // namespace strata::dispatch

@@ -1,0 +1,51 @@
+//===- DispatchRegions.h - Dispatch-region formation and queries -*- C++ -*-===//
+// SPDX-License-Identifier: Apache-2.0
+// A dispatch region is the unit of work a back end launches: one or more
+// ops of a public function with the same `strata.dispatch` id, marked on
+// tensors by strata-form-dispatch-regions (Passes.td) and kept on their
+// memref forms through bufferization.
+
+#ifndef STRATA_COMPILER_DISPATCH_DISPATCHREGIONS_H_
+#define STRATA_COMPILER_DISPATCH_DISPATCHREGIONS_H_
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace strata::dispatch {
+
+/// The attribute on every member op: `{id = N : i64, kind = "..."}`.
+inline constexpr llvm::StringLiteral kDispatchAttr = "strata.dispatch";
+
+/// The region |op| belongs to, if any.
+std::optional<int64_t> dispatchId(mlir::Operation *op);
+
+/// The kind of |op|'s region ("" if none).
+llvm::StringRef dispatchKind(mlir::Operation *op);
+
+/// Marks |op| a member of region |id| of |kind|.
+void setDispatch(mlir::Operation *op, int64_t id, llvm::StringRef kind);
+
+/// Regions per public function, by kind, for `strata-compile --report`.
+struct EntryDispatches {
+  std::string entry;
+  std::map<std::string, unsigned> byKind;
+  unsigned total = 0;
+};
+
+/// Counts the regions of every public function of |module|.
+std::vector<EntryDispatches> countDispatches(mlir::ModuleOp module);
+
+#define GEN_PASS_DECL
+#include "compiler/dispatch/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "compiler/dispatch/Passes.h.inc"
+
+} // namespace strata::dispatch
+
+#endif // STRATA_COMPILER_DISPATCH_DISPATCHREGIONS_H_
