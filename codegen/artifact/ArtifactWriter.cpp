@@ -163,6 +163,16 @@ bool ArtifactWriter::validate(std::string *error) const {
         }
         if (bytes > static_cast<long double>(STRATA_MANIFEST_MAX_TENSOR_BYTES))
           return fail(error, where + " is larger than the format allows");
+        // The runtime passes strides (suffix products of the dims) as int64;
+        // a zero dim bounds the size, not the strides.
+        int64_t stride = 1;
+        for (size_t d = tensor.dims.size(); d-- > 0;) {
+          int64_t dim = tensor.dims[d];
+          int64_t extent = dim >= 0 ? dim : dims[-(dim + 1)].max;
+          if (__builtin_mul_overflow(stride, extent, &stride))
+            return fail(error,
+                        where + " has strides that do not fit in 64 bits");
+        }
       }
     }
   }

@@ -335,6 +335,21 @@ strata_status_t checkEntries(const Manifest& manifest) {
               entry.name.c_str(), role, tensor.name.c_str(), bytes,
               STRATA_MANIFEST_MAX_TENSOR_BYTES);
         }
+        // A run describes the tensor by its strides, the suffix products of
+        // its dims, as int64. A zero dim bounds the size above but not the
+        // strides: [0, 2^40, 2^40] is 0 bytes with a stride of 2^80.
+        int64_t stride = 1;
+        for (uint32_t d = tensor.rank; d-- > 0;) {
+          int64_t dim = tensor.dims[d];
+          int64_t extent = dim >= 0 ? dim : manifest.dims[-(dim + 1)].max;
+          if (__builtin_mul_overflow(stride, extent, &stride)) {
+            return DATA_LOSS(
+                "entry '%s' %s '%s' has strides that do not fit in 64 bits "
+                "(its dims from dim %" PRIu32
+                " on, maxima substituted, multiply past 2^63)",
+                entry.name.c_str(), role, tensor.name.c_str(), d);
+          }
+        }
       }
     }
   }
@@ -404,6 +419,16 @@ strata_status_t parseManifest(const uint8_t* data, size_t size, Manifest* out) {
   }
   STRATA_RETURN_IF_ERROR(checkEntries(manifest));
   *out = std::move(manifest);
+  return nullptr;
+}
+
+strata_status_t decodeArtifact(const uint8_t* data, size_t size,
+                               ArtifactView* view, Manifest* manifest) {
+  ArtifactView checked;
+  STRATA_RETURN_IF_ERROR(validateArtifact(data, size, &checked));
+  STRATA_RETURN_IF_ERROR(
+      parseManifest(checked.manifest.data, checked.manifest.size, manifest));
+  *view = checked;
   return nullptr;
 }
 

@@ -77,6 +77,13 @@ strata_status_t validateArtifact(const uint8_t* data, size_t size,
 /// can call.
 strata_status_t parseManifest(const uint8_t* data, size_t size, Manifest* out);
 
+/// validateArtifact, then parseManifest of its manifest section: every
+/// check of the artifact bytes that loading makes before it checks the CPU
+/// features and loads the code. Nothing is executed, so it is safe on any
+/// bytes (the loader fuzzer calls it).
+strata_status_t decodeArtifact(const uint8_t* data, size_t size,
+                               ArtifactView* view, Manifest* manifest);
+
 }  // namespace strata::runtime
 
 #endif  // STRATA_RUNTIME_SRC_ARTIFACT_H_

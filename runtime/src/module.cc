@@ -95,10 +95,8 @@ strata_status_t loadModule(const uint8_t* data, size_t size, void* mapping,
                            strata_allocator_t allocator,
                            strata_module_t** out_module) {
   ArtifactView view;
-  STRATA_RETURN_IF_ERROR(validateArtifact(data, size, &view));
   Manifest manifest;
-  STRATA_RETURN_IF_ERROR(
-      parseManifest(view.manifest.data, view.manifest.size, &manifest));
+  STRATA_RETURN_IF_ERROR(decodeArtifact(data, size, &view, &manifest));
   STRATA_RETURN_IF_ERROR(
       strata_cpu_features_check(view.cpuFeatures, strata_cpu_features_host()));
 

@@ -19,6 +19,7 @@
 #include <memory>
 
 #include "buffer_cache.h"
+#include "cpu_quota.h"
 #include "module_internal.h"
 #include "run_checks.h"
 #include "tensor_internal.h"
@@ -28,6 +29,9 @@ struct strata_session_t {
   strata_module_t* module = nullptr;
   strata_allocator_t allocator{};
   uint32_t threadCount = 0;
+  /// defaultThreadCount() as read on the first run that needed it: the
+  /// cgroup files are read once per session, not once per run.
+  uint32_t defaultThreads = 0;
   /// Started on the first run with threadCount threads (0: one per CPU this
   /// process may use); a new count takes effect on the next run.
   std::unique_ptr<strata::runtime::ThreadPool> pool;
@@ -232,8 +236,10 @@ strata_status_t run(strata_session_t* session, const char* entryName,
            &weights);
   args.push_back(&weights);
 
+  if (!session->threadCount && !session->defaultThreads)
+    session->defaultThreads = defaultThreadCount();
   const uint32_t threads =
-      session->threadCount ? session->threadCount : defaultThreadCount();
+      session->threadCount ? session->threadCount : session->defaultThreads;
   if (!session->pool || session->pool->size() != threads) {
     session->pool.reset();
     session->pool = std::make_unique<ThreadPool>(threads);

@@ -2,15 +2,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // Workers spin briefly on the loop generation before sleeping: a decode step
 // issues ~100 small loops back to back, and waking a sleeping thread costs
-// tens of microseconds each time.
+// tens of microseconds each time. The spin is bounded in time, not in
+// iterations (a pause instruction takes 10 to 140 cycles depending on the
+// CPU), so an idle pool costs no CPU beyond its last ~100 us.
 
 #include "thread_pool.h"
 
-#include <system_error>
-
-#include <sched.h>
-
 #include <chrono>
+#include <system_error>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -26,8 +25,12 @@ thread_local ThreadPool* tCurrentPool = nullptr;
 // True while this thread runs a task: nested loops run serially.
 thread_local bool tInTask = false;
 
-// Spin iterations (~30-60 us) before a worker blocks.
-constexpr int kSpinIterations = 20000;
+// How long a worker that finds no loop spins before it sleeps: longer than
+// the gaps between the parallel loops of one decode step (serial kernels on
+// the caller), short enough that idle workers cost nothing measurable.
+constexpr auto kSpinDuration = std::chrono::microseconds(100);
+// Pauses between two reads of the clock while spinning.
+constexpr unsigned kSpinsPerClockRead = 64;
 
 }  // namespace
 
@@ -72,21 +75,32 @@ void ThreadPool::runTasks(Job& job) {
   tInTask = wasInTask;
 }
 
+uint64_t ThreadPool::awaitGeneration(uint64_t seen) {
+  uint64_t current = generation_.load(std::memory_order_acquire);
+  if (current != seen) return current;
+  const auto deadline = std::chrono::steady_clock::now() + kSpinDuration;
+  for (unsigned spin = 1;; ++spin) {
+    STRATA_CPU_RELAX();
+    current = generation_.load(std::memory_order_acquire);
+    if (current != seen) return current;
+    if (spin % kSpinsPerClockRead == 0 &&
+        std::chrono::steady_clock::now() >= deadline)
+      break;
+  }
+  std::unique_lock<std::mutex> lock(mutex_);
+  // Announced before the predicate reads the generation; parallelFor
+  // publishes before it reads the count (both seq_cst), so either this
+  // check sees the new loop or parallelFor sees a sleeper and notifies.
+  sleepers_.fetch_add(1);
+  wake_.wait(lock, [&] { return generation_.load() != seen; });
+  sleepers_.fetch_sub(1);
+  return generation_.load(std::memory_order_acquire);
+}
+
 void ThreadPool::workerMain() {
   uint64_t seen = 0;
   for (;;) {
-    uint64_t current = generation_.load(std::memory_order_acquire);
-    for (int spin = 0; current == seen && spin < kSpinIterations; ++spin) {
-      STRATA_CPU_RELAX();
-      current = generation_.load(std::memory_order_acquire);
-    }
-    if (current == seen) {
-      std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] {
-        return generation_.load(std::memory_order_acquire) != seen;
-      });
-      current = generation_.load(std::memory_order_acquire);
-    }
+    const uint64_t current = awaitGeneration(seen);
     seen = current;
     if (stop_.load(std::memory_order_acquire)) return;
     Job& job = jobs_[current & 1];
@@ -119,12 +133,14 @@ void ThreadPool::parallelFor(size_t count, void (*task)(void*, size_t),
   job.next.store(0, std::memory_order_relaxed);
   job.remaining.store(count, std::memory_order_relaxed);
   job.generation.store(generation);
-  {
-    // Publishing under the lock pairs with the sleepers' predicate check.
-    std::lock_guard<std::mutex> lock(mutex_);
-    generation_.store(generation, std::memory_order_release);
+  generation_.store(generation);
+  // Spinning workers see the new generation by themselves; sleeping ones
+  // are woken. Taking the lock orders the notification after a sleeper's
+  // predicate check (awaitGeneration).
+  if (sleepers_.load() > 0) {
+    { std::lock_guard<std::mutex> lock(mutex_); }
+    wake_.notify_all();
   }
-  wake_.notify_all();
   runTasks(job);
   // Wait for the tasks, not the workers: one that has not woken up yet
   // finds every task claimed.
@@ -162,15 +178,5 @@ ScopedCurrentPool::ScopedCurrentPool(ThreadPool* pool)
 }
 
 ScopedCurrentPool::~ScopedCurrentPool() { tCurrentPool = previous_; }
-
-uint32_t defaultThreadCount() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    int n = CPU_COUNT(&set);
-    if (n > 0) return static_cast<uint32_t>(n);
-  }
-  unsigned n = std::thread::hardware_concurrency();
-  return n > 0 ? n : 1;
-}
 
 }  // namespace strata::runtime

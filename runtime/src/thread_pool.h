@@ -61,6 +61,9 @@ class ThreadPool {
   };
 
   void workerMain();
+  // Spins, then sleeps, until the loop generation differs from |seen|;
+  // returns the new one.
+  uint64_t awaitGeneration(uint64_t seen);
   void stopWorkers();
   static void runTasks(Job& job);
 
@@ -70,6 +73,8 @@ class ThreadPool {
   // Bumped once per loop (starting at 1); workers follow it.
   std::atomic<uint64_t> generation_{0};
   std::atomic<bool> stop_{false};
+  // Workers blocked (or about to block) on wake_.
+  std::atomic<uint32_t> sleepers_{0};
   Job jobs_[2];
 };
 
@@ -104,10 +109,6 @@ void parallelFor(size_t count, const F& f) {
 extern "C" void strataRtParallelFor(void (*task)(void*, int64_t, int64_t),
                                     void* context, int64_t begin, int64_t end,
                                     int64_t work);
-
-/// Threads the runtime uses when a session asks for 0 (its choice): the
-/// CPUs this process may run on.
-uint32_t defaultThreadCount();
 
 }  // namespace strata::runtime
 

@@ -188,6 +188,15 @@ TEST(ArtifactWriterTest, ValidationMirrorsTheLoader) {
       "larger than the format allows");
   expectInvalid(
       [](ArtifactWriter& w) {
+        w.addEntry({"e",
+                    "s",
+                    {},
+                    {{"y", STRATA_DTYPE_F32,
+                      {0, int64_t{1} << 40, int64_t{1} << 40}}}});
+      },
+      "entry 'e' output 'y' has strides that do not fit in 64 bits");
+  expectInvalid(
+      [](ArtifactWriter& w) {
         std::vector<codegen::ArtifactTensor> inputs;
         for (int i = 0; i < 300; ++i) {
           inputs.push_back({"x" + std::to_string(i), STRATA_DTYPE_F32, {1}});

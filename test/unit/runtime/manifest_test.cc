@@ -139,6 +139,30 @@ TEST(ManifestTest, TensorRules) {
   EXPECT_TRUE(rejects(entryWith(21, {4}), "tensor 'x' has unknown dtype 21"));
 }
 
+// A zero dim makes a tensor empty, so its size passes the limit, but a run
+// still describes it by int64 strides (suffix products of the dims), which
+// for [0, 2^40, 2^40] overflowed (undefined behaviour in the session's
+// descriptor code). The loader fuzzer checks the same invariant on all it
+// accepts (test/fuzz/loader_fuzzer.cpp).
+TEST(ManifestTest, StridesMustFitIn64Bits) {
+  auto entryWith = [](std::initializer_list<int64_t> dims) {
+    ManifestBytes m;
+    m.u32(1).str("e").str("strata_test_add_bias");
+    m.u32(1).tensor("x", STRATA_DTYPE_F32, dims);
+    m.u32(0).u32(1).str("batch").i64(int64_t{1} << 62).i64(0);
+    return m.bytes;
+  };
+  EXPECT_TRUE(rejects(entryWith({0, int64_t{1} << 40, int64_t{1} << 40}),
+                      "entry 'e' input 'x' has strides that do not fit in 64 "
+                      "bits (its dims from dim 1 on"));
+  EXPECT_TRUE(rejects(entryWith({0, -1, 4}), "from dim 1 on"));
+  EXPECT_TRUE(rejects(entryWith({0, 2, -1, 2}), "from dim 2 on"));
+  // The last dims first: a trailing zero keeps every stride 0.
+  STRATA_ASSERT_OK(tryLoad(withRawManifest(
+      entryWith({int64_t{1} << 40, int64_t{1} << 40, 0}))));
+  STRATA_ASSERT_OK(tryLoad(withRawManifest(entryWith({0, 1 << 20, 1 << 20}))));
+}
+
 TEST(ManifestTest, DimTableRules) {
   ManifestBytes zeroMax;
   zeroMax.u32(1).str("e").str("strata_test_add_bias").u32(0).u32(0);

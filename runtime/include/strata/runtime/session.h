@@ -31,9 +31,12 @@ typedef struct strata_session_t strata_session_t;
 /// Session options; initialize with strata_session_options_init.
 typedef struct strata_session_options_t {
   /// Threads a run uses, the caller's included (the session starts
-  /// thread_count - 1 workers on its first run); 0 lets the runtime choose:
-  /// one per CPU the process may run on. Matmul-class kernels run on all of
-  /// them; the rest of the generated code runs on the calling thread.
+  /// thread_count - 1 workers on its first run); 0 lets the runtime choose
+  /// one per CPU the process may use: the smallest of the CPU count, the
+  /// affinity mask and the cgroup CPU quota rounded up, read on the
+  /// session's first run. Matmul-class kernels and generated loops that
+  /// write at least 16K elements run on all of them, smaller loops on the
+  /// calling thread. Idle workers sleep after ~100 us.
   uint32_t thread_count;
 } strata_session_options_t;
 
