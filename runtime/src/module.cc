@@ -278,6 +278,55 @@ strata_status_t strata_module_find_entry(
   });
 }
 
+// The position of |name| among the inputs (or |outputs|) of entry
+// |entryName|; NOT_FOUND listing them if none has that name.
+static strata_status_t tensorIndex(const strata_module_t* module,
+                                   const char* entryName, const char* name,
+                                   bool outputs, size_t* outIndex) {
+  if (!module || !entryName || !name || !outIndex) {
+    return STRATA_MAKE_STATUS(
+        STRATA_STATUS_INVALID_ARGUMENT,
+        "module, entry_name, name and out_index must be non-null");
+  }
+  const strata_entry_signature_t* entry = nullptr;
+  STRATA_RETURN_IF_ERROR(strata_module_find_entry(module, entryName, &entry));
+  const strata_tensor_signature_t* tensors =
+      outputs ? entry->outputs : entry->inputs;
+  const size_t count = outputs ? entry->output_count : entry->input_count;
+  for (size_t i = 0; i < count; ++i) {
+    if (std::strcmp(tensors[i].name, name) == 0) {
+      *outIndex = i;
+      return nullptr;
+    }
+  }
+  const char* kind = outputs ? "output" : "input";
+  return guarded([&] {
+    std::string known;
+    for (size_t i = 0; i < count; ++i) {
+      known += (known.empty() ? "'" : ", '") + std::string(tensors[i].name) +
+               "'";
+    }
+    return STRATA_MAKE_STATUS(STRATA_STATUS_NOT_FOUND,
+                              "entry '%s' has no %s '%s' (%ss: %s)", entryName,
+                              kind, name, kind,
+                              known.empty() ? "none" : known.c_str());
+  });
+}
+
+strata_status_t strata_module_input_index(const strata_module_t* module,
+                                          const char* entry_name,
+                                          const char* name,
+                                          size_t* out_index) {
+  return tensorIndex(module, entry_name, name, /*outputs=*/false, out_index);
+}
+
+strata_status_t strata_module_output_index(const strata_module_t* module,
+                                           const char* entry_name,
+                                           const char* name,
+                                           size_t* out_index) {
+  return tensorIndex(module, entry_name, name, /*outputs=*/true, out_index);
+}
+
 size_t strata_module_symbolic_dim_count(const strata_module_t* module) {
   return module->dims.size();
 }

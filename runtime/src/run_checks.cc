@@ -63,7 +63,19 @@ void failRunOutOfMemory(uint64_t bytes) {
   std::longjmp(trap->jump, 1);
 }
 
+void failRunCancelled() {
+  Trap* trap = tTrap;
+  if (!trap) return;
+  trap->failure = CheckFailure{};
+  trap->failure.kind = kCancelledFailure;
+  std::longjmp(trap->jump, 1);
+}
+
 strata_status_t checkFailureStatus(const CheckFailure& f) {
+  if (f.kind == kCancelledFailure) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_CANCELLED,
+                              "the run was cancelled (strata_session_cancel)");
+  }
   if (f.kind == kOutOfMemoryFailure) {
     return STRATA_MAKE_STATUS(STRATA_STATUS_RESOURCE_EXHAUSTED,
                               "out of memory: a buffer of %" PRIu64

@@ -33,7 +33,7 @@ bool callEntryChecked(void* function, void* const* args, size_t count,
                       CheckFailure* failure);
 
 /// INVALID_ARGUMENT naming the node, the values and the input of |failure|
-/// (RESOURCE_EXHAUSTED for a failed allocation).
+/// (RESOURCE_EXHAUSTED for a failed allocation, CANCELLED for a cancel).
 strata_status_t checkFailureStatus(const CheckFailure& failure);
 
 /// Ends the run in progress on this thread with RESOURCE_EXHAUSTED because
@@ -41,8 +41,15 @@ strata_status_t checkFailureStatus(const CheckFailure& failure);
 /// run (the caller then returns null).
 void failRunOutOfMemory(uint64_t bytes);
 
+/// Ends the run in progress on this thread with CANCELLED (the handler of
+/// ScopedCancelRequest, reached only through pollCancel); returns outside a
+/// run.
+void failRunCancelled();
+
 /// CheckFailure::kind of a failed allocation (not a strata_check_kind_t).
 constexpr int64_t kOutOfMemoryFailure = -1;
+/// CheckFailure::kind of a cancelled run.
+constexpr int64_t kCancelledFailure = -2;
 
 /// The strata_rt_check_failed import. Ends the run in progress on this
 /// thread; outside callEntryChecked it returns (generated code calls it only

@@ -7,13 +7,15 @@
 
 #include "strata/runtime/session.h"
 
+#include <atomic>
 #include <cinttypes>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 #include <set>
-#include <system_error>
 #include <string>
+#include <system_error>
+#include <utility>
 #include <vector>
 
 #include <memory>
@@ -38,6 +40,9 @@ struct strata_session_t {
   /// Buffers of the generated code, reused from run to run (one reference;
   /// output tensors that kept a buffer hold others).
   strata::runtime::BufferCache* buffers = nullptr;
+  /// Set by strata_session_cancel from any thread; cleared when a run
+  /// starts, read by the imports on the run's thread (pollCancel).
+  std::atomic<bool> cancelRequested{false};
   ~strata_session_t() {
     if (buffers) buffers->release();
   }
@@ -250,12 +255,13 @@ strata_status_t run(strata_session_t* session, const char* entryName,
   {
     ScopedCurrentPool currentPool(session->pool.get());
     ScopedBufferCache currentBuffers(session->buffers);
+    ScopedCancelRequest cancel(&session->cancelRequested, &failRunCancelled);
     completed = callEntryChecked(entry->function, args.data(), args.size(),
                                  &failure);
   }
   if (!completed) {
-    // A failed check or allocation: the results block holds nothing valid;
-    // every buffer the run took is still live in the cache.
+    // A failed check or allocation, or a cancel: the results block holds
+    // nothing valid; every buffer the run took is still live in the cache.
     session->buffers->reclaimLive();
     session->buffers->trimUnused();
     return checkFailureStatus(failure);
@@ -319,6 +325,69 @@ strata_status_t run(strata_session_t* session, const char* entryName,
     return status;
   }
   for (size_t o = 0; o < outputCount; ++o) outputs[o] = created[o];
+  return nullptr;
+}
+
+// Maps |names| to positions of the entry's inputs and runs it; selects
+// the requested outputs (all in manifest order for null |outputNames|).
+strata_status_t runNamed(strata_session_t* session, const char* entryName,
+                         const char* const* inputNames,
+                         const strata_tensor_t* const* inputs,
+                         size_t inputCount, const char* const* outputNames,
+                         strata_tensor_t** outputs, size_t outputCount) {
+  const strata_module_t* module = session->module;
+  const strata_entry_signature_t* signature = nullptr;
+  STRATA_RETURN_IF_ERROR(
+      strata_module_find_entry(module, entryName, &signature));
+  if ((inputCount > 0 && (!inputs || !inputNames)) ||
+      (outputCount > 0 && !outputs)) {
+    return INVALID("input names, inputs and outputs must be non-null");
+  }
+  std::vector<const strata_tensor_t*> ordered(signature->input_count,
+                                              nullptr);
+  std::vector<bool> given(signature->input_count, false);
+  for (size_t i = 0; i < inputCount; ++i) {
+    if (!inputNames[i]) return INVALID("input name %zu is null", i);
+    size_t index = 0;
+    STRATA_RETURN_IF_ERROR(
+        strata_module_input_index(module, entryName, inputNames[i], &index));
+    if (given[index]) {
+      return INVALID("input '%s' of entry '%s' is given twice", inputNames[i],
+                     entryName);
+    }
+    given[index] = true;
+    ordered[index] = inputs[i];
+  }
+  for (size_t i = 0; i < signature->input_count; ++i) {
+    if (!given[i]) {
+      return INVALID("entry '%s' needs input '%s', which is not given",
+                     entryName, signature->inputs[i].name);
+    }
+  }
+  if (!outputNames) {
+    return run(session, entryName, ordered.data(), ordered.size(), outputs,
+               outputCount);
+  }
+  // Position of each requested output in the entry's signature.
+  std::vector<size_t> selected(outputCount);
+  std::vector<bool> taken(signature->output_count, false);
+  for (size_t o = 0; o < outputCount; ++o) {
+    if (!outputNames[o]) return INVALID("output name %zu is null", o);
+    STRATA_RETURN_IF_ERROR(strata_module_output_index(
+        module, entryName, outputNames[o], &selected[o]));
+    if (taken[selected[o]]) {
+      return INVALID("output '%s' of entry '%s' is requested twice",
+                     outputNames[o], entryName);
+    }
+    taken[selected[o]] = true;
+  }
+  std::vector<strata_tensor_t*> all(signature->output_count, nullptr);
+  STRATA_RETURN_IF_ERROR(run(session, entryName, ordered.data(),
+                             ordered.size(), all.data(), all.size()));
+  for (size_t o = 0; o < outputCount; ++o) {
+    outputs[o] = std::exchange(all[selected[o]], nullptr);
+  }
+  for (strata_tensor_t* unused : all) strata_tensor_release(unused);
   return nullptr;
 }
 
@@ -412,6 +481,7 @@ strata_status_t strata_session_run(strata_session_t* session,
     return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
                               "session and entry_name must be non-null");
   }
+  session->cancelRequested.store(false, std::memory_order_relaxed);
   try {
     return strata::runtime::run(session, entry_name, inputs, input_count,
                                 outputs, output_count);
@@ -423,6 +493,34 @@ strata_status_t strata_session_run(strata_session_t* session,
                               "cannot start the worker threads of '%s': %s",
                               entry_name, error.what());
   }
+}
+
+strata_status_t strata_session_run_named(
+    strata_session_t* session, const char* entry_name,
+    const char* const* input_names, const strata_tensor_t* const* inputs,
+    size_t input_count, const char* const* output_names,
+    strata_tensor_t** outputs, size_t output_count) {
+  if (!session || !entry_name) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                              "session and entry_name must be non-null");
+  }
+  session->cancelRequested.store(false, std::memory_order_relaxed);
+  try {
+    return strata::runtime::runNamed(session, entry_name, input_names, inputs,
+                                     input_count, output_names, outputs,
+                                     output_count);
+  } catch (const std::bad_alloc&) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_RESOURCE_EXHAUSTED,
+                              "out of memory while running '%s'", entry_name);
+  } catch (const std::system_error& error) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_RESOURCE_EXHAUSTED,
+                              "cannot start the worker threads of '%s': %s",
+                              entry_name, error.what());
+  }
+}
+
+void strata_session_cancel(strata_session_t* session) {
+  if (session) session->cancelRequested.store(true, std::memory_order_release);
 }
 
 }  // extern "C"

@@ -24,6 +24,9 @@ namespace {
 thread_local ThreadPool* tCurrentPool = nullptr;
 // True while this thread runs a task: nested loops run serially.
 thread_local bool tInTask = false;
+// Set only on the thread that runs an entry (ScopedCancelRequest).
+thread_local const std::atomic<bool>* tCancelRequest = nullptr;
+thread_local void (*tCancelHandler)() = nullptr;
 
 // How long a worker that finds no loop spins before it sleeps: longer than
 // the gaps between the parallel loops of one decode step (serial kernels on
@@ -156,6 +159,7 @@ constexpr int64_t kMinParallelWork = 16384;
 extern "C" void strataRtParallelFor(void (*task)(void*, int64_t, int64_t),
                                     void* context, int64_t begin, int64_t end,
                                     int64_t work) {
+  pollCancel();
   const int64_t n = end - begin;
   if (n <= 0) return;
   ThreadPool* pool = tCurrentPool;
@@ -178,5 +182,22 @@ ScopedCurrentPool::ScopedCurrentPool(ThreadPool* pool)
 }
 
 ScopedCurrentPool::~ScopedCurrentPool() { tCurrentPool = previous_; }
+
+ScopedCancelRequest::ScopedCancelRequest(const std::atomic<bool>* requested,
+                                         void (*onCancel)())
+    : previousRequest_(tCancelRequest), previousHandler_(tCancelHandler) {
+  tCancelRequest = requested;
+  tCancelHandler = onCancel;
+}
+
+ScopedCancelRequest::~ScopedCancelRequest() {
+  tCancelRequest = previousRequest_;
+  tCancelHandler = previousHandler_;
+}
+
+void pollCancel() {
+  if (!tCancelRequest || tInTask || !tCancelHandler) return;
+  if (tCancelRequest->load(std::memory_order_acquire)) tCancelHandler();
+}
 
 }  // namespace strata::runtime

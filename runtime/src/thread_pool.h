@@ -93,6 +93,27 @@ class ScopedCurrentPool {
   ThreadPool* previous_;
 };
 
+/// Makes |*requested| the cancel request of the run in progress on this
+/// thread for the object's lifetime; once it reads true, pollCancel calls
+/// |onCancel|, which ends the run by a non-local return (run_checks.h).
+class ScopedCancelRequest {
+ public:
+  ScopedCancelRequest(const std::atomic<bool>* requested, void (*onCancel)());
+  ~ScopedCancelRequest();
+  ScopedCancelRequest(const ScopedCancelRequest&) = delete;
+  ScopedCancelRequest& operator=(const ScopedCancelRequest&) = delete;
+
+ private:
+  const std::atomic<bool>* previousRequest_;
+  void (*previousHandler_)();
+};
+
+/// Ends the run in progress on this thread if its cancel was requested.
+/// Generated code does not poll, so the imports call this first thing. It
+/// acts only on the run's own thread outside any task: a worker, or the
+/// caller inside a loop, must not skip the loop's completion.
+void pollCancel();
+
 /// Runs f(i) for i in [0, count) on the current pool, or serially.
 template <typename F>
 void parallelFor(size_t count, const F& f) {

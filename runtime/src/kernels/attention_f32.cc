@@ -301,6 +301,7 @@ Operand operandAt(const int64_t* params, int64_t slot) {
 }  // namespace
 
 extern "C" void strataAttentionF32(const int64_t* params) {
+  pollCancel();  // before any object: a cancel skips this frame
   Problem p;
   const int64_t flags = params[STRATA_ATTN_FLAGS];
   p.causal = (flags & STRATA_ATTN_FLAG_CAUSAL) != 0;

@@ -374,6 +374,7 @@ T* address(int64_t value) {
 const MatmulTiles& matmulTiles() { return tiles(); }
 
 extern "C" void strataMatmulF32(const int64_t* params) {
+  pollCancel();  // before any object: a cancel skips this frame
   Problem p;
   p.m = params[STRATA_MM_M];
   p.n = params[STRATA_MM_N];

@@ -5,6 +5,10 @@
 
 #include "thread_pool.h"
 
+#include "kernels/attention_f32.h"
+#include "kernels/matmul_f32.h"
+#include "strata_kernel_abi.h"
+
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
@@ -100,6 +104,61 @@ TEST(ThreadPoolTest, DestroysParkedPool) {
     pool.parallelFor(4, [](size_t) {});
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
+}
+
+std::atomic<int> gCancelPolls{0};
+std::atomic<bool> gPolledOffCaller{false};
+std::thread::id gCaller;
+void countCancel() {
+  gCancelPolls.fetch_add(1);
+  if (std::this_thread::get_id() != gCaller) gPolledOffCaller.store(true);
+}
+
+// The cancel handler runs at each import's start on the run's thread, but
+// never from a worker or from inside a task (nested loops there included).
+TEST(ThreadPoolTest, CancelIsPolledOnTheRunThreadOnly) {
+  ThreadPool pool(3);
+  ScopedCurrentPool current(&pool);
+  std::atomic<bool> requested{false};
+  ScopedCancelRequest cancel(&requested, &countCancel);
+  gCaller = std::this_thread::get_id();
+  gCancelPolls.store(0);
+  std::atomic<int> innerSlices{0};
+  auto outer = [](void* context, int64_t, int64_t) {
+    strataRtParallelFor(
+        [](void* c, int64_t, int64_t) {
+          static_cast<std::atomic<int>*>(c)->fetch_add(1);
+        },
+        context, 0, 8, 1 << 20);
+  };
+  strataRtParallelFor(outer, &innerSlices, 0, 64, 1 << 20);
+  EXPECT_EQ(gCancelPolls.load(), 0);  // not requested
+  requested.store(true);
+  strataRtParallelFor(outer, &innerSlices, 0, 64, 1 << 20);
+  EXPECT_EQ(gCancelPolls.load(), 1);
+  EXPECT_FALSE(gPolledOffCaller.load());
+  EXPECT_GT(innerSlices.load(), 0);
+  // The kernels poll before touching their (here empty) problem.
+  int64_t params[STRATA_MM_PARAM_COUNT] = {};
+  kernels::strataMatmulF32(params);
+  EXPECT_EQ(gCancelPolls.load(), 2);
+  int64_t attention[STRATA_ATTN_PARAM_COUNT] = {};
+  kernels::strataAttentionF32(attention);
+  EXPECT_EQ(gCancelPolls.load(), 3);
+}
+
+TEST(ThreadPoolTest, CancelRequestEndsWithItsScope) {
+  std::atomic<bool> requested{true};
+  { ScopedCancelRequest cancel(&requested, &countCancel); }
+  std::atomic<int> slices{0};
+  gCancelPolls.store(0);
+  strataRtParallelFor(
+      [](void* c, int64_t, int64_t) {
+        static_cast<std::atomic<int>*>(c)->fetch_add(1);
+      },
+      &slices, 0, 4, 1);
+  EXPECT_EQ(slices.load(), 1);
+  EXPECT_EQ(gCancelPolls.load(), 0);
 }
 
 }  // namespace

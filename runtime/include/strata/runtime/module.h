@@ -111,6 +111,20 @@ STRATA_API_EXPORT strata_status_t
 strata_module_find_entry(const strata_module_t* module, const char* name,
                          const strata_entry_signature_t** out_entry);
 
+/// Sets |*out_index| to the position of input |name| in the signature of
+/// entry |entry_name| (the index strata_session_run expects it at).
+/// NOT_FOUND naming the entry (listing the entries) or the input (listing
+/// the entry's inputs) if there is none; INVALID_ARGUMENT for a NULL
+/// argument. |*out_index| is written only on success.
+STRATA_API_EXPORT strata_status_t
+strata_module_input_index(const strata_module_t* module, const char* entry_name,
+                          const char* name, size_t* out_index);
+
+/// As strata_module_input_index, for output |name| of entry |entry_name|.
+STRATA_API_EXPORT strata_status_t strata_module_output_index(
+    const strata_module_t* module, const char* entry_name, const char* name,
+    size_t* out_index);
+
 /// The number of symbolic dims in the module's dim table.
 STRATA_API_EXPORT size_t
 strata_module_symbolic_dim_count(const strata_module_t* module);

@@ -176,6 +176,18 @@ class Module {
                    const strata_entry_signature_t** out) const {
     return Status(strata_module_find_entry(module_, name.c_str(), out));
   }
+  /// strata_module_input_index: the position of input |name| of |entry|.
+  Status inputIndex(const std::string& entry, const std::string& name,
+                    size_t* out) const {
+    return Status(strata_module_input_index(module_, entry.c_str(),
+                                            name.c_str(), out));
+  }
+  /// strata_module_output_index: the position of output |name| of |entry|.
+  Status outputIndex(const std::string& entry, const std::string& name,
+                     size_t* out) const {
+    return Status(strata_module_output_index(module_, entry.c_str(),
+                                             name.c_str(), out));
+  }
 
  private:
   strata_module_t* module_ = nullptr;
@@ -240,6 +252,48 @@ class Session {
     for (strata_tensor_t* result : results) outputs->emplace_back(result);
     return status;
   }
+
+  /// strata_session_run_named: |inputs| as (name, tensor) pairs in any
+  /// order; on success |*outputs| holds the outputs named in
+  /// |output_names|, in that order, or every output in manifest order when
+  /// |output_names| is empty.
+  Status runNamed(
+      const std::string& entry,
+      const std::vector<std::pair<std::string, const Tensor*>>& inputs,
+      const std::vector<std::string>& output_names,
+      std::vector<Tensor>* outputs) {
+    size_t count = output_names.size();
+    if (output_names.empty()) {
+      const strata_entry_signature_t* signature = nullptr;
+      Status status(strata_module_find_entry(strata_session_module(session_),
+                                             entry.c_str(), &signature));
+      if (!status.ok()) return status;
+      count = signature->output_count;
+    }
+    std::vector<const char*> names;
+    std::vector<const strata_tensor_t*> raw;
+    names.reserve(inputs.size());
+    raw.reserve(inputs.size());
+    for (const auto& input : inputs) {
+      names.push_back(input.first.c_str());
+      raw.push_back(input.second ? input.second->get() : nullptr);
+    }
+    std::vector<const char*> wanted;
+    wanted.reserve(output_names.size());
+    for (const std::string& name : output_names) wanted.push_back(name.c_str());
+    std::vector<strata_tensor_t*> results(count, nullptr);
+    Status status(strata_session_run_named(
+        session_, entry.c_str(), names.data(), raw.data(), raw.size(),
+        output_names.empty() ? nullptr : wanted.data(), results.data(),
+        results.size()));
+    if (!status.ok()) return status;
+    outputs->clear();
+    for (strata_tensor_t* result : results) outputs->emplace_back(result);
+    return status;
+  }
+
+  /// strata_session_cancel: stops the run in progress (any thread).
+  void cancel() const { strata_session_cancel(session_); }
 
  private:
   strata_session_t* session_ = nullptr;

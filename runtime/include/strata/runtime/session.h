@@ -4,8 +4,9 @@
 // A strata_session_t runs the entry points of one module: it holds the run
 // options (thread count) and the allocator for outputs, and later the
 // intermediate arena. Thread-safety: a session runs one call at a time (calls
-// on one session need external synchronization); any number of sessions may
-// run the same module concurrently.
+// on one session need external synchronization), except
+// strata_session_cancel, which any thread may call while the session lives;
+// any number of sessions may run the same module concurrently.
 
 #ifndef STRATA_RUNTIME_SESSION_H_
 #define STRATA_RUNTIME_SESSION_H_
@@ -87,12 +88,37 @@ STRATA_API_EXPORT size_t strata_session_trim(strata_session_t* session);
 /// first: count, dtype, rank, static dims, symbolic dims at most their
 /// maximum and bound to one value across all inputs; a mismatch returns
 /// INVALID_ARGUMENT naming the input. NOT_FOUND if there is no such entry;
-/// INTERNAL if the generated code returns a malformed output. |outputs| is
-/// written only on success.
+/// INTERNAL if the generated code returns a malformed output; CANCELLED if
+/// strata_session_cancel stopped it. |outputs| is written only on success.
 STRATA_API_EXPORT strata_status_t
 strata_session_run(strata_session_t* session, const char* entry_name,
                    const strata_tensor_t* const* inputs, size_t input_count,
                    strata_tensor_t** outputs, size_t output_count);
+
+/// strata_session_run with inputs and outputs by name. |input_names[i]|
+/// names the input |inputs[i]| is for; each input of the entry must be
+/// named exactly once, in any order. |output_names| NULL returns every
+/// output in manifest order (|output_count| must equal the entry's output
+/// count); otherwise |outputs[o]| receives output |output_names[o]|, each
+/// named at most once, and the outputs not named are released. NOT_FOUND
+/// naming an unknown entry, input or output; INVALID_ARGUMENT naming an
+/// input given twice or not given, or an output requested twice, and for
+/// everything strata_session_run rejects. |outputs| is written only on
+/// success.
+STRATA_API_EXPORT strata_status_t strata_session_run_named(
+    strata_session_t* session, const char* entry_name,
+    const char* const* input_names, const strata_tensor_t* const* inputs,
+    size_t input_count, const char* const* output_names,
+    strata_tensor_t** outputs, size_t output_count);
+
+/// Asks the run in progress on |session| to stop; callable from any thread
+/// (NULL is allowed). The run stops at its next parallel loop or
+/// matmul/attention kernel call and returns CANCELLED with no outputs, its
+/// buffers back in the session's cache; the session stays usable. A run
+/// that ends before it reaches such a point returns as usual. Each run
+/// starts by clearing the request, so a cancel made while no run is in
+/// progress has no effect: it cancels only a run already started.
+STRATA_API_EXPORT void strata_session_cancel(strata_session_t* session);
 
 #ifdef __cplusplus
 }  // extern "C"

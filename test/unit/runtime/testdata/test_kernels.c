@@ -36,7 +36,9 @@ typedef struct {
 /* Kernel ABI v2 imports: results come from the runtime's allocator, as in
  * generated code; the runtime binds the pointer after loading. */
 EXPORT void* (*__strata_import_strata_rt_alloc)(uint64_t) = 0;
-EXPORT const uint32_t __strata_import_count = 1;
+EXPORT void (*__strata_import_strata_rt_parallel_for)(
+    void (*)(void*, int64_t, int64_t), void*, int64_t, int64_t, int64_t) = 0;
+EXPORT const uint32_t __strata_import_count = 2;
 
 static void* alloc_result(size_t bytes) {
   return __strata_import_strata_rt_alloc(bytes ? bytes : 1);
@@ -140,4 +142,32 @@ EXPORT void strata_test_bad_stride(desc2* y, desc2* x, desc1* weights) {
 EXPORT void strata_test_echo(desc1* y, desc1* x, desc1* weights) {
   (void)weights;
   *y = *x;
+}
+
+/* loops(x: f32[1024], n: i64[], hook: i64[2]) -> y: f32[1024] = x + n:
+ * n parallel loops that each add 1 to every element, as generated code
+ * issues one loop per op. hook = {function, context}, when function is
+ * nonzero, is called as function(context, i) on the calling thread before
+ * loop i, so a test can act at a known point of the run. */
+static void add_one(void* context, int64_t begin, int64_t end) {
+  float* y = (float*)context;
+  for (int64_t i = begin; i < end; ++i) y[i] += 1.0f;
+}
+
+EXPORT void strata_test_loops(desc1* y, desc1* x, desc0* n, desc1* hook,
+                              desc1* weights) {
+  (void)weights;
+  const int64_t count = x->sizes[0];
+  float* out = (float*)alloc_result((size_t)count * sizeof(float));
+  memcpy(out, x->aligned, (size_t)count * sizeof(float));
+  const int64_t loops = *(const int64_t*)n->aligned;
+  const int64_t* h = (const int64_t*)hook->aligned;
+  void (*function)(void*, int64_t) = (void (*)(void*, int64_t))(intptr_t)h[0];
+  void* context = (void*)(intptr_t)h[1];
+  for (int64_t i = 0; i < loops; ++i) {
+    if (function) function(context, i);
+    /* work above the runtime's threshold, so the pool runs the loop */
+    __strata_import_strata_rt_parallel_for(add_one, out, 0, count, 1 << 20);
+  }
+  set1(y, out, count);
 }
