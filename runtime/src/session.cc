@@ -471,20 +471,24 @@ size_t strata_session_trim(strata_session_t* session) {
   return session ? session->buffers->trimAll() : 0;
 }
 
-strata_status_t strata_session_run(strata_session_t* session,
-                                   const char* entry_name,
-                                   const strata_tensor_t* const* inputs,
-                                   size_t input_count,
-                                   strata_tensor_t** outputs,
-                                   size_t output_count) {
+}  // extern "C"
+
+namespace {
+
+// The C boundary of both run calls: argument check, the cancel flag
+// cleared (a cancel cancels only a run in progress), and the failures that
+// surface as C++ exceptions from the runtime's own code turned into
+// statuses.
+template <typename Run>
+strata_status_t guardedRun(strata_session_t* session, const char* entry_name,
+                           Run run) {
   if (!session || !entry_name) {
     return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
                               "session and entry_name must be non-null");
   }
   session->cancelRequested.store(false, std::memory_order_relaxed);
   try {
-    return strata::runtime::run(session, entry_name, inputs, input_count,
-                                outputs, output_count);
+    return run();
   } catch (const std::bad_alloc&) {
     return STRATA_MAKE_STATUS(STRATA_STATUS_RESOURCE_EXHAUSTED,
                               "out of memory while running '%s'", entry_name);
@@ -495,28 +499,32 @@ strata_status_t strata_session_run(strata_session_t* session,
   }
 }
 
+}  // namespace
+
+extern "C" {
+
+strata_status_t strata_session_run(strata_session_t* session,
+                                   const char* entry_name,
+                                   const strata_tensor_t* const* inputs,
+                                   size_t input_count,
+                                   strata_tensor_t** outputs,
+                                   size_t output_count) {
+  return guardedRun(session, entry_name, [&] {
+    return strata::runtime::run(session, entry_name, inputs, input_count,
+                                outputs, output_count);
+  });
+}
+
 strata_status_t strata_session_run_named(
     strata_session_t* session, const char* entry_name,
     const char* const* input_names, const strata_tensor_t* const* inputs,
     size_t input_count, const char* const* output_names,
     strata_tensor_t** outputs, size_t output_count) {
-  if (!session || !entry_name) {
-    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
-                              "session and entry_name must be non-null");
-  }
-  session->cancelRequested.store(false, std::memory_order_relaxed);
-  try {
+  return guardedRun(session, entry_name, [&] {
     return strata::runtime::runNamed(session, entry_name, input_names, inputs,
                                      input_count, output_names, outputs,
                                      output_count);
-  } catch (const std::bad_alloc&) {
-    return STRATA_MAKE_STATUS(STRATA_STATUS_RESOURCE_EXHAUSTED,
-                              "out of memory while running '%s'", entry_name);
-  } catch (const std::system_error& error) {
-    return STRATA_MAKE_STATUS(STRATA_STATUS_RESOURCE_EXHAUSTED,
-                              "cannot start the worker threads of '%s': %s",
-                              entry_name, error.what());
-  }
+  });
 }
 
 void strata_session_cancel(strata_session_t* session) {
