@@ -15,6 +15,8 @@
 # STRATA_FUZZ_FIXTURES overrides the fixture list; the fuzzer's other
 # STRATA_FUZZ_* variables pass through (docs/testing.md).
 set -euo pipefail
+# shellcheck source=scripts/fuzz-common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/fuzz-common.sh"
 
 SECONDS_TO_RUN="${1:-600}"
 shift $(( $# > 0 ? 1 : 0 ))
@@ -88,23 +90,7 @@ for fixture in "${FIXTURES[@]}"; do
     2>&1 | tee "$part"
   rc=${PIPESTATUS[0]}
   set -e
-  { echo "=== $fixture"; cat "$part"; } >> "$LOG"
-  found=$(find "$CRASHES" -type f -name "$fixture-*" -newer "$MARKER" | wc -l)
-  # With -fork=1 -ignore_crashes=1 libFuzzer exits 0 even after crashes.
-  if [ "$rc" -ne 0 ] || [ "$found" -gt 0 ]; then
-    status=1
-  fi
-  # A plain run ends with stat:: lines, a fork run with a status line.
-  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$part" | tail -n 1)
-  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$part" | tail -n 1)
-  if [ -z "$execs" ]; then
-    last=$(grep -E '^#[0-9]+: cov:' "$part" | tail -n 1 || true)
-    execs=$(sed -n 's/^#\([0-9]*\):.*/\1/p' <<< "$last")
-    secs=$(sed -n 's/.* time: *\([0-9]*\)s.*/\1/p' <<< "$last")
-    [ -n "$execs" ] && [ "${secs:-0}" -gt 0 ] && rate=$(( execs / secs ))
-  fi
-  summary+=("$fixture: ${execs:-?} executions (${rate:-?}/s), exit status $rc, $found new artifact(s)")
-  rm -f "$part"
+  fuzz_result "$fixture" "$part" "$rc"
 done
 
 echo "==> final stats"

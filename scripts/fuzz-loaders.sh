@@ -14,6 +14,8 @@
 # STRATA_FUZZ_LOADERS picks the fuzzers ("loader npy"), STRATA_FUZZ_RT_BUILD_DIR
 # the build folder (docs/testing.md).
 set -euo pipefail
+# shellcheck source=scripts/fuzz-common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/fuzz-common.sh"
 
 SECONDS_TO_RUN="${1:-600}"
 shift $(( $# > 0 ? 1 : 0 ))
@@ -60,26 +62,7 @@ for fuzzer in "${FUZZERS[@]}"; do
     2>&1 | tee "$part"
   rc=${PIPESTATUS[0]}
   set -e
-  { echo "=== $fuzzer"; cat "$part"; } >> "$LOG"
-  found=$(find "$CRASHES" -type f -name "$fuzzer-*" -newer "$MARKER" | wc -l)
-  # With -fork=1 -ignore_crashes=1 libFuzzer exits 0 even after crashes.
-  if [ "$rc" -ne 0 ] || [ "$found" -gt 0 ]; then
-    status=1
-  fi
-  # A plain run ends with stat:: lines, a fork run with a status line.
-  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$part" | tail -n 1)
-  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$part" | tail -n 1)
-  if [ -z "$execs" ]; then
-    last=$(grep -E '^#[0-9]+: cov:' "$part" | tail -n 1 || true)
-    execs=$(sed -n 's/^#\([0-9]*\):.*/\1/p' <<< "$last")
-    secs=$(sed -n 's/.* time: *\([0-9]*\)s.*/\1/p' <<< "$last")
-    [ -n "$execs" ] && [ "${secs:-0}" -gt 0 ] && rate=$(( execs / secs ))
-  fi
-  cov=$(grep -E '^#[0-9]+.*cov: ' "$part" | tail -n 1 |
-        sed -n 's/.*cov: \([0-9]*\).*/\1/p' || true)
-  summary+=("$fuzzer: ${execs:-?} executions (${rate:-?}/s), ${cov:-?} edges,"\
-" exit status $rc, $found new artifact(s)")
-  rm -f "$part"
+  fuzz_result "$fuzzer" "$part" "$rc"
 done
 
 echo "==> final stats"
