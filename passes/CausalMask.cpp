@@ -1,4 +1,4 @@
-//===- CausalMask.cpp - Symbolic extents and triangular masks -------------===//
+//===- CausalMask.cpp - Triangular attention masks ------------------------===//
 // SPDX-License-Identifier: Apache-2.0
 // See CausalMask.h.
 
@@ -15,46 +15,9 @@ using namespace strata::ir;
 
 namespace strata {
 
-//===----------------------------------------------------------------------===//
-// SymbolicIndex
-//===----------------------------------------------------------------------===//
-
 namespace {
 
-SymbolicIndex combine(const SymbolicIndex &a, const SymbolicIndex &b,
-                      int64_t sign) {
-  SymbolicIndex r;
-  r.constant = a.constant + sign * b.constant;
-  r.terms = a.terms;
-  for (auto [value, dim, coeff] : b.terms) {
-    auto it = llvm::find_if(r.terms, [&](const auto &t) {
-      return std::get<0>(t) == value && std::get<1>(t) == dim;
-    });
-    if (it != r.terms.end())
-      std::get<2>(*it) += sign * coeff;
-    else
-      r.terms.emplace_back(value, dim, sign * coeff);
-  }
-  llvm::erase_if(r.terms, [](const auto &t) { return std::get<2>(t) == 0; });
-  llvm::sort(r.terms, [](const auto &x, const auto &y) {
-    const void *px = std::get<0>(x).getAsOpaquePointer();
-    const void *py = std::get<0>(y).getAsOpaquePointer();
-    return px != py ? px < py : std::get<1>(x) < std::get<1>(y);
-  });
-  return r;
-}
-
 constexpr int kMaxDepth = 32;
-
-/// Maps a possibly negative |index| into [0, n) (ONNX gather/slice rules for
-/// one element); std::nullopt when out of range.
-std::optional<int64_t> normalizeIndex(int64_t index, int64_t n) {
-  if (index < 0)
-    index += n;
-  if (index < 0 || index >= n)
-    return std::nullopt;
-  return index;
-}
 
 /// Number of elements of a static-shaped tensor, else std::nullopt.
 std::optional<int64_t> staticCount(Value v) {
@@ -64,222 +27,8 @@ std::optional<int64_t> staticCount(Value v) {
   return type.getNumElements();
 }
 
-SymbolicIndex extentOfImpl(Value v, int64_t dim, int depth);
-
-/// Element |index| of a 0-D or 1-D integer tensor computed from shapes and
-/// constants (Shape, Gather, Slice, Concat, Reshape, Cast, Add, Sub).
-std::optional<SymbolicIndex> elementAt(Value v, int64_t index, int depth) {
-  auto type = dyn_cast<RankedTensorType>(v.getType());
-  std::optional<int64_t> n = staticCount(v);
-  if (!type || !n || type.getRank() > 1 || depth > kMaxDepth ||
-      !isa<IntegerType>(type.getElementType()) ||
-      type.getElementType().isInteger(1) || index < 0 || index >= *n)
-    return std::nullopt;
-  Operation *op = v.getDefiningOp();
-  if (!op)
-    return std::nullopt;
-  if (auto constant = dyn_cast<ConstantOp>(op)) {
-    auto ints = dyn_cast<DenseIntElementsAttr>(constant.getValue());
-    if (!ints)
-      return std::nullopt;
-    return SymbolicIndex::of(
-        (*(ints.value_begin<APInt>() + index)).getSExtValue());
-  }
-  if (auto shape = dyn_cast<ShapeOp>(op)) {
-    auto inputType = cast<RankedTensorType>(shape.getInput().getType());
-    int64_t rank = inputType.getRank();
-    int64_t start = shape.getStart();
-    if (start < 0)
-      start += rank;
-    start = std::clamp<int64_t>(start, 0, rank);
-    if (start + index >= rank)
-      return std::nullopt;
-    return extentOfImpl(shape.getInput(), start + index, depth + 1);
-  }
-  if (isa<ReshapeOp, CastOp>(op)) {
-    Value input = op->getOperand(0);
-    auto inputType = dyn_cast<RankedTensorType>(input.getType());
-    if (!inputType || inputType.getRank() > 1 || staticCount(input) != n)
-      return std::nullopt;
-    return elementAt(input, index, depth + 1);
-  }
-  if (auto concat = dyn_cast<ConcatOp>(op)) {
-    for (Value input : concat.getInputs()) {
-      std::optional<int64_t> m = staticCount(input);
-      if (!m)
-        return std::nullopt;
-      if (index < *m)
-        return elementAt(input, index, depth + 1);
-      index -= *m;
-    }
-    return std::nullopt;
-  }
-  if (auto slice = dyn_cast<SliceOp>(op)) {
-    std::optional<int64_t> m = staticCount(slice.getInput());
-    std::optional<SymbolicIndex> start =
-        elementAt(slice.getStarts(), 0, depth + 1);
-    std::optional<SymbolicIndex> step =
-        elementAt(slice.getSteps(), 0, depth + 1);
-    if (!m || slice.getAxes().size() != 1 || !start || !step ||
-        step->getConstant() != 1 || !start->getConstant())
-      return std::nullopt;
-    int64_t first = *start->getConstant();
-    if (first < 0)
-      first += *m;
-    first = std::clamp<int64_t>(first, 0, *m);
-    return elementAt(slice.getInput(), first + index, depth + 1);
-  }
-  if (auto gather = dyn_cast<GatherOp>(op)) {
-    std::optional<int64_t> m = staticCount(gather.getData());
-    std::optional<SymbolicIndex> at =
-        elementAt(gather.getIndices(), index, depth + 1);
-    if (!m || gather.getAxis() != 0 || !at || !at->getConstant() ||
-        cast<RankedTensorType>(gather.getData().getType()).getRank() != 1)
-      return std::nullopt;
-    std::optional<int64_t> i = normalizeIndex(*at->getConstant(), *m);
-    if (!i)
-      return std::nullopt;
-    return elementAt(gather.getData(), *i, depth + 1);
-  }
-  // where(equal(a, b), t, f), as torch's expand(-1) shapes are spelled:
-  // decided when a and b are constants, or one is an extent (>= 0) and the
-  // other a negative constant.
-  if (auto where = dyn_cast<WhereOp>(op)) {
-    auto equal = where.getCondition().getDefiningOp<EqualOp>();
-    if (!equal || staticCount(equal.getLhs()) != n ||
-        staticCount(equal.getRhs()) != n)
-      return std::nullopt;
-    std::optional<SymbolicIndex> a = elementAt(equal.getLhs(), index, depth + 1);
-    std::optional<SymbolicIndex> b = elementAt(equal.getRhs(), index, depth + 1);
-    if (!a || !b)
-      return std::nullopt;
-    auto nonNegative = [](const SymbolicIndex &x) {
-      return x.constant >= 0 && llvm::all_of(x.terms, [](const auto &t) {
-               return std::get<2>(t) > 0;
-             });
-    };
-    auto negative = [](const SymbolicIndex &x) {
-      return x.getConstant() && *x.getConstant() < 0;
-    };
-    std::optional<bool> same;
-    if (a->getConstant() && b->getConstant())
-      same = *a->getConstant() == *b->getConstant();
-    else if ((nonNegative(*a) && negative(*b)) ||
-             (nonNegative(*b) && negative(*a)))
-      same = false;
-    if (!same)
-      return std::nullopt;
-    Value chosen = *same ? where.getTrueValue() : where.getFalseValue();
-    std::optional<int64_t> m = staticCount(chosen);
-    if (!m)
-      return std::nullopt;
-    return elementAt(chosen, *m == 1 ? 0 : index, depth + 1);
-  }
-  if (isa<AddOp, SubOp>(op)) {
-    auto operand = [&](Value x) -> std::optional<SymbolicIndex> {
-      std::optional<int64_t> m = staticCount(x);
-      if (!m)
-        return std::nullopt;
-      return elementAt(x, *m == 1 ? 0 : index, depth + 1);
-    };
-    std::optional<SymbolicIndex> a = operand(op->getOperand(0));
-    std::optional<SymbolicIndex> b = operand(op->getOperand(1));
-    if (!a || !b)
-      return std::nullopt;
-    return isa<AddOp>(op) ? *a + *b : *a - *b;
-  }
-  return std::nullopt;
-}
-
 /// True if |v| has one element (a scalar broadcast against anything).
 bool isOneElement(Value v) { return staticCount(v) == 1; }
-
-SymbolicIndex extentOfImpl(Value v, int64_t dim, int depth) {
-  auto type = cast<RankedTensorType>(v.getType());
-  if (!type.isDynamicDim(dim))
-    return SymbolicIndex::of(type.getDimSize(dim));
-  SymbolicIndex self;
-  self.terms.emplace_back(v, dim, 1);
-  Operation *op = v.getDefiningOp();
-  if (!op || depth > kMaxDepth)
-    return self;
-  if (auto transpose = dyn_cast<TransposeOp>(op))
-    return extentOfImpl(transpose.getInput(), transpose.getPermutation()[dim],
-                        depth + 1);
-  // Ops whose result has the shape of their only operand.
-  if (op->getNumOperands() == 1 &&
-      (isa<CastOp>(op) ||
-       op->hasTrait<OpTrait::SameOperandsAndResultType>()))
-    return extentOfImpl(op->getOperand(0), dim, depth + 1);
-  // x * c, x / c, x + c, x - c with a one-element c: the extents of x.
-  if (isa<AddOp, SubOp, MulOp, DivOp>(op)) {
-    for (auto [x, c] : {std::pair(op->getOperand(0), op->getOperand(1)),
-                        std::pair(op->getOperand(1), op->getOperand(0))})
-      if (isOneElement(c) && x.getType() == v.getType())
-        return extentOfImpl(x, dim, depth + 1);
-    return self;
-  }
-  if (auto concat = dyn_cast<ConcatOp>(op)) {
-    int64_t axis = concat.getAxis();
-    if (axis < 0)
-      axis += type.getRank();
-    if (axis != dim)
-      return extentOfImpl(concat.getInputs().front(), dim, depth + 1);
-    return self;
-  }
-  if (auto split = dyn_cast<SplitOp>(op)) {
-    int64_t axis = split.getAxis();
-    if (axis < 0)
-      axis += type.getRank();
-    if (axis != dim)
-      return extentOfImpl(split.getInput(), dim, depth + 1);
-    return self;
-  }
-  if (auto reshape = dyn_cast<ReshapeOp>(op); reshape && reshape.getShape()) {
-    std::optional<SymbolicIndex> e =
-        elementAt(reshape.getShape(), dim, depth + 1);
-    if (!e)
-      return self;
-    // ONNX: 0 copies the input extent at the same position.
-    if (e->getConstant() == 0) {
-      auto inputType = cast<RankedTensorType>(reshape.getInput().getType());
-      if (dim < inputType.getRank())
-        return extentOfImpl(reshape.getInput(), dim, depth + 1);
-      return self;
-    }
-    if (e->getConstant() && *e->getConstant() < 0)
-      return self; // the inferred -1
-    return *e;
-  }
-  if (auto fill = dyn_cast<ConstantOfShapeOp>(op)) {
-    if (std::optional<SymbolicIndex> e =
-            elementAt(fill.getShape(), dim, depth + 1))
-      return *e;
-    return self;
-  }
-  if (auto expand = dyn_cast<ExpandOp>(op)) {
-    // Aligned to the end: the input extent unless it is 1, else the shape's.
-    auto inputType = cast<RankedTensorType>(expand.getInput().getType());
-    int64_t inputDim = dim - (type.getRank() - inputType.getRank());
-    std::optional<int64_t> shapeRank = staticCount(expand.getShape());
-    if (!shapeRank)
-      return self;
-    int64_t shapeDim = dim - (type.getRank() - *shapeRank);
-    std::optional<SymbolicIndex> s;
-    if (shapeDim >= 0)
-      s = elementAt(expand.getShape(), shapeDim, depth + 1);
-    if (inputDim >= 0 && (shapeDim < 0 || (s && s->getConstant() == 1)))
-      return extentOfImpl(expand.getInput(), inputDim, depth + 1);
-    if (s && (inputDim < 0 || inputType.getDimSize(inputDim) == 1))
-      return *s;
-    // Both extents the same: the broadcast is that extent.
-    if (s && inputDim >= 0 &&
-        *s == extentOfImpl(expand.getInput(), inputDim, depth + 1))
-      return *s;
-    return self;
-  }
-  return self;
-}
 
 //===----------------------------------------------------------------------===//
 // Triangular masks
@@ -380,8 +129,7 @@ std::optional<Triangle> constantTriangle(ConstantOp constant) {
     return std::nullopt;
   bool setIsVisible = !additive && setAtOrigin == 1;
   int64_t visibleInRow0 = 0;
-  while (visibleInRow0 < cols &&
-         (at(visibleInRow0) == 1) == setIsVisible)
+  while (visibleInRow0 < cols && (at(visibleInRow0) == 1) == setIsVisible)
     ++visibleInRow0;
   int64_t offset = visibleInRow0 - 1;
   for (int64_t i = 0; i < rows; ++i)
@@ -406,6 +154,122 @@ bool isZeroSplat(Value v) {
   return x && *x == 0.0 && isOneElement(v);
 }
 
+/// An integer tensor whose element at index `idx` is `base + idx[axis]`
+/// whatever its other dims: the position ids masks are built from.
+struct Ramp {
+  int64_t axis;
+  SymbolicIndex base, extent;
+};
+
+/// |v| as a ramp: range(start, limit, 1), with unit dims added (reshape),
+/// broadcast (expand), shifted by a scalar (add, sub) or cast.
+std::optional<Ramp> rampOf(Value v, int depth) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  Operation *op = v.getDefiningOp();
+  if (!type || !op || depth > kMaxDepth ||
+      !isa<IntegerType>(type.getElementType()) ||
+      type.getElementType().isInteger(1))
+    return std::nullopt;
+  int64_t rank = type.getRank();
+  // A ramp of |x| (of lower or equal rank) broadcast into |v|.
+  auto aligned = [&](Value x) -> std::optional<Ramp> {
+    std::optional<Ramp> r = rampOf(x, depth + 1);
+    if (!r)
+      return std::nullopt;
+    r->axis += rank - cast<RankedTensorType>(x.getType()).getRank();
+    if (r->axis < 0 || extentOf(v, r->axis) != r->extent)
+      return std::nullopt;
+    return r;
+  };
+  if (auto range = dyn_cast<RangeOp>(op)) {
+    std::optional<SymbolicIndex> start = elementOf(range.getStart(), 0);
+    std::optional<SymbolicIndex> delta = elementOf(range.getDelta(), 0);
+    if (!start || !delta || delta->getConstant() != 1)
+      return std::nullopt;
+    return Ramp{0, *start, extentOf(v, 0)};
+  }
+  if (auto cast = dyn_cast<CastOp>(op))
+    return aligned(cast.getInput());
+  if (isa<ExpandOp>(op))
+    return aligned(op->getOperand(0));
+  if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+    // Only unit dims added or removed: one result dim is not 1, and the
+    // input's dims other than the ramp's are 1.
+    std::optional<Ramp> r = rampOf(reshape.getInput(), depth + 1);
+    auto inputType = cast<RankedTensorType>(reshape.getInput().getType());
+    if (!r)
+      return std::nullopt;
+    for (int64_t d = 0; d < inputType.getRank(); ++d)
+      if (d != r->axis && inputType.getDimSize(d) != 1)
+        return std::nullopt;
+    int64_t axis = -1;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (type.getDimSize(d) == 1)
+        continue;
+      if (axis >= 0)
+        return std::nullopt;
+      axis = d;
+    }
+    if (axis < 0)
+      return std::nullopt;
+    // The element count is kept, so the one dim has the ramp's extent.
+    r->axis = axis;
+    return r;
+  }
+  if (isa<AddOp, SubOp>(op)) {
+    for (auto [x, c] : {std::pair(op->getOperand(0), op->getOperand(1)),
+                        std::pair(op->getOperand(1), op->getOperand(0))}) {
+      if (!isOneElement(c) || (isa<SubOp>(op) && x != op->getOperand(0)))
+        continue;
+      std::optional<SymbolicIndex> shift = elementOf(c, 0);
+      std::optional<Ramp> r = shift ? aligned(x) : std::nullopt;
+      if (!r)
+        continue;
+      r->base = isa<AddOp>(op) ? r->base + *shift : r->base - *shift;
+      return r;
+    }
+  }
+  return std::nullopt;
+}
+
+/// A comparison of a key-position ramp (last dim) with a query-position
+/// ramp (second to last dim) as a triangle: `k <= q + c` keeps, `q < k + c`
+/// drops (either operand order, strict or not).
+std::optional<Triangle> comparisonTriangle(Operation *op, int64_t rank,
+                                           int depth) {
+  auto aligned = [&](Value x) -> std::optional<Ramp> {
+    std::optional<Ramp> r = rampOf(x, depth + 1);
+    if (r)
+      r->axis += rank - cast<RankedTensorType>(x.getType()).getRank();
+    return r;
+  };
+  std::optional<Ramp> a = aligned(op->getOperand(0));
+  std::optional<Ramp> b = aligned(op->getOperand(1));
+  if (!a || !b)
+    return std::nullopt;
+  // As a <= b or a < b.
+  bool strict = isa<LessOp, GreaterOp>(op);
+  if (isa<GreaterEqualOp, GreaterOp>(op))
+    std::swap(a, b);
+  SymbolicIndex one = SymbolicIndex::of(1);
+  if (a->axis == rank - 1 && b->axis == rank - 2) {
+    // bk + j <= bq + i: key j visible iff j <= i + bq - bk (- 1 if strict).
+    SymbolicIndex offset = b->base - a->base;
+    if (strict)
+      offset = offset - one;
+    return Triangle{offset, b->extent, a->extent, MaskKind::Keep};
+  }
+  if (a->axis == rank - 2 && b->axis == rank - 1) {
+    // bq + i < bk + j marks j hidden: visible iff j <= i + bq - bk (- 1 if
+    // not strict).
+    SymbolicIndex offset = a->base - b->base;
+    if (!strict)
+      offset = offset - one;
+    return Triangle{offset, a->extent, b->extent, MaskKind::Drop};
+  }
+  return std::nullopt;
+}
+
 std::optional<Triangle> triangleOf(Value v, int depth) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
   Operation *op = v.getDefiningOp();
@@ -420,6 +284,8 @@ std::optional<Triangle> triangleOf(Value v, int depth) {
   };
   if (auto constant = dyn_cast<ConstantOp>(op))
     return constantTriangle(constant);
+  if (isa<LessEqualOp, LessOp, GreaterEqualOp, GreaterOp>(op))
+    return comparisonTriangle(op, rank, depth);
   if (auto notOp = dyn_cast<NotOp>(op))
     return flip(triangleOf(notOp.getInput(), depth + 1));
   // equal(x, 0) is not(x) for a 0/1 (or bool) x.
@@ -447,16 +313,15 @@ std::optional<Triangle> triangleOf(Value v, int depth) {
       return std::nullopt;
     SymbolicIndex k = SymbolicIndex::of(0);
     if (Value kv = trilu.getK()) {
-      std::optional<SymbolicIndex> e = elementAt(kv, 0, depth + 1);
+      std::optional<SymbolicIndex> e = elementOf(kv, 0);
       if (!e)
         return std::nullopt;
       k = *e;
     }
-    Triangle t{k, extentOfImpl(trilu.getInput(), rank - 2, depth + 1),
-               extentOfImpl(trilu.getInput(), rank - 1, depth + 1),
-               MaskKind::Keep};
-    bool additive = isa<FloatType>(type.getElementType()) &&
-                    isHiddenFill(*fill);
+    Triangle t{k, extentOf(trilu.getInput(), rank - 2),
+               extentOf(trilu.getInput(), rank - 1), MaskKind::Keep};
+    bool additive =
+        isa<FloatType>(type.getElementType()) && isHiddenFill(*fill);
     if (!trilu.getUpper()) {
       // Set where j - i <= k: visible there (a bool-like lower triangle).
       if (additive)
@@ -489,12 +354,9 @@ std::optional<Triangle> triangleOf(Value v, int depth) {
       return std::nullopt;
     for (auto [i, axis] : llvm::enumerate(slice.getAxes())) {
       int64_t a = axis < 0 ? axis + rank : axis;
-      std::optional<SymbolicIndex> start =
-          elementAt(slice.getStarts(), i, depth + 1);
-      std::optional<SymbolicIndex> end =
-          elementAt(slice.getEnds(), i, depth + 1);
-      std::optional<SymbolicIndex> step =
-          elementAt(slice.getSteps(), i, depth + 1);
+      std::optional<SymbolicIndex> start = elementOf(slice.getStarts(), i);
+      std::optional<SymbolicIndex> end = elementOf(slice.getEnds(), i);
+      std::optional<SymbolicIndex> step = elementOf(slice.getSteps(), i);
       if (!start || !end || !step || step->getConstant() != 1 ||
           (start->getConstant() && *start->getConstant() < 0) ||
           (end->getConstant() && *end->getConstant() < 0))
@@ -518,6 +380,30 @@ std::optional<Triangle> triangleOf(Value v, int depth) {
     }
     return t;
   }
+  // concat(visible, T) along the keys: a block of keys every query sees
+  // before T (a past the causal mask was built without) shifts it.
+  if (auto concat = dyn_cast<ConcatOp>(op)) {
+    int64_t axis = static_cast<int64_t>(concat.getAxis());
+    if (axis < 0)
+      axis += rank;
+    if (axis != rank - 1 || concat.getInputs().size() != 2)
+      return std::nullopt;
+    Value block = concat.getInputs()[0];
+    std::optional<Triangle> t = triangleOf(concat.getInputs()[1], depth + 1);
+    std::optional<double> fill = splatValue(block);
+    if (!t || !fill ||
+        extentOf(block, rank - 2) != extentOf(concat.getInputs()[1], rank - 2))
+      return std::nullopt;
+    bool visible = t->kind == MaskKind::Additive ? *fill == 0.0
+                   : t->kind == MaskKind::Keep   ? *fill != 0.0
+                                                 : *fill == 0.0;
+    if (!visible)
+      return std::nullopt;
+    SymbolicIndex width = extentOf(block, rank - 1);
+    t->offset = t->offset + width;
+    t->cols = t->cols + width;
+    return t;
+  }
   // Expand and reshape only add or broadcast leading dims: the last two
   // extents must be unchanged.
   if (isa<ExpandOp, ReshapeOp>(op)) {
@@ -528,14 +414,12 @@ std::optional<Triangle> triangleOf(Value v, int depth) {
     std::optional<Triangle> t = triangleOf(input, depth + 1);
     if (!t)
       return std::nullopt;
-    if (isa<ReshapeOp>(op) &&
-        (llvm::any_of(inputType.getShape().drop_back(2),
-                      [](int64_t e) { return e != 1; }) ||
-         llvm::any_of(type.getShape().drop_back(2),
-                      [](int64_t e) { return e != 1; })))
+    if (isa<ReshapeOp>(op) && (llvm::any_of(inputType.getShape().drop_back(2),
+                                            [](int64_t e) { return e != 1; }) ||
+                               llvm::any_of(type.getShape().drop_back(2),
+                                            [](int64_t e) { return e != 1; })))
       return std::nullopt;
-    if (extentOfImpl(v, rank - 2, depth + 1) != t->rows ||
-        extentOfImpl(v, rank - 1, depth + 1) != t->cols)
+    if (extentOf(v, rank - 2) != t->rows || extentOf(v, rank - 1) != t->cols)
       return std::nullopt;
     return t;
   }
@@ -544,28 +428,73 @@ std::optional<Triangle> triangleOf(Value v, int depth) {
 
 } // namespace
 
-SymbolicIndex SymbolicIndex::operator+(const SymbolicIndex &other) const {
-  return combine(*this, other, 1);
-}
-
-SymbolicIndex SymbolicIndex::operator-(const SymbolicIndex &other) const {
-  return combine(*this, other, -1);
-}
-
-bool SymbolicIndex::operator==(const SymbolicIndex &other) const {
-  SymbolicIndex d = *this - other;
-  return d.constant == 0 && d.terms.empty();
-}
-
-SymbolicIndex extentOf(Value v, int64_t dim) {
-  return extentOfImpl(v, dim, 0);
-}
-
 bool isEndAlignedCausalMask(Value mask, MaskKind kind, const SymbolicIndex &sq,
                             const SymbolicIndex &sk) {
   std::optional<Triangle> t = triangleOf(mask, 0);
   return t && t->kind == kind && t->rows == sq && t->cols == sk &&
          t->offset == sk - sq;
+}
+
+std::optional<CausalSplit> splitEndAlignedCausalMask(Value mask, MaskKind kind,
+                                                     const SymbolicIndex &sq,
+                                                     const SymbolicIndex &sk) {
+  CausalSplit split;
+  Value keep = mask;
+  if (kind == MaskKind::Additive) {
+    // causal + other, either order.
+    if (auto add = mask.getDefiningOp<AddOp>()) {
+      for (auto [causal, other] : {std::pair(add.getLhs(), add.getRhs()),
+                                   std::pair(add.getRhs(), add.getLhs())})
+        if (isa<FloatType>(getElementTypeOrSelf(other.getType())) &&
+            isEndAlignedCausalMask(causal, MaskKind::Additive, sq, sk)) {
+          split.rest = other;
+          split.addedToHidden = true;
+          return split;
+        }
+      return std::nullopt;
+    }
+    // where(keep, 0, fill)
+    auto where = mask.getDefiningOp<WhereOp>();
+    if (!where)
+      return std::nullopt;
+    std::optional<double> zero = splatValue(where.getTrueValue());
+    std::optional<double> fill = splatValue(where.getFalseValue());
+    if (!zero || *zero != 0.0 || !fill || !isHiddenFill(*fill) ||
+        !isOneElement(where.getTrueValue()) ||
+        !isOneElement(where.getFalseValue()))
+      return std::nullopt;
+    keep = where.getCondition();
+    split.zero = where.getTrueValue();
+    split.fill = where.getFalseValue();
+  } else if (kind != MaskKind::Keep) {
+    return std::nullopt;
+  }
+  // A broadcast of the condition: the attention broadcasts the rest itself.
+  while (auto expand = keep.getDefiningOp<ExpandOp>())
+    keep = expand.getInput();
+  // The conjuncts of and(...) trees, without constant true ones.
+  SmallVector<Value> parts, pending = {keep};
+  while (!pending.empty() && parts.size() + pending.size() <= 8) {
+    Value v = pending.pop_back_val();
+    if (auto conj = v.getDefiningOp<AndOp>()) {
+      pending.push_back(conj.getRhs());
+      pending.push_back(conj.getLhs());
+    } else if (splatValue(v) != std::optional<double>(1.0)) {
+      parts.push_back(v);
+    }
+  }
+  if (!pending.empty())
+    return std::nullopt;
+  auto causal = llvm::find_if(parts, [&](Value part) {
+    return isEndAlignedCausalMask(part, MaskKind::Keep, sq, sk);
+  });
+  if (causal == parts.end())
+    return std::nullopt;
+  parts.erase(causal);
+  if (parts.size() > 1)
+    return std::nullopt;
+  split.rest = parts.empty() ? Value() : parts.front();
+  return split;
 }
 
 } // namespace strata

@@ -1,52 +1,20 @@
-//===- CausalMask.h - Symbolic extents and triangular masks ----*- C++ -*-===//
+//===- CausalMask.h - Triangular attention masks ----------------*- C++ -*-===//
 // SPDX-License-Identifier: Apache-2.0
 // Recognizes the causal masks exporters build around attention scores (a
-// sliced lower-triangular bias buffer, Trilu of a constant, Where/Equal/Not
-// over them) by computing, symbolically, which key each query row sees.
-// Sequence lengths are symbolic extents: `extent(v, d)` traced back through
-// transposes, splits, concats and reshapes to one canonical (value, dim), so
-// `Shape(K)[-2] - Shape(Q)[-2]` computed in the graph compares equal to
-// `Sk - Sq` taken from the attention operands.
+// sliced lower-triangular bias buffer, Trilu of a constant, a comparison of
+// position ranges, Where/Equal/Not/And over them) by computing, symbolically
+// (ShapeArithmetic.h), which key each query row sees.
 
 #ifndef STRATA_PASSES_CAUSALMASK_H_
 #define STRATA_PASSES_CAUSALMASK_H_
 
+#include "passes/ShapeArithmetic.h"
+
 #include "mlir/IR/Value.h"
-#include "llvm/ADT/SmallVector.h"
 
 #include <optional>
-#include <tuple>
 
 namespace strata {
-
-/// An integer `constant + sum(coeff * extent(value, dim))` over canonical
-/// extents. Two indices are equal when their canonical forms are.
-struct SymbolicIndex {
-  int64_t constant = 0;
-  /// (value, dim, coeff), sorted by (value, dim), no zero coefficients.
-  llvm::SmallVector<std::tuple<mlir::Value, int64_t, int64_t>, 2> terms;
-
-  static SymbolicIndex of(int64_t c) {
-    SymbolicIndex s;
-    s.constant = c;
-    return s;
-  }
-  SymbolicIndex operator+(const SymbolicIndex &other) const;
-  SymbolicIndex operator-(const SymbolicIndex &other) const;
-  bool operator==(const SymbolicIndex &other) const;
-  bool operator!=(const SymbolicIndex &other) const {
-    return !(*this == other);
-  }
-  std::optional<int64_t> getConstant() const {
-    if (terms.empty())
-      return constant;
-    return std::nullopt;
-  }
-};
-
-/// Extent |dim| of |v| (a ranked tensor): a constant when static, else the
-/// canonical symbolic extent.
-SymbolicIndex extentOf(mlir::Value v, int64_t dim);
 
 /// How a mask operand of the scores selects the visible keys.
 enum class MaskKind {
@@ -64,6 +32,31 @@ enum class MaskKind {
 /// strata.attention.
 bool isEndAlignedCausalMask(mlir::Value mask, MaskKind kind,
                             const SymbolicIndex &sq, const SymbolicIndex &sk);
+
+/// A mask that is an end-aligned causal mask and another mask.
+struct CausalSplit {
+  /// The other mask: an i1 condition, true where it keeps a key, or (with
+  /// |addedToHidden|) a float mask; null when there is none.
+  mlir::Value rest;
+  /// For an additive mask `where(C, zero, fill)`: the scalars it adds for
+  /// kept and hidden keys (`where(rest, zero, fill)` is the other mask).
+  mlir::Value zero, fill;
+  /// The mask is `causal + rest` (both additive): hidden keys score the
+  /// fill plus |rest|, strata.attention's `mask_hidden`.
+  bool addedToHidden = false;
+};
+
+/// Splits the causal part off a mask of |kind|, for |sq| and |sk|, as HF's
+/// masking utilities combine causal and padding masks:
+/// - Keep (`where(C, scores, fill)`) or Additive (`where(C, 0, fill)`)
+///   whose C is `and(causal, other)` (nested, with constant-true conjuncts
+///   and broadcasts of C);
+/// - Additive `causal + other` (older releases add the padding mask to a
+///   float causal mask).
+std::optional<CausalSplit> splitEndAlignedCausalMask(mlir::Value mask,
+                                                     MaskKind kind,
+                                                     const SymbolicIndex &sq,
+                                                     const SymbolicIndex &sk);
 
 } // namespace strata
 

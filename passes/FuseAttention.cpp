@@ -34,6 +34,9 @@ struct AttentionMatch {
   struct Mask {
     Value value;
     MaskKind kind;
+    /// Set for an additive mask left from splitting a causal one off: the
+    /// mask is where(value, zero, fill), built by the rewrite.
+    Value zero, fill;
   };
   Value query, key, value;
   /// The masks applied to the scores, outermost first; causal ones are
@@ -332,17 +335,37 @@ matchAttention(SoftmaxOp softmax, std::string &reason, bool &candidate) {
   // Masks were collected from the softmax inward: an additive mask listed
   // before a causal 'where' is added to the fill of the hidden keys (an
   // additive causal triangle is -inf, which no mask changes).
+  // A mask that is a causal one and another (HF's causal-and-padding
+  // masks) is split: the causal part becomes the attribute, the other part
+  // stays a mask.
   SymbolicIndex sq = extentOf(match.query, 2), sk = extentOf(kt, 3);
   bool additiveSeen = false;
-  llvm::erase_if(match.masks, [&](const AttentionMatch::Mask &m) {
-    if (!isEndAlignedCausalMask(m.value, m.kind, sq, sk)) {
-      additiveSeen |= m.kind == MaskKind::Additive;
-      return false;
+  SmallVector<AttentionMatch::Mask, 2> kept;
+  for (AttentionMatch::Mask m : match.masks) {
+    bool whole = isEndAlignedCausalMask(m.value, m.kind, sq, sk);
+    std::optional<CausalSplit> split;
+    if (!whole && !match.causal)
+      split = splitEndAlignedCausalMask(m.value, m.kind, sq, sk);
+    if (split && split->rest &&
+        !broadcastsTo(cast<RankedTensorType>(split->rest.getType()).getShape(),
+                      scoresShape))
+      split.reset();
+    if (whole || split) {
+      match.causal = true;
+      match.maskHidden = (additiveSeen && m.kind != MaskKind::Additive) ||
+                         (split && split->addedToHidden);
     }
-    match.causal = true;
-    match.maskHidden = additiveSeen && m.kind != MaskKind::Additive;
-    return true;
-  });
+    if (whole || (split && !split->rest))
+      continue;
+    if (split) {
+      m.value = split->rest;
+      m.zero = split->zero;
+      m.fill = split->fill;
+    }
+    additiveSeen |= m.kind == MaskKind::Additive;
+    kept.push_back(m);
+  }
+  match.masks = std::move(kept);
   int64_t bools = llvm::count_if(match.masks, [](const auto &m) {
     return m.kind != MaskKind::Additive;
   });
@@ -436,19 +459,38 @@ struct FuseMatmulSoftmaxMatmul : OpRewritePattern<SoftmaxOp> {
     for (const AttentionMatch::Mask &m : match->masks) {
       if (m.kind == MaskKind::Keep) {
         mask = m.value;
-      } else if (m.kind == MaskKind::Drop) {
+        continue;
+      }
+      if (m.kind == MaskKind::Drop) {
         mask = NotOp::create(rewriter, loc, m.value.getType(), m.value);
-      } else if (!mask) {
-        mask = m.value;
+        continue;
+      }
+      Value additive = m.value;
+      if (m.fill) {
+        auto keep = cast<RankedTensorType>(m.value.getType());
+        auto zero = cast<RankedTensorType>(m.zero.getType());
+        std::optional<SmallVector<int64_t>> shape =
+            broadcastShapes(keep.getShape(), zero.getShape());
+        if (shape)
+          shape = broadcastShapes(
+              *shape, cast<RankedTensorType>(m.fill.getType()).getShape());
+        assert(shape && "a mask and two scalars broadcast");
+        additive = WhereOp::create(
+            rewriter, loc,
+            RankedTensorType::get(*shape, zero.getElementType()), m.value,
+            m.zero, m.fill);
+      }
+      if (!mask) {
+        mask = additive;
       } else {
         auto a = cast<RankedTensorType>(mask.getType());
-        auto b = cast<RankedTensorType>(m.value.getType());
+        auto b = cast<RankedTensorType>(additive.getType());
         std::optional<SmallVector<int64_t>> shape =
             broadcastShapes(a.getShape(), b.getShape());
         assert(shape && "masks that broadcast to the scores broadcast");
         mask = AddOp::create(rewriter, loc,
                              RankedTensorType::get(*shape, a.getElementType()),
-                             mask, m.value);
+                             mask, additive);
       }
     }
     auto attention = AttentionOp::create(

@@ -5,6 +5,7 @@
 
 #include "passes/Passes.h"
 
+#include "dialects/strata/IR/ShapeRules.h"
 #include "dialects/strata/IR/StrataOps.h"
 #include "passes/lowering/LoweringUtils.h"
 
@@ -21,33 +22,51 @@ using namespace mlir;
 namespace strata {
 namespace {
 
+/// Reports what the lowering patterns cannot handle on a valid op, before
+/// the conversion, so the error says why and names the ONNX nodes.
+LogicalResult checkLowerable(Operation *op) {
+  // Unsigned tensors: elementwise ops and casts pick unsigned arith ops
+  // (lowering/ElementwiseLowering.cpp) and data movement only copies
+  // elements; the other patterns build signed or typed scalar arithmetic,
+  // which no transformer export has needed on unsigned data yet.
+  if (!isa<ir::AddOp, ir::SubOp, ir::MulOp, ir::DivOp, ir::PowOp, ir::ModOp,
+           ir::MaxOp, ir::MinOp, ir::EqualOp, ir::LessOp, ir::LessEqualOp,
+           ir::GreaterOp, ir::GreaterEqualOp, ir::NegOp, ir::AbsOp, ir::ReluOp,
+           ir::WhereOp, ir::CastOp, ir::ConstantOp, ir::ReshapeOp,
+           ir::TransposeOp, ir::ConcatOp, ir::SliceOp, ir::SplitOp,
+           ir::GatherOp, ir::ExpandOp, ir::TileOp, ir::ShapeOp>(op))
+    for (Type t :
+         llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes()))
+      if (auto tt = dyn_cast<RankedTensorType>(t);
+          tt && tt.getElementType().isUnsignedInteger())
+        return op->emitOpError()
+               << "unsigned element type " << tt.getElementType()
+               << " is not supported by the CPU lowering yet"
+               << lowering::describeOnnxNodes(op->getLoc());
+  // Attention: the grouping of query heads onto key/value heads is an
+  // affine map with a constant divisor, and the default scale needs D.
+  if (auto attention = dyn_cast<ir::AttentionOp>(op)) {
+    auto q = cast<RankedTensorType>(attention.getQuery().getType());
+    auto k = cast<RankedTensorType>(attention.getKey().getType());
+    if (q.isDynamicDim(1) || k.isDynamicDim(1) || q.isDynamicDim(3))
+      return op->emitOpError()
+             << "expected static query heads, key/value heads and head dim "
+             << "(the dims 1 and 3 of [B, H, S, D]), got query "
+             << ir::formatShape(q.getShape()) << " and key "
+             << ir::formatShape(k.getShape())
+             << lowering::describeOnnxNodes(op->getLoc());
+  }
+  return success();
+}
+
 struct LowerToLinalgPass : impl::LowerToLinalgPassBase<LowerToLinalgPass> {
   void runOnOperation() override {
     Operation *root = getOperation();
-    // Unsigned tensors: elementwise ops and casts pick unsigned arith ops
-    // (lowering/ElementwiseLowering.cpp) and data movement only copies
-    // elements; the other patterns build signed or typed scalar arithmetic,
-    // which no transformer export has needed on unsigned data yet.
     WalkResult unsupported = root->walk([](Operation *op) {
-      if (!isa<ir::StrataDialect>(op->getDialect()))
+      if (!isa<ir::StrataDialect>(op->getDialect()) ||
+          succeeded(checkLowerable(op)))
         return WalkResult::advance();
-      if (isa<ir::AddOp, ir::SubOp, ir::MulOp, ir::DivOp, ir::PowOp, ir::ModOp,
-              ir::MaxOp, ir::MinOp, ir::EqualOp, ir::LessOp, ir::LessEqualOp,
-              ir::GreaterOp, ir::GreaterEqualOp, ir::NegOp, ir::AbsOp,
-              ir::ReluOp, ir::WhereOp, ir::CastOp, ir::ConstantOp,
-              ir::ReshapeOp, ir::TransposeOp, ir::ConcatOp, ir::SliceOp,
-              ir::SplitOp, ir::GatherOp, ir::ExpandOp, ir::TileOp,
-              ir::ShapeOp>(op))
-        return WalkResult::advance();
-      for (Type t : llvm::concat<Type>(op->getOperandTypes(),
-                                       op->getResultTypes()))
-        if (auto tt = dyn_cast<RankedTensorType>(t);
-            tt && tt.getElementType().isUnsignedInteger()) {
-          op->emitOpError() << "unsigned element type " << tt.getElementType()
-                            << " is not supported by the CPU lowering yet";
-          return WalkResult::interrupt();
-        }
-      return WalkResult::advance();
+      return WalkResult::interrupt();
     });
     if (unsupported.wasInterrupted())
       return signalPassFailure();
@@ -65,6 +84,14 @@ struct LowerToLinalgPass : impl::LowerToLinalgPassBase<LowerToLinalgPass> {
     lowering::populateElementwiseLoweringPatterns(patterns);
     lowering::populateStructuredLoweringPatterns(patterns);
     lowering::populateDataMovementLoweringPatterns(patterns);
+    // The conversion's own "failed to legalize" error carries only the
+    // location, which tools print as the model file: add the node names.
+    ScopedDiagnosticHandler addNodes(&getContext(), [](Diagnostic &diag) {
+      if (diag.getSeverity() == DiagnosticSeverity::Error &&
+          StringRef(diag.str()).starts_with("failed to legalize operation"))
+        diag << lowering::describeOnnxNodes(diag.getLocation());
+      return failure(); // on to the next handler
+    });
     if (failed(applyPartialConversion(root, target, std::move(patterns))))
       return signalPassFailure();
   }

@@ -9,6 +9,48 @@
 include "mlir/Pass/PassBase.td"
 
 //===----------------------------------------------------------------------===//
+// Import cleanup
+//===----------------------------------------------------------------------===//
+
+def FoldShapeArithmeticPass : InterfacePass<"strata-fold-shape-arithmetic",
+                                            "mlir::FunctionOpInterface"> {
+  let summary = "fold shape-tensor arithmetic and refine result types";
+  let description = [{
+    Exporters compute sizes through shape tensors (`Shape -> Gather ->
+    Unsqueeze -> Concat -> Reshape/Expand`), so an imported graph carries
+    dynamic dims that the weights fix (head counts, head sizes). This pass
+    reads that arithmetic symbolically (an element of a shape tensor is
+    `constant + sum(coeff * extent)`; equal ONNX dim names of the arguments
+    are one extent) and, in program order:
+
+    - refines every strata op's result type from its operands: broadcasts,
+      matmuls, transposes, concats, slices with constant bounds, gathers,
+      reductions, attention, and reshapes, expands, constant_of_shape and
+      tiles whose shape elements are known; a reshape's `-1` is inferred
+      when the other entries cancel the input's symbolic extents
+      (`[B, S, 64] -> [B, S, -1, 16]` gives `4`);
+    - replaces a 0-D or 1-D integer value whose elements are all constant
+      (at most 64) with a `strata.constant`.
+
+    Values returned from the function, or used by ops of other dialects,
+    keep their type through a `tensor.cast`. Canonicalization then drops
+    the shape operands of reshapes that became static and the dead shape
+    arithmetic.
+
+    ```mlir
+    %s = strata.shape %x : tensor<?x?x64xf32> -> tensor<3xi64>
+    %b = strata.gather %s, %c0 ...   %n = strata.gather %s, %c1 ...
+    %shape = strata.concat %b1, %n1, %minus1, %c16 ...
+    %y = strata.reshape %x, %shape : (...) -> tensor<?x?x?x16xf32>
+    // becomes
+    %y = strata.reshape %x, %shape : (...) -> tensor<?x?x4x16xf32>
+    ```
+  }];
+  let dependentDialects = ["::strata::ir::StrataDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // Fusion
 //===----------------------------------------------------------------------===//
 
@@ -30,9 +72,17 @@ def FuseAttentionPass : InterfacePass<"strata-fuse-attention",
     a lower-triangular constant sliced to rows `[Sk - Sq, Sk)` and columns
     `[0, Sk)` (HF GPT-2's bias buffer), `trilu` of a constant or
     `constant_of_shape` (upper with a `-inf` fill, or lower of ones), and
-    `not`/`equal(x, 0)`/`where(c, 0, fill)` over those; `Sq` and `Sk` are
-    compared symbolically through the `shape`/`slice`/`gather` arithmetic
-    and the transposes, splits and reshapes between them. What is left must
+    `not`/`equal(x, 0)`/`where(c, 0, fill)` over those, and comparisons of
+    key and query positions built with `range` (`kv_idx <= q_idx`, query
+    positions shifted by the past length; a block of past columns
+    concatenated in front). The causal part of a combined mask is split
+    off: `and(causal, padding)` in a bool or `where(C, 0, fill)` mask
+    (transformers' masking utilities) leaves the padding as the mask, and
+    `causal + padding` (older releases) leaves the padding with
+    `mask_hidden`. `Sq` and `Sk` are compared symbolically
+    (passes/ShapeArithmetic.h) through the `shape`/`slice`/`gather`
+    arithmetic, the ops between them and the ONNX dim names of the
+    arguments. What is left must
     be one bool mask (a hiding one is negated) or additive masks (summed
     into one). Every intermediate value must have no other users. `scale`
     is set unless it equals `1/sqrt(D)`. K and V both spelled as HF's

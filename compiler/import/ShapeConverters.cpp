@@ -439,29 +439,6 @@ LogicalResult convertConcat(ImportContext &ctx) {
 // Slice, Split
 //===----------------------------------------------------------------------===//
 
-// ONNX Slice's clamping for one axis of static extent |dim|; returns the
-// result extent.
-static int64_t sliceExtent(int64_t dim, int64_t start, int64_t end,
-                           int64_t step) {
-  // Steps beyond the extent behave like +-dim; this also keeps -step and the
-  // rounding below free of overflow for INT64_MIN/INT64_MAX.
-  step = std::clamp<int64_t>(step, -std::max<int64_t>(dim, 1),
-                             std::max<int64_t>(dim, 1));
-  auto clampIndex = [&](int64_t v, int64_t lo, int64_t hi) {
-    if (v < 0)
-      v = v < -dim ? -1 : v + dim; // -1 stays below the range for clamping
-    return std::clamp(v, lo, hi);
-  };
-  if (step > 0) {
-    start = clampIndex(start < -dim ? 0 : start, 0, dim);
-    end = clampIndex(end < -dim ? 0 : end, 0, dim);
-    return end > start ? (end - start + step - 1) / step : 0;
-  }
-  start = clampIndex(start, -1, dim - 1);
-  end = clampIndex(end, -1, dim - 1);
-  return start > end ? (start - end + (-step) - 1) / (-step) : 0;
-}
-
 LogicalResult convertSlice(ImportContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();

@@ -15,6 +15,7 @@ void buildFusionPipeline(mlir::OpPassManager &pm,
                          const FusionPipelineOptions &options) {
   mlir::OpPassManager &fn = pm.nest<mlir::func::FuncOp>();
   bool report = options.reportMissed;
+  fn.addPass(createFoldShapeArithmeticPass());
   // Canonicalize first so that constant spellings and reduce axes converge.
   fn.addPass(mlir::createCanonicalizerPass());
   // Layer norms before RMS norms: the variance of a layer norm is itself an

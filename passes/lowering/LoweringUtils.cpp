@@ -159,4 +159,24 @@ Value maxScalar(OpBuilder &b, Location loc, Value x, Value y) {
   return arith::MaxSIOp::create(b, loc, x, y);
 }
 
+std::string describeOnnxNodes(Location loc) {
+  SmallVector<StringRef> names;
+  loc->walk([&](Location l) {
+    if (auto name = dyn_cast<NameLoc>(l))
+      if (!llvm::is_contained(names, name.getName().getValue()))
+        names.push_back(name.getName().getValue());
+    return WalkResult::advance();
+  });
+  if (names.empty())
+    return "";
+  // Enough names to find the subgraph; a fused op may replace dozens.
+  constexpr size_t kShown = 4;
+  std::string text = names.size() == 1 ? "; ONNX node " : "; ONNX nodes ";
+  for (size_t i = 0; i < names.size() && i < kShown; ++i)
+    text += (i ? ", '" : "'") + names[i].str() + "'";
+  if (names.size() > kShown)
+    text += " and " + std::to_string(names.size() - kShown) + " more";
+  return text;
+}
+
 } // namespace strata::lowering

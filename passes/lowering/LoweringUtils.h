@@ -1,4 +1,4 @@
-//===- LoweringUtils.h - Builders shared by the strata lowering --*- C++ -*-===//
+//===- LoweringUtils.h - Builders shared by the strata lowering -*- C++ -*-===//
 // SPDX-License-Identifier: Apache-2.0
 // Small builders for lowering strata ops to linalg/tensor/arith/math on
 // tensors: dynamic sizes, broadcasting elementwise generics, reductions,
@@ -11,6 +11,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/DialectConversion.h"
+
+#include <string>
 
 namespace strata::lowering {
 
@@ -92,6 +94,11 @@ inline int64_t normalizedAxis(uint64_t axis, int64_t rank) {
   int64_t a = static_cast<int64_t>(axis);
   return a < 0 ? a + rank : a;
 }
+
+/// The ONNX nodes |loc| names (NameLocs, also inside fused locations) for
+/// a diagnostic: "; ONNX node 'a'" or "; ONNX nodes 'a', 'b' and 3 more";
+/// "" when it names none.
+std::string describeOnnxNodes(mlir::Location loc);
 
 /// Adds the lowering patterns of each op family.
 void populateElementwiseLoweringPatterns(mlir::RewritePatternSet &patterns);

@@ -47,6 +47,9 @@ def graph_inputs(path):
 def make_inputs(path, meta, dims, rng):
     b, s, p = dims["batch"], dims["sequence"], dims["past_sequence"]
     env = {"batch": b, "sequence": s, "past_sequence": p, "total_sequence": p + s}
+    # Hugging Face spellings (gen_transformers_fixtures.py).
+    env.update({"batch_size": b, "sequence_length": s, "past_sequence_length": p,
+                "total_sequence_length": p + s})
     feeds = {}
     for name, dtype, shape in graph_inputs(path):
         shp = [env[d] if isinstance(d, str) else d for d in shape]

@@ -13,6 +13,13 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 VPY="${STRATA_VENV:-$ROOT/.venv}/bin/python"
 TPY=/usr/bin/python3
+# Current torch + transformers for gen_transformers_fixtures.py; without
+# them its committed fixtures are kept (copied in --check mode).
+XPY="${STRATA_EXPORT_VENV:-$HOME/.cache/strata/export-venv}/bin/python"
+HAVE_XPY=0
+if [ -x "$XPY" ] && "$XPY" -c "import torch, transformers" 2>/dev/null; then
+  HAVE_XPY=1
+fi
 OUT="$HERE/fixtures"
 if [ "${1:-}" = "--check" ]; then
   OUT="$(mktemp -d)"
@@ -20,13 +27,27 @@ if [ "${1:-}" = "--check" ]; then
   mkdir -p "$OUT/bytegpt"
   cp "$HERE/fixtures/bytegpt/"{prefill.onnx,decode.onnx,bytegpt.data,meta.json,heldout.txt,bpb.json} \
      "$OUT/bytegpt/" 2>/dev/null || true
+  if [ "$HAVE_XPY" = 0 ]; then
+    for d in "$HERE"/fixtures/transformers_*/; do
+      mkdir -p "$OUT/$(basename "$d")"
+      cp "$d"{model.onnx,meta.json} "$OUT/$(basename "$d")/"
+    done
+  fi
 fi
 
 "$TPY" "$HERE/gen_torch_fixtures.py" "$OUT"
 "$VPY" "$HERE/gen_ort_optimized.py" "$OUT" 2>/dev/null
 "$VPY" "$HERE/gen_helper_models.py" "$OUT"
+if [ "$HAVE_XPY" = 1 ]; then
+  "$XPY" "$HERE/gen_transformers_fixtures.py" "$OUT"
+else
+  echo "note: no torch + transformers at $XPY: transformers_* fixtures kept" >&2
+fi
 "$VPY" "$HERE/make_references.py" "$OUT"
 "$TPY" "$HERE/gen_torch_fixtures.py" "$OUT" --verify
+if [ "$HAVE_XPY" = 1 ]; then
+  "$XPY" "$HERE/gen_transformers_fixtures.py" "$OUT" --verify
+fi
 
 if [ "$OUT" != "$HERE/fixtures" ]; then
   bad=0

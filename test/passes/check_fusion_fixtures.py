@@ -9,7 +9,10 @@ and checks that
   - the fused GELUs use the approximation the generator recorded
     ("gelu_approximate": "none", "tanh" or a list of both),
   - no erf, tanh, softmax, reduce_mean, pow or sqrt is left outside a fused
-    op, and
+    op,
+  - in a causal model ("causal": true) every fused attention has the
+    `causal` attribute, and with grouped-query attention ("kv_heads" below
+    "heads") every one takes the key/value heads unrepeated, and
   - the report lists no unfused fusion candidate.
 Usage: python check_fusion_fixtures.py MODELS_DIR STRATA_COMPILE
 Prints one line per model and a closing "N passed, M failed"."""
@@ -22,6 +25,7 @@ import sys
 import tempfile
 
 LEFTOVER = ("erf", "tanh", "softmax", "reduce_mean", "pow", "sqrt")
+ATTENTION = re.compile(r"= strata\.attention [^{:]*(\{[^}]*\})? : \((.*)\) ->")
 REPORT_ROW = re.compile(r"^\s+strata\.(\w+)\s+(\d+)\s+(\d+)$")
 
 
@@ -41,6 +45,27 @@ def expected_gelu_modes(meta, count):
     if isinstance(mode, list):
         return sorted(mode)
     return [mode] * count
+
+
+def check_attention(ir, meta):
+    """The causal attribute and the key/value head count of every fused
+    attention against the generator's meta.json."""
+    problems = []
+    heads, kv_heads = meta.get("heads"), meta.get("kv_heads")
+    for line in ir.splitlines():
+        m = ATTENTION.search(line)
+        if not m:
+            continue
+        attrs, operands = m.group(1) or "", m.group(2)
+        if meta.get("causal") and not re.search(r"\bcausal\b", attrs):
+            problems.append("an attention without 'causal'")
+        types = re.findall(r"tensor<([^>]*)>", operands)
+        if heads and kv_heads and kv_heads < heads and len(types) >= 2:
+            key_heads = types[1].split("x")[1]
+            if key_heads != str(kv_heads):
+                problems.append("an attention with key heads %s, expected %d"
+                                % (key_heads, kv_heads))
+    return problems
 
 
 def check_model(tool, model, meta, tmp):
@@ -81,6 +106,7 @@ def check_model(tool, model, meta, tmp):
     want_modes = expected_gelu_modes(meta, len(modes))
     if want_modes is not None and modes != want_modes:
         problems.append(f"gelu approximations {modes}, expected {want_modes}")
+    problems += check_attention(ir, meta)
     for op in LEFTOVER:
         n = len(re.findall(r"= strata\." + op + r" ", ir))
         if n:

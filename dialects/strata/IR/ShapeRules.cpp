@@ -7,6 +7,8 @@
 #include "mlir/IR/BuiltinTypeInterfaces.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <algorithm>
+
 using mlir::ShapedType;
 
 namespace strata::ir {
@@ -106,6 +108,26 @@ llvm::SmallVector<int64_t> inferReduceShape(llvm::ArrayRef<int64_t> shape,
       result.push_back(1);
   }
   return result;
+}
+
+int64_t sliceExtent(int64_t dim, int64_t start, int64_t end, int64_t step) {
+  // Steps beyond the extent behave like +-dim; this also keeps -step and the
+  // rounding below free of overflow for INT64_MIN/INT64_MAX.
+  step = std::clamp<int64_t>(step, -std::max<int64_t>(dim, 1),
+                             std::max<int64_t>(dim, 1));
+  auto clampIndex = [&](int64_t v, int64_t lo, int64_t hi) {
+    if (v < 0)
+      v = v < -dim ? -1 : v + dim; // -1 stays below the range for clamping
+    return std::clamp(v, lo, hi);
+  };
+  if (step > 0) {
+    start = clampIndex(start < -dim ? 0 : start, 0, dim);
+    end = clampIndex(end < -dim ? 0 : end, 0, dim);
+    return end > start ? (end - start + step - 1) / step : 0;
+  }
+  start = clampIndex(start, -1, dim - 1);
+  end = clampIndex(end, -1, dim - 1);
+  return start > end ? (start - end + (-step) - 1) / (-step) : 0;
 }
 
 std::optional<int64_t> staticElementCount(llvm::ArrayRef<int64_t> shape) {

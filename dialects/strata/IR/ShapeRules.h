@@ -47,6 +47,12 @@ llvm::SmallVector<int64_t> inferReduceShape(llvm::ArrayRef<int64_t> shape,
                                             llvm::ArrayRef<int64_t> normalizedAxes,
                                             bool keepDims);
 
+/// Extent of ONNX Slice's result along one axis of static extent |dim| for
+/// |start|, |end| and a non-zero |step|, with ONNX's clamping (negative
+/// bounds count from the end; out-of-range bounds clamp; no overflow for
+/// INT64_MIN/INT64_MAX bounds).
+int64_t sliceExtent(int64_t dim, int64_t start, int64_t end, int64_t step);
+
 /// Number of elements, or std::nullopt if any extent is dynamic or the
 /// product overflows int64.
 std::optional<int64_t> staticElementCount(llvm::ArrayRef<int64_t> shape);

@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+# ===- test/models/gen_transformers_fixtures.py - HF Llama exports ----------===#
+# Exports a tiny random-weight transformers LlamaForCausalLM (eager attention,
+# grouped-query K/V repeated by expand + reshape, the float causal + padding
+# mask of transformers' masking utilities) with torch.onnx.export
+# (dynamo=False), the way current releases spell the graph:
+#   transformers_llama_op17_prefill  input_ids, attention_mask, position_ids
+#                                    -> logits, present.N.key/value
+#   transformers_llama_op17_past     the same plus past_key_values.N.key/value
+# Dims are named as in Hugging Face exports: batch_size, sequence_length,
+# past_sequence_length, total_sequence_length. Both fixtures share weights.
+# Each lands in fixtures/<name>/ as model.onnx plus meta.json (the format of
+# gen_torch_fixtures.py); make_references.py writes the references.
+#
+# Needs current torch + transformers (not Debian's torch 1.13): exported with
+# torch 2.15.0 and transformers 5.24.0 from ~/.cache/strata/export-venv. Other
+# versions may spell the graph differently; the committed files are the
+# reference. Not run in CI.
+#
+# Usage: ~/.cache/strata/export-venv/bin/python gen_transformers_fixtures.py \
+#            [OUT_DIR] [--only NAME...] [--verify]
+import argparse
+import io
+import json
+import os
+import sys
+import warnings
+
+import torch
+import transformers
+from transformers import DynamicCache, LlamaConfig, LlamaForCausalLM
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXPORTED_WITH = {"torch": "2.15.0", "transformers": "5.24.0"}
+
+# Export-time example sizes; the references use other sizes (see
+# make_references.py), so a size baked in by the tracer fails there.
+B, S, P = 2, 7, 5
+OPSET = 17
+CONFIG = dict(vocab_size=256, hidden_size=64, num_hidden_layers=2,
+              num_attention_heads=4, num_key_value_heads=2,
+              intermediate_size=176, max_position_embeddings=128,
+              rms_norm_eps=1e-6, tie_word_embeddings=False)
+SEED = 20261201
+
+# name: kind
+FIXTURES = {
+    "transformers_llama_op17_prefill": "prefill",
+    "transformers_llama_op17_past": "past",
+}
+
+
+def build():
+    """The random-weight model. Weights have std 1/sqrt(hidden) (norm gains
+    1 +- 0.1) so attention scores are O(1) and a wrong mask or scale shows in
+    the logits; transformers' 0.02 init would hide it."""
+    cfg = LlamaConfig(**CONFIG)
+    cfg._attn_implementation = "eager"
+    torch.manual_seed(SEED)
+    model = LlamaForCausalLM(cfg)
+    g = torch.Generator().manual_seed(SEED)
+    with torch.no_grad():
+        for name, p in sorted(model.named_parameters()):
+            noise = torch.randn(p.shape, generator=g)
+            if name.endswith("norm.weight"):
+                p.copy_(1 + 0.1 * noise)
+            else:
+                p.copy_(noise * CONFIG["hidden_size"] ** -0.5)
+    model.eval()
+    return cfg, model
+
+
+class Decoder(torch.nn.Module):
+    """Flat tensor signature around LlamaForCausalLM: the cache goes in as
+    past_key_values.N.key/value and comes out as present.N.key/value. The
+    DynamicCache is built here because transformers 5.x takes it as the
+    `cache` argument and traces no tuple-of-tensors form."""
+
+    def __init__(self, cfg, model):
+        super().__init__()
+        self.cfg, self.model = cfg, model
+
+    def forward(self, input_ids, attention_mask, position_ids, *past):
+        cache = DynamicCache(config=self.cfg)
+        for i in range(len(past) // 2):
+            cache.update(past[2 * i], past[2 * i + 1], i)
+        out = self.model(input_ids=input_ids, attention_mask=attention_mask,
+                         position_ids=position_ids, cache=cache,
+                         use_cache=True)
+        present = []
+        for layer in out.cache.layers:
+            present += [layer.keys, layer.values]
+        return (out.logits, *present)
+
+
+def signature(kind, cfg):
+    heads_kv = cfg.num_key_value_heads
+    head_dim = cfg.hidden_size // cfg.num_attention_heads
+    total = "total_sequence_length" if kind == "past" else "sequence_length"
+    g = torch.Generator().manual_seed(SEED + 1)
+    past_len = P if kind == "past" else 0
+    args = [torch.randint(0, cfg.vocab_size, (B, S), generator=g),
+            torch.ones(B, past_len + S, dtype=torch.long),
+            torch.arange(past_len, past_len + S).unsqueeze(0).expand(B, S)]
+    names = ["input_ids", "attention_mask", "position_ids"]
+    axes = {"input_ids": {0: "batch_size", 1: "sequence_length"},
+            "attention_mask": {0: "batch_size", 1: total},
+            "position_ids": {0: "batch_size", 1: "sequence_length"},
+            "logits": {0: "batch_size", 1: "sequence_length"}}
+    outputs = ["logits"]
+    for i in range(cfg.num_hidden_layers):
+        for t in ("key", "value"):
+            outputs.append("present.%d.%s" % (i, t))
+            axes[outputs[-1]] = {0: "batch_size", 2: total}
+            if kind == "past":
+                names.append("past_key_values.%d.%s" % (i, t))
+                axes[names[-1]] = {0: "batch_size", 2: "past_sequence_length"}
+                args.append(torch.randn(B, heads_kv, P, head_dim, generator=g))
+    return args, names, outputs, axes
+
+
+def export(name, out_dir):
+    kind = FIXTURES[name]
+    cfg, model = build()
+    args, names, outputs, axes = signature(kind, cfg)
+    buf = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(Decoder(cfg, model), tuple(args), buf,
+                          opset_version=OPSET, input_names=names,
+                          output_names=outputs, dynamic_axes=axes,
+                          do_constant_folding=True, dynamo=False)
+    d = os.path.join(out_dir, name)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "model.onnx"), "wb") as f:
+        f.write(buf.getvalue())
+    with open(os.path.join(d, "meta.json"), "w") as f:
+        json.dump(metadata(name, kind, cfg, names, outputs, axes), f,
+                  indent=1, sort_keys=True)
+        f.write("\n")
+    return len(buf.getvalue())
+
+
+def metadata(name, kind, cfg, inputs, outputs, axes):
+    layers = cfg.num_hidden_layers
+    return {
+        "name": name, "family": "llama", "kind": kind, "opset": OPSET,
+        "exporter": "torch.onnx.export dynamo=False (torch %s, transformers %s)"
+                    % (torch.__version__.split("+")[0], transformers.__version__),
+        "generator": "test/models/gen_transformers_fixtures.py",
+        "layers": layers, "heads": cfg.num_attention_heads,
+        "kv_heads": cfg.num_key_value_heads,
+        "head_dim": cfg.hidden_size // cfg.num_attention_heads,
+        "hidden": cfg.hidden_size, "intermediate": cfg.intermediate_size,
+        "vocab": cfg.vocab_size, "max_positions": cfg.max_position_embeddings,
+        "gelu_approximate": None, "has_attention_mask": True, "causal": True,
+        "position": "rotary", "norm": "pre-RMSNorm",
+        "inputs": inputs, "outputs": outputs,
+        "dim_names": {k: {str(a): n for a, n in v.items()} for k, v in axes.items()},
+        "dim_relations": {"total_sequence_length":
+                          "past_sequence_length + sequence_length"}
+        if kind == "past" else {},
+        "expected_after_fusion": {"layer_norm": 0, "rms_norm": 2 * layers + 1,
+                                  "gelu": 0, "attention": layers},
+    }
+
+
+def verify(name, out_dir):
+    """Runs the torch model on the saved onnxruntime reference inputs and
+    returns the worst abs difference to the saved outputs."""
+    import numpy as np
+    cfg, model = build()
+    wrapper = Decoder(cfg, model)
+    worst = 0.0
+    ref = os.path.join(out_dir, name, "ref")
+    for case in sorted(os.listdir(ref)):
+        with open(os.path.join(ref, case, "case.json")) as f:
+            spec = json.load(f)
+        if spec["kind"] != "outputs":
+            continue
+        t = {n: torch.from_numpy(np.load(os.path.join(ref, case, n + ".npy")))
+             for n in spec["inputs"] + spec["outputs"]}
+        args = [t["input_ids"], t["attention_mask"], t["position_ids"]]
+        args += [t["past_key_values.%d.%s" % (i, k)]
+                 for i in range(cfg.num_hidden_layers) for k in ("key", "value")
+                 if "past_key_values.%d.%s" % (i, k) in t]
+        with torch.no_grad():
+            outs = wrapper(*args)
+        for n, got in zip(spec["outputs"], outs):
+            worst = max(worst, float((got - t[n]).abs().max()))
+    return worst
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out", nargs="?", default=os.path.join(HERE, "fixtures"))
+    ap.add_argument("--only", nargs="*")
+    ap.add_argument("--verify", action="store_true",
+                    help="compare eager torch with the saved onnxruntime references")
+    a = ap.parse_args()
+    torch.set_num_threads(1)
+    have = {"torch": torch.__version__.split("+")[0],
+            "transformers": transformers.__version__}
+    if have != EXPORTED_WITH:
+        print("note: exporting with %r; the committed fixtures come from %r"
+              % (have, EXPORTED_WITH), file=sys.stderr)
+    for name in a.only or FIXTURES:
+        if a.verify:
+            err = verify(name, a.out)
+            print("%-32s torch vs onnxruntime max abs diff %.2g%s"
+                  % (name, err, "" if err < 1e-4 else "  MISMATCH"))
+            if err >= 1e-4:
+                sys.exit(1)
+            continue
+        print("%-32s %7d bytes" % (name, export(name, a.out)))
+
+
+if __name__ == "__main__":
+    main()
