@@ -86,11 +86,17 @@ typedef struct strata_section_t {
  * Further rules: entry_count >= 1; names and symbols are non-empty and
  * contain no NUL byte; entry names are unique, as are the input names and
  * the output names of an entry and the dim names; input_count <=
- * STRATA_MAX_ENTRY_INPUTS; a symbolic dim's max is >= 1; every tensor's
- * largest size (maxima substituted) is at most STRATA_MANIFEST_MAX_TENSOR_BYTES.
+ * STRATA_MAX_ENTRY_INPUTS; a symbolic dim's max is >= 1, or
+ * STRATA_DIM_MAX_FROM_DATA for a dim only outputs refer to; every tensor's
+ * largest size (maxima substituted, a from-data dim counted as 1) is at most
+ * STRATA_MANIFEST_MAX_TENSOR_BYTES.
  */
 #define STRATA_MANIFEST_MAX_STRING 4096u
 #define STRATA_MANIFEST_MAX_TENSOR_BYTES (1ull << 44) /* 16 TiB */
+/* The max of a symbolic dim with no compile-time maximum: an output extent
+ * the generated code computes from tensor data (a Tile repeat, a Range
+ * count), each at most STRATA_MAX_DATA_EXTENT at run time. */
+#define STRATA_DIM_MAX_FROM_DATA 0
 
 #ifdef __cplusplus
 } /* extern "C" */

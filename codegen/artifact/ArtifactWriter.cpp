@@ -113,9 +113,10 @@ bool ArtifactWriter::validate(std::string *error) const {
   for (const SymbolicDim &dim : dims) {
     if (!checkName("symbolic dim name", dim.name, error))
       return false;
-    if (dim.max < 1)
+    if (dim.max < 1 && dim.max != STRATA_DIM_MAX_FROM_DATA)
       return fail(error, "symbolic dim '" + dim.name + "' has maximum " +
-                             std::to_string(dim.max) + ", expected >= 1");
+                             std::to_string(dim.max) +
+                             ", expected >= 1 (or 0: from data)");
     if (!dimNames.insert(dim.name).second)
       return fail(error, "duplicate symbolic dim '" + dim.name + "'");
   }
@@ -159,7 +160,11 @@ bool ArtifactWriter::validate(std::string *error) const {
             return fail(error, where + " refers to symbolic dim " +
                                    std::to_string(k) + " of " +
                                    std::to_string(dims.size()));
-          bytes *= dims[k].max;
+          if (list == &entry.inputs && dims[k].max == STRATA_DIM_MAX_FROM_DATA)
+            return fail(error, where + " refers to '" + dims[k].name +
+                                   "', which has no maximum (only outputs "
+                                   "may)");
+          bytes *= std::max<int64_t>(dims[k].max, 1);
         }
         if (bytes > static_cast<long double>(STRATA_MANIFEST_MAX_TENSOR_BYTES))
           return fail(error, where + " is larger than the format allows");
@@ -168,7 +173,8 @@ bool ArtifactWriter::validate(std::string *error) const {
         int64_t stride = 1;
         for (size_t d = tensor.dims.size(); d-- > 0;) {
           int64_t dim = tensor.dims[d];
-          int64_t extent = dim >= 0 ? dim : dims[-(dim + 1)].max;
+          int64_t extent =
+              dim >= 0 ? dim : std::max<int64_t>(dims[-(dim + 1)].max, 1);
           if (__builtin_mul_overflow(stride, extent, &stride))
             return fail(error,
                         where + " has strides that do not fit in 64 bits");

@@ -6,7 +6,6 @@
 // hides. The runtime kernel does both products and the softmax per block
 // of query rows (docs/design/cpu-attention.md).
 
-#include "codegen/cpu/AttentionToRuntime.h"
 #include "codegen/cpu/Passes.h"
 
 #include "codegen/abi/strata_kernel_abi.h"
@@ -208,15 +207,6 @@ struct AttentionToRuntimePass
 
 std::unique_ptr<Pass> createAttentionToRuntimePass(CpuCodegenStats *stats) {
   return std::make_unique<AttentionToRuntimePass>(stats);
-}
-
-unsigned lowerAttentionToRuntime(ModuleOp module) {
-  CpuCodegenStats stats;
-  PassManager pm(module.getContext());
-  pm.addPass(createAttentionToRuntimePass(&stats));
-  if (failed(pm.run(module)))
-    return 0;
-  return stats.attentionCalls;
 }
 
 } // namespace strata::codegen::cpu

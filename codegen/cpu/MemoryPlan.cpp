@@ -2,10 +2,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Runs after bufferization and freeBuffersEarly, before the matmul and
 // attention calls take raw addresses and before kernels are outlined. Sizes
-// are bounded by interval arithmetic over the index values that compute
-// them; a buffer's lifetime is [its alloc, its dealloc] in block order.
+// are bounded by symbolic arithmetic over the index values that compute
+// them (compiler/analysis/SymbolicInt.h); a buffer's lifetime is [its
+// alloc, its dealloc] in block order.
 
 #include "codegen/cpu/Passes.h"
+#include "compiler/analysis/SymbolicInt.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -33,10 +35,10 @@ constexpr int64_t kAlignment = 64;
 // Bounds above this are treated as unknown (keeps products from overflowing).
 constexpr int64_t kLimit = int64_t{1} << 42;
 
-struct Range {
-  int64_t lo, hi;
-};
-
+/// Upper bounds of the index values that size buffers, by the shared
+/// symbolic arithmetic (compiler/analysis/SymbolicInt.h): each dynamic
+/// input dim is a symbol over [0, its maximum] (inputs may be empty), so
+/// differences such as (a + b) - b cancel instead of widening.
 class Bounds {
 public:
   explicit Bounds(func::FuncOp func) : func_(func) {
@@ -44,16 +46,6 @@ public:
       for (Attribute a : maxima)
         if (auto dims = dyn_cast<DenseI64ArrayAttr>(a))
           maxima_.push_back(SmallVector<int64_t>(dims.asArrayRef()));
-  }
-
-  std::optional<Range> of(Value v, int depth = 0) {
-    if (auto it = memo_.find(v); it != memo_.end())
-      return it->second;
-    std::optional<Range> r = depth > 64 ? std::nullopt : compute(v, depth);
-    if (r && (r->hi > kLimit || r->lo < -kLimit))
-      r = std::nullopt;
-    memo_[v] = r;
-    return r;
   }
 
   // Bytes of |type| with dynamic sizes |sizes|, at most.
@@ -66,8 +58,8 @@ public:
     for (int64_t d = 0; d < type.getRank(); ++d) {
       int64_t extent = type.getDimSize(d);
       if (ShapedType::isDynamic(extent)) {
-        std::optional<Range> r = of(sizes[next++]);
-        if (!r)
+        symbolic::Sym r = of(sizes[next++]);
+        if (!r || r->hi > kLimit)
           return std::nullopt;
         extent = std::max<int64_t>(r->hi, 0);
       }
@@ -79,22 +71,39 @@ public:
   }
 
 private:
-  std::optional<Range> dimOf(Value source, int64_t d, int depth) {
+  symbolic::Env env() { return {func_.getContext(), ranges_}; }
+
+  symbolic::Sym of(Value v, int depth = 0) {
+    if (auto it = memo_.find(v); it != memo_.end())
+      return it->second;
+    symbolic::Sym r = depth > 64 ? std::nullopt : compute(v, depth);
+    memo_[v] = r;
+    return r;
+  }
+
+  // Dim |d| of input |arg|: a symbol over [0, its maximum].
+  symbolic::Sym inputDim(BlockArgument arg, int64_t d) {
+    unsigned index = arg.getArgNumber();
+    if (index >= maxima_.size() || d >= int64_t(maxima_[index].size()) ||
+        maxima_[index][d] < 0)
+      return std::nullopt;
+    auto [it, added] = symbols_.try_emplace({index, d}, ranges_.size());
+    if (added)
+      ranges_.push_back({0, maxima_[index][d]});
+    return symbolic::make(getAffineSymbolExpr(it->second, func_.getContext()),
+                          0, maxima_[index][d], env());
+  }
+
+  symbolic::Sym dimOf(Value source, int64_t d, int depth) {
     auto type = dyn_cast<MemRefType>(source.getType());
     if (!type || d < 0 || d >= type.getRank())
       return std::nullopt;
     if (!type.isDynamicDim(d))
-      return Range{type.getDimSize(d), type.getDimSize(d)};
-    if (auto arg = dyn_cast<BlockArgument>(source)) {
-      if (arg.getOwner()->getParentOp() != func_.getOperation() ||
-          arg.getArgNumber() >= maxima_.size() ||
-          d >= int64_t(maxima_[arg.getArgNumber()].size()))
-        return std::nullopt;
-      int64_t max = maxima_[arg.getArgNumber()][d];
-      if (max < 0)
-        return std::nullopt;
-      return Range{0, max};
-    }
+      return symbolic::constant(type.getDimSize(d), env());
+    if (auto arg = dyn_cast<BlockArgument>(source))
+      return arg.getOwner()->getParentOp() == func_.getOperation()
+                 ? inputDim(arg, d)
+                 : std::nullopt;
     if (auto cast = source.getDefiningOp<memref::CastOp>())
       return dimOf(cast.getSource(), d, depth + 1);
     if (auto alloc = source.getDefiningOp<memref::AllocOp>()) {
@@ -106,60 +115,28 @@ private:
     return std::nullopt;
   }
 
-  std::optional<Range> compute(Value v, int depth) {
+  symbolic::Sym compute(Value v, int depth) {
     APInt constant;
     if (matchPattern(v, m_ConstantInt(&constant)))
-      return Range{constant.getSExtValue(), constant.getSExtValue()};
+      return symbolic::constant(constant.getSExtValue(), env());
     Operation *op = v.getDefiningOp();
-    if (!op)
+    if (!op || op->getNumResults() != 1)
       return std::nullopt;
-    auto operand = [&](unsigned i) { return of(op->getOperand(i), depth + 1); };
     if (auto dim = dyn_cast<memref::DimOp>(op)) {
       std::optional<int64_t> index = dim.getConstantIndex();
       return index ? dimOf(dim.getSource(), *index, depth) : std::nullopt;
     }
-    if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(op))
-      return operand(0);
-    if (isa<arith::SelectOp>(op)) {
-      auto a = operand(1), b = operand(2);
-      if (!a || !b)
-        return std::nullopt;
-      return Range{std::min(a->lo, b->lo), std::max(a->hi, b->hi)};
-    }
-    if (op->getNumOperands() != 2)
-      return std::nullopt;
-    auto a = operand(0), b = operand(1);
-    if (!a || !b)
-      return std::nullopt;
-    if (isa<arith::AddIOp>(op))
-      return Range{a->lo + b->lo, a->hi + b->hi};
-    if (isa<arith::SubIOp>(op))
-      return Range{a->lo - b->hi, a->hi - b->lo};
-    if (isa<arith::MaxSIOp>(op))
-      return Range{std::max(a->lo, b->lo), std::max(a->hi, b->hi)};
-    if (isa<arith::MinSIOp>(op))
-      return Range{std::min(a->lo, b->lo), std::min(a->hi, b->hi)};
-    if (a->lo < 0 || b->lo < 0)
-      return std::nullopt; // products and quotients of non-negatives only
-    if (isa<arith::MulIOp>(op)) {
-      if (b->hi > 0 && a->hi > kLimit / b->hi)
-        return std::nullopt;
-      return Range{a->lo * b->lo, a->hi * b->hi};
-    }
-    if (b->lo < 1)
-      return std::nullopt;
-    if (isa<arith::DivSIOp, arith::DivUIOp, arith::FloorDivSIOp>(op))
-      return Range{a->lo / b->hi, a->hi / b->lo};
-    if (isa<arith::CeilDivSIOp, arith::CeilDivUIOp>(op))
-      return Range{(a->lo + b->hi - 1) / b->hi, (a->hi + b->lo - 1) / b->lo};
-    if (isa<arith::RemSIOp, arith::RemUIOp>(op))
-      return Range{0, std::min(a->hi, b->hi - 1)};
-    return std::nullopt;
+    SmallVector<symbolic::Sym> operands;
+    for (Value operand : op->getOperands())
+      operands.push_back(of(operand, depth + 1));
+    return symbolic::applyScalar(op, operands, env());
   }
 
   func::FuncOp func_;
   SmallVector<SmallVector<int64_t>> maxima_;
-  llvm::DenseMap<Value, std::optional<Range>> memo_;
+  llvm::DenseMap<std::pair<unsigned, int64_t>, unsigned> symbols_;
+  SmallVector<std::pair<int64_t, int64_t>> ranges_;
+  llvm::DenseMap<Value, symbolic::Sym> memo_;
 };
 
 struct Buffer {

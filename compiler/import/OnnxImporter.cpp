@@ -420,8 +420,20 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
       return nullptr;
     }
     results.push_back(v->value);
-    resultAttrs.push_back(builder_.getDictionaryAttr({builder_.getNamedAttr(
-        "strata.name", builder_.getStringAttr(output.name()))}));
+    SmallVector<NamedAttribute> attrs{builder_.getNamedAttr(
+        "strata.name", builder_.getStringAttr(output.name()))};
+    // The declared dim names, as for inputs: the artifact's signature names
+    // the output's symbolic dims after them.
+    if (output.type().tensor_type().has_shape()) {
+      SmallVector<Attribute> dims;
+      for (const auto &d : output.type().tensor_type().shape().dim())
+        dims.push_back(builder_.getStringAttr(
+            d.has_dim_param() ? d.dim_param()
+                              : std::string(d.has_dim_value() ? "" : "?")));
+      attrs.push_back(
+          builder_.getNamedAttr("strata.dims", builder_.getArrayAttr(dims)));
+    }
+    resultAttrs.push_back(builder_.getDictionaryAttr(attrs));
   }
   func::ReturnOp::create(builder_, modelLoc, results);
   func.setType(builder_.getFunctionType(argTypes, ValueRange(results).getTypes()));

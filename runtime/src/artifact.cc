@@ -322,7 +322,15 @@ strata_status_t checkEntries(const Manifest& manifest) {
                                entry.name.c_str(), role, tensor.name.c_str(), d,
                                k, manifest.dims.size());
             }
-            bytes *= manifest.dims[k].max;
+            if (list == &entry.inputs &&
+                manifest.dims[k].max == STRATA_DIM_MAX_FROM_DATA) {
+              return DATA_LOSS("entry '%s' input '%s' dim %" PRIu32
+                               " refers to '%s', which has no maximum (only "
+                               "outputs may)",
+                               entry.name.c_str(), tensor.name.c_str(), d,
+                               manifest.dims[k].name.c_str());
+            }
+            bytes *= manifest.dims[k].sizingMax();
           } else {
             bytes *= dim;
           }
@@ -341,7 +349,8 @@ strata_status_t checkEntries(const Manifest& manifest) {
         int64_t stride = 1;
         for (uint32_t d = tensor.rank; d-- > 0;) {
           int64_t dim = tensor.dims[d];
-          int64_t extent = dim >= 0 ? dim : manifest.dims[-(dim + 1)].max;
+          int64_t extent =
+              dim >= 0 ? dim : manifest.dims[-(dim + 1)].sizingMax();
           if (__builtin_mul_overflow(stride, extent, &stride)) {
             return DATA_LOSS(
                 "entry '%s' %s '%s' has strides that do not fit in 64 bits "
@@ -402,9 +411,9 @@ strata_status_t parseManifest(const uint8_t* data, size_t size, Manifest* out) {
   for (ManifestDim& dim : manifest.dims) {
     STRATA_RETURN_IF_ERROR(reader.str("dim name", &dim.name));
     STRATA_RETURN_IF_ERROR(reader.i64("dim max", &dim.max));
-    if (dim.max < 1) {
+    if (dim.max < 1 && dim.max != STRATA_DIM_MAX_FROM_DATA) {
       return DATA_LOSS("symbolic dim '%s' has maximum %" PRId64
-                       ", expected at least 1",
+                       ", expected at least 1 (or 0: from data)",
                        dim.name.c_str(), dim.max);
     }
     if (!dimNames.insert(dim.name).second) {

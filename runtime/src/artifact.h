@@ -36,7 +36,10 @@ struct ManifestEntry {
 /// A named symbolic dim and its compiled maximum.
 struct ManifestDim {
   std::string name;
+  /// >= 1, or STRATA_DIM_MAX_FROM_DATA (outputs only).
   int64_t max = 0;
+  /// The maximum the size rules substitute: a from-data dim counts as 1.
+  int64_t sizingMax() const { return max < 1 ? 1 : max; }
 };
 
 /// The decoded manifest.

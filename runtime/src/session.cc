@@ -24,6 +24,7 @@
 #include "cpu_quota.h"
 #include "module_internal.h"
 #include "run_checks.h"
+#include "strata_artifact_format.h"
 #include "tensor_internal.h"
 #include "thread_pool.h"
 
@@ -167,9 +168,13 @@ strata_status_t checkResult(const ManifestEntry& entry, size_t index,
     }
     if (dim < 0) {
       size_t k = static_cast<size_t>(-(dim + 1));
-      if (size > manifest.dims[k].max) {
+      // A from-data extent is bounded by the generated code's checks.
+      int64_t max = manifest.dims[k].max == STRATA_DIM_MAX_FROM_DATA
+                        ? STRATA_MAX_DATA_EXTENT
+                        : manifest.dims[k].max;
+      if (size > max) {
         return internal(where + ", above the maximum " +
-                        std::to_string(manifest.dims[k].max) + " of '" +
+                        std::to_string(max) + " of '" +
                         manifest.dims[k].name + "'");
       }
       if (bindings.value[k] >= 0 && size != bindings.value[k]) {
@@ -178,7 +183,13 @@ strata_status_t checkResult(const ManifestEntry& entry, size_t index,
                         std::to_string(bindings.value[k]));
       }
     }
-    elements *= static_cast<uint64_t>(size);  // bounded by the manifest check
+    // From-data dims are each bounded only by STRATA_MAX_DATA_EXTENT.
+    if (__builtin_mul_overflow(elements, static_cast<uint64_t>(size),
+                               &elements) ||
+        elements > STRATA_MANIFEST_MAX_TENSOR_BYTES /
+                       strata_dtype_size(expected.dtype)) {
+      return internal("its dims multiply past the format's tensor limit");
+    }
   }
   if (elements == 0) return nullptr;
   if (!result.aligned) return internal("null data pointer");

@@ -35,8 +35,10 @@ const char kUsage[] =
     "  --output-dir DIR      write each output as DIR/<name>.npy\n"
     "  --repeat N            run N times and report every run's time\n"
     "  --threads N           session thread count (v1 code runs on 1)\n"
-    "  --json                print the timings as one JSON object\n"
-    "  --inspect             print the entry signatures and exit\n"
+    "  --json                print the timings (with --inspect: the\n"
+    "                        signatures) as one JSON object\n"
+    "  --inspect             print the entry signatures, dims with their\n"
+    "                        compiled maxima, and exit\n"
     "  --verify              verify the weights checksum before running\n";
 
 struct Options {
@@ -144,7 +146,9 @@ std::string describeTensor(const strata_tensor_signature_t &t) {
   for (uint32_t d = 0; d < t.rank; ++d) {
     if (d)
       text += ", ";
-    if (t.dims[d].symbol)
+    if (t.dims[d].symbol && t.dims[d].max == STRATA_DIM_MAX_FROM_DATA)
+      text += std::string(t.dims[d].symbol) + " (from data)";
+    else if (t.dims[d].symbol)
       text +=
           std::string(t.dims[d].symbol) + "<=" + std::to_string(t.dims[d].max);
     else
@@ -169,8 +173,11 @@ void printInspect(const strata_module_t *module) {
       static_cast<unsigned long long>(strata_module_weights_size(module)));
   for (size_t i = 0; i < strata_module_symbolic_dim_count(module); ++i) {
     const strata_symbolic_dim_t *dim = strata_module_symbolic_dim(module, i);
-    std::printf("dim %s <= %lld\n", dim->name,
-                static_cast<long long>(dim->max));
+    if (dim->max == STRATA_DIM_MAX_FROM_DATA)
+      std::printf("dim %s from data (no compiled maximum)\n", dim->name);
+    else
+      std::printf("dim %s <= %lld\n", dim->name,
+                  static_cast<long long>(dim->max));
   }
   for (size_t e = 0; e < strata_module_entry_count(module); ++e) {
     const strata_entry_signature_t *entry = strata_module_entry(module, e);
@@ -183,6 +190,64 @@ void printInspect(const strata_module_t *module) {
 }
 
 using strata::tools::jsonString;
+
+/// A dim maximum; null for one read from tensor data.
+std::string jsonMax(int64_t max) {
+  return max == STRATA_DIM_MAX_FROM_DATA ? "null" : std::to_string(max);
+}
+
+std::string jsonTensor(const strata_tensor_signature_t &t) {
+  std::string json = "{\"name\": " + jsonString(t.name) +
+                     ", \"dtype\": " + jsonString(strata_dtype_name(t.dtype)) +
+                     ", \"dims\": [";
+  for (uint32_t d = 0; d < t.rank; ++d) {
+    json += d ? ", " : "";
+    if (t.dims[d].symbol)
+      json += "{\"symbol\": " + jsonString(t.dims[d].symbol) +
+              ", \"max\": " + jsonMax(t.dims[d].max) + "}";
+    else
+      json += std::to_string(t.dims[d].extent);
+  }
+  return json + "]}";
+}
+
+// --inspect --json: the same facts as printInspect, as one JSON object
+// (a static dim is a number, a symbolic one {"symbol", "max"}).
+void printInspectJson(const strata_module_t *module) {
+  std::string json = "{\"cpu_features\": [";
+  uint64_t features = strata_module_cpu_features(module);
+  bool first = true;
+  for (int bit = 0; bit < 64; ++bit) {
+    if (features & (uint64_t{1} << bit)) {
+      const char *name = strata_cpu_feature_name(uint64_t{1} << bit);
+      json += (first ? "" : ", ") + jsonString(name ? name : "?");
+      first = false;
+    }
+  }
+  json += "], \"weights_bytes\": " +
+          std::to_string(strata_module_weights_size(module)) +
+          ", \"dims\": [";
+  for (size_t i = 0; i < strata_module_symbolic_dim_count(module); ++i) {
+    const strata_symbolic_dim_t *dim = strata_module_symbolic_dim(module, i);
+    json += (i ? ", " : "") + std::string("{\"name\": ") +
+            jsonString(dim->name) + ", \"max\": " + jsonMax(dim->max) +
+            "}";
+  }
+  json += "], \"entries\": [";
+  for (size_t e = 0; e < strata_module_entry_count(module); ++e) {
+    const strata_entry_signature_t *entry = strata_module_entry(module, e);
+    json += (e ? ", " : "") + std::string("{\"name\": ") +
+            jsonString(entry->name) +
+            ", \"symbol\": " + jsonString(entry->symbol) + ", \"inputs\": [";
+    for (size_t i = 0; i < entry->input_count; ++i)
+      json += (i ? ", " : "") + jsonTensor(entry->inputs[i]);
+    json += "], \"outputs\": [";
+    for (size_t i = 0; i < entry->output_count; ++i)
+      json += (i ? ", " : "") + jsonTensor(entry->outputs[i]);
+    json += "]}";
+  }
+  std::printf("%s]}\n", json.c_str());
+}
 
 std::string jsonNumber(double value) {
   char buffer[32];
@@ -225,7 +290,10 @@ int runTool(const Options &options) {
       std::printf("weights: checksum OK\n");
   }
   if (options.inspect) {
-    printInspect(module);
+    if (options.json)
+      printInspectJson(module);
+    else
+      printInspect(module);
     return 0;
   }
 

@@ -131,8 +131,22 @@ TEST(ArtifactWriterTest, ValidationMirrorsTheLoader) {
                 "code section is empty");
   expectInvalid([](ArtifactWriter& w) { w.addSymbolicDim("", 4); },
                 "symbolic dim name is empty");
-  expectInvalid([](ArtifactWriter& w) { w.addSymbolicDim("zero", 0); },
-                "symbolic dim 'zero' has maximum 0");
+  expectInvalid([](ArtifactWriter& w) { w.addSymbolicDim("neg", -1); },
+                "symbolic dim 'neg' has maximum -1");
+  // A dim with no maximum (computed from tensor data) is for outputs only.
+  expectInvalid(
+      [](ArtifactWriter& w) {
+        int64_t d = w.addSymbolicDim("repeats", STRATA_DIM_MAX_FROM_DATA);
+        w.addEntry({"e", "s", {{"x", STRATA_DTYPE_F32, {d}}}, {}});
+      },
+      "entry 'e' input 'x' refers to 'repeats', which has no maximum");
+  {
+    ArtifactWriter writer = standardWriter();
+    int64_t d = writer.addSymbolicDim("repeats", STRATA_DIM_MAX_FROM_DATA);
+    writer.addEntry({"tile", "s", {}, {{"y", STRATA_DTYPE_F32, {d, d}}}});
+    std::string error;
+    EXPECT_TRUE(writer.validate(&error)) << error;
+  }
   expectInvalid(
       [](ArtifactWriter& w) {
         w.addEntry({"add_bias", "s", {}, {}});

@@ -164,11 +164,24 @@ TEST(ManifestTest, StridesMustFitIn64Bits) {
 }
 
 TEST(ManifestTest, DimTableRules) {
-  ManifestBytes zeroMax;
-  zeroMax.u32(1).str("e").str("strata_test_add_bias").u32(0).u32(0);
-  zeroMax.u32(1).str("batch").i64(0).i64(0);
-  EXPECT_TRUE(rejects(zeroMax.bytes,
-                      "symbolic dim 'batch' has maximum 0, expected at least"));
+  ManifestBytes negativeMax;
+  negativeMax.u32(1).str("e").str("strata_test_add_bias").u32(0).u32(0);
+  negativeMax.u32(1).str("batch").i64(-2).i64(0);
+  EXPECT_TRUE(rejects(negativeMax.bytes,
+                      "symbolic dim 'batch' has maximum -2, expected at least"));
+  // Maximum 0: an extent computed from tensor data, for outputs only.
+  ManifestBytes fromDataInput;
+  fromDataInput.u32(1).str("e").str("strata_test_add_bias");
+  fromDataInput.u32(1).tensor("x", STRATA_DTYPE_F32, {-1, 4}).u32(0);
+  fromDataInput.u32(1).str("repeats").i64(STRATA_DIM_MAX_FROM_DATA).i64(0);
+  EXPECT_TRUE(rejects(fromDataInput.bytes,
+                      "entry 'e' input 'x' dim 0 refers to 'repeats', which "
+                      "has no maximum"));
+  ManifestBytes fromDataOutput;
+  fromDataOutput.u32(1).str("e").str("strata_test_add_bias").u32(0);
+  fromDataOutput.u32(1).tensor("y", STRATA_DTYPE_F32, {-1, -1, 4});
+  fromDataOutput.u32(1).str("repeats").i64(STRATA_DIM_MAX_FROM_DATA).i64(0);
+  STRATA_ASSERT_OK(tryLoad(withRawManifest(fromDataOutput.bytes)));
   ManifestBytes duplicate;
   duplicate.u32(1).str("e").str("strata_test_add_bias").u32(0).u32(0);
   duplicate.u32(2).str("b").i64(1).str("b").i64(2).i64(0);

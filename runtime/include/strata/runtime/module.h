@@ -29,13 +29,19 @@ typedef struct strata_const_byte_span_t {
   size_t size;
 } strata_const_byte_span_t;
 
+/// The max of a dim with no compiled maximum: an output extent computed
+/// from tensor data (a Tile repeat, a Range count).
+#define STRATA_DIM_MAX_FROM_DATA 0
+
 /// One dim of a tensor signature.
 typedef struct strata_dim_t {
   /// The static extent, or -1 when the dim is symbolic.
   int64_t extent;
   /// The symbolic dim's name ("sequence"), or NULL when static.
   const char* symbol;
-  /// The compiled maximum; equals |extent| when static.
+  /// The compiled maximum; equals |extent| when static. 0
+  /// (STRATA_DIM_MAX_FROM_DATA) for an output extent computed from tensor
+  /// data, which has none (at most 2^31 at run time).
   int64_t max;
 } strata_dim_t;
 
@@ -61,6 +67,7 @@ typedef struct strata_entry_signature_t {
 /// A named symbolic dim of the module and its compiled maximum.
 typedef struct strata_symbolic_dim_t {
   const char* name;
+  /// >= 1, or 0 for a dim only outputs have, computed from tensor data.
   int64_t max;
 } strata_symbolic_dim_t;
 

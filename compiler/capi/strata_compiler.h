@@ -1,0 +1,128 @@
+/*===- strata_compiler.h - The Strata compiler's C API ------------*- C -*-===*
+ * SPDX-License-Identifier: Apache-2.0
+ * Compiles an ONNX model (or strata IR) to a .strata artifact from C or any
+ * language with a C FFI: the same driver and options as strata-compile.
+ *===----------------------------------------------------------------------===*/
+
+#ifndef STRATA_COMPILER_CAPI_STRATA_COMPILER_H_
+#define STRATA_COMPILER_CAPI_STRATA_COMPILER_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define STRATA_COMPILER_EXPORT __attribute__((visibility("default")))
+
+/* (major << 16) | minor of this header; strata_compiler_api_version() gives
+ * the library's. A minor bump only adds functions and option fields. */
+#define STRATA_COMPILER_API_VERSION ((1 << 16) | 0)
+
+/* What a call returns; values follow the runtime's absl/IREE numbering and
+ * never change. */
+typedef enum strata_compile_status_e {
+  STRATA_COMPILE_STATUS_OK = 0,
+  /* A null path, a malformed options struct or option value. */
+  STRATA_COMPILE_STATUS_INVALID_ARGUMENT = 3,
+  /* The model file does not exist. */
+  STRATA_COMPILE_STATUS_NOT_FOUND = 5,
+  /* The model cannot be compiled as given (unsupported op, a dynamic dim
+   * without a maximum, ...): the error diagnostics say why. */
+  STRATA_COMPILE_STATUS_FAILED_PRECONDITION = 9,
+  /* A compiler bug (a C++ exception or a crash, contained). */
+  STRATA_COMPILE_STATUS_INTERNAL = 13,
+  /* The artifact could not be written to the output path. */
+  STRATA_COMPILE_STATUS_UNAVAILABLE = 14,
+} strata_compile_status_t;
+
+typedef enum strata_compile_severity_e {
+  STRATA_COMPILE_SEVERITY_ERROR = 0,
+  STRATA_COMPILE_SEVERITY_WARNING = 1,
+  STRATA_COMPILE_SEVERITY_NOTE = 2,
+  STRATA_COMPILE_SEVERITY_REMARK = 3,
+} strata_compile_severity_t;
+
+/* Receives each diagnostic as it is reported. |location| names the ONNX
+ * node(s) ("Attention_3, MatMul_7") or the file, "" if none; both strings
+ * are valid only during the call. Notes follow the diagnostic they belong
+ * to. */
+typedef void (*strata_compile_diagnostic_fn)(strata_compile_severity_t severity,
+                                             const char *location,
+                                             const char *message,
+                                             void *user_data);
+
+/* Options of one compile. Initialize with strata_compile_options_init, then
+ * set fields. Fields are only ever appended: the library reads the first
+ * |struct_size| bytes and gives later fields their defaults, so a caller
+ * built against an older header keeps working. */
+typedef struct strata_compile_options_t {
+  /* sizeof(strata_compile_options_t) as the caller compiled it. */
+  size_t struct_size;
+  /* "native" (NULL or "" too), "x86-64-v3", "x86-64-v4" or an LLVM CPU. */
+  const char *target_cpu;
+  /* |dim_count| entries "NAME=MAX": the maximum of symbolic dim NAME
+   * (docs/shapes.md). */
+  const char *const *dims;
+  size_t dim_count;
+  /* The maximum of the batch dims (default 8) and of the sequence-length
+   * dims (default 1024). */
+  int64_t max_batch;
+  int64_t max_seq;
+  /* Nonzero (the default): run the fusion pipeline. */
+  int32_t enable_fusion;
+  /* Nonzero (the default): fp32 attention calls the runtime's kernel. */
+  int32_t runtime_attention;
+  /* |binding_count| entries "NAME=FILE.pb": graph input NAME frozen to the
+   * serialized ONNX TensorProto in FILE (ONNX models only). */
+  const char *const *bindings;
+  size_t binding_count;
+} strata_compile_options_t;
+
+/* What a failed compile reported: its status and every error message. */
+typedef struct strata_compiler_error_t strata_compiler_error_t;
+
+/* The library's STRATA_COMPILER_API_VERSION. */
+STRATA_COMPILER_EXPORT uint32_t strata_compiler_api_version(void);
+
+/* Sets |options| to the defaults and struct_size to this header's size. */
+STRATA_COMPILER_EXPORT void
+strata_compile_options_init(strata_compile_options_t *options);
+
+/* Compiles the model at |model_path| (.onnx, .onnxtext, or .mlir with one
+ * entry per public function) to the artifact |output_path| (replaced if
+ * present; nothing is left there on failure). |options| may be NULL for
+ * the defaults, |diagnostic| NULL to receive none. On failure, if
+ * |out_error| is not NULL, *out_error receives an error the caller frees
+ * with strata_compiler_error_free (on success it is set to NULL).
+ *
+ * No C++ exception or crash of the compiler leaves this function: either
+ * becomes STRATA_COMPILE_STATUS_INTERNAL (the first call installs LLVM's
+ * crash-recovery signal handlers for the process, as libclang does). Calls
+ * from several threads are safe; they run one at a time, since the
+ * in-process linker keeps global state. */
+STRATA_COMPILER_EXPORT strata_compile_status_t strata_compile_file(
+    const char *model_path, const char *output_path,
+    const strata_compile_options_t *options,
+    strata_compile_diagnostic_fn diagnostic, void *user_data,
+    strata_compiler_error_t **out_error);
+
+/* The status of |error|. */
+STRATA_COMPILER_EXPORT strata_compile_status_t
+strata_compiler_error_status(const strata_compiler_error_t *error);
+
+/* Every error of the failed compile, one per line as "location: message"
+ * (borrowed, valid until the error is freed). */
+STRATA_COMPILER_EXPORT const char *
+strata_compiler_error_message(const strata_compiler_error_t *error);
+
+/* Frees |error|; NULL is ignored. */
+STRATA_COMPILER_EXPORT void
+strata_compiler_error_free(strata_compiler_error_t *error);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* STRATA_COMPILER_CAPI_STRATA_COMPILER_H_ */

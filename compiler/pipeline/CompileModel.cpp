@@ -1,0 +1,245 @@
+//===- CompileModel.cpp - A model to a .strata artifact -------------------===//
+// SPDX-License-Identifier: Apache-2.0
+// The phases in order, each stop of --emit after the phase that makes it.
+// Entry inputs are described before lowering (their maxima bound the memory
+// plan), outputs after it, where their extents are index math over inputs.
+
+#include "compiler/pipeline/CompileModel.h"
+
+#include "codegen/cpu/CpuCodegen.h"
+#include "codegen/cpu/CpuPipeline.h"
+#include "compiler/import/ModelLoader.h"
+#include "compiler/import/OnnxImporter.h"
+#include "compiler/pipeline/EntrySignature.h"
+#include "compiler/pipeline/Pipelines.h"
+#include "dialects/strata/IR/StrataDialect.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+
+using namespace mlir;
+
+namespace strata {
+namespace {
+
+/// Reports each phase's wall time as it ends.
+class PhaseClock {
+public:
+  explicit PhaseClock(const CompileCallbacks &callbacks)
+      : callbacks(callbacks), start(std::chrono::steady_clock::now()) {}
+  void done(llvm::StringRef phase) {
+    auto now = std::chrono::steady_clock::now();
+    if (callbacks.phaseDone)
+      callbacks.phaseDone(phase,
+                          std::chrono::duration<double>(now - start).count());
+    start = now;
+  }
+
+private:
+  const CompileCallbacks &callbacks;
+  std::chrono::steady_clock::time_point start;
+};
+
+LogicalResult checkOptions(const CompileOptions &options, Location loc) {
+  if (options.target != "cpu")
+    return emitError(loc) << "unsupported target '" << options.target
+                          << "' (supported: cpu)";
+  if (options.dims.maxBatch < 1 || options.dims.maxSeq < 1)
+    return emitError(loc) << "the batch and sequence maxima must be >= 1, got "
+                          << options.dims.maxBatch << " and "
+                          << options.dims.maxSeq;
+  for (const auto &[name, max] : options.dims.explicitMaxima)
+    if (name.empty() || max < 1)
+      return emitError(loc) << "dim maximum '" << name << "=" << max
+                            << "' needs a name and a maximum >= 1";
+  return success();
+}
+
+std::string printModule(ModuleOp module) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  OpPrintingFlags flags;
+  flags.elideLargeResourceString(64);
+  module.print(os, flags);
+  return text;
+}
+
+/// Strata IR from a .mlir file, or the imported ONNX model (whose weights
+/// point into |storage|).
+OwningOpRef<ModuleOp> loadModule(MLIRContext &context,
+                                 const CompileInput &input,
+                                 import::ModelStorage &storage, Location loc) {
+  if (llvm::StringRef(input.modelPath).ends_with(".mlir")) {
+    if (!input.bindings.empty()) {
+      emitError(loc) << "input bindings apply to ONNX models, not to '"
+                     << input.modelPath << "'";
+      return nullptr;
+    }
+    return parseSourceFile<ModuleOp>(input.modelPath, ParserConfig(&context));
+  }
+  if (llvm::Error err = storage.load(input.modelPath)) {
+    emitError(loc) << llvm::toString(std::move(err));
+    return nullptr;
+  }
+  for (const auto &[name, file] : input.bindings) {
+    if (llvm::Error err = storage.bindInput(name, file)) {
+      emitError(loc) << llvm::toString(std::move(err));
+      return nullptr;
+    }
+  }
+  return import::importOnnxModel(context, storage);
+}
+
+/// Runs the fusion pipeline; with |collect| its near-miss remarks go to
+/// |missed| instead of the diagnostic handlers.
+LogicalResult runFusion(ModuleOp module, const CompileOptions &options,
+                        std::vector<MissedFusion> &missed) {
+  MLIRContext *context = module.getContext();
+  PassManager fusion(context);
+  fusion.enableVerifier(true);
+  FusionPipelineOptions fusionOptions;
+  fusionOptions.reportMissed = options.collectMissedFusions;
+  if (options.fusion)
+    buildFusionPipeline(fusion, fusionOptions);
+  ScopedDiagnosticHandler collect(context, [&](Diagnostic &diag) {
+    if (!options.collectMissedFusions ||
+        diag.getSeverity() != DiagnosticSeverity::Remark)
+      return failure();
+    missed.push_back({locationText(diag.getLocation()), diag.str()});
+    return success();
+  });
+  return fusion.run(module);
+}
+
+} // namespace
+
+void registerCompilerDialects(DialectRegistry &registry) {
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  registry.insert<ir::StrataDialect>();
+}
+
+codegen::ArtifactWriter CompiledArtifact::assembled() const {
+  codegen::ArtifactWriter writer = signatures;
+  writer.setWeights(weights.data(), weights.size());
+  writer.setCpuCode(sharedObject.data(), sharedObject.size());
+  writer.setCpuFeatures(cpuFeatures);
+  return writer;
+}
+
+bool CompiledArtifact::write(const codegen::ArtifactSink &sink,
+                             std::string *error) const {
+  return assembled().write(sink, error);
+}
+
+bool CompiledArtifact::writeToFile(const std::string &path,
+                                   std::string *error) const {
+  return assembled().writeToFile(path, error);
+}
+
+FailureOr<CompiledArtifact> compileModel(MLIRContext &context,
+                                         const CompileInput &input,
+                                         const CompileOptions &options,
+                                         CompileReport *report,
+                                         const CompileCallbacks &callbacks) {
+  CompileReport unused;
+  CompileReport &rep = report ? *report : unused;
+  rep = CompileReport();
+  Location modelLoc = FileLineColLoc::get(&context, input.modelPath, 0, 0);
+  if (failed(checkOptions(options, modelLoc)))
+    return failure();
+  PhaseClock clock(callbacks);
+  CompiledArtifact result;
+
+  // The storage holds the weights the module's blobs point into; the
+  // artifact's weights image is a copy, so it may go at the end.
+  import::ModelStorage storage;
+  OwningOpRef<ModuleOp> module = loadModule(context, input, storage, modelLoc);
+  if (!module)
+    return failure();
+  rep.importedOps = countOps(*module);
+  clock.done("import");
+
+  if (failed(runFusion(*module, options, rep.missedFusions)))
+    return failure();
+  rep.fusedOps = countOps(*module);
+  rep.fusionDone = true;
+  clock.done("fusion");
+  if (options.emit == EmitKind::Mlir) {
+    result.text = printModule(*module);
+    return result;
+  }
+
+  EntrySignatures signatures;
+  if (failed(signatures.describeInputs(*module, options.dims)))
+    return failure();
+  // The back end's strata-level passes, then lowering to linalg on tensors.
+  codegen::cpu::CpuCodegenStats strataLevel;
+  codegen::cpu::CpuPipelineOptions cpuOptions;
+  cpuOptions.runtimeAttention = options.runtimeAttention;
+  cpuOptions.stats = &strataLevel;
+  PassManager lower(&context);
+  lower.enableVerifier(true);
+  codegen::cpu::buildCpuStrataPipeline(lower, cpuOptions);
+  lower.addNestedPass<func::FuncOp>(createLowerToLinalgPass());
+  if (failed(lower.run(*module)))
+    return failure();
+  clock.done("lower");
+  if (options.emit == EmitKind::Linalg) {
+    result.text = printModule(*module);
+    return result;
+  }
+  if (options.emit == EmitKind::Llvm) {
+    if (failed(codegen::cpu::lowerToLLVMDialect(*module)))
+      return failure();
+    result.text = printModule(*module);
+    return result;
+  }
+
+  // Before codegen, which bufferizes the tensors the bounds are read from.
+  if (options.emit == EmitKind::Artifact) {
+    if (failed(signatures.describeOutputs(*module)))
+      return failure();
+    rep.outputDims = signatures.outputDims();
+  }
+  codegen::cpu::CpuTarget target{options.targetCpu};
+  target.emitAssembly = options.emit == EmitKind::Kernels;
+  FailureOr<codegen::cpu::CpuCode> code =
+      codegen::cpu::generateCpuCode(*module, target);
+  if (failed(code))
+    return failure();
+  clock.done("codegen");
+  if (options.emit == EmitKind::Kernels) {
+    result.text = std::move(code->assembly);
+    return result;
+  }
+
+  signatures.addTo(result.signatures);
+  result.weights = std::move(code->weights);
+  result.sharedObject = std::move(code->sharedObject);
+  result.cpuFeatures = code->cpuFeatures;
+  rep.codegen = code->stats;
+  rep.codegen.attentionCalls = strataLevel.attentionCalls;
+  rep.weightsBytes = result.weights.size();
+  rep.codeBytes = result.sharedObject.size();
+  rep.codegenDone = true;
+  // The loader's rules, checked here so a violation is a diagnostic.
+  std::string error;
+  if (!result.assembled().validate(&error))
+    return emitError(modelLoc) << "the artifact would not load: " << error;
+  return result;
+}
+
+} // namespace strata

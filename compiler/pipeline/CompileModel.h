@@ -1,0 +1,105 @@
+//===- CompileModel.h - A model to a .strata artifact ------------*- C++
+//-*-===//
+// SPDX-License-Identifier: Apache-2.0
+// The compiler driver: import (or parse strata IR), fusion, the CPU back
+// end's strata-level step, lowering to linalg, CPU code generation and the
+// artifact's signatures. strata-compile and the C API are front ends of it.
+
+#ifndef STRATA_COMPILER_PIPELINE_COMPILEMODEL_H_
+#define STRATA_COMPILER_PIPELINE_COMPILEMODEL_H_
+
+#include "codegen/artifact/ArtifactWriter.h"
+#include "compiler/pipeline/CompileReport.h"
+#include "compiler/pipeline/DimMaxima.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/LLVM.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace strata {
+
+/// What to compile.
+struct CompileInput {
+  /// An ONNX model (.onnx, or .onnxtext for the text syntax): its graph
+  /// becomes the entry "main". Or strata-dialect IR (.mlir, as strata-import
+  /// writes it): every public function becomes an entry, and functions may
+  /// share weights (one copy in the artifact).
+  std::string modelPath;
+  /// Graph inputs frozen to the TensorProto in a file (NAME, FILE); ONNX
+  /// models only.
+  std::vector<std::pair<std::string, std::string>> bindings;
+};
+
+/// Where the compile stops and what it returns.
+enum class EmitKind {
+  Artifact, ///< the .strata artifact
+  Mlir,     ///< strata IR after fusion
+  Linalg,   ///< after strata-lower-to-linalg
+  Llvm,     ///< the LLVM dialect
+  Kernels,  ///< the target assembly of the generated code
+};
+
+struct CompileOptions {
+  /// The back end; only "cpu".
+  std::string target = "cpu";
+  /// "native", "x86-64-v3", "x86-64-v4" or an LLVM CPU name.
+  std::string targetCpu = "native";
+  /// The maxima of symbolic input dims (DimMaxima.h).
+  DimMaximaOptions dims;
+  /// Runs the fusion pipeline (off: to measure what fusion buys).
+  bool fusion = true;
+  /// fp32 attention calls the runtime's kernel (off: generic loops).
+  bool runtimeAttention = true;
+  /// The fusion passes' near-miss remarks go into the report instead of
+  /// the diagnostic handlers.
+  bool collectMissedFusions = false;
+  EmitKind emit = EmitKind::Artifact;
+};
+
+/// What a successful compile made.
+struct CompiledArtifact {
+  /// EmitKind other than Artifact: the IR or the assembly.
+  std::string text;
+  /// The signatures and symbolic dims (no sections set).
+  codegen::ArtifactWriter signatures;
+  std::vector<char> weights;
+  std::string sharedObject;
+  uint64_t cpuFeatures = 0;
+
+  /// The artifact's bytes through |sink| (ArtifactWriter::write).
+  bool write(const codegen::ArtifactSink &sink, std::string *error) const;
+  /// The artifact at |path| (replaced if present, removed if writing fails).
+  bool writeToFile(const std::string &path, std::string *error) const;
+  /// The signatures with the sections set (they borrow this object's).
+  codegen::ArtifactWriter assembled() const;
+};
+
+/// Progress of a compile.
+struct CompileCallbacks {
+  /// Called as each phase ends ("import", "fusion", "lower", "codegen")
+  /// with its wall time in seconds.
+  std::function<void(llvm::StringRef phase, double seconds)> phaseDone;
+};
+
+/// Adds every dialect, extension and translation a compile uses.
+void registerCompilerDialects(mlir::DialectRegistry &registry);
+
+/// Compiles |input| in |context| (built with registerCompilerDialects).
+/// Every problem, in the model or in |options|, is an error diagnostic on
+/// |context| (at the ONNX node's location where there is one); returns
+/// failure after reporting it. |report|, if not null, is filled as far as
+/// the compile got. Thread-compatible: one compile per context at a time.
+mlir::FailureOr<CompiledArtifact>
+compileModel(mlir::MLIRContext &context, const CompileInput &input,
+             const CompileOptions &options, CompileReport *report = nullptr,
+             const CompileCallbacks &callbacks = {});
+
+} // namespace strata
+
+#endif // STRATA_COMPILER_PIPELINE_COMPILEMODEL_H_

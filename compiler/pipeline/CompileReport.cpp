@@ -1,0 +1,144 @@
+//===- CompileReport.cpp - What a compile did, for --report ---------------===//
+// SPDX-License-Identifier: Apache-2.0
+// Lit tests (test/codegen/cpu, test/tools) match these lines: keep the
+// wording, or update every test that matches it.
+
+#include "compiler/pipeline/CompileReport.h"
+
+#include "codegen/abi/strata_artifact_format.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+
+namespace strata {
+namespace {
+
+/// The ops fusion produces, as counted by the report.
+constexpr const char *kFusedOps[] = {"strata.attention", "strata.gelu",
+                                     "strata.layer_norm", "strata.rms_norm",
+                                     "strata.silu"};
+
+/// "12.3 MiB" / "4.5 KiB" / "100 bytes".
+std::string bytesText(uint64_t bytes) {
+  if (bytes >= (1u << 20))
+    return llvm::formatv("{0:F1} MiB", bytes / 1048576.0).str();
+  if (bytes >= 1024)
+    return llvm::formatv("{0:F1} KiB", bytes / 1024.0).str();
+  return std::to_string(bytes) + " bytes";
+}
+
+int countOf(const std::map<std::string, int> &counts, llvm::StringRef name) {
+  auto it = counts.find(name.str());
+  return it == counts.end() ? 0 : it->second;
+}
+
+} // namespace
+
+std::map<std::string, int> countOps(ModuleOp module) {
+  std::map<std::string, int> counts;
+  module.walk([&](Operation *op) {
+    if (!isa<ModuleOp, func::FuncOp>(op))
+      ++counts[op->getName().getStringRef().str()];
+  });
+  return counts;
+}
+
+std::string locationText(Location loc) {
+  SmallVector<std::string> names;
+  loc->walk([&](Location l) {
+    if (auto name = dyn_cast<NameLoc>(l))
+      names.push_back(name.getName().str());
+    return WalkResult::advance();
+  });
+  if (!names.empty())
+    return llvm::join(names, ", ");
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return file.getLine() ? llvm::formatv("{0}:{1}:{2}", file.getFilename(),
+                                          file.getLine(), file.getColumn())
+                                .str()
+                          : file.getFilename().str();
+  if (isa<UnknownLoc>(loc))
+    return "";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  loc.print(os);
+  return text;
+}
+
+void printFusionReport(llvm::raw_ostream &os, const CompileReport &report) {
+  os << "fusion report:\n"
+     << llvm::format("  %-20s %8s %8s\n", "fused op", "imported", "fused");
+  for (const char *name : kFusedOps)
+    os << llvm::format("  %-20s %8d %8d\n", name,
+                       countOf(report.importedOps, name),
+                       countOf(report.fusedOps, name));
+  os << "  unfused candidates: " << report.missedFusions.size() << "\n";
+  for (const MissedFusion &m : report.missedFusions)
+    os << "    " << m.location << ": " << m.message << "\n";
+}
+
+void printCodegenReport(llvm::raw_ostream &os, const CompileReport &report) {
+  os << "ops after import / after fusion:\n";
+  std::map<std::string, std::pair<int, int>> rows;
+  for (auto &[name, n] : report.importedOps)
+    rows[name].first = n;
+  for (auto &[name, n] : report.fusedOps)
+    rows[name].second = n;
+  for (auto &[name, counts] : rows)
+    os << llvm::format("  %-28s %6d %6d\n", name.c_str(), counts.first,
+                       counts.second);
+  const codegen::cpu::CpuCodegenStats &stats = report.codegen;
+  os << "kernels: " << stats.kernels
+     << " generated loop nests (one function each)\n"
+     << "matmuls: " << stats.matmulCalls << " calls to the runtime kernel, "
+     << stats.packedMatmulCalls << " on " << stats.packedWeights
+     << " weights pre-packed at compile time\n"
+     << "attention: " << stats.attentionCalls
+     << " calls to the runtime kernel\n"
+     << "run-time checks: " << stats.checks
+     << " on input values and data-dependent extents\n"
+     << "memory plan: " << stats.plannedBuffers
+     << " intermediates in one arena of " << bytesText(stats.arenaBytes)
+     << " at the maxima (unshared: " << bytesText(stats.plannedBytes) << "); "
+     << stats.unplannedBuffers
+     << " with data-dependent sizes allocated at run time, " << stats.earlyFrees
+     << " frees moved to the buffer's last use\n";
+  os << "dispatch regions (one kernel launch each):\n";
+  for (const dispatch::EntryDispatches &entry : stats.dispatches) {
+    os << "  " << entry.entry << ": " << entry.total;
+    for (const auto &[kind, n] : entry.byKind)
+      os << ", " << n << " " << kind;
+    os << "\n";
+  }
+  unsigned exact = 0, fromData = 0;
+  for (const OutputDimInfo &d : report.outputDims) {
+    exact += !d.exact.empty();
+    fromData += d.max == STRATA_DIM_MAX_FROM_DATA;
+  }
+  os << "output dims: " << report.outputDims.size() << " dynamic, " << exact
+     << " exact functions of the input dims, "
+     << report.outputDims.size() - exact - fromData << " upper bounds, "
+     << fromData << " from tensor data\n";
+  for (const OutputDimInfo &d : report.outputDims) {
+    os << "  " << d.entry << " " << d.output << "[" << d.dim << "] " << d.name;
+    if (d.max == STRATA_DIM_MAX_FROM_DATA) {
+      os << " from tensor data (no compiled maximum)\n";
+      continue;
+    }
+    os << " <= " << d.max;
+    if (d.exact.empty())
+      os << " (upper bound)";
+    else if (d.exact != d.name)
+      os << " (= " << d.exact << ")";
+    os << "\n";
+  }
+  os << "weights: " << report.weightsBytes << " bytes\n"
+     << "native code: " << report.codeBytes << " bytes\n";
+}
+
+} // namespace strata

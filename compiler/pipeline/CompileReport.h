@@ -1,0 +1,58 @@
+//===- CompileReport.h - What a compile did, for --report ------*- C++ -*-===//
+// SPDX-License-Identifier: Apache-2.0
+// The data behind `strata-compile --report` (fusion statistics, every
+// candidate that did not fuse, codegen counts, output maxima) and its
+// printing, so that every front end prints the same text.
+
+#ifndef STRATA_COMPILER_PIPELINE_COMPILEREPORT_H_
+#define STRATA_COMPILER_PIPELINE_COMPILEREPORT_H_
+
+#include "codegen/cpu/CpuCodegen.h"
+#include "compiler/pipeline/EntrySignature.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Location.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace strata {
+
+/// One remark of a fusion pass: a candidate that did not fuse.
+struct MissedFusion {
+  std::string location, message;
+};
+
+/// What a compile did, filled as far as it got.
+struct CompileReport {
+  /// Op name -> count, after import and after fusion.
+  std::map<std::string, int> importedOps, fusedOps;
+  std::vector<MissedFusion> missedFusions;
+  bool fusionDone = false;
+
+  /// Set once code generation succeeded.
+  bool codegenDone = false;
+  codegen::cpu::CpuCodegenStats codegen;
+  uint64_t weightsBytes = 0, codeBytes = 0;
+  /// Every dynamic output dim and its derived maximum.
+  std::vector<OutputDimInfo> outputDims;
+};
+
+/// Counts ops by name under |module| (not the module and functions).
+std::map<std::string, int> countOps(mlir::ModuleOp module);
+
+/// The ONNX node names of |loc| ("a, b" for a fused location), or its
+/// printed form when it carries no name.
+std::string locationText(mlir::Location loc);
+
+/// The fusion statistics and the unfused candidates.
+void printFusionReport(llvm::raw_ostream &os, const CompileReport &report);
+
+/// Op counts before/after fusion, codegen counts, output maxima, sizes.
+void printCodegenReport(llvm::raw_ostream &os, const CompileReport &report);
+
+} // namespace strata
+
+#endif // STRATA_COMPILER_PIPELINE_COMPILEREPORT_H_

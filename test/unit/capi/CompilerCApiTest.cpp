@@ -1,0 +1,350 @@
+//===- CompilerCApiTest.cpp - Compile through the C API, run the result ---===//
+// SPDX-License-Identifier: Apache-2.0
+// strata_compile_file on a small model, the artifact run through the
+// runtime's C API against outputs computed here, and on a fixture export
+// with default options against its onnxruntime references; bad paths,
+// unbound dims and malformed options come back as statuses and
+// diagnostics.
+
+#include "compiler/capi/strata_compiler.h"
+#include "strata/runtime/api.h"
+#include "Npy.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+extern "C" size_t strata_test_options_size_from_c(void);
+
+namespace {
+
+// y = x @ w + b with x[batch, 3] (the case the test checks by hand).
+constexpr const char *kAffineModel = R"(<
+  ir_version: 8,
+  opset_import: ["" : 17]
+>
+affine (float[batch, 3] x) => (float[batch, 2] y)
+<float[3, 2] w = {1, -2, 0.5, 3, -1, 0.25}, float[2] b = {0.5, -1}>
+{
+  xw = MatMul(x, w)
+  y = Add(xw, b)
+}
+)";
+
+// A dim named like torch.export's automatic dims: no default maximum.
+constexpr const char *kAutoDimModel = R"(<
+  ir_version: 8,
+  opset_import: ["" : 17]
+>
+g (float[s0, 4] x) => (float[s0, 4] y)
+{
+  y = Relu(x)
+}
+)";
+
+struct Diagnostic {
+  strata_compile_severity_t severity;
+  std::string location, message;
+};
+
+void collect(strata_compile_severity_t severity, const char *location,
+             const char *message, void *userData) {
+  static_cast<std::vector<Diagnostic> *>(userData)->push_back(
+      {severity, location, message});
+}
+
+class CompilerCApiTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/strata-capi-test-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir = pattern;
+  }
+  void TearDown() override {
+    std::string cmd = "rm -rf '" + dir + "'";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+  }
+  std::string write(const std::string &name, const char *text) {
+    std::string path = dir + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+  }
+  /// Compiles |model| to DIR/out.strata, keeping diagnostics and the error.
+  strata_compile_status_t compile(const std::string &model,
+                                  const strata_compile_options_t *options) {
+    strata_compiler_error_t *error = nullptr;
+    strata_compile_status_t status =
+        strata_compile_file(model.c_str(), artifact().c_str(), options, collect,
+                            &diagnostics, &error);
+    errorText = error ? strata_compiler_error_message(error) : "";
+    if (error) {
+      EXPECT_EQ(strata_compiler_error_status(error), status);
+    }
+    strata_compiler_error_free(error);
+    return status;
+  }
+  std::string artifact() const { return dir + "/out.strata"; }
+  bool hasError(const std::string &fragment) const {
+    for (const Diagnostic &d : diagnostics)
+      if (d.severity == STRATA_COMPILE_SEVERITY_ERROR &&
+          (d.location + ": " + d.message).find(fragment) != std::string::npos)
+        return true;
+    return false;
+  }
+
+  std::string dir;
+  std::vector<Diagnostic> diagnostics;
+  std::string errorText;
+};
+
+void expectOk(strata_status_t status) {
+  if (status) {
+    ADD_FAILURE() << strata_status_message(status);
+    strata_status_free(status);
+  }
+}
+
+TEST_F(CompilerCApiTest, CompiledModelRunsAndMatchesTheAffineMap) {
+  strata_compile_options_t options;
+  strata_compile_options_init(&options);
+  options.max_batch = 4;
+  ASSERT_EQ(compile(write("affine.onnxtext", kAffineModel), &options),
+            STRATA_COMPILE_STATUS_OK)
+      << errorText;
+  EXPECT_EQ(errorText, "");
+
+  strata_allocator_t allocator = strata_allocator_system();
+  strata_module_t *module = nullptr;
+  expectOk(strata_module_load_file(artifact().c_str(), allocator, &module));
+  ASSERT_NE(module, nullptr);
+  const strata_entry_signature_t *entry = nullptr;
+  expectOk(strata_module_find_entry(module, "main", &entry));
+  ASSERT_NE(entry, nullptr);
+  ASSERT_EQ(entry->output_count, 1u);
+  // The output's batch is the input's: same symbolic dim, max_batch.
+  ASSERT_EQ(entry->outputs[0].rank, 2u);
+  ASSERT_NE(entry->outputs[0].dims[0].symbol, nullptr);
+  EXPECT_STREQ(entry->outputs[0].dims[0].symbol, "batch");
+  EXPECT_EQ(entry->outputs[0].dims[0].max, 4);
+  EXPECT_EQ(entry->outputs[0].dims[1].extent, 2);
+
+  strata_session_options_t sessionOptions;
+  strata_session_options_init(&sessionOptions);
+  strata_session_t *session = nullptr;
+  expectOk(strata_session_create(module, &sessionOptions, allocator, &session));
+  ASSERT_NE(session, nullptr);
+  const float x[3][3] = {{1, 2, 3}, {-1, 0.5f, 4}, {0, 0, -2}};
+  const float w[3][2] = {{1, -2}, {0.5f, 3}, {-1, 0.25f}};
+  const float b[2] = {0.5f, -1};
+  const int64_t dims[2] = {3, 3};
+  strata_tensor_t *input = nullptr;
+  expectOk(strata_tensor_create_copy(STRATA_DTYPE_F32, 2, dims, x, sizeof(x),
+                                     allocator, &input));
+  const strata_tensor_t *inputs[] = {input};
+  strata_tensor_t *output = nullptr;
+  expectOk(strata_session_run(session, "main", inputs, 1, &output, 1));
+  ASSERT_NE(output, nullptr);
+  ASSERT_EQ(strata_tensor_rank(output), 2u);
+  EXPECT_EQ(strata_tensor_dims(output)[0], 3);
+  EXPECT_EQ(strata_tensor_dims(output)[1], 2);
+  const float *y = static_cast<const float *>(strata_tensor_const_data(output));
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 2; ++j) {
+      float want = b[j];
+      for (int k = 0; k < 3; ++k)
+        want += x[i][k] * w[k][j];
+      EXPECT_NEAR(y[i * 2 + j], want, 1e-5f) << "y[" << i << "][" << j << "]";
+    }
+  strata_tensor_release(output);
+  strata_tensor_release(input);
+  strata_session_release(session);
+  strata_module_release(module);
+}
+
+// transformers' Llama (torch.onnx.export) with default options: every
+// output matches the saved onnxruntime outputs within the fp32 tolerance
+// of test/e2e/check_fixtures.py (1e-4 relative to the largest magnitude).
+TEST_F(CompilerCApiTest, FixtureCompiledWithDefaultsMatchesOnnxruntime) {
+  const std::string fixture =
+      std::string(STRATA_TEST_MODELS_DIR) + "/transformers_llama_op17_prefill";
+  const std::string ref = fixture + "/ref/model_b3_s11_p0/";
+  ASSERT_EQ(compile(fixture + "/model.onnx", nullptr), STRATA_COMPILE_STATUS_OK)
+      << errorText;
+
+  strata_allocator_t allocator = strata_allocator_system();
+  strata_module_t *module = nullptr;
+  expectOk(strata_module_load_file(artifact().c_str(), allocator, &module));
+  ASSERT_NE(module, nullptr);
+  const strata_entry_signature_t *entry = nullptr;
+  expectOk(strata_module_find_entry(module, "main", &entry));
+  ASSERT_NE(entry, nullptr);
+  strata_session_options_t sessionOptions;
+  strata_session_options_init(&sessionOptions);
+  strata_session_t *session = nullptr;
+  expectOk(strata_session_create(module, &sessionOptions, allocator, &session));
+  ASSERT_NE(session, nullptr);
+
+  std::vector<strata_tensor_t *> inputs;
+  for (size_t i = 0; i < entry->input_count; ++i) {
+    strata::tools::NpyArray array;
+    std::string error;
+    ASSERT_TRUE(strata::tools::readNpy(ref + entry->inputs[i].name + ".npy",
+                                       &array, &error))
+        << error;
+    strata_tensor_t *tensor = nullptr;
+    expectOk(strata_tensor_create_copy(
+        static_cast<strata_dtype_t>(array.dtype), array.shape.size(),
+        array.shape.data(), array.data.data(), array.data.size(), allocator,
+        &tensor));
+    inputs.push_back(tensor);
+  }
+  std::vector<strata_tensor_t *> outputs(entry->output_count);
+  expectOk(strata_session_run(
+      session, "main", const_cast<const strata_tensor_t *const *>(inputs.data()),
+      inputs.size(), outputs.data(), outputs.size()));
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    ASSERT_NE(outputs[o], nullptr);
+    strata::tools::NpyArray want;
+    std::string error;
+    ASSERT_TRUE(strata::tools::readNpy(
+        ref + entry->outputs[o].name + ".npy", &want, &error))
+        << error;
+    ASSERT_EQ(want.dtype, STRATA_DTYPE_F32);
+    ASSERT_EQ(strata_tensor_rank(outputs[o]), want.shape.size());
+    for (size_t d = 0; d < want.shape.size(); ++d)
+      ASSERT_EQ(strata_tensor_dims(outputs[o])[d], want.shape[d]);
+    const float *expected = reinterpret_cast<const float *>(want.data.data());
+    const float *got =
+        static_cast<const float *>(strata_tensor_const_data(outputs[o]));
+    size_t count = want.data.size() / sizeof(float);
+    float largest = 1;
+    for (size_t k = 0; k < count; ++k)
+      largest = std::max(largest, std::abs(expected[k]));
+    float worst = 0;
+    for (size_t k = 0; k < count; ++k)
+      worst = std::max(worst, std::abs(got[k] - expected[k]));
+    EXPECT_LE(worst, 1e-4f * largest) << entry->outputs[o].name;
+    strata_tensor_release(outputs[o]);
+  }
+  for (strata_tensor_t *tensor : inputs)
+    strata_tensor_release(tensor);
+  strata_session_release(session);
+  strata_module_release(module);
+}
+
+TEST_F(CompilerCApiTest, DefaultOptionsAndTwoCompilesInOneProcess) {
+  std::string model = write("affine.onnxtext", kAffineModel);
+  ASSERT_EQ(compile(model, nullptr), STRATA_COMPILE_STATUS_OK) << errorText;
+  ASSERT_EQ(compile(model, nullptr), STRATA_COMPILE_STATUS_OK) << errorText;
+  strata_module_t *module = nullptr;
+  expectOk(strata_module_load_file(artifact().c_str(),
+                                   strata_allocator_system(), &module));
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(strata_module_entry(module, 0)->inputs[0].dims[0].max, 8);
+  strata_module_release(module);
+}
+
+TEST_F(CompilerCApiTest, MissingModelIsNotFound) {
+  std::string missing = dir + "/no-such-model.onnx";
+  EXPECT_EQ(compile(missing, nullptr), STRATA_COMPILE_STATUS_NOT_FOUND);
+  EXPECT_TRUE(hasError(missing + ": no such model file")) << errorText;
+  EXPECT_NE(errorText.find("no such model file"), std::string::npos);
+  EXPECT_NE(access(artifact().c_str(), F_OK), 0) << "no artifact on failure";
+}
+
+TEST_F(CompilerCApiTest, UnboundDimIsAnErrorNamingTheFlag) {
+  std::string model = write("auto.onnxtext", kAutoDimModel);
+  EXPECT_EQ(compile(model, nullptr), STRATA_COMPILE_STATUS_FAILED_PRECONDITION);
+  const char *expected = "input 'x' dim 0 ('s0') is not a batch or sequence "
+                         "name: give its maximum with --dim s0=MAX";
+  EXPECT_TRUE(hasError(expected)) << errorText;
+  EXPECT_NE(errorText.find(expected), std::string::npos) << errorText;
+  EXPECT_NE(access(artifact().c_str(), F_OK), 0);
+
+  // The dims option binds it.
+  diagnostics.clear();
+  strata_compile_options_t options;
+  strata_compile_options_init(&options);
+  const char *dims[] = {"s0=16"};
+  options.dims = dims;
+  options.dim_count = 1;
+  EXPECT_EQ(compile(model, &options), STRATA_COMPILE_STATUS_OK) << errorText;
+}
+
+TEST_F(CompilerCApiTest, MalformedOptionsAreInvalidArguments) {
+  std::string model = write("affine.onnxtext", kAffineModel);
+  strata_compile_options_t options;
+  strata_compile_options_init(&options);
+  const char *dims[] = {"batch"};
+  options.dims = dims;
+  options.dim_count = 1;
+  EXPECT_EQ(compile(model, &options), STRATA_COMPILE_STATUS_INVALID_ARGUMENT);
+  EXPECT_TRUE(hasError("dims[0] must be NAME=MAX with MAX >= 1, got 'batch'"))
+      << errorText;
+
+  strata_compile_options_init(&options);
+  options.max_seq = 0;
+  EXPECT_EQ(compile(model, &options), STRATA_COMPILE_STATUS_INVALID_ARGUMENT);
+
+  strata_compile_options_init(&options);
+  options.struct_size = sizeof(size_t);
+  EXPECT_EQ(compile(model, &options), STRATA_COMPILE_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(errorText.find("smaller than any version"), std::string::npos)
+      << errorText;
+
+  // A newer caller's struct: accepted while its extra fields are zero.
+  struct Newer {
+    strata_compile_options_t v1;
+    int64_t future_field;
+  } newer;
+  strata_compile_options_init(&newer.v1);
+  newer.v1.struct_size = sizeof(newer);
+  newer.future_field = 0;
+  EXPECT_EQ(compile(model, &newer.v1), STRATA_COMPILE_STATUS_OK) << errorText;
+  newer.future_field = 1;
+  EXPECT_EQ(compile(model, &newer.v1), STRATA_COMPILE_STATUS_INVALID_ARGUMENT);
+
+  strata_compile_options_init(&options);
+  options.target_cpu = "no-such-cpu";
+  EXPECT_EQ(compile(model, &options),
+            STRATA_COMPILE_STATUS_FAILED_PRECONDITION);
+  EXPECT_TRUE(hasError("unknown target CPU 'no-such-cpu'")) << errorText;
+
+  EXPECT_EQ(strata_compile_file(nullptr, artifact().c_str(), nullptr, nullptr,
+                                nullptr, nullptr),
+            STRATA_COMPILE_STATUS_INVALID_ARGUMENT);
+}
+
+TEST_F(CompilerCApiTest, ModelErrorsCarryTheNodeLocation) {
+  std::string model = write("bad.onnxtext", R"(<
+  ir_version: 8,
+  opset_import: ["" : 17]
+>
+g (float[2, 4] x) => (float[2, 4] y)
+{
+  y = LRN<size = 3>(x)
+}
+)");
+  EXPECT_EQ(compile(model, nullptr), STRATA_COMPILE_STATUS_FAILED_PRECONDITION);
+  EXPECT_TRUE(hasError("unsupported ONNX op 'LRN'")) << errorText;
+  bool located = false;
+  for (const Diagnostic &d : diagnostics)
+    located |= d.location.find("LRN_0") != std::string::npos;
+  EXPECT_TRUE(located) << errorText;
+}
+
+TEST_F(CompilerCApiTest, VersionAndStructMatchTheHeaderInCAndCxx) {
+  EXPECT_EQ(strata_compiler_api_version(),
+            uint32_t(STRATA_COMPILER_API_VERSION));
+  EXPECT_EQ(strata_test_options_size_from_c(),
+            sizeof(strata_compile_options_t));
+}
+
+} // namespace
