@@ -26,7 +26,7 @@ GTEST = "gtest"
 
 class Component(NamedTuple):
     name: str
-    prefixes: tuple  # folders relative to the repository root, ending in "/"
+    prefixes: tuple  # folders ("dir/") or files, relative to the repository
     uses: tuple      # components it may depend on (transitively closed)
     outside: tuple   # outside libraries it may depend on
 
@@ -39,6 +39,9 @@ COMPONENTS = (
     Component("artifact-writer", ("codegen/artifact/",), ("abi",), ()),
     Component("runtime", ("runtime/",), ("abi",), ()),
     Component("tools-common", ("tools/common/",), (), ()),
+    # The one shared tool header on LLVM's command line: compiler tools only.
+    Component("compiler-tools-common", ("tools/common/HelpOptions.h",), (),
+              (MLIR,)),
     Component("runtime-tools", ("tools/strata-run/", "tools/strata-bench/"),
               ("runtime", "tools-common"), ()),
     Component("dialect", ("dialects/",), (), (MLIR,)),
@@ -51,7 +54,8 @@ COMPONENTS = (
               ("import", "passes", "dispatch", "codegen"), (MLIR,)),
     Component("capi", ("compiler/capi/",), ("pipeline",), (MLIR,)),
     Component("compiler-tools", ("tools/",),
-              ("capi", "pipeline", "tools-common"), (MLIR,)),
+              ("capi", "pipeline", "tools-common", "compiler-tools-common"),
+              (MLIR,)),
     # Outside the product, held to the same rule: runtime tests and users
     # of the installed runtime link no compiler code (STYLE.md §9).
     Component("runtime-tests", ("test/unit/runtime/",),
