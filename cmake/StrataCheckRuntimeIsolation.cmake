@@ -1,7 +1,9 @@
 #===- cmake/StrataCheckRuntimeIsolation.cmake - runtime links no MLIR/LLVM -===#
 # SPDX-License-Identifier: Apache-2.0
-# Fails the configure step if the runtime library (transitively) links an
-# MLIR or LLVM target. A ctest check of the built .so's dependencies backs it.
+# Fails the configure step if a runtime-side target (the runtime library,
+# the artifact writer, strata-run, strata-bench) transitively links an MLIR
+# or LLVM target. A ctest check of the built binaries' dependencies backs it;
+# test/arch/check_layering.py checks the whole layering.
 
 function(_strata_collect_links target out)
   set(seen ${${out}})
@@ -19,12 +21,19 @@ function(_strata_collect_links target out)
   set(${out} ${seen} PARENT_SCOPE)
 endfunction()
 
-function(strata_check_runtime_isolation target)
-  set(all "")
-  _strata_collect_links(${target} all)
-  foreach(lib IN LISTS all)
-    if(lib MATCHES "^(MLIR|LLVM)" OR lib MATCHES "lib(MLIR|LLVM)")
-      message(FATAL_ERROR "${target} links '${lib}': the runtime must not link MLIR or LLVM")
+# strata_check_runtime_isolation(target...): each target that exists.
+function(strata_check_runtime_isolation)
+  foreach(target IN LISTS ARGN)
+    if(NOT TARGET ${target})
+      continue()
     endif()
+    set(all "")
+    _strata_collect_links(${target} all)
+    foreach(lib IN LISTS all)
+      if(lib MATCHES "^(MLIR|LLVM)" OR lib MATCHES "lib(MLIR|LLVM)")
+        message(FATAL_ERROR "${target} links '${lib}': the runtime side must "
+                            "not link MLIR or LLVM")
+      endif()
+    endforeach()
   endforeach()
 endfunction()

@@ -16,9 +16,6 @@ using namespace strata::ir;
 
 namespace strata::import {
 
-
-
-
 // Gelu(X) / BiasGelu(A, B) / FastGelu(X, bias?): optional bias add, then
 // exact (Gelu, BiasGelu) or tanh-approximated (FastGelu) GELU.
 LogicalResult convertContribGelu(ImportContext &ctx) {
@@ -59,12 +56,13 @@ LogicalResult convertContribSkipLayerNorm(ImportContext &ctx) {
   OpBuilder &b = ctx.b();
   Value y;
   if (simplified)
-    y = RmsNormOp::create(b, ctx.loc(), sum.getType(), sum, ctx.input(2), b.getI64IntegerAttr(-1),
-                          b.getF32FloatAttr(*epsilon));
+    y = RmsNormOp::create(b, ctx.loc(), sum.getType(), sum, ctx.input(2),
+                          b.getI64IntegerAttr(-1), b.getF32FloatAttr(*epsilon));
   else
     y = LayerNormOp::create(b, ctx.loc(), sum.getType(), sum, ctx.input(2),
                             ctx.hasInput(3) ? ctx.input(3) : Value(),
-                            b.getI64IntegerAttr(-1), b.getF32FloatAttr(*epsilon));
+                            b.getI64IntegerAttr(-1),
+                            b.getF32FloatAttr(*epsilon));
   ctx.setOutput(0, y);
   ctx.setOutput(3, sum);
   return success();
@@ -157,17 +155,47 @@ static FailureOr<Value> filterMask(ImportContext &ctx, Value keep,
       .getResult();
 }
 
-// com.microsoft Attention(input, weights, bias, [mask_index]): packed QKV
-// projection, multi-head attention, heads merged back.
-LogicalResult convertContribAttention(ImportContext &ctx) {
-  if (failed(ctx.requireInputs(2)))
-    return failure();
+namespace {
+// The attributes both contrib attention ops read.
+struct ContribHeads {
+  int64_t count;       // num_heads
+  bool unidirectional; // causal
+};
+} // namespace
+
+static FailureOr<ContribHeads> readContribHeads(ImportContext &ctx) {
   FailureOr<int64_t> heads = ctx.intAttr("num_heads", 0);
   FailureOr<int64_t> unidirectional = ctx.intAttr("unidirectional", 0);
   if (failed(heads) || failed(unidirectional))
     return failure();
   if (*heads <= 0)
     return ctx.error() << "'num_heads' must be positive";
+  return ContribHeads{*heads, *unidirectional != 0};
+}
+
+// Output 0 = strata.attention over the [B, H, S, D] |q|, |k|, |v| with the
+// optional additive |mask|, heads merged back into [B, S, H * D].
+static LogicalResult setMergedAttention(ImportContext &ctx,
+                                        const ContribHeads &heads, Value q,
+                                        Value k, Value v, Value mask) {
+  FailureOr<FloatAttr> scale = optionalScale(ctx);
+  if (failed(scale))
+    return failure();
+  Value y = AttentionOp::create(ctx.b(), ctx.loc(), q.getType(), q, k, v, mask,
+                                *scale, heads.unidirectional, IntegerAttr(),
+                                IntegerAttr());
+  ctx.setOutput(0, mergeHeads(ctx, y));
+  return success();
+}
+
+// com.microsoft Attention(input, weights, bias, [mask_index]): packed QKV
+// projection, multi-head attention, heads merged back.
+LogicalResult convertContribAttention(ImportContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  FailureOr<ContribHeads> heads = readContribHeads(ctx);
+  if (failed(heads))
+    return failure();
   if (ctx.hasInput(4) || ctx.outputUsed(1))
     return ctx.error() << "'past'/'present' are not supported; use the "
                           "un-optimized with-past export";
@@ -189,9 +217,9 @@ LogicalResult convertContribAttention(ImportContext &ctx) {
       ctx.b(), ctx.loc(), SmallVector<Type>(3, partType), qkv,
       ctx.b().getI64IntegerAttr(2),
       ctx.b().getDenseI64ArrayAttr({hidden, hidden, hidden}));
-  Value q = splitHeads(ctx, split.getResult(0), *heads);
-  Value k = splitHeads(ctx, split.getResult(1), *heads);
-  Value v = splitHeads(ctx, split.getResult(2), *heads);
+  Value q = splitHeads(ctx, split.getResult(0), heads->count);
+  Value k = splitHeads(ctx, split.getResult(1), heads->count);
+  Value v = splitHeads(ctx, split.getResult(2), heads->count);
   Value mask;
   if (ctx.hasInput(3)) {
     RankedTensorType tm = ctx.inputType(3);
@@ -205,14 +233,7 @@ LogicalResult convertContribAttention(ImportContext &ctx) {
       return failure();
     mask = *additive;
   }
-  FailureOr<FloatAttr> scale = optionalScale(ctx);
-  if (failed(scale))
-    return failure();
-  Value y = AttentionOp::create(ctx.b(), ctx.loc(), q.getType(), q, k, v, mask,
-                                *scale, *unidirectional != 0, IntegerAttr(),
-                                IntegerAttr());
-  ctx.setOutput(0, mergeHeads(ctx, y));
-  return success();
+  return setMergedAttention(ctx, *heads, q, k, v, mask);
 }
 
 // com.microsoft MultiHeadAttention(query, key, value, [bias],
@@ -220,12 +241,9 @@ LogicalResult convertContribAttention(ImportContext &ctx) {
 LogicalResult convertContribMultiHeadAttention(ImportContext &ctx) {
   if (failed(ctx.requireInputs(3)))
     return failure();
-  FailureOr<int64_t> heads = ctx.intAttr("num_heads", 0);
-  FailureOr<int64_t> unidirectional = ctx.intAttr("unidirectional", 0);
-  if (failed(heads) || failed(unidirectional))
+  FailureOr<ContribHeads> heads = readContribHeads(ctx);
+  if (failed(heads))
     return failure();
-  if (*heads <= 0)
-    return ctx.error() << "'num_heads' must be positive";
   if (ctx.hasInput(3) || ctx.hasInput(6) || ctx.hasInput(7) ||
       ctx.outputUsed(1))
     return ctx.error() << "packed bias and past/present are not supported";
@@ -233,9 +251,9 @@ LogicalResult convertContribMultiHeadAttention(ImportContext &ctx) {
       typeOf(ctx.input(1)).getRank() != 3 ||
       typeOf(ctx.input(2)).getRank() != 3)
     return ctx.error() << "expected 3-D query, key and value";
-  Value q = splitHeads(ctx, ctx.input(0), *heads);
-  Value k = splitHeads(ctx, ctx.input(1), *heads);
-  Value v = splitHeads(ctx, ctx.input(2), *heads);
+  Value q = splitHeads(ctx, ctx.input(0), heads->count);
+  Value k = splitHeads(ctx, ctx.input(1), heads->count);
+  Value v = splitHeads(ctx, ctx.input(2), heads->count);
   Value mask;
   if (ctx.hasInput(4)) {
     mask = keyPaddingMask(ctx, ctx.input(4));
@@ -253,14 +271,7 @@ LogicalResult convertContribMultiHeadAttention(ImportContext &ctx) {
                             "'attention_bias' is not supported";
     mask = ctx.input(5);
   }
-  FailureOr<FloatAttr> scale = optionalScale(ctx);
-  if (failed(scale))
-    return failure();
-  Value y = AttentionOp::create(ctx.b(), ctx.loc(), q.getType(), q, k, v, mask,
-                                *scale, *unidirectional != 0, IntegerAttr(),
-                                IntegerAttr());
-  ctx.setOutput(0, mergeHeads(ctx, y));
-  return success();
+  return setMergedAttention(ctx, *heads, q, k, v, mask);
 }
 
 } // namespace strata::import

@@ -4,6 +4,7 @@
 
 #include "compiler/import/ImportContext.h"
 
+#include "dialects/strata/IR/ConstantValues.h"
 #include "dialects/strata/IR/StrataOps.h"
 
 #include <onnx/onnx_pb.h>
@@ -73,13 +74,7 @@ ImportContext::inputConstInts(unsigned i) const {
 
 std::optional<double> ImportContext::inputConstFloat(unsigned i) const {
   Value v = input(i);
-  auto constant = v ? v.getDefiningOp<ConstantOp>() : ConstantOp();
-  if (!constant)
-    return std::nullopt;
-  auto dense = dyn_cast<DenseFPElementsAttr>(constant.getValue());
-  if (!dense || !dense.isSplat())
-    return std::nullopt;
-  return dense.getSplatValue<APFloat>().convertToDouble();
+  return v ? getSplatFloatConstant(v) : std::nullopt;
 }
 
 LogicalResult ImportContext::requireInputs(unsigned count) {

@@ -7,6 +7,7 @@
 // one process with no external compiler or linker, the report out.
 
 #include "compiler/pipeline/CompileModel.h"
+#include "tools/common/HelpOptions.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -140,7 +141,7 @@ int main(int argc, char **argv) {
   registerMLIRContextCLOptions();
   // The rule itself, so --help says which dim names the two flags bind.
   static const std::string rule = "\n" + strata::describeDimRule() + "\n";
-  cl::HideUnrelatedOptions(compileOptions);
+  strata::tools::hideUnrelatedOptionsFromHelp({&compileOptions});
   cl::ParseCommandLineOptions(argc, argv,
                               "strata-compile: ONNX model -> .strata\n" + rule);
   // lld (the in-process linker) resets every cl::opt to its default when it

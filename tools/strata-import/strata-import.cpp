@@ -1,11 +1,13 @@
 //===- strata-import.cpp - ONNX -> strata dialect command line --*- C++ -*-===//
 // SPDX-License-Identifier: Apache-2.0
 // strata-import MODEL.onnx [-o OUT.mlir] [--list-unsupported]
-// [--print-weights] [--bind NAME=FILE]. Errors are one line each, named by ONNX node; exit 1.
+// [--print-weights] [--bind NAME=FILE]. Errors are one line each, named by ONNX
+// node; exit 1.
 
 #include "compiler/import/ModelLoader.h"
 #include "compiler/import/OnnxImporter.h"
 #include "dialects/strata/IR/StrataDialect.h"
+#include "tools/common/HelpOptions.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -22,26 +24,27 @@ namespace cl = llvm::cl;
 
 namespace {
 // --help lists these; LLVM's and MLIR's own options (such as
-// --mlir-print-debuginfo) still work but are not listed.
+// --mlir-print-debuginfo) still work and are listed by --help-hidden.
 cl::OptionCategory importOptions("strata-import options");
-cl::opt<std::string> inputPath(cl::cat(importOptions), cl::Positional, cl::desc("<model.onnx>"),
-                               cl::Required);
-cl::opt<std::string> outputPath(cl::cat(importOptions), "o", cl::desc("output .mlir file"),
+cl::opt<std::string> inputPath(cl::cat(importOptions), cl::Positional,
+                               cl::desc("<model.onnx>"), cl::Required);
+cl::opt<std::string> outputPath(cl::cat(importOptions), "o",
+                                cl::desc("output .mlir file"),
                                 cl::value_desc("file"), cl::init("-"));
-cl::opt<bool> listUnsupported(cl::cat(importOptions), 
-    "list-unsupported",
+cl::opt<bool> listUnsupported(
+    cl::cat(importOptions), "list-unsupported",
     cl::desc("only list the ops without a converter, then exit"));
-cl::list<std::string> bindings(cl::cat(importOptions), 
-    "bind",
-    cl::desc("freeze graph input NAME to the ONNX TensorProto in FILE "
-             "(for values needed at compile time, e.g. axes)"),
-    cl::value_desc("NAME=FILE"));
-cl::opt<bool> noPrint(cl::cat(importOptions), 
-    "no-print",
+cl::list<std::string>
+    bindings(cl::cat(importOptions), "bind",
+             cl::desc("freeze graph input NAME to the ONNX TensorProto in FILE "
+                      "(for values needed at compile time, e.g. axes)"),
+             cl::value_desc("NAME=FILE"));
+cl::opt<bool> noPrint(
+    cl::cat(importOptions), "no-print",
     cl::desc("import and verify only, print nothing (for timing and memory "
              "measurements)"));
-cl::opt<bool> printWeights(cl::cat(importOptions), 
-    "print-weights",
+cl::opt<bool> printWeights(
+    cl::cat(importOptions), "print-weights",
     cl::desc("print weight blobs as hex instead of resource handles"));
 
 /// Prints "<model>: error: <message>", naming the ONNX node when the
@@ -78,7 +81,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
-  cl::HideUnrelatedOptions(importOptions);
+  strata::tools::hideUnrelatedOptionsFromHelp(&importOptions);
   cl::ParseCommandLineOptions(argc, argv,
                               "strata-import: ONNX model -> strata dialect\n");
 
@@ -97,12 +100,11 @@ int main(int argc, char **argv) {
   }
   for (const std::string &binding : bindings) {
     auto [name, file] = llvm::StringRef(binding).split('=');
-    llvm::Error err = file.empty()
-                          ? llvm::createStringError(
-                                llvm::inconvertibleErrorCode(),
-                                "--bind expects NAME=FILE, got '" + binding +
-                                    "'")
-                          : storage.bindInput(name, file);
+    llvm::Error err =
+        file.empty() ? llvm::createStringError(
+                           llvm::inconvertibleErrorCode(),
+                           "--bind expects NAME=FILE, got '" + binding + "'")
+                     : storage.bindInput(name, file);
     if (err) {
       llvm::errs() << inputPath << ": error: " << llvm::toString(std::move(err))
                    << "\n";

@@ -7,6 +7,7 @@
 #include "compiler/pipeline/Pipelines.h"
 #include "dialects/strata/IR/StrataDialect.h"
 #include "passes/Passes.h"
+#include "tools/common/HelpOptions.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -15,6 +16,10 @@
 #include "mlir/Transforms/Passes.h"
 
 int main(int argc, char **argv) {
+  // Every option registered before MlirOptMain registers its own belongs to
+  // a library (LLVM's back ends, passes, MC): --help-hidden lists those, and
+  // --help lists mlir-opt's options and the passes.
+  strata::tools::hideUnrelatedOptionsFromHelp({});
   mlir::registerTransformsPasses(); // canonicalize, cse, ...
   strata::registerStrataPasses();
   strata::registerPipelines();

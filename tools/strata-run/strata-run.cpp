@@ -34,7 +34,7 @@ const char kUsage[] =
     "  --input NAME=FILE     a .npy file for input NAME (one per input)\n"
     "  --output-dir DIR      write each output as DIR/<name>.npy\n"
     "  --repeat N            run N times and report every run's time\n"
-    "  --threads N           session thread count (v1 code runs on 1)\n"
+    "  --threads N           session thread count (default 0: one per CPU)\n"
     "  --json                print the timings (with --inspect: the\n"
     "                        signatures) as one JSON object\n"
     "  --inspect             print the entry signatures, dims with their\n"

@@ -1,0 +1,42 @@
+//===- HelpOptions.h - --help lists a tool's own options --------*- C++ -*-===//
+// SPDX-License-Identifier: Apache-2.0
+// The LLVM and MLIR libraries register hundreds of command-line options; the
+// compiler tools list their own under --help and the rest under --help-hidden.
+
+#ifndef STRATA_TOOLS_COMMON_HELPOPTIONS_H_
+#define STRATA_TOOLS_COMMON_HELPOPTIONS_H_
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/CommandLine.h"
+
+namespace strata::tools {
+
+/// Moves every option registered so far that is in none of |shown| from
+/// --help to --help-hidden; each still works. Unlike
+/// llvm::cl::HideUnrelatedOptions, which makes them ReallyHidden, this keeps
+/// them listed by --help-hidden and --help-list-hidden. LLVM's help and
+/// version options stay in --help.
+inline void
+hideUnrelatedOptionsFromHelp(llvm::ArrayRef<llvm::cl::OptionCategory *> shown) {
+  auto &options = llvm::cl::getRegisteredOptions();
+  // LLVM does not export its category of --help, --version and friends;
+  // --help itself is always in it.
+  llvm::cl::OptionCategory *generic = options.at("help")->Categories.front();
+  for (auto &entry : options) {
+    llvm::cl::Option *option = entry.second;
+    if (option->getOptionHiddenFlag() != llvm::cl::NotHidden)
+      continue;
+    bool related = llvm::any_of(
+        option->Categories, [&](llvm::cl::OptionCategory *category) {
+          return category == generic || llvm::is_contained(shown, category);
+        });
+    if (!related)
+      option->setHiddenFlag(llvm::cl::Hidden);
+  }
+}
+
+} // namespace strata::tools
+
+#endif // STRATA_TOOLS_COMMON_HELPOPTIONS_H_
