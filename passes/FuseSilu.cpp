@@ -23,7 +23,8 @@ namespace strata {
 namespace {
 
 // Any chain computing x * sigmoid(x) -> strata.silu(x); anchored on the
-// sigmoid or exp every spelling has.
+// sigmoid, exp or tanh (sigmoid(x) = 0.5 (1 + tanh(x / 2))) every spelling
+// has.
 template <typename AnchorOp>
 struct FuseSiluChain : OpRewritePattern<AnchorOp> {
   using OpRewritePattern<AnchorOp>::OpRewritePattern;
@@ -73,7 +74,8 @@ struct FuseSiluPass : impl::FuseSiluPassBase<FuseSiluPass> {
 } // namespace
 
 void populateFuseSiluPatterns(RewritePatternSet &patterns) {
-  patterns.add<FuseSiluChain<SigmoidOp>, FuseSiluChain<ExpOp>>(
+  patterns.add<FuseSiluChain<SigmoidOp>, FuseSiluChain<ExpOp>,
+               FuseSiluChain<TanhOp>>(
       patterns.getContext());
 }
 
