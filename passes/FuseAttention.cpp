@@ -154,12 +154,20 @@ bool compatible(int64_t a, int64_t b) {
   return a == b || ShapedType::isDynamic(a) || ShapedType::isDynamic(b);
 }
 
-/// |v| with a constant scalar factor peeled off (a single-use `v * c`,
-/// `c * v` or `v / c` of v's type), the factor multiplied into |scale| and
-/// the op appended to |ops|; else |v|.
+/// True if |op| has one user other than `strata.shape` ops (which read
+/// only its type, that of the value it scales).
+bool hasOneUseBesidesShapes(Operation *op) {
+  return llvm::count_if(op->getUsers(), [](Operation *user) {
+           return !isa<ShapeOp>(user);
+         }) == 1;
+}
+
+/// |v| with a constant scalar factor peeled off (`v * c`, `c * v` or `v / c`
+/// of v's type, used once besides its shape), the factor multiplied into
+/// |scale| and the op appended to |ops|; else |v|.
 Value peelScale(Value v, double &scale, SmallVectorImpl<Operation *> &ops) {
   Operation *op = v.getDefiningOp();
-  if (!isa_and_present<MulOp, DivOp>(op) || !op->hasOneUse())
+  if (!isa_and_present<MulOp, DivOp>(op) || !hasOneUseBesidesShapes(op))
     return v;
   Value x = v;
   std::optional<double> s = matchScaleOp(op, x);
@@ -542,14 +550,17 @@ matchAttention(SoftmaxOp softmax, std::string &reason, bool &candidate) {
   match.ops.push_back(softmax);
   match.ops.push_back(pv);
   match.root = pv;
-  // Every intermediate value is used only inside the chain.
+  // Every intermediate value is used only inside the chain (a scale's
+  // shape aside: the rewrite reads it from the scaled value).
   llvm::SmallPtrSet<Operation *, 16> inChain(match.ops.begin(),
                                              match.ops.end());
   for (Operation *op : match.ops) {
     if (op == match.root)
       continue;
+    Value scaled;
+    bool isScale = isa<MulOp, DivOp>(op) && matchScaleOp(op, scaled);
     for (Operation *user : op->getUsers())
-      if (!inChain.contains(user)) {
+      if (!inChain.contains(user) && !(isScale && isa<ShapeOp>(user))) {
         reason = "an intermediate value of the chain has other uses";
         return std::nullopt;
       }
@@ -670,6 +681,14 @@ struct FuseMatmulSoftmaxMatmul : OpRewritePattern<SoftmaxOp> {
         /*window=*/IntegerAttr(), /*sinks=*/IntegerAttr(),
         match->maskHidden ? rewriter.getUnitAttr() : UnitAttr());
     rewriter.replaceOp(match->root, attention.getResult());
+    // Shapes of a folded scale are those of the value it scaled.
+    for (Operation *op : match->ops) {
+      Value scaled;
+      if (isa<MulOp, DivOp>(op) && matchScaleOp(op, scaled))
+        rewriter.replaceUsesWithIf(
+            op->getResult(0), scaled,
+            [](OpOperand &use) { return isa<ShapeOp>(use.getOwner()); });
+    }
     return success();
   }
 };

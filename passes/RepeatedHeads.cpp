@@ -34,6 +34,21 @@ bool sameExtents(Value a, ArrayRef<int64_t> da, Value b,
   return true;
 }
 
+/// |v| without expands by all-ones shapes, which change nothing (torch
+/// exports `x.repeat(...)` as an expand to ones before the tile).
+Value skipIdentityExpands(Value v) {
+  while (auto expand = v.getDefiningOp<ExpandOp>()) {
+    std::optional<SmallVector<SymbolicIndex>> shape =
+        elementsOf(expand.getShape());
+    if (!shape || expand.getType() != expand.getInput().getType() ||
+        llvm::any_of(*shape,
+                     [](const SymbolicIndex &e) { return e.getConstant() != 1; }))
+      break;
+    v = expand.getInput();
+  }
+  return v;
+}
+
 /// The |axis| repeat count of |op| (expand, tile or concat of one value)
 /// whose input has extent 1 there, or std::nullopt; |input| is set to the
 /// repeated value. Every other dim must be unchanged.
@@ -63,7 +78,7 @@ std::optional<int64_t> repeatAlong(Operation *op, int64_t axis,
     for (auto [d, r] : llvm::enumerate(*repeats))
       if (static_cast<int64_t>(d) != axis && r.getConstant() != 1)
         return std::nullopt;
-    input = tile.getInput();
+    input = skipIdentityExpands(tile.getInput());
     std::optional<int64_t> n = (*repeats)[axis].getConstant();
     if (!n || *n < 1)
       return std::nullopt;
