@@ -63,8 +63,13 @@ def FuseAttentionPass : InterfacePass<"strata-fuse-attention",
     `strata.transpose` (K is its input permuted back), optionally scaled by
     `/ c`, `* c` or `c *` with a constant scalar `c` (also a scalar
     expression of constants such as GPT-2's `sqrt(float(d))`), or with the
-    scale applied to `Q` and/or `K^T` before the matmul (the split SDPA
-    `sqrt(scale)`; the scale is the product). Then masks, nested in any
+    scale applied to `Q` (also before its heads are transposed), `K^T`, `K`
+    before its transpose or the unrepeated `K` of grouped-query attention
+    (the split SDPA `sqrt(scale)`; the scale is the product). A clamp
+    `max(S, c)` right before the softmax with `c` at or below the lowest
+    float (transformers' `finfo.min`) is absorbed: hidden keys score the
+    lowest float anyway, and an additive mask that may hold `-inf` becomes
+    `max(mask, lowest)`. Then masks, nested in any
     order: additive float masks `S + M` (either order), bool masks
     `where(C, S, fill)` (C keeps) or `where(C, fill, S)` (C hides) with
     `fill <= -1e4`. A mask that hides exactly the keys after each query,
@@ -88,7 +93,9 @@ def FuseAttentionPass : InterfacePass<"strata-fuse-attention",
     is set unless it equals `1/sqrt(D)`. K and V both spelled as HF's
     `repeat_kv` (`reshape(expand(reshape(kv, [B, Hkv, 1, S, D]),
     [B, Hkv, n, S, D]), [B, Hkv * n, S, D])`, extents checked symbolically)
-    are passed unrepeated: grouped-query attention.
+    are passed unrepeated: grouped-query attention. So are K and V repeated
+    alike by `tile` or a `concat` of copies of the unsqueezed heads
+    (passes/RepeatedHeads.h), K before or after its transpose.
 
     ```mlir
     %kt = strata.transpose %k, [0, 1, 3, 2] ...  %s = strata.matmul %q, %kt ...

@@ -215,3 +215,47 @@ func.func @fuse_attention_mixed_repeats_stay_repeated(%q: tensor<1x4x4x8xf32>, %
   %o = strata.matmul %p, %v4 : (tensor<1x4x4x4xf32>, tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>
   return %o : tensor<1x4x4x8xf32>
 }
+
+// -----
+
+// torch's export of `k[:, :, None].repeat(1, 1, 2, 1, 1)` with run-time
+// batch and sequence: an expand to ones (a no-op) before the tile, whose
+// extents are the input's times the repeats. K's sizes shape V too: the
+// dim names make them one extent.
+// CHECK-LABEL: func.func @fuse_attention_repeat_kv_tile_dynamic
+//  CHECK-SAME:   (%[[Q:[^:]+]]: tensor<?x4x?x8xf32>, %[[K:[^:]+]]: tensor<?x2x?x8xf32> {{.*}}, %[[V:[^:]+]]: tensor<?x2x?x8xf32> {{.*}})
+//       CHECK:   strata.attention %[[Q]], %[[K]], %[[V]] : (tensor<?x4x?x8xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>) -> tensor<?x4x?x8xf32>
+func.func @fuse_attention_repeat_kv_tile_dynamic(
+    %q: tensor<?x4x?x8xf32>,
+    %k: tensor<?x2x?x8xf32> {strata.dims = ["batch", "", "sequence", ""]},
+    %v: tensor<?x2x?x8xf32> {strata.dims = ["batch", "", "sequence", ""]}) -> tensor<?x4x?x8xf32> {
+  %c = strata.constant dense<2.82842712> : tensor<f32>
+  %c0 = strata.constant dense<0> : tensor<i64>
+  %c2 = strata.constant dense<2> : tensor<i64>
+  %two = strata.constant dense<2> : tensor<1xi64>
+  %four = strata.constant dense<4> : tensor<1xi64>
+  %one = strata.constant dense<1> : tensor<1xi64>
+  %eight = strata.constant dense<8> : tensor<1xi64>
+  %ones = strata.constant dense<1> : tensor<5xi64>
+  %reps = strata.constant dense<[1, 1, 2, 1, 1]> : tensor<5xi64>
+  %ks = strata.shape %k : tensor<?x2x?x8xf32> -> tensor<4xi64>
+  %b = strata.gather %ks, %c0 : (tensor<4xi64>, tensor<i64>) -> tensor<i64>
+  %s = strata.gather %ks, %c2 : (tensor<4xi64>, tensor<i64>) -> tensor<i64>
+  %b1 = strata.reshape %b : (tensor<i64>) -> tensor<1xi64>
+  %s1 = strata.reshape %s : (tensor<i64>) -> tensor<1xi64>
+  %wide = strata.concat %b1, %two, %one, %s1, %eight {axis = 0 : i64} : (tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<5xi64>
+  %merged = strata.concat %b1, %four, %s1, %eight {axis = 0 : i64} : (tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4xi64>
+  %k1 = strata.reshape %k, %wide {allow_zero} : (tensor<?x2x?x8xf32>, tensor<5xi64>) -> tensor<?x2x1x?x8xf32>
+  %k2 = strata.expand %k1, %ones : (tensor<?x2x1x?x8xf32>, tensor<5xi64>) -> tensor<?x2x1x?x8xf32>
+  %k3 = strata.tile %k2, %reps : (tensor<?x2x1x?x8xf32>, tensor<5xi64>) -> tensor<?x2x2x?x8xf32>
+  %k4 = strata.reshape %k3, %merged {allow_zero} : (tensor<?x2x2x?x8xf32>, tensor<4xi64>) -> tensor<?x4x?x8xf32>
+  %v1 = strata.reshape %v, %wide {allow_zero} : (tensor<?x2x?x8xf32>, tensor<5xi64>) -> tensor<?x2x1x?x8xf32>
+  %v2 = strata.concat %v1, %v1 {axis = 2 : i64} : (tensor<?x2x1x?x8xf32>, tensor<?x2x1x?x8xf32>) -> tensor<?x2x2x?x8xf32>
+  %v4 = strata.reshape %v2, %merged {allow_zero} : (tensor<?x2x2x?x8xf32>, tensor<4xi64>) -> tensor<?x4x?x8xf32>
+  %kt = strata.transpose %k4, [0, 1, 3, 2] : tensor<?x4x?x8xf32> -> tensor<?x4x8x?xf32>
+  %sc = strata.matmul %q, %kt : (tensor<?x4x?x8xf32>, tensor<?x4x8x?xf32>) -> tensor<?x4x?x?xf32>
+  %d = strata.div %sc, %c : (tensor<?x4x?x?xf32>, tensor<f32>) -> tensor<?x4x?x?xf32>
+  %p = strata.softmax %d {axis = -1 : i64} : tensor<?x4x?x?xf32>
+  %o = strata.matmul %p, %v4 : (tensor<?x4x?x?xf32>, tensor<?x4x?x8xf32>) -> tensor<?x4x?x8xf32>
+  return %o : tensor<?x4x?x8xf32>
+}
