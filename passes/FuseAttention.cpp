@@ -162,6 +162,17 @@ bool hasOneUseBesidesShapes(Operation *op) {
          }) == 1;
 }
 
+/// True if |op| scales a value from outside |chain| by a constant (a scale
+/// on Q or K): shapes of its result may be read from that value instead.
+bool isOperandScale(Operation *op,
+                    const llvm::SmallPtrSetImpl<Operation *> &chain) {
+  Value scaled;
+  if (!isa<MulOp, DivOp>(op) || !matchScaleOp(op, scaled))
+    return false;
+  Operation *def = scaled.getDefiningOp();
+  return !def || !chain.contains(def);
+}
+
 /// |v| with a constant scalar factor peeled off (`v * c`, `c * v` or `v / c`
 /// of v's type, used once besides its shape), the factor multiplied into
 /// |scale| and the op appended to |ops|; else |v|.
@@ -334,8 +345,9 @@ matchAttention(SoftmaxOp softmax, std::string &reason, bool &candidate) {
   // A clamp of the masked scores to the lowest float, max(s, lowest) (either
   // order): it only turns -inf into the lowest finite score. Clamping to -inf
   // changes nothing.
-  if (auto clamp = x.getDefiningOp<MaxOp>()) {
-    auto et = cast<FloatType>(scoresType.getElementType());
+  auto scoresElement = dyn_cast<FloatType>(scoresType.getElementType());
+  if (auto clamp = x.getDefiningOp<MaxOp>(); clamp && scoresElement) {
+    FloatType et = scoresElement;
     double lowest =
         APFloat::getLargest(et.getFloatSemantics(), /*Negative=*/true)
             .convertToDouble();
@@ -557,8 +569,7 @@ matchAttention(SoftmaxOp softmax, std::string &reason, bool &candidate) {
   for (Operation *op : match.ops) {
     if (op == match.root)
       continue;
-    Value scaled;
-    bool isScale = isa<MulOp, DivOp>(op) && matchScaleOp(op, scaled);
+    bool isScale = isOperandScale(op, inChain);
     for (Operation *user : op->getUsers())
       if (!inChain.contains(user) && !(isScale && isa<ShapeOp>(user))) {
         reason = "an intermediate value of the chain has other uses";
@@ -682,9 +693,11 @@ struct FuseMatmulSoftmaxMatmul : OpRewritePattern<SoftmaxOp> {
         match->maskHidden ? rewriter.getUnitAttr() : UnitAttr());
     rewriter.replaceOp(match->root, attention.getResult());
     // Shapes of a folded scale are those of the value it scaled.
+    llvm::SmallPtrSet<Operation *, 16> inChain(match->ops.begin(),
+                                               match->ops.end());
     for (Operation *op : match->ops) {
       Value scaled;
-      if (isa<MulOp, DivOp>(op) && matchScaleOp(op, scaled))
+      if (isOperandScale(op, inChain) && matchScaleOp(op, scaled))
         rewriter.replaceUsesWithIf(
             op->getResult(0), scaled,
             [](OpOperand &use) { return isa<ShapeOp>(use.getOwner()); });
