@@ -9,11 +9,13 @@
 #include "dialects/strata/IR/StrataOps.h"
 #include "passes/CausalMask.h"
 #include "passes/PatternUtils.h"
+#include "passes/RepeatedHeads.h"
 #include "dialects/strata/IR/ShapeRules.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
+#include <array>
 #include <cmath>
 #include <functional>
 
@@ -28,6 +30,13 @@ using namespace strata::ir;
 namespace strata {
 namespace {
 
+/// A rank-4 operand of the fused op: |source| permuted by |perm| (a new
+/// transpose unless |perm| is the identity).
+struct PermutedValue {
+  Value source;
+  std::array<int64_t, 4> perm = {0, 1, 2, 3};
+};
+
 /// A matched attention: operands, the scale, the final matmul and every op it
 /// replaces (for the fused location).
 struct AttentionMatch {
@@ -38,16 +47,17 @@ struct AttentionMatch {
     /// mask is where(value, zero, fill), built by the rewrite.
     Value zero, fill;
   };
-  Value query, key, value;
+  PermutedValue query, key;
+  Value value;
   /// The masks applied to the scores, outermost first; causal ones are
   /// removed once recognized.
   SmallVector<Mask, 2> masks;
   bool causal = false;
   // The additive masks apply after the causal one (mask_hidden).
   bool maskHidden = false;
-  /// The transpose producing K^T; K is its input with the last two dims of
-  /// the permutation swapped back.
-  TransposeOp keyTranspose;
+  /// The masked scores are clamped to the lowest float (transformers'
+  /// `max(scores, finfo.min)`): a -inf becomes the lowest finite score.
+  bool clamped = false;
   double scale = 1.0;
   Operation *root = nullptr;
   SmallVector<Operation *> ops;
@@ -144,40 +154,154 @@ bool compatible(int64_t a, int64_t b) {
   return a == b || ShapedType::isDynamic(a) || ShapedType::isDynamic(b);
 }
 
-/// For K or V spelled as HF's `repeat_kv` (grouped-query attention),
-/// reshape(expand(reshape(kv, [B, Hkv, 1, S, D]), [B, Hkv, n, S, D]),
-/// [B, Hkv * n, S, D]) with batch, sequence and head dims unchanged at each
-/// step, returns kv: head h of the result is head h / n of kv, the grouping
-/// strata.attention applies itself. Else a null value.
-Value peelRepeatKv(Value v) {
-  auto merge = v.getDefiningOp<ReshapeOp>();
-  auto expand = merge ? merge.getInput().getDefiningOp<ExpandOp>() : nullptr;
-  auto unsqueeze =
-      expand ? expand.getInput().getDefiningOp<ReshapeOp>() : nullptr;
-  if (!unsqueeze)
-    return {};
-  Value kv = unsqueeze.getInput();
-  auto vt = cast<RankedTensorType>(v.getType());
-  auto et = cast<RankedTensorType>(expand.getType());
-  auto ut = cast<RankedTensorType>(unsqueeze.getType());
-  auto kt = cast<RankedTensorType>(kv.getType());
-  if (vt.getRank() != 4 || et.getRank() != 5 || ut.getRank() != 5 ||
-      kt.getRank() != 4)
-    return {};
-  int64_t hkv = kt.getDimSize(1), n = et.getDimSize(2);
-  if (ShapedType::isDynamic(hkv) || ShapedType::isDynamic(n) ||
-      ut.getDimSize(1) != hkv || ut.getDimSize(2) != 1 ||
-      et.getDimSize(1) != hkv || vt.getDimSize(1) != hkv * n)
-    return {};
-  auto same = [](Value a, int64_t da, Value b, int64_t db) {
-    return extentOf(a, da) == extentOf(b, db);
+/// True if |op| has one user other than `strata.shape` ops (which read
+/// only its type, that of the value it scales).
+bool hasOneUseBesidesShapes(Operation *op) {
+  return llvm::count_if(op->getUsers(), [](Operation *user) {
+           return !isa<ShapeOp>(user);
+         }) == 1;
+}
+
+/// True if |op| scales a value from outside |chain| by a constant (a scale
+/// on Q or K): shapes of its result may be read from that value instead.
+bool isOperandScale(Operation *op,
+                    const llvm::SmallPtrSetImpl<Operation *> &chain) {
+  Value scaled;
+  if (!isa<MulOp, DivOp>(op) || !matchScaleOp(op, scaled))
+    return false;
+  Operation *def = scaled.getDefiningOp();
+  return !def || !chain.contains(def);
+}
+
+/// |v| with a constant scalar factor peeled off (`v * c`, `c * v` or `v / c`
+/// of v's type, used once besides its shape), the factor multiplied into
+/// |scale| and the op appended to |ops|; else |v|.
+Value peelScale(Value v, double &scale, SmallVectorImpl<Operation *> &ops) {
+  Operation *op = v.getDefiningOp();
+  if (!isa_and_present<MulOp, DivOp>(op) || !hasOneUseBesidesShapes(op))
+    return v;
+  Value x = v;
+  std::optional<double> s = matchScaleOp(op, x);
+  if (!s)
+    return v;
+  scale *= *s;
+  ops.push_back(op);
+  return x;
+}
+
+/// For K^T = transpose(X, p) (rank 4), K as X permuted by p with its last
+/// two entries swapped, a scalar scale on X (before the transpose) peeled
+/// into |scale|. std::nullopt when |kt| is no such transpose.
+std::optional<PermutedValue> keyOfTransposed(Value kt, double &scale,
+                                             SmallVectorImpl<Operation *> &ops) {
+  auto transpose = kt.getDefiningOp<TransposeOp>();
+  if (!transpose || transpose.getPermutation().size() != 4)
+    return std::nullopt;
+  PermutedValue key;
+  llvm::copy(transpose.getPermutation(), key.perm.begin());
+  std::swap(key.perm[2], key.perm[3]);
+  key.source = transpose.getInput();
+  if (transpose->hasOneUse()) {
+    ops.push_back(transpose);
+    key.source = peelScale(key.source, scale, ops);
+  }
+  return key;
+}
+
+bool isIdentity(ArrayRef<int64_t> perm) {
+  for (auto [i, p] : llvm::enumerate(perm))
+    if (p != static_cast<int64_t>(i))
+      return false;
+  return true;
+}
+
+/// True if the heads of |a| and |b| repeat their sources alike in the way
+/// strata.attention groups query heads.
+bool groupedAlike(const RepeatedHeads &a, const RepeatedHeads &b) {
+  auto heads = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getDimSize(1);
   };
-  Value u = unsqueeze.getResult(), e = expand.getResult();
-  if (!same(u, 0, kv, 0) || !same(u, 3, kv, 2) || !same(u, 4, kv, 3) ||
-      !same(e, 0, u, 0) || !same(e, 3, u, 3) || !same(e, 4, u, 4) ||
-      !same(v, 0, e, 0) || !same(v, 2, e, 3) || !same(v, 3, e, 4))
-    return {};
-  return kv;
+  return a.grouped && b.grouped && a.copies == b.copies &&
+         heads(a.source) == heads(b.source);
+}
+
+/// The range of values |v| may hold, from constants, integer casts and
+/// their arithmetic through data movement; std::nullopt when unknown. Tells
+/// whether a mask can hold -inf.
+std::optional<std::pair<double, double>> valueBounds(Value v, int depth = 0) {
+  Operation *op = v.getDefiningOp();
+  if (!op || depth > 12)
+    return std::nullopt;
+  if (auto constant = dyn_cast<ConstantOp>(op)) {
+    auto fp = dyn_cast<DenseFPElementsAttr>(constant.getValue());
+    if (!fp || fp.getNumElements() > 4096)
+      return std::nullopt;
+    double lo = INFINITY, hi = -INFINITY;
+    for (APFloat x : fp.getValues<APFloat>()) {
+      double d = x.convertToDouble();
+      lo = std::min(lo, d);
+      hi = std::max(hi, d);
+    }
+    if (std::isnan(lo) || std::isnan(hi))
+      return std::nullopt;
+    return std::pair(lo, hi);
+  }
+  if (auto cast = dyn_cast<CastOp>(op)) {
+    auto from =
+        dyn_cast<IntegerType>(getElementTypeOrSelf(cast.getInput().getType()));
+    if (!from)
+      return valueBounds(cast.getInput(), depth + 1);
+    if (from.getWidth() == 1)
+      return std::pair(0.0, 1.0);
+    double m = std::ldexp(1.0, from.getWidth() - 1);
+    return std::pair(-m, m);
+  }
+  if (isa<ReshapeOp, ExpandOp, TransposeOp, SliceOp>(op))
+    return valueBounds(op->getOperand(0), depth + 1);
+  auto both = [&](Value a, Value b)
+      -> std::optional<std::pair<std::pair<double, double>,
+                                 std::pair<double, double>>> {
+    std::optional<std::pair<double, double>> x = valueBounds(a, depth + 1);
+    std::optional<std::pair<double, double>> y = valueBounds(b, depth + 1);
+    if (!x || !y)
+      return std::nullopt;
+    return std::pair(*x, *y);
+  };
+  if (auto where = dyn_cast<WhereOp>(op)) {
+    auto xy = both(where.getTrueValue(), where.getFalseValue());
+    if (!xy)
+      return std::nullopt;
+    return std::pair(std::min(xy->first.first, xy->second.first),
+                     std::max(xy->first.second, xy->second.second));
+  }
+  if (!isa<AddOp, SubOp, MulOp>(op))
+    return std::nullopt;
+  auto xy = both(op->getOperand(0), op->getOperand(1));
+  if (!xy)
+    return std::nullopt;
+  auto [x, y] = *xy;
+  if (isa<AddOp>(op))
+    return std::pair(x.first + y.first, x.second + y.second);
+  if (isa<SubOp>(op))
+    return std::pair(x.first - y.second, x.second - y.first);
+  double p[] = {x.first * y.first, x.first * y.second, x.second * y.first,
+                x.second * y.second};
+  if (llvm::any_of(p, [](double d) { return std::isnan(d); }))
+    return std::nullopt;
+  return std::pair(*std::min_element(p, p + 4), *std::max_element(p, p + 4));
+}
+
+/// True if every value of the float mask |v| is finite in its type.
+bool isKnownFinite(Value v) {
+  std::optional<std::pair<double, double>> b = valueBounds(v);
+  if (!b)
+    return false;
+  auto et = dyn_cast<FloatType>(getElementTypeOrSelf(v.getType()));
+  if (!et)
+    return false;
+  double largest =
+      APFloat::getLargest(et.getFloatSemantics()).convertToDouble();
+  return b->first >= -largest && b->second <= largest;
 }
 
 /// Tries to match attention around |softmax|; on failure |reason| says why
@@ -218,6 +342,27 @@ matchAttention(SoftmaxOp softmax, std::string &reason, bool &candidate) {
              isScoresSide(add.getRhs(), depth + 1);
     return isa<MatmulOp, MulOp, DivOp>(op);
   };
+  // A clamp of the masked scores to the lowest float, max(s, lowest) (either
+  // order): it only turns -inf into the lowest finite score. Clamping to -inf
+  // changes nothing.
+  auto scoresElement = dyn_cast<FloatType>(scoresType.getElementType());
+  if (auto clamp = x.getDefiningOp<MaxOp>(); clamp && scoresElement) {
+    FloatType et = scoresElement;
+    double lowest =
+        APFloat::getLargest(et.getFloatSemantics(), /*Negative=*/true)
+            .convertToDouble();
+    matchEitherOrder(clamp.getLhs(), clamp.getRhs(), true,
+                     [&](Value s, Value c) {
+                       std::optional<double> bound = evalScalar(c);
+                       if (s.getType() != clamp.getType() || !bound ||
+                           *bound > lowest)
+                         return false;
+                       match.clamped = std::isfinite(*bound);
+                       match.ops.push_back(clamp);
+                       x = s;
+                       return true;
+                     });
+  }
   for (int layer = 0; layer < 4; ++layer) {
     if (auto where = x.getDefiningOp<WhereOp>()) {
       auto condType =
@@ -275,30 +420,29 @@ matchAttention(SoftmaxOp softmax, std::string &reason, bool &candidate) {
     return std::nullopt;
   }
   match.ops.push_back(qk);
-  // Scale on Q or K^T before the matmul (the split SDPA scale); a product
-  // with a non-constant, or one used elsewhere, is Q or K^T itself.
-  auto prescaled = [&](Value v) {
-    Operation *op = v.getDefiningOp();
-    if (!isa_and_present<MulOp, DivOp>(op) || !op->hasOneUse())
-      return v;
-    Value x = v;
-    std::optional<double> s = matchScaleOp(op, x);
-    if (!s)
-      return v;
-    match.scale *= *s;
-    match.ops.push_back(op);
-    return x;
-  };
-  match.query = prescaled(qk.getLhs());
-  Value kt = prescaled(qk.getRhs());
-  // K^T = transpose(X, p) for any rank-4 p; K is then X permuted by p with
-  // its last two entries swapped.
-  auto transpose = kt.getDefiningOp<TransposeOp>();
-  if (!transpose || transpose.getPermutation().size() != 4) {
-    reason = "the rhs of the scores matmul is not a rank-4 'strata.transpose'";
-    return std::nullopt;
+  // Scale on Q or K^T before the matmul (the split SDPA scale), on Q before
+  // its heads were transposed into place, on K before its transpose; a
+  // product with a non-constant, or one used elsewhere, is an operand
+  // itself. Ops on the Q and K paths are checked apart from the chain: the
+  // transposes may feed other users.
+  SmallVector<Operation *> operandOps;
+  Value q = peelScale(qk.getLhs(), match.scale, match.ops);
+  match.query.source = q;
+  if (auto transpose = q.getDefiningOp<TransposeOp>();
+      transpose && transpose->hasOneUse() &&
+      transpose.getPermutation().size() == 4) {
+    double s = 1.0;
+    SmallVector<Operation *> scaleOps;
+    Value x = peelScale(transpose.getInput(), s, scaleOps);
+    if (!scaleOps.empty()) {
+      match.scale *= s;
+      operandOps.append(scaleOps);
+      operandOps.push_back(transpose);
+      match.query.source = x;
+      llvm::copy(transpose.getPermutation(), match.query.perm.begin());
+    }
   }
-  match.keyTranspose = transpose;
+  Value kt = peelScale(qk.getRhs(), match.scale, match.ops);
   // P V.
   auto pv = dyn_cast_if_present<MatmulOp>(
       softmax->hasOneUse() ? *softmax->getUsers().begin() : nullptr);
@@ -307,10 +451,48 @@ matchAttention(SoftmaxOp softmax, std::string &reason, bool &candidate) {
              "'strata.matmul'";
     return std::nullopt;
   }
-  match.value = pv.getRhs();
-  auto qType = dyn_cast<RankedTensorType>(match.query.getType());
+  Value v = pv.getRhs();
+  match.value = v;
+  // K^T = transpose(X, p) for any rank-4 p; K is then X permuted by p with
+  // its last two entries swapped.
+  double keyScale = 1.0;
+  SmallVector<Operation *> keyOps;
+  std::optional<PermutedValue> key = keyOfTransposed(kt, keyScale, keyOps);
+  // Grouped-query attention: K and V repeated alike from fewer heads, K
+  // before its transpose or K^T after it, are passed unrepeated (with a
+  // scale on the unrepeated K peeled too).
+  double groupedScale = 1.0;
+  SmallVector<Operation *> groupedOps;
+  std::optional<PermutedValue> groupedKey;
+  std::optional<RepeatedHeads> repeatedValue = peelRepeatedHeads(v);
+  if (repeatedValue && key && isIdentity(key->perm))
+    if (std::optional<RepeatedHeads> r = peelRepeatedHeads(key->source);
+        r && groupedAlike(*r, *repeatedValue)) {
+      groupedScale = keyScale;
+      groupedOps = keyOps;
+      groupedKey = PermutedValue();
+      groupedKey->source = peelScale(r->source, groupedScale, groupedOps);
+    }
+  if (repeatedValue && !groupedKey)
+    if (std::optional<RepeatedHeads> r = peelRepeatedHeads(kt);
+        r && groupedAlike(*r, *repeatedValue))
+      groupedKey = keyOfTransposed(r->source, groupedScale, groupedOps);
+  if (groupedKey) {
+    key = groupedKey;
+    keyScale = groupedScale;
+    keyOps = groupedOps;
+    match.value = repeatedValue->source;
+  }
+  if (!key) {
+    reason = "the rhs of the scores matmul is not a rank-4 'strata.transpose'";
+    return std::nullopt;
+  }
+  match.key = *key;
+  match.scale *= keyScale;
+  operandOps.append(keyOps);
+  auto qType = dyn_cast<RankedTensorType>(q.getType());
   auto ktType = dyn_cast<RankedTensorType>(kt.getType());
-  auto vType = dyn_cast<RankedTensorType>(match.value.getType());
+  auto vType = dyn_cast<RankedTensorType>(v.getType());
   auto outType = dyn_cast<RankedTensorType>(pv.getType());
   if (!qType || !ktType || !vType || !outType || qType.getRank() != 4 ||
       ktType.getRank() != 4 || vType.getRank() != 4) {
@@ -338,7 +520,7 @@ matchAttention(SoftmaxOp softmax, std::string &reason, bool &candidate) {
   // A mask that is a causal one and another (HF's causal-and-padding
   // masks) is split: the causal part becomes the attribute, the other part
   // stays a mask.
-  SymbolicIndex sq = extentOf(match.query, 2), sk = extentOf(kt, 3);
+  SymbolicIndex sq = extentOf(q, 2), sk = extentOf(kt, 3);
   bool additiveSeen = false;
   SmallVector<AttentionMatch::Mask, 2> kept;
   for (AttentionMatch::Mask m : match.masks) {
@@ -350,10 +532,13 @@ matchAttention(SoftmaxOp softmax, std::string &reason, bool &candidate) {
         !broadcastsTo(cast<RankedTensorType>(split->rest.getType()).getShape(),
                       scoresShape))
       split.reset();
+    // Under a clamp every hidden key scores the lowest float, whatever
+    // mask is added to it: no mask_hidden.
     if (whole || split) {
       match.causal = true;
-      match.maskHidden = (additiveSeen && m.kind != MaskKind::Additive) ||
-                         (split && split->addedToHidden);
+      match.maskHidden = !match.clamped &&
+                         ((additiveSeen && m.kind != MaskKind::Additive) ||
+                          (split && split->addedToHidden));
     }
     if (whole || (split && !split->rest))
       continue;
@@ -377,20 +562,21 @@ matchAttention(SoftmaxOp softmax, std::string &reason, bool &candidate) {
   match.ops.push_back(softmax);
   match.ops.push_back(pv);
   match.root = pv;
-  // Every intermediate value is used only inside the chain.
+  // Every intermediate value is used only inside the chain (a scale's
+  // shape aside: the rewrite reads it from the scaled value).
   llvm::SmallPtrSet<Operation *, 16> inChain(match.ops.begin(),
                                              match.ops.end());
   for (Operation *op : match.ops) {
     if (op == match.root)
       continue;
+    bool isScale = isOperandScale(op, inChain);
     for (Operation *user : op->getUsers())
-      if (!inChain.contains(user)) {
+      if (!inChain.contains(user) && !(isScale && isa<ShapeOp>(user))) {
         reason = "an intermediate value of the chain has other uses";
         return std::nullopt;
       }
   }
-  if (transpose->hasOneUse())
-    match.ops.push_back(transpose);
+  match.ops.append(operandOps);
   // Program order, for a readable fused location.
   Block *block = pv->getBlock();
   if (llvm::any_of(match.ops,
@@ -401,6 +587,22 @@ matchAttention(SoftmaxOp softmax, std::string &reason, bool &candidate) {
   llvm::sort(match.ops,
              [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   return match;
+}
+
+/// |v|'s source permuted by its permutation, with a new transpose when that
+/// is not the identity.
+Value materialize(PatternRewriter &rewriter, Location loc,
+                  const PermutedValue &v) {
+  if (isIdentity(v.perm))
+    return v.source;
+  auto type = cast<RankedTensorType>(v.source.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t p : v.perm)
+    shape.push_back(type.getDimSize(p));
+  return TransposeOp::create(
+             rewriter, loc, RankedTensorType::get(shape, type.getElementType()),
+             v.source, rewriter.getDenseI64ArrayAttr(v.perm))
+      .getResult();
 }
 
 // softmax(scale * Q K^T + mask) V -> strata.attention
@@ -419,35 +621,13 @@ struct FuseMatmulSoftmaxMatmul : OpRewritePattern<SoftmaxOp> {
       locs.push_back(op->getLoc());
     Location loc = rewriter.getFusedLoc(locs);
     rewriter.setInsertionPoint(match->root);
-    // K = transpose(X, p with its last two entries swapped), or X itself.
-    TransposeOp kt = match->keyTranspose;
-    SmallVector<int64_t> perm(kt.getPermutation());
-    std::swap(perm[2], perm[3]);
-    Value key = kt.getInput();
-    static constexpr int64_t kIdentity[] = {0, 1, 2, 3};
-    if (!llvm::equal(perm, kIdentity)) {
-      auto ktType = cast<RankedTensorType>(kt.getType());
-      SmallVector<int64_t> shape(ktType.getShape());
-      std::swap(shape[2], shape[3]);
-      auto keyType = RankedTensorType::get(shape, ktType.getElementType());
-      key = TransposeOp::create(rewriter, kt.getLoc(), keyType, key,
-                                rewriter.getDenseI64ArrayAttr(perm))
-                .getResult();
-    }
-    // Grouped-query attention: K and V repeated from the same number of KV
-    // heads are passed unrepeated.
+    Value query = materialize(rewriter, loc, match->query);
+    Value key = materialize(rewriter, loc, match->key);
     Value value = match->value;
-    Value kvKey = peelRepeatKv(key), kvValue = peelRepeatKv(value);
-    if (kvKey && kvValue &&
-        cast<RankedTensorType>(kvKey.getType()).getDimSize(1) ==
-            cast<RankedTensorType>(kvValue.getType()).getDimSize(1)) {
-      key = kvKey;
-      value = kvValue;
-    }
     // Omit the scale when it is the default 1/sqrt(D).
     FloatAttr scale =
         rewriter.getF32FloatAttr(static_cast<float>(match->scale));
-    int64_t d = cast<RankedTensorType>(match->query.getType()).getDimSize(3);
+    int64_t d = cast<RankedTensorType>(query.getType()).getDimSize(3);
     if (!ShapedType::isDynamic(d) && d > 0) {
       double expected = 1.0 / std::sqrt(static_cast<double>(d));
       if (std::fabs(match->scale - expected) <= 1e-6 * expected)
@@ -480,6 +660,18 @@ struct FuseMatmulSoftmaxMatmul : OpRewritePattern<SoftmaxOp> {
             RankedTensorType::get(*shape, zero.getElementType()), m.value,
             m.zero, m.fill);
       }
+      // Under a clamp, s + max(M, lowest) is max(s + M, lowest) for any
+      // score (|s| < 2^103, where adding it to the lowest float rounds back).
+      if (match->clamped && !isKnownFinite(additive)) {
+        auto type = cast<RankedTensorType>(additive.getType());
+        auto et = cast<FloatType>(type.getElementType());
+        auto lowest = ConstantOp::create(
+            rewriter, loc,
+            DenseElementsAttr::get(
+                RankedTensorType::get({}, et),
+                APFloat::getLargest(et.getFloatSemantics(), true)));
+        additive = MaxOp::create(rewriter, loc, type, additive, lowest);
+      }
       if (!mask) {
         mask = additive;
       } else {
@@ -494,12 +686,22 @@ struct FuseMatmulSoftmaxMatmul : OpRewritePattern<SoftmaxOp> {
       }
     }
     auto attention = AttentionOp::create(
-        rewriter, loc, match->root->getResult(0).getType(), match->query, key,
+        rewriter, loc, match->root->getResult(0).getType(), query, key,
         value, mask, scale,
         match->causal ? rewriter.getUnitAttr() : UnitAttr(),
         /*window=*/IntegerAttr(), /*sinks=*/IntegerAttr(),
         match->maskHidden ? rewriter.getUnitAttr() : UnitAttr());
     rewriter.replaceOp(match->root, attention.getResult());
+    // Shapes of a folded scale are those of the value it scaled.
+    llvm::SmallPtrSet<Operation *, 16> inChain(match->ops.begin(),
+                                               match->ops.end());
+    for (Operation *op : match->ops) {
+      Value scaled;
+      if (isOperandScale(op, inChain) && matchScaleOp(op, scaled))
+        rewriter.replaceUsesWithIf(
+            op->getResult(0), scaled,
+            [](OpOperand &use) { return isa<ShapeOp>(use.getOwner()); });
+    }
     return success();
   }
 };

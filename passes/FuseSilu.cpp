@@ -1,11 +1,12 @@
 //===- FuseSilu.cpp - Fuse x * sigmoid(x) into strata.silu -----*- C++ -*-===//
 // SPDX-License-Identifier: Apache-2.0
-// Recognizes SiLU (swish) as exports spell it, Mul(x, Sigmoid(x)) in either
-// operand order, and replaces it with one strata.silu.
+// Replaces every elementwise chain that computes SiLU (swish), whatever its
+// spelling (x * sigmoid(x), x / (1 + exp(-x)), ...), with one strata.silu.
 
 #include "passes/Passes.h"
 
 #include "dialects/strata/IR/StrataOps.h"
+#include "passes/Activations.h"
 #include "passes/PatternUtils.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -21,48 +22,28 @@ using namespace strata::ir;
 namespace strata {
 namespace {
 
-/// Tries to match x * sigmoid(x) around |sigmoid|; returns the mul or
-/// nullptr with |reason| set.
-MulOp matchSilu(SigmoidOp sigmoid, std::string &reason) {
-  Value x = sigmoid.getInput(), s = sigmoid.getResult();
-  MulOp mul;
-  for (Operation *user : s.getUsers()) {
-    auto m = dyn_cast<MulOp>(user);
-    if (m && matchEitherOrder(m.getLhs(), m.getRhs(), true,
-                              [&](Value a, Value b) {
-                                return a == x && b == s;
-                              }))
-      mul = m;
-  }
-  if (!mul) {
-    reason = "it is not multiplied by its input";
-    return nullptr;
-  }
-  if (!s.hasOneUse()) {
-    reason = "sigmoid(x) has other uses";
-    return nullptr;
-  }
-  if (mul.getResult().getType() != x.getType()) {
-    reason = "the product broadcasts x to a different type";
-    return nullptr;
-  }
-  return mul;
-}
-
-// x * sigmoid(x) -> strata.silu(x)
-struct FuseMulSigmoid : OpRewritePattern<SigmoidOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(SigmoidOp sigmoid,
+// Any chain computing x * sigmoid(x) -> strata.silu(x); anchored on the
+// sigmoid, exp or tanh (sigmoid(x) = 0.5 (1 + tanh(x / 2))) every spelling
+// has.
+template <typename AnchorOp>
+struct FuseSiluChain : OpRewritePattern<AnchorOp> {
+  using OpRewritePattern<AnchorOp>::OpRewritePattern;
+  LogicalResult matchAndRewrite(AnchorOp anchor,
                                 PatternRewriter &rewriter) const override {
     std::string reason;
-    MulOp mul = matchSilu(sigmoid, reason);
-    if (!mul)
-      return rewriter.notifyMatchFailure(sigmoid, reason);
-    rewriter.setInsertionPoint(mul);
-    Location loc = rewriter.getFusedLoc({sigmoid.getLoc(), mul.getLoc()});
-    auto silu = SiluOp::create(rewriter, loc, sigmoid.getInput().getType(),
-                               sigmoid.getInput());
-    rewriter.replaceOp(mul, silu.getResult());
+    std::optional<ActivationMatch> match = matchActivation(anchor, reason);
+    if (!match)
+      return rewriter.notifyMatchFailure(anchor, reason);
+    if (match->kind != Activation::Silu)
+      return rewriter.notifyMatchFailure(anchor, "its chain is not silu");
+    const ElementwiseChain &chain = match->chain;
+    SmallVector<Location> locs;
+    for (Operation *op : chain.ops)
+      locs.push_back(op->getLoc());
+    rewriter.setInsertionPoint(chain.root);
+    auto silu = SiluOp::create(rewriter, rewriter.getFusedLoc(locs),
+                               chain.input.getType(), chain.input);
+    rewriter.replaceOp(chain.root, silu.getResult());
     return success();
   }
 };
@@ -76,11 +57,15 @@ struct FuseSiluPass : impl::FuseSiluPassBase<FuseSiluPass> {
       return signalPassFailure();
     if (!reportMissed)
       return;
-    // Remarks are emitted once, after the rewrite reached a fixpoint.
+    // Remarks are emitted once, after the rewrite reached a fixpoint. A
+    // sigmoid in a GELU spelling is left to strata-fuse-gelu.
     remarkMissedFusions<SigmoidOp>(
         getOperation(),
-        [](SigmoidOp sigmoid, std::string &reason, bool &) {
-          return matchSilu(sigmoid, reason);
+        [](SigmoidOp sigmoid, std::string &reason, bool &candidate) {
+          std::optional<ActivationMatch> match =
+              matchActivation(sigmoid, reason);
+          candidate = !match || match->kind == Activation::Silu;
+          return match.has_value();
         },
         "sigmoid did not fuse into strata.silu: ");
   }
@@ -89,7 +74,9 @@ struct FuseSiluPass : impl::FuseSiluPassBase<FuseSiluPass> {
 } // namespace
 
 void populateFuseSiluPatterns(RewritePatternSet &patterns) {
-  patterns.add<FuseMulSigmoid>(patterns.getContext());
+  patterns.add<FuseSiluChain<SigmoidOp>, FuseSiluChain<ExpOp>,
+               FuseSiluChain<TanhOp>>(
+      patterns.getContext());
 }
 
 } // namespace strata

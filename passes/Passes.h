@@ -23,7 +23,8 @@ namespace strata {
 /// |patterns|.
 void populateFuseAttentionPatterns(mlir::RewritePatternSet &patterns);
 
-/// Adds the erf-GELU fusion patterns of strata-fuse-gelu to |patterns|.
+/// Adds the GELU fusion patterns of strata-fuse-gelu (chains recognized by
+/// their values) to |patterns|.
 void populateFuseGeluPatterns(mlir::RewritePatternSet &patterns);
 
 /// Adds the decomposed layer-norm fusion patterns of strata-fuse-layer-norm
@@ -34,7 +35,8 @@ void populateFuseLayerNormPatterns(mlir::RewritePatternSet &patterns);
 /// |patterns|.
 void populateFuseRmsNormPatterns(mlir::RewritePatternSet &patterns);
 
-/// Adds the x * sigmoid(x) fusion pattern of strata-fuse-silu to |patterns|.
+/// Adds the SiLU fusion patterns of strata-fuse-silu (chains recognized by
+/// their values) to |patterns|.
 void populateFuseSiluPatterns(mlir::RewritePatternSet &patterns);
 
 #define GEN_PASS_REGISTRATION

@@ -63,8 +63,13 @@ def FuseAttentionPass : InterfacePass<"strata-fuse-attention",
     `strata.transpose` (K is its input permuted back), optionally scaled by
     `/ c`, `* c` or `c *` with a constant scalar `c` (also a scalar
     expression of constants such as GPT-2's `sqrt(float(d))`), or with the
-    scale applied to `Q` and/or `K^T` before the matmul (the split SDPA
-    `sqrt(scale)`; the scale is the product). Then masks, nested in any
+    scale applied to `Q` (also before its heads are transposed), `K^T`, `K`
+    before its transpose or the unrepeated `K` of grouped-query attention
+    (the split SDPA `sqrt(scale)`; the scale is the product). A clamp
+    `max(S, c)` right before the softmax with `c` at or below the lowest
+    float (transformers' `finfo.min`) is absorbed: hidden keys score the
+    lowest float anyway, and an additive mask that may hold `-inf` becomes
+    `max(mask, lowest)`. Then masks, nested in any
     order: additive float masks `S + M` (either order), bool masks
     `where(C, S, fill)` (C keeps) or `where(C, fill, S)` (C hides) with
     `fill <= -1e4`. A mask that hides exactly the keys after each query,
@@ -88,7 +93,9 @@ def FuseAttentionPass : InterfacePass<"strata-fuse-attention",
     is set unless it equals `1/sqrt(D)`. K and V both spelled as HF's
     `repeat_kv` (`reshape(expand(reshape(kv, [B, Hkv, 1, S, D]),
     [B, Hkv, n, S, D]), [B, Hkv * n, S, D])`, extents checked symbolically)
-    are passed unrepeated: grouped-query attention.
+    are passed unrepeated: grouped-query attention. So are K and V repeated
+    alike by `tile` or a `concat` of copies of the unsqueezed heads
+    (passes/RepeatedHeads.h), K before or after its transpose.
 
     ```mlir
     %kt = strata.transpose %k, [0, 1, 3, 2] ...  %s = strata.matmul %q, %kt ...
@@ -110,20 +117,23 @@ def FuseGeluPass : InterfacePass<"strata-fuse-gelu",
                                  "mlir::FunctionOpInterface"> {
   let summary = "fuse the erf and tanh forms of GELU into strata.gelu";
   let description = [{
-    Matches `x * 0.5 * (1 + erf(x / sqrt(2)))` in the spellings torch and
-    Keras exports use: division by `1.4142...` or multiplication by
-    `0.7071...`, the `0.5` applied to `x` or to the product, and either
-    operand order of each commutative op. Constants are compared with a
-    relative tolerance of 1e-3, as exporters round them differently.
-
-    The tanh approximation `x * 0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715
-    * x^3)))` becomes `strata.gelu {approximate = "tanh"}`: the tanh
-    argument is read as a polynomial in one `x` through single-use
-    add/sub/mul/neg, division by a constant and `pow` by a small integer, so
-    `pow(x, 3)`, `x * (x * x)`, HF `gelu_new` and the Megatron form
-    `sqrt(2/pi) * x * (1 + 0.044715 * x * x)` all match; its coefficients of
-    `x` and `x^3` must be within 1e-3 of `sqrt(2/pi)` and
-    `0.044715 * sqrt(2/pi)`, all others zero. (Opset-20 `Gelu` and contrib
+    Recognizes GELU by what a chain computes, not how it is spelled
+    (passes/Activations.h). Around every `erf`, `tanh`, `sigmoid` and `exp`
+    it takes the chains of elementwise ops (add, sub, mul, div, pow, max,
+    min, neg, abs, sqrt, rsqrt, reciprocal, exp, log, erf, tanh, sigmoid,
+    relu) that read one non-constant value `x`, the other operands being
+    scalar constants, evaluates each in double precision at 28 sample points
+    (24 in [-5.7, 5.8], and +-10, +-30) and compares it with
+    `0.5 x (1 + erf(x / sqrt(2)))` and `0.5 x (1 + tanh(sqrt(2/pi) (x +
+    0.044715 x^3)))`: the largest chain within 1e-5 (f32; f16 1e-4, bf16
+    1e-3) of `max(1, |reference|)`, and at most half as far from it as from
+    any other activation, becomes `strata.gelu` with `approximate = "none"`
+    or `"tanh"`. The two GELUs differ by up to 4.7e-4, so they are never
+    confused. Every intermediate value must have no users outside the
+    chain, and every op the type of `x`. So torch's, Keras', TF's, HF's
+    `gelu_new`, Megatron's, distributed forms (`h + h * erf(...)`), the
+    sigmoid form of the tanh GELU (`x * sigmoid(1.5958 (x + 0.044715 x^3))`)
+    and any other arrangement match. (Opset-20 `Gelu` and contrib
     `Gelu`/`FastGelu`/`BiasGelu` are imported as `strata.gelu` directly.)
 
     ```mlir
@@ -209,8 +219,12 @@ def FuseSiluPass : InterfacePass<"strata-fuse-silu",
                                  "mlir::FunctionOpInterface"> {
   let summary = "fuse x * sigmoid(x) into strata.silu";
   let description = [{
-    Matches `mul(x, sigmoid(x))` in either operand order, when the sigmoid
-    has no other users and the product has the type of `x`.
+    Recognizes SiLU (swish) by value, as strata-fuse-gelu does GELU: the
+    largest single-input elementwise chain through a `sigmoid`, `exp` or
+    `tanh` that computes `x * sigmoid(x)` within the tolerance of its type
+    (`sigmoid(x) * x`, `x / (1 + exp(-x))`, `0.5 x (1 + tanh(x / 2))`, ...)
+    becomes `strata.silu`, when its intermediate values have no other users
+    and its ops the type of `x`.
 
     ```mlir
     %s = strata.sigmoid %x ...   %y = strata.mul %x, %s ...

@@ -466,6 +466,13 @@ SymbolicIndex extentOfUncached(Value v, int64_t dim, Tracer &t) {
       return *e;
     return self;
   }
+  if (auto tile = dyn_cast<TileOp>(op)) {
+    // The input extent times a constant repeat count.
+    std::optional<SymbolicIndex> r = elementAt(tile.getRepeats(), dim, t);
+    if (r && r->getConstant())
+      return extentOfImpl(tile.getInput(), dim, t).scaled(*r->getConstant());
+    return self;
+  }
   if (auto expand = dyn_cast<ExpandOp>(op)) {
     // Aligned to the end: the input extent unless it is 1, else the shape's.
     auto inputType = cast<RankedTensorType>(expand.getInput().getType());

@@ -38,6 +38,28 @@ def new_gelu(x):
         math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
 
 
+def sigmoid_gelu(x):
+    """tanh GELU through 0.5 (1 + tanh(z)) = sigmoid(2 z): no Tanh in the graph."""
+    return x * torch.sigmoid(2.0 * math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x))
+
+
+def factored_tanh_gelu(x):
+    """tanh GELU with the cubic factored, x (b + b k x^2), and 0.5 (1 + t)
+    written 0.5 + 0.5 t."""
+    b = math.sqrt(2.0 / math.pi)
+    return x * (0.5 + 0.5 * torch.tanh(x * (b + b * 0.044715 * x * x)))
+
+
+def exp_silu(x):
+    """SiLU as x / (1 + exp(-x)): no Sigmoid in the graph."""
+    return x / (1.0 + torch.exp(-x))
+
+
+def tanh_silu(x):
+    """SiLU through sigmoid(x) = 0.5 (1 + tanh(x / 2))."""
+    return x * (0.5 + 0.5 * torch.tanh(0.5 * x))
+
+
 def activation(kind):
     if kind == "erf":
         return lambda x: F.gelu(x)
@@ -45,6 +67,16 @@ def activation(kind):
         return lambda x: F.gelu(x, approximate="tanh")
     if kind == "new_gelu":
         return new_gelu
+    if kind == "sigmoid_gelu":
+        return sigmoid_gelu
+    if kind == "factored_tanh":
+        return factored_tanh_gelu
+    if kind == "silu":
+        return F.silu
+    if kind == "exp_silu":
+        return exp_silu
+    if kind == "tanh_silu":
+        return tanh_silu
     raise ValueError(kind)
 
 
@@ -228,10 +260,20 @@ class GPT2LMHeadModel(nn.Module):
 # --------------------------------------------------------------------------- #
 class LlamaConfig:
     def __init__(self, vocab=256, max_positions=128, hidden=64, layers=2, heads=4,
-                 kv_heads=2, intermediate=176, eps=1e-6, rope_theta=10000.0):
+                 kv_heads=2, intermediate=176, eps=1e-6, rope_theta=10000.0,
+                 variant=None):
         self.vocab, self.max_positions, self.hidden = vocab, max_positions, hidden
         self.layers, self.heads, self.kv_heads = layers, heads, kv_heads
         self.intermediate, self.eps, self.rope_theta = intermediate, eps, rope_theta
+        # Spelling knobs for the scripted variants (gen_torch_fixtures.py):
+        #   scale: "div" (HF) | "qk" (q and k each * d^-1/4 before the MatMul,
+        #          k after the cache and before repeat_kv)
+        #   clamp: max(scores + mask, finfo.min) before the softmax, as older
+        #          transformers Llama/OPT code does
+        #   kv_repeat: "expand" (repeat_kv) | "tile_concat" (K unsqueezed and
+        #          Tiled, V as a Concat of copies, both merged by Reshape)
+        #   act: per-layer SiLU spellings, e.g. ["exp_silu", "tanh_silu"]
+        self.variant = dict(variant or {})
 
 
 class LlamaRMSNorm(nn.Module):
@@ -275,11 +317,16 @@ def apply_rotary_pos_emb(q, k, cos, sin, position_ids):
     return (q * cos) + (rotate_half(q) * sin), (k * cos) + (rotate_half(k) * sin)
 
 
-def repeat_kv(h, n_rep):
+def repeat_kv(h, n_rep, how="expand"):
     b, kvh, slen, d = h.shape
     if n_rep == 1:
         return h
-    h = h[:, :, None, :, :].expand(b, kvh, n_rep, slen, d)
+    if how == "tile":
+        h = h[:, :, None, :, :].repeat(1, 1, n_rep, 1, 1)
+    elif how == "concat":
+        h = torch.cat([h[:, :, None, :, :]] * n_rep, dim=2)
+    else:
+        h = h[:, :, None, :, :].expand(b, kvh, n_rep, slen, d)
     return h.reshape(b, kvh * n_rep, slen, d)
 
 
@@ -295,6 +342,7 @@ class LlamaAttention(nn.Module):
         self.o_proj = nn.Linear(cfg.heads * self.head_dim, cfg.hidden, bias=False)
         self.rotary_emb = LlamaRotaryEmbedding(self.head_dim, cfg.max_positions,
                                                cfg.rope_theta)
+        self.variant = cfg.variant
 
     def forward(self, x, attention_mask, position_ids, past=None):
         bsz, q_len, _ = x.size()
@@ -310,10 +358,20 @@ class LlamaAttention(nn.Module):
             k = torch.cat([past[0], k], dim=2)
             v = torch.cat([past[1], v], dim=2)
         present = (k, v)
-        k = repeat_kv(k, self.heads // self.kv_heads)
-        v = repeat_kv(v, self.heads // self.kv_heads)
-        w = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(self.head_dim)
+        n_rep = self.heads // self.kv_heads
+        qk_scale = self.variant.get("scale") == "qk"
+        if qk_scale:
+            s = self.head_dim ** -0.25
+            q, k = q * s, k * s
+        tiled = self.variant.get("kv_repeat") == "tile_concat"
+        k = repeat_kv(k, n_rep, "tile" if tiled else "expand")
+        v = repeat_kv(v, n_rep, "concat" if tiled else "expand")
+        w = torch.matmul(q, k.transpose(2, 3))
+        if not qk_scale:
+            w = w / math.sqrt(self.head_dim)
         w = w + attention_mask
+        if self.variant.get("clamp"):
+            w = torch.max(w, torch.tensor(torch.finfo(w.dtype).min))
         w = F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
         out = torch.matmul(w, v)
         out = out.transpose(1, 2).contiguous().reshape(bsz, q_len, self.hidden)
@@ -321,21 +379,23 @@ class LlamaAttention(nn.Module):
 
 
 class LlamaMLP(nn.Module):
-    def __init__(self, cfg):
+    def __init__(self, cfg, act="silu"):
         super().__init__()
         self.gate_proj = nn.Linear(cfg.hidden, cfg.intermediate, bias=False)
         self.up_proj = nn.Linear(cfg.hidden, cfg.intermediate, bias=False)
         self.down_proj = nn.Linear(cfg.intermediate, cfg.hidden, bias=False)
+        self.act = activation(act)
 
     def forward(self, x):
-        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+        return self.down_proj(self.act(self.gate_proj(x)) * self.up_proj(x))
 
 
 class LlamaDecoderLayer(nn.Module):
-    def __init__(self, cfg):
+    def __init__(self, cfg, index=0):
         super().__init__()
         self.self_attn = LlamaAttention(cfg)
-        self.mlp = LlamaMLP(cfg)
+        acts = cfg.variant.get("act", ["silu"])
+        self.mlp = LlamaMLP(cfg, acts[index % len(acts)])
         self.input_layernorm = LlamaRMSNorm(cfg.hidden, cfg.eps)
         self.post_attention_layernorm = LlamaRMSNorm(cfg.hidden, cfg.eps)
 
@@ -372,7 +432,7 @@ class LlamaForCausalLM(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.embed_tokens = nn.Embedding(cfg.vocab, cfg.hidden)
-        self.layers = nn.ModuleList(LlamaDecoderLayer(cfg) for _ in range(cfg.layers))
+        self.layers = nn.ModuleList(LlamaDecoderLayer(cfg, i) for i in range(cfg.layers))
         self.norm = LlamaRMSNorm(cfg.hidden, cfg.eps)
         self.lm_head = nn.Linear(cfg.hidden, cfg.vocab, bias=False)
 
@@ -396,10 +456,10 @@ class LlamaForCausalLM(nn.Module):
 # --------------------------------------------------------------------------- #
 class BertConfig:
     def __init__(self, vocab=256, max_positions=128, type_vocab=2, hidden=64,
-                 layers=2, heads=4, intermediate=256, eps=1e-12):
+                 layers=2, heads=4, intermediate=256, eps=1e-12, act="erf"):
         self.vocab, self.max_positions, self.type_vocab = vocab, max_positions, type_vocab
         self.hidden, self.layers, self.heads = hidden, layers, heads
-        self.intermediate, self.eps = intermediate, eps
+        self.intermediate, self.eps, self.act = intermediate, eps, act
 
 
 class BertLayer(nn.Module):
@@ -414,6 +474,7 @@ class BertLayer(nn.Module):
         self.intermediate = nn.Linear(cfg.hidden, cfg.intermediate)
         self.output = nn.Linear(cfg.intermediate, cfg.hidden)
         self.out_LayerNorm = nn.LayerNorm(cfg.hidden, eps=cfg.eps)
+        self.act = activation(cfg.act)
 
     def _scores(self, x):
         x = x.view(x.size()[:-1] + (self.heads, self.head_dim))
@@ -429,7 +490,7 @@ class BertLayer(nn.Module):
         c = torch.matmul(p, v).permute(0, 2, 1, 3).contiguous()
         c = c.view(c.size()[:-2] + (self.heads * self.head_dim,))
         x = self.attn_LayerNorm(self.attn_out(c) + x)  # post-LN
-        return self.out_LayerNorm(self.output(F.gelu(self.intermediate(x))) + x)
+        return self.out_LayerNorm(self.output(self.act(self.intermediate(x))) + x)
 
 
 class BertModel(nn.Module):

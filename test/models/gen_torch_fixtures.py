@@ -50,7 +50,31 @@ FIXTURES = {
     "llama_op14_prefill": ("llama", 14, "prefill", {}, True),
     "bert_op14": ("bert", 14, "encoder", {}, True),
     "bert_op17": ("bert", 17, "encoder", {}, True),
+    # Spellings no matcher lists, fused by what they compute (see arch.py):
+    # a tanh GELU with its cubic factored and 0.5 + 0.5 tanh, and one as
+    # x * sigmoid(2 sqrt(2/pi) (x + 0.044715 x^3)).
+    "bert_tanh_gelu_op17": ("bert", 17, "encoder", {"act": "factored_tanh"}, True),
+    "gpt2_sigmoid_gelu_op17_prefill": ("gpt2", 17, "prefill", {"act": "sigmoid_gelu"}, True),
+    # Scores clamped to finfo.min after the mask, the scale split on Q and K
+    # (K after the cache, before repeat_kv).
+    "llama_clamp_qkscale_op17_prefill": ("llama", 17, "prefill",
+                                         {"variant": {"scale": "qk", "clamp": True}}, True),
+    "llama_clamp_qkscale_op17_past": ("llama", 17, "past",
+                                      {"variant": {"scale": "qk", "clamp": True}}, True),
+    # SiLU as x / (1 + exp(-x)) in layer 0, x (0.5 + 0.5 tanh(x / 2)) in layer 1.
+    "llama_swish_op17_prefill": ("llama", 17, "prefill",
+                                 {"variant": {"act": ["exp_silu", "tanh_silu"]}}, True),
+    # K heads repeated by Unsqueeze + Tile, V by Concat of copies.
+    "llama_kv_tile_op17_prefill": ("llama", 17, "prefill",
+                                   {"variant": {"kv_repeat": "tile_concat"}}, True),
+    "llama_kv_tile_op17_past": ("llama", 17, "past",
+                                {"variant": {"kv_repeat": "tile_concat"}}, True),
 }
+
+
+# The strata.gelu approximation each arch.activation kind must fuse into.
+GELU_APPROXIMATION = {"erf": "none", "tanh": "tanh", "new_gelu": "tanh",
+                      "sigmoid_gelu": "tanh", "factored_tanh": "tanh"}
 
 
 def seed_of(name):
@@ -141,7 +165,7 @@ def metadata(name, family, opset, kind, cfg, has_mask, kv_heads, head_dim,
     if family == "gpt2":
         expect = {"layer_norm": 2 * layers + 1, "rms_norm": 0, "gelu": layers,
                   "attention": layers}
-        gelu = {"erf": "none", "tanh": "tanh", "new_gelu": "tanh"}[cfg.act]
+        gelu = GELU_APPROXIMATION[cfg.act]
         hidden, vocab, maxpos = cfg.hidden, cfg.vocab, cfg.n_positions
         inter = 4 * cfg.hidden
     elif family == "llama":
@@ -152,7 +176,8 @@ def metadata(name, family, opset, kind, cfg, has_mask, kv_heads, head_dim,
     else:
         expect = {"layer_norm": 2 * layers + 1, "rms_norm": 0, "gelu": layers,
                   "attention": layers}
-        gelu, hidden, vocab, maxpos = "none", cfg.hidden, cfg.vocab, cfg.max_positions
+        gelu, hidden, vocab, maxpos = (GELU_APPROXIMATION[cfg.act], cfg.hidden, cfg.vocab,
+                                       cfg.max_positions)
         inter = cfg.intermediate
     return {
         "name": name, "family": family, "kind": kind, "opset": opset,
