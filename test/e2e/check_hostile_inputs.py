@@ -59,7 +59,8 @@ position_ids unchecked, so its output there is no reference.
 Fixtures: GPT-2 prefill and with-past, Llama prefill and with-past, BERT
 (op17 torch exports), opset23_llama_past (ONNX Attention, RotaryEmbedding)
 bert_op17_ortopt (com.microsoft.Attention) and the transformers Llama
-exports (sizes through shape tensors, HF's causal-and-padding mask); the op14, var_*, newgelu
+exports (sizes through shape tensors, HF's causal-and-padding mask), and
+Llamas with clamped scores and with K/V repeated by Tile/Concat; the op14, var_*, newgelu
 and other ortopt fixtures reach the same Gathers and masks.
 """
 import argparse
@@ -85,7 +86,8 @@ import refs  # noqa: E402  (test/models/refs.py: onnxruntime sessions)
 FIXTURES = ["gpt2_op17_prefill", "gpt2_op17_past", "llama_op17_prefill",
             "llama_op17_past", "bert_op17", "opset23_llama_past",
             "bert_op17_ortopt", "transformers_llama_op17_prefill",
-            "transformers_llama_op17_past"]
+            "transformers_llama_op17_past", "llama_clamp_qkscale_op17_past",
+            "llama_kv_tile_op17_past"]
 RUN_TIMEOUT = 120  # seconds; an ASan run of the largest case takes a few
 SANITIZER = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
              "runtime error:")
