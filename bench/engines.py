@@ -128,7 +128,9 @@ def compile_strata(model_dir, out_dir, max_seq, max_batch, bin_dir=None, reuse=F
             raise StrataError("%s not built in %s" % (t, bin_dir))
     work = os.path.join(out_dir, "strata")
     os.makedirs(work, exist_ok=True)
-    flags = ["--max-seq", str(max_seq), "--max-batch", str(max_batch), "--quiet"]
+    # Tuned for this host, as onnxruntime picks its kernels for it at load.
+    flags = ["--max-seq", str(max_seq), "--max-batch", str(max_batch),
+             "--target-cpu", "native", "--quiet"]
     arts = {r: os.path.join(work, r + ".strata") for r in ("prefill", "decode")}
     key = {"tool_mtime": os.stat(tool).st_mtime, "flags": flags, "models": {
         r: [os.path.join(model_dir, r + ".onnx"),

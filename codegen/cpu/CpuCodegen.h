@@ -19,8 +19,9 @@ namespace strata::codegen::cpu {
 
 /// What to generate code for.
 struct CpuTarget {
-  /// "native", "x86-64-v3" (AVX2+FMA) or "x86-64-v4" (AVX-512).
-  std::string cpu = "native";
+  /// "x86-64-v3" (AVX2+FMA), "x86-64-v4" (AVX-512), "native" or an LLVM
+  /// CPU name.
+  std::string cpu = "x86-64-v3";
   /// Also return the target assembly (`strata-compile --emit kernels`).
   bool emitAssembly = false;
 };

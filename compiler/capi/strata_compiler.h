@@ -60,7 +60,8 @@ typedef void (*strata_compile_diagnostic_fn)(strata_compile_severity_t severity,
 typedef struct strata_compile_options_t {
   /* sizeof(strata_compile_options_t) as the caller compiled it. */
   size_t struct_size;
-  /* "native" (NULL or "" too), "x86-64-v3", "x86-64-v4" or an LLVM CPU. */
+  /* "x86-64-v3" (NULL or "" too: portable), "x86-64-v4", "native" or an
+   * LLVM CPU name. */
   const char *target_cpu;
   /* |dim_count| entries "NAME=MAX": the maximum of symbolic dim NAME
    * (docs/shapes.md). */

@@ -48,8 +48,9 @@ enum class EmitKind {
 struct CompileOptions {
   /// The back end; only "cpu".
   std::string target = "cpu";
-  /// "native", "x86-64-v3", "x86-64-v4" or an LLVM CPU name.
-  std::string targetCpu = "native";
+  /// "x86-64-v3" (portable: AVX2+FMA), "x86-64-v4", "native" or an LLVM
+  /// CPU name (docs/compiling.md).
+  std::string targetCpu = "x86-64-v3";
   /// The maxima of symbolic input dims (DimMaxima.h).
   DimMaximaOptions dims;
   /// Runs the fusion pipeline (off: to measure what fusion buys).

@@ -38,9 +38,10 @@ cl::opt<std::string> outputPath(cl::cat(compileOptions), "o",
                                 cl::Required);
 cl::opt<std::string> targetCpu(
     cl::cat(compileOptions), "target-cpu",
-    cl::desc("native (default), x86-64-v3 (AVX2), x86-64-v4 (AVX-512) or an "
-             "LLVM CPU name"),
-    cl::init("native"));
+    cl::desc("x86-64-v3 (default: AVX2+FMA, runs on any x86-64 CPU since "
+             "2015), x86-64-v4 (AVX-512), native (this host) or an LLVM CPU "
+             "name"),
+    cl::init("x86-64-v3"));
 cl::opt<std::string> target(cl::cat(compileOptions), "target",
                             cl::desc("back end: cpu"), cl::init("cpu"));
 cl::opt<int64_t> maxBatch(cl::cat(compileOptions), "max-batch",
