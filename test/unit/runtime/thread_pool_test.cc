@@ -94,14 +94,18 @@ TEST(ThreadPoolTest, AlternatesBetweenSpinningAndParking) {
 // loop runs while a task of another does.
 TEST(ThreadPoolTest, LoopsFromSeveralThreadsTakeTurns) {
   ThreadPool pool(4);
-  constexpr int kCallers = 3, kRounds = 200;
+  constexpr int kCallers = 3, kRounds = 500;
   std::vector<std::vector<std::atomic<int>>> hits(kCallers);
   for (auto& h : hits) h = std::vector<std::atomic<int>>(257);
   std::atomic<int> inFlight[kCallers] = {};
   std::atomic<bool> overlapped{false};
+  std::atomic<int> ready{0};
   std::vector<std::thread> callers;
   for (int c = 0; c < kCallers; ++c) {
     callers.emplace_back([&, c] {
+      // All callers start together, so their loops do collide.
+      ready.fetch_add(1);
+      while (ready.load() < kCallers) std::this_thread::yield();
       for (int round = 0; round < kRounds; ++round) {
         pool.parallelFor(hits[c].size(), [&](size_t i) {
           inFlight[c].fetch_add(1);
