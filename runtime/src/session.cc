@@ -223,6 +223,18 @@ strata_status_t run(strata_session_t* session, const char* entryName,
            &weights);
   args.push_back(&weights);
 
+  // Filled before the call: an allocation failing after it would strand
+  // the buffers the call returned.
+  CompletedCall call;
+  call.manifest = &module->manifest;
+  call.entry = &manifestEntry;
+  call.bindings = &bindings;
+  call.results = results.data();
+  call.foreignBuffers.reserve(inputCount + 1);
+  for (size_t i = 0; i < inputCount; ++i) {
+    call.foreignBuffers.push_back(inputs[i]->data);
+  }
+  call.foreignBuffers.push_back(module->view.weights.data);
   ThreadPool* pool = runPool(session);
   CheckFailure failure;
   bool completed;
@@ -242,15 +254,6 @@ strata_status_t run(strata_session_t* session, const char* entryName,
     return checkFailureStatus(failure);
   }
 
-  CompletedCall call;
-  call.manifest = &module->manifest;
-  call.entry = &manifestEntry;
-  call.bindings = &bindings;
-  call.results = results.data();
-  for (size_t i = 0; i < inputCount; ++i) {
-    call.foreignBuffers.push_back(inputs[i]->data);
-  }
-  call.foreignBuffers.push_back(module->view.weights.data);
   strata_status_t status =
       deliverResults(call, into, session->allocator, outputs);
   // The cache keeps what the last few runs used, no more.
