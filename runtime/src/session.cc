@@ -1,9 +1,10 @@
 //===- session.cc - Running entry points of a module
 //-----------------------===//
 // SPDX-License-Identifier: Apache-2.0
-// A run: check the inputs against the signature, describe them as memref
-// descriptors (kernel ABI v2), call the entry on the session's thread pool, check each result descriptor,
-// copy it into a caller-owned tensor and free the generated code's buffer.
+// A run: check the inputs (and any caller output tensors) against the
+// signature, describe the inputs as memref descriptors over their own
+// memory (kernel ABI v2), call the entry on the session's thread pool or
+// the shared one it was given, then deliver the results (run_results.h).
 
 #include "strata/runtime/session.h"
 
@@ -11,20 +12,20 @@
 #include <cinttypes>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <new>
-#include <set>
 #include <string>
 #include <system_error>
 #include <utility>
 #include <vector>
 
-#include <memory>
-
 #include "buffer_cache.h"
 #include "cpu_quota.h"
+#include "io_binding_internal.h"
 #include "module_internal.h"
 #include "run_checks.h"
-#include "strata_artifact_format.h"
+#include "run_results.h"
+#include "shared_thread_pool.h"
 #include "tensor_internal.h"
 #include "thread_pool.h"
 
@@ -36,8 +37,11 @@ struct strata_session_t {
   /// cgroup files are read once per session, not once per run.
   uint32_t defaultThreads = 0;
   /// Started on the first run with threadCount threads (0: one per CPU this
-  /// process may use); a new count takes effect on the next run.
+  /// process may use); a new count takes effect on the next run. Unused
+  /// while sharedPool is set.
   std::unique_ptr<strata::runtime::ThreadPool> pool;
+  /// One reference to the pool of strata_session_set_thread_pool, or null.
+  strata_thread_pool_t* sharedPool = nullptr;
   /// Buffers of the generated code, reused from run to run (one reference;
   /// output tensors that kept a buffer hold others).
   strata::runtime::BufferCache* buffers = nullptr;
@@ -46,6 +50,7 @@ struct strata_session_t {
   std::atomic<bool> cancelRequested{false};
   ~strata_session_t() {
     if (buffers) buffers->release();
+    strata_thread_pool_release(sharedPool);
   }
 };
 
@@ -61,12 +66,6 @@ const EntryRecord* findEntry(const strata_module_t* module, const char* name) {
   }
   return nullptr;
 }
-
-// The value each symbolic dim is bound to by the inputs of one run.
-struct Bindings {
-  std::vector<int64_t> value;   // -1 while unbound
-  std::vector<size_t> boundBy;  // input index that bound it
-};
 
 strata_status_t checkInputs(const strata_module_t* module,
                             const EntryRecord& entry,
@@ -137,81 +136,50 @@ void describe(void* data, uint32_t rank, const int64_t* dims,
   }
 }
 
-// One result descriptor as read back from the results block.
-struct Result {
-  void* allocated = nullptr;
-  void* aligned = nullptr;
-  int64_t offset = 0;
-  int64_t sizes[STRATA_MAX_RANK] = {};
-  int64_t strides[STRATA_MAX_RANK] = {};
-};
+// The pool the next run uses: the shared one, else the session's own,
+// (re)started at the thread count in effect.
+ThreadPool* runPool(strata_session_t* session) {
+  if (session->sharedPool) return &session->sharedPool->pool;
+  if (!session->threadCount && !session->defaultThreads)
+    session->defaultThreads = defaultThreadCount();
+  const uint32_t threads =
+      session->threadCount ? session->threadCount : session->defaultThreads;
+  if (!session->pool || session->pool->size() != threads) {
+    session->pool.reset();
+    session->pool = std::make_unique<ThreadPool>(threads);
+  }
+  return session->pool.get();
+}
 
-strata_status_t checkResult(const ManifestEntry& entry, size_t index,
-                            const Manifest& manifest, const Bindings& bindings,
-                            const Result& result) {
-  const ManifestTensor& expected = entry.outputs[index];
-  const char* name = expected.name.c_str();
-  auto internal = [&](const std::string& what) {
-    return STRATA_MAKE_STATUS(STRATA_STATUS_INTERNAL,
-                              "entry '%s' returned a malformed output '%s': %s",
-                              entry.name.c_str(), name, what.c_str());
-  };
-  uint64_t elements = 1;
-  for (uint32_t d = 0; d < expected.rank; ++d) {
-    int64_t size = result.sizes[d];
-    int64_t dim = expected.dims[d];
-    std::string where =
-        "dim " + std::to_string(d) + " is " + std::to_string(size);
-    if (size < 0) return internal(where + ", negative");
-    if (dim >= 0 && size != dim) {
-      return internal(where + ", expected " + std::to_string(dim));
-    }
-    if (dim < 0) {
-      size_t k = static_cast<size_t>(-(dim + 1));
-      // A from-data extent is bounded by the generated code's checks.
-      int64_t max = manifest.dims[k].max == STRATA_DIM_MAX_FROM_DATA
-                        ? STRATA_MAX_DATA_EXTENT
-                        : manifest.dims[k].max;
-      if (size > max) {
-        return internal(where + ", above the maximum " +
-                        std::to_string(max) + " of '" +
-                        manifest.dims[k].name + "'");
-      }
-      if (bindings.value[k] >= 0 && size != bindings.value[k]) {
-        return internal(where + ", but the inputs bind '" +
-                        manifest.dims[k].name + "' to " +
-                        std::to_string(bindings.value[k]));
+// Checks that output |into| (caller tensors, null slots allowed; null for
+// none) are usable before the call: each fits what the inputs determine
+// of its output and no tensor takes two outputs.
+strata_status_t checkOutputTensors(const strata_module_t* module,
+                                   const ManifestEntry& entry,
+                                   const Bindings& bindings,
+                                   strata_tensor_t* const* into) {
+  if (!into) return nullptr;
+  for (size_t o = 0; o < entry.outputs.size(); ++o) {
+    if (!into[o]) continue;
+    for (size_t p = 0; p < o; ++p) {
+      if (into[p] == into[o]) {
+        return INVALID("outputs '%s' and '%s' are given the same tensor",
+                       entry.outputs[p].name.c_str(),
+                       entry.outputs[o].name.c_str());
       }
     }
-    // From-data dims are each bounded only by STRATA_MAX_DATA_EXTENT.
-    if (__builtin_mul_overflow(elements, static_cast<uint64_t>(size),
-                               &elements) ||
-        elements > STRATA_MANIFEST_MAX_TENSOR_BYTES /
-                       strata_dtype_size(expected.dtype)) {
-      return internal("its dims multiply past the format's tensor limit");
-    }
-  }
-  if (elements == 0) return nullptr;
-  if (!result.aligned) return internal("null data pointer");
-  if (result.offset != 0) {
-    return internal("offset " + std::to_string(result.offset) + ", expected 0");
-  }
-  int64_t stride = 1;
-  for (uint32_t d = expected.rank; d-- > 0;) {
-    if (result.sizes[d] != 1 && result.strides[d] != stride) {
-      return internal("dim " + std::to_string(d) + " has stride " +
-                      std::to_string(result.strides[d]) +
-                      ", expected a contiguous row-major " +
-                      std::to_string(stride));
-    }
-    stride *= result.sizes[d];
+    STRATA_RETURN_IF_ERROR(
+        checkOutputTensor(module->manifest, entry, o, bindings, into[o]));
   }
   return nullptr;
 }
 
+// Runs the entry; output o is copied into |into[o]| when |into| and that
+// slot are non-null, else a new tensor is stored in |outputs[o]|.
 strata_status_t run(strata_session_t* session, const char* entryName,
                     const strata_tensor_t* const* inputs, size_t inputCount,
-                    strata_tensor_t** outputs, size_t outputCount) {
+                    strata_tensor_t* const* into, strata_tensor_t** outputs,
+                    size_t outputCount) {
   const strata_module_t* module = session->module;
   const EntryRecord* entry = findEntry(module, entryName);
   if (!entry) {
@@ -227,11 +195,13 @@ strata_status_t run(strata_session_t* session, const char* entryName,
     return INVALID("entry '%s' has %zu outputs, got room for %zu", entryName,
                    manifestEntry.outputs.size(), outputCount);
   }
-  if ((inputCount > 0 && !inputs) || (outputCount > 0 && !outputs)) {
+  if ((inputCount > 0 && !inputs) || (outputCount > 0 && !outputs && !into)) {
     return INVALID("inputs and outputs must be non-null");
   }
   Bindings bindings;
   STRATA_RETURN_IF_ERROR(checkInputs(module, *entry, inputs, &bindings));
+  STRATA_RETURN_IF_ERROR(
+      checkOutputTensors(module, manifestEntry, bindings, into));
 
   // Arguments: results block (if any), one descriptor per input, weights.
   std::vector<strata_memref_desc_t> inputDescs(inputCount);
@@ -243,6 +213,7 @@ strata_status_t run(strata_session_t* session, const char* entryName,
   std::vector<int64_t> results(resultWords, 0);
   if (outputCount > 0) args.push_back(results.data());
   for (size_t i = 0; i < inputCount; ++i) {
+    // The input's own memory, caller-wrapped or not: inputs are never copied.
     describe(inputs[i]->data, inputs[i]->rank, inputs[i]->dims, &inputDescs[i]);
     args.push_back(&inputDescs[i]);
   }
@@ -252,19 +223,24 @@ strata_status_t run(strata_session_t* session, const char* entryName,
            &weights);
   args.push_back(&weights);
 
-  if (!session->threadCount && !session->defaultThreads)
-    session->defaultThreads = defaultThreadCount();
-  const uint32_t threads =
-      session->threadCount ? session->threadCount : session->defaultThreads;
-  if (!session->pool || session->pool->size() != threads) {
-    session->pool.reset();
-    session->pool = std::make_unique<ThreadPool>(threads);
+  // Filled before the call: an allocation failing after it would strand
+  // the buffers the call returned.
+  CompletedCall call;
+  call.manifest = &module->manifest;
+  call.entry = &manifestEntry;
+  call.bindings = &bindings;
+  call.results = results.data();
+  call.foreignBuffers.reserve(inputCount + 1);
+  for (size_t i = 0; i < inputCount; ++i) {
+    call.foreignBuffers.push_back(inputs[i]->data);
   }
+  call.foreignBuffers.push_back(module->view.weights.data);
+  ThreadPool* pool = runPool(session);
   CheckFailure failure;
   bool completed;
   session->buffers->beginRun();
   {
-    ScopedCurrentPool currentPool(session->pool.get());
+    ScopedCurrentPool currentPool(pool);
     ScopedBufferCache currentBuffers(session->buffers);
     ScopedCancelRequest cancel(&session->cancelRequested, &failRunCancelled);
     completed = callEntryChecked(entry->function, args.data(), args.size(),
@@ -278,65 +254,11 @@ strata_status_t run(strata_session_t* session, const char* entryName,
     return checkFailureStatus(failure);
   }
 
-  // Decode every result first, so that all buffers are freed on any path.
-  std::vector<Result> decoded(outputCount);
-  const int64_t* cursor = results.data();
-  for (size_t o = 0; o < outputCount; ++o) {
-    uint32_t rank = manifestEntry.outputs[o].rank;
-    Result& r = decoded[o];
-    std::memcpy(&r.allocated, cursor, 8);
-    std::memcpy(&r.aligned, cursor + 1, 8);
-    r.offset = cursor[2];
-    for (uint32_t d = 0; d < rank; ++d) {
-      r.sizes[d] = cursor[3 + d];
-      r.strides[d] = cursor[3 + rank + d];
-    }
-    cursor += 3 + 2 * rank;
-  }
-  // Buffers the runtime or the caller owns are never freed or handed out
-  // (ABI violations that would otherwise corrupt the heap); each distinct
-  // generated buffer is freed once, or handed to its output tensor.
-  std::set<void*> keep;
-  for (size_t i = 0; i < inputCount; ++i) keep.insert(inputs[i]->data);
-  keep.insert(const_cast<uint8_t*>(module->view.weights.data));
-  keep.insert(nullptr);
-  strata_status_t status = nullptr;
-  std::vector<strata_tensor_t*> created(outputCount, nullptr);
-  for (size_t o = 0; o < outputCount && !status; ++o) {
-    const ManifestTensor& expected = manifestEntry.outputs[o];
-    const Result& r = decoded[o];
-    status = checkResult(manifestEntry, o, module->manifest, bindings, r);
-    if (status) break;
-    const auto dtype = static_cast<strata_dtype_t>(expected.dtype);
-    // A buffer of its own starting at its allocation becomes the tensor's
-    // data as is: no copy (a decode step's KV outputs are tens of MB).
-    if (r.aligned == r.allocated && keep.insert(r.allocated).second) {
-      status = wrapTensor(dtype, expected.rank, r.sizes, session->allocator,
-                          r.allocated, releaseAdoptedBuffer, &created[o]);
-      if (status) {
-        releaseBuffer(r.allocated);
-      } else {
-        adoptBuffer(r.allocated);
-      }
-      continue;
-    }
-    status = createTensor(dtype, expected.rank, r.sizes, session->allocator,
-                          /*zero=*/false, &created[o]);
-    if (!status && created[o]->byteSize > 0) {
-      std::memcpy(created[o]->data, r.aligned, created[o]->byteSize);
-    }
-  }
-  for (const Result& r : decoded) {
-    if (keep.insert(r.allocated).second) releaseBuffer(r.allocated);
-  }
+  strata_status_t status =
+      deliverResults(call, into, session->allocator, outputs);
   // The cache keeps what the last few runs used, no more.
   session->buffers->trimUnused();
-  if (status) {
-    for (strata_tensor_t* tensor : created) strata_tensor_release(tensor);
-    return status;
-  }
-  for (size_t o = 0; o < outputCount; ++o) outputs[o] = created[o];
-  return nullptr;
+  return status;
 }
 
 // Maps |names| to positions of the entry's inputs and runs it; selects
@@ -376,8 +298,8 @@ strata_status_t runNamed(strata_session_t* session, const char* entryName,
     }
   }
   if (!outputNames) {
-    return run(session, entryName, ordered.data(), ordered.size(), outputs,
-               outputCount);
+    return run(session, entryName, ordered.data(), ordered.size(),
+               /*into=*/nullptr, outputs, outputCount);
   }
   // Position of each requested output in the entry's signature.
   std::vector<size_t> selected(outputCount);
@@ -394,7 +316,8 @@ strata_status_t runNamed(strata_session_t* session, const char* entryName,
   }
   std::vector<strata_tensor_t*> all(signature->output_count, nullptr);
   STRATA_RETURN_IF_ERROR(run(session, entryName, ordered.data(),
-                             ordered.size(), all.data(), all.size()));
+                             ordered.size(), /*into=*/nullptr, all.data(),
+                             all.size()));
   for (size_t o = 0; o < outputCount; ++o) {
     outputs[o] = std::exchange(all[selected[o]], nullptr);
   }
@@ -470,12 +393,39 @@ strata_status_t strata_session_set_thread_count(strata_session_t* session,
                               "thread count %" PRIu32 " is above the limit %d",
                               count, STRATA_SESSION_MAX_THREADS);
   }
+  if (session->sharedPool) {
+    return STRATA_MAKE_STATUS(
+        STRATA_STATUS_FAILED_PRECONDITION,
+        "the session runs on a shared thread pool of %" PRIu32
+        " threads; give it no pool (strata_session_set_thread_pool NULL) "
+        "to set its own thread count",
+        session->sharedPool->pool.size());
+  }
   session->threadCount = count;
   return nullptr;
 }
 
 uint32_t strata_session_thread_count(const strata_session_t* session) {
+  if (session->sharedPool) return session->sharedPool->pool.size();
   return session->threadCount;
+}
+
+strata_status_t strata_session_set_thread_pool(strata_session_t* session,
+                                               strata_thread_pool_t* pool) {
+  if (!session) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                              "session must be non-null");
+  }
+  strata_thread_pool_retain(pool);
+  strata_thread_pool_release(std::exchange(session->sharedPool, pool));
+  // Workers of its own would only sleep from now on.
+  if (pool) session->pool.reset();
+  return nullptr;
+}
+
+strata_thread_pool_t* strata_session_thread_pool(
+    const strata_session_t* session) {
+  return session ? session->sharedPool : nullptr;
 }
 
 size_t strata_session_trim(strata_session_t* session) {
@@ -522,7 +472,7 @@ strata_status_t strata_session_run(strata_session_t* session,
                                    size_t output_count) {
   return guardedRun(session, entry_name, [&] {
     return strata::runtime::run(session, entry_name, inputs, input_count,
-                                outputs, output_count);
+                                /*into=*/nullptr, outputs, output_count);
   });
 }
 
@@ -535,6 +485,61 @@ strata_status_t strata_session_run_named(
     return strata::runtime::runNamed(session, entry_name, input_names, inputs,
                                      input_count, output_names, outputs,
                                      output_count);
+  });
+}
+
+strata_status_t strata_session_run_into(strata_session_t* session,
+                                        const char* entry_name,
+                                        const strata_tensor_t* const* inputs,
+                                        size_t input_count,
+                                        strata_tensor_t* const* outputs,
+                                        size_t output_count) {
+  return guardedRun(session, entry_name, [&]() -> strata_status_t {
+    if (output_count > 0 && !outputs) {
+      return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                                "outputs must be non-null");
+    }
+    for (size_t o = 0; o < output_count; ++o) {
+      if (!outputs[o]) {
+        return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                                  "output tensor %zu is null", o);
+      }
+    }
+    // Every output has a tensor, so nothing is ever stored in |unused|.
+    std::vector<strata_tensor_t*> unused(output_count, nullptr);
+    return strata::runtime::run(session, entry_name, inputs, input_count,
+                                outputs, unused.data(), output_count);
+  });
+}
+
+strata_status_t strata_session_run_binding(strata_session_t* session,
+                                           strata_io_binding_t* binding) {
+  if (!binding) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                              "binding must be non-null");
+  }
+  const char* entryName = binding->entry->name;
+  return guardedRun(session, entryName, [&]() -> strata_status_t {
+    if (binding->module != session->module) {
+      return STRATA_MAKE_STATUS(
+          STRATA_STATUS_INVALID_ARGUMENT,
+          "the binding of '%s' is for another module than the session's",
+          entryName);
+    }
+    for (size_t i = 0; i < binding->inputs.size(); ++i) {
+      if (!binding->inputs[i]) {
+        return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                                  "input '%s' of '%s' is not bound",
+                                  binding->entry->inputs[i].name, entryName);
+      }
+    }
+    std::vector<strata_tensor_t*> made(binding->madeOutputs.size(), nullptr);
+    STRATA_RETURN_IF_ERROR(strata::runtime::run(
+        session, entryName, binding->inputs.data(), binding->inputs.size(),
+        binding->boundOutputs.data(), made.data(), made.size()));
+    binding->madeOutputs.swap(made);
+    for (strata_tensor_t* old : made) strata_tensor_release(old);
+    return nullptr;
   });
 }
 

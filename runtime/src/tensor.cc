@@ -2,7 +2,8 @@
 //--------------------------------------------===//
 // SPDX-License-Identifier: Apache-2.0
 // One allocation for the tensor record, one for the 64-byte-aligned data;
-// both come from the caller's allocator, which the tensor remembers.
+// both come from the caller's allocator, which the tensor remembers. A
+// wrapped tensor allocates only the record; its data is the caller's.
 
 #include "strata/runtime/tensor.h"
 
@@ -66,16 +67,17 @@ strata_status_t createTensor(strata_dtype_t dtype, uint32_t rank,
   STRATA_RETURN_IF_ERROR(
       strata_allocator_malloc(allocator, bytes, STRATA_TENSOR_ALIGNMENT, &data));
   if (zero) std::memset(data, 0, bytes);
-  strata_status_t status = wrapTensor(dtype, rank, dims, allocator, data,
-                                      /*releaseData=*/nullptr, out_tensor);
+  strata_status_t status =
+      wrapTensor(dtype, rank, dims, allocator, data, /*releaseData=*/nullptr,
+                 /*releaseUser=*/nullptr, out_tensor);
   if (status) strata_allocator_free(allocator, data);
   return status;
 }
 
 strata_status_t wrapTensor(strata_dtype_t dtype, uint32_t rank,
                            const int64_t* dims, strata_allocator_t allocator,
-                           void* data, void (*releaseData)(void*),
-                           strata_tensor_t** out_tensor) {
+                           void* data, void (*releaseData)(void*, void*),
+                           void* releaseUser, strata_tensor_t** out_tensor) {
   size_t elements = 0, bytes = 0;
   STRATA_RETURN_IF_ERROR(computeByteSize(dtype, rank, dims, &elements, &bytes));
   void* record = nullptr;
@@ -92,6 +94,7 @@ strata_status_t wrapTensor(strata_dtype_t dtype, uint32_t rank,
   tensor->byteSize = bytes;
   tensor->data = data;
   tensor->releaseData = releaseData;
+  tensor->releaseUser = releaseUser;
   *out_tensor = tensor;
   return nullptr;
 }
@@ -180,12 +183,49 @@ strata_status_t strata_tensor_create_copy(strata_dtype_t dtype, uint32_t rank,
   return nullptr;
 }
 
+strata_status_t strata_tensor_wrap(strata_dtype_t dtype, uint32_t rank,
+                                   const int64_t* dims, void* data,
+                                   size_t data_size,
+                                   strata_tensor_release_fn_t release_fn,
+                                   void* user, strata_allocator_t allocator,
+                                   strata_tensor_t** out_tensor) {
+  if (!out_tensor) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                              "out_tensor must be non-null");
+  }
+  size_t elements = 0, bytes = 0;
+  STRATA_RETURN_IF_ERROR(computeByteSize(dtype, rank, dims, &elements, &bytes));
+  if (data_size < bytes) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                              "data is %zu bytes, the tensor needs %zu",
+                              data_size, bytes);
+  }
+  if (!data && bytes > 0) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                              "data must be non-null");
+  }
+  // Generated code loads elements at their natural alignment, no more.
+  const uint32_t elementSize = strata_dtype_size(dtype);
+  if (reinterpret_cast<uintptr_t>(data) % elementSize != 0) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                              "data %p is not aligned to the %" PRIu32
+                              "-byte elements of %s",
+                              data, elementSize, strata_dtype_name(dtype));
+  }
+  strata_tensor_t* tensor = nullptr;
+  STRATA_RETURN_IF_ERROR(strata::runtime::wrapTensor(
+      dtype, rank, dims, allocator, data, release_fn, user, &tensor));
+  tensor->ownsData = false;
+  *out_tensor = tensor;
+  return nullptr;
+}
+
 void strata_tensor_release(strata_tensor_t* tensor) {
   if (!tensor) return;
   strata_allocator_t allocator = tensor->allocator;
   if (tensor->releaseData) {
-    tensor->releaseData(tensor->data);
-  } else {
+    tensor->releaseData(tensor->releaseUser, tensor->data);
+  } else if (tensor->ownsData) {
     strata_allocator_free(allocator, tensor->data);
   }
   tensor->~strata_tensor_t();

@@ -18,9 +18,13 @@ struct strata_tensor_t {
   size_t elementCount;
   size_t byteSize;
   void* data;
-  /// Frees |data| instead of |allocator| when set: outputs that hand over
-  /// a buffer of the generated code without copying it.
-  void (*releaseData)(void* data) = nullptr;
+  /// How |data| goes when the tensor is released: releaseData(releaseUser,
+  /// data) when set (outputs that hand over a buffer of the generated code,
+  /// caller memory wrapped with a release callback), else through
+  /// |allocator| if ownsData, else not at all (borrowed caller memory).
+  void (*releaseData)(void* user, void* data) = nullptr;
+  void* releaseUser = nullptr;
+  bool ownsData = true;
 };
 
 namespace strata::runtime {
@@ -36,12 +40,13 @@ strata_status_t createTensor(strata_dtype_t dtype, uint32_t rank,
                              const int64_t* dims, strata_allocator_t allocator,
                              bool zero, strata_tensor_t** out_tensor);
 
-/// A tensor record (from |allocator|) over |data| of the given shape, which
-/// |releaseData| frees when the tensor is released.
+/// A tensor record (from |allocator|) over |data| of the given shape.
+/// |releaseData| null: |allocator| frees the data with the tensor;
+/// otherwise releaseData(releaseUser, data) does.
 strata_status_t wrapTensor(strata_dtype_t dtype, uint32_t rank,
                            const int64_t* dims, strata_allocator_t allocator,
-                           void* data, void (*releaseData)(void*),
-                           strata_tensor_t** out_tensor);
+                           void* data, void (*releaseData)(void*, void*),
+                           void* releaseUser, strata_tensor_t** out_tensor);
 
 }  // namespace strata::runtime
 

@@ -125,6 +125,7 @@ void ThreadPool::parallelFor(size_t count, void (*task)(void*, size_t),
     tInTask = wasInTask;
     return;
   }
+  std::lock_guard<std::mutex> turn(dispatch_);
   const uint64_t generation =
       generation_.load(std::memory_order_relaxed) + 1;
   Job& job = jobs_[generation & 1];

@@ -4,6 +4,8 @@
 // parallel loop at a time (as IREE's workgroups). Kernels the generated code
 // imports (kernels/) split their work with parallelFor on the pool of the
 // session whose run is in progress on this thread (ScopedCurrentPool).
+// Several sessions may share one pool, so loops may be started from several
+// threads at once: they take turns.
 
 #ifndef STRATA_RUNTIME_SRC_THREAD_POOL_H_
 #define STRATA_RUNTIME_SRC_THREAD_POOL_H_
@@ -34,7 +36,9 @@ class ThreadPool {
 
   /// Runs task(context, i) for every i in [0, count), spread over the pool,
   /// and returns when all are done. Tasks must not throw. A loop started
-  /// from inside a task runs serially on that thread.
+  /// from inside a task runs serially on that thread. Callable from any
+  /// number of threads: a loop started while another thread's loop is in
+  /// progress waits for it to finish, then gets the whole pool.
   void parallelFor(size_t count, void (*task)(void* context, size_t index),
                    void* context);
 
@@ -68,6 +72,9 @@ class ThreadPool {
   static void runTasks(Job& job);
 
   std::vector<std::thread> workers_;
+  // Held by the thread whose loop the pool runs: the job slots and the
+  // generation have one writer at a time.
+  std::mutex dispatch_;
   std::mutex mutex_;
   std::condition_variable wake_;
   // Bumped once per loop (starting at 1); workers follow it.

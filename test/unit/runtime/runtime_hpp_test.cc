@@ -57,5 +57,44 @@ TEST(RuntimeHppTest, ErrorsCarryCodeAndMessage) {
   EXPECT_FALSE(moved.ok());
 }
 
+TEST(RuntimeHppTest, CallerMemorySharedPoolAndBinding) {
+  AlignedBytes bytes(standardArtifact());
+  Module module;
+  ASSERT_TRUE(Module::load(bytes.span(), &module).ok());
+  ThreadPool pool;
+  ASSERT_TRUE(ThreadPool::create(&pool, /*thread_count=*/2).ok());
+  EXPECT_EQ(pool.threadCount(), 2u);
+  Session session;
+  ASSERT_TRUE(Session::create(module, &session).ok());
+  ASSERT_TRUE(session.setThreadPool(pool).ok());
+  EXPECT_EQ(strata_session_thread_pool(session.get()), pool.get());
+
+  alignas(64) float in[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  alignas(64) float out[8] = {};
+  Tensor x, y;
+  ASSERT_TRUE(Tensor::wrap(STRATA_DTYPE_F32, {2, 4}, in, sizeof(in), &x).ok());
+  ASSERT_TRUE(
+      Tensor::wrap(STRATA_DTYPE_F32, {2, 4}, out, sizeof(out), &y).ok());
+  Status status = session.runInto("add_bias", {&x}, {&y});
+  ASSERT_TRUE(status.ok()) << status.toString();
+  EXPECT_EQ(out[5], 7.0f);
+
+  IoBinding binding;
+  ASSERT_TRUE(IoBinding::create(module, "add_bias", &binding).ok());
+  ASSERT_TRUE(binding.bindInput("x", &x).ok());
+  status = session.run(binding);
+  ASSERT_TRUE(status.ok()) << status.toString();
+  Tensor made;
+  ASSERT_TRUE(binding.takeOutput("y", &made).ok());
+  EXPECT_EQ(made.data<float>()[6], 9.0f);
+  EXPECT_EQ(binding.takeOutput("y", &made).code(),
+            STRATA_STATUS_FAILED_PRECONDITION);
+  out[0] = -1;
+  ASSERT_TRUE(binding.bindOutput("y", &y).ok());
+  ASSERT_TRUE(session.run(binding).ok());
+  EXPECT_EQ(out[0], 1.0f);
+  EXPECT_EQ(binding.bindOutput("nope", &y).code(), STRATA_STATUS_NOT_FOUND);
+}
+
 }  // namespace
 }  // namespace strata::testing

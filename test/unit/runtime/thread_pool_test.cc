@@ -89,6 +89,42 @@ TEST(ThreadPoolTest, AlternatesBetweenSpinningAndParking) {
   EXPECT_EQ(total.load(), 40 * 16);
 }
 
+// Several threads start loops on one pool at once (sessions sharing it):
+// the loops take turns, none loses or repeats an index, and no task of one
+// loop runs while a task of another does.
+TEST(ThreadPoolTest, LoopsFromSeveralThreadsTakeTurns) {
+  ThreadPool pool(4);
+  constexpr int kCallers = 3, kRounds = 500;
+  std::vector<std::vector<std::atomic<int>>> hits(kCallers);
+  for (auto& h : hits) h = std::vector<std::atomic<int>>(257);
+  std::atomic<int> inFlight[kCallers] = {};
+  std::atomic<bool> overlapped{false};
+  std::atomic<int> ready{0};
+  std::vector<std::thread> callers;
+  for (int c = 0; c < kCallers; ++c) {
+    callers.emplace_back([&, c] {
+      // All callers start together, so their loops do collide.
+      ready.fetch_add(1);
+      while (ready.load() < kCallers) std::this_thread::yield();
+      for (int round = 0; round < kRounds; ++round) {
+        pool.parallelFor(hits[c].size(), [&](size_t i) {
+          inFlight[c].fetch_add(1);
+          for (int other = 0; other < kCallers; ++other) {
+            if (other != c && inFlight[other].load() > 0)
+              overlapped.store(true);
+          }
+          hits[c][i].fetch_add(1);
+          inFlight[c].fetch_sub(1);
+        });
+      }
+    });
+  }
+  for (std::thread& caller : callers) caller.join();
+  for (const auto& h : hits)
+    for (const auto& hit : h) EXPECT_EQ(hit.load(), kRounds);
+  EXPECT_FALSE(overlapped.load());
+}
+
 TEST(ThreadPoolTest, NestedLoopsRunSerially) {
   ThreadPool pool(2);
   std::atomic<int> inner{0};

@@ -9,13 +9,15 @@
 
 #include "strata/runtime/allocator.h"
 #include "strata/runtime/cpu.h"
+#include "strata/runtime/io_binding.h"
 #include "strata/runtime/module.h"
 #include "strata/runtime/session.h"
 #include "strata/runtime/status.h"
 #include "strata/runtime/tensor.h"
+#include "strata/runtime/thread_pool.h"
 
 /// Runtime API version: (major << 16) | minor. A major bump breaks the ABI.
-#define STRATA_RUNTIME_API_VERSION ((0 << 16) | 3)
+#define STRATA_RUNTIME_API_VERSION ((0 << 16) | 4)
 
 #ifdef __cplusplus
 extern "C" {

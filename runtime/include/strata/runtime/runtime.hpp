@@ -1,7 +1,7 @@
 //===- runtime.hpp - Header-only C++ RAII wrapper of the runtime C API ----===//
 // SPDX-License-Identifier: Apache-2.0
-// Owning handles for statuses, modules, sessions and tensors. Nothing here
-// throws; fallible calls return a strata::Status. Thread-safety is that of
+// Owning handles for statuses, modules, sessions, tensors, thread pools and
+// io bindings. Nothing here throws; fallible calls return a strata::Status. Thread-safety is that of
 // the wrapped C objects (module.h, session.h, tensor.h).
 
 #ifndef STRATA_RUNTIME_RUNTIME_HPP_
@@ -86,6 +86,22 @@ class Tensor {
     Status status(
         strata_tensor_create_copy(dtype, static_cast<uint32_t>(dims.size()),
                                   dims.data(), data, size, allocator, &tensor));
+    if (status.ok()) *out = Tensor(tensor);
+    return status;
+  }
+
+  /// A tensor over caller memory |data| of |size| bytes, not copied
+  /// (strata_tensor_wrap): |data| must outlive the tensor, whose release
+  /// calls |release(user, data)| if given.
+  static Status wrap(strata_dtype_t dtype, const std::vector<int64_t>& dims,
+                     void* data, size_t size, Tensor* out,
+                     strata_tensor_release_fn_t release = nullptr,
+                     void* user = nullptr,
+                     strata_allocator_t allocator = strata_allocator_system()) {
+    strata_tensor_t* tensor = nullptr;
+    Status status(strata_tensor_wrap(dtype, static_cast<uint32_t>(dims.size()),
+                                     dims.data(), data, size, release, user,
+                                     allocator, &tensor));
     if (status.ok()) *out = Tensor(tensor);
     return status;
   }
@@ -193,6 +209,115 @@ class Module {
   strata_module_t* module_ = nullptr;
 };
 
+/// A reference to a thread pool several sessions may share; copies share
+/// it (retain/release).
+class ThreadPool {
+ public:
+  ThreadPool() = default;
+  ThreadPool(const ThreadPool& other) : pool_(other.pool_) {
+    strata_thread_pool_retain(pool_);
+  }
+  ThreadPool& operator=(const ThreadPool& other) {
+    if (this != &other) {
+      strata_thread_pool_retain(other.pool_);
+      strata_thread_pool_release(pool_);
+      pool_ = other.pool_;
+    }
+    return *this;
+  }
+  ThreadPool(ThreadPool&& other) noexcept
+      : pool_(std::exchange(other.pool_, nullptr)) {}
+  ThreadPool& operator=(ThreadPool&& other) noexcept {
+    if (this != &other) {
+      strata_thread_pool_release(pool_);
+      pool_ = std::exchange(other.pool_, nullptr);
+    }
+    return *this;
+  }
+  ~ThreadPool() { strata_thread_pool_release(pool_); }
+
+  /// strata_thread_pool_create with |thread_count| (0 = runtime's choice).
+  static Status create(
+      ThreadPool* out, uint32_t thread_count = 0,
+      strata_allocator_t allocator = strata_allocator_system()) {
+    strata_thread_pool_options_t options;
+    strata_thread_pool_options_init(&options);
+    options.thread_count = thread_count;
+    strata_thread_pool_t* pool = nullptr;
+    Status status(strata_thread_pool_create(&options, allocator, &pool));
+    if (status.ok()) {
+      ThreadPool result;
+      result.pool_ = pool;
+      *out = std::move(result);
+    }
+    return status;
+  }
+
+  strata_thread_pool_t* get() const { return pool_; }
+  explicit operator bool() const { return pool_ != nullptr; }
+  uint32_t threadCount() const { return strata_thread_pool_thread_count(pool_); }
+
+ private:
+  strata_thread_pool_t* pool_ = nullptr;
+};
+
+/// An owned io binding of one entry (io_binding.h). Bound tensors are
+/// borrowed: they must outlive the binding or be unbound first.
+class IoBinding {
+ public:
+  IoBinding() = default;
+  IoBinding(IoBinding&& other) noexcept
+      : binding_(std::exchange(other.binding_, nullptr)) {}
+  IoBinding& operator=(IoBinding&& other) noexcept {
+    if (this != &other) {
+      strata_io_binding_release(binding_);
+      binding_ = std::exchange(other.binding_, nullptr);
+    }
+    return *this;
+  }
+  IoBinding(const IoBinding&) = delete;
+  IoBinding& operator=(const IoBinding&) = delete;
+  ~IoBinding() { strata_io_binding_release(binding_); }
+
+  /// strata_io_binding_create for |entry| of |module|.
+  static Status create(
+      const Module& module, const std::string& entry, IoBinding* out,
+      strata_allocator_t allocator = strata_allocator_system()) {
+    strata_io_binding_t* binding = nullptr;
+    Status status(strata_io_binding_create(module.get(), entry.c_str(),
+                                           allocator, &binding));
+    if (status.ok()) {
+      IoBinding result;
+      result.binding_ = binding;
+      *out = std::move(result);
+    }
+    return status;
+  }
+
+  strata_io_binding_t* get() const { return binding_; }
+  /// Binds input |name| to |tensor| (null unbinds).
+  Status bindInput(const std::string& name, const Tensor* tensor) {
+    return Status(strata_io_binding_bind_input(
+        binding_, name.c_str(), tensor ? tensor->get() : nullptr));
+  }
+  /// Binds output |name| to |tensor|, which runs write into (null unbinds).
+  Status bindOutput(const std::string& name, Tensor* tensor) {
+    return Status(strata_io_binding_bind_output(
+        binding_, name.c_str(), tensor ? tensor->get() : nullptr));
+  }
+  /// Moves the tensor the last run made for unbound output |name| to |out|.
+  Status takeOutput(const std::string& name, Tensor* out) {
+    strata_tensor_t* tensor = nullptr;
+    Status status(
+        strata_io_binding_take_output(binding_, name.c_str(), &tensor));
+    if (status.ok()) *out = Tensor(tensor);
+    return status;
+  }
+
+ private:
+  strata_io_binding_t* binding_ = nullptr;
+};
+
 /// An owned session.
 class Session {
  public:
@@ -290,6 +415,36 @@ class Session {
     outputs->clear();
     for (strata_tensor_t* result : results) outputs->emplace_back(result);
     return status;
+  }
+
+  /// strata_session_run_into: output o is written into |*outputs[o]|, one
+  /// caller tensor per output of the entry, in manifest order.
+  Status runInto(const std::string& entry,
+                 const std::vector<const Tensor*>& inputs,
+                 const std::vector<Tensor*>& outputs) {
+    std::vector<const strata_tensor_t*> in;
+    in.reserve(inputs.size());
+    for (const Tensor* input : inputs) {
+      in.push_back(input ? input->get() : nullptr);
+    }
+    std::vector<strata_tensor_t*> out;
+    out.reserve(outputs.size());
+    for (Tensor* output : outputs) {
+      out.push_back(output ? output->get() : nullptr);
+    }
+    return Status(strata_session_run_into(session_, entry.c_str(), in.data(),
+                                          in.size(), out.data(), out.size()));
+  }
+
+  /// strata_session_run_binding.
+  Status run(IoBinding& binding) {
+    return Status(strata_session_run_binding(session_, binding.get()));
+  }
+
+  /// strata_session_set_thread_pool: runs use |pool| from now on (an empty
+  /// handle: workers of the session's own).
+  Status setThreadPool(const ThreadPool& pool) {
+    return Status(strata_session_set_thread_pool(session_, pool.get()));
   }
 
   /// strata_session_cancel: stops the run in progress (any thread).

@@ -2,11 +2,12 @@
 //------------------------===//
 // SPDX-License-Identifier: Apache-2.0
 // A strata_session_t runs the entry points of one module: it holds the run
-// options (thread count) and the allocator for outputs, and later the
-// intermediate arena. Thread-safety: a session runs one call at a time (calls
-// on one session need external synchronization), except
-// strata_session_cancel, which any thread may call while the session lives;
-// any number of sessions may run the same module concurrently.
+// options (thread count or a shared thread pool), the allocator for outputs
+// and the buffer cache of the generated code. Thread-safety: a session runs
+// one call at a time (calls on one session need external synchronization),
+// except strata_session_cancel, which any thread may call while the session
+// lives; any number of sessions may run the same module concurrently, each
+// on its own thread, with their own or one shared thread pool.
 
 #ifndef STRATA_RUNTIME_SESSION_H_
 #define STRATA_RUNTIME_SESSION_H_
@@ -15,9 +16,11 @@
 #include <stdint.h>
 
 #include "strata/runtime/allocator.h"
+#include "strata/runtime/io_binding.h"
 #include "strata/runtime/module.h"
 #include "strata/runtime/status.h"
 #include "strata/runtime/tensor.h"
+#include "strata/runtime/thread_pool.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -64,14 +67,30 @@ STRATA_API_EXPORT void strata_session_release(strata_session_t* session);
 STRATA_API_EXPORT strata_module_t* strata_session_module(
     const strata_session_t* session);
 
-/// Sets the thread count (0 = runtime's choice); INVALID_ARGUMENT above
-/// STRATA_SESSION_MAX_THREADS.
+/// Sets the thread count (0 = runtime's choice), used from the next run on;
+/// INVALID_ARGUMENT above STRATA_SESSION_MAX_THREADS, FAILED_PRECONDITION
+/// while the session runs on a shared pool (strata_session_set_thread_pool).
 STRATA_API_EXPORT strata_status_t
 strata_session_set_thread_count(strata_session_t* session, uint32_t count);
 
-/// The thread count as set (0 = runtime's choice).
+/// The thread count as set (0 = runtime's choice); on a shared pool, the
+/// pool's strata_thread_pool_thread_count.
 STRATA_API_EXPORT uint32_t
 strata_session_thread_count(const strata_session_t* session);
+
+/// Makes the session's runs use |pool|, shared with other sessions, from
+/// the next run on, instead of workers of its own (those it had stop now);
+/// the session retains |pool| until it is released or given another pool.
+/// NULL goes back to workers of its own, per the thread count. Not
+/// concurrent with a run on this session. INVALID_ARGUMENT for a NULL
+/// session.
+STRATA_API_EXPORT strata_status_t strata_session_set_thread_pool(
+    strata_session_t* session, strata_thread_pool_t* pool);
+
+/// The shared pool the session runs on (borrowed), or NULL when it runs on
+/// workers of its own.
+STRATA_API_EXPORT strata_thread_pool_t* strata_session_thread_pool(
+    const strata_session_t* session);
 
 /// Frees the blocks the session's buffer cache keeps for its next run and
 /// returns their bytes (0 for NULL). After every run the cache frees the
@@ -110,6 +129,34 @@ STRATA_API_EXPORT strata_status_t strata_session_run_named(
     const char* const* input_names, const strata_tensor_t* const* inputs,
     size_t input_count, const char* const* output_names,
     strata_tensor_t** outputs, size_t output_count);
+
+/// strata_session_run into tensors the caller preallocated: output o is
+/// written into the data of |outputs[o]| (|output_count| of them, every one
+/// non-null, distinct, owned by the caller and not consumed). The generated
+/// code allocates its results itself (kernel ABI), so each is copied into
+/// the caller's tensor after the entry returns. Before the call each tensor
+/// is checked against what the inputs determine (dtype, rank, static dims,
+/// symbolic dims the inputs bind) and after it against the shape the run
+/// produced: a mismatch is INVALID_ARGUMENT naming the output, the
+/// tensor's shape and the expected one, e.g. "output 'y' is a tensor of
+/// shape [2, 4], expected [3, 4]". A tensor may also be an input of the
+/// run (it is written after the entry has returned). On any failure no
+/// tensor's data is written.
+STRATA_API_EXPORT strata_status_t strata_session_run_into(
+    strata_session_t* session, const char* entry_name,
+    const strata_tensor_t* const* inputs, size_t input_count,
+    strata_tensor_t* const* outputs, size_t output_count);
+
+/// Runs the entry of |binding| (io_binding.h) with its bound inputs: each
+/// bound output is written into its tensor as strata_session_run_into
+/// does, each other output becomes a new tensor the binding holds
+/// (strata_io_binding_take_output), replacing the one of an earlier run.
+/// INVALID_ARGUMENT naming an input that is not bound, or when |binding|
+/// is for another module than the session's; everything strata_session_run
+/// and strata_session_run_into reject. On failure the binding keeps the
+/// tensors of its last successful run and no bound tensor is written.
+STRATA_API_EXPORT strata_status_t strata_session_run_binding(
+    strata_session_t* session, strata_io_binding_t* binding);
 
 /// Asks the run in progress on |session| to stop; callable from any thread
 /// (NULL is allowed). The run stops at its next parallel loop or

@@ -171,3 +171,14 @@ EXPORT void strata_test_loops(desc1* y, desc1* x, desc0* n, desc1* hook,
   }
   set1(y, out, count);
 }
+
+/* input_address(x: f32[4]) -> address: i64[2] = {x.allocated, x.aligned}:
+ * where the runtime passed the input's data, so a test can check that
+ * caller memory reaches the entry without a copy. */
+EXPORT void strata_test_input_address(desc1* y, desc1* x, desc1* weights) {
+  (void)weights;
+  int64_t* out = (int64_t*)alloc_result(2 * sizeof(int64_t));
+  out[0] = (int64_t)(intptr_t)x->allocated;
+  out[1] = (int64_t)(intptr_t)x->aligned;
+  set1(y, out, 2);
+}
