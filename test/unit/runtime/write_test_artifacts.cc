@@ -93,7 +93,13 @@ ArtifactWriter decoder() {
 // and an optional CUDA section before the weights, marked format 2.1, which
 // a 2.0 reader accepts.
 std::vector<uint8_t> sections() {
-  std::vector<uint8_t> manifest = minimal().encodeManifest();
+  strata::format::Manifest described = strata::testing::manifestOf(minimal());
+  strata::format::ManifestTarget cudaTarget;
+  cudaTarget.section = 3;
+  cudaTarget.kind = STRATA_TARGET_CUDA;
+  cudaTarget.payload = {90, 0, 0, 0};  // undecoded by this runtime
+  described.targets.push_back(cudaTarget);
+  std::vector<uint8_t> manifest = strata::format::encodeManifest(described);
   static const std::vector<uint8_t> extra(100, 0x11), cuda(40, 0x22);
   std::vector<uint8_t> bytes = strata::testing::assembled(
       {{STRATA_SECTION_MANIFEST, STRATA_SECTION_FLAG_REQUIRED, manifest.data(),
