@@ -15,7 +15,7 @@
 #include "strata/runtime/tensor.h"
 
 /// Runtime API version: (major << 16) | minor. A major bump breaks the ABI.
-#define STRATA_RUNTIME_API_VERSION ((0 << 16) | 3)
+#define STRATA_RUNTIME_API_VERSION ((0 << 16) | 4)
 
 #ifdef __cplusplus
 extern "C" {
