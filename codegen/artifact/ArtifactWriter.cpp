@@ -1,7 +1,9 @@
 //===- ArtifactWriter.cpp - Serializes a .strata artifact -----------------===//
 // SPDX-License-Identifier: Apache-2.0
 // Layout: header | section table | manifest | code | weights, each section
-// 64-byte aligned, weights last so that the big mapping starts on its own.
+// 64-byte aligned and flagged required, weights last so that the big
+// mapping starts on its own. The manifest's rules and byte layout are the
+// shared ones of codegen/format.
 //===----------------------------------------------------------------------===//
 
 #include "codegen/artifact/ArtifactWriter.h"
@@ -11,46 +13,25 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <set>
 
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "codegen/abi/strata_artifact_format.h"
 #include "codegen/abi/strata_kernel_abi.h"
+#include "codegen/format/ManifestCodec.h"
+#include "codegen/format/ManifestRules.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
 using namespace strata::codegen;
+namespace format = strata::format;
 
 static_assert(sizeof(strata_artifact_header_t) == STRATA_ARTIFACT_HEADER_SIZE);
 static_assert(sizeof(strata_section_t) == STRATA_ARTIFACT_SECTION_ENTRY_SIZE);
 
 namespace {
-
-void putU32(std::vector<uint8_t> &out, uint32_t value) {
-  for (int i = 0; i < 4; ++i)
-    out.push_back(static_cast<uint8_t>(value >> (8 * i)));
-}
-
-void putU64(std::vector<uint8_t> &out, uint64_t value) {
-  for (int i = 0; i < 8; ++i)
-    out.push_back(static_cast<uint8_t>(value >> (8 * i)));
-}
-
-void putString(std::vector<uint8_t> &out, const std::string &value) {
-  putU32(out, static_cast<uint32_t>(value.size()));
-  out.insert(out.end(), value.begin(), value.end());
-}
-
-void putTensor(std::vector<uint8_t> &out, const ArtifactTensor &tensor) {
-  putString(out, tensor.name);
-  putU32(out, tensor.dtype);
-  putU32(out, static_cast<uint32_t>(tensor.dims.size()));
-  for (int64_t dim : tensor.dims)
-    putU64(out, static_cast<uint64_t>(dim));
-}
 
 uint64_t alignUp(uint64_t value) {
   return (value + STRATA_ARTIFACT_ALIGNMENT - 1) &
@@ -63,17 +44,16 @@ bool fail(std::string *error, const std::string &message) {
   return false;
 }
 
-// Name rules shared by every string of the manifest.
-bool checkName(const std::string &what, const std::string &name,
-               std::string *error) {
-  if (name.empty())
-    return fail(error, what + " is empty");
-  if (name.size() > STRATA_MANIFEST_MAX_STRING)
-    return fail(error,
-                what + " '" + name.substr(0, 32) + "...' is longer than " +
-                    std::to_string(STRATA_MANIFEST_MAX_STRING) + " bytes");
-  if (name.find('\0') != std::string::npos)
-    return fail(error, what + " contains a NUL byte");
+// Copies |tensor| into the fixed-size model, if its rank fits.
+bool toManifestTensor(const ArtifactTensor &tensor, const std::string &where,
+                      format::ManifestTensor *out, std::string *error) {
+  format::FormatError rankError;
+  if (!format::checkRank(tensor.dims.size(), where, &rankError))
+    return fail(error, rankError.message);
+  out->name = tensor.name;
+  out->dtype = tensor.dtype;
+  out->rank = static_cast<uint32_t>(tensor.dims.size());
+  std::copy(tensor.dims.begin(), tensor.dims.end(), out->dims);
   return true;
 }
 
@@ -94,6 +74,17 @@ void ArtifactWriter::addEntry(ArtifactEntry entry) {
   entries.push_back(std::move(entry));
 }
 
+void ArtifactWriter::addStateTensor(ArtifactStateTensor state) {
+  states.push_back(std::move(state));
+}
+
+void ArtifactWriter::setCpuFeatures(std::vector<std::string> features) {
+  std::sort(features.begin(), features.end());
+  features.erase(std::unique(features.begin(), features.end()),
+                 features.end());
+  cpuFeatures = std::move(features);
+}
+
 void ArtifactWriter::setWeights(const void *data, size_t size) {
   weights = static_cast<const uint8_t *>(data);
   weightsSize = size;
@@ -104,115 +95,80 @@ void ArtifactWriter::setCpuCode(const void *data, size_t size) {
   codeSize = size;
 }
 
-bool ArtifactWriter::validate(std::string *error) const {
-  if (entries.empty())
-    return fail(error, "an artifact needs at least one entry point");
-  if (!code || codeSize == 0)
-    return fail(error, "the CPU code section is empty");
-  std::set<std::string> dimNames;
-  for (const SymbolicDim &dim : dims) {
-    if (!checkName("symbolic dim name", dim.name, error))
-      return false;
-    if (dim.max < 1 && dim.max != STRATA_DIM_MAX_FROM_DATA)
-      return fail(error, "symbolic dim '" + dim.name + "' has maximum " +
-                             std::to_string(dim.max) +
-                             ", expected >= 1 (or 0: from data)");
-    if (!dimNames.insert(dim.name).second)
-      return fail(error, "duplicate symbolic dim '" + dim.name + "'");
-  }
-  std::set<std::string> entryNames;
+bool ArtifactWriter::buildManifest(format::Manifest *out,
+                                   std::string *error) const {
+  format::Manifest manifest;
   for (const ArtifactEntry &entry : entries) {
-    if (!checkName("entry name", entry.name, error) ||
-        !checkName("symbol of entry '" + entry.name + "'", entry.symbol, error))
-      return false;
-    if (!entryNames.insert(entry.name).second)
-      return fail(error, "duplicate entry '" + entry.name + "'");
-    if (entry.inputs.size() > STRATA_MAX_ENTRY_INPUTS)
-      return fail(error, "entry '" + entry.name + "' has " +
-                             std::to_string(entry.inputs.size()) +
-                             " inputs, above the limit of " +
-                             std::to_string(STRATA_MAX_ENTRY_INPUTS));
+    format::ManifestEntry &built = manifest.entries.emplace_back();
+    built.name = entry.name;
+    built.symbol = entry.symbol;
+    built.kind = entry.kind;
     for (const auto *list : {&entry.inputs, &entry.outputs}) {
-      std::string role = list == &entry.inputs ? "input" : "output";
-      std::set<std::string> names;
+      bool outputs = list == &entry.outputs;
+      auto &into = outputs ? built.outputs : built.inputs;
       for (const ArtifactTensor &tensor : *list) {
-        std::string where = "entry '" + entry.name + "' " + role;
-        if (!checkName(where + " name", tensor.name, error))
+        std::string where = "entry '" + entry.name + "' " +
+                            (outputs ? "output '" : "input '") + tensor.name +
+                            "'";
+        if (!toManifestTensor(tensor, where, &into.emplace_back(), error))
           return false;
-        where += " '" + tensor.name + "'";
-        if (!names.insert(tensor.name).second)
-          return fail(error, "duplicate " + where);
-        if (strata_dtype_size(tensor.dtype) == 0)
-          return fail(error, where + " has unknown dtype " +
-                                 std::to_string(tensor.dtype));
-        if (tensor.dims.size() > STRATA_MAX_RANK)
-          return fail(error, where + " has rank " +
-                                 std::to_string(tensor.dims.size()) +
-                                 ", above " + std::to_string(STRATA_MAX_RANK));
-        long double bytes = strata_dtype_size(tensor.dtype);
-        for (int64_t dim : tensor.dims) {
-          if (dim >= 0) {
-            bytes *= dim;
-            continue;
-          }
-          uint64_t k = static_cast<uint64_t>(-(dim + 1));
-          if (k >= dims.size())
-            return fail(error, where + " refers to symbolic dim " +
-                                   std::to_string(k) + " of " +
-                                   std::to_string(dims.size()));
-          if (list == &entry.inputs && dims[k].max == STRATA_DIM_MAX_FROM_DATA)
-            return fail(error, where + " refers to '" + dims[k].name +
-                                   "', which has no maximum (only outputs "
-                                   "may)");
-          bytes *= std::max<int64_t>(dims[k].max, 1);
-        }
-        if (bytes > static_cast<long double>(STRATA_MANIFEST_MAX_TENSOR_BYTES))
-          return fail(error, where + " is larger than the format allows");
-        // The runtime passes strides (suffix products of the dims) as int64;
-        // a zero dim bounds the size, not the strides.
-        int64_t stride = 1;
-        for (size_t d = tensor.dims.size(); d-- > 0;) {
-          int64_t dim = tensor.dims[d];
-          int64_t extent =
-              dim >= 0 ? dim : std::max<int64_t>(dims[-(dim + 1)].max, 1);
-          if (__builtin_mul_overflow(stride, extent, &stride))
-            return fail(error,
-                        where + " has strides that do not fit in 64 bits");
-        }
       }
     }
   }
+  for (const SymbolicDim &dim : dims)
+    manifest.dims.push_back({dim.name, dim.max});
+  for (const ArtifactStateTensor &state : states) {
+    format::ManifestState &built = manifest.states.emplace_back();
+    built.scope = state.scope;
+    if (!toManifestTensor(state.tensor,
+                          "state tensor '" + state.tensor.name + "'",
+                          &built.tensor, error))
+      return false;
+  }
+  format::ManifestTarget &cpu = manifest.targets.emplace_back();
+  cpu.section = kCpuCodeSection;
+  cpu.kind = STRATA_TARGET_CPU;
+  cpu.cpu.arch = STRATA_TARGET_CPU_ARCH_X86_64;
+  cpu.cpu.features = cpuFeatures;
+  manifest.workspaceBytes = workspaceBytes;
+  *out = std::move(manifest);
+  return true;
+}
+
+bool ArtifactWriter::validate(std::string *error) const {
+  if (!code || codeSize == 0)
+    return fail(error, "the CPU code section is empty");
+  format::Manifest manifest;
+  if (!buildManifest(&manifest, error))
+    return false;
+  format::ArtifactLayout layout;
+  layout.sectionKinds = {STRATA_SECTION_MANIFEST, STRATA_SECTION_CPU_CODE,
+                         STRATA_SECTION_WEIGHTS};
+  format::FormatError formatError;
+  if (!format::validateManifest(manifest, layout, &formatError))
+    return fail(error, formatError.message);
   return true;
 }
 
 std::vector<uint8_t> ArtifactWriter::encodeManifest() const {
-  std::vector<uint8_t> out;
-  putU32(out, static_cast<uint32_t>(entries.size()));
-  for (const ArtifactEntry &entry : entries) {
-    putString(out, entry.name);
-    putString(out, entry.symbol);
-    putU32(out, static_cast<uint32_t>(entry.inputs.size()));
-    for (const ArtifactTensor &tensor : entry.inputs)
-      putTensor(out, tensor);
-    putU32(out, static_cast<uint32_t>(entry.outputs.size()));
-    for (const ArtifactTensor &tensor : entry.outputs)
-      putTensor(out, tensor);
-  }
-  putU32(out, static_cast<uint32_t>(dims.size()));
-  for (const SymbolicDim &dim : dims) {
-    putString(out, dim.name);
-    putU64(out, static_cast<uint64_t>(dim.max));
-  }
-  putU64(out, workspaceBytes);
-  return out;
+  format::Manifest manifest;
+  if (!buildManifest(&manifest, nullptr))
+    return {};
+  return format::encodeManifest(manifest);
 }
 
 bool ArtifactWriter::write(const ArtifactSink &sink, std::string *error) const {
   if (!validate(error))
     return false;
   std::vector<uint8_t> manifest = encodeManifest();
-  return assemble(manifest.data(), manifest.size(), code, codeSize, weights,
-                  weightsSize, cpuFeatures, sink, error);
+  static_assert(kCpuCodeSection == 1, "the code follows the manifest");
+  return assemble({{STRATA_SECTION_MANIFEST, STRATA_SECTION_FLAG_REQUIRED,
+                    manifest.data(), manifest.size()},
+                   {STRATA_SECTION_CPU_CODE, STRATA_SECTION_FLAG_REQUIRED,
+                    code, codeSize},
+                   {STRATA_SECTION_WEIGHTS, STRATA_SECTION_FLAG_REQUIRED,
+                    weights, weightsSize}},
+                  sink, error);
 }
 
 bool ArtifactWriter::writeToVector(std::vector<uint8_t> *out,
@@ -270,38 +226,36 @@ bool ArtifactWriter::writeToFile(const std::string &path,
   return ok;
 }
 
-bool ArtifactWriter::assemble(const uint8_t *manifest, size_t manifestSize,
-                              const uint8_t *code, size_t codeSize,
-                              const uint8_t *weights, size_t weightsSize,
-                              uint64_t cpuFeatures, const ArtifactSink &sink,
-                              std::string *error) {
-  constexpr uint32_t kSections = 3;
-  strata_section_t sections[kSections] = {};
-  const uint8_t *payloads[kSections] = {manifest, code, weights};
-  uint64_t offset =
-      alignUp(STRATA_ARTIFACT_HEADER_SIZE +
-              kSections * uint64_t{STRATA_ARTIFACT_SECTION_ENTRY_SIZE});
-  const uint32_t kinds[kSections] = {
-      STRATA_SECTION_MANIFEST, STRATA_SECTION_CPU_CODE, STRATA_SECTION_WEIGHTS};
-  const size_t sizes[kSections] = {manifestSize, codeSize, weightsSize};
-  uint64_t fileSize = 0;
-  for (uint32_t i = 0; i < kSections; ++i) {
-    sections[i].kind = kinds[i];
-    sections[i].offset = offset;
-    sections[i].size = sizes[i];
-    sections[i].checksum = checksum(payloads[i], sizes[i]);
-    fileSize = offset + sizes[i];
+bool ArtifactWriter::assemble(const std::vector<ArtifactSection> &sections,
+                              const ArtifactSink &sink, std::string *error) {
+  if (sections.size() > STRATA_ARTIFACT_MAX_SECTIONS)
+    return fail(error, "an artifact has at most " +
+                           std::to_string(STRATA_ARTIFACT_MAX_SECTIONS) +
+                           " sections");
+  const size_t count = sections.size();
+  std::vector<strata_section_t> table(count);
+  uint64_t offset = alignUp(STRATA_ARTIFACT_HEADER_SIZE +
+                            count * uint64_t{STRATA_ARTIFACT_SECTION_ENTRY_SIZE});
+  uint64_t fileSize = offset;
+  for (size_t i = 0; i < count; ++i) {
+    table[i].kind = sections[i].kind;
+    table[i].flags = sections[i].flags;
+    table[i].offset = offset;
+    table[i].size = sections[i].size;
+    table[i].checksum = checksum(sections[i].data, sections[i].size);
+    fileSize = offset + sections[i].size;
     offset = alignUp(fileSize);
   }
   strata_artifact_header_t header = {};
   std::memcpy(header.magic, STRATA_ARTIFACT_MAGIC, 8);
-  header.format_version = STRATA_ARTIFACT_FORMAT_VERSION;
+  header.format_major = STRATA_ARTIFACT_FORMAT_MAJOR;
+  header.format_minor = STRATA_ARTIFACT_FORMAT_MINOR;
   header.kernel_abi_version = STRATA_KERNEL_ABI_VERSION;
   header.file_size = fileSize;
-  header.cpu_features = cpuFeatures;
-  header.section_count = kSections;
+  header.section_count = static_cast<uint32_t>(count);
   header.section_table_offset = STRATA_ARTIFACT_HEADER_SIZE;
-  header.section_table_checksum = checksum(sections, sizeof(sections));
+  header.section_table_checksum =
+      checksum(table.data(), count * sizeof(strata_section_t));
   header.header_checksum = checksum(&header, sizeof(header));
 
   static const uint8_t kZeros[STRATA_ARTIFACT_ALIGNMENT] = {};
@@ -310,10 +264,12 @@ bool ArtifactWriter::assemble(const uint8_t *manifest, size_t manifestSize,
     written += size;
     return size == 0 || sink(data, size);
   };
+  // Padding up to the next section, less than the alignment.
   auto pad = [&](uint64_t to) { return emit(kZeros, to - written); };
-  bool ok = emit(&header, sizeof(header)) && emit(sections, sizeof(sections));
-  for (uint32_t i = 0; ok && i < kSections; ++i)
-    ok = pad(sections[i].offset) && emit(payloads[i], sizes[i]);
+  bool ok = emit(&header, sizeof(header)) &&
+            emit(table.data(), count * sizeof(strata_section_t));
+  for (size_t i = 0; ok && i < count; ++i)
+    ok = pad(table[i].offset) && emit(sections[i].data, sections[i].size);
   if (!ok)
     return fail(error, "the artifact sink refused the bytes");
   return true;

@@ -14,6 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "codegen/abi/strata_artifact_format.h"
+#include "codegen/format/Manifest.h"
+
 namespace strata::codegen {
 
 /// One input or output of an entry point.
@@ -34,6 +37,24 @@ struct ArtifactEntry {
   std::string symbol;
   std::vector<ArtifactTensor> inputs;
   std::vector<ArtifactTensor> outputs;
+  /// What the entry is for: a strata_entry_kind_t value.
+  uint32_t kind = STRATA_ENTRY_KIND_GENERIC;
+};
+
+/// A state tensor the runtime owns across calls (the KV cache).
+struct ArtifactStateTensor {
+  ArtifactTensor tensor;
+  /// A strata_state_scope_t value.
+  uint32_t scope = STRATA_STATE_SCOPE_PER_SEQUENCE;
+};
+
+/// One section of an artifact laid out by ArtifactWriter::assemble.
+struct ArtifactSection {
+  uint32_t kind = 0;
+  /// STRATA_SECTION_FLAG_* bits.
+  uint32_t flags = STRATA_SECTION_FLAG_REQUIRED;
+  const uint8_t *data = nullptr;
+  size_t size = 0;
 };
 
 /// Sink for the serialized bytes: called with consecutive chunks; returns
@@ -52,7 +73,7 @@ using ArtifactSink = std::function<bool(const void *data, size_t size)>;
 ///                    {{"logits", STRATA_DTYPE_F32, {1, seq, 50257}}}});
 ///   writer.setWeights(weights.data(), weights.size());
 ///   writer.setCpuCode(sharedObject.data(), sharedObject.size());
-///   writer.setCpuFeatures(STRATA_CPU_FEATURE_AVX2 | STRATA_CPU_FEATURE_FMA);
+///   writer.setCpuFeatures({"avx2", "fma"});
 ///   std::string error;
 ///   if (!writer.writeToFile("model.strata", &error)) ...
 /// \endcode
@@ -74,18 +95,28 @@ public:
   /// entry's symbol; borrowed until the last write call. Required.
   void setCpuCode(const void *data, size_t size);
 
-  /// STRATA_CPU_FEATURE_* bits the code needs (not checked here).
-  void setCpuFeatures(uint64_t features) { cpuFeatures = features; }
+  /// Every x86-64 feature the CPU code may use (strata_x86_features.h
+  /// names, any order): the runtime refuses the artifact on a CPU that
+  /// lacks one. Recorded sorted, each once.
+  void setCpuFeatures(std::vector<std::string> features);
 
-  /// The intermediate arena size to record (0 in format v1).
+  /// Declares a state tensor; its dims use addSymbolicDim's encodings.
+  void addStateTensor(ArtifactStateTensor state);
+
+  /// The intermediate arena size to record (0 for now).
   void setWorkspaceBytes(uint64_t bytes) { workspaceBytes = bytes; }
 
   /// Checks the contents against every rule the runtime's loader enforces
-  /// (names, limits, dtypes, dim references, uniqueness, code present).
-  /// Returns false and sets |*error| (if non-null) on the first violation.
+  /// (the shared format::validateManifest, and code present). Returns false
+  /// and sets |*error| (if non-null) on the first violation.
   bool validate(std::string *error) const;
 
-  /// The manifest section bytes of the current contents (no validation).
+  /// The manifest the contents describe; false and |*error| if a tensor's
+  /// rank does not fit the model (no other validation).
+  bool buildManifest(format::Manifest *out, std::string *error) const;
+
+  /// The manifest section bytes of the current contents (no validation;
+  /// empty if buildManifest fails).
   std::vector<uint8_t> encodeManifest() const;
 
   /// Validates, then writes the artifact through |sink|.
@@ -98,14 +129,16 @@ public:
   /// removed again if writing fails).
   bool writeToFile(const std::string &path, std::string *error) const;
 
-  /// Lays out an artifact from raw section bytes without looking inside the
-  /// manifest: header, section table, checksums, alignment. For tests and
-  /// fuzzers that need malformed manifests; the compiler uses write().
-  static bool assemble(const uint8_t *manifest, size_t manifestSize,
-                       const uint8_t *code, size_t codeSize,
-                       const uint8_t *weights, size_t weightsSize,
-                       uint64_t cpuFeatures, const ArtifactSink &sink,
-                       std::string *error);
+  /// The section table index of the CPU code in what write() lays out
+  /// (manifest, code, weights), which its target descriptor names.
+  static constexpr uint32_t kCpuCodeSection = 1;
+
+  /// Lays out an artifact from raw sections, in table and file order,
+  /// without looking inside them: header, section table, checksums,
+  /// alignment. For tests and fuzzers that need malformed contents; the
+  /// compiler uses write().
+  static bool assemble(const std::vector<ArtifactSection> &sections,
+                       const ArtifactSink &sink, std::string *error);
 
   /// The format's checksum: XXH64 with seed 0.
   static uint64_t checksum(const void *data, size_t size);
@@ -121,11 +154,12 @@ private:
   };
   std::vector<ArtifactEntry> entries;
   std::vector<SymbolicDim> dims;
+  std::vector<ArtifactStateTensor> states;
+  std::vector<std::string> cpuFeatures;
   const uint8_t *weights = nullptr;
   size_t weightsSize = 0;
   const uint8_t *code = nullptr;
   size_t codeSize = 0;
-  uint64_t cpuFeatures = 0;
   uint64_t workspaceBytes = 0;
 };
 

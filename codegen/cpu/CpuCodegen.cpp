@@ -6,7 +6,7 @@
 
 #include "codegen/cpu/CpuCodegen.h"
 
-#include "codegen/abi/strata_artifact_format.h"
+#include "codegen/abi/strata_x86_features.h"
 #include "codegen/cpu/CpuPipeline.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -50,27 +50,21 @@ using namespace mlir;
 namespace strata::codegen::cpu {
 namespace {
 
-// STRATA_CPU_FEATURE_* bits of every feature |machine| may generate code
-// for, whatever named the CPU (native, a micro-architecture level or a CPU
-// name such as skylake-avx512): the runtime refuses the artifact on a host
-// that lacks any of them.
-uint64_t featureBitsOf(const llvm::TargetMachine &machine) {
-  static constexpr std::pair<const char *, uint64_t> kBits[] = {
-      {"+avx2", STRATA_CPU_FEATURE_AVX2},
-      {"+fma", STRATA_CPU_FEATURE_FMA},
-      {"+avx512f", STRATA_CPU_FEATURE_AVX512F},
-      {"+avx512bw", STRATA_CPU_FEATURE_AVX512BW},
-      {"+avx512vl", STRATA_CPU_FEATURE_AVX512VL},
-      {"+avx512dq", STRATA_CPU_FEATURE_AVX512DQ},
-      {"+avx512vnni", STRATA_CPU_FEATURE_AVX512VNNI},
-      {"+avx512bf16", STRATA_CPU_FEATURE_AVX512BF16},
-      {"+f16c", STRATA_CPU_FEATURE_F16C}};
+// Every strata_x86_features.h feature |machine| may generate code for,
+// whatever named the CPU (native, a micro-architecture level or a CPU name
+// such as skylake-avx512): the runtime refuses the artifact on a host that
+// lacks any of them.
+std::vector<std::string> featureNamesOf(const llvm::TargetMachine &machine) {
+#define STRATA_FEATURE_NAME(name, ...) name,
+  static constexpr const char *kNames[] = {
+      STRATA_X86_FEATURES(STRATA_FEATURE_NAME)};
+#undef STRATA_FEATURE_NAME
   const llvm::MCSubtargetInfo *info = machine.getMCSubtargetInfo();
-  uint64_t bits = 0;
-  for (auto [name, bit] : kBits)
-    if (info->checkFeatures(name))
-      bits |= bit;
-  return bits;
+  std::vector<std::string> names;
+  for (const char *name : kNames)
+    if (info->checkFeatures(std::string("+") + name))
+      names.push_back(name);
+  return names;
 }
 
 // CPU name and feature string for |target|.
@@ -207,7 +201,7 @@ FailureOr<CpuCode> generateCpuCode(ModuleOp module, const CpuTarget &target) {
   CpuCode code;
   code.sharedObject = std::move(*so);
   code.weights = std::move(*weights);
-  code.cpuFeatures = featureBitsOf(*machine);
+  code.cpuFeatures = featureNamesOf(*machine);
   code.stats = stats;
   code.assembly = std::move(assembly);
   return code;

@@ -34,8 +34,8 @@ struct CpuCode {
   /// Constant data referenced by the code through its trailing weights
   /// argument; every blob starts 64-byte aligned.
   std::vector<char> weights;
-  /// STRATA_CPU_FEATURE_* bits the code requires.
-  uint64_t cpuFeatures = 0;
+  /// The x86-64 features the code may use (strata_x86_features.h names).
+  std::vector<std::string> cpuFeatures;
   CpuCodegenStats stats;
   /// The target assembly, if CpuTarget::emitAssembly.
   std::string assembly;

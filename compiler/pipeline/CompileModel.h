@@ -71,7 +71,8 @@ struct CompiledArtifact {
   codegen::ArtifactWriter signatures;
   std::vector<char> weights;
   std::string sharedObject;
-  uint64_t cpuFeatures = 0;
+  /// The x86-64 features the code may use (strata_x86_features.h names).
+  std::vector<std::string> cpuFeatures;
 
   /// The artifact's bytes through |sink| (ArtifactWriter::write).
   bool write(const codegen::ArtifactSink &sink, std::string *error) const;

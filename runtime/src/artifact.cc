@@ -2,16 +2,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // Every offset, size and count read from the file is bounds-checked before
 // use, and nothing is allocated in proportion to an unchecked count, so a
-// hostile artifact yields a status, never a crash or a huge allocation.
+// hostile artifact yields a status, never a crash or a huge allocation. The
+// manifest's layout and rules are the writer's own (codegen/format).
 
 #include "artifact.h"
 
 #include <algorithm>
 #include <cinttypes>
 #include <cstring>
-#include <set>
 
 #include "checksum.h"
+#include "codegen/format/ManifestCodec.h"
+#include "codegen/format/ManifestRules.h"
 #include "strata_artifact_format.h"
 #include "strata_kernel_abi.h"
 
@@ -26,6 +28,8 @@ namespace strata::runtime {
 namespace {
 
 #define DATA_LOSS(...) STRATA_MAKE_STATUS(STRATA_STATUS_DATA_LOSS, __VA_ARGS__)
+#define INCOMPATIBLE(...) \
+  STRATA_MAKE_STATUS(STRATA_STATUS_INCOMPATIBLE, __VA_ARGS__)
 
 const char* sectionKindName(uint32_t kind) {
   switch (kind) {
@@ -46,6 +50,31 @@ bool allZero(const void* data, size_t size) {
   return std::all_of(bytes, bytes + size, [](uint8_t b) { return b == 0; });
 }
 
+// Reserved fields and flag bits must be zero unless the artifact's minor is
+// newer than this reader's, which may have given them a meaning that is
+// safe to ignore.
+bool reservedMustBeZero(const strata_artifact_header_t& header) {
+  return header.format_minor <= STRATA_ARTIFACT_FORMAT_MINOR;
+}
+
+strata_status_t checkFormatMajor(uint32_t major) {
+  if (major == STRATA_ARTIFACT_FORMAT_MAJOR) return nullptr;
+  if (major < STRATA_ARTIFACT_FORMAT_MAJOR) {
+    return INCOMPATIBLE("artifact format version %" PRIu32
+                        " is older than this runtime's format version %u.%u, "
+                        "which no longer reads it; recompile the model with "
+                        "a current strata-compile",
+                        major, STRATA_ARTIFACT_FORMAT_MAJOR,
+                        STRATA_ARTIFACT_FORMAT_MINOR);
+  }
+  // Only the major is known to sit at this offset in a newer format.
+  return INCOMPATIBLE("artifact format version %" PRIu32
+                      ".x is newer than this runtime's format version %u.%u; "
+                      "load it with a newer runtime",
+                      major, STRATA_ARTIFACT_FORMAT_MAJOR,
+                      STRATA_ARTIFACT_FORMAT_MINOR);
+}
+
 strata_status_t validateHeader(const uint8_t* data, size_t size,
                                strata_artifact_header_t* header) {
   if (size < STRATA_ARTIFACT_HEADER_SIZE) {
@@ -57,23 +86,16 @@ strata_status_t validateHeader(const uint8_t* data, size_t size,
   if (std::memcmp(header->magic, STRATA_ARTIFACT_MAGIC, 8) != 0) {
     return DATA_LOSS("bad magic: not a .strata artifact");
   }
-  // The rest of the header's layout depends on the format version, so it is
+  // The rest of the header's layout depends on the major version, so it is
   // checked before the checksum.
-  if (header->format_version != STRATA_ARTIFACT_FORMAT_VERSION) {
-    return STRATA_MAKE_STATUS(
-        STRATA_STATUS_INCOMPATIBLE,
-        "artifact format version %" PRIu32
-        " is not supported: this runtime reads format version %u",
-        header->format_version, STRATA_ARTIFACT_FORMAT_VERSION);
-  }
+  STRATA_RETURN_IF_ERROR(checkFormatMajor(header->format_major));
   strata_artifact_header_t zeroed = *header;
   zeroed.header_checksum = 0;
   if (checksum64(&zeroed, sizeof(zeroed)) != header->header_checksum) {
     return DATA_LOSS("header checksum mismatch");
   }
   if (header->kernel_abi_version != STRATA_KERNEL_ABI_VERSION) {
-    return STRATA_MAKE_STATUS(
-        STRATA_STATUS_INCOMPATIBLE,
+    return INCOMPATIBLE(
         "artifact code uses kernel ABI version %" PRIu32
         ", this runtime implements kernel ABI version %u; recompile the model",
         header->kernel_abi_version, STRATA_KERNEL_ABI_VERSION);
@@ -84,18 +106,20 @@ strata_status_t validateHeader(const uint8_t* data, size_t size,
                      size, header->file_size,
                      size < header->file_size ? "truncated" : "trailing data");
   }
-  if (header->reserved0 != 0 ||
-      !allZero(header->reserved, sizeof(header->reserved))) {
+  if (reservedMustBeZero(*header) &&
+      (header->reserved1 != 0 ||
+       !allZero(header->reserved, sizeof(header->reserved)))) {
     return DATA_LOSS("reserved header fields are not zero");
   }
   if (header->section_table_offset != STRATA_ARTIFACT_HEADER_SIZE) {
     return DATA_LOSS("section table offset %" PRIu64 " is not %u",
                      header->section_table_offset, STRATA_ARTIFACT_HEADER_SIZE);
   }
-  if (header->section_count < 3 ||
+  if (header->section_count < STRATA_ARTIFACT_MIN_SECTIONS ||
       header->section_count > STRATA_ARTIFACT_MAX_SECTIONS) {
-    return DATA_LOSS("section count %" PRIu32 " is outside [3, %u]",
-                     header->section_count, STRATA_ARTIFACT_MAX_SECTIONS);
+    return DATA_LOSS("section count %" PRIu32 " is outside [%u, %u]",
+                     header->section_count, STRATA_ARTIFACT_MIN_SECTIONS,
+                     STRATA_ARTIFACT_MAX_SECTIONS);
   }
   uint64_t tableEnd =
       STRATA_ARTIFACT_HEADER_SIZE +
@@ -105,6 +129,39 @@ strata_status_t validateHeader(const uint8_t* data, size_t size,
                      "] extends past end of file (%zu bytes)",
                      STRATA_ARTIFACT_HEADER_SIZE,
                      tableEnd - STRATA_ARTIFACT_HEADER_SIZE, size);
+  }
+  return nullptr;
+}
+
+// Known kinds are handled by their rules whatever the flag says, except
+// that the three every artifact has must carry it; an unknown kind is
+// skipped when optional and refused when required.
+strata_status_t checkSectionKind(uint32_t index,
+                                 const strata_section_t& section) {
+  const bool required = section.flags & STRATA_SECTION_FLAG_REQUIRED;
+  switch (section.kind) {
+    case STRATA_SECTION_MANIFEST:
+    case STRATA_SECTION_WEIGHTS:
+    case STRATA_SECTION_CPU_CODE:
+      if (!required) {
+        return DATA_LOSS("section %" PRIu32 " (%s) is not flagged required",
+                         index, sectionKindName(section.kind));
+      }
+      return nullptr;
+    case STRATA_SECTION_CUDA_CODE:
+      if (required) {
+        return INCOMPATIBLE("section %" PRIu32
+                            " (cuda code) is required, but this runtime runs "
+                            "no CUDA code",
+                            index);
+      }
+      return nullptr;
+  }
+  if (required) {
+    return INCOMPATIBLE("section %" PRIu32 " has kind %" PRIu32
+                        ", which this runtime does not know, and is flagged "
+                        "required (built by a newer compiler?)",
+                        index, section.kind);
   }
   return nullptr;
 }
@@ -124,19 +181,20 @@ strata_status_t validateSections(const uint8_t* data, size_t size,
     uint32_t index;
   };
   std::vector<Range> ranges;
-  int counts[5] = {};
+  int counts[STRATA_SECTION_CUDA_CODE + 1] = {};
   for (uint32_t i = 0; i < header.section_count; ++i) {
     strata_section_t section;
     std::memcpy(&section, table + size_t{i} * sizeof(section), sizeof(section));
-    if (section.kind < STRATA_SECTION_MANIFEST ||
-        section.kind > STRATA_SECTION_CUDA_CODE) {
-      return DATA_LOSS("section %" PRIu32 " has unknown kind %" PRIu32, i,
-                       section.kind);
+    out->sectionKinds.push_back(section.kind);
+    if (section.kind == 0) {
+      return DATA_LOSS("section %" PRIu32 " has kind 0", i);
     }
-    if (section.flags != 0) {
+    if (reservedMustBeZero(header) &&
+        (section.flags & ~STRATA_SECTION_KNOWN_FLAGS) != 0) {
       return DATA_LOSS("section %" PRIu32 " (%s) has unknown flags 0x%" PRIx32,
                        i, sectionKindName(section.kind), section.flags);
     }
+    STRATA_RETURN_IF_ERROR(checkSectionKind(i, section));
     if (section.offset % STRATA_ARTIFACT_ALIGNMENT != 0) {
       return DATA_LOSS("section %" PRIu32 " (%s) offset %" PRIu64
                        " is not %u-byte aligned",
@@ -154,16 +212,20 @@ strata_status_t validateSections(const uint8_t* data, size_t size,
                        " bytes)",
                        i, section.offset, tableEnd);
     }
+    ranges.push_back({section.offset, section.offset + section.size, i});
+    if (section.kind > STRATA_SECTION_CUDA_CODE) continue;  // skipped
     if (++counts[section.kind] > 1) {
       return DATA_LOSS("more than one %s section",
                        sectionKindName(section.kind));
     }
-    ranges.push_back({section.offset, section.offset + section.size, i});
     SectionView view{data + section.offset, section.offset, section.size,
                      section.checksum};
     if (section.kind == STRATA_SECTION_MANIFEST) out->manifest = view;
     if (section.kind == STRATA_SECTION_WEIGHTS) out->weights = view;
-    if (section.kind == STRATA_SECTION_CPU_CODE) out->cpuCode = view;
+    if (section.kind == STRATA_SECTION_CPU_CODE) {
+      out->cpuCode = view;
+      out->cpuCodeIndex = i;
+    }
   }
   for (uint32_t kind : {STRATA_SECTION_MANIFEST, STRATA_SECTION_WEIGHTS,
                         STRATA_SECTION_CPU_CODE}) {
@@ -192,177 +254,14 @@ strata_status_t validateSections(const uint8_t* data, size_t size,
   return nullptr;
 }
 
-// A bounds-checked little-endian cursor over the manifest bytes.
-class Reader {
- public:
-  Reader(const uint8_t* data, size_t size) : data_(data), size_(size) {}
-
-  size_t offset() const { return offset_; }
-  size_t remaining() const { return size_ - offset_; }
-
-  strata_status_t u32(const char* what, uint32_t* out) {
-    return fixed(what, out, sizeof(*out));
+strata_status_t statusOf(const format::FormatError& error) {
+  strata_status_code_t code = STRATA_STATUS_DATA_LOSS;
+  if (error.kind == format::FormatErrorKind::Incompatible) {
+    code = STRATA_STATUS_INCOMPATIBLE;
+  } else if (error.kind == format::FormatErrorKind::Unimplemented) {
+    code = STRATA_STATUS_UNIMPLEMENTED;
   }
-  strata_status_t u64(const char* what, uint64_t* out) {
-    return fixed(what, out, sizeof(*out));
-  }
-  strata_status_t i64(const char* what, int64_t* out) {
-    return fixed(what, out, sizeof(*out));
-  }
-
-  strata_status_t str(const char* what, std::string* out) {
-    uint32_t length = 0;
-    STRATA_RETURN_IF_ERROR(u32(what, &length));
-    if (length > STRATA_MANIFEST_MAX_STRING) {
-      return DATA_LOSS("manifest %s at byte %zu is %" PRIu32
-                       " bytes long, above the limit of %u",
-                       what, offset_ - 4, length, STRATA_MANIFEST_MAX_STRING);
-    }
-    if (length == 0) {
-      return DATA_LOSS("manifest %s at byte %zu is empty", what, offset_ - 4);
-    }
-    if (length > remaining()) return truncated(what);
-    const char* begin = reinterpret_cast<const char*>(data_ + offset_);
-    if (std::memchr(begin, 0, length)) {
-      return DATA_LOSS("manifest %s at byte %zu contains a NUL byte", what,
-                       offset_ - 4);
-    }
-    out->assign(begin, length);
-    offset_ += length;
-    return nullptr;
-  }
-
- private:
-  strata_status_t fixed(const char* what, void* out, size_t n) {
-    if (n > remaining()) return truncated(what);
-    std::memcpy(out, data_ + offset_, n);
-    offset_ += n;
-    return nullptr;
-  }
-  strata_status_t truncated(const char* what) {
-    return DATA_LOSS("manifest truncated at byte %zu of %zu while reading %s",
-                     offset_, size_, what);
-  }
-
-  const uint8_t* data_;
-  size_t size_;
-  size_t offset_ = 0;
-};
-
-strata_status_t readTensor(Reader& reader, ManifestTensor* tensor) {
-  STRATA_RETURN_IF_ERROR(reader.str("tensor name", &tensor->name));
-  STRATA_RETURN_IF_ERROR(reader.u32("tensor dtype", &tensor->dtype));
-  if (strata_dtype_size(tensor->dtype) == 0) {
-    return DATA_LOSS("tensor '%s' has unknown dtype %" PRIu32,
-                     tensor->name.c_str(), tensor->dtype);
-  }
-  STRATA_RETURN_IF_ERROR(reader.u32("tensor rank", &tensor->rank));
-  if (tensor->rank > STRATA_MAX_RANK) {
-    return DATA_LOSS("tensor '%s' has rank %" PRIu32 ", above the limit of %d",
-                     tensor->name.c_str(), tensor->rank, STRATA_MAX_RANK);
-  }
-  for (uint32_t d = 0; d < tensor->rank; ++d) {
-    STRATA_RETURN_IF_ERROR(reader.i64("tensor dim", &tensor->dims[d]));
-  }
-  return nullptr;
-}
-
-strata_status_t readTensors(Reader& reader, const char* what,
-                            std::vector<ManifestTensor>* tensors) {
-  uint32_t count = 0;
-  STRATA_RETURN_IF_ERROR(reader.u32(what, &count));
-  // Each tensor takes at least 13 bytes, which bounds |count| before any
-  // allocation is made for it.
-  if (count > reader.remaining() / 13) {
-    return DATA_LOSS("manifest %s %" PRIu32
-                     " at byte %zu exceeds what the "
-                     "remaining %zu bytes can hold",
-                     what, count, reader.offset() - 4, reader.remaining());
-  }
-  tensors->resize(count);
-  for (auto& tensor : *tensors) {
-    STRATA_RETURN_IF_ERROR(readTensor(reader, &tensor));
-  }
-  return nullptr;
-}
-
-// Checks dim references, uniqueness and size limits once the dim table is
-// known (it follows the entries in the byte stream).
-strata_status_t checkEntries(const Manifest& manifest) {
-  std::set<std::string> entryNames;
-  for (const ManifestEntry& entry : manifest.entries) {
-    if (!entryNames.insert(entry.name).second) {
-      return DATA_LOSS("duplicate entry name '%s'", entry.name.c_str());
-    }
-    if (entry.inputs.size() > STRATA_MAX_ENTRY_INPUTS) {
-      return STRATA_MAKE_STATUS(
-          STRATA_STATUS_UNIMPLEMENTED,
-          "entry '%s' takes %zu inputs; this runtime calls at most %d",
-          entry.name.c_str(), entry.inputs.size(), STRATA_MAX_ENTRY_INPUTS);
-    }
-    for (const auto* list : {&entry.inputs, &entry.outputs}) {
-      const char* role = list == &entry.inputs ? "input" : "output";
-      std::set<std::string> names;
-      for (const ManifestTensor& tensor : *list) {
-        if (!names.insert(tensor.name).second) {
-          return DATA_LOSS("entry '%s' has two %ss named '%s'",
-                           entry.name.c_str(), role, tensor.name.c_str());
-        }
-        // The largest size of the tensor, maxima substituted; the bound keeps
-        // every later size computation far from overflow.
-        long double bytes = strata_dtype_size(tensor.dtype);
-        for (uint32_t d = 0; d < tensor.rank; ++d) {
-          int64_t dim = tensor.dims[d];
-          if (dim < 0) {
-            uint64_t k = static_cast<uint64_t>(-(dim + 1));
-            if (k >= manifest.dims.size()) {
-              return DATA_LOSS("entry '%s' %s '%s' dim %" PRIu32
-                               " refers to symbolic dim %" PRIu64
-                               ", but the dim table has %zu",
-                               entry.name.c_str(), role, tensor.name.c_str(), d,
-                               k, manifest.dims.size());
-            }
-            if (list == &entry.inputs &&
-                manifest.dims[k].max == STRATA_DIM_MAX_FROM_DATA) {
-              return DATA_LOSS("entry '%s' input '%s' dim %" PRIu32
-                               " refers to '%s', which has no maximum (only "
-                               "outputs may)",
-                               entry.name.c_str(), tensor.name.c_str(), d,
-                               manifest.dims[k].name.c_str());
-            }
-            bytes *= manifest.dims[k].sizingMax();
-          } else {
-            bytes *= dim;
-          }
-        }
-        if (bytes >
-            static_cast<long double>(STRATA_MANIFEST_MAX_TENSOR_BYTES)) {
-          return DATA_LOSS(
-              "entry '%s' %s '%s' can be %.0Lf bytes, above the "
-              "limit of %llu",
-              entry.name.c_str(), role, tensor.name.c_str(), bytes,
-              STRATA_MANIFEST_MAX_TENSOR_BYTES);
-        }
-        // A run describes the tensor by its strides, the suffix products of
-        // its dims, as int64. A zero dim bounds the size above but not the
-        // strides: [0, 2^40, 2^40] is 0 bytes with a stride of 2^80.
-        int64_t stride = 1;
-        for (uint32_t d = tensor.rank; d-- > 0;) {
-          int64_t dim = tensor.dims[d];
-          int64_t extent =
-              dim >= 0 ? dim : manifest.dims[-(dim + 1)].sizingMax();
-          if (__builtin_mul_overflow(stride, extent, &stride)) {
-            return DATA_LOSS(
-                "entry '%s' %s '%s' has strides that do not fit in 64 bits "
-                "(its dims from dim %" PRIu32
-                " on, maxima substituted, multiply past 2^63)",
-                entry.name.c_str(), role, tensor.name.c_str(), d);
-          }
-        }
-      }
-    }
-  }
-  return nullptr;
+  return STRATA_MAKE_STATUS(code, "%s", error.message.c_str());
 }
 
 }  // namespace
@@ -372,61 +271,24 @@ strata_status_t validateArtifact(const uint8_t* data, size_t size,
   strata_artifact_header_t header;
   STRATA_RETURN_IF_ERROR(validateHeader(data, size, &header));
   ArtifactView view;
-  view.formatVersion = header.format_version;
+  view.version = {header.format_major, header.format_minor};
   view.kernelAbiVersion = header.kernel_abi_version;
-  view.cpuFeatures = header.cpu_features;
   STRATA_RETURN_IF_ERROR(validateSections(data, size, header, &view));
-  *out = view;
+  *out = std::move(view);
   return nullptr;
 }
 
-strata_status_t parseManifest(const uint8_t* data, size_t size, Manifest* out) {
-  Reader reader(data, size);
+strata_status_t parseManifest(const ArtifactView& view, Manifest* out) {
   Manifest manifest;
-  uint32_t entryCount = 0;
-  STRATA_RETURN_IF_ERROR(reader.u32("entry count", &entryCount));
-  if (entryCount == 0) return DATA_LOSS("manifest has no entry points");
-  // An entry takes at least 18 bytes (two 1-byte strings, two counts).
-  if (entryCount > reader.remaining() / 18) {
-    return DATA_LOSS("manifest entry count %" PRIu32
-                     " exceeds what %zu bytes can hold",
-                     entryCount, size);
+  format::FormatError error;
+  if (!format::decodeManifest(view.manifest.data, view.manifest.size,
+                              &manifest, &error)) {
+    return statusOf(error);
   }
-  manifest.entries.resize(entryCount);
-  for (ManifestEntry& entry : manifest.entries) {
-    STRATA_RETURN_IF_ERROR(reader.str("entry name", &entry.name));
-    STRATA_RETURN_IF_ERROR(reader.str("entry symbol", &entry.symbol));
-    STRATA_RETURN_IF_ERROR(readTensors(reader, "input count", &entry.inputs));
-    STRATA_RETURN_IF_ERROR(readTensors(reader, "output count", &entry.outputs));
+  format::ArtifactLayout layout{view.version, view.sectionKinds};
+  if (!format::validateManifest(manifest, layout, &error)) {
+    return statusOf(error);
   }
-  uint32_t dimCount = 0;
-  STRATA_RETURN_IF_ERROR(reader.u32("dim count", &dimCount));
-  if (dimCount > reader.remaining() / 13) {
-    return DATA_LOSS("manifest dim count %" PRIu32
-                     " exceeds what the remaining %zu bytes can hold",
-                     dimCount, reader.remaining());
-  }
-  manifest.dims.resize(dimCount);
-  std::set<std::string> dimNames;
-  for (ManifestDim& dim : manifest.dims) {
-    STRATA_RETURN_IF_ERROR(reader.str("dim name", &dim.name));
-    STRATA_RETURN_IF_ERROR(reader.i64("dim max", &dim.max));
-    if (dim.max < 1 && dim.max != STRATA_DIM_MAX_FROM_DATA) {
-      return DATA_LOSS("symbolic dim '%s' has maximum %" PRId64
-                       ", expected at least 1 (or 0: from data)",
-                       dim.name.c_str(), dim.max);
-    }
-    if (!dimNames.insert(dim.name).second) {
-      return DATA_LOSS("duplicate symbolic dim name '%s'", dim.name.c_str());
-    }
-  }
-  STRATA_RETURN_IF_ERROR(
-      reader.u64("workspace bytes", &manifest.workspaceBytes));
-  if (reader.remaining() != 0) {
-    return DATA_LOSS("manifest has %zu trailing bytes after byte %zu",
-                     reader.remaining(), reader.offset());
-  }
-  STRATA_RETURN_IF_ERROR(checkEntries(manifest));
   *out = std::move(manifest);
   return nullptr;
 }
@@ -435,9 +297,16 @@ strata_status_t decodeArtifact(const uint8_t* data, size_t size,
                                ArtifactView* view, Manifest* manifest) {
   ArtifactView checked;
   STRATA_RETURN_IF_ERROR(validateArtifact(data, size, &checked));
-  STRATA_RETURN_IF_ERROR(
-      parseManifest(checked.manifest.data, checked.manifest.size, manifest));
-  *view = checked;
+  STRATA_RETURN_IF_ERROR(parseManifest(checked, manifest));
+  *view = std::move(checked);
+  return nullptr;
+}
+
+const format::CpuTarget* cpuTargetOf(const Manifest& manifest,
+                                     const ArtifactView& view) {
+  for (const ManifestTarget& target : manifest.targets) {
+    if (target.section == view.cpuCodeIndex) return &target.cpu;
+  }
   return nullptr;
 }
 

@@ -12,42 +12,18 @@
 #include <string>
 #include <vector>
 
+#include "codegen/format/Manifest.h"
 #include "strata/runtime/status.h"
 
 namespace strata::runtime {
 
-/// One tensor of an entry signature as recorded in the manifest. A dim >= 0
-/// is a static extent; -1 - k refers to symbolic dim k.
-struct ManifestTensor {
-  std::string name;
-  uint32_t dtype = 0;
-  uint32_t rank = 0;
-  int64_t dims[8] = {};
-};
-
-/// One entry point.
-struct ManifestEntry {
-  std::string name;
-  std::string symbol;
-  std::vector<ManifestTensor> inputs;
-  std::vector<ManifestTensor> outputs;
-};
-
-/// A named symbolic dim and its compiled maximum.
-struct ManifestDim {
-  std::string name;
-  /// >= 1, or STRATA_DIM_MAX_FROM_DATA (outputs only).
-  int64_t max = 0;
-  /// The maximum the size rules substitute: a from-data dim counts as 1.
-  int64_t sizingMax() const { return max < 1 ? 1 : max; }
-};
-
-/// The decoded manifest.
-struct Manifest {
-  std::vector<ManifestEntry> entries;
-  std::vector<ManifestDim> dims;
-  uint64_t workspaceBytes = 0;
-};
+// The manifest model shared with the artifact writer (codegen/format).
+using ManifestTensor = format::ManifestTensor;
+using ManifestEntry = format::ManifestEntry;
+using ManifestDim = format::ManifestDim;
+using ManifestState = format::ManifestState;
+using ManifestTarget = format::ManifestTarget;
+using Manifest = format::Manifest;
 
 /// A section located in the artifact bytes.
 struct SectionView {
@@ -59,9 +35,12 @@ struct SectionView {
 
 /// What validateArtifact learns about a well-formed artifact.
 struct ArtifactView {
-  uint32_t formatVersion = 0;
+  format::FormatVersion version;
   uint32_t kernelAbiVersion = 0;
-  uint64_t cpuFeatures = 0;
+  /// The kind of every section, by section table index.
+  std::vector<uint32_t> sectionKinds;
+  /// The section table index of the CPU code.
+  uint32_t cpuCodeIndex = 0;
   SectionView manifest;
   SectionView weights;
   SectionView cpuCode;
@@ -69,23 +48,28 @@ struct ArtifactView {
 
 /// Validates the header and section table of |size| bytes at |data| and
 /// verifies the manifest and code checksums (not the weights'). Returns
-/// DATA_LOSS naming the defect, INCOMPATIBLE for a format or kernel-ABI
-/// version this runtime does not read.
+/// DATA_LOSS naming the defect, INCOMPATIBLE for a format major or kernel
+/// ABI this runtime does not read or a required section it does not know.
 strata_status_t validateArtifact(const uint8_t* data, size_t size,
                                  ArtifactView* out);
 
-/// Decodes and validates a manifest section (bounds, string and rank limits,
-/// dtypes, dim references, uniqueness, no trailing bytes). DATA_LOSS on any
-/// defect; UNIMPLEMENTED for an entry with more inputs than this runtime
-/// can call.
-strata_status_t parseManifest(const uint8_t* data, size_t size, Manifest* out);
+/// Decodes the manifest section of |view| and checks every manifest rule
+/// (format::decodeManifest, format::validateManifest). DATA_LOSS on any
+/// defect; INCOMPATIBLE for values only a newer minor defines;
+/// UNIMPLEMENTED for an entry with more inputs than this runtime can call.
+strata_status_t parseManifest(const ArtifactView& view, Manifest* out);
 
-/// validateArtifact, then parseManifest of its manifest section: every
-/// check of the artifact bytes that loading makes before it checks the CPU
-/// features and loads the code. Nothing is executed, so it is safe on any
-/// bytes (the loader fuzzer calls it).
+/// validateArtifact, then parseManifest: every check of the artifact bytes
+/// that loading makes before it checks the CPU target and loads the code.
+/// Nothing is executed, so it is safe on any bytes (the loader fuzzer calls
+/// it).
 strata_status_t decodeArtifact(const uint8_t* data, size_t size,
                                ArtifactView* view, Manifest* manifest);
+
+/// The CPU target descriptor of |view|'s CPU code; never null in a
+/// manifest that decodeArtifact accepted (it has exactly one).
+const format::CpuTarget* cpuTargetOf(const Manifest& manifest,
+                                     const ArtifactView& view);
 
 }  // namespace strata::runtime
 

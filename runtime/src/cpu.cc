@@ -1,14 +1,16 @@
 //===- cpu.cc - CPU features of the host and of artifacts
 //------------------===//
 // SPDX-License-Identifier: Apache-2.0
-// Host detection goes through the compiler's __builtin_cpu_supports, which
-// reads CPUID once in libgcc/compiler-rt and needs no state of ours.
+// The legacy feature bits are the subset of strata_x86_features.h that has
+// one; detection is cpu_target.cc's, the same the loader uses.
 
 #include "strata/runtime/cpu.h"
 
 #include <cinttypes>
 
+#include "cpu_target.h"
 #include "strata_artifact_format.h"
+#include "strata_x86_features.h"
 
 namespace {
 
@@ -17,21 +19,16 @@ struct FeatureName {
   const char* name;
 };
 
-constexpr FeatureName kFeatures[] = {
-    {STRATA_CPU_FEATURE_AVX2, "avx2"},
-    {STRATA_CPU_FEATURE_FMA, "fma"},
-    {STRATA_CPU_FEATURE_AVX512F, "avx512f"},
-    {STRATA_CPU_FEATURE_AVX512BW, "avx512bw"},
-    {STRATA_CPU_FEATURE_AVX512VL, "avx512vl"},
-    {STRATA_CPU_FEATURE_AVX512DQ, "avx512dq"},
-    {STRATA_CPU_FEATURE_AVX512VNNI, "avx512vnni"},
-    {STRATA_CPU_FEATURE_AVX512BF16, "avx512bf16"},
-    {STRATA_CPU_FEATURE_F16C, "f16c"},
-};
+#define STRATA_LEGACY_FEATURE_ROW(name, leaf, subleaf, reg, bit, xstate, \
+                                  legacy)                                \
+  {legacy, name},
+constexpr FeatureName kAllFeatures[] = {
+    STRATA_X86_FEATURES(STRATA_LEGACY_FEATURE_ROW)};
+#undef STRATA_LEGACY_FEATURE_ROW
 
 constexpr uint64_t kKnownFeatures = [] {
   uint64_t all = 0;
-  for (const FeatureName& f : kFeatures) all |= f.bit;
+  for (const FeatureName& f : kAllFeatures) all |= f.bit;
   return all;
 }();
 
@@ -41,36 +38,24 @@ extern "C" {
 
 uint64_t strata_cpu_features_host(void) {
   uint64_t features = 0;
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2")) features |= STRATA_CPU_FEATURE_AVX2;
-  if (__builtin_cpu_supports("fma")) features |= STRATA_CPU_FEATURE_FMA;
-  if (__builtin_cpu_supports("avx512f")) features |= STRATA_CPU_FEATURE_AVX512F;
-  if (__builtin_cpu_supports("avx512bw")) {
-    features |= STRATA_CPU_FEATURE_AVX512BW;
+  for (const FeatureName& f : kAllFeatures) {
+    if (f.bit && strata::runtime::hostSupportsCpuFeature(f.name, nullptr)) {
+      features |= f.bit;
+    }
   }
-  if (__builtin_cpu_supports("avx512vl")) {
-    features |= STRATA_CPU_FEATURE_AVX512VL;
-  }
-  if (__builtin_cpu_supports("avx512dq")) {
-    features |= STRATA_CPU_FEATURE_AVX512DQ;
-  }
-  if (__builtin_cpu_supports("avx512vnni")) {
-    features |= STRATA_CPU_FEATURE_AVX512VNNI;
-  }
-  if (__builtin_cpu_supports("avx512bf16")) {
-    features |= STRATA_CPU_FEATURE_AVX512BF16;
-  }
-  if (__builtin_cpu_supports("f16c")) features |= STRATA_CPU_FEATURE_F16C;
-#endif
   return features;
 }
 
 const char* strata_cpu_feature_name(uint64_t feature) {
-  for (const FeatureName& f : kFeatures) {
+  if (feature == 0) return nullptr;
+  for (const FeatureName& f : kAllFeatures) {
     if (f.bit == feature) return f.name;
   }
   return nullptr;
+}
+
+int strata_cpu_host_supports(const char* feature) {
+  return strata::runtime::hostSupportsCpuFeature(feature, nullptr) ? 1 : 0;
 }
 
 strata_status_t strata_cpu_features_check(uint64_t required,
@@ -83,7 +68,7 @@ strata_status_t strata_cpu_features_check(uint64_t required,
         "compiler?)",
         __builtin_ctzll(unknown));
   }
-  for (const FeatureName& f : kFeatures) {
+  for (const FeatureName& f : kAllFeatures) {
     if ((required & f.bit) && !(available & f.bit)) {
       return STRATA_MAKE_STATUS(
           STRATA_STATUS_INCOMPATIBLE,

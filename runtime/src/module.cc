@@ -18,6 +18,7 @@
 #include <string>
 
 #include "checksum.h"
+#include "cpu_target.h"
 #include "imports.h"
 #include "module_internal.h"
 #include "strata/runtime/cpu.h"
@@ -70,12 +71,26 @@ void buildSignatures(strata_module_t* module) {
       fillSignature(manifest, entry.outputs[i], &record.outputDims[i],
                     &record.outputs[i]);
     }
-    record.signature = {entry.name.c_str(),    entry.symbol.c_str(),
-                        record.inputs.size(),  record.inputs.data(),
-                        record.outputs.size(), record.outputs.data()};
+    record.signature = {entry.name.c_str(),
+                        entry.symbol.c_str(),
+                        record.inputs.size(),
+                        record.inputs.data(),
+                        record.outputs.size(),
+                        record.outputs.data(),
+                        static_cast<strata_entry_kind_t>(entry.kind)};
   }
   for (const ManifestDim& dim : manifest.dims) {
     module->dims.push_back({dim.name.c_str(), dim.max});
+  }
+  module->states.resize(manifest.states.size());
+  for (size_t i = 0; i < manifest.states.size(); ++i) {
+    const ManifestState& state = manifest.states[i];
+    StateRecord& record = module->states[i];
+    strata_tensor_signature_t tensor;
+    fillSignature(manifest, state.tensor, &record.dims, &tensor);
+    record.signature = {tensor.name, tensor.dtype,
+                        static_cast<strata_state_scope_t>(state.scope),
+                        tensor.rank, tensor.dims};
   }
 }
 
@@ -97,8 +112,12 @@ strata_status_t loadModule(const uint8_t* data, size_t size, void* mapping,
   ArtifactView view;
   Manifest manifest;
   STRATA_RETURN_IF_ERROR(decodeArtifact(data, size, &view, &manifest));
-  STRATA_RETURN_IF_ERROR(
-      strata_cpu_features_check(view.cpuFeatures, strata_cpu_features_host()));
+  const format::CpuTarget* cpuTarget = cpuTargetOf(manifest, view);
+  if (!cpuTarget) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_DATA_LOSS,
+                              "the code section has no target descriptor");
+  }
+  STRATA_RETURN_IF_ERROR(checkCpuTarget(*cpuTarget));
 
   void* record = nullptr;
   STRATA_RETURN_IF_ERROR(strata_allocator_malloc(
@@ -107,6 +126,7 @@ strata_status_t loadModule(const uint8_t* data, size_t size, void* mapping,
   module->allocator = allocator;
   module->view = view;
   module->manifest = std::move(manifest);
+  module->cpuTarget = cpuTargetOf(module->manifest, view);
   buildSignatures(module);
   strata_status_t status =
       module->code.load(view.cpuCode.data, view.cpuCode.size);
@@ -337,8 +357,29 @@ const strata_symbolic_dim_t* strata_module_symbolic_dim(
   return &module->dims[index];
 }
 
+size_t strata_module_state_count(const strata_module_t* module) {
+  return module->states.size();
+}
+
+const strata_state_signature_t* strata_module_state(
+    const strata_module_t* module, size_t index) {
+  if (index >= module->states.size()) return nullptr;
+  return &module->states[index].signature;
+}
+
+size_t strata_module_cpu_feature_count(const strata_module_t* module) {
+  return module->cpuTarget->features.size();
+}
+
+const char* strata_module_cpu_feature(const strata_module_t* module,
+                                      size_t index) {
+  const std::vector<std::string>& features = module->cpuTarget->features;
+  if (index >= features.size()) return nullptr;
+  return features[index].c_str();
+}
+
 uint64_t strata_module_cpu_features(const strata_module_t* module) {
-  return module->view.cpuFeatures;
+  return legacyCpuFeatureBits(module->cpuTarget->features);
 }
 
 uint64_t strata_module_weights_size(const strata_module_t* module) {

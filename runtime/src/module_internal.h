@@ -27,6 +27,13 @@ struct EntryRecord {
   void* function = nullptr;
 };
 
+/// The public signature of one state tensor plus the storage it points
+/// into.
+struct StateRecord {
+  std::array<strata_dim_t, STRATA_MAX_RANK> dims{};
+  strata_state_signature_t signature{};
+};
+
 }  // namespace strata::runtime
 
 struct strata_module_t {
@@ -39,6 +46,9 @@ struct strata_module_t {
   strata::runtime::Manifest manifest;
   std::vector<strata::runtime::EntryRecord> entries;
   std::vector<strata_symbolic_dim_t> dims;
+  std::vector<strata::runtime::StateRecord> states;
+  /// The CPU code's target descriptor, in |manifest|.
+  const strata::format::CpuTarget* cpuTarget = nullptr;
   strata::runtime::NativeCode code;
 };
 

@@ -33,11 +33,15 @@ class Component(NamedTuple):
 
 # Bottom to top. The compiler C API (compiler/capi/) and the tools are the
 # only users of the driver (compiler/pipeline/); the runtime side knows
-# nothing of MLIR, LLVM or the compiler except the ABI headers.
+# nothing of MLIR, LLVM or the compiler except the ABI headers and the
+# manifest codec.
 COMPONENTS = (
     Component("abi", ("codegen/abi/",), (), ()),
-    Component("artifact-writer", ("codegen/artifact/",), ("abi",), ()),
-    Component("runtime", ("runtime/",), ("abi",), ()),
+    # The manifest's one codec and rule set, shared by writer and reader.
+    Component("artifact-format", ("codegen/format/",), ("abi",), ()),
+    Component("artifact-writer", ("codegen/artifact/",),
+              ("abi", "artifact-format"), ()),
+    Component("runtime", ("runtime/",), ("abi", "artifact-format"), ()),
     Component("tools-common", ("tools/common/",), (), ()),
     # The one shared tool header on LLVM's command line: compiler tools only.
     Component("compiler-tools-common", ("tools/common/HelpOptions.h",), (),

@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Feeds arbitrary bytes as a .strata artifact to the runtime's validating
 // reader (decodeArtifact: header, section table, checksums, manifest) and
-// its CPU feature check, exactly the checks strata_module_load makes before
+// its CPU target check, exactly the checks strata_module_load makes before
 // it loads the code. The code is never loaded: a fuzzer that dlopened its
 // input would execute arbitrary bytes. Run through scripts/fuzz-loaders.sh
 // (docs/testing.md).
@@ -11,15 +11,17 @@
 // with its checksums and file size recomputed (where the section table lies
 // inside the input), so that mutations get past the checksums to the
 // section and manifest rules. A decoded manifest must re-encode, through
-// the compiler's ArtifactWriter, to exactly its own bytes and pass the
-// writer's validation (which mirrors the loader's rules), and every
+// the shared codec, to exactly its own bytes; rebuilt through the
+// compiler's ArtifactWriter (when it describes what the writer can write)
+// it must pass the writer's validation, the same rules; and every
 // signature's strides must fit in int64 (the session computes them): a
 // violation aborts, as do crashes, sanitizer reports and leaks.
 
 #include "artifact.h"
 #include "codegen/abi/strata_artifact_format.h"
 #include "codegen/artifact/ArtifactWriter.h"
-#include "strata/runtime/cpu.h"
+#include "codegen/format/ManifestCodec.h"
+#include "cpu_target.h"
 #include "strata/runtime/status.h"
 
 #include <cstdint>
@@ -58,30 +60,11 @@ struct AlignedBuffer {
   uint8_t *data;
 };
 
-/// Rebuilds |manifest| with the writer, which must accept it and encode
-/// exactly the manifest section of |view|.
+/// |manifest| must encode exactly to the manifest section of |view|; if it
+/// has the writer's layout (one target, the CPU code at section 1), the
+/// writer must rebuild it and accept it.
 void checkRoundTrip(const Manifest &manifest, const ArtifactView &view) {
-  ArtifactWriter writer;
-  for (const auto &dim : manifest.dims)
-    writer.addSymbolicDim(dim.name, dim.max);
-  for (const auto &entry : manifest.entries) {
-    strata::codegen::ArtifactEntry copy{entry.name, entry.symbol, {}, {}};
-    for (const auto *list : {&entry.inputs, &entry.outputs}) {
-      auto &out = list == &entry.inputs ? copy.inputs : copy.outputs;
-      for (const auto &tensor : *list) {
-        out.push_back(ArtifactTensor{
-            tensor.name, tensor.dtype,
-            std::vector<int64_t>(tensor.dims, tensor.dims + tensor.rank)});
-      }
-    }
-    writer.addEntry(std::move(copy));
-  }
-  writer.setWorkspaceBytes(manifest.workspaceBytes);
-  writer.setCpuCode(view.cpuCode.data, view.cpuCode.size);
-  std::string error;
-  if (!writer.validate(&error))
-    finding("the loader accepted a manifest the writer refuses", error);
-  std::vector<uint8_t> encoded = writer.encodeManifest();
+  std::vector<uint8_t> encoded = strata::format::encodeManifest(manifest);
   const SectionView &original = view.manifest;
   if (encoded.size() != original.size ||
       std::memcmp(encoded.data(), original.data, original.size) != 0) {
@@ -89,28 +72,64 @@ void checkRoundTrip(const Manifest &manifest, const ArtifactView &view) {
             std::to_string(original.size) + " bytes in, " +
                 std::to_string(encoded.size()) + " bytes out");
   }
+  if (manifest.targets.size() != 1 ||
+      view.cpuCodeIndex != ArtifactWriter::kCpuCodeSection ||
+      view.sectionKinds.size() != 3)
+    return;
+  ArtifactWriter writer;
+  for (const auto &dim : manifest.dims)
+    writer.addSymbolicDim(dim.name, dim.max);
+  auto copyOf = [](const strata::runtime::ManifestTensor &tensor) {
+    return ArtifactTensor{
+        tensor.name, tensor.dtype,
+        std::vector<int64_t>(tensor.dims, tensor.dims + tensor.rank)};
+  };
+  for (const auto &entry : manifest.entries) {
+    strata::codegen::ArtifactEntry copy{entry.name, entry.symbol, {}, {},
+                                        entry.kind};
+    for (const auto &tensor : entry.inputs)
+      copy.inputs.push_back(copyOf(tensor));
+    for (const auto &tensor : entry.outputs)
+      copy.outputs.push_back(copyOf(tensor));
+    writer.addEntry(std::move(copy));
+  }
+  for (const auto &state : manifest.states)
+    writer.addStateTensor({copyOf(state.tensor), state.scope});
+  writer.setCpuFeatures(manifest.targets[0].cpu.features);
+  writer.setWorkspaceBytes(manifest.workspaceBytes);
+  writer.setCpuCode(view.cpuCode.data, view.cpuCode.size);
+  std::string error;
+  if (!writer.validate(&error))
+    finding("the loader accepted a manifest the writer refuses", error);
+  // The writer records only x86-64 targets.
+  if (manifest.targets[0].cpu.arch == STRATA_TARGET_CPU_ARCH_X86_64 &&
+      writer.encodeManifest() != encoded)
+    finding("the writer encodes an accepted manifest differently", "");
 }
 
 /// The session describes every tensor by its strides, the suffix products
 /// of its dims (int64), maxima substituted for symbolic dims; accepting a
 /// signature whose strides overflow would make that undefined.
 void checkStrides(const Manifest &manifest) {
-  for (const auto &entry : manifest.entries) {
-    for (const auto *list : {&entry.inputs, &entry.outputs}) {
-      for (const auto &tensor : *list) {
-        int64_t stride = 1;
-        for (uint32_t d = tensor.rank; d-- > 0;) {
-          int64_t dim = tensor.dims[d];
-          int64_t extent =
-              dim >= 0 ? dim
-                       : manifest.dims[static_cast<size_t>(-(dim + 1))].max;
-          if (__builtin_mul_overflow(stride, extent, &stride))
-            finding("a signature's strides overflow int64",
-                    "entry '" + entry.name + "' tensor '" + tensor.name + "'");
-        }
-      }
+  auto check = [&](const strata::runtime::ManifestTensor &tensor) {
+    int64_t stride = 1;
+    for (uint32_t d = tensor.rank; d-- > 0;) {
+      int64_t dim = tensor.dims[d];
+      int64_t extent =
+          dim >= 0 ? dim : manifest.dims[static_cast<size_t>(-(dim + 1))].max;
+      if (__builtin_mul_overflow(stride, extent, &stride))
+        finding("a signature's strides overflow int64",
+                "tensor '" + tensor.name + "'");
     }
+  };
+  for (const auto &entry : manifest.entries) {
+    for (const auto &tensor : entry.inputs)
+      check(tensor);
+    for (const auto &tensor : entry.outputs)
+      check(tensor);
   }
+  for (const auto &state : manifest.states)
+    check(state.tensor);
 }
 
 /// Runs the loader's checks on |bytes|. A status is the expected outcome
@@ -122,9 +141,13 @@ void validate(const std::vector<uint8_t> &bytes) {
   strata_status_t status = strata::runtime::decodeArtifact(
       buffer.data, buffer.size, &view, &manifest);
   const bool decoded = status == nullptr;
-  if (decoded)
-    status =
-        strata_cpu_features_check(view.cpuFeatures, strata_cpu_features_host());
+  if (decoded) {
+    const strata::format::CpuTarget *target =
+        strata::runtime::cpuTargetOf(manifest, view);
+    if (!target)
+      finding("an accepted artifact has no CPU target descriptor", "");
+    status = strata::runtime::checkCpuTarget(*target);
+  }
   strata_status_code_t code = strata_status_code(status);
   std::string message = strata_status_message(status);
   strata_status_free(status);

@@ -159,15 +159,11 @@ std::string describeTensor(const strata_tensor_signature_t &t) {
 
 void printInspect(const strata_module_t *module) {
   std::printf("cpu features:");
-  uint64_t features = strata_module_cpu_features(module);
-  if (!features)
+  size_t featureCount = strata_module_cpu_feature_count(module);
+  if (featureCount == 0)
     std::printf(" (baseline x86-64)");
-  for (int bit = 0; bit < 64; ++bit) {
-    if (features & (uint64_t{1} << bit)) {
-      const char *name = strata_cpu_feature_name(uint64_t{1} << bit);
-      std::printf(" %s", name ? name : "?");
-    }
-  }
+  for (size_t i = 0; i < featureCount; ++i)
+    std::printf(" %s", strata_module_cpu_feature(module, i));
   std::printf(
       "\nweights: %llu bytes\n",
       static_cast<unsigned long long>(strata_module_weights_size(module)));
@@ -215,15 +211,8 @@ std::string jsonTensor(const strata_tensor_signature_t &t) {
 // (a static dim is a number, a symbolic one {"symbol", "max"}).
 void printInspectJson(const strata_module_t *module) {
   std::string json = "{\"cpu_features\": [";
-  uint64_t features = strata_module_cpu_features(module);
-  bool first = true;
-  for (int bit = 0; bit < 64; ++bit) {
-    if (features & (uint64_t{1} << bit)) {
-      const char *name = strata_cpu_feature_name(uint64_t{1} << bit);
-      json += (first ? "" : ", ") + jsonString(name ? name : "?");
-      first = false;
-    }
-  }
+  for (size_t i = 0; i < strata_module_cpu_feature_count(module); ++i)
+    json += (i ? ", " : "") + jsonString(strata_module_cpu_feature(module, i));
   json += "], \"weights_bytes\": " +
           std::to_string(strata_module_weights_size(module)) +
           ", \"dims\": [";

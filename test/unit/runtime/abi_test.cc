@@ -16,7 +16,20 @@ namespace {
 
 TEST(AbiTest, Versions) {
   EXPECT_EQ(STRATA_KERNEL_ABI_VERSION, 2u);
-  EXPECT_EQ(STRATA_ARTIFACT_FORMAT_VERSION, 1u);
+  EXPECT_EQ(STRATA_ARTIFACT_FORMAT_MAJOR, 2u);
+  EXPECT_EQ(STRATA_ARTIFACT_FORMAT_MINOR, 0u);
+}
+
+// Manifest enumerations: values never change once assigned.
+TEST(AbiTest, ManifestEnumValues) {
+  EXPECT_EQ(STRATA_SECTION_FLAG_REQUIRED, 1u);
+  EXPECT_EQ(STRATA_ENTRY_KIND_GENERIC, 1);
+  EXPECT_EQ(STRATA_ENTRY_KIND_PREFILL, 2);
+  EXPECT_EQ(STRATA_ENTRY_KIND_DECODE, 3);
+  EXPECT_EQ(STRATA_STATE_SCOPE_PER_SEQUENCE, 1);
+  EXPECT_EQ(STRATA_STATE_SCOPE_SHARED, 2);
+  EXPECT_EQ(STRATA_TARGET_CPU, 1);
+  EXPECT_EQ(STRATA_TARGET_CUDA, 2);
 }
 
 TEST(AbiTest, MemrefDescriptorLayout) {
@@ -59,11 +72,13 @@ TEST(AbiTest, NarrowDtypeValuesAndSizes) {
 
 TEST(AbiTest, ArtifactHeaderLayout) {
   EXPECT_EQ(sizeof(strata_artifact_header_t), 128u);
-  EXPECT_EQ(offsetof(strata_artifact_header_t, format_version), 8u);
+  // format_major where format 1 had format_version, so old readers name it.
+  EXPECT_EQ(offsetof(strata_artifact_header_t, format_major), 8u);
   EXPECT_EQ(offsetof(strata_artifact_header_t, kernel_abi_version), 12u);
   EXPECT_EQ(offsetof(strata_artifact_header_t, file_size), 16u);
-  EXPECT_EQ(offsetof(strata_artifact_header_t, cpu_features), 24u);
+  EXPECT_EQ(offsetof(strata_artifact_header_t, reserved1), 24u);
   EXPECT_EQ(offsetof(strata_artifact_header_t, section_count), 32u);
+  EXPECT_EQ(offsetof(strata_artifact_header_t, format_minor), 36u);
   EXPECT_EQ(offsetof(strata_artifact_header_t, section_table_offset), 40u);
   EXPECT_EQ(offsetof(strata_artifact_header_t, header_checksum), 48u);
   EXPECT_EQ(offsetof(strata_artifact_header_t, section_table_checksum), 56u);

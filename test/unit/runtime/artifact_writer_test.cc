@@ -22,7 +22,8 @@ TEST(ArtifactWriterTest, LayoutFollowsTheFormat) {
   ASSERT_GE(bytes.size(), 256u);
   auto header = peek<strata_artifact_header_t>(bytes, 0);
   EXPECT_EQ(std::memcmp(header.magic, STRATA_ARTIFACT_MAGIC, 8), 0);
-  EXPECT_EQ(header.format_version, STRATA_ARTIFACT_FORMAT_VERSION);
+  EXPECT_EQ(header.format_major, STRATA_ARTIFACT_FORMAT_MAJOR);
+  EXPECT_EQ(header.format_minor, STRATA_ARTIFACT_FORMAT_MINOR);
   EXPECT_EQ(header.kernel_abi_version, STRATA_KERNEL_ABI_VERSION);
   EXPECT_EQ(header.file_size, bytes.size());
   EXPECT_EQ(header.section_count, 3u);
@@ -30,6 +31,7 @@ TEST(ArtifactWriterTest, LayoutFollowsTheFormat) {
   uint64_t end = 0;
   for (uint32_t i = 0; i < 3; ++i) {
     strata_section_t s = sectionAt(bytes, i);
+    EXPECT_EQ(s.flags, STRATA_SECTION_FLAG_REQUIRED);
     EXPECT_EQ(s.offset % 64, 0u);
     EXPECT_GE(s.offset, end);
     EXPECT_EQ(s.checksum,
@@ -139,7 +141,7 @@ TEST(ArtifactWriterTest, ValidationMirrorsTheLoader) {
         int64_t d = w.addSymbolicDim("repeats", STRATA_DIM_MAX_FROM_DATA);
         w.addEntry({"e", "s", {{"x", STRATA_DTYPE_F32, {d}}}, {}});
       },
-      "entry 'e' input 'x' refers to 'repeats', which has no maximum");
+      "entry 'e' input 'x' dim 0 refers to 'repeats', which has no maximum");
   {
     ArtifactWriter writer = standardWriter();
     int64_t d = writer.addSymbolicDim("repeats", STRATA_DIM_MAX_FROM_DATA);
@@ -151,7 +153,7 @@ TEST(ArtifactWriterTest, ValidationMirrorsTheLoader) {
       [](ArtifactWriter& w) {
         w.addEntry({"add_bias", "s", {}, {}});
       },
-      "duplicate entry 'add_bias'");
+      "duplicate entry name 'add_bias'");
   expectInvalid(
       [](ArtifactWriter& w) {
         w.addEntry({"e", "", {}, {}});
@@ -161,7 +163,7 @@ TEST(ArtifactWriterTest, ValidationMirrorsTheLoader) {
       [](ArtifactWriter& w) {
         w.addEntry({std::string(5000, 'n'), "s", {}, {}});
       },
-      "longer than 4096 bytes");
+      "bytes long, above the limit of 4096");
   expectInvalid(
       [](ArtifactWriter& w) {
         w.addEntry({std::string("a\0b", 3), "s", {}, {}});
@@ -184,7 +186,7 @@ TEST(ArtifactWriterTest, ValidationMirrorsTheLoader) {
       [](ArtifactWriter& w) {
         w.addEntry({"e", "s", {{"x", STRATA_DTYPE_F32, {-7}}}, {}});
       },
-      "refers to symbolic dim 6 of 2");
+      "refers to symbolic dim 6, but the dim table has 2");
   expectInvalid(
       [](ArtifactWriter& w) {
         w.addEntry(
@@ -193,13 +195,13 @@ TEST(ArtifactWriterTest, ValidationMirrorsTheLoader) {
              {{"x", STRATA_DTYPE_F32, {1}}, {"x", STRATA_DTYPE_F32, {1}}},
              {}});
       },
-      "duplicate entry 'e' input 'x'");
+      "entry 'e' has two inputs named 'x'");
   expectInvalid(
       [](ArtifactWriter& w) {
         w.addEntry(
             {"e", "s", {{"x", STRATA_DTYPE_F64, {1 << 30, 1 << 30}}}, {}});
       },
-      "larger than the format allows");
+      "above the limit of 17592186044416");
   expectInvalid(
       [](ArtifactWriter& w) {
         w.addEntry({"e",
@@ -217,7 +219,7 @@ TEST(ArtifactWriterTest, ValidationMirrorsTheLoader) {
         }
         w.addEntry({"e", "s", inputs, {}});
       },
-      "300 inputs, above the limit of 254");
+      "entry 'e' takes 300 inputs; this runtime calls at most 254");
 }
 
 }  // namespace

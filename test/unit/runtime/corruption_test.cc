@@ -82,7 +82,7 @@ TEST_F(CorruptionTest, BitFlipsInTheHeader) {
             << byte;
       } else if (byte < 12) {
         ASSERT_TRUE(failsWith(bad, STRATA_STATUS_INCOMPATIBLE,
-                              "this runtime reads format version 1"))
+                              "this runtime's format version 2.0"))
             << byte;
       } else {
         ASSERT_TRUE(
@@ -142,13 +142,25 @@ TEST_F(CorruptionTest, BitFlipsInTheWeightsAreFoundOnRequest) {
   }
 }
 
-TEST_F(CorruptionTest, WrongFormatVersionIsIncompatible) {
+TEST_F(CorruptionTest, NewerFormatMajorIsIncompatible) {
   std::vector<uint8_t> bad = good;
-  patch<uint32_t>(&bad, offsetof(strata_artifact_header_t, format_version), 2);
+  patch<uint32_t>(&bad, offsetof(strata_artifact_header_t, format_major), 3);
   ArtifactWriter::resealHeader(bad.data());
   EXPECT_TRUE(failsWith(bad, STRATA_STATUS_INCOMPATIBLE,
-                        "artifact format version 2 is not supported: this "
-                        "runtime reads format version 1"));
+                        "artifact format version 3.x is newer than this "
+                        "runtime's format version 2.0"));
+}
+
+// Format 1 had no section flags, target descriptors or state: it is
+// refused with a request to recompile rather than read half-way.
+TEST_F(CorruptionTest, FormatOneAsksForARecompile) {
+  std::vector<uint8_t> old = good;
+  patch<uint32_t>(&old, offsetof(strata_artifact_header_t, format_major), 1);
+  ArtifactWriter::resealHeader(old.data());
+  EXPECT_TRUE(failsWith(old, STRATA_STATUS_INCOMPATIBLE,
+                        "artifact format version 1 is older than this "
+                        "runtime's format version 2.0, which no longer reads "
+                        "it; recompile the model"));
 }
 
 TEST_F(CorruptionTest, WrongKernelAbiVersionIsIncompatible) {
@@ -175,7 +187,7 @@ TEST_F(CorruptionTest, SealedHeaderDefects) {
   const Case cases[] = {
       {offsetof(strata_artifact_header_t, file_size), good.size() + 64, 8,
        "(truncated)"},
-      {offsetof(strata_artifact_header_t, reserved0), 1, 4,
+      {offsetof(strata_artifact_header_t, reserved1), 1, 8,
        "reserved header fields are not zero"},
       {offsetof(strata_artifact_header_t, reserved) + 63, 1, 1,
        "reserved header fields are not zero"},
@@ -240,8 +252,20 @@ TEST_F(CorruptionTest, SealedSectionTableDefects) {
                         "sections 1 and 2 overlap"));
   strata_section_t unknownKind = s;
   unknownKind.kind = 9;
+  EXPECT_TRUE(failsWith(withSection(2, unknownKind), STRATA_STATUS_INCOMPATIBLE,
+                        "section 2 has kind 9, which this runtime does not "
+                        "know, and is flagged required"));
+  unknownKind.flags = 0;  // skipped, so the weights are missing
   EXPECT_TRUE(failsWith(withSection(2, unknownKind), STRATA_STATUS_DATA_LOSS,
-                        "section 2 has unknown kind 9"));
+                        "no weights section"));
+  strata_section_t kindZero = s;
+  kindZero.kind = 0;
+  EXPECT_TRUE(failsWith(withSection(2, kindZero), STRATA_STATUS_DATA_LOSS,
+                        "section 2 has kind 0"));
+  strata_section_t optional = s;
+  optional.flags = 0;
+  EXPECT_TRUE(failsWith(withSection(2, optional), STRATA_STATUS_DATA_LOSS,
+                        "section 2 (weights) is not flagged required"));
   strata_section_t flags = s;
   flags.flags = 4;
   EXPECT_TRUE(failsWith(withSection(2, flags), STRATA_STATUS_DATA_LOSS,
@@ -252,8 +276,9 @@ TEST_F(CorruptionTest, SealedSectionTableDefects) {
                         "more than one manifest section"));
   strata_section_t cuda = s;
   cuda.kind = STRATA_SECTION_CUDA_CODE;
-  EXPECT_TRUE(failsWith(withSection(2, cuda), STRATA_STATUS_DATA_LOSS,
-                        "no weights section"));
+  EXPECT_TRUE(failsWith(withSection(2, cuda), STRATA_STATUS_INCOMPATIBLE,
+                        "section 2 (cuda code) is required, but this runtime "
+                        "runs no CUDA code"));
   strata_section_t emptyCode = sectionAt(good, 1);
   emptyCode.size = 0;
   EXPECT_TRUE(failsWith(withSection(1, emptyCode), STRATA_STATUS_DATA_LOSS,

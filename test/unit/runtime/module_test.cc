@@ -12,11 +12,13 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <string>
 
 #include "status_matchers.h"
 #include "strata/runtime/cpu.h"
+#include "strata_x86_features.h"
 #include "test_artifacts.h"
 
 namespace strata::testing {
@@ -212,36 +214,89 @@ TEST(ModuleTest, CodeThatIsNotASharedObjectIsDataLoss) {
       << message;
 }
 
-TEST(ModuleTest, UnknownCpuFeatureBitIsIncompatible) {
+// The names of strata_x86_features.h, in table order.
+std::vector<std::string> allCpuFeatureNames() {
+#define STRATA_TEST_FEATURE_NAME(name, ...) name,
+  return {STRATA_X86_FEATURES(STRATA_TEST_FEATURE_NAME)};
+#undef STRATA_TEST_FEATURE_NAME
+}
+
+TEST(ModuleTest, UnknownCpuFeatureIsIncompatible) {
   ArtifactWriter writer = standardWriter();
-  writer.setCpuFeatures(uint64_t{1} << 40);
+  writer.setCpuFeatures({"avx10.9", "sse3"});
   auto [code, message] = consumeStatus(tryLoad(writeArtifact(writer)));
   EXPECT_EQ(code, STRATA_STATUS_INCOMPATIBLE);
-  EXPECT_NE(message.find("unknown CPU feature bit 40"), std::string::npos)
+  EXPECT_NE(message.find("this runtime cannot detect: 'avx10.9'"),
+            std::string::npos)
       << message;
 }
 
 TEST(ModuleTest, HostFeaturesAreAccepted) {
+  std::vector<std::string> host;
+  for (const std::string& name : allCpuFeatureNames()) {
+    if (strata_cpu_host_supports(name.c_str())) host.push_back(name);
+  }
   ArtifactWriter writer = standardWriter();
-  writer.setCpuFeatures(strata_cpu_features_host());
+  writer.setCpuFeatures(host);
   LoadedModule module(writeArtifact(writer));
   STRATA_ASSERT_OK(module.load());
   EXPECT_EQ(strata_module_cpu_features(module.get()),
             strata_cpu_features_host());
+  ASSERT_EQ(strata_module_cpu_feature_count(module.get()), host.size());
+  std::sort(host.begin(), host.end());
+  for (size_t i = 0; i < host.size(); ++i) {
+    EXPECT_EQ(strata_module_cpu_feature(module.get(), i), host[i]);
+  }
+  EXPECT_EQ(strata_module_cpu_feature(module.get(), host.size()), nullptr);
 }
 
-TEST(ModuleTest, MissingCpuFeatureIsIncompatibleOnThisHost) {
-  uint64_t host = strata_cpu_features_host();
-  for (uint64_t bit = 1; bit <= STRATA_CPU_FEATURE_F16C; bit <<= 1) {
-    if (host & bit) continue;
-    ArtifactWriter writer = standardWriter();
-    writer.setCpuFeatures(bit);
-    auto [code, message] = consumeStatus(tryLoad(writeArtifact(writer)));
-    EXPECT_EQ(code, STRATA_STATUS_INCOMPATIBLE);
-    EXPECT_NE(message.find(strata_cpu_feature_name(bit)), std::string::npos);
-    return;
+// Every feature the host lacks is named, not only the first.
+TEST(ModuleTest, MissingCpuFeaturesAreIncompatibleOnThisHost) {
+  std::vector<std::string> lacking;
+  for (const std::string& name : allCpuFeatureNames()) {
+    if (!strata_cpu_host_supports(name.c_str())) lacking.push_back(name);
   }
-  GTEST_SKIP() << "this CPU has every feature the format names";
+  if (lacking.size() < 2) GTEST_SKIP() << "this CPU has almost every feature";
+  ArtifactWriter writer = standardWriter();
+  writer.setCpuFeatures({lacking[0], lacking[1]});
+  auto [code, message] = consumeStatus(tryLoad(writeArtifact(writer)));
+  EXPECT_EQ(code, STRATA_STATUS_INCOMPATIBLE);
+  std::string first = lacking[0] < lacking[1] ? lacking[0] : lacking[1];
+  std::string second = lacking[0] < lacking[1] ? lacking[1] : lacking[0];
+  EXPECT_NE(message.find("this CPU lacks: '" + first + "', '" + second + "'"),
+            std::string::npos)
+      << message;
+}
+
+// The CPUID table against the compiler's own detection, where it has one.
+TEST(CpuTest, DetectionAgreesWithTheCompiler) {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+#define STRATA_EXPECT_SAME_DETECTION(name) \
+  EXPECT_EQ(strata_cpu_host_supports(name), __builtin_cpu_supports(name) ? 1 : 0) \
+      << name
+  STRATA_EXPECT_SAME_DETECTION("sse3");
+  STRATA_EXPECT_SAME_DETECTION("ssse3");
+  STRATA_EXPECT_SAME_DETECTION("sse4.1");
+  STRATA_EXPECT_SAME_DETECTION("sse4.2");
+  STRATA_EXPECT_SAME_DETECTION("popcnt");
+  STRATA_EXPECT_SAME_DETECTION("avx");
+  STRATA_EXPECT_SAME_DETECTION("avx2");
+  STRATA_EXPECT_SAME_DETECTION("fma");
+  STRATA_EXPECT_SAME_DETECTION("bmi");
+  STRATA_EXPECT_SAME_DETECTION("bmi2");
+  STRATA_EXPECT_SAME_DETECTION("aes");
+  STRATA_EXPECT_SAME_DETECTION("pclmul");
+  STRATA_EXPECT_SAME_DETECTION("avx512f");
+  STRATA_EXPECT_SAME_DETECTION("avx512bw");
+  STRATA_EXPECT_SAME_DETECTION("avx512dq");
+  STRATA_EXPECT_SAME_DETECTION("avx512vl");
+  STRATA_EXPECT_SAME_DETECTION("avx512cd");
+  STRATA_EXPECT_SAME_DETECTION("avx512vnni");
+#undef STRATA_EXPECT_SAME_DETECTION
+#endif
+  EXPECT_EQ(strata_cpu_host_supports("no-such-feature"), 0);
+  EXPECT_EQ(strata_cpu_host_supports(nullptr), 0);
 }
 
 TEST(CpuTest, CheckNamesTheMissingFeature) {

@@ -18,6 +18,7 @@
 
 #include "codegen/abi/strata_artifact_format.h"
 #include "codegen/artifact/ArtifactWriter.h"
+#include "codegen/format/ManifestCodec.h"
 #include "strata/runtime/api.h"
 
 namespace strata::testing {
@@ -175,7 +176,9 @@ inline strata_section_t sectionAt(const std::vector<uint8_t>& bytes,
 /// The first section of |kind|.
 inline strata_section_t sectionOfKind(const std::vector<uint8_t>& bytes,
                                       uint32_t kind) {
-  for (uint32_t i = 0; i < 3; ++i) {
+  uint32_t count =
+      peek<uint32_t>(bytes, offsetof(strata_artifact_header_t, section_count));
+  for (uint32_t i = 0; i < count && i < STRATA_ARTIFACT_MAX_SECTIONS; ++i) {
     if (sectionAt(bytes, i).kind == kind) return sectionAt(bytes, i);
   }
   return {};
@@ -195,21 +198,52 @@ inline void patchSection(std::vector<uint8_t>* bytes, uint32_t index,
   codegen::ArtifactWriter::resealHeader(bytes->data());
 }
 
-/// An artifact with raw |manifest| bytes and the standard code and weights.
-inline std::vector<uint8_t> withRawManifest(
-    const std::vector<uint8_t>& manifest) {
+/// An artifact of raw sections (ArtifactWriter::assemble), empty on failure.
+inline std::vector<uint8_t> assembled(
+    const std::vector<codegen::ArtifactSection>& sections) {
   std::vector<uint8_t> bytes;
   std::string error;
-  codegen::ArtifactWriter::assemble(
-      manifest.data(), manifest.size(), testKernelBytes().data(),
-      testKernelBytes().size(), testWeights().data(), testWeights().size(), 0,
+  bool ok = codegen::ArtifactWriter::assemble(
+      sections,
       [&](const void* data, size_t size) {
         const auto* b = static_cast<const uint8_t*>(data);
         bytes.insert(bytes.end(), b, b + size);
         return true;
       },
       &error);
+  if (!ok) bytes.clear();
   return bytes;
+}
+
+/// The writer's three sections: |manifest| bytes, the standard code (at
+/// index 1, which a manifest's target descriptor names) and weights.
+inline std::vector<codegen::ArtifactSection> standardSections(
+    const std::vector<uint8_t>& manifest) {
+  return {{STRATA_SECTION_MANIFEST, STRATA_SECTION_FLAG_REQUIRED,
+           manifest.data(), manifest.size()},
+          {STRATA_SECTION_CPU_CODE, STRATA_SECTION_FLAG_REQUIRED,
+           testKernelBytes().data(), testKernelBytes().size()},
+          {STRATA_SECTION_WEIGHTS, STRATA_SECTION_FLAG_REQUIRED,
+           testWeights().data(), testWeights().size()}};
+}
+
+/// An artifact with raw |manifest| bytes and the standard code and weights.
+inline std::vector<uint8_t> withRawManifest(
+    const std::vector<uint8_t>& manifest) {
+  return assembled(standardSections(manifest));
+}
+
+/// The manifest |writer| would write, to be mutated past its validation.
+inline format::Manifest manifestOf(const codegen::ArtifactWriter& writer) {
+  format::Manifest manifest;
+  writer.buildManifest(&manifest, nullptr);
+  return manifest;
+}
+
+/// An artifact with |manifest| encoded as is and the standard code and
+/// weights.
+inline std::vector<uint8_t> withManifest(const format::Manifest& manifest) {
+  return withRawManifest(format::encodeManifest(manifest));
 }
 
 }  // namespace strata::testing

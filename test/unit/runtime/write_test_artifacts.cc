@@ -3,11 +3,13 @@
 // strata_write_test_artifacts DIR writes the runtime tests' artifacts to
 // DIR: standard.strata (test_artifacts.h: the test kernels, loadable and
 // runnable; the examples test runs it), truncated.strata (its first 300
-// bytes, a corrupt file), and minimal.strata and decoder.strata, whose
-// manifests are richer and whose code section is a few bytes of filler
-// (valid for every check before code loading, not loadable). standard,
-// minimal and decoder are the loader fuzzer's seeds
-// (test/fuzz/loader-corpus/, docs/testing.md).
+// bytes, a corrupt file), and minimal.strata, decoder.strata and
+// sections.strata, whose manifests or section tables are richer and whose
+// code section is a few bytes of filler (valid for every check before code
+// loading, not loadable): decoder has entry kinds, state tensors and CPU
+// features; sections has optional sections of unknown and CUDA kind and a
+// newer format minor. standard, minimal, decoder and sections are the
+// loader fuzzer's seeds (test/fuzz/loader-corpus/, docs/testing.md).
 
 #include <cstdio>
 #include <fstream>
@@ -46,7 +48,8 @@ ArtifactWriter minimal() {
 }
 
 // A decoder-like signature: several symbolic dims shared across inputs,
-// every rank up to the limit, many dtypes, CPU features and a workspace.
+// every rank up to the limit, many dtypes, prefill and decode entries, a
+// KV cache declared as state, CPU features and a workspace.
 ArtifactWriter decoder() {
   ArtifactWriter writer;
   int64_t batch = writer.addSymbolicDim("batch", 4);
@@ -67,17 +70,62 @@ ArtifactWriter decoder() {
       {"present.0.key", STRATA_DTYPE_F32, {batch, 2, total, 8}},
       {"present.0.value", STRATA_DTYPE_BF16, {batch, 2, total, 8}},
   };
-  writer.addEntry({"decode", "strata_decode", inputs, outputs});
+  writer.addEntry({"decode", "strata_decode", inputs, outputs,
+                   STRATA_ENTRY_KIND_DECODE});
   writer.addEntry({"prefill",
                    "strata_prefill",
                    {{"input_ids", STRATA_DTYPE_I32, {1, seq}}},
-                   {{"logits", STRATA_DTYPE_F32, {1, seq, 50}}}});
-  writer.setCpuFeatures(STRATA_CPU_FEATURE_AVX2 | STRATA_CPU_FEATURE_FMA);
+                   {{"logits", STRATA_DTYPE_F32, {1, seq, 50}}},
+                   STRATA_ENTRY_KIND_PREFILL});
+  writer.addStateTensor({{"kv.0.key", STRATA_DTYPE_F16, {2, total, 8}},
+                         STRATA_STATE_SCOPE_PER_SEQUENCE});
+  writer.addStateTensor({{"rope.cache", STRATA_DTYPE_F32, {total, 4}},
+                         STRATA_STATE_SCOPE_SHARED});
+  writer.setCpuFeatures({"avx2", "bmi2", "fma", "popcnt", "sse4.2"});
   writer.setWorkspaceBytes(1 << 20);
   static const std::vector<uint8_t> weights(200, 0x5A);
   writer.setWeights(weights.data(), weights.size());
   writer.setCpuCode(kFillerCode.data(), kFillerCode.size());
   return writer;
+}
+
+// minimal's manifest and code with an optional section of an unknown kind
+// and an optional CUDA section before the weights, marked format 2.1, which
+// a 2.0 reader accepts.
+std::vector<uint8_t> sections() {
+  strata::format::Manifest described = strata::testing::manifestOf(minimal());
+  strata::format::ManifestTarget cudaTarget;
+  cudaTarget.section = 3;
+  cudaTarget.kind = STRATA_TARGET_CUDA;
+  cudaTarget.payload = {90, 0, 0, 0};  // undecoded by this runtime
+  described.targets.push_back(cudaTarget);
+  std::vector<uint8_t> manifest = strata::format::encodeManifest(described);
+  static const std::vector<uint8_t> extra(100, 0x11), cuda(40, 0x22);
+  std::vector<uint8_t> bytes = strata::testing::assembled(
+      {{STRATA_SECTION_MANIFEST, STRATA_SECTION_FLAG_REQUIRED, manifest.data(),
+        manifest.size()},
+       {STRATA_SECTION_CPU_CODE, STRATA_SECTION_FLAG_REQUIRED,
+        kFillerCode.data(), kFillerCode.size()},
+       {77, 0, extra.data(), extra.size()},
+       {STRATA_SECTION_CUDA_CODE, 0, cuda.data(), cuda.size()},
+       {STRATA_SECTION_WEIGHTS, STRATA_SECTION_FLAG_REQUIRED, nullptr, 0}});
+  strata::testing::patch<uint32_t>(
+      &bytes, offsetof(strata_artifact_header_t, format_minor), 1);
+  ArtifactWriter::resealHeader(bytes.data());
+  return bytes;
+}
+
+bool writeBytes(const std::vector<uint8_t>& bytes, const std::string& path) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  if (!out) {
+    std::fprintf(stderr, "strata_write_test_artifacts: cannot write %s\n",
+                 path.c_str());
+    return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -91,16 +139,9 @@ int main(int argc, char** argv) {
   bool ok = write(strata::testing::standardWriter(), dir + "/standard.strata");
   std::vector<uint8_t> standard = strata::testing::standardArtifact();
   standard.resize(300);
-  std::ofstream truncated(dir + "/truncated.strata", std::ios::binary);
-  truncated.write(reinterpret_cast<const char*>(standard.data()),
-                  static_cast<std::streamsize>(standard.size()));
-  truncated.close();
-  if (!truncated) {
-    std::fprintf(stderr, "strata_write_test_artifacts: cannot write %s\n",
-                 (dir + "/truncated.strata").c_str());
-    ok = false;
-  }
+  ok = writeBytes(standard, dir + "/truncated.strata") && ok;
   ok = write(minimal(), dir + "/minimal.strata") && ok;
   ok = write(decoder(), dir + "/decoder.strata") && ok;
+  ok = writeBytes(sections(), dir + "/sections.strata") && ok;
   return ok ? 0 : 1;
 }

@@ -1,9 +1,10 @@
 //===- cpu.h - CPU features of the host and of artifacts
 //-------------------===//
 // SPDX-License-Identifier: Apache-2.0
-// The STRATA_CPU_FEATURE_* bits (strata_artifact_format.h) name the ISA
-// extensions native code may use. Thread-safety: every function is safe to
-// call concurrently.
+// Artifacts name every x86-64 ISA extension their code may use, in LLVM's
+// spelling ("avx2", "bmi2", "avx512f"); the STRATA_CPU_FEATURE_* bits
+// (strata_artifact_format.h) are a legacy subset of them. Thread-safety:
+// every function is safe to call concurrently.
 
 #ifndef STRATA_RUNTIME_CPU_H_
 #define STRATA_RUNTIME_CPU_H_
@@ -22,6 +23,11 @@ STRATA_API_EXPORT uint64_t strata_cpu_features_host(void);
 /// Returns the lower-case name of the single feature bit |feature|
 /// ("avx2", "avx512f", ...), or NULL for a bit this runtime does not know.
 STRATA_API_EXPORT const char* strata_cpu_feature_name(uint64_t feature);
+
+/// Returns 1 if this CPU (and the operating system) supports the feature
+/// named |feature| ("avx2", "avx512bf16", ...; strata_module_cpu_feature
+/// lists an artifact's), 0 if not or if this runtime does not know the name.
+STRATA_API_EXPORT int strata_cpu_host_supports(const char* feature);
 
 /// Checks that code needing |required| can run on a CPU with |available|.
 /// Returns INCOMPATIBLE naming the first missing feature, or naming an

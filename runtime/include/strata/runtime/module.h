@@ -14,7 +14,8 @@
 
 #include "strata/runtime/allocator.h"
 #include "strata/runtime/status.h"
-#include "strata_kernel_abi.h"  // strata_dtype_t
+#include "strata_artifact_format.h"  // entry kinds, state scopes
+#include "strata_kernel_abi.h"       // strata_dtype_t
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,8 +31,11 @@ typedef struct strata_const_byte_span_t {
 } strata_const_byte_span_t;
 
 /// The max of a dim with no compiled maximum: an output extent computed
-/// from tensor data (a Tile repeat, a Range count).
+/// from tensor data (a Tile repeat, a Range count). Also defined, equally,
+/// by strata_artifact_format.h.
+#ifndef STRATA_DIM_MAX_FROM_DATA
 #define STRATA_DIM_MAX_FROM_DATA 0
+#endif
 
 /// One dim of a tensor signature.
 typedef struct strata_dim_t {
@@ -62,7 +66,21 @@ typedef struct strata_entry_signature_t {
   const strata_tensor_signature_t* inputs;
   size_t output_count;
   const strata_tensor_signature_t* outputs;
+  /// What the entry is for (generic, prefill, decode). Added in API 0.4, at
+  /// the end so that the fields before keep their offsets.
+  strata_entry_kind_t kind;
 } strata_entry_signature_t;
+
+/// A state tensor the module declares: memory the runtime keeps across
+/// calls (the KV cache), allocated from the signature's maxima.
+typedef struct strata_state_signature_t {
+  const char* name;
+  strata_dtype_t dtype;
+  /// One instance per sequence, or one shared by the session.
+  strata_state_scope_t scope;
+  uint32_t rank;
+  const strata_dim_t* dims; /* |rank| entries; symbolic dims have maxima */
+} strata_state_signature_t;
 
 /// A named symbolic dim of the module and its compiled maximum.
 typedef struct strata_symbolic_dim_t {
@@ -79,7 +97,8 @@ typedef struct strata_symbolic_dim_t {
 /// bookkeeping. |out_module| belongs to the caller (strata_module_release).
 /// Returns NOT_FOUND / UNAVAILABLE when the file cannot be opened or mapped,
 /// DATA_LOSS naming the defect of a corrupt artifact, INCOMPATIBLE for a
-/// format or kernel-ABI version or CPU features this runtime cannot serve.
+/// format major or kernel-ABI version, a required section or CPU features
+/// this runtime cannot serve.
 STRATA_API_EXPORT strata_status_t
 strata_module_load_file(const char* path, strata_allocator_t allocator,
                         strata_module_t** out_module);
@@ -140,7 +159,27 @@ strata_module_symbolic_dim_count(const strata_module_t* module);
 STRATA_API_EXPORT const strata_symbolic_dim_t* strata_module_symbolic_dim(
     const strata_module_t* module, size_t index);
 
-/// The STRATA_CPU_FEATURE_* bits the native code needs.
+/// The number of state tensors the module declares (0 if none).
+STRATA_API_EXPORT size_t
+strata_module_state_count(const strata_module_t* module);
+
+/// State tensor |index| (borrowed, valid while the module lives), or NULL
+/// if |index| is out of range.
+STRATA_API_EXPORT const strata_state_signature_t* strata_module_state(
+    const strata_module_t* module, size_t index);
+
+/// The number of x86-64 features the native code was compiled for.
+STRATA_API_EXPORT size_t
+strata_module_cpu_feature_count(const strata_module_t* module);
+
+/// CPU feature |index| of the native code in LLVM's spelling ("avx2"),
+/// sorted (borrowed), or NULL if |index| is out of range. Loading checked
+/// that this CPU has every one.
+STRATA_API_EXPORT const char* strata_module_cpu_feature(
+    const strata_module_t* module, size_t index);
+
+/// The STRATA_CPU_FEATURE_* bits of the legacy subset of the features the
+/// native code needs (strata_module_cpu_feature lists all of them).
 STRATA_API_EXPORT uint64_t
 strata_module_cpu_features(const strata_module_t* module);
 
@@ -148,7 +187,7 @@ strata_module_cpu_features(const strata_module_t* module);
 STRATA_API_EXPORT uint64_t
 strata_module_weights_size(const strata_module_t* module);
 
-/// The intermediate arena size recorded by the compiler (0 in format v1).
+/// The intermediate arena size recorded by the compiler (0 for now).
 STRATA_API_EXPORT uint64_t
 strata_module_workspace_bytes(const strata_module_t* module);
 

@@ -204,6 +204,19 @@ class Module {
     return Status(strata_module_output_index(module_, entry.c_str(),
                                              name.c_str(), out));
   }
+  /// strata_module_state_count / strata_module_state: the declared state
+  /// tensors (read-only).
+  size_t stateCount() const { return strata_module_state_count(module_); }
+  const strata_state_signature_t* state(size_t index) const {
+    return strata_module_state(module_, index);
+  }
+  /// strata_module_cpu_feature_count / strata_module_cpu_feature.
+  size_t cpuFeatureCount() const {
+    return strata_module_cpu_feature_count(module_);
+  }
+  const char* cpuFeature(size_t index) const {
+    return strata_module_cpu_feature(module_, index);
+  }
 
  private:
   strata_module_t* module_ = nullptr;
