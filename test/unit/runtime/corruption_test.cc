@@ -18,20 +18,6 @@ namespace {
 
 using codegen::ArtifactWriter;
 
-// Loads |bytes| and checks the code and that the message contains |needle|.
-::testing::AssertionResult failsWith(const std::vector<uint8_t>& bytes,
-                                     strata_status_code_t expected,
-                                     const std::string& needle) {
-  auto [code, message] = consumeStatus(tryLoad(bytes));
-  if (code != expected || message.find(needle) == std::string::npos) {
-    return ::testing::AssertionFailure()
-           << "got " << strata_status_code_string(code) << " '" << message
-           << "', expected " << strata_status_code_string(expected)
-           << " containing '" << needle << "'";
-  }
-  return ::testing::AssertionSuccess();
-}
-
 class CorruptionTest : public ::testing::Test {
  protected:
   void SetUp() override {

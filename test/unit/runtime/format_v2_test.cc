@@ -19,19 +19,6 @@ namespace {
 
 using codegen::ArtifactWriter;
 
-::testing::AssertionResult failsWith(const std::vector<uint8_t>& bytes,
-                                     strata_status_code_t expected,
-                                     const std::string& needle) {
-  auto [code, message] = consumeStatus(tryLoad(bytes));
-  if (code != expected || message.find(needle) == std::string::npos) {
-    return ::testing::AssertionFailure()
-           << "got " << strata_status_code_string(code) << " '" << message
-           << "', expected " << strata_status_code_string(expected)
-           << " containing '" << needle << "'";
-  }
-  return ::testing::AssertionSuccess();
-}
-
 // The standard artifact with |extra| sections between code and weights;
 // each CUDA code section among them gets a descriptor.
 std::vector<uint8_t> withExtraSections(

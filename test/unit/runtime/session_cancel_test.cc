@@ -21,18 +21,6 @@
 namespace strata::testing {
 namespace {
 
-constexpr int64_t kElements = 1024;
-
-std::vector<uint8_t> loopsArtifact() {
-  codegen::ArtifactWriter writer = standardWriter();
-  writer.addEntry({"loops",
-                   "strata_test_loops",
-                   {{"x", STRATA_DTYPE_F32, {kElements}},
-                    {"n", STRATA_DTYPE_I64, {}},
-                    {"hook", STRATA_DTYPE_I64, {2}}},
-                   {{"y", STRATA_DTYPE_F32, {kElements}}}});
-  return writeArtifact(writer);
-}
 
 // The system allocator, counting the blocks not yet given back (all calls
 // come from the run's thread; the test reads it after the run).
@@ -78,9 +66,9 @@ class SessionCancelTest : public ::testing::TestWithParam<uint32_t> {
     options.thread_count = GetParam();
     STRATA_ASSERT_OK(strata_session_create(module.get(), &options,
                                            allocator.get(), &session));
-    std::vector<float> x(kElements);
-    for (int64_t i = 0; i < kElements; ++i) x[i] = static_cast<float>(i);
-    const int64_t dims[1] = {kElements};
+    std::vector<float> x(kLoopsElements);
+    for (int64_t i = 0; i < kLoopsElements; ++i) x[i] = static_cast<float>(i);
+    const int64_t dims[1] = {kLoopsElements};
     STRATA_ASSERT_OK(strata_tensor_create_copy(
         STRATA_DTYPE_F32, 1, dims, x.data(), x.size() * sizeof(float),
         strata_allocator_system(), &tx));
@@ -121,7 +109,7 @@ class SessionCancelTest : public ::testing::TestWithParam<uint32_t> {
     strata_tensor_t* y = nullptr;
     STRATA_ASSERT_OK(runLoops(n, nullptr, &y));
     const float* out = static_cast<const float*>(strata_tensor_const_data(y));
-    for (int64_t i = 0; i < kElements; ++i) {
+    for (int64_t i = 0; i < kLoopsElements; ++i) {
       ASSERT_EQ(out[i], static_cast<float>(i + n)) << "element " << i;
     }
     strata_tensor_release(y);
@@ -145,7 +133,7 @@ TEST_P(SessionCancelTest, CancelStopsAtTheNextLoop) {
   // The loop right after the cancel did not run, nor anything after it.
   EXPECT_EQ(hook.calls.load(), 4);
   // The output buffer of the cancelled run went back to the cache.
-  EXPECT_GE(strata_session_trim(session), kElements * sizeof(float));
+  EXPECT_GE(strata_session_trim(session), kLoopsElements * sizeof(float));
   expectNormalRun(5);
   expectNormalRun(0);
 }
@@ -185,8 +173,8 @@ TEST_P(SessionCancelTest, RuntimeHppCancel) {
   hook.session = cxx.get();
   hook.cancelAt = 0;
   Tensor x, n, h;
-  std::vector<float> xv(kElements, 1.0f);
-  ASSERT_TRUE(Tensor::fromData(STRATA_DTYPE_F32, {kElements}, xv.data(),
+  std::vector<float> xv(kLoopsElements, 1.0f);
+  ASSERT_TRUE(Tensor::fromData(STRATA_DTYPE_F32, {kLoopsElements}, xv.data(),
                                xv.size() * sizeof(float), &x)
                   .ok());
   const int64_t loops = 10;
@@ -209,7 +197,7 @@ TEST_P(SessionCancelTest, RuntimeHppCancel) {
                         &outputs);
   ASSERT_TRUE(status.ok()) << status.toString();
   ASSERT_EQ(outputs.size(), 1u);
-  EXPECT_EQ(outputs[0].data<float>()[kElements - 1], 11.0f);
+  EXPECT_EQ(outputs[0].data<float>()[kLoopsElements - 1], 11.0f);
 }
 
 // One thread (loops run serially on the caller) and a pool of three.

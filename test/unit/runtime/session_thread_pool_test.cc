@@ -21,18 +21,6 @@
 namespace strata::testing {
 namespace {
 
-constexpr int64_t kElements = 1024;
-
-std::vector<uint8_t> loopsArtifact() {
-  codegen::ArtifactWriter writer = standardWriter();
-  writer.addEntry({"loops",
-                   "strata_test_loops",
-                   {{"x", STRATA_DTYPE_F32, {kElements}},
-                    {"n", STRATA_DTYPE_I64, {}},
-                    {"hook", STRATA_DTYPE_I64, {2}}},
-                   {{"y", STRATA_DTYPE_F32, {kElements}}}});
-  return writeArtifact(writer);
-}
 
 class SessionThreadPoolTest : public ::testing::Test {
  protected:
@@ -53,9 +41,9 @@ class SessionThreadPoolTest : public ::testing::Test {
   // Runs loops(x = t + i, n) |runs| times on |session|; returns how many
   // failed or gave other than y = x + n.
   int runLoops(strata_session_t* session, int t, int64_t n, int runs) {
-    std::vector<float> x(kElements);
-    for (int64_t i = 0; i < kElements; ++i) x[i] = float(t + i);
-    const int64_t xDims[1] = {kElements}, hookDims[1] = {2};
+    std::vector<float> x(kLoopsElements);
+    for (int64_t i = 0; i < kLoopsElements; ++i) x[i] = float(t + i);
+    const int64_t xDims[1] = {kLoopsElements}, hookDims[1] = {2};
     const int64_t hook[2] = {0, 0};
     strata_tensor_t* in[3] = {};
     int failures = 0;
@@ -80,7 +68,7 @@ class SessionThreadPoolTest : public ::testing::Test {
         continue;
       }
       const float* out = static_cast<const float*>(strata_tensor_data(y));
-      for (int64_t i = 0; i < kElements; ++i) {
+      for (int64_t i = 0; i < kLoopsElements; ++i) {
         if (out[i] != x[i] + float(n)) {
           ++failures;
           break;

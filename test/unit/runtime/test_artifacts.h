@@ -19,6 +19,7 @@
 #include "codegen/abi/strata_artifact_format.h"
 #include "codegen/artifact/ArtifactWriter.h"
 #include "codegen/format/ManifestCodec.h"
+#include "status_matchers.h"
 #include "strata/runtime/api.h"
 
 namespace strata::testing {
@@ -134,6 +135,37 @@ inline strata_status_t tryLoad(const std::vector<uint8_t>& bytes) {
       strata_module_load(aligned.span(), strata_allocator_system(), &module);
   strata_module_release(module);
   return status;
+}
+
+/// Elements of the loops entry's x and y.
+constexpr int64_t kLoopsElements = 1024;
+
+/// The standard artifact plus "loops" (strata_test_loops: y = x + n, as n
+/// parallel loops that each add one; |hook| holds a function and its
+/// context that run before each loop, 0 for none).
+inline std::vector<uint8_t> loopsArtifact() {
+  codegen::ArtifactWriter writer = standardWriter();
+  writer.addEntry({"loops",
+                   "strata_test_loops",
+                   {{"x", STRATA_DTYPE_F32, {kLoopsElements}},
+                    {"n", STRATA_DTYPE_I64, {}},
+                    {"hook", STRATA_DTYPE_I64, {2}}},
+                   {{"y", STRATA_DTYPE_F32, {kLoopsElements}}}});
+  return writeArtifact(writer);
+}
+
+/// Loads |bytes| and checks the code and that the message contains |needle|.
+inline ::testing::AssertionResult failsWith(const std::vector<uint8_t>& bytes,
+                                     strata_status_code_t expected,
+                                     const std::string& needle) {
+  auto [code, message] = consumeStatus(tryLoad(bytes));
+  if (code != expected || message.find(needle) == std::string::npos) {
+    return ::testing::AssertionFailure()
+           << "got " << strata_status_code_string(code) << " '" << message
+           << "', expected " << strata_status_code_string(expected)
+           << " containing '" << needle << "'";
+  }
+  return ::testing::AssertionSuccess();
 }
 
 /// A module loaded from memory together with the bytes it borrows.
