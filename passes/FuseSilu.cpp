@@ -7,9 +7,9 @@
 
 #include "dialects/strata/IR/StrataOps.h"
 #include "passes/Activations.h"
+#include "passes/FusionPass.h"
 #include "passes/PatternUtils.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace strata {
 #define GEN_PASS_DEF_FUSESILUPASS
@@ -37,11 +37,8 @@ struct FuseSiluChain : OpRewritePattern<AnchorOp> {
     if (match->kind != Activation::Silu)
       return rewriter.notifyMatchFailure(anchor, "its chain is not silu");
     const ElementwiseChain &chain = match->chain;
-    SmallVector<Location> locs;
-    for (Operation *op : chain.ops)
-      locs.push_back(op->getLoc());
     rewriter.setInsertionPoint(chain.root);
-    auto silu = SiluOp::create(rewriter, rewriter.getFusedLoc(locs),
+    auto silu = SiluOp::create(rewriter, fusedLocOf(rewriter, chain.ops),
                                chain.input.getType(), chain.input);
     rewriter.replaceOp(chain.root, silu.getResult());
     return success();
@@ -51,23 +48,18 @@ struct FuseSiluChain : OpRewritePattern<AnchorOp> {
 struct FuseSiluPass : impl::FuseSiluPassBase<FuseSiluPass> {
   using FuseSiluPassBase::FuseSiluPassBase;
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    populateFuseSiluPatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
-    if (!reportMissed)
-      return;
-    // Remarks are emitted once, after the rewrite reached a fixpoint. A
-    // sigmoid in a GELU spelling is left to strata-fuse-gelu.
-    remarkMissedFusions<SigmoidOp>(
-        getOperation(),
-        [](SigmoidOp sigmoid, std::string &reason, bool &candidate) {
-          std::optional<ActivationMatch> match =
-              matchActivation(sigmoid, reason);
-          candidate = !match || match->kind == Activation::Silu;
-          return match.has_value();
-        },
-        "sigmoid did not fuse into strata.silu: ");
+    // A sigmoid in a GELU spelling is left to strata-fuse-gelu.
+    auto matchCandidate = [](SigmoidOp sigmoid, std::string &reason,
+                             bool &candidate) {
+      std::optional<ActivationMatch> match = matchActivation(sigmoid, reason);
+      candidate = !match || match->kind == Activation::Silu;
+      return match.has_value();
+    };
+    if (failed(runFusion(
+            getOperation(), populateFuseSiluPatterns, reportMissed,
+            missedAt<SigmoidOp>(matchCandidate,
+                                "sigmoid did not fuse into strata.silu: "))))
+      signalPassFailure();
   }
 };
 
