@@ -24,15 +24,12 @@ namespace strata {
 namespace {
 
 /// The GELU a chain through |anchor| computes, or std::nullopt with
-/// |reason| set; a chain that computes another activation is no GELU.
-std::optional<ActivationMatch> matchGelu(Operation *anchor,
-                                         std::string &reason) {
-  std::optional<ActivationMatch> match = matchActivation(anchor, reason);
-  if (match && match->kind == Activation::Silu) {
-    reason = "its chain computes silu";
-    return std::nullopt;
-  }
-  return match;
+/// |reason| set; a chain that computes SiLU is no GELU and no candidate.
+std::optional<ActivationMatch> matchGelu(Operation *anchor, std::string &reason,
+                                         bool &candidate) {
+  return matchFusedActivation(
+      anchor, [](Activation kind) { return kind != Activation::Silu; }, reason,
+      candidate);
 }
 
 // Any chain computing 0.5 x (1 + erf(x / sqrt(2))) -> strata.gelu(x), and
@@ -46,7 +43,8 @@ struct FuseGeluChain : OpRewritePattern<AnchorOp> {
   LogicalResult matchAndRewrite(AnchorOp anchor,
                                 PatternRewriter &rewriter) const override {
     std::string reason;
-    std::optional<ActivationMatch> match = matchGelu(anchor, reason);
+    bool candidate;
+    std::optional<ActivationMatch> match = matchGelu(anchor, reason, candidate);
     if (!match)
       return rewriter.notifyMatchFailure(anchor, reason);
     const ElementwiseChain &chain = match->chain;
@@ -64,19 +62,11 @@ struct FuseGeluChain : OpRewritePattern<AnchorOp> {
 struct FuseGeluPass : impl::FuseGeluPassBase<FuseGeluPass> {
   using FuseGeluPassBase::FuseGeluPassBase;
   void runOnOperation() override {
-    // Remarks only at the ops only a GELU spelling has; a SiLU left over is
-    // strata-fuse-silu's.
-    auto matchCandidate = [](Operation *op, std::string &reason,
-                             bool &candidate) {
-      std::optional<ActivationMatch> match = matchActivation(op, reason);
-      candidate = !match || match->kind != Activation::Silu;
-      return match.has_value();
-    };
+    // Remarks only at the ops only a GELU spelling has.
     if (failed(runFusion(
             getOperation(), populateFuseGeluPatterns, reportMissed,
-            missedAt<ErfOp>(matchCandidate,
-                            "erf did not fuse into strata.gelu: "),
-            missedAt<TanhOp>(matchCandidate,
+            missedAt<ErfOp>(matchGelu, "erf did not fuse into strata.gelu: "),
+            missedAt<TanhOp>(matchGelu,
                              "tanh did not fuse into strata.gelu: "))))
       signalPassFailure();
   }

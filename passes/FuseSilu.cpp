@@ -22,6 +22,15 @@ using namespace strata::ir;
 namespace strata {
 namespace {
 
+/// The SiLU a chain through |anchor| computes, or std::nullopt with
+/// |reason| set; a chain that computes a GELU is no candidate.
+std::optional<ActivationMatch> matchSilu(Operation *anchor, std::string &reason,
+                                         bool &candidate) {
+  return matchFusedActivation(
+      anchor, [](Activation kind) { return kind == Activation::Silu; }, reason,
+      candidate);
+}
+
 // Any chain computing x * sigmoid(x) -> strata.silu(x); anchored on the
 // sigmoid, exp or tanh (sigmoid(x) = 0.5 (1 + tanh(x / 2))) every spelling
 // has.
@@ -31,11 +40,10 @@ struct FuseSiluChain : OpRewritePattern<AnchorOp> {
   LogicalResult matchAndRewrite(AnchorOp anchor,
                                 PatternRewriter &rewriter) const override {
     std::string reason;
-    std::optional<ActivationMatch> match = matchActivation(anchor, reason);
+    bool candidate;
+    std::optional<ActivationMatch> match = matchSilu(anchor, reason, candidate);
     if (!match)
       return rewriter.notifyMatchFailure(anchor, reason);
-    if (match->kind != Activation::Silu)
-      return rewriter.notifyMatchFailure(anchor, "its chain is not silu");
     const ElementwiseChain &chain = match->chain;
     rewriter.setInsertionPoint(chain.root);
     auto silu = SiluOp::create(rewriter, fusedLocOf(rewriter, chain.ops),
@@ -49,15 +57,9 @@ struct FuseSiluPass : impl::FuseSiluPassBase<FuseSiluPass> {
   using FuseSiluPassBase::FuseSiluPassBase;
   void runOnOperation() override {
     // A sigmoid in a GELU spelling is left to strata-fuse-gelu.
-    auto matchCandidate = [](SigmoidOp sigmoid, std::string &reason,
-                             bool &candidate) {
-      std::optional<ActivationMatch> match = matchActivation(sigmoid, reason);
-      candidate = !match || match->kind == Activation::Silu;
-      return match.has_value();
-    };
     if (failed(runFusion(
             getOperation(), populateFuseSiluPatterns, reportMissed,
-            missedAt<SigmoidOp>(matchCandidate,
+            missedAt<SigmoidOp>(matchSilu,
                                 "sigmoid did not fuse into strata.silu: "))))
       signalPassFailure();
   }

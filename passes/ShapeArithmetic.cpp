@@ -583,10 +583,9 @@ std::optional<SymbolicIndex> knownMin(const SymbolicIndex &a,
 
 std::optional<SymbolicIndex> knownMax(const SymbolicIndex &a,
                                       const SymbolicIndex &b) {
-  if (isKnownLessEqual(a, b))
-    return b;
-  if (isKnownLessEqual(b, a))
-    return a;
+  // The one that is not the minimum.
+  if (std::optional<SymbolicIndex> min = knownMin(a, b))
+    return a + b - *min;
   return std::nullopt;
 }
 

@@ -4,7 +4,8 @@
 // tensor, or an element of a 1-D shape tensor built with Shape, Gather,
 // Slice, Concat, Reshape, Cast and integer math, as `constant + sum(coeff *
 // extent)` over canonical extents, so `Shape(K)[-2] - Shape(Q)[-2]` computed
-// in the graph compares equal to `Sk - Sq` taken from the attention operands.
+// in the graph compares equal to `Sk - Sq` taken from the attention operands;
+// and compares such indices (equal, known <=, known min/max).
 
 #ifndef STRATA_PASSES_SHAPEARITHMETIC_H_
 #define STRATA_PASSES_SHAPEARITHMETIC_H_

@@ -19,7 +19,7 @@ namespace strata::ir {
 namespace {
 
 // Binary ops double the work per level: 8 levels bound one evaluation to
-// 256 ops however a hostile graph fans in, and exporters' constant
+// 255 ops however a hostile graph fans in, and exporters' constant
 // expressions (`1 / sqrt(float(64))`) take 3 or 4.
 constexpr int kMaxDepth = 8;
 
@@ -46,7 +46,7 @@ std::optional<double> castTo(double x, Type to) {
 
 std::optional<double> evaluate(Value v, int depth) {
   Operation *op = v.getDefiningOp();
-  if (!op || depth > kMaxDepth)
+  if (!op || depth >= kMaxDepth)
     return std::nullopt;
   if (auto constant = dyn_cast<ConstantOp>(op)) {
     auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
