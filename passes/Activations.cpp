@@ -160,4 +160,17 @@ std::optional<ActivationMatch> matchActivation(Operation *anchor,
   return std::nullopt;
 }
 
+std::optional<ActivationMatch>
+matchFusedActivation(Operation *anchor,
+                     llvm::function_ref<bool(Activation)> isFused,
+                     std::string &reason, bool &candidate) {
+  std::optional<ActivationMatch> match = matchActivation(anchor, reason);
+  candidate = !match || isFused(match->kind);
+  if (match && !candidate) {
+    reason = ("its chain computes " + activationName(match->kind)).str();
+    return std::nullopt;
+  }
+  return match;
+}
+
 } // namespace strata

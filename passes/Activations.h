@@ -9,6 +9,7 @@
 
 #include "passes/ElementwiseChain.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>
@@ -42,6 +43,14 @@ struct ActivationMatch {
 /// activation and its error, or why a matching chain cannot be replaced.
 std::optional<ActivationMatch> matchActivation(mlir::Operation *anchor,
                                                std::string &reason);
+
+/// matchActivation for a pass that fuses the activations |isFused|
+/// accepts: a chain computing another activation is no match and no
+/// candidate (|candidate| false: that activation's pass reports it).
+std::optional<ActivationMatch>
+matchFusedActivation(mlir::Operation *anchor,
+                     llvm::function_ref<bool(Activation)> isFused,
+                     std::string &reason, bool &candidate);
 
 } // namespace strata
 

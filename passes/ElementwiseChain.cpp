@@ -4,13 +4,12 @@
 
 #include "passes/ElementwiseChain.h"
 
+#include "dialects/strata/IR/ConstantValues.h"
 #include "dialects/strata/IR/StrataOps.h"
-#include "passes/PatternUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
 
@@ -25,54 +24,6 @@ namespace {
 // ops, and a root more than a few users away from the anchor is never one.
 constexpr unsigned kMaxRoots = 16;
 constexpr unsigned kMaxOps = 48;
-constexpr int kMaxConstantDepth = 8;
-
-/// |op| applied to |args| (one per operand) in double precision.
-double applyOp(Operation *op, ArrayRef<double> a) {
-  return llvm::TypeSwitch<Operation *, double>(op)
-      .Case([&](AddOp) { return a[0] + a[1]; })
-      .Case([&](SubOp) { return a[0] - a[1]; })
-      .Case([&](MulOp) { return a[0] * a[1]; })
-      .Case([&](DivOp) { return a[0] / a[1]; })
-      .Case([&](PowOp) { return std::pow(a[0], a[1]); })
-      // NaN propagates, as ONNX Max/Min do.
-      .Case([&](MaxOp) {
-        return std::isnan(a[0]) || std::isnan(a[1]) ? NAN
-                                                    : std::fmax(a[0], a[1]);
-      })
-      .Case([&](MinOp) {
-        return std::isnan(a[0]) || std::isnan(a[1]) ? NAN
-                                                    : std::fmin(a[0], a[1]);
-      })
-      .Case([&](NegOp) { return -a[0]; })
-      .Case([&](AbsOp) { return std::fabs(a[0]); })
-      .Case([&](SqrtOp) { return std::sqrt(a[0]); })
-      .Case([&](RsqrtOp) { return 1.0 / std::sqrt(a[0]); })
-      .Case([&](ReciprocalOp) { return 1.0 / a[0]; })
-      .Case([&](ExpOp) { return std::exp(a[0]); })
-      .Case([&](LogOp) { return std::log(a[0]); })
-      .Case([&](ErfOp) { return std::erf(a[0]); })
-      .Case([&](TanhOp) { return std::tanh(a[0]); })
-      .Case([&](SigmoidOp) { return 1.0 / (1.0 + std::exp(-a[0])); })
-      .Case([&](ReluOp) { return a[0] > 0.0 ? a[0] : 0.0; })
-      .Default([](Operation *) { return NAN; });
-}
-
-std::optional<double> constantScalar(Value v, int depth) {
-  if (std::optional<double> c = getSplatFloatConstant(v))
-    return c;
-  Operation *op = v.getDefiningOp();
-  if (!op || depth >= kMaxConstantDepth || !isChainOp(op))
-    return std::nullopt;
-  SmallVector<double, 2> args;
-  for (Value operand : op->getOperands()) {
-    std::optional<double> c = constantScalar(operand, depth + 1);
-    if (!c)
-      return std::nullopt;
-    args.push_back(*c);
-  }
-  return applyOp(op, args);
-}
 
 /// The chain ops |root| is computed from (|root| included), within
 /// |block|; the non-constant values they read from outside go to |leaves|.
@@ -84,10 +35,10 @@ void collectOperandOps(Operation *root, Block *block,
   while (!pending.empty()) {
     Operation *op = pending.pop_back_val();
     for (Value v : op->getOperands()) {
-      if (evaluateConstantScalar(v))
+      if (evaluateScalarConstant(v))
         continue;
       Operation *def = v.getDefiningOp();
-      if (def && isChainOp(def) && def->getBlock() == block &&
+      if (def && isFloatElementwiseOp(def) && def->getBlock() == block &&
           ops.size() < kMaxOps) {
         if (ops.insert(def))
           pending.push_back(def);
@@ -107,7 +58,7 @@ opsAbove(Operation *root, Value input, const llvm::SetVector<Operation *> &ops) 
   llvm::SmallPtrSet<Operation *, 16> seen = {root};
   for (unsigned i = 0; i < above.size(); ++i) {
     for (Value v : above[i]->getOperands()) {
-      if (v == input || evaluateConstantScalar(v))
+      if (v == input || evaluateScalarConstant(v))
         continue;
       Operation *def = v.getDefiningOp();
       if (!def || !ops.contains(def))
@@ -121,23 +72,10 @@ opsAbove(Operation *root, Value input, const llvm::SetVector<Operation *> &ops) 
 
 } // namespace
 
-bool isChainOp(Operation *op) {
-  if (!isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, NegOp, AbsOp,
-           SqrtOp, RsqrtOp, ReciprocalOp, ExpOp, LogOp, ErfOp, TanhOp,
-           SigmoidOp, ReluOp>(op) ||
-      op->getNumResults() != 1)
-    return false;
-  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-  return type && isa<FloatType>(type.getElementType());
-}
-
-std::optional<double> evaluateConstantScalar(Value v) {
-  return constantScalar(v, 0);
-}
-
 SmallVector<ElementwiseChain> chainsThrough(Operation *anchor) {
   SmallVector<ElementwiseChain> chains;
-  if (!isChainOp(anchor) || evaluateConstantScalar(anchor->getResult(0)))
+  if (!isFloatElementwiseOp(anchor) ||
+      evaluateScalarConstant(anchor->getResult(0)))
     return chains;
   Block *block = anchor->getBlock();
   // Roots: the anchor and the chain ops its value flows into.
@@ -145,7 +83,7 @@ SmallVector<ElementwiseChain> chainsThrough(Operation *anchor) {
   roots.insert(anchor);
   for (unsigned i = 0; i < roots.size() && roots.size() < kMaxRoots; ++i)
     for (Operation *user : roots[i]->getResult(0).getUsers())
-      if (isChainOp(user) && user->getBlock() == block &&
+      if (isFloatElementwiseOp(user) && user->getBlock() == block &&
           roots.size() < kMaxRoots)
         roots.insert(user);
   for (Operation *root : roots) {
@@ -200,7 +138,7 @@ SmallVector<double> evaluateChain(const ElementwiseChain &chain,
         o.producer = index[def];
       } else {
         // Not the input and not a chain value: a constant by construction.
-        o.constant = evaluateConstantScalar(v).value_or(NAN);
+        o.constant = evaluateScalarConstant(v).value_or(NAN);
       }
       row.push_back(o);
     }
@@ -216,7 +154,7 @@ SmallVector<double> evaluateChain(const ElementwiseChain &chain,
         args.push_back(o.isInput         ? x
                        : o.producer >= 0 ? values[o.producer]
                                          : o.constant);
-      values[k] = applyOp(op, args);
+      values[k] = applyFloatElementwise(op, args);
     }
     results.push_back(values[rootIndex]);
   }

@@ -18,8 +18,9 @@
 namespace strata {
 
 /// A function of one value built from elementwise ops: every operand of
-/// every op in |ops| is |input|, the result of another op in |ops|, or a
-/// scalar constant (a float splat, or elementwise ops over splats).
+/// every op in |ops| (float elementwise ops, isFloatElementwiseOp; casts
+/// are excluded: they round) is |input|, the result of another op in |ops|,
+/// or a scalar constant (evaluateScalarConstant: Keras' `sqrt(2.0)`).
 struct ElementwiseChain {
   /// The one non-constant value the chain reads.
   mlir::Value input;
@@ -28,15 +29,6 @@ struct ElementwiseChain {
   /// Every op of the chain, |root| included, in program order.
   llvm::SmallVector<mlir::Operation *, 8> ops;
 };
-
-/// True if |op| is an elementwise strata op a chain may contain: float
-/// add, sub, mul, div, pow, max, min, neg, abs, sqrt, rsqrt, reciprocal,
-/// exp, log, erf, tanh, sigmoid or relu. (Casts are excluded: they round.)
-bool isChainOp(mlir::Operation *op);
-
-/// The value of |v| if it is a scalar constant: a float splat, or chain ops
-/// over float splats (Keras' `sqrt(2.0)`). std::nullopt otherwise.
-std::optional<double> evaluateConstantScalar(mlir::Value v);
 
 /// Every single-input chain whose ops include |anchor|: for each root among
 /// |anchor| and the chain ops its result flows into, each cut of the ops

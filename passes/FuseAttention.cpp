@@ -6,13 +6,14 @@
 
 #include "passes/Passes.h"
 
+#include "dialects/strata/IR/ConstantValues.h"
 #include "dialects/strata/IR/StrataOps.h"
-#include "passes/CausalMask.h"
+#include "passes/FusionPass.h"
+#include "passes/MaskAnalysis.h"
 #include "passes/PatternUtils.h"
 #include "passes/RepeatedHeads.h"
 #include "dialects/strata/IR/ShapeRules.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <array>
@@ -63,52 +64,6 @@ struct AttentionMatch {
   SmallVector<Operation *> ops;
 };
 
-/// The value of a scalar expression of constants (cast, sqrt, reciprocal,
-/// add, sub, mul, div, pow on splats), as GPT-2 exports compute
-/// `sqrt(float(head_dim))` in the graph. std::nullopt if |v| is not one.
-std::optional<double> evalScalar(Value v, int depth = 0) {
-  if (depth > 8)
-    return std::nullopt;
-  Operation *op = v.getDefiningOp();
-  if (!op)
-    return std::nullopt;
-  if (auto constant = dyn_cast<ConstantOp>(op)) {
-    if (auto fp = dyn_cast<DenseFPElementsAttr>(constant.getValue());
-        fp && fp.isSplat())
-      return fp.getSplatValue<APFloat>().convertToDouble();
-    if (auto ints = dyn_cast<DenseIntElementsAttr>(constant.getValue());
-        ints && ints.isSplat() && !ints.getElementType().isInteger(1))
-      return static_cast<double>(ints.getSplatValue<APInt>().getSExtValue());
-    return std::nullopt;
-  }
-  // Everything computed must be a float, or integer rounding would be lost.
-  if (!isa<FloatType>(getElementTypeOrSelf(v.getType())))
-    return std::nullopt;
-  if (auto cast = dyn_cast<CastOp>(op))
-    return evalScalar(cast.getInput(), depth + 1);
-  if (isa<SqrtOp, ReciprocalOp>(op)) {
-    std::optional<double> x = evalScalar(op->getOperand(0), depth + 1);
-    if (!x)
-      return std::nullopt;
-    return isa<SqrtOp>(op) ? std::sqrt(*x) : 1.0 / *x;
-  }
-  if (!isa<AddOp, SubOp, MulOp, DivOp, PowOp>(op))
-    return std::nullopt;
-  std::optional<double> a = evalScalar(op->getOperand(0), depth + 1);
-  std::optional<double> b = evalScalar(op->getOperand(1), depth + 1);
-  if (!a || !b)
-    return std::nullopt;
-  if (isa<AddOp>(op))
-    return *a + *b;
-  if (isa<SubOp>(op))
-    return *a - *b;
-  if (isa<MulOp>(op))
-    return *a * *b;
-  if (isa<DivOp>(op))
-    return *a / *b;
-  return std::pow(*a, *b);
-}
-
 /// For a mul or div |op| whose result has the type of one operand, the other
 /// operand as a constant factor: `x * c`, `c * x` or `x / c` (as 1/c). Sets
 /// |x| to the scaled operand.
@@ -116,7 +71,7 @@ std::optional<double> matchScaleOp(Operation *op, Value &x) {
   auto factor = [&](Value a, Value c) -> std::optional<double> {
     if (a.getType() != op->getResult(0).getType())
       return std::nullopt;
-    std::optional<double> value = evalScalar(c);
+    std::optional<double> value = evaluateScalarConstant(c);
     if (value && std::isfinite(*value) && *value != 0.0) {
       x = a;
       return value;
@@ -323,8 +278,8 @@ matchAttention(SoftmaxOp softmax, std::string &reason, bool &candidate) {
   // order (GPT-2: a causal where inside a padding add).
   Value x = softmax.getInput();
   auto isFill = [](Value v) {
-    std::optional<double> fill = evalScalar(v);
-    return fill && *fill <= -1e4;
+    std::optional<double> fill = evaluateScalarConstant(v);
+    return fill && isHiddenFill(*fill);
   };
   // The scores side of a where or an add: what leads to the QK matmul
   // rather than a mask built from constants.
@@ -333,9 +288,9 @@ matchAttention(SoftmaxOp softmax, std::string &reason, bool &candidate) {
     if (!op || depth > 6)
       return false;
     if (auto where = dyn_cast<WhereOp>(op))
-      return (!evalScalar(where.getTrueValue()) &&
+      return (!evaluateScalarConstant(where.getTrueValue()) &&
               isScoresSide(where.getTrueValue(), depth + 1)) ||
-             (!evalScalar(where.getFalseValue()) &&
+             (!evaluateScalarConstant(where.getFalseValue()) &&
               isScoresSide(where.getFalseValue(), depth + 1));
     if (auto add = dyn_cast<AddOp>(op))
       return isScoresSide(add.getLhs(), depth + 1) ||
@@ -353,7 +308,7 @@ matchAttention(SoftmaxOp softmax, std::string &reason, bool &candidate) {
             .convertToDouble();
     matchEitherOrder(clamp.getLhs(), clamp.getRhs(), true,
                      [&](Value s, Value c) {
-                       std::optional<double> bound = evalScalar(c);
+                       std::optional<double> bound = evaluateScalarConstant(c);
                        if (s.getType() != clamp.getType() || !bound ||
                            *bound > lowest)
                          return false;
@@ -521,13 +476,17 @@ matchAttention(SoftmaxOp softmax, std::string &reason, bool &candidate) {
   // masks) is split: the causal part becomes the attribute, the other part
   // stays a mask.
   SymbolicIndex sq = extentOf(q, 2), sk = extentOf(kt, 3);
+  auto isCausal = [&](const MaskBand &band) {
+    return band.isEndAlignedCausal(sq, sk);
+  };
   bool additiveSeen = false;
   SmallVector<AttentionMatch::Mask, 2> kept;
   for (AttentionMatch::Mask m : match.masks) {
-    bool whole = isEndAlignedCausalMask(m.value, m.kind, sq, sk);
-    std::optional<CausalSplit> split;
+    std::optional<MaskBand> band = analyzeMask(m.value, m.kind);
+    bool whole = band && isCausal(*band);
+    std::optional<MaskSplit> split;
     if (!whole && !match.causal)
-      split = splitEndAlignedCausalMask(m.value, m.kind, sq, sk);
+      split = splitMask(m.value, m.kind, isCausal);
     if (split && split->rest &&
         !broadcastsTo(cast<RankedTensorType>(split->rest.getType()).getShape(),
                       scoresShape))
@@ -566,15 +525,12 @@ matchAttention(SoftmaxOp softmax, std::string &reason, bool &candidate) {
   // shape aside: the rewrite reads it from the scaled value).
   llvm::SmallPtrSet<Operation *, 16> inChain(match.ops.begin(),
                                              match.ops.end());
-  for (Operation *op : match.ops) {
-    if (op == match.root)
-      continue;
-    bool isScale = isOperandScale(op, inChain);
-    for (Operation *user : op->getUsers())
-      if (!inChain.contains(user) && !(isScale && isa<ShapeOp>(user))) {
-        reason = "an intermediate value of the chain has other uses";
-        return std::nullopt;
-      }
+  if (!usedOnlyInside(
+          match.ops, match.root, [&](Operation *op, Operation *user) {
+            return isa<ShapeOp>(user) && isOperandScale(op, inChain);
+          })) {
+    reason = "an intermediate value of the chain has other uses";
+    return std::nullopt;
   }
   match.ops.append(operandOps);
   // Program order, for a readable fused location.
@@ -616,10 +572,7 @@ struct FuseMatmulSoftmaxMatmul : OpRewritePattern<SoftmaxOp> {
         matchAttention(softmax, reason, candidate);
     if (!match)
       return rewriter.notifyMatchFailure(softmax, reason);
-    SmallVector<Location> locs;
-    for (Operation *op : match->ops)
-      locs.push_back(op->getLoc());
-    Location loc = rewriter.getFusedLoc(locs);
+    Location loc = fusedLocOf(rewriter, match->ops);
     rewriter.setInsertionPoint(match->root);
     Value query = materialize(rewriter, loc, match->query);
     Value key = materialize(rewriter, loc, match->key);
@@ -709,17 +662,13 @@ struct FuseMatmulSoftmaxMatmul : OpRewritePattern<SoftmaxOp> {
 struct FuseAttentionPass : impl::FuseAttentionPassBase<FuseAttentionPass> {
   using FuseAttentionPassBase::FuseAttentionPassBase;
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    populateFuseAttentionPatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
-    if (!reportMissed)
-      return;
-    // Remarks are emitted once, after the rewrite reached a fixpoint, and
-    // only at softmaxes over rank-4 tensors.
-    remarkMissedFusions<SoftmaxOp>(
-        getOperation(), matchAttention,
-        "softmax did not fuse into strata.attention: ");
+    // Remarks only at softmaxes over rank-4 tensors.
+    if (failed(runFusion(getOperation(), populateFuseAttentionPatterns,
+                         reportMissed,
+                         missedAt<SoftmaxOp>(
+                             matchAttention,
+                             "softmax did not fuse into strata.attention: "))))
+      signalPassFailure();
   }
 };
 

@@ -8,9 +8,9 @@
 
 #include "dialects/strata/IR/StrataOps.h"
 #include "passes/Activations.h"
+#include "passes/FusionPass.h"
 #include "passes/PatternUtils.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace strata {
 #define GEN_PASS_DEF_FUSEGELUPASS
@@ -24,15 +24,12 @@ namespace strata {
 namespace {
 
 /// The GELU a chain through |anchor| computes, or std::nullopt with
-/// |reason| set; a chain that computes another activation is no GELU.
-std::optional<ActivationMatch> matchGelu(Operation *anchor,
-                                         std::string &reason) {
-  std::optional<ActivationMatch> match = matchActivation(anchor, reason);
-  if (match && match->kind == Activation::Silu) {
-    reason = "its chain computes silu";
-    return std::nullopt;
-  }
-  return match;
+/// |reason| set; a chain that computes SiLU is no GELU and no candidate.
+std::optional<ActivationMatch> matchGelu(Operation *anchor, std::string &reason,
+                                         bool &candidate) {
+  return matchFusedActivation(
+      anchor, [](Activation kind) { return kind != Activation::Silu; }, reason,
+      candidate);
 }
 
 // Any chain computing 0.5 x (1 + erf(x / sqrt(2))) -> strata.gelu(x), and
@@ -46,17 +43,15 @@ struct FuseGeluChain : OpRewritePattern<AnchorOp> {
   LogicalResult matchAndRewrite(AnchorOp anchor,
                                 PatternRewriter &rewriter) const override {
     std::string reason;
-    std::optional<ActivationMatch> match = matchGelu(anchor, reason);
+    bool candidate;
+    std::optional<ActivationMatch> match = matchGelu(anchor, reason, candidate);
     if (!match)
       return rewriter.notifyMatchFailure(anchor, reason);
     const ElementwiseChain &chain = match->chain;
-    SmallVector<Location> locs;
-    for (Operation *op : chain.ops)
-      locs.push_back(op->getLoc());
     rewriter.setInsertionPoint(chain.root);
     StringRef approximate =
         match->kind == Activation::GeluTanh ? "tanh" : "none";
-    auto gelu = GeluOp::create(rewriter, rewriter.getFusedLoc(locs),
+    auto gelu = GeluOp::create(rewriter, fusedLocOf(rewriter, chain.ops),
                                chain.input.getType(), chain.input,
                                rewriter.getStringAttr(approximate));
     rewriter.replaceOp(chain.root, gelu.getResult());
@@ -67,31 +62,13 @@ struct FuseGeluChain : OpRewritePattern<AnchorOp> {
 struct FuseGeluPass : impl::FuseGeluPassBase<FuseGeluPass> {
   using FuseGeluPassBase::FuseGeluPassBase;
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    populateFuseGeluPatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
-    if (!reportMissed)
-      return;
-    // Remarks are emitted once, after the rewrite reached a fixpoint, at
-    // the ops only a GELU spelling has; a SiLU left over is strata-fuse-silu's.
-    auto missed = [](Operation *op, std::string &reason, bool &candidate) {
-      std::optional<ActivationMatch> match = matchActivation(op, reason);
-      candidate = !match || match->kind != Activation::Silu;
-      return match.has_value();
-    };
-    remarkMissedFusions<ErfOp>(
-        getOperation(),
-        [&](ErfOp erf, std::string &reason, bool &candidate) {
-          return missed(erf, reason, candidate);
-        },
-        "erf did not fuse into strata.gelu: ");
-    remarkMissedFusions<TanhOp>(
-        getOperation(),
-        [&](TanhOp tanh, std::string &reason, bool &candidate) {
-          return missed(tanh, reason, candidate);
-        },
-        "tanh did not fuse into strata.gelu: ");
+    // Remarks only at the ops only a GELU spelling has.
+    if (failed(runFusion(
+            getOperation(), populateFuseGeluPatterns, reportMissed,
+            missedAt<ErfOp>(matchGelu, "erf did not fuse into strata.gelu: "),
+            missedAt<TanhOp>(matchGelu,
+                             "tanh did not fuse into strata.gelu: "))))
+      signalPassFailure();
   }
 };
 

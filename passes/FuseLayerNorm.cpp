@@ -8,12 +8,10 @@
 #include "passes/Passes.h"
 
 #include "dialects/strata/IR/StrataOps.h"
+#include "passes/FusionPass.h"
+#include "passes/NormPatterns.h"
 #include "passes/PatternUtils.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-#include "llvm/ADT/SmallPtrSet.h"
-
-#include <algorithm>
 
 namespace strata {
 #define GEN_PASS_DEF_FUSELAYERNORMPASS
@@ -36,48 +34,6 @@ struct LayerNormMatch {
   SmallVector<Operation *> ops;
 };
 
-
-/// The reduced axes of |mean|, non-negative and sorted, if they form the
-/// trailing contiguous range of a ranked input and the dims are kept.
-std::optional<SmallVector<int64_t>> trailingAxes(ReduceMeanOp mean) {
-  auto type = dyn_cast<RankedTensorType>(mean.getInput().getType());
-  if (!type || !mean.getKeepdims() || mean.getAxes().empty())
-    return std::nullopt;
-  int64_t rank = type.getRank();
-  SmallVector<int64_t> axes;
-  for (int64_t a : mean.getAxes())
-    axes.push_back(a < 0 ? a + rank : a);
-  llvm::sort(axes);
-  for (size_t i = 0; i < axes.size(); ++i)
-    if (axes[i] != rank - static_cast<int64_t>(axes.size() - i))
-      return std::nullopt;
-  return axes;
-}
-
-/// True if |v| is a 16-bit float widened to f32 by a strata.cast; |src| is
-/// set to the cast's input.
-bool isWideningCast(Value v, Value &src) {
-  auto cast = v.getDefiningOp<CastOp>();
-  if (!cast)
-    return false;
-  Type from = getElementTypeOrSelf(cast.getInput().getType());
-  Type to = getElementTypeOrSelf(cast.getResult().getType());
-  if (!(from.isF16() || from.isBF16()) || !to.isF32())
-    return false;
-  src = cast.getInput();
-  return true;
-}
-
-/// |op| computes d*d or pow(d, 2).
-bool isSquareOf(Operation *op, Value d) {
-  if (auto mul = dyn_cast<MulOp>(op))
-    return mul.getLhs() == d && mul.getRhs() == d;
-  if (auto pow = dyn_cast<PowOp>(op))
-    return pow.getLhs() == d && isFloatConstant(pow.getRhs(), 2.0, 0.0);
-  return false;
-}
-
-
 /// The trailing dims of |type| from |axis| if they are all static.
 std::optional<SmallVector<int64_t>> normalizedShape(RankedTensorType type,
                                                     int64_t axis) {
@@ -85,12 +41,6 @@ std::optional<SmallVector<int64_t>> normalizedShape(RankedTensorType type,
   if (ShapedType::isDynamicShape(shape))
     return std::nullopt;
   return SmallVector<int64_t>(shape);
-}
-
-/// True if |v| is a ranked tensor of |elem| with exactly shape |shape|.
-bool hasShape(Value v, ArrayRef<int64_t> shape, Type elem) {
-  auto type = dyn_cast<RankedTensorType>(v.getType());
-  return type && type.getShape() == shape && type.getElementType() == elem;
 }
 
 /// The sub ops computing x - mean, or an empty list if |mean| has any other
@@ -122,15 +72,15 @@ Value matchFromCentered(SubOp dv, SubOp dn, ArrayRef<int64_t> axes,
                         std::string &reason) {
   // Optional fp32 island: d is widened once, the widened value feeds both
   // the square and the numerator, and the result is cast back.
-  Value nv = dv.getResult(), nn = dn.getResult(), src;
+  Value nv = dv.getResult(), nn = dn.getResult();
   if (auto cast = dyn_cast_if_present<CastOp>(soleUser(nv));
-      cast && isWideningCast(cast.getResult(), src)) {
+      cast && widenedFrom(cast.getResult())) {
     match.ops.push_back(cast);
     nv = cast.getResult();
   }
   if (dn != dv) {
     if (auto cast = dyn_cast_if_present<CastOp>(soleUser(nn));
-        cast && isWideningCast(cast.getResult(), src)) {
+        cast && widenedFrom(cast.getResult())) {
       match.ops.push_back(cast);
       nn = cast.getResult();
     }
@@ -143,7 +93,7 @@ Value matchFromCentered(SubOp dv, SubOp dn, ArrayRef<int64_t> axes,
   }
   Operation *square = nullptr;
   for (Operation *user : nv.getUsers())
-    if (isSquareOf(user, nv))
+    if (squaredValue(user) == nv)
       square = user;
   if (!square) {
     reason = "'x - mean' is not squared by mul(d, d) or pow(d, 2)";
@@ -153,31 +103,21 @@ Value matchFromCentered(SubOp dv, SubOp dn, ArrayRef<int64_t> axes,
   auto var = dyn_cast_if_present<ReduceMeanOp>(soleUser(square->getResult(0)));
   std::optional<SmallVector<int64_t>> varAxes;
   if (var)
-    varAxes = trailingAxes(var);
+    varAxes = trailingReducedAxes(var);
   if (!var || !varAxes || *varAxes != axes) {
     reason = "the square is not averaged over the same axes";
     return {};
   }
   match.ops.push_back(var);
-  auto addEps = dyn_cast_if_present<AddOp>(soleUser(var.getResult()));
-  std::optional<double> eps;
-  if (addEps)
-    matchEitherOrder(addEps.getLhs(), addEps.getRhs(), true,
-                     [&](Value v, Value c) {
-                       if (v != var.getResult())
-                         return false;
-                       eps = getSplatFloatConstant(c);
-                       return eps.has_value();
-                     });
-  if (!addEps || !eps || *eps < 0.0 ||
-      addEps.getResult().getType() != var.getResult().getType()) {
+  std::optional<EpsilonAdd> addEps = matchPlusEpsilon(var.getResult());
+  if (!addEps) {
     reason = "the variance is not followed by '+ epsilon' with a constant "
              "non-negative scalar epsilon";
     return {};
   }
-  match.ops.push_back(addEps);
-  match.epsilon = *eps;
-  Value y = matchDivideBySqrt(addEps.getResult(), nn, match.ops);
+  match.ops.push_back(addEps->add);
+  match.epsilon = addEps->epsilon;
+  Value y = matchDivideBySqrt(addEps->add.getResult(), nn, match.ops);
   if (!y) {
     reason = "'variance + epsilon' is not turned into (x - mean) / "
              "sqrt(...) or (x - mean) * rsqrt(...)";
@@ -216,7 +156,7 @@ std::optional<LayerNormMatch> matchLayerNorm(ReduceMeanOp mean,
     reason = "the input is not a ranked float tensor";
     return std::nullopt;
   }
-  std::optional<SmallVector<int64_t>> axes = trailingAxes(mean);
+  std::optional<SmallVector<int64_t>> axes = trailingReducedAxes(mean);
   if (!axes) {
     reason = "the mean is not over trailing contiguous axes with keepdims";
     return std::nullopt;
@@ -253,53 +193,29 @@ std::optional<LayerNormMatch> matchLayerNorm(ReduceMeanOp mean,
   match.root = y.getDefiningOp();
   std::optional<SmallVector<int64_t>> normShape =
       normalizedShape(xType, match.axis);
-  Type elem = xType.getElementType();
   // Scale: y * scale in either order, scale of the normalized shape.
-  if (auto mul = dyn_cast_if_present<MulOp>(soleUser(y));
-      mul && normShape && mul.getResult().getType() == xType) {
-    matchEitherOrder(mul.getLhs(), mul.getRhs(), true, [&](Value a, Value s) {
-      if (a != y || !hasShape(s, *normShape, elem))
-        return false;
-      match.scale = s;
-      return true;
-    });
-    if (match.scale) {
-      match.ops.push_back(mul);
-      match.root = mul;
+  if (normShape)
+    if (auto mul = matchTrailingOperand<MulOp>(y, xType, *normShape)) {
+      match.ops.push_back(mul->first);
+      match.root = mul->first;
+      match.scale = mul->second;
     }
-  }
   if (!match.scale && !normShape) {
     reason = "there is no scale and the normalized shape is dynamic";
     return std::nullopt;
   }
   // Bias: only after a scale, + bias in either order.
-  if (match.scale) {
-    Value scaled = match.root->getResult(0);
-    if (auto add = dyn_cast_if_present<AddOp>(soleUser(scaled));
-        add && add.getResult().getType() == xType) {
-      matchEitherOrder(add.getLhs(), add.getRhs(), true, [&](Value a, Value b) {
-        if (a != scaled || !hasShape(b, *normShape, elem))
-          return false;
-        match.bias = b;
-        return true;
-      });
-      if (match.bias) {
-        match.ops.push_back(add);
-        match.root = add;
-      }
+  if (match.scale)
+    if (auto add = matchTrailingOperand<AddOp>(match.root->getResult(0), xType,
+                                               *normShape)) {
+      match.ops.push_back(add->first);
+      match.root = add->first;
+      match.bias = add->second;
     }
-  }
   // Every intermediate value is used only inside the chain.
-  llvm::SmallPtrSet<Operation *, 16> inChain(match.ops.begin(),
-                                             match.ops.end());
-  for (Operation *op : match.ops) {
-    if (op == match.root)
-      continue;
-    for (Operation *user : op->getUsers())
-      if (!inChain.contains(user)) {
-        reason = "an intermediate value of the chain has other uses";
-        return std::nullopt;
-      }
+  if (!usedOnlyInside(match.ops, match.root)) {
+    reason = "an intermediate value of the chain has other uses";
+    return std::nullopt;
   }
   return match;
 }
@@ -315,20 +231,10 @@ struct FuseDecomposedLayerNorm : OpRewritePattern<ReduceMeanOp> {
         matchLayerNorm(mean, reason, candidate);
     if (!match)
       return rewriter.notifyMatchFailure(mean, reason);
-    SmallVector<Location> locs;
-    for (Operation *op : match->ops)
-      locs.push_back(op->getLoc());
-    Location loc = rewriter.getFusedLoc(locs);
+    Location loc = fusedLocOf(rewriter, match->ops);
     rewriter.setInsertionPoint(match->root);
     auto xType = cast<RankedTensorType>(match->input.getType());
-    Value scale = match->scale;
-    if (!scale) {
-      auto type = RankedTensorType::get(xType.getShape().drop_front(match->axis),
-                                        xType.getElementType());
-      auto one = DenseElementsAttr::get(
-          type, rewriter.getFloatAttr(xType.getElementType(), 1.0));
-      scale = ConstantOp::create(rewriter, loc, type, one).getResult();
-    }
+    Value scale = scaleOrOnes(rewriter, loc, match->scale, xType, match->axis);
     auto norm = LayerNormOp::create(
         rewriter, loc, xType, match->input, scale, match->bias,
         rewriter.getI64IntegerAttr(match->axis),
@@ -341,17 +247,13 @@ struct FuseDecomposedLayerNorm : OpRewritePattern<ReduceMeanOp> {
 struct FuseLayerNormPass : impl::FuseLayerNormPassBase<FuseLayerNormPass> {
   using FuseLayerNormPassBase::FuseLayerNormPassBase;
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    populateFuseLayerNormPatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
-    if (!reportMissed)
-      return;
-    // Remarks are emitted once, after the rewrite reached a fixpoint, and
-    // only at means that are subtracted from their input.
-    remarkMissedFusions<ReduceMeanOp>(
-        getOperation(), matchLayerNorm,
-        "reduce_mean did not fuse into strata.layer_norm: ");
+    // Remarks only at means that are subtracted from their input.
+    if (failed(runFusion(
+            getOperation(), populateFuseLayerNormPatterns, reportMissed,
+            missedAt<ReduceMeanOp>(
+                matchLayerNorm,
+                "reduce_mean did not fuse into strata.layer_norm: "))))
+      signalPassFailure();
   }
 };
 

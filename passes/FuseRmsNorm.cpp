@@ -7,10 +7,10 @@
 #include "passes/Passes.h"
 
 #include "dialects/strata/IR/StrataOps.h"
+#include "passes/FusionPass.h"
+#include "passes/NormPatterns.h"
 #include "passes/PatternUtils.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-#include "llvm/ADT/SmallPtrSet.h"
 
 namespace strata {
 #define GEN_PASS_DEF_FUSERMSNORMPASS
@@ -33,40 +33,12 @@ struct RmsNormMatch {
   SmallVector<Operation *> ops;
 };
 
-
-/// The first reduced axis (non-negative) if |mean| reduces the trailing
-/// contiguous dims of a ranked input and keeps them.
-std::optional<int64_t> trailingAxis(ReduceMeanOp mean) {
-  auto type = dyn_cast<RankedTensorType>(mean.getInput().getType());
-  if (!type || !mean.getKeepdims() || mean.getAxes().empty())
-    return std::nullopt;
-  int64_t rank = type.getRank();
-  SmallVector<int64_t> axes;
-  for (int64_t a : mean.getAxes())
-    axes.push_back(a < 0 ? a + rank : a);
-  llvm::sort(axes);
-  for (size_t i = 0; i < axes.size(); ++i)
-    if (axes[i] != rank - static_cast<int64_t>(axes.size() - i))
-      return std::nullopt;
-  return axes.front();
-}
-
-/// The squared value if |v| is x*x or pow(x, 2), else {}.
-Value matchSquare(Value v) {
-  if (auto mul = v.getDefiningOp<MulOp>())
-    return mul.getLhs() == mul.getRhs() ? mul.getLhs() : Value();
-  if (auto pow = v.getDefiningOp<PowOp>())
-    return isFloatConstant(pow.getRhs(), 2.0, 0.0) ? pow.getLhs() : Value();
-  return {};
-}
-
-
 /// Tries to match an RMS norm around the mean of squares |var|; on failure
 /// |reason| says why and |candidate| says whether |var| averages a square.
 std::optional<RmsNormMatch> matchRmsNorm(ReduceMeanOp var, std::string &reason,
                                          bool &candidate) {
   RmsNormMatch match;
-  Value xs = matchSquare(var.getInput());
+  Value xs = squaredValue(var.getInput().getDefiningOp());
   candidate = static_cast<bool>(xs);
   if (!xs)
     return std::nullopt;
@@ -82,43 +54,30 @@ std::optional<RmsNormMatch> matchRmsNorm(ReduceMeanOp var, std::string &reason,
     reason = "the input is not a ranked float tensor";
     return std::nullopt;
   }
-  std::optional<int64_t> axis = trailingAxis(var);
-  if (!axis) {
+  std::optional<SmallVector<int64_t>> axes = trailingReducedAxes(var);
+  if (!axes) {
     reason = "the mean is not over trailing contiguous axes with keepdims";
     return std::nullopt;
   }
-  match.axis = *axis;
+  match.axis = axes->front();
   // Optional fp32 island: x (f16/bf16) is widened first and cast back after.
   match.input = xs;
   Operation *castIn = nullptr;
-  if (auto cast = xs.getDefiningOp<CastOp>()) {
-    Type from = getElementTypeOrSelf(cast.getInput().getType());
-    if ((from.isF16() || from.isBF16()) && xsType.getElementType().isF32()) {
-      castIn = cast;
-      match.input = cast.getInput();
-      match.ops.push_back(cast);
-    }
+  if (Value narrow = widenedFrom(xs)) {
+    castIn = xs.getDefiningOp();
+    match.input = narrow;
+    match.ops.push_back(castIn);
   }
   match.ops.append({var.getInput().getDefiningOp(), var});
-  auto addEps = dyn_cast_if_present<AddOp>(soleUser(var.getResult()));
-  std::optional<double> eps;
-  if (addEps)
-    matchEitherOrder(addEps.getLhs(), addEps.getRhs(), true,
-                     [&](Value v, Value c) {
-                       if (v != var.getResult())
-                         return false;
-                       eps = getSplatFloatConstant(c);
-                       return eps.has_value();
-                     });
-  if (!addEps || !eps || *eps < 0.0 ||
-      addEps.getResult().getType() != var.getResult().getType()) {
+  std::optional<EpsilonAdd> addEps = matchPlusEpsilon(var.getResult());
+  if (!addEps) {
     reason = "the mean of squares is not followed by '+ epsilon' with a "
              "constant non-negative scalar epsilon";
     return std::nullopt;
   }
-  match.ops.push_back(addEps);
-  match.epsilon = *eps;
-  Value y = matchDivideBySqrt(addEps.getResult(), xs, match.ops);
+  match.ops.push_back(addEps->add);
+  match.epsilon = addEps->epsilon;
+  Value y = matchDivideBySqrt(addEps->add.getResult(), xs, match.ops);
   if (!y) {
     reason = "'mean(x^2) + epsilon' is not turned into x / sqrt(...) or "
              "x * rsqrt(...)";
@@ -145,36 +104,20 @@ std::optional<RmsNormMatch> matchRmsNorm(ReduceMeanOp var, std::string &reason,
   ArrayRef<int64_t> normShape = xType.getShape().drop_front(match.axis);
   bool staticNorm = !ShapedType::isDynamicShape(normShape);
   // Weight: y * weight in either order, weight of the normalized shape.
-  if (auto mul = dyn_cast_if_present<MulOp>(soleUser(y));
-      mul && staticNorm && mul.getResult().getType() == xType) {
-    matchEitherOrder(mul.getLhs(), mul.getRhs(), true, [&](Value a, Value w) {
-      auto wType = dyn_cast<RankedTensorType>(w.getType());
-      if (a != y || !wType || wType.getShape() != normShape ||
-          wType.getElementType() != xType.getElementType())
-        return false;
-      match.scale = w;
-      return true;
-    });
-    if (match.scale) {
-      match.ops.push_back(mul);
-      match.root = mul;
+  if (staticNorm)
+    if (auto mul = matchTrailingOperand<MulOp>(y, xType, normShape)) {
+      match.ops.push_back(mul->first);
+      match.root = mul->first;
+      match.scale = mul->second;
     }
-  }
   if (!match.scale && !staticNorm) {
     reason = "there is no weight and the normalized shape is dynamic";
     return std::nullopt;
   }
   // Every intermediate value is used only inside the chain.
-  llvm::SmallPtrSet<Operation *, 16> inChain(match.ops.begin(),
-                                             match.ops.end());
-  for (Operation *op : match.ops) {
-    if (op == match.root)
-      continue;
-    for (Operation *user : op->getUsers())
-      if (!inChain.contains(user)) {
-        reason = "an intermediate value of the chain has other uses";
-        return std::nullopt;
-      }
+  if (!usedOnlyInside(match.ops, match.root)) {
+    reason = "an intermediate value of the chain has other uses";
+    return std::nullopt;
   }
   return match;
 }
@@ -189,20 +132,10 @@ struct FuseDecomposedRmsNorm : OpRewritePattern<ReduceMeanOp> {
     std::optional<RmsNormMatch> match = matchRmsNorm(var, reason, candidate);
     if (!match)
       return rewriter.notifyMatchFailure(var, reason);
-    SmallVector<Location> locs;
-    for (Operation *op : match->ops)
-      locs.push_back(op->getLoc());
-    Location loc = rewriter.getFusedLoc(locs);
+    Location loc = fusedLocOf(rewriter, match->ops);
     rewriter.setInsertionPoint(match->root);
     auto xType = cast<RankedTensorType>(match->input.getType());
-    Value scale = match->scale;
-    if (!scale) {
-      auto type = RankedTensorType::get(xType.getShape().drop_front(match->axis),
-                                        xType.getElementType());
-      auto one = DenseElementsAttr::get(
-          type, rewriter.getFloatAttr(xType.getElementType(), 1.0));
-      scale = ConstantOp::create(rewriter, loc, type, one).getResult();
-    }
+    Value scale = scaleOrOnes(rewriter, loc, match->scale, xType, match->axis);
     auto norm = RmsNormOp::create(
         rewriter, loc, xType, match->input, scale,
         rewriter.getI64IntegerAttr(match->axis),
@@ -215,17 +148,13 @@ struct FuseDecomposedRmsNorm : OpRewritePattern<ReduceMeanOp> {
 struct FuseRmsNormPass : impl::FuseRmsNormPassBase<FuseRmsNormPass> {
   using FuseRmsNormPassBase::FuseRmsNormPassBase;
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    populateFuseRmsNormPatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
-    if (!reportMissed)
-      return;
-    // Remarks are emitted once, after the rewrite reached a fixpoint, and
-    // only at means of a square.
-    remarkMissedFusions<ReduceMeanOp>(
-        getOperation(), matchRmsNorm,
-        "reduce_mean did not fuse into strata.rms_norm: ");
+    // Remarks only at means of a square.
+    if (failed(
+            runFusion(getOperation(), populateFuseRmsNormPatterns, reportMissed,
+                      missedAt<ReduceMeanOp>(
+                          matchRmsNorm,
+                          "reduce_mean did not fuse into strata.rms_norm: "))))
+      signalPassFailure();
   }
 };
 

@@ -7,9 +7,9 @@
 
 #include "dialects/strata/IR/StrataOps.h"
 #include "passes/Activations.h"
+#include "passes/FusionPass.h"
 #include "passes/PatternUtils.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace strata {
 #define GEN_PASS_DEF_FUSESILUPASS
@@ -22,6 +22,15 @@ using namespace strata::ir;
 namespace strata {
 namespace {
 
+/// The SiLU a chain through |anchor| computes, or std::nullopt with
+/// |reason| set; a chain that computes a GELU is no candidate.
+std::optional<ActivationMatch> matchSilu(Operation *anchor, std::string &reason,
+                                         bool &candidate) {
+  return matchFusedActivation(
+      anchor, [](Activation kind) { return kind == Activation::Silu; }, reason,
+      candidate);
+}
+
 // Any chain computing x * sigmoid(x) -> strata.silu(x); anchored on the
 // sigmoid, exp or tanh (sigmoid(x) = 0.5 (1 + tanh(x / 2))) every spelling
 // has.
@@ -31,17 +40,13 @@ struct FuseSiluChain : OpRewritePattern<AnchorOp> {
   LogicalResult matchAndRewrite(AnchorOp anchor,
                                 PatternRewriter &rewriter) const override {
     std::string reason;
-    std::optional<ActivationMatch> match = matchActivation(anchor, reason);
+    bool candidate;
+    std::optional<ActivationMatch> match = matchSilu(anchor, reason, candidate);
     if (!match)
       return rewriter.notifyMatchFailure(anchor, reason);
-    if (match->kind != Activation::Silu)
-      return rewriter.notifyMatchFailure(anchor, "its chain is not silu");
     const ElementwiseChain &chain = match->chain;
-    SmallVector<Location> locs;
-    for (Operation *op : chain.ops)
-      locs.push_back(op->getLoc());
     rewriter.setInsertionPoint(chain.root);
-    auto silu = SiluOp::create(rewriter, rewriter.getFusedLoc(locs),
+    auto silu = SiluOp::create(rewriter, fusedLocOf(rewriter, chain.ops),
                                chain.input.getType(), chain.input);
     rewriter.replaceOp(chain.root, silu.getResult());
     return success();
@@ -51,23 +56,12 @@ struct FuseSiluChain : OpRewritePattern<AnchorOp> {
 struct FuseSiluPass : impl::FuseSiluPassBase<FuseSiluPass> {
   using FuseSiluPassBase::FuseSiluPassBase;
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    populateFuseSiluPatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
-    if (!reportMissed)
-      return;
-    // Remarks are emitted once, after the rewrite reached a fixpoint. A
-    // sigmoid in a GELU spelling is left to strata-fuse-gelu.
-    remarkMissedFusions<SigmoidOp>(
-        getOperation(),
-        [](SigmoidOp sigmoid, std::string &reason, bool &candidate) {
-          std::optional<ActivationMatch> match =
-              matchActivation(sigmoid, reason);
-          candidate = !match || match->kind == Activation::Silu;
-          return match.has_value();
-        },
-        "sigmoid did not fuse into strata.silu: ");
+    // A sigmoid in a GELU spelling is left to strata-fuse-gelu.
+    if (failed(runFusion(
+            getOperation(), populateFuseSiluPatterns, reportMissed,
+            missedAt<SigmoidOp>(matchSilu,
+                                "sigmoid did not fuse into strata.silu: "))))
+      signalPassFailure();
   }
 };
 

@@ -61,14 +61,6 @@ std::optional<int64_t> normalizeIndex(int64_t index, int64_t n) {
   return index;
 }
 
-/// Number of elements of a static-shaped tensor, else std::nullopt.
-std::optional<int64_t> staticCount(Value v) {
-  auto type = dyn_cast<RankedTensorType>(v.getType());
-  if (!type || !type.hasStaticShape())
-    return std::nullopt;
-  return type.getNumElements();
-}
-
 /// One query's memo of the extents and elements it traced: graphs are
 /// DAGs (a residual stream feeds every layer), so each (value, dim) is
 /// traced once.
@@ -94,7 +86,7 @@ std::optional<int64_t> intOf(Attribute a) {
 std::optional<SymbolicIndex> elementAtUncached(Value v, int64_t index,
                                                Tracer &t) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
-  std::optional<int64_t> n = staticCount(v);
+  std::optional<int64_t> n = staticElementCount(v);
   if (!type || !n || type.getRank() > 1 ||
       !isa<IntegerType>(type.getElementType()) ||
       type.getElementType().isInteger(1) || index < 0 || index >= *n)
@@ -104,7 +96,7 @@ std::optional<SymbolicIndex> elementAtUncached(Value v, int64_t index,
     return std::nullopt;
   // An operand broadcast against |v|: its only element or element |index|.
   auto operandAt = [&](Value x) -> std::optional<SymbolicIndex> {
-    std::optional<int64_t> m = staticCount(x);
+    std::optional<int64_t> m = staticElementCount(x);
     if (!m)
       return std::nullopt;
     return elementAt(x, *m == 1 ? 0 : index, t);
@@ -137,13 +129,13 @@ std::optional<SymbolicIndex> elementAtUncached(Value v, int64_t index,
   if (isa<ReshapeOp, CastOp>(op)) {
     Value input = op->getOperand(0);
     auto inputType = dyn_cast<RankedTensorType>(input.getType());
-    if (!inputType || inputType.getRank() > 1 || staticCount(input) != n)
+    if (!inputType || inputType.getRank() > 1 || staticElementCount(input) != n)
       return std::nullopt;
     return elementAt(input, index, t);
   }
   if (auto concat = dyn_cast<ConcatOp>(op)) {
     for (Value input : concat.getInputs()) {
-      std::optional<int64_t> m = staticCount(input);
+      std::optional<int64_t> m = staticElementCount(input);
       if (!m)
         return std::nullopt;
       if (index < *m)
@@ -153,7 +145,7 @@ std::optional<SymbolicIndex> elementAtUncached(Value v, int64_t index,
     return std::nullopt;
   }
   if (auto slice = dyn_cast<SliceOp>(op)) {
-    std::optional<int64_t> m = staticCount(slice.getInput());
+    std::optional<int64_t> m = staticElementCount(slice.getInput());
     std::optional<SymbolicIndex> start = elementAt(slice.getStarts(), 0, t);
     std::optional<SymbolicIndex> step = elementAt(slice.getSteps(), 0, t);
     if (!m || slice.getAxes().size() != 1 || !start || !step ||
@@ -166,7 +158,7 @@ std::optional<SymbolicIndex> elementAtUncached(Value v, int64_t index,
     return elementAt(slice.getInput(), first + index, t);
   }
   if (auto gather = dyn_cast<GatherOp>(op)) {
-    std::optional<int64_t> m = staticCount(gather.getData());
+    std::optional<int64_t> m = staticElementCount(gather.getData());
     std::optional<SymbolicIndex> at = elementAt(gather.getIndices(), index, t);
     if (!m || gather.getAxis() != 0 || !at || !at->getConstant() ||
         cast<RankedTensorType>(gather.getData().getType()).getRank() != 1)
@@ -477,7 +469,7 @@ SymbolicIndex extentOfUncached(Value v, int64_t dim, Tracer &t) {
     // Aligned to the end: the input extent unless it is 1, else the shape's.
     auto inputType = cast<RankedTensorType>(expand.getInput().getType());
     int64_t inputDim = dim - (rank - inputType.getRank());
-    std::optional<int64_t> shapeRank = staticCount(expand.getShape());
+    std::optional<int64_t> shapeRank = staticElementCount(expand.getShape());
     if (!shapeRank)
       return self;
     int64_t shapeDim = dim - (rank - *shapeRank);
@@ -556,6 +548,54 @@ bool SymbolicIndex::isNonNegative() const {
          llvm::all_of(terms, [](const auto &t) { return std::get<2>(t) > 0; });
 }
 
+void SymbolicIndex::print(llvm::raw_ostream &os) const {
+  bool first = true;
+  for (auto [value, dim, coeff] : terms) {
+    os << (coeff < 0 ? (first ? "-" : " - ") : (first ? "" : " + "));
+    if (coeff != 1 && coeff != -1)
+      os << (coeff < 0 ? -coeff : coeff) << "*";
+    if (auto arg = dyn_cast<BlockArgument>(value))
+      os << "%arg" << arg.getArgNumber();
+    else
+      os << "'" << value.getDefiningOp()->getName() << "'";
+    os << "[" << dim << "]";
+    first = false;
+  }
+  if (first)
+    os << constant;
+  else if (constant != 0)
+    os << (constant < 0 ? " - " : " + ")
+       << (constant < 0 ? -constant : constant);
+}
+
+bool isKnownLessEqual(const SymbolicIndex &a, const SymbolicIndex &b) {
+  return (b - a).isNonNegative();
+}
+
+std::optional<SymbolicIndex> knownMin(const SymbolicIndex &a,
+                                      const SymbolicIndex &b) {
+  if (isKnownLessEqual(a, b))
+    return a;
+  if (isKnownLessEqual(b, a))
+    return b;
+  return std::nullopt;
+}
+
+std::optional<SymbolicIndex> knownMax(const SymbolicIndex &a,
+                                      const SymbolicIndex &b) {
+  // The one that is not the minimum.
+  if (std::optional<SymbolicIndex> min = knownMin(a, b))
+    return a + b - *min;
+  return std::nullopt;
+}
+
+std::optional<int64_t> staticElementCount(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || !type.hasStaticShape())
+    return std::nullopt;
+  return type.getNumElements();
+}
+
 SymbolicIndex extentOf(Value v, int64_t dim) {
   Tracer t;
   return extentOfImpl(v, dim, t);
@@ -575,7 +615,7 @@ std::optional<SymbolicIndex> reshapeExtentOf(ReshapeOp op, int64_t dim) {
 
 std::optional<SmallVector<SymbolicIndex>> elementsOf(Value v,
                                                      int64_t maxCount) {
-  std::optional<int64_t> n = staticCount(v);
+  std::optional<int64_t> n = staticElementCount(v);
   if (!n || *n > maxCount)
     return std::nullopt;
   SmallVector<SymbolicIndex> elements;

@@ -4,7 +4,8 @@
 // tensor, or an element of a 1-D shape tensor built with Shape, Gather,
 // Slice, Concat, Reshape, Cast and integer math, as `constant + sum(coeff *
 // extent)` over canonical extents, so `Shape(K)[-2] - Shape(Q)[-2]` computed
-// in the graph compares equal to `Sk - Sq` taken from the attention operands.
+// in the graph compares equal to `Sk - Sq` taken from the attention operands;
+// and compares such indices (equal, known <=, known min/max).
 
 #ifndef STRATA_PASSES_SHAPEARITHMETIC_H_
 #define STRATA_PASSES_SHAPEARITHMETIC_H_
@@ -13,6 +14,7 @@
 
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <optional>
 #include <tuple>
@@ -47,7 +49,26 @@ struct SymbolicIndex {
   /// True if the index is >= 0 for every value of its extents (a
   /// non-negative constant plus non-negative multiples of extents).
   bool isNonNegative() const;
+  /// Writes the index as `2*%arg0[1] - 'strata.shape'[0] + 3`: each extent
+  /// as the block argument or op it is read from and its dim.
+  void print(llvm::raw_ostream &os) const;
 };
+
+/// True if |a| <= |b| for every value of the extents.
+bool isKnownLessEqual(const SymbolicIndex &a, const SymbolicIndex &b);
+
+/// The smaller of |a| and |b| when one is known to be (isKnownLessEqual),
+/// else std::nullopt.
+std::optional<SymbolicIndex> knownMin(const SymbolicIndex &a,
+                                      const SymbolicIndex &b);
+
+/// The larger of |a| and |b| when one is known to be, else std::nullopt.
+std::optional<SymbolicIndex> knownMax(const SymbolicIndex &a,
+                                      const SymbolicIndex &b);
+
+/// Number of elements of |v| if it is a tensor of static shape, else
+/// std::nullopt.
+std::optional<int64_t> staticElementCount(mlir::Value v);
 
 /// Extent |dim| of |v| (a ranked tensor): a constant when static, else the
 /// canonical symbolic extent. Dims of function arguments with the same

@@ -74,7 +74,9 @@ ImportContext::inputConstInts(unsigned i) const {
 
 std::optional<double> ImportContext::inputConstFloat(unsigned i) const {
   Value v = input(i);
-  return v ? getSplatFloatConstant(v) : std::nullopt;
+  if (!v || !isa<FloatType>(getElementTypeOrSelf(v.getType())))
+    return std::nullopt;
+  return evaluateScalarConstant(v);
 }
 
 LogicalResult ImportContext::requireInputs(unsigned count) {

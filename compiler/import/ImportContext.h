@@ -77,7 +77,8 @@ public:
   const std::optional<KnownInts> &inputKnown(unsigned i) const;
   /// Input |i| as fully known integers, or std::nullopt.
   std::optional<llvm::SmallVector<int64_t>> inputConstInts(unsigned i) const;
-  /// Input |i| as a float splat constant (any shape), or std::nullopt.
+  /// Input |i|, a float tensor, as the scalar constant every element holds
+  /// (ir::evaluateScalarConstant), or std::nullopt.
   std::optional<double> inputConstFloat(unsigned i) const;
   /// Requires |count| leading inputs; emits an error and fails otherwise.
   mlir::LogicalResult requireInputs(unsigned count);

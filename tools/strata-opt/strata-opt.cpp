@@ -7,6 +7,7 @@
 #include "compiler/pipeline/Pipelines.h"
 #include "dialects/strata/IR/StrataDialect.h"
 #include "passes/Passes.h"
+#include "passes/TestPasses.h"
 #include "tools/common/HelpOptions.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -22,6 +23,7 @@ int main(int argc, char **argv) {
   strata::tools::hideUnrelatedOptionsFromHelp({});
   mlir::registerTransformsPasses(); // canonicalize, cse, ...
   strata::registerStrataPasses();
+  strata::registerStrataTestPasses(); // analyses shown to lit tests
   strata::registerPipelines();
   strata::codegen::cpu::registerCpuCodegenPasses();
 
