@@ -60,6 +60,13 @@ void collect(strata_compile_severity_t severity, const char *location,
       {severity, location, message});
 }
 
+void expectOk(strata_status_t status) {
+  if (status) {
+    ADD_FAILURE() << strata_status_message(status);
+    strata_status_free(status);
+  }
+}
+
 class CompilerCApiTest : public ::testing::Test {
 protected:
   void SetUp() override {
@@ -68,6 +75,8 @@ protected:
     dir = pattern;
   }
   void TearDown() override {
+    strata_session_release(session);
+    strata_module_release(module);
     std::string cmd = "rm -rf '" + dir + "'";
     ASSERT_EQ(std::system(cmd.c_str()), 0);
   }
@@ -99,17 +108,28 @@ protected:
     return false;
   }
 
+  /// Loads the compiled artifact, finds "main" and opens a session on it
+  /// (released by TearDown).
+  void openArtifact() {
+    expectOk(strata_module_load_file(artifact().c_str(), allocator, &module));
+    ASSERT_NE(module, nullptr);
+    expectOk(strata_module_find_entry(module, "main", &entry));
+    ASSERT_NE(entry, nullptr);
+    strata_session_options_t sessionOptions;
+    strata_session_options_init(&sessionOptions);
+    expectOk(
+        strata_session_create(module, &sessionOptions, allocator, &session));
+    ASSERT_NE(session, nullptr);
+  }
+
   std::string dir;
   std::vector<Diagnostic> diagnostics;
   std::string errorText;
+  strata_allocator_t allocator = strata_allocator_system();
+  strata_module_t *module = nullptr;
+  const strata_entry_signature_t *entry = nullptr;
+  strata_session_t *session = nullptr;
 };
-
-void expectOk(strata_status_t status) {
-  if (status) {
-    ADD_FAILURE() << strata_status_message(status);
-    strata_status_free(status);
-  }
-}
 
 TEST_F(CompilerCApiTest, CompiledModelRunsAndMatchesTheAffineMap) {
   strata_compile_options_t options;
@@ -120,13 +140,7 @@ TEST_F(CompilerCApiTest, CompiledModelRunsAndMatchesTheAffineMap) {
       << errorText;
   EXPECT_EQ(errorText, "");
 
-  strata_allocator_t allocator = strata_allocator_system();
-  strata_module_t *module = nullptr;
-  expectOk(strata_module_load_file(artifact().c_str(), allocator, &module));
-  ASSERT_NE(module, nullptr);
-  const strata_entry_signature_t *entry = nullptr;
-  expectOk(strata_module_find_entry(module, "main", &entry));
-  ASSERT_NE(entry, nullptr);
+  ASSERT_NO_FATAL_FAILURE(openArtifact());
   ASSERT_EQ(entry->output_count, 1u);
   // The output's batch is the input's: same symbolic dim, max_batch.
   ASSERT_EQ(entry->outputs[0].rank, 2u);
@@ -135,11 +149,6 @@ TEST_F(CompilerCApiTest, CompiledModelRunsAndMatchesTheAffineMap) {
   EXPECT_EQ(entry->outputs[0].dims[0].max, 4);
   EXPECT_EQ(entry->outputs[0].dims[1].extent, 2);
 
-  strata_session_options_t sessionOptions;
-  strata_session_options_init(&sessionOptions);
-  strata_session_t *session = nullptr;
-  expectOk(strata_session_create(module, &sessionOptions, allocator, &session));
-  ASSERT_NE(session, nullptr);
   const float x[3][3] = {{1, 2, 3}, {-1, 0.5f, 4}, {0, 0, -2}};
   const float w[3][2] = {{1, -2}, {0.5f, 3}, {-1, 0.25f}};
   const float b[2] = {0.5f, -1};
@@ -164,8 +173,6 @@ TEST_F(CompilerCApiTest, CompiledModelRunsAndMatchesTheAffineMap) {
     }
   strata_tensor_release(output);
   strata_tensor_release(input);
-  strata_session_release(session);
-  strata_module_release(module);
 }
 
 // transformers' Llama (torch.onnx.export) with default options: every
@@ -177,19 +184,7 @@ TEST_F(CompilerCApiTest, FixtureCompiledWithDefaultsMatchesOnnxruntime) {
   const std::string ref = fixture + "/ref/model_b3_s11_p0/";
   ASSERT_EQ(compile(fixture + "/model.onnx", nullptr), STRATA_COMPILE_STATUS_OK)
       << errorText;
-
-  strata_allocator_t allocator = strata_allocator_system();
-  strata_module_t *module = nullptr;
-  expectOk(strata_module_load_file(artifact().c_str(), allocator, &module));
-  ASSERT_NE(module, nullptr);
-  const strata_entry_signature_t *entry = nullptr;
-  expectOk(strata_module_find_entry(module, "main", &entry));
-  ASSERT_NE(entry, nullptr);
-  strata_session_options_t sessionOptions;
-  strata_session_options_init(&sessionOptions);
-  strata_session_t *session = nullptr;
-  expectOk(strata_session_create(module, &sessionOptions, allocator, &session));
-  ASSERT_NE(session, nullptr);
+  ASSERT_NO_FATAL_FAILURE(openArtifact());
 
   std::vector<strata_tensor_t *> inputs;
   for (size_t i = 0; i < entry->input_count; ++i) {
@@ -235,20 +230,14 @@ TEST_F(CompilerCApiTest, FixtureCompiledWithDefaultsMatchesOnnxruntime) {
   }
   for (strata_tensor_t *tensor : inputs)
     strata_tensor_release(tensor);
-  strata_session_release(session);
-  strata_module_release(module);
 }
 
 TEST_F(CompilerCApiTest, DefaultOptionsAndTwoCompilesInOneProcess) {
   std::string model = write("affine.onnxtext", kAffineModel);
   ASSERT_EQ(compile(model, nullptr), STRATA_COMPILE_STATUS_OK) << errorText;
   ASSERT_EQ(compile(model, nullptr), STRATA_COMPILE_STATUS_OK) << errorText;
-  strata_module_t *module = nullptr;
-  expectOk(strata_module_load_file(artifact().c_str(),
-                                   strata_allocator_system(), &module));
-  ASSERT_NE(module, nullptr);
-  EXPECT_EQ(strata_module_entry(module, 0)->inputs[0].dims[0].max, 8);
-  strata_module_release(module);
+  ASSERT_NO_FATAL_FAILURE(openArtifact());
+  EXPECT_EQ(entry->inputs[0].dims[0].max, 8);
 }
 
 TEST_F(CompilerCApiTest, MissingModelIsNotFound) {
