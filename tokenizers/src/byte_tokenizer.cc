@@ -1,4 +1,4 @@
-//===- byte_tokenizer.cc - Token id = byte value ----------------------------===//
+//===- byte_tokenizer.cc - Token id = byte value --------------------------===//
 // SPDX-License-Identifier: Apache-2.0
 // The tokenizer of byte-level models such as the bytegpt fixture: 256 ids,
 // no special tokens, any byte sequence encodes.
@@ -28,9 +28,9 @@ class ByteTokenizer final : public Tokenizer {
                          std::string* text) const override {
     for (size_t i = 0; i < count; ++i) {
       if (ids[i] < 0 || ids[i] >= kByteVocabSize)
-        return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
-                                  "id %d at position %zu is not a byte (0..255)",
-                                  ids[i], i);
+        return STRATA_MAKE_STATUS(
+            STRATA_STATUS_INVALID_ARGUMENT,
+            "id %d at position %zu is not a byte (0..255)", ids[i], i);
       text->push_back(static_cast<char>(ids[i]));
     }
     return strata_ok_status();

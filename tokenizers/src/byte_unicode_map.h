@@ -1,4 +1,4 @@
-//===- byte_unicode_map.h - GPT-2's byte <-> printable character map --------===//
+//===- byte_unicode_map.h - GPT-2's byte <-> printable character map ------===//
 // SPDX-License-Identifier: Apache-2.0
 // GPT-2's vocabulary spells every byte as a printable character so that its
 // files hold no control characters or spaces: printable Latin-1 bytes stand

@@ -1,4 +1,4 @@
-//===- gpt2_bpe_tokenizer.cc - GPT-2 byte-level BPE -------------------------===//
+//===- gpt2_bpe_tokenizer.cc - GPT-2 byte-level BPE -----------------------===//
 // SPDX-License-Identifier: Apache-2.0
 // Each pre-token starts as its bytes' tokens; the adjacent pair with the
 // lowest merge rank is merged everywhere in the piece until none is left.

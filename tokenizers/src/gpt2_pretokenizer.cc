@@ -1,4 +1,4 @@
-//===- gpt2_pretokenizer.cc - GPT-2's split of text before BPE --------------===//
+//===- gpt2_pretokenizer.cc - GPT-2's split of text before BPE ------------===//
 // SPDX-License-Identifier: Apache-2.0
 // At each position the expression's alternatives are tried in order, and the
 // first that matches wins, as a backtracking regex engine does.

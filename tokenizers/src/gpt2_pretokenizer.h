@@ -1,4 +1,4 @@
-//===- gpt2_pretokenizer.h - GPT-2's split of text before BPE ---------------===//
+//===- gpt2_pretokenizer.h - GPT-2's split of text before BPE -------------===//
 // SPDX-License-Identifier: Apache-2.0
 // GPT-2 runs BPE on pieces that its regular expression
 //   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+

@@ -1,4 +1,4 @@
-//===- gpt2_vocabulary.cc - GPT-2's encoder.json and vocab.bpe, loaded ------===//
+//===- gpt2_vocabulary.cc - GPT-2's encoder.json and vocab.bpe, loaded ----===//
 // SPDX-License-Identifier: Apache-2.0
 // Every field of both files is checked, since they come from the caller:
 // a malformed file gives DATA_LOSS, never a crash or an unbounded table.
@@ -53,8 +53,9 @@ bool unmapToken(std::string_view spelled, std::string* bytes) {
   return !bytes->empty();
 }
 
-strata_status_t loadTokens(const char* path, Gpt2Vocabulary* vocabulary,
-                           std::unordered_map<std::string, int32_t>* idOfBytes) {
+strata_status_t loadTokens(
+    const char* path, Gpt2Vocabulary* vocabulary,
+    std::unordered_map<std::string, int32_t>* idOfBytes) {
   std::string text;
   STRATA_RETURN_IF_ERROR(readFile(path, &text));
   nlohmann::json json =
@@ -98,8 +99,7 @@ strata_status_t loadTokens(const char* path, Gpt2Vocabulary* vocabulary,
 }
 
 strata_status_t loadMerges(
-    const char* path,
-    const std::unordered_map<std::string, int32_t>& idOfBytes,
+    const char* path, const std::unordered_map<std::string, int32_t>& idOfBytes,
     Gpt2Vocabulary* vocabulary) {
   std::string text;
   STRATA_RETURN_IF_ERROR(readFile(path, &text));

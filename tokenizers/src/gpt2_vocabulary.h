@@ -1,4 +1,4 @@
-//===- gpt2_vocabulary.h - GPT-2's encoder.json and vocab.bpe, loaded -------===//
+//===- gpt2_vocabulary.h - GPT-2's encoder.json and vocab.bpe, loaded -----===//
 // SPDX-License-Identifier: Apache-2.0
 // Both files spell tokens through the byte <-> character map; they are
 // loaded into raw bytes and ids here so that BPE works on ids alone.
@@ -42,8 +42,7 @@ inline uint64_t gpt2MergeKey(int32_t left, int32_t right) {
 /// DATA_LOSS, naming the file and place, if either is malformed, a byte has
 /// no token, or a merge names or makes a token the vocabulary lacks.
 strata_status_t loadGpt2Vocabulary(const char* vocabJsonPath,
-                                   const char* mergesPath,
-                                   Gpt2Vocabulary* out);
+                                   const char* mergesPath, Gpt2Vocabulary* out);
 
 }  // namespace strata::tokenizers
 

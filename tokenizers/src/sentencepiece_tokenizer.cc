@@ -1,4 +1,4 @@
-//===- sentencepiece_tokenizer.cc - SentencePiece through libsentencepiece --===//
+//===- sentencepiece_tokenizer.cc - SentencePiece through -----------------===//
 // SPDX-License-Identifier: Apache-2.0
 // A thin adapter: the library does the work; this checks the input so that
 // every failure is a status with a clear message.

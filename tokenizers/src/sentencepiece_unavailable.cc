@@ -1,4 +1,4 @@
-//===- sentencepiece_unavailable.cc - SentencePiece when it is not built ----===//
+//===- sentencepiece_unavailable.cc - SentencePiece when it is not built --===//
 // SPDX-License-Identifier: Apache-2.0
 // Built instead of sentencepiece_tokenizer.cc when the configure step finds
 // no libsentencepiece, so the C API stays the same everywhere.

@@ -1,4 +1,4 @@
-//===- tokenizer.cc - The C API of the tokenizers ---------------------------===//
+//===- tokenizer.cc - The C API of the tokenizers -------------------------===//
 // SPDX-License-Identifier: Apache-2.0
 // Argument checks, buffer sizing and the exception barrier: no C++ exception
 // (std::bad_alloc above all) ever leaves these functions.
@@ -40,8 +40,8 @@ strata_status_t wrap(std::unique_ptr<Tokenizer> impl,
 
 /// Copies |items| to |out| if they fit, per the size rules of tokenizer.h.
 template <typename T>
-strata_status_t copyOut(const char* what, const T* items, size_t count,
-                        T* out, size_t capacity, size_t* out_count) {
+strata_status_t copyOut(const char* what, const T* items, size_t count, T* out,
+                        size_t capacity, size_t* out_count) {
   *out_count = count;
   if (count <= capacity) {
     if (count) std::copy(items, items + count, out);

@@ -1,4 +1,4 @@
-//===- tokenizer_impl.h - The interface every tokenizer implements ----------===//
+//===- tokenizer_impl.h - The interface every tokenizer implements --------===//
 // SPDX-License-Identifier: Apache-2.0
 // The C API (tokenizer.cc) holds one of these behind strata_tokenizer_t and
 // does the buffer handling, so each algorithm only maps text <-> ids.

@@ -1,4 +1,4 @@
-//===- unicode_classes.cc - \p{L}, \p{N} and \s for the pre-tokenizer -------===//
+//===- unicode_classes.cc - \p{L}, \p{N} and \s for the pre-tokenizer -----===//
 // SPDX-License-Identifier: Apache-2.0
 // Sorted, disjoint [first, last] ranges searched by bisection. Outside ASCII
 // and Latin-1 the letter ranges follow the blocks of the common scripts and
@@ -17,6 +17,8 @@ struct Range {
   uint32_t last;
 };
 
+// One row per script reads better than one range a line.
+// clang-format off
 constexpr Range kLetters[] = {
     {0x0041, 0x005A}, {0x0061, 0x007A}, {0x00AA, 0x00AA}, {0x00B5, 0x00B5},
     {0x00BA, 0x00BA}, {0x00C0, 0x00D6}, {0x00D8, 0x00F6},
@@ -90,6 +92,8 @@ constexpr Range kWhitespace[] = {
     {0x1680, 0x1680}, {0x2000, 0x200A}, {0x2028, 0x2029}, {0x202F, 0x202F},
     {0x205F, 0x205F}, {0x3000, 0x3000},
 };
+
+// clang-format on
 
 template <size_t N>
 bool inRanges(const Range (&ranges)[N], uint32_t codePoint) {

@@ -1,4 +1,4 @@
-//===- unicode_classes.h - \p{L}, \p{N} and \s for the pre-tokenizer --------===//
+//===- unicode_classes.h - \p{L}, \p{N} and \s for the pre-tokenizer ------===//
 // SPDX-License-Identifier: Apache-2.0
 // Exact for ASCII and Latin-1; elsewhere a compact range table of the common
 // scripts (docs/tokenizers.md#limits lists what it misses).

@@ -1,4 +1,4 @@
-//===- utf8.cc - Strict UTF-8 decoding --------------------------------------===//
+//===- utf8.cc - Strict UTF-8 decoding ------------------------------------===//
 // SPDX-License-Identifier: Apache-2.0
 // Well-formed UTF-8 as the Unicode standard defines it (table 3-7).
 

@@ -1,4 +1,4 @@
-//===- utf8.h - Strict UTF-8 decoding ---------------------------------------===//
+//===- utf8.h - Strict UTF-8 decoding -------------------------------------===//
 // SPDX-License-Identifier: Apache-2.0
 // The pre-tokenizer works on code points; text is checked once up front so
 // that it can then decode without error paths.

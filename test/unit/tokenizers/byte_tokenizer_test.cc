@@ -1,4 +1,4 @@
-//===- byte_tokenizer_test.cc - Token id = byte value -----------------------===//
+//===- byte_tokenizer_test.cc - Token id = byte value ---------------------===//
 // SPDX-License-Identifier: Apache-2.0
 // The bytegpt fixture's tokenizer: every byte, NUL and invalid UTF-8
 // included, is its own id.

@@ -1,4 +1,4 @@
-//===- c_api_test.cc - Buffer sizing and argument checks of the C API -------===//
+//===- c_api_test.cc - Buffer sizing and argument checks of the C API -----===//
 // SPDX-License-Identifier: Apache-2.0
 // The rules of tokenizer.h that hold for every tokenizer: size queries, too
 // small buffers, NULL arguments, missing files.
@@ -55,9 +55,9 @@ TEST(TokenizerCApi, NullArgumentsAreInvalid) {
   size_t count;
   EXPECT_EQ(expectFailure(strata_tokenizer_create_byte(nullptr)),
             STRATA_STATUS_INVALID_ARGUMENT);
-  EXPECT_EQ(expectFailure(
-                strata_tokenizer_encode(nullptr, "a", 1, ids, 4, &count)),
-            STRATA_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      expectFailure(strata_tokenizer_encode(nullptr, "a", 1, ids, 4, &count)),
+      STRATA_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(expectFailure(strata_tokenizer_encode(tokenizer.get(), nullptr, 1,
                                                   ids, 4, &count)),
             STRATA_STATUS_INVALID_ARGUMENT);
@@ -73,8 +73,9 @@ TEST(TokenizerCApi, NullArgumentsAreInvalid) {
   strata_tokenizer_t* none = nullptr;
   EXPECT_EQ(expectFailure(strata_tokenizer_create_gpt2(nullptr, "m", &none)),
             STRATA_STATUS_INVALID_ARGUMENT);
-  EXPECT_EQ(expectFailure(strata_tokenizer_create_sentencepiece(nullptr, &none)),
-            STRATA_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      expectFailure(strata_tokenizer_create_sentencepiece(nullptr, &none)),
+      STRATA_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(none, nullptr);
   EXPECT_EQ(strata_tokenizer_vocab_size(nullptr), 0);
   strata_tokenizer_release(nullptr);
@@ -82,12 +83,13 @@ TEST(TokenizerCApi, NullArgumentsAreInvalid) {
 
 TEST(TokenizerCApi, MissingFilesAreNotFound) {
   strata_tokenizer_t* tokenizer = nullptr;
-  EXPECT_EQ(expectFailure(strata_tokenizer_create_gpt2(
-                "/nonexistent/encoder.json", "/nonexistent/vocab.bpe",
-                &tokenizer)),
-            STRATA_STATUS_NOT_FOUND);
-  strata_status_code_t code = expectFailure(
-      strata_tokenizer_create_sentencepiece("/nonexistent/x.model", &tokenizer));
+  EXPECT_EQ(
+      expectFailure(strata_tokenizer_create_gpt2(
+          "/nonexistent/encoder.json", "/nonexistent/vocab.bpe", &tokenizer)),
+      STRATA_STATUS_NOT_FOUND);
+  strata_status_code_t code =
+      expectFailure(strata_tokenizer_create_sentencepiece(
+          "/nonexistent/x.model", &tokenizer));
   EXPECT_TRUE(code == STRATA_STATUS_NOT_FOUND ||
               code == STRATA_STATUS_UNAVAILABLE)
       << strata_status_code_string(code);

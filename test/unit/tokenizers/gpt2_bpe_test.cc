@@ -1,4 +1,4 @@
-//===- gpt2_bpe_test.cc - GPT-2 byte-level BPE on GPT-2's own vocabulary ----===//
+//===- gpt2_bpe_test.cc - GPT-2 byte-level BPE on GPT-2's own vocabulary --===//
 // SPDX-License-Identifier: Apache-2.0
 // Ids as GPT-2's reference encoder gives them, round trips of hard text, and
 // the errors for bad input and malformed vocabulary files. Skips when the
@@ -38,7 +38,8 @@ class Gpt2Bpe : public ::testing::Test {
 };
 
 TEST_F(Gpt2Bpe, HelloWorld) {
-  EXPECT_EQ(strata_tokenizer_kind(tokenizer_.get()), STRATA_TOKENIZER_KIND_GPT2);
+  EXPECT_EQ(strata_tokenizer_kind(tokenizer_.get()),
+            STRATA_TOKENIZER_KIND_GPT2);
   EXPECT_EQ(strata_tokenizer_vocab_size(tokenizer_.get()), 50257);
   EXPECT_EQ(encode(tokenizer_.get(), "Hello world"),
             (std::vector<int32_t>{15496, 995}));
@@ -52,14 +53,14 @@ TEST_F(Gpt2Bpe, MatchesReferenceIds) {
   };
   const Case cases[] = {
       {"I'm sure they'll say it's fine, we've done what you'd re-do.",
-       {40, 1101, 1654, 484, 1183, 910, 340, 338, 3734, 11, 356, 1053, 1760,
-        644, 345, 1549, 302, 12, 4598, 13}},
+       {40,  1101, 1654, 484, 1183, 910,  340, 338, 3734, 11,
+        356, 1053, 1760, 644, 345,  1549, 302, 12,  4598, 13}},
       {"caf\u00e9 na\u00efve", {66, 1878, 2634, 41492}},
       {"\u65e5\u672c\u8a9e\u306e\u30c6\u30ad\u30b9\u30c8",
        {33768, 98, 17312, 105, 45739, 252, 5641, 24336, 25084, 43302}},
       {"emoji \U0001F600\U0001F44D!", {368, 31370, 30325, 222, 41840, 235, 0}},
-      {"a  b\t\tc\n\n\nd   ", {64, 220, 275, 197, 197, 66, 628, 198, 67, 220,
-                              220, 220}},
+      {"a  b\t\tc\n\n\nd   ",
+       {64, 220, 275, 197, 197, 66, 628, 198, 67, 220, 220, 220}},
       {"123 4567 x2", {10163, 4153, 3134, 2124, 17}},
       {"'S 'sup DON'T", {6, 50, 705, 37330, 23917, 6, 51}},
       {" leading and trailing  ", {3756, 290, 25462, 220, 220}},
@@ -90,9 +91,8 @@ TEST_F(Gpt2Bpe, InvalidUtf8IsRejectedWithOffset) {
   int32_t ids[16];
   size_t count = 0;
   std::string message;
-  EXPECT_EQ(expectFailure(strata_tokenizer_encode(tokenizer_.get(),
-                                                  "ok \xC3(", 5, ids, 16,
-                                                  &count),
+  EXPECT_EQ(expectFailure(strata_tokenizer_encode(tokenizer_.get(), "ok \xC3(",
+                                                  5, ids, 16, &count),
                           &message),
             STRATA_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(message.find("byte 3"), std::string::npos) << message;
@@ -117,10 +117,9 @@ TEST(Gpt2BpeFiles, MalformedFilesAreDataLoss) {
   std::string allBytes = "{";
   // A valid vocabulary of the 256 byte tokens, spelled as GPT-2 spells them.
   for (int byte = 0; byte < 256; ++byte) {
-    unsigned spelled = (byte >= 0x21 && byte <= 0x7E) ||
-                               (byte >= 0xA1 && byte != 0xAD)
-                           ? byte
-                           : 0;
+    unsigned spelled =
+        (byte >= 0x21 && byte <= 0x7E) || (byte >= 0xA1 && byte != 0xAD) ? byte
+                                                                         : 0;
     if (!spelled) {
       int index = byte <= 0x20 ? byte : byte <= 0xA0 ? 33 + byte - 0x7F : 67;
       spelled = 0x100 + index;
@@ -142,8 +141,8 @@ TEST(Gpt2BpeFiles, MalformedFilesAreDataLoss) {
   strata_tokenizer_release(tokenizer);
 
   const std::pair<std::string, std::string> badFiles[] = {
-      {"{\"a\": 1", "#version: 0.2\n"},                 // truncated JSON
-      {"[1, 2]", "#version: 0.2\n"},                    // not an object
+      {"{\"a\": 1", "#version: 0.2\n"},                    // truncated JSON
+      {"[1, 2]", "#version: 0.2\n"},                       // not an object
       {allBytes + ", \"ab\": \"x\"}", "#version: 0.2\n"},  // id not a number
       {allBytes + ", \"ab\": -4}", "#version: 0.2\n"},     // negative id
       {allBytes + ", \"ab\": 99999999999}", "#version: 0.2\n"},  // huge id
@@ -158,11 +157,11 @@ TEST(Gpt2BpeFiles, MalformedFilesAreDataLoss) {
     std::string vocabPath = writeFile("bad.json", vocab);
     std::string mergesPath = writeFile("bad.bpe", merges);
     std::string message;
-    EXPECT_EQ(expectFailure(strata_tokenizer_create_gpt2(
-                                vocabPath.c_str(), mergesPath.c_str(),
-                                &tokenizer),
-                            &message),
-              STRATA_STATUS_DATA_LOSS)
+    EXPECT_EQ(
+        expectFailure(strata_tokenizer_create_gpt2(
+                          vocabPath.c_str(), mergesPath.c_str(), &tokenizer),
+                      &message),
+        STRATA_STATUS_DATA_LOSS)
         << vocab.substr(vocab.size() > 40 ? vocab.size() - 40 : 0) << " / "
         << merges;
     EXPECT_FALSE(message.empty());

@@ -1,4 +1,4 @@
-//===- sentencepiece_test.cc - SentencePiece through libsentencepiece -------===//
+//===- sentencepiece_test.cc - SentencePiece through libsentencepiece -----===//
 // SPDX-License-Identifier: Apache-2.0
 // On a model spm_train makes from the bytegpt fixture's held-out text when
 // the tests run (tokenizers.train_sentencepiece); skips without it.
@@ -56,8 +56,8 @@ TEST_F(SentencePiece, HeldoutLinesRoundTrip) {
   EXPECT_EQ(checked, 200);
   // Subwords: on the text it was trained on, clearly fewer ids than bytes
   // (byte fallback takes 256 of the 500 pieces).
-  EXPECT_LT(idCount * 4, byteCount * 3) << idCount << " ids for " << byteCount
-                                    << " bytes";
+  EXPECT_LT(idCount * 4, byteCount * 3)
+      << idCount << " ids for " << byteCount << " bytes";
 }
 
 TEST_F(SentencePiece, UnseenCharactersRoundTripThroughByteFallback) {
@@ -84,8 +84,8 @@ TEST(SentencePieceFiles, CorruptModelIsDataLoss) {
   if (!STRATA_HAVE_SENTENCEPIECE) GTEST_SKIP() << "built without SentencePiece";
   std::ofstream("corrupt.model", std::ios::binary) << "not a model proto";
   strata_tokenizer_t* tokenizer = nullptr;
-  EXPECT_EQ(expectFailure(
-                strata_tokenizer_create_sentencepiece("corrupt.model", &tokenizer)),
+  EXPECT_EQ(expectFailure(strata_tokenizer_create_sentencepiece("corrupt.model",
+                                                                &tokenizer)),
             STRATA_STATUS_DATA_LOSS);
   EXPECT_EQ(tokenizer, nullptr);
 }

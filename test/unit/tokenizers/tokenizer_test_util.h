@@ -1,4 +1,4 @@
-//===- tokenizer_test_util.h - Helpers shared by the tokenizer tests --------===//
+//===- tokenizer_test_util.h - Helpers shared by the tokenizer tests ------===//
 // SPDX-License-Identifier: Apache-2.0
 // Encode/decode through the C API into std containers, with the status code
 // checked, so each test states only what it is about.
@@ -50,10 +50,10 @@ inline std::vector<int32_t> encode(const strata_tokenizer_t* tokenizer,
             STRATA_STATUS_OK);
   std::vector<int32_t> ids(count);
   size_t written = 0;
-  EXPECT_EQ(takeCode(strata_tokenizer_encode(tokenizer, text.data(),
-                                             text.size(), ids.data(),
-                                             ids.size(), &written)),
-            STRATA_STATUS_OK);
+  EXPECT_EQ(
+      takeCode(strata_tokenizer_encode(tokenizer, text.data(), text.size(),
+                                       ids.data(), ids.size(), &written)),
+      STRATA_STATUS_OK);
   EXPECT_EQ(written, count);
   return ids;
 }
@@ -67,10 +67,10 @@ inline std::string decode(const strata_tokenizer_t* tokenizer,
             STRATA_STATUS_OK);
   std::string text(length, '\0');
   size_t written = 0;
-  EXPECT_EQ(takeCode(strata_tokenizer_decode(tokenizer, ids.data(), ids.size(),
-                                             text.data(), text.size(),
-                                             &written)),
-            STRATA_STATUS_OK);
+  EXPECT_EQ(
+      takeCode(strata_tokenizer_decode(tokenizer, ids.data(), ids.size(),
+                                       text.data(), text.size(), &written)),
+      STRATA_STATUS_OK);
   EXPECT_EQ(written, length);
   return text;
 }

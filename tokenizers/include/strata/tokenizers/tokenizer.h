@@ -1,4 +1,4 @@
-//===- tokenizer.h - Strata tokenizers: text <-> token ids ------------------===//
+//===- tokenizer.h - Strata tokenizers: text <-> token ids ----------------===//
 // SPDX-License-Identifier: Apache-2.0
 // The C API of the tokenizers (docs/tokenizers.md): byte-level, GPT-2
 // byte-level BPE and SentencePiece behind one opaque handle.
