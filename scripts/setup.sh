@@ -23,6 +23,8 @@ APT_PACKAGES=(
   cmake ninja-build ccache g++ libgtest-dev libgmock-dev
   # Commodity libraries.
   nlohmann-json3-dev libxxhash-dev zlib1g-dev libzstd-dev
+  # SentencePiece for tokenizers/ (optional there); spm_train for its tests.
+  libsentencepiece-dev sentencepiece
   # Fixture generators run with Debian's /usr/bin/python3.
   python3-onnx python3-torch python3-venv python3-numpy
   # Debian's torch links the reference BLAS unless an optimized one is

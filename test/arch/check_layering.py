@@ -22,6 +22,8 @@ from typing import NamedTuple
 MLIR = "mlir"        # MLIR, LLVM, lld
 ONNX = "onnx"        # onnx and protobuf
 GTEST = "gtest"
+JSON = "json"        # nlohmann/json
+SENTENCEPIECE = "sentencepiece"
 
 
 class Component(NamedTuple):
@@ -42,6 +44,10 @@ COMPONENTS = (
     Component("artifact-writer", ("codegen/artifact/",),
               ("abi", "artifact-format"), ()),
     Component("runtime", ("runtime/",), ("abi", "artifact-format"), ()),
+    # Text <-> token ids beside the runtime: its status objects, no compiler;
+    # the runtime does not use it.
+    Component("tokenizers", ("tokenizers/",), ("runtime",),
+              (JSON, SENTENCEPIECE)),
     Component("tools-common", ("tools/common/",), (), ()),
     # The one shared tool header on LLVM's command line: compiler tools only.
     Component("compiler-tools-common", ("tools/common/HelpOptions.h",), (),
@@ -66,6 +72,8 @@ COMPONENTS = (
     # of the installed runtime link no compiler code (STYLE.md §9).
     Component("runtime-tests", ("test/unit/runtime/",),
               ("runtime", "runtime-tools", "artifact-writer"), (GTEST,)),
+    Component("tokenizers-tests", ("test/unit/tokenizers/",),
+              ("tokenizers",), (GTEST,)),
     Component("compiler-tests", ("test/unit/compiler/",),
               ("import", "passes", "dispatch", "codegen", "pipeline"),
               (MLIR, ONNX, GTEST)),
@@ -78,21 +86,29 @@ COMPONENTS = (
 
 # Include roots besides the including file's folder, as the targets'
 # include paths give them: the repository root (compiler code), the public
-# runtime headers, the runtime's own sources and the ABI headers.
-INCLUDE_ROOTS = ("", "runtime/include", "runtime/src", "codegen/abi")
+# runtime headers, the runtime's own sources, the ABI headers and the public
+# tokenizer headers.
+INCLUDE_ROOTS = ("", "runtime/include", "runtime/src", "codegen/abi",
+                 "tokenizers/include")
 # Components whose targets add include paths of their own.
 EXTRA_INCLUDE_ROOTS = {"runtime-tests": ("tools/strata-run",),
-                       "capi-tests": ("tools/strata-run",)}
+                       "capi-tests": ("tools/strata-run",),
+                       "tokenizers-tests": ("tokenizers/src",)}
 
 OUTSIDE_INCLUDES = {
     MLIR: ("mlir/", "mlir-c/", "llvm/", "llvm-c/", "lld/"),
     ONNX: ("onnx/", "google/protobuf/"),
     GTEST: ("gtest/", "gmock/"),
+    JSON: ("nlohmann/",),
+    SENTENCEPIECE: ("sentencepiece_processor.h", "sentencepiece_trainer.h"),
 }
 OUTSIDE_LINKS = {
     MLIR: re.compile(r"^(MLIR|LLVM|lld|obj\.MLIR)|/lib(MLIR|LLVM|lld)"),
     ONNX: re.compile(r"^(onnx|onnx_proto|protobuf::.*)$|/libprotobuf|/libonnx"),
     GTEST: re.compile(r"^(GTest::|gtest|gmock)"),
+    JSON: re.compile(r"^nlohmann_json::"),
+    SENTENCEPIECE: re.compile(
+        r"^PkgConfig::STRATA_SENTENCEPIECE$|(^|/)(lib)?sentencepiece"),
 }
 
 SOURCE_SUFFIXES = (".h", ".hpp", ".c", ".cc", ".cpp", ".inc")

@@ -68,6 +68,20 @@ class IncludeLayeringTest(unittest.TestCase):
         self.assertOneProblem("runtime/src/module.cc:4",
                               "'llvm/ADT/StringRef.h' (mlir)")
 
+    def test_runtime_must_not_include_the_tokenizers(self):
+        self.write("tokenizers/include/strata/tokenizers/tokenizer.h", "")
+        self.write("runtime/src/session.cc",
+                   '#include "strata/tokenizers/tokenizer.h"\n')
+        self.assertOneProblem("runtime/src/session.cc:1", "(tokenizers)")
+
+    def test_tokenizers_use_the_runtime_status_and_json_only(self):
+        self.write("tokenizers/src/vocabulary.cc",
+                   '#include "strata/runtime/api.h"\n'
+                   '#include <nlohmann/json.hpp>\n'
+                   '#include <sentencepiece_processor.h>\n'
+                   '#include "passes/Passes.h"\n')
+        self.assertOneProblem("tokenizers/src/vocabulary.cc:4", "(passes)")
+
     def test_runtime_must_not_include_the_compiler(self):
         self.write("runtime/src/module.cc", '#include "passes/Passes.h"\n')
         self.assertOneProblem("runtime/src/module.cc:1", "(passes)")
@@ -150,6 +164,16 @@ class LinkLayeringTest(unittest.TestCase):
         ])
         self.assertEqual(len(problems), 1, problems)
         self.assertIn("'MLIR' (mlir)", problems[0])
+
+    def test_only_the_tokenizers_link_sentencepiece(self):
+        problems = self.problems([
+            "strata_tokenizers\ttokenizers\tstrata_runtime;"
+            "PkgConfig::STRATA_SENTENCEPIECE;nlohmann_json::nlohmann_json",
+            "strata_runtime\truntime\tPkgConfig::STRATA_SENTENCEPIECE",
+        ])
+        self.assertEqual(len(problems), 1, problems)
+        self.assertIn("target strata_runtime", problems[0])
+        self.assertIn("(sentencepiece)", problems[0])
 
     def test_only_the_importer_links_onnx(self):
         problems = self.problems([

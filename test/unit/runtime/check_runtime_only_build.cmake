@@ -4,8 +4,8 @@
 #              [-DCXX_COMPILER=..] -P check_runtime_only_build.cmake
 # Configures SOURCE_DIR with STRATA_RUNTIME_ONLY=ON and find_package(MLIR)
 # and find_package(LLVM) disabled (reaching either is a configure error),
-# then builds the runtime, strata-run and, where GoogleTest is installed,
-# the runtime's unit tests (strata_runtime_tests).
+# then builds the runtime, strata-run, the tokenizers and, where GoogleTest
+# is installed, the runtime's unit tests (strata_runtime_tests).
 
 cmake_minimum_required(VERSION 3.20)
 
@@ -39,7 +39,7 @@ if(NOT out MATCHES "STRATA_RUNTIME_ONLY: runtime only")
   message(FATAL_ERROR "the configure did not take the runtime-only path:\n${out}")
 endif()
 
-set(targets strata_runtime strata-run)
+set(targets strata_runtime strata-run strata_tokenizers)
 if(out MATCHES "GoogleTest not found")
   message(STATUS "GoogleTest not installed: runtime tests not built")
 else()
