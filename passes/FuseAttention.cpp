@@ -644,8 +644,8 @@ struct FuseMatmulSoftmaxMatmul : OpRewritePattern<SoftmaxOp> {
         match->causal ? rewriter.getUnitAttr() : UnitAttr(),
         /*window=*/IntegerAttr(), /*sinks=*/IntegerAttr(),
         match->maskHidden ? rewriter.getUnitAttr() : UnitAttr());
-    rewriter.replaceOp(match->root, attention.getResult());
-    // Shapes of a folded scale are those of the value it scaled.
+    // Shapes of a folded scale are those of the value it scaled; done
+    // before the root goes, while every op of the chain is still alive.
     llvm::SmallPtrSet<Operation *, 16> inChain(match->ops.begin(),
                                                match->ops.end());
     for (Operation *op : match->ops) {
@@ -655,6 +655,7 @@ struct FuseMatmulSoftmaxMatmul : OpRewritePattern<SoftmaxOp> {
             op->getResult(0), scaled,
             [](OpOperand &use) { return isa<ShapeOp>(use.getOwner()); });
     }
+    rewriter.replaceOp(match->root, attention.getResult());
     return success();
   }
 };
