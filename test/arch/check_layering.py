@@ -49,8 +49,8 @@ COMPONENTS = (
     Component("tokenizers", ("tokenizers/",), ("runtime",),
               (JSON, SENTENCEPIECE)),
     Component("tools-common", ("tools/common/",), (), ()),
-    # The one shared tool header on LLVM's command line: compiler tools only.
-    Component("compiler-tools-common", ("tools/common/HelpOptions.h",), (),
+    # What the compiler tools share on LLVM's command line.
+    Component("compiler-tools-common", ("tools/compiler-common/",), (),
               (MLIR,)),
     Component("runtime-tools", ("tools/strata-run/", "tools/strata-bench/"),
               ("runtime", "tools-common"), ()),

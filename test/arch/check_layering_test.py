@@ -104,15 +104,15 @@ class IncludeLayeringTest(unittest.TestCase):
         self.assertOneProblem("tools/strata-run/strata-run.cpp:2", "(mlir)")
 
     def test_runtime_tools_must_not_include_the_llvm_tool_header(self):
-        self.write("tools/common/HelpOptions.h",
+        self.write("tools/compiler-common/HelpOptions.h",
                    '#include "llvm/Support/CommandLine.h"\n')
         self.write("tools/common/ParseCount.h", "#include <cstdlib>\n")
         self.write("tools/strata-import/strata-import.cpp",
-                   '#include "tools/common/HelpOptions.h"\n'
+                   '#include "tools/compiler-common/HelpOptions.h"\n'
                    '#include "tools/common/ParseCount.h"\n')
         self.write("tools/strata-bench/strata-bench.cpp",
                    '#include "tools/common/ParseCount.h"\n'
-                   '#include "tools/common/HelpOptions.h"\n')
+                   '#include "tools/compiler-common/HelpOptions.h"\n')
         self.assertOneProblem("tools/strata-bench/strata-bench.cpp:2",
                               "(compiler-tools-common)")
 

@@ -7,7 +7,7 @@
 // one process with no external compiler or linker, the report out.
 
 #include "compiler/pipeline/CompileModel.h"
-#include "tools/common/HelpOptions.h"
+#include "tools/compiler-common/HelpOptions.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"

@@ -7,7 +7,7 @@
 #include "compiler/import/ModelLoader.h"
 #include "compiler/import/OnnxImporter.h"
 #include "dialects/strata/IR/StrataDialect.h"
-#include "tools/common/HelpOptions.h"
+#include "tools/compiler-common/HelpOptions.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"

@@ -8,7 +8,7 @@
 #include "dialects/strata/IR/StrataDialect.h"
 #include "passes/Passes.h"
 #include "passes/TestPasses.h"
-#include "tools/common/HelpOptions.h"
+#include "tools/compiler-common/HelpOptions.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
