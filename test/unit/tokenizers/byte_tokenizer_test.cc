@@ -10,13 +10,6 @@
 namespace strata::tokenizers::testing {
 namespace {
 
-TokenizerPtr createByte() {
-  strata_tokenizer_t* tokenizer = nullptr;
-  EXPECT_EQ(takeCode(strata_tokenizer_create_byte(&tokenizer)),
-            STRATA_STATUS_OK);
-  return TokenizerPtr(tokenizer);
-}
-
 TEST(ByteTokenizer, IdsAreBytes) {
   TokenizerPtr tokenizer = createByte();
   EXPECT_EQ(strata_tokenizer_kind(tokenizer.get()), STRATA_TOKENIZER_KIND_BYTE);

@@ -10,13 +10,6 @@
 namespace strata::tokenizers::testing {
 namespace {
 
-TokenizerPtr createByte() {
-  strata_tokenizer_t* tokenizer = nullptr;
-  EXPECT_EQ(takeCode(strata_tokenizer_create_byte(&tokenizer)),
-            STRATA_STATUS_OK);
-  return TokenizerPtr(tokenizer);
-}
-
 TEST(TokenizerCApi, TooSmallBufferReportsNeededCountAndWritesNothing) {
   TokenizerPtr tokenizer = createByte();
   int32_t ids[2] = {-7, -7};

@@ -41,6 +41,14 @@ inline strata_status_code_t expectFailure(strata_status_t status,
   return code;
 }
 
+/// A byte-level tokenizer (the creation checked).
+inline TokenizerPtr createByte() {
+  strata_tokenizer_t* tokenizer = nullptr;
+  EXPECT_EQ(takeCode(strata_tokenizer_create_byte(&tokenizer)),
+            STRATA_STATUS_OK);
+  return TokenizerPtr(tokenizer);
+}
+
 /// The ids of |text|, sized by a query first as a caller would.
 inline std::vector<int32_t> encode(const strata_tokenizer_t* tokenizer,
                                    const std::string& text) {
