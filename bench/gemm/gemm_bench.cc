@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kernels/matmul_f32.h"
+#include "run_context.h"
 #include "strata_kernel_abi.h"
 #include "thread_pool.h"
 
@@ -44,7 +45,11 @@ int main(int argc, char** argv) {
   };
   const std::vector<Shape>& shapes = chosen.empty() ? defaults : chosen;
   ThreadPool pool(threads);
-  ScopedCurrentPool current(&pool);
+  // What a session passes the kernel: its pool and kernel scratch.
+  KernelScratch scratch(strata_allocator_system());
+  strata_rt_context_t context;
+  context.pool = &pool;
+  context.scratch = &scratch;
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> dist(-1, 1);
   std::printf("threads %u, ISA %d (0 avx512, 1 avx2, 2 scalar)\n", threads,
@@ -58,7 +63,8 @@ int main(int argc, char** argv) {
     std::vector<float> packed(strata_packed_b_f32_elements(s.k, s.n));
     strata_pack_b_f32(b.data(), s.k, s.n, s.n, 1, packed.data());
     int64_t p[STRATA_MM_PARAM_COUNT] = {};
-    p[STRATA_MM_FLAGS] = s.packed ? STRATA_MM_FLAG_B_PACKED : 0;
+    p[STRATA_MM_B_LAYOUT] =
+        s.packed ? STRATA_MM_LAYOUT_PANEL_F32 : STRATA_MM_LAYOUT_STRIDED;
     p[STRATA_MM_M] = s.m;
     p[STRATA_MM_N] = s.n;
     p[STRATA_MM_K] = s.k;
@@ -76,7 +82,7 @@ int main(int argc, char** argv) {
     std::vector<double> ms;
     for (int r = 0; r < 11; ++r) {
       auto t0 = std::chrono::steady_clock::now();
-      kernels::strataMatmulF32(p);
+      kernels::strataMatmulF32(&context, p);
       auto t1 = std::chrono::steady_clock::now();
       if (r >= 2) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     }

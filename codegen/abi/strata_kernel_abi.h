@@ -15,51 +15,75 @@ extern "C" {
 #endif
 
 /* Version of this contract. The artifact header records the version its
- * code was generated for; the runtime refuses any other (INCOMPATIBLE). */
-#define STRATA_KERNEL_ABI_VERSION 2u
+ * code was generated for; the runtime refuses any other (INCOMPATIBLE).
+ * Version 3 gave every entry point, import and parallel task an explicit
+ * run context and passes declared state tensors to entry points. */
+#define STRATA_KERNEL_ABI_VERSION 3u
 
 /* Largest tensor rank an entry point may take or return. */
 #define STRATA_MAX_RANK 8
 
-/* Most inputs an entry point may take (the runtime calls entry points
- * through exact function types of up to STRATA_MAX_ENTRY_INPUTS + 2
- * pointer arguments). */
-#define STRATA_MAX_ENTRY_INPUTS 254
+/* Most inputs and state tensors together an entry point may take (the
+ * runtime calls entry points through exact function types of up to
+ * STRATA_MAX_ENTRY_INPUTS + 3 pointer arguments). */
+#define STRATA_MAX_ENTRY_INPUTS 253
 
 /*
- * The calling convention (MLIR's C interface; unchanged since version 1).
+ * The run context: everything a run's imports need (the session's buffer
+ * cache and allocator, its thread pool, its cancel request, where a failed
+ * check or allocation ends the run, kernel scratch). Owned by the runtime
+ * and opaque to generated code, which only passes it on: an entry point
+ * receives it as its first argument and hands it to every import it calls
+ * and to every function that calls one; a parallel task receives the
+ * context of the thread that runs it. Nothing of a run lives in
+ * thread-local or global state, so any number of runs of one module may be
+ * in progress on different threads.
+ */
+typedef struct strata_rt_context_t strata_rt_context_t;
+
+/*
+ * The calling convention (MLIR's C interface plus the context).
  *
  * Each entry point E of the manifest is an exported function, named by the
  * manifest's `symbol` for E, of the form
  *
- *   void symbol(strata_results_E* results,            // only if E has results
+ *   void symbol(strata_rt_context_t* context,
+ *               strata_results_E* results,            // only if E has results
  *               strata_memref_desc_R0* input0, ...,   // one per input
+ *               strata_memref_desc_S0* state0, ...,   // one per state tensor
  *               strata_memref_desc_1* weights);       // i8 view of WEIGHTS
  *
  * where every tensor travels as a strided memref descriptor of its rank R
- * (below), inputs in manifest order, then a rank-1 i8 descriptor of the
- * mapped weights section. `results` points to the descriptors of every
- * output, laid out back to back in manifest order (each descriptor is a
- * sequence of 8-byte fields, so there is no padding). Every buffer the
- * generated code allocates, outputs included, comes from the import
- * strata_rt_alloc and goes back through strata_rt_free (never the C
- * library's malloc/free); the caller copies the outputs and releases their
- * `allocated` pointers through the same allocator.
+ * (below), inputs in manifest order, then every state tensor the module
+ * declares in manifest order (at its full extent, every symbolic dim at its
+ * maximum), then a rank-1 i8 descriptor of the mapped weights section.
+ * `results` points to the descriptors of every output, laid out back to
+ * back in manifest order (each descriptor is a sequence of 8-byte fields,
+ * so there is no padding). Every buffer the generated code allocates,
+ * outputs included, comes from the import strata_rt_alloc and goes back
+ * through strata_rt_free (never the C library's malloc/free); the caller
+ * copies the outputs and releases their `allocated` pointers through the
+ * same allocator.
  * Tensors are row-major and contiguous: strides are the suffix products of
- * the sizes and offset is 0, for inputs and outputs alike.
+ * the sizes and offset is 0, for inputs, states and outputs alike.
  *
  * Ownership rules the runtime relies on:
  *  - inputs and the weights are read-only to the generated code;
- *  - every output descriptor's `allocated` is a fresh strata_rt_alloc result (never
- *    an input's or the weights' buffer, never a memref.global, whose
- *    `allocated` MLIR sets to 0xdeadbeef); two outputs may share one
- *    allocation, which the runtime then frees once;
- *  - an entry takes at most STRATA_MAX_ENTRY_INPUTS inputs, so that a call
- *    has at most STRATA_MAX_ENTRY_INPUTS + 2 pointer arguments.
+ *  - state tensors belong to the session: the code reads them and updates
+ *    them in place, never frees them and never returns them as outputs.
+ *    The runtime zero-fills a state when it allocates it and when it is
+ *    reset; a PER_SEQUENCE state's dim 0 counts sequence slots, so one
+ *    sequence's part is the slice at its slot;
+ *  - every output descriptor's `allocated` is a fresh strata_rt_alloc
+ *    result (never an input's, a state's or the weights' buffer, never a
+ *    memref.global, whose `allocated` MLIR sets to 0xdeadbeef); two
+ *    outputs may share one allocation, which the runtime then frees once;
+ *  - an entry takes at most STRATA_MAX_ENTRY_INPUTS inputs and states, so
+ *    that a call has at most STRATA_MAX_ENTRY_INPUTS + 3 pointer arguments.
  * One call runs on the calling thread; the generated code itself never
  * starts threads. Work is spread over the runtime's thread pool by the
  * runtime functions it imports (below), which the runtime runs on the pool
- * of the session that made the call.
+ * the context names.
  *
  * The descriptor of rank R is
  *   struct { void* allocated; void* aligned; int64_t offset;
@@ -81,7 +105,7 @@ static inline uint64_t strata_memref_desc_size(uint32_t rank) {
 }
 
 /*
- * Imports (version 2): functions the runtime provides to generated code.
+ * Imports: functions the runtime provides to generated code.
  *
  * For every import X the generated code calls, the code section defines a
  * writable pointer variable named STRATA_IMPORT_SYMBOL_PREFIX X, initially
@@ -90,19 +114,61 @@ static inline uint64_t strata_memref_desc_size(uint32_t rank) {
  * runtime does not know is a load error (INCOMPATIBLE). No symbol of the
  * runtime is resolved by the dynamic loader, so the runtime library may be
  * loaded with RTLD_LOCAL (as Python's ctypes does).
+ *
+ * Every import takes the run context first. No import throws, and none
+ * returns after a failure that would leave the generated code without what
+ * it asked for: on the entry's own thread an allocation that cannot be
+ * satisfied, a cancel request or a failed check ends the run (a non-local
+ * return to the runtime; generated frames hold no resources and every
+ * buffer the run took is taken back), and strata_session_run returns
+ * RESOURCE_EXHAUSTED, CANCELLED or INVALID_ARGUMENT with the session still
+ * usable. Generated code allocates only on the entry's thread, never inside
+ * a parallel task.
+ *
+ *   void* strata_rt_alloc(strata_rt_context_t* context, uint64_t bytes)
+ *     64-byte aligned memory from the session's buffer cache.
+ *   void strata_rt_free(strata_rt_context_t* context, void* ptr)
+ *     Returns a block of strata_rt_alloc (null is ignored).
+ *   void strata_rt_parallel_for(strata_rt_context_t* context,
+ *                               strata_rt_task_fn task, void* args,
+ *                               int64_t begin, int64_t end, int64_t work)
+ *     Runs task over slices of [begin, end) that cover it exactly once, on
+ *     the context's pool, and returns when all are done; |work| estimates
+ *     the elements written (small loops run on the calling thread). Each
+ *     call of |task| receives the context of the thread that runs it.
  */
 #define STRATA_IMPORT_SYMBOL_PREFIX "__strata_import_"
 
+typedef void (*strata_rt_task_fn)(strata_rt_context_t* context, void* args,
+                                  int64_t begin, int64_t end);
+
 /*
- * strata_rt_matmul_f32(const int64_t* params)
+ * Matmul imports, one per element-type combination, named
+ * strata_rt_matmul_<A and B types>[_<weight type>]; all take the run
+ * context and a params block of int64 values at the STRATA_MM_* indices
+ * below. The layout of B is a field of the block (STRATA_MM_B_LAYOUT).
  *
- * C[b, m, n] (+)= sum_k A[b, m, k] * B[b, k, n] over fp32 strided operands,
- * with up to STRATA_MM_MAX_BATCH batch dims (a stride of 0 broadcasts).
- * |params| holds STRATA_MM_PARAM_COUNT int64 values at the STRATA_MM_*
- * indices below; addresses are byte addresses of element [0, 0, 0];
- * strides count elements. With STRATA_MM_FLAG_B_PACKED, B is a weight
- * pre-packed at compile time in the panel layout below (its stride fields
- * are ignored and its batch strides must be 0).
+ * strata_rt_matmul_f32(strata_rt_context_t* context, const int64_t* params)
+ *
+ * C[b, m, n] (+)= sum_k A[b, m, k] * B[b, k, n] over fp32 operands, with up
+ * to STRATA_MM_MAX_BATCH batch dims (a stride of 0 broadcasts). Addresses
+ * are byte addresses of element [0, 0, 0]; strides count elements. B's
+ * layout is STRATA_MM_LAYOUT_STRIDED (its strides apply) or
+ * STRATA_MM_LAYOUT_PANEL_F32 (a weight pre-packed at compile time in the
+ * panel layout below; its stride fields are ignored and its batch strides
+ * must be 0). The quantization fields are ignored.
+ *
+ * Reserved (no runtime provides them yet, so code importing them does not
+ * load: INCOMPATIBLE), with the same params block:
+ *   strata_rt_matmul_bf16: A and B bf16, C fp32; B STRIDED or
+ *     PANEL_BF16_PAIRS.
+ *   strata_rt_matmul_i8: A int8 with one fp32 scale per row (A_SCALES),
+ *     B int8 PANEL_I8_QUADS with one fp32 scale per column (B_SCALES),
+ *     int32 accumulation, C fp32.
+ *   strata_rt_matmul_f32_i8 / strata_rt_matmul_f32_i4: weight-only: A and
+ *     C fp32, B int8 (PANEL_I8_QUADS) or int4 (PANEL_I4_GROUPS) with fp32
+ *     scales per GROUP_SIZE rows of each column (B_SCALES) and optional
+ *     zero points in B's type (B_ZERO_POINTS, address 0 for symmetric).
  */
 #define STRATA_MM_MAX_BATCH 4
 enum {
@@ -124,15 +190,38 @@ enum {
   STRATA_MM_C_BATCH_STRIDES = 24,
   STRATA_MM_C_STRIDE_M = 28,
   STRATA_MM_C_STRIDE_N = 29,
-  STRATA_MM_PARAM_COUNT = 30
+  STRATA_MM_B_LAYOUT = 30,    /* a strata_mm_layout_t */
+  /* Quantization (reserved imports): byte addresses, 0 when absent. */
+  STRATA_MM_A_SCALES = 31,
+  STRATA_MM_B_SCALES = 32,
+  STRATA_MM_B_ZERO_POINTS = 33,
+  STRATA_MM_GROUP_SIZE = 34,
+  STRATA_MM_PARAM_COUNT = 35
 };
 /* C += A*B instead of C = A*B. */
 #define STRATA_MM_FLAG_ACCUMULATE 1
-/* B is pre-packed (STRATA_PACK_PANEL_WIDTH panels). */
-#define STRATA_MM_FLAG_B_PACKED 2
+
+/* How B is laid out in memory. */
+typedef enum strata_mm_layout_e {
+  /* Element (k, n) at B_ADDR + k * B_STRIDE_K + n * B_STRIDE_N. */
+  STRATA_MM_LAYOUT_STRIDED = 0,
+  /* fp32 panels of STRATA_PACK_PANEL_WIDTH columns (below). */
+  STRATA_MM_LAYOUT_PANEL_F32 = 1,
+  /* Reserved: bf16 panels of STRATA_PACK_PANEL_WIDTH columns, each row of
+   * a panel holding rows k and k + 1 interleaved (the pair order of
+   * AVX512-BF16 and AMX tiles); K padded to even. */
+  STRATA_MM_LAYOUT_PANEL_BF16_PAIRS = 2,
+  /* Reserved: int8 panels with rows k..k+3 interleaved (VNNI and AMX int8
+   * order); K padded to a multiple of 4. */
+  STRATA_MM_LAYOUT_PANEL_I8_QUADS = 3,
+  /* Reserved: int4 panels, two values a byte (low nibble first), in groups
+   * of GROUP_SIZE rows that share a scale. */
+  STRATA_MM_LAYOUT_PANEL_I4_GROUPS = 4,
+} strata_mm_layout_t;
 
 /*
- * strata_rt_attention_f32(const int64_t* params)
+ * strata_rt_attention_f32(strata_rt_context_t* context,
+ *                         const int64_t* params)
  *
  * O[b, h, i, :] = softmax_j(scale * Q[b, h, i, :] . K[b, h / g, j, :]
  *                           + MASK[b, h, i, j]) V[b, h / g, j, :]
@@ -142,8 +231,8 @@ enum {
  * WINDOW or j < SINKS); invisible keys score the lowest finite float, as
  * strata.attention defines. MASK is optional (address 0), fp32 and added;
  * its strides may be 0 to broadcast. SCALE holds the bits of an fp32 value
- * in its low 32 bits. Added in ABI version 2 (code that imports it does not
- * load on an older runtime: INCOMPATIBLE).
+ * in its low 32 bits. Reserved: strata_rt_attention_bf16 (Q, K, V bf16,
+ * softmax and O in fp32) with this params block.
  */
 enum {
   STRATA_ATTN_FLAGS = 0,
@@ -172,8 +261,9 @@ enum {
 #define STRATA_ATTN_FLAG_MASK_HIDDEN 4
 
 /*
- * strata_rt_check_failed(const char* node, const char* input, int64_t kind,
- *                        int64_t a, int64_t b, int64_t c)
+ * strata_rt_check_failed(strata_rt_context_t* context, const char* node,
+ *                        const char* input, int64_t kind, int64_t a,
+ *                        int64_t b, int64_t c)
  *
  * Called by an entry function, on the thread that called the entry and
  * never from inside a parallel task, when a run-time check on input values
@@ -185,8 +275,7 @@ enum {
  * |kind| and its values (below), naming ONNX node |node| and, when the
  * checked tensor is a model input, that input (|input|, else ""). Both are
  * NUL-terminated strings in the code section. Checks sit right before the
- * op they guard, so a failing run never executes it. Added in ABI version
- * 2 (code that imports it does not load on an older runtime: INCOMPATIBLE).
+ * op they guard, so a failing run never executes it.
  */
 typedef enum strata_check_kind_e {
   /* index a is outside [b, c] (ONNX: negative indices count from the end) */

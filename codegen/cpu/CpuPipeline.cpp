@@ -73,6 +73,7 @@ void buildCpuLLVMPipeline(OpPassManager &pm, const CpuPipelineOptions &options) 
   pm.addPass(createReconcileUnrealizedCastsPass());
 
   pm.addPass(createDispatchParallelKernelsPass());
+  pm.addPass(createPassRunContextPass());
   pm.addPass(createBindRuntimeImportsPass());
 }
 

@@ -53,6 +53,7 @@ struct EntryAbiPass : impl::EntryAbiPassBase<EntryAbiPass> {
       if (func.isPrivate() || func.isExternal())
         continue;
       func->setAttr("llvm.emit_c_interface", UnitAttr::get(&getContext()));
+      func->setAttr(kEntryAttr, UnitAttr::get(&getContext()));
       func.removeArgAttrsAttr();
       func.removeResAttrsAttr();
       copyAliasingResults(func);

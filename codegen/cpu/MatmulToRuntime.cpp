@@ -300,7 +300,6 @@ private:
             builder, loc, packed->getType(), packed->getSymName());
         bAddress = memref::ExtractAlignedPointerAsIndexOp::create(builder, loc,
                                                                   view);
-        flags |= STRATA_MM_FLAG_B_PACKED;
         packedB = true;
       }
     }
@@ -329,6 +328,8 @@ private:
 
     SmallVector<std::pair<int64_t, Value>> fields = {
         {STRATA_MM_FLAGS, idx(flags)},
+        {STRATA_MM_B_LAYOUT, idx(packedB ? STRATA_MM_LAYOUT_PANEL_F32
+                                         : STRATA_MM_LAYOUT_STRIDED)},
         {STRATA_MM_M, extent(c.m)},
         {STRATA_MM_N, extent(c.n)},
         {STRATA_MM_K, extent(c.k)},

@@ -20,22 +20,25 @@ namespace {
 constexpr unsigned kRangeParams = 3; // begin, end, work
 constexpr llvm::StringLiteral kParallelFor = "strata_rt_parallel_for";
 
-// kernel.task(ctx, begin, end): loads the kernel's other arguments from ctx.
+// kernel.task(context, args, begin, end) (strata_rt_task_fn): loads the
+// kernel's other arguments from the slots at args. The run context is
+// passed on by strata-cpu-pass-run-context if the kernel needs it.
 LLVM::LLVMFuncOp makeTask(OpBuilder &top, LLVM::LLVMFuncOp kernel) {
   MLIRContext *ctx = top.getContext();
   Location loc = kernel.getLoc();
   auto ptr = LLVM::LLVMPointerType::get(ctx);
   Type i64 = top.getI64Type();
   auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
-                                          {ptr, i64, i64});
+                                          {ptr, ptr, i64, i64});
   auto task = LLVM::LLVMFuncOp::create(top, loc, (kernel.getName() + ".task").str(),
                                        type, LLVM::Linkage::Internal);
+  task->setAttr(kParallelTaskAttr, top.getUnitAttr());
   OpBuilder b = OpBuilder::atBlockBegin(task.addEntryBlock(top));
-  SmallVector<Value> args = {task.getArgument(1), task.getArgument(2),
+  SmallVector<Value> args = {task.getArgument(2), task.getArgument(3),
                              LLVM::ConstantOp::create(b, loc, i64, 0)};
   LLVM::LLVMFunctionType kernelType = kernel.getFunctionType();
   for (unsigned i = kRangeParams; i < kernelType.getNumParams(); ++i) {
-    Value slot = LLVM::GEPOp::create(b, loc, ptr, i64, task.getArgument(0),
+    Value slot = LLVM::GEPOp::create(b, loc, ptr, i64, task.getArgument(1),
                                      ArrayRef<LLVM::GEPArg>{int32_t(i - kRangeParams)});
     args.push_back(
         LLVM::LoadOp::create(b, loc, kernelType.getParamType(i), slot));

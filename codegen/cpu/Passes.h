@@ -35,6 +35,11 @@ inline constexpr llvm::StringLiteral kKernelAttr = "strata.kernel";
 /// first loop.
 inline constexpr llvm::StringLiteral kParallelKernelAttr =
     "strata.parallel_kernel";
+/// A public function the runtime calls: an entry point (kernel ABI).
+inline constexpr llvm::StringLiteral kEntryAttr = "strata.entry";
+/// A function the runtime calls for a slice of a parallel loop, with the
+/// run context first (strata-cpu-dispatch-parallel-kernels).
+inline constexpr llvm::StringLiteral kParallelTaskAttr = "strata.parallel_task";
 /// A declaration of a function the runtime provides (kernel ABI imports).
 inline constexpr llvm::StringLiteral kRuntimeImportAttr =
     "strata.runtime_import";

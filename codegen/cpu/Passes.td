@@ -216,12 +216,32 @@ def DispatchParallelKernelsPass : Pass<"strata-cpu-dispatch-parallel-kernels",
   let description = [{
     Turns every call `k(begin, end, work, args...)` of an `llvm.func`
     marked `strata.parallel_kernel` into
-    `strata_rt_parallel_for(k.task, ctx, begin, end, work)`, where `ctx`
-    holds args in 8-byte slots (a stack block in the caller) and the new
-    `k.task(ctx, b, e)` loads them and runs `k` on `[b, e)`. On the LLVM
-    dialect, where a kernel's memref arguments are plain scalars that fit
-    one slot each and a function's address is a value. Runs before
-    strata-cpu-bind-runtime-imports.
+    `strata_rt_parallel_for(k.task, slots, begin, end, work)`, where
+    `slots` holds args in 8-byte slots (a stack block in the caller) and
+    the new `k.task(context, slots, b, e)` (marked `strata.parallel_task`,
+    the kernel ABI's task type) loads them and runs `k` on `[b, e)`. On the
+    LLVM dialect, where a kernel's memref arguments are plain scalars that
+    fit one slot each and a function's address is a value. Runs before
+    strata-cpu-pass-run-context, which adds the run context to the import
+    call and hands the task's context to the kernel where it needs one.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def PassRunContextPass : Pass<"strata-cpu-pass-run-context", "mlir::ModuleOp"> {
+  let summary = "the kernel ABI's run context, passed to every import";
+  let description = [{
+    `malloc`/`free` become the imports `strata_rt_alloc`/`strata_rt_free`
+    (buffers come from the session's cache, which reuses them across runs).
+    Then every call of a declaration marked `strata.runtime_import` gets the
+    run context (`!llvm.ptr`) as a new first operand. Entry points (marked
+    `strata.entry`) get it as a new first parameter; parallel tasks
+    (`strata.parallel_task`) have it as their first parameter already; any
+    other function that calls an import, directly or through other
+    functions, gets a new first parameter too, and every call of it passes
+    its caller's context. A function whose address is taken other than a
+    task cannot get a parameter: an error. On the LLVM dialect, after
+    strata-cpu-dispatch-parallel-kernels.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
@@ -230,10 +250,8 @@ def BindRuntimeImportsPass : Pass<"strata-cpu-bind-runtime-imports",
                                   "mlir::ModuleOp"> {
   let summary = "runtime imports called through pointers the runtime sets";
   let description = [{
-    Kernel ABI imports: `malloc`/`free` become `strata_rt_alloc` /
-    `strata_rt_free` (buffers come from the runtime, which reuses them
-    across runs); every declaration marked `strata.runtime_import` gets an
-    internal body that calls through the exported pointer
+    Kernel ABI imports: every declaration marked `strata.runtime_import`
+    gets an internal body that calls through the exported pointer
     `__strata_import_<name>` (set by the runtime after loading), and
     `__strata_import_count` exports their number. Pointers instead of
     undefined symbols: the dynamic loader would resolve undefined symbols

@@ -17,24 +17,6 @@ namespace strata::codegen::cpu {
 
 namespace {
 
-// Redirects every use of C library function |from| to runtime import |to|
-// of the same type.
-LogicalResult redirect(ModuleOp module, StringRef from, StringRef to) {
-  auto f = module.lookupSymbol<LLVM::LLVMFuncOp>(from);
-  if (!f)
-    return success();
-  if (!f.isExternal())
-    return f.emitError() << "'" << from << "' is defined in generated code";
-  if (module.lookupSymbol(to))
-    return f.emitError() << "'" << to << "' is declared twice";
-  if (failed(SymbolTable::replaceAllSymbolUses(
-          f, StringAttr::get(module.getContext(), to), module)))
-    return failure();
-  f.setSymName(to);
-  f->setAttr(kRuntimeImportAttr, UnitAttr::get(module.getContext()));
-  return success();
-}
-
 // A pointer-sized global, null until the runtime sets it.
 LLVM::GlobalOp importSlot(OpBuilder &top, Location loc, StringRef name) {
   auto ptr = LLVM::LLVMPointerType::get(top.getContext());
@@ -52,9 +34,6 @@ struct BindRuntimeImportsPass
     : impl::BindRuntimeImportsPassBase<BindRuntimeImportsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (failed(redirect(module, "malloc", "strata_rt_alloc")) ||
-        failed(redirect(module, "free", "strata_rt_free")))
-      return signalPassFailure();
     OpBuilder top = OpBuilder::atBlockEnd(module.getBody());
     auto ptr = LLVM::LLVMPointerType::get(&getContext());
     int32_t count = 0;

@@ -136,6 +136,10 @@ public:
           state.scope != STRATA_STATE_SCOPE_SHARED)
         return unknownValue(where + " has unknown scope " +
                             std::to_string(state.scope));
+      // Dim 0 of a per-sequence state counts sequence slots.
+      if (state.scope == STRATA_STATE_SCOPE_PER_SEQUENCE && t.rank == 0)
+        return fail(where + " is per-sequence but has rank 0 (its dim 0 "
+                            "counts sequence slots)");
       // The runtime allocates state up front: every dim needs a maximum.
       if (!tensor(where, t, /*fromDataAllowed=*/false))
         return false;
@@ -158,10 +162,19 @@ public:
           entry.kind > STRATA_ENTRY_KIND_DECODE)
         return unknownValue(where + " has unknown kind " +
                             std::to_string(entry.kind));
-      if (entry.inputs.size() > STRATA_MAX_ENTRY_INPUTS)
+      // Every entry also receives every state tensor.
+      if (entry.inputs.size() + manifest.states.size() >
+          STRATA_MAX_ENTRY_INPUTS)
         return fail(where + " takes " + std::to_string(entry.inputs.size()) +
-                        " inputs; this runtime calls at most " +
-                        std::to_string(STRATA_MAX_ENTRY_INPUTS),
+                        " inputs" +
+                        (manifest.states.empty()
+                             ? std::string()
+                             : " and " +
+                                   std::to_string(manifest.states.size()) +
+                                   " state tensors") +
+                        "; this runtime calls at most " +
+                        std::to_string(STRATA_MAX_ENTRY_INPUTS) +
+                        " inputs and state tensors",
                     FormatErrorKind::Unimplemented);
       for (const auto *list : {&entry.inputs, &entry.outputs}) {
         const bool outputs = list == &entry.outputs;

@@ -17,8 +17,6 @@ constexpr size_t kHeader = 64;
 // Refuse absurd sizes before any arithmetic can overflow.
 constexpr uint64_t kMaxBytes = uint64_t{1} << 46;
 
-thread_local BufferCache* tCurrentCache = nullptr;
-
 // Sizes round up to 64 bytes, and above 4 KiB to an eighth of their power
 // of two, so that shapes that differ a little (a growing KV cache) share
 // blocks; at most 12.5% is wasted.
@@ -154,11 +152,11 @@ BufferCache::Block* headerOf(void* ptr) {
 
 }  // namespace
 
-void* allocateBuffer(uint64_t bytes) {
+void* allocateBuffer(BufferCache* cache, uint64_t bytes) {
   if (bytes > kMaxBytes) return nullptr;
   size_t sizeClass = sizeClassOf(bytes);
   BufferCache::Block* block = nullptr;
-  if (BufferCache* cache = tCurrentCache) {
+  if (cache) {
     block = cache->take(sizeClass);
   } else {
     block = static_cast<BufferCache::Block*>(
@@ -194,21 +192,16 @@ void releaseAdoptedBuffer(void* ptr) {
   if (owner) owner->release();
 }
 
-ScopedBufferCache::ScopedBufferCache(BufferCache* cache)
-    : previous_(tCurrentCache) {
-  tCurrentCache = cache;
-}
-
-ScopedBufferCache::~ScopedBufferCache() { tCurrentCache = previous_; }
-
 // Generated code allocates only in its entry function, on the thread that
 // runs it: a failure there ends the run with RESOURCE_EXHAUSTED (the code
 // does not check for null).
-extern "C" void* strataRtAlloc(uint64_t bytes) {
-  void* block = allocateBuffer(bytes);
-  if (!block) failRunOutOfMemory(bytes);
+extern "C" void* strataRtAlloc(strata_rt_context_t* context, uint64_t bytes) {
+  void* block = allocateBuffer(context->buffers, bytes);
+  if (!block) failRunOutOfMemory(context, bytes);
   return block;
 }
-extern "C" void strataRtFree(void* ptr) { releaseBuffer(ptr); }
+extern "C" void strataRtFree(strata_rt_context_t*, void* ptr) {
+  releaseBuffer(ptr);
+}
 
 }  // namespace strata::runtime

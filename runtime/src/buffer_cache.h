@@ -15,6 +15,7 @@
 #include <map>
 #include <mutex>
 
+#include "run_context.h"
 #include "strata/runtime/allocator.h"
 
 namespace strata::runtime {
@@ -62,7 +63,7 @@ class BufferCache {
 
  private:
   ~BufferCache();
-  friend void* allocateBuffer(uint64_t bytes);
+  friend void* allocateBuffer(BufferCache* cache, uint64_t bytes);
   friend void releaseBuffer(void* ptr);
   friend void* adoptBuffer(void* ptr);
   friend void releaseAdoptedBuffer(void* ptr);
@@ -82,9 +83,9 @@ class BufferCache {
   uint64_t run_ = 0;
 };
 
-/// 64-byte aligned memory from the current cache of this thread (plain
-/// memory if none); null if the system is out of memory.
-void* allocateBuffer(uint64_t bytes);
+/// 64-byte aligned memory from |cache| (plain memory if null); null if the
+/// system is out of memory.
+void* allocateBuffer(BufferCache* cache, uint64_t bytes);
 
 /// Returns a block of allocateBuffer to the cache it came from (or the
 /// system). Null is ignored.
@@ -97,20 +98,10 @@ void* adoptBuffer(void* ptr);
 /// Releases a block adopted by adoptBuffer (the tensor's data release).
 void releaseAdoptedBuffer(void* ptr);
 
-/// Makes |cache| this thread's current cache for its lifetime.
-class ScopedBufferCache {
- public:
-  explicit ScopedBufferCache(BufferCache* cache);
-  ~ScopedBufferCache();
-  ScopedBufferCache(const ScopedBufferCache&) = delete;
-  ScopedBufferCache& operator=(const ScopedBufferCache&) = delete;
-
- private:
-  BufferCache* previous_;
-};
-
-extern "C" void* strataRtAlloc(uint64_t bytes);
-extern "C" void strataRtFree(void* ptr);
+/// The strata_rt_alloc and strata_rt_free imports: buffers of the run
+/// context's cache.
+extern "C" void* strataRtAlloc(strata_rt_context_t* context, uint64_t bytes);
+extern "C" void strataRtFree(strata_rt_context_t* context, void* ptr);
 
 }  // namespace strata::runtime
 

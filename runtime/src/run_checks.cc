@@ -12,38 +12,28 @@
 #include "strata_kernel_abi.h"
 
 namespace strata::runtime {
-namespace {
-
-struct Trap {
-  std::jmp_buf jump;
-  CheckFailure failure;
-};
-
-// The run in progress on this thread, if any.
-thread_local Trap* tTrap = nullptr;
-
-}  // namespace
 
 // No object with a destructor lives in this frame: longjmp returns into it.
-bool callEntryChecked(void* function, void* const* args, size_t count,
-                      CheckFailure* failure) {
-  Trap trap;
-  Trap* const previous = tTrap;
-  tTrap = &trap;
+bool callEntryChecked(strata_rt_context_t* context, void* function,
+                      void* const* args, size_t count, CheckFailure* failure) {
+  RunTrap trap;
+  RunTrap* const previous = context->trap;
+  context->trap = &trap;
   if (setjmp(trap.jump) != 0) {
-    tTrap = previous;
+    context->trap = previous;
     *failure = trap.failure;
     return false;
   }
   callEntry(function, args, count);
-  tTrap = previous;
+  context->trap = previous;
   return true;
 }
 
-extern "C" void strataRtCheckFailed(const char* node, const char* input,
+extern "C" void strataRtCheckFailed(strata_rt_context_t* context,
+                                    const char* node, const char* input,
                                     int64_t kind, int64_t a, int64_t b,
                                     int64_t c) {
-  Trap* trap = tTrap;
+  RunTrap* trap = context ? context->trap : nullptr;
   if (!trap) return;
   trap->failure.node = node ? node : "";
   trap->failure.input = input ? input : "";
@@ -54,33 +44,21 @@ extern "C" void strataRtCheckFailed(const char* node, const char* input,
   std::longjmp(trap->jump, 1);
 }
 
-void failRunOutOfMemory(uint64_t bytes) {
-  Trap* trap = tTrap;
-  if (!trap) return;
-  trap->failure = CheckFailure{};
-  trap->failure.kind = kOutOfMemoryFailure;
-  trap->failure.a = static_cast<int64_t>(bytes);
-  std::longjmp(trap->jump, 1);
-}
-
-void failRunCancelled() {
-  Trap* trap = tTrap;
-  if (!trap) return;
-  trap->failure = CheckFailure{};
-  trap->failure.kind = kCancelledFailure;
-  std::longjmp(trap->jump, 1);
-}
-
 strata_status_t checkFailureStatus(const CheckFailure& f) {
   if (f.kind == kCancelledFailure) {
     return STRATA_MAKE_STATUS(STRATA_STATUS_CANCELLED,
                               "the run was cancelled (strata_session_cancel)");
   }
+  if (f.kind == kInternalFailure) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INTERNAL,
+                              "the code passed a runtime kernel %s %" PRId64
+                              "; recompile it with this release's compiler",
+                              f.node, f.a);
+  }
   if (f.kind == kOutOfMemoryFailure) {
     return STRATA_MAKE_STATUS(STRATA_STATUS_RESOURCE_EXHAUSTED,
                               "out of memory: a buffer of %" PRIu64
-                              " bytes for the generated code could not be "
-                              "allocated",
+                              " bytes for the run could not be allocated",
                               static_cast<uint64_t>(f.a));
   }
   char what[256];

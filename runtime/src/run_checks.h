@@ -6,7 +6,9 @@
 // (codegen/abi/strata_kernel_abi.h). That import ends the run by a
 // non-local return to callEntryChecked: the frames it skips are generated
 // code, which holds no locks and no resources other than buffers of the
-// session's cache (taken back by BufferCache::reclaimLive).
+// session's cache (taken back by BufferCache::reclaimLive). Where to return
+// to is the run context's trap (run_context.h), set only on the thread that
+// called the entry: tasks on other threads never end the run.
 
 #ifndef STRATA_RUNTIME_SRC_RUN_CHECKS_H_
 #define STRATA_RUNTIME_SRC_RUN_CHECKS_H_
@@ -14,47 +16,27 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "run_context.h"
 #include "strata/runtime/status.h"
 
 namespace strata::runtime {
 
-/// What a failed check reported (strata_check_kind_t and its values).
-struct CheckFailure {
-  const char* node = "";
-  const char* input = "";
-  int64_t kind = 0;
-  int64_t a = 0, b = 0, c = 0;
-};
-
-/// Calls entry |function| with |args| (as callEntry) on this thread.
-/// Returns false if generated code reported a failed check; |failure| then
-/// says which, and the entry did not run to its end.
-bool callEntryChecked(void* function, void* const* args, size_t count,
-                      CheckFailure* failure);
+/// Calls entry |function| with |args| (as callEntry; args[0] must be
+/// |context|) on this thread, with |context|'s trap set for the call.
+/// Returns false if generated code or an import ended the run; |failure|
+/// then says why, and the entry did not run to its end.
+bool callEntryChecked(strata_rt_context_t* context, void* function,
+                      void* const* args, size_t count, CheckFailure* failure);
 
 /// INVALID_ARGUMENT naming the node, the values and the input of |failure|
 /// (RESOURCE_EXHAUSTED for a failed allocation, CANCELLED for a cancel).
 strata_status_t checkFailureStatus(const CheckFailure& failure);
 
-/// Ends the run in progress on this thread with RESOURCE_EXHAUSTED because
-/// an allocation of |bytes| for generated code failed; returns outside a
-/// run (the caller then returns null).
-void failRunOutOfMemory(uint64_t bytes);
-
-/// Ends the run in progress on this thread with CANCELLED (the handler of
-/// ScopedCancelRequest, reached only through pollCancel); returns outside a
-/// run.
-void failRunCancelled();
-
-/// CheckFailure::kind of a failed allocation (not a strata_check_kind_t).
-constexpr int64_t kOutOfMemoryFailure = -1;
-/// CheckFailure::kind of a cancelled run.
-constexpr int64_t kCancelledFailure = -2;
-
-/// The strata_rt_check_failed import. Ends the run in progress on this
-/// thread; outside callEntryChecked it returns (generated code calls it only
-/// from the entry function itself, never from a worker).
-extern "C" void strataRtCheckFailed(const char* node, const char* input,
+/// The strata_rt_check_failed import. Ends the run of |context|; without a
+/// trap it returns (generated code calls it only from the entry function
+/// itself, never from a task).
+extern "C" void strataRtCheckFailed(strata_rt_context_t* context,
+                                    const char* node, const char* input,
                                     int64_t kind, int64_t a, int64_t b,
                                     int64_t c);
 

@@ -3,8 +3,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // A run: check the inputs (and any caller output tensors) against the
 // signature, describe the inputs as memref descriptors over their own
-// memory (kernel ABI v2), call the entry on the session's thread pool or
-// the shared one it was given, then deliver the results (run_results.h).
+// memory, add the session's state tensors, call the entry with a run
+// context naming the session's buffer cache, kernel scratch and thread pool
+// (or the shared one it was given; kernel ABI v3), then deliver the results
+// (run_results.h).
 
 #include "strata/runtime/session.h"
 
@@ -24,6 +26,7 @@
 #include "io_binding_internal.h"
 #include "module_internal.h"
 #include "run_checks.h"
+#include "run_context.h"
 #include "run_results.h"
 #include "shared_thread_pool.h"
 #include "tensor_internal.h"
@@ -48,7 +51,15 @@ struct strata_session_t {
   /// Set by strata_session_cancel from any thread; cleared when a run
   /// starts, read by the imports on the run's thread (pollCancel).
   std::atomic<bool> cancelRequested{false};
+  /// The runtime kernels' per-thread scratch.
+  strata::runtime::KernelScratch* scratch = nullptr;
+  /// One zero-filled buffer per state tensor the module declares, at its
+  /// full extent, from |allocator|; with their byte sizes.
+  std::vector<void*> states;
+  std::vector<size_t> stateBytes;
   ~strata_session_t() {
+    for (void* state : states) strata_allocator_free(allocator, state);
+    delete scratch;
     if (buffers) buffers->release();
     strata_thread_pool_release(sharedPool);
   }
@@ -118,6 +129,37 @@ strata_status_t checkInputs(const strata_module_t* module,
                        symbolic.name.c_str(), bindings->value[k]);
       }
     }
+  }
+  return nullptr;
+}
+
+// The dims of state |state| at its full extent (symbolic dims at their
+// maxima, which the loader checked exist and fit the size limits).
+std::vector<int64_t> stateDims(const strata_module_t* module,
+                               const ManifestState& state) {
+  std::vector<int64_t> dims(state.tensor.dims,
+                            state.tensor.dims + state.tensor.rank);
+  for (int64_t& dim : dims) {
+    if (dim < 0) dim = module->manifest.dims[static_cast<size_t>(-(dim + 1))].max;
+  }
+  return dims;
+}
+
+// Allocates and zero-fills every state tensor the module declares.
+strata_status_t allocateStates(strata_session_t* session) {
+  const Manifest& manifest = session->module->manifest;
+  session->states.reserve(manifest.states.size());
+  session->stateBytes.reserve(manifest.states.size());
+  for (const ManifestState& state : manifest.states) {
+    size_t bytes = strata_dtype_size(state.tensor.dtype);
+    for (int64_t dim : stateDims(session->module, state))
+      bytes *= static_cast<size_t>(dim);
+    void* data = nullptr;
+    STRATA_RETURN_IF_ERROR(strata_allocator_malloc(
+        session->allocator, bytes ? bytes : 1, 64, &data));
+    std::memset(data, 0, bytes);
+    session->states.push_back(data);
+    session->stateBytes.push_back(bytes);
   }
   return nullptr;
 }
@@ -203,9 +245,23 @@ strata_status_t run(strata_session_t* session, const char* entryName,
   STRATA_RETURN_IF_ERROR(
       checkOutputTensors(module, manifestEntry, bindings, into));
 
-  // Arguments: results block (if any), one descriptor per input, weights.
-  std::vector<strata_memref_desc_t> inputDescs(inputCount);
+  // The run's context; tasks get one without pool, trap or cancel.
+  ThreadPool* pool = runPool(session);
+  strata_rt_context_t taskContext;
+  taskContext.buffers = session->buffers;
+  strata_rt_context_t context;
+  context.buffers = session->buffers;
+  context.pool = pool;
+  context.cancelRequested = &session->cancelRequested;
+  context.scratch = session->scratch;
+  context.forTasks = &taskContext;
+
+  // Arguments: the context, the results block (if any), one descriptor per
+  // input, one per state tensor, the weights.
+  const std::vector<ManifestState>& states = module->manifest.states;
+  std::vector<strata_memref_desc_t> inputDescs(inputCount + states.size());
   std::vector<void*> args;
+  args.push_back(&context);
   size_t resultWords = 0;
   for (const ManifestTensor& output : manifestEntry.outputs) {
     resultWords += strata_memref_desc_size(output.rank) / 8;
@@ -216,6 +272,12 @@ strata_status_t run(strata_session_t* session, const char* entryName,
     // The input's own memory, caller-wrapped or not: inputs are never copied.
     describe(inputs[i]->data, inputs[i]->rank, inputs[i]->dims, &inputDescs[i]);
     args.push_back(&inputDescs[i]);
+  }
+  for (size_t s = 0; s < states.size(); ++s) {
+    const std::vector<int64_t> dims = stateDims(module, states[s]);
+    strata_memref_desc_t* desc = &inputDescs[inputCount + s];
+    describe(session->states[s], states[s].tensor.rank, dims.data(), desc);
+    args.push_back(desc);
   }
   strata_memref_desc_t weights;
   int64_t weightsSize = static_cast<int64_t>(module->view.weights.size);
@@ -230,22 +292,16 @@ strata_status_t run(strata_session_t* session, const char* entryName,
   call.entry = &manifestEntry;
   call.bindings = &bindings;
   call.results = results.data();
-  call.foreignBuffers.reserve(inputCount + 1);
+  call.foreignBuffers.reserve(inputCount + states.size() + 1);
   for (size_t i = 0; i < inputCount; ++i) {
     call.foreignBuffers.push_back(inputs[i]->data);
   }
+  for (void* state : session->states) call.foreignBuffers.push_back(state);
   call.foreignBuffers.push_back(module->view.weights.data);
-  ThreadPool* pool = runPool(session);
   CheckFailure failure;
-  bool completed;
   session->buffers->beginRun();
-  {
-    ScopedCurrentPool currentPool(pool);
-    ScopedBufferCache currentBuffers(session->buffers);
-    ScopedCancelRequest cancel(&session->cancelRequested, &failRunCancelled);
-    completed = callEntryChecked(entry->function, args.data(), args.size(),
-                                 &failure);
-  }
+  const bool completed = callEntryChecked(&context, entry->function,
+                                          args.data(), args.size(), &failure);
   if (!completed) {
     // A failed check or allocation, or a cancel: the results block holds
     // nothing valid; every buffer the run took is still live in the cache.
@@ -360,10 +416,16 @@ strata_status_t strata_session_create(strata_module_t* module,
   session->allocator = allocator;
   session->threadCount = options->thread_count;
   session->buffers = new (std::nothrow) strata::runtime::BufferCache(allocator);
-  if (!session->buffers) {
+  session->scratch =
+      new (std::nothrow) strata::runtime::KernelScratch(allocator);
+  if (!session->buffers || !session->scratch) {
     strata_session_release(session);
     return STRATA_MAKE_STATUS(STRATA_STATUS_RESOURCE_EXHAUSTED,
                               "out of memory creating a session");
+  }
+  if (strata_status_t status = strata::runtime::allocateStates(session)) {
+    strata_session_release(session);
+    return status;
   }
   *out_session = session;
   return nullptr;
@@ -429,7 +491,66 @@ strata_thread_pool_t* strata_session_thread_pool(
 }
 
 size_t strata_session_trim(strata_session_t* session) {
-  return session ? session->buffers->trimAll() : 0;
+  if (!session) return 0;
+  return session->buffers->trimAll() + session->scratch->release();
+}
+
+strata_status_t strata_session_read_state(const strata_session_t* session,
+                                          size_t index,
+                                          strata_tensor_t** out_tensor) {
+  if (!session || !out_tensor) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                              "session and out_tensor must be non-null");
+  }
+  const auto& states = session->module->manifest.states;
+  if (index >= states.size()) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_OUT_OF_RANGE,
+                              "state %zu does not exist: the module declares "
+                              "%zu state tensors",
+                              index, states.size());
+  }
+  const std::vector<int64_t> dims =
+      strata::runtime::stateDims(session->module, states[index]);
+  return strata_tensor_create_copy(
+      static_cast<strata_dtype_t>(states[index].tensor.dtype),
+      states[index].tensor.rank, dims.data(), session->states[index],
+      session->stateBytes[index], session->allocator, out_tensor);
+}
+
+strata_status_t strata_session_reset_state(strata_session_t* session,
+                                           int64_t slot) {
+  if (!session) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                              "session must be non-null");
+  }
+  const auto& states = session->module->manifest.states;
+  if (slot < 0) {
+    for (size_t s = 0; s < states.size(); ++s)
+      std::memset(session->states[s], 0, session->stateBytes[s]);
+    return nullptr;
+  }
+  for (const strata::format::ManifestState& state : states) {
+    if (state.scope != STRATA_STATE_SCOPE_PER_SEQUENCE) continue;
+    const int64_t slots =
+        strata::runtime::stateDims(session->module, state)[0];
+    if (slot >= slots) {
+      return STRATA_MAKE_STATUS(
+          STRATA_STATUS_OUT_OF_RANGE,
+          "sequence slot %" PRId64 " is out of range: state '%s' has %" PRId64
+          " slots",
+          slot, state.tensor.name.c_str(), slots);
+    }
+  }
+  for (size_t s = 0; s < states.size(); ++s) {
+    if (states[s].scope != STRATA_STATE_SCOPE_PER_SEQUENCE) continue;
+    const int64_t slots =
+        strata::runtime::stateDims(session->module, states[s])[0];
+    const size_t slice = session->stateBytes[s] / static_cast<size_t>(slots);
+    std::memset(static_cast<uint8_t*>(session->states[s]) +
+                    slice * static_cast<size_t>(slot),
+                0, slice);
+  }
+  return nullptr;
 }
 
 }  // extern "C"

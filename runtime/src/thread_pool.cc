@@ -21,12 +21,11 @@
 namespace strata::runtime {
 namespace {
 
-thread_local ThreadPool* tCurrentPool = nullptr;
-// True while this thread runs a task: nested loops run serially.
+// True while this thread runs a task of some pool: a loop started inside
+// it runs serially (the pool is busy with the enclosing loop), as that
+// pool thread (tThread).
 thread_local bool tInTask = false;
-// Set only on the thread that runs an entry (ScopedCancelRequest).
-thread_local const std::atomic<bool>* tCancelRequest = nullptr;
-thread_local void (*tCancelHandler)() = nullptr;
+thread_local uint32_t tThread = 0;
 
 // How long a worker that finds no loop spins before it sleeps: longer than
 // the gaps between the parallel loops of one decode step (serial kernels on
@@ -43,7 +42,7 @@ ThreadPool::ThreadPool(uint32_t threads, uint32_t failStartForTesting) {
       if (i == failStartForTesting)
         throw std::system_error(std::make_error_code(
             std::errc::resource_unavailable_try_again));
-      workers_.emplace_back([this] { workerMain(); });
+      workers_.emplace_back([this, i] { workerMain(i); });
     }
   } catch (...) {
     // The workers that did start are stopped and joined: a joinable
@@ -66,16 +65,19 @@ void ThreadPool::stopWorkers() {
   workers_.clear();
 }
 
-void ThreadPool::runTasks(Job& job) {
-  bool wasInTask = tInTask;
+void ThreadPool::runTasks(Job& job, uint32_t thread) {
+  const bool wasInTask = tInTask;
+  const uint32_t wasThread = tThread;
   tInTask = true;
+  tThread = thread;
   for (;;) {
     size_t i = job.next.fetch_add(1, std::memory_order_relaxed);
     if (i >= job.count) break;
-    job.task(job.context, i);
+    job.task(job.context, i, thread);
     job.remaining.fetch_sub(1, std::memory_order_acq_rel);
   }
   tInTask = wasInTask;
+  tThread = wasThread;
 }
 
 uint64_t ThreadPool::awaitGeneration(uint64_t seen) {
@@ -100,7 +102,7 @@ uint64_t ThreadPool::awaitGeneration(uint64_t seen) {
   return generation_.load(std::memory_order_acquire);
 }
 
-void ThreadPool::workerMain() {
+void ThreadPool::workerMain(uint32_t thread) {
   uint64_t seen = 0;
   for (;;) {
     const uint64_t current = awaitGeneration(seen);
@@ -111,17 +113,19 @@ void ThreadPool::workerMain() {
     // a slot stale before it waits for the slot to empty; seq_cst orders
     // the two handshakes).
     job.references.fetch_add(1);
-    if (job.generation.load() == current) runTasks(job);
+    if (job.generation.load() == current) runTasks(job, thread);
     job.references.fetch_sub(1);
   }
 }
 
-void ThreadPool::parallelFor(size_t count, void (*task)(void*, size_t),
+void ThreadPool::parallelFor(size_t count,
+                             void (*task)(void*, size_t, uint32_t),
                              void* context) {
   if (tInTask || workers_.empty() || count <= 1) {
-    bool wasInTask = tInTask;
+    const bool wasInTask = tInTask;
+    const uint32_t thread = tInTask ? tThread : 0;
     tInTask = true;
-    for (size_t i = 0; i < count; ++i) task(context, i);
+    for (size_t i = 0; i < count; ++i) task(context, i, thread);
     tInTask = wasInTask;
     return;
   }
@@ -145,60 +149,10 @@ void ThreadPool::parallelFor(size_t count, void (*task)(void*, size_t),
     { std::lock_guard<std::mutex> lock(mutex_); }
     wake_.notify_all();
   }
-  runTasks(job);
+  runTasks(job, 0);
   // Wait for the tasks, not the workers: one that has not woken up yet
   // finds every task claimed.
   while (job.remaining.load(std::memory_order_acquire) != 0) STRATA_CPU_RELAX();
-}
-
-ThreadPool* currentThreadPool() { return tCurrentPool; }
-
-// Loops writing fewer elements run on the calling thread: waking the pool
-// costs a few microseconds, about what 16K elementwise updates take.
-constexpr int64_t kMinParallelWork = 16384;
-
-extern "C" void strataRtParallelFor(void (*task)(void*, int64_t, int64_t),
-                                    void* context, int64_t begin, int64_t end,
-                                    int64_t work) {
-  pollCancel();
-  const int64_t n = end - begin;
-  if (n <= 0) return;
-  ThreadPool* pool = tCurrentPool;
-  const int64_t threads = pool ? pool->size() : 1;
-  if (threads == 1 || n == 1 || work < kMinParallelWork || tInTask) {
-    task(context, begin, end);
-    return;
-  }
-  const int64_t chunks = n < threads * 4 ? n : threads * 4;
-  pool->parallelFor(static_cast<size_t>(chunks), [&](size_t i) {
-    const int64_t b = begin + n * static_cast<int64_t>(i) / chunks;
-    const int64_t e = begin + n * static_cast<int64_t>(i + 1) / chunks;
-    if (b < e) task(context, b, e);
-  });
-}
-
-ScopedCurrentPool::ScopedCurrentPool(ThreadPool* pool)
-    : previous_(tCurrentPool) {
-  tCurrentPool = pool;
-}
-
-ScopedCurrentPool::~ScopedCurrentPool() { tCurrentPool = previous_; }
-
-ScopedCancelRequest::ScopedCancelRequest(const std::atomic<bool>* requested,
-                                         void (*onCancel)())
-    : previousRequest_(tCancelRequest), previousHandler_(tCancelHandler) {
-  tCancelRequest = requested;
-  tCancelHandler = onCancel;
-}
-
-ScopedCancelRequest::~ScopedCancelRequest() {
-  tCancelRequest = previousRequest_;
-  tCancelHandler = previousHandler_;
-}
-
-void pollCancel() {
-  if (!tCancelRequest || tInTask || !tCancelHandler) return;
-  if (tCancelRequest->load(std::memory_order_acquire)) tCancelHandler();
 }
 
 }  // namespace strata::runtime

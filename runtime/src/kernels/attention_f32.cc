@@ -14,9 +14,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <vector>
 
-#include "../thread_pool.h"
+#include "../run_context.h"
 #include "matmul_f32_tiles.h"
 #include "strata_kernel_abi.h"
 
@@ -64,32 +63,58 @@ bool isVisible(const Visible& v, int64_t j) {
   return j < v.sinkEnd || (j >= v.lo && j <= v.hi);
 }
 
+// One pool thread's scratch: regions of one block of the run context's
+// kernel scratch, sized for the problem before the loop starts.
 struct Scratch {
-  std::vector<float> kPacked, vPacked, scores, q, out, exact;
+  float *kPacked, *vPacked, *scores, *q, *out, *exact;
 };
 
-Scratch& scratch() {
-  thread_local Scratch s;
-  return s;
+// Floats of each region (a multiple of 16, so regions stay 64-byte
+// aligned). The row path needs no packed K/V and one row of scores.
+struct ScratchSizes {
+  int64_t kPacked, vPacked, scores, q, out, exact;
+  int64_t total() const { return kPacked + vPacked + scores + q + out + exact; }
+};
+
+int64_t roundUp16(int64_t n) { return (std::max<int64_t>(n, 1) + 15) / 16 * 16; }
+
+ScratchSizes scratchSizes(const Problem& p, bool blocked) {
+  const int64_t kPanels = ceilDiv(p.sk, kW), vPanels = ceilDiv(p.dv, kW);
+  ScratchSizes z;
+  z.kPacked = blocked ? roundUp16(kPanels * p.d * kW) : 0;
+  z.vPacked = blocked ? roundUp16(vPanels * p.sk * kW) : 0;
+  z.scores = roundUp16(blocked ? kBlockRows * kPanels * kW : p.sk);
+  z.q = roundUp16(blocked ? kBlockRows * p.d : p.d);
+  z.out = roundUp16(p.dv);
+  z.exact = roundUp16(p.sk);
+  return z;
 }
 
-float* sized(std::vector<float>& v, int64_t n) {
-  if (static_cast<int64_t>(v.size()) < n) v.resize(n);
-  return v.data();
+Scratch scratchAt(uint8_t* block, const ScratchSizes& z) {
+  float* f = reinterpret_cast<float*>(block);
+  Scratch s;
+  s.kPacked = f;
+  s.vPacked = s.kPacked + z.kPacked;
+  s.scores = s.vPacked + z.vPacked;
+  s.q = s.scores + z.scores;
+  s.out = s.q + z.q;
+  s.exact = s.out + z.out;
+  return s;
 }
 
 // Row i of one head by the definition: every key scored (hidden ones at the
 // lowest float, plus the mask with maskHidden), softmax over all of them. For rows the fast path cannot
 // take: no visible key, or every visible score at the lowest float.
-void exactRow(const Problem& p, const float* q, const float* k,
-              const float* v, const float* maskRow, int64_t i, float* o) {
+void exactRow(const Problem& p, const Scratch& s, const float* q,
+              const float* k, const float* v, const float* maskRow, int64_t i,
+              float* o) {
   if (p.sk == 0) {
     // No keys: the product with V sums nothing.
     for (int64_t c = 0; c < p.dv; ++c) o[c * p.o.sd] = 0.0f;
     return;
   }
   const Visible vis = visibleKeys(p, i);
-  float* e = sized(scratch().exact, p.sk);
+  float* e = s.exact;
   float best = -std::numeric_limits<float>::infinity();
   for (int64_t j = 0; j < p.sk; ++j) {
     float s = lowestFloat();
@@ -159,8 +184,8 @@ Head headOf(const Problem& p, int64_t b, int64_t h) {
 }
 
 // Few query rows: each row against K and V where they lie.
-void runRows(const Problem& p, const MatmulTiles& t, const Head& x) {
-  Scratch& s = scratch();
+void runRows(const Problem& p, const MatmulTiles& t, const Scratch& s,
+             const Head& x) {
   for (int64_t i = 0; i < p.sq; ++i) {
     const Visible vis = visibleKeys(p, i);
     const float* qRow = x.q + i * p.q.ss;
@@ -168,10 +193,10 @@ void runRows(const Problem& p, const MatmulTiles& t, const Head& x) {
     float* oRow = x.o + i * p.o.ss;
     const int64_t ncols = std::min(p.sk, std::max(vis.hi + 1, vis.sinkEnd));
     float sum = 0.0f;
-    float* scores = sized(s.scores, std::max<int64_t>(ncols, 1));
+    float* scores = s.scores;
     if (ncols > 0) {
       if (p.q.sd != 1) {
-        float* copy = sized(s.q, p.d);
+        float* copy = s.q;
         for (int64_t c = 0; c < p.d; ++c) copy[c] = qRow[c * p.q.sd];
         qRow = copy;
       }
@@ -187,10 +212,10 @@ void runRows(const Problem& p, const MatmulTiles& t, const Head& x) {
       }
     }
     if (ncols <= 0 || !softmaxRow(p, t, scores, ncols, vis, maskRow, &sum)) {
-      exactRow(p, x.q + i * p.q.ss, x.k, x.v, maskRow, i, oRow);
+      exactRow(p, s, x.q + i * p.q.ss, x.k, x.v, maskRow, i, oRow);
       continue;
     }
-    float* out = sized(s.out, p.dv);
+    float* out = s.out;
     if (p.v.sd == 1) {
       t.rowTimesRows(ncols, p.dv, scores, 1, x.v, p.v.ss, out, false);
     } else {
@@ -207,11 +232,11 @@ void runRows(const Problem& p, const MatmulTiles& t, const Head& x) {
 }
 
 // Many query rows: packed K^T and V, blocks of kBlockRows rows.
-void runBlocks(const Problem& p, const MatmulTiles& t, const Head& x) {
-  Scratch& s = scratch();
+void runBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
+               const Head& x) {
   const int64_t kPanels = ceilDiv(p.sk, kW), vPanels = ceilDiv(p.dv, kW);
   // K^T panel pk: [d][32 keys]; V panel pv: [key][32 value dims].
-  float* kp = sized(s.kPacked, kPanels * p.d * kW);
+  float* kp = s.kPacked;
   for (int64_t pk = 0; pk < kPanels; ++pk)
     for (int64_t c = 0; c < kW; ++c) {
       const int64_t j = pk * kW + c;
@@ -223,7 +248,7 @@ void runBlocks(const Problem& p, const MatmulTiles& t, const Head& x) {
         for (int64_t e = 0; e < p.d; ++e) dst[e * kW] = 0.0f;
       }
     }
-  float* vp = sized(s.vPacked, vPanels * p.sk * kW);
+  float* vp = s.vPacked;
   for (int64_t pv = 0; pv < vPanels; ++pv)
     for (int64_t j = 0; j < p.sk; ++j) {
       const float* src = x.v + j * p.v.ss;
@@ -245,11 +270,11 @@ void runBlocks(const Problem& p, const MatmulTiles& t, const Head& x) {
         std::min(p.sk, std::max(lastRow.hi + 1, lastRow.sinkEnd));
     const int64_t panels = ceilDiv(std::max<int64_t>(ncols, 0), kW);
     const int64_t ldS = std::max<int64_t>(panels * kW, 1);
-    float* scores = sized(s.scores, rows * ldS);
+    float* scores = s.scores;
     const float* qBlock = x.q + i0 * p.q.ss;
     int64_t ldq = p.q.ss;
     if (p.q.sd != 1) {
-      float* copy = sized(s.q, rows * p.d);
+      float* copy = s.q;
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t c = 0; c < p.d; ++c)
           copy[r * p.d + c] = qBlock[r * p.q.ss + c * p.q.sd];
@@ -268,7 +293,8 @@ void runBlocks(const Problem& p, const MatmulTiles& t, const Head& x) {
                  !softmaxRow(p, t, scores + r * ldS, ncols, visibleKeys(p, i),
                              maskRow, &sum);
       if (exact[r])
-        exactRow(p, x.q + i * p.q.ss, x.k, x.v, maskRow, i, x.o + i * p.o.ss);
+        exactRow(p, s, x.q + i * p.q.ss, x.k, x.v, maskRow, i,
+                 x.o + i * p.o.ss);
       else
         inverse[r] = 1.0f / sum;
     }
@@ -300,8 +326,9 @@ Operand operandAt(const int64_t* params, int64_t slot) {
 
 }  // namespace
 
-extern "C" void strataAttentionF32(const int64_t* params) {
-  pollCancel();  // before any object: a cancel skips this frame
+extern "C" void strataAttentionF32(strata_rt_context_t* context,
+                                   const int64_t* params) {
+  pollCancel(context);  // before any object: a cancel skips this frame
   Problem p;
   const int64_t flags = params[STRATA_ATTN_FLAGS];
   p.causal = (flags & STRATA_ATTN_FLAG_CAUSAL) != 0;
@@ -334,14 +361,21 @@ extern "C" void strataAttentionF32(const int64_t* params) {
   p.d = std::max<int64_t>(p.d, 0);
   const MatmulTiles& t = matmulTiles();
   const bool blocked = p.sq > kRowPathMaxRows && p.sk > 0;
-  parallelFor(static_cast<size_t>(p.batch * p.heads), [&](size_t task) {
+  const ScratchSizes sizes = scratchSizes(p, blocked);
+  size_t stride = 0;
+  uint8_t* scratch = kernelScratch(
+      context, static_cast<size_t>(sizes.total()) * sizeof(float), &stride);
+  if (!scratch) return;
+  parallelFor(context, static_cast<size_t>(p.batch * p.heads),
+              [&](size_t task, uint32_t thread) {
     const int64_t b = static_cast<int64_t>(task) / p.heads;
     const int64_t h = static_cast<int64_t>(task) % p.heads;
     const Head x = headOf(p, b, h);
+    const Scratch s = scratchAt(scratch + thread * stride, sizes);
     if (blocked)
-      runBlocks(p, t, x);
+      runBlocks(p, t, s, x);
     else
-      runRows(p, t, x);
+      runRows(p, t, s, x);
   });
 }
 

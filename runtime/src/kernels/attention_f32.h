@@ -10,11 +10,14 @@
 
 #include <cstdint>
 
+#include "strata_kernel_abi.h"
+
 namespace strata::runtime::kernels {
 
 /// The import itself: decodes STRATA_ATTN_PARAM_COUNT params and runs on the
 /// current thread pool.
-extern "C" void strataAttentionF32(const int64_t* params);
+extern "C" void strataAttentionF32(strata_rt_context_t* context,
+                                   const int64_t* params);
 
 }  // namespace strata::runtime::kernels
 

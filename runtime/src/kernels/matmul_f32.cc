@@ -1,10 +1,11 @@
 //===- matmul_f32.cc - Blocking, packing and threading of the fp32 matmul -===//
 // SPDX-License-Identifier: Apache-2.0
-// Work is cut into (batch, row block, panel block) tasks run on the current
-// thread pool. Within a task, k is blocked so that one packed B panel slice
+// Work is cut into (batch, row block, panel block) tasks run on the run
+// context's thread pool. Within a task, k is blocked so that one packed B panel slice
 // (kKc x 32 floats) stays in L1 while every register tile of the row block
 // streams past it. B is either pre-packed at compile time (weights) or
-// packed here, one panel slice at a time, into per-thread scratch.
+// packed here, one panel slice at a time, into per-thread scratch that the
+// run context provides from the session's allocator.
 
 #include "matmul_f32.h"
 
@@ -14,7 +15,8 @@
 #include <cstring>
 #include <memory>
 
-#include "../thread_pool.h"
+#include "../run_checks.h"
+#include "../run_context.h"
 #include "matmul_f32_tiles.h"
 #include "strata_kernel_abi.h"
 
@@ -117,18 +119,21 @@ const MatmulTiles& tiles() {
   return *t;
 }
 
-// Per-thread scratch, allocated on a thread's first matmul and kept.
+// One pool thread's scratch (each at a 64-byte aligned address).
 struct Scratch {
   alignas(64) float bPanel[kKc * kW];
   alignas(64) float aBlock[kMc * kKc];
   alignas(64) float cTile[kMaxMr * kW];
 };
 
-Scratch& scratch() {
-  thread_local std::unique_ptr<Scratch> s;
-  if (!s) s.reset(new Scratch);
-  return *s;
-}
+// The scratch of every thread of the run's loops, |stride| bytes apart.
+struct ScratchBlocks {
+  uint8_t* base;
+  size_t stride;
+  Scratch& of(uint32_t thread) const {
+    return *reinterpret_cast<Scratch*>(base + thread * stride);
+  }
+};
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t minOf(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -147,10 +152,9 @@ void batchOffsets(const Problem& p, int64_t index, int64_t* a, int64_t* b,
 }
 
 // Rows [m0, m0 + mc) x panels [p0, p1) of one batch.
-void runBlock(const Problem& p, const MatmulTiles& t, const float* a,
-              const float* b, float* c, int64_t m0, int64_t mc, int64_t p0,
-              int64_t p1) {
-  Scratch& s = scratch();
+void runBlock(const Problem& p, const MatmulTiles& t, Scratch& s,
+              const float* a, const float* b, float* c, int64_t m0,
+              int64_t mc, int64_t p0, int64_t p1) {
   for (int64_t k0 = 0; k0 < p.k; k0 += kKc) {
     const int64_t kc = minOf(kKc, p.k - k0);
     const bool loadC = p.accumulate || k0 > 0;
@@ -206,9 +210,9 @@ void runBlock(const Problem& p, const MatmulTiles& t, const float* a,
 }
 
 // M = 1 against packed panels [p0, p1): whole k in registers.
-void runGemv(const Problem& p, const MatmulTiles& t, const float* a,
-             const float* b, float* c, int64_t p0, int64_t p1) {
-  Scratch& s = scratch();
+void runGemv(const Problem& p, const MatmulTiles& t, Scratch& s,
+             const float* a, const float* b, float* c, int64_t p0,
+             int64_t p1) {
   const float* aRow = a;
   if (p.ak != 1) {
     // Rare (a transposed row); run() sends M = 1 here only when K fits
@@ -237,15 +241,15 @@ void runGemv(const Problem& p, const MatmulTiles& t, const float* a,
 // once, in place (decode attention against the KV cache; packing it would
 // triple the memory traffic of a product that is all memory traffic).
 // |rowsContiguous|: B's rows and C are contiguous (else B's columns are).
-void runRow(const Problem& p, const MatmulTiles& t, bool rowsContiguous,
-            const float* a, const float* b, float* c, int64_t n0, int64_t n1) {
+void runRow(const Problem& p, const MatmulTiles& t, Scratch& s,
+            bool rowsContiguous, const float* a, const float* b, float* c,
+            int64_t n0, int64_t n1) {
   if (rowsContiguous) {
     t.rowTimesRows(p.k, n1 - n0, a, p.ak, b + n0, p.bk, c + n0, p.accumulate);
     return;
   }
   const float* aRow = a;
   if (p.ak != 1) {
-    Scratch& s = scratch();
     for (int64_t k = 0; k < p.k; ++k) s.aBlock[k] = a[k * p.ak];
     aRow = s.aBlock;
   }
@@ -267,7 +271,7 @@ void foldSharedBatchesIntoM(Problem* p) {
   }
 }
 
-void run(Problem p) {
+void run(strata_rt_context_t* context, Problem p) {
   if (p.m <= 0 || p.n <= 0) return;
   // An empty batch writes nothing (and folding it would make M zero).
   for (int64_t d = 0; d < p.batchRank; ++d)
@@ -287,8 +291,10 @@ void run(Problem p) {
   }
   const MatmulTiles& t = tiles();
   const int64_t panels = ceilDiv(p.n, kW);
-  ThreadPool* pool = currentThreadPool();
-  const int64_t threads = pool ? pool->size() : 1;
+  const int64_t threads = loopThreads(context);
+  ScratchBlocks scratch{nullptr, 0};
+  scratch.base = kernelScratch(context, sizeof(Scratch), &scratch.stride);
+  if (!scratch.base) return;
 
   if (p.m == 1 && p.packed && p.k <= kMc * kKc) {
     // Decode: split the panels (the weight stream) evenly over the threads,
@@ -296,12 +302,13 @@ void run(Problem p) {
     int64_t chunk = ceilDiv(panels, threads * 4);
     if (chunk < 4) chunk = 4;
     const int64_t chunks = ceilDiv(panels, chunk);
-    parallelFor(static_cast<size_t>(batches * chunks), [&](size_t task) {
+    parallelFor(context, static_cast<size_t>(batches * chunks),
+                [&](size_t task, uint32_t thread) {
       const int64_t bi = static_cast<int64_t>(task) / chunks;
       const int64_t ci = static_cast<int64_t>(task) % chunks;
       int64_t ao, bo, co;
       batchOffsets(p, bi, &ao, &bo, &co);
-      runGemv(p, t, p.a + ao, p.b + bo, p.c + co, ci * chunk,
+      runGemv(p, t, scratch.of(thread), p.a + ao, p.b + bo, p.c + co, ci * chunk,
               minOf(panels, (ci + 1) * chunk));
     });
     return;
@@ -318,12 +325,13 @@ void run(Problem p) {
       chunks *= 2;
     const int64_t width = ceilDiv(ceilDiv(p.n, chunks), 16) * 16;
     chunks = ceilDiv(p.n, width);
-    parallelFor(static_cast<size_t>(batches * chunks), [&](size_t task) {
+    parallelFor(context, static_cast<size_t>(batches * chunks),
+                [&](size_t task, uint32_t thread) {
       const int64_t bi = static_cast<int64_t>(task) / chunks;
       const int64_t ci = static_cast<int64_t>(task) % chunks;
       int64_t ao, bo, co;
       batchOffsets(p, bi, &ao, &bo, &co);
-      runRow(p, t, rowsContiguous, p.a + ao, p.b + bo, p.c + co, ci * width,
+      runRow(p, t, scratch.of(thread), rowsContiguous, p.a + ao, p.b + bo, p.c + co, ci * width,
              minOf(p.n, (ci + 1) * width));
     });
     return;
@@ -344,8 +352,8 @@ void run(Problem p) {
   }
   const int64_t mBlocks = ceilDiv(p.m, mc);
   const int64_t nBlocks = ceilDiv(panels, nc);
-  parallelFor(static_cast<size_t>(batches * mBlocks * nBlocks),
-              [&](size_t task) {
+  parallelFor(context, static_cast<size_t>(batches * mBlocks * nBlocks),
+              [&](size_t task, uint32_t thread) {
                 int64_t rest = static_cast<int64_t>(task);
                 // Row blocks vary fastest: consecutive tasks share one
                 // panel block of B while it is in cache (+3% on the LM
@@ -358,7 +366,7 @@ void run(Problem p) {
                 int64_t ao, bo, co;
                 batchOffsets(p, bi, &ao, &bo, &co);
                 const int64_t m0 = mb * mc;
-                runBlock(p, t, p.a + ao, p.b + bo, p.c + co, m0,
+                runBlock(p, t, scratch.of(thread), p.a + ao, p.b + bo, p.c + co, m0,
                          minOf(mc, p.m - m0), nb * nc,
                          minOf(panels, (nb + 1) * nc));
               });
@@ -373,14 +381,21 @@ T* address(int64_t value) {
 
 const MatmulTiles& matmulTiles() { return tiles(); }
 
-extern "C" void strataMatmulF32(const int64_t* params) {
-  pollCancel();  // before any object: a cancel skips this frame
+extern "C" void strataMatmulF32(strata_rt_context_t* context,
+                                const int64_t* params) {
+  pollCancel(context);  // before any object: a cancel skips this frame
+  const int64_t layout = params[STRATA_MM_B_LAYOUT];
+  if (layout != STRATA_MM_LAYOUT_STRIDED &&
+      layout != STRATA_MM_LAYOUT_PANEL_F32) {
+    failRunInternal(context, "strata_rt_matmul_f32: B layout", layout);
+    return;
+  }
   Problem p;
   p.m = params[STRATA_MM_M];
   p.n = params[STRATA_MM_N];
   p.k = params[STRATA_MM_K];
   p.accumulate = (params[STRATA_MM_FLAGS] & STRATA_MM_FLAG_ACCUMULATE) != 0;
-  p.packed = (params[STRATA_MM_FLAGS] & STRATA_MM_FLAG_B_PACKED) != 0;
+  p.packed = layout == STRATA_MM_LAYOUT_PANEL_F32;
   p.batchRank = params[STRATA_MM_BATCH_RANK];
   if (p.batchRank < 0 || p.batchRank > STRATA_MM_MAX_BATCH) p.batchRank = 0;
   for (int64_t d = 0; d < STRATA_MM_MAX_BATCH; ++d) {
@@ -398,7 +413,7 @@ extern "C" void strataMatmulF32(const int64_t* params) {
   p.c = address<float>(params[STRATA_MM_C_ADDR]);
   p.cm = params[STRATA_MM_C_STRIDE_M];
   p.cn = params[STRATA_MM_C_STRIDE_N];
-  run(p);
+  run(context, p);
 }
 
 MatmulIsa matmulIsa() {

@@ -9,11 +9,14 @@
 
 #include <cstdint>
 
+#include "strata_kernel_abi.h"
+
 namespace strata::runtime::kernels {
 
 /// The import itself: decodes STRATA_MM_PARAM_COUNT params and runs on the
 /// current thread pool.
-extern "C" void strataMatmulF32(const int64_t* params);
+extern "C" void strataMatmulF32(strata_rt_context_t* context,
+                                const int64_t* params);
 
 /// Instruction sets the kernel has code for, best first.
 enum class MatmulIsa { kAvx512, kAvx2, kScalar };

@@ -4,16 +4,18 @@
 // The whole CPU pipeline on the strata dialect after fusion: only the LLVM
 // dialect is left, with the C interface of the entry, the matmul and the
 // attention as runtime calls, the elementwise tanh as a parallel kernel on
-// the runtime's pool, and one pointer slot per runtime import.
+// the runtime's pool, and one pointer slot per runtime import. The entry's
+// C interface takes the run context first (kernel ABI v3) and the imports
+// take it too.
 // CHECK-NOT:   = strata.
 // CHECK-NOT:   strata.attention
 // CHECK-NOT:   linalg.
 // CHECK-NOT:   memref.
-// CHECK-DAG:   llvm.func internal @strata_rt_alloc({{.*}}) -> !llvm.ptr attributes {strata.runtime_import}
-// CHECK-DAG:   llvm.func internal @strata_rt_matmul_f32({{.*}}) attributes {strata.runtime_import}
+// CHECK-DAG:   llvm.func internal @strata_rt_alloc(%{{.+}}: !llvm.ptr, %{{.+}}: i64) -> !llvm.ptr attributes {strata.runtime_import}
+// CHECK-DAG:   llvm.func internal @strata_rt_matmul_f32(%{{.+}}: !llvm.ptr, %{{.+}}: i64) attributes {strata.runtime_import}
 // CHECK-DAG:   llvm.func internal @strata_rt_attention_f32({{.*}}) attributes {strata.runtime_import}
 // CHECK-DAG:   llvm.func internal @strata_rt_parallel_for({{.*}}) attributes {strata.runtime_import}
-// CHECK-DAG:   llvm.func @_mlir_ciface_main(
+// CHECK-DAG:   llvm.func @_mlir_ciface_main(%{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr) attributes {{{.*}}strata.entry
 // CHECK-DAG:   llvm.func @strata_pkernel_{{[0-9]+}}({{.*}}) attributes {passthrough = ["noinline"], strata.dispatch = {id = {{[0-9]+}} : i64, kind = "elementwise"}, strata.parallel_kernel
 // CHECK-DAG:   llvm.mlir.global external @__strata_import_strata_rt_matmul_f32()
 // CHECK-DAG:   llvm.mlir.global external constant @__strata_import_count

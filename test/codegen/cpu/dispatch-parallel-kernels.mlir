@@ -3,6 +3,8 @@
 // A call of a parallel kernel becomes strata_rt_parallel_for over a task
 // that loads the kernel's other arguments (a pointer and a float here)
 // from 8-byte slots the caller fills; begin, end and work pass through.
+// The task has the kernel ABI's task type: the run context first, then
+// the slots, begin and end.
 // CHECK-LABEL: llvm.func @main
 //  CHECK-SAME:   (%[[P:.+]]: !llvm.ptr, %[[N:.+]]: i64)
 //       CHECK:   %[[SLOTS:.+]] = llvm.mlir.constant(2 : i64) : i64
@@ -17,7 +19,7 @@
 //       CHECK:   llvm.call @strata_rt_parallel_for(%[[TASK]], %[[CTX]], %[[BEGIN]], %[[N]], %[[N]])
 //   CHECK-NOT:   llvm.call @kernel(
 //       CHECK: llvm.func @strata_rt_parallel_for(!llvm.ptr, !llvm.ptr, i64, i64, i64) attributes {strata.runtime_import}
-//       CHECK: llvm.func internal @kernel.task(%[[C:.+]]: !llvm.ptr, %[[B:.+]]: i64, %[[E:.+]]: i64)
+//       CHECK: llvm.func internal @kernel.task(%{{.+}}: !llvm.ptr, %[[C:.+]]: !llvm.ptr, %[[B:.+]]: i64, %[[E:.+]]: i64) attributes {strata.parallel_task}
 //       CHECK:   %[[W:.+]] = llvm.mlir.constant(0 : i64) : i64
 //       CHECK:   %[[G0:.+]] = llvm.getelementptr %[[C]][0]
 //       CHECK:   %[[L0:.+]] = llvm.load %[[G0]] : !llvm.ptr -> !llvm.ptr

@@ -1,11 +1,12 @@
 // RUN: strata-opt %s --strata-cpu-entry-abi | FileCheck %s
 
-// Public functions get MLIR's C interface and lose the manifest's
+// Public functions get MLIR's C interface, are marked as entries (the
+// run context is added to them later) and lose the manifest's
 // attributes; results that would alias an argument (directly or through a
 // reshape) are copied into fresh tensors, a computed result is not.
 // CHECK-LABEL: func.func @main
 //  CHECK-SAME:   (%[[X:.+]]: tensor<4x8xf32>) -> (tensor<32xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
-//  CHECK-SAME:   attributes {llvm.emit_c_interface}
+//  CHECK-SAME:   attributes {llvm.emit_c_interface, strata.entry}
 //       CHECK:   %[[FLAT:.+]] = tensor.collapse_shape %[[X]]
 //       CHECK:   %[[FILL:.+]] = linalg.fill
 //       CHECK:   %[[COPY1:.+]] = linalg.copy ins(%[[FLAT]] : tensor<32xf32>)

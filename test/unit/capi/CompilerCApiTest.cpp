@@ -232,6 +232,110 @@ TEST_F(CompilerCApiTest, FixtureCompiledWithDefaultsMatchesOnnxruntime) {
     strata_tensor_release(tensor);
 }
 
+// An allocator that fails its |failAt|-th allocation (counting from 0)
+// and every one after it while |failing| holds; frees always work.
+struct FailingAllocator {
+  int64_t count = 0;
+  int64_t failAt = -1;
+  static strata_status_t fn(void *self, size_t size, size_t alignment,
+                            void *ptrToFree, void **outPtr) {
+    auto *a = static_cast<FailingAllocator *>(self);
+    strata_allocator_t system = strata_allocator_system();
+    if (!outPtr)
+      return system.fn(system.self, size, alignment, ptrToFree, outPtr);
+    if (a->failAt >= 0 && a->count++ >= a->failAt)
+      return STRATA_MAKE_STATUS(STRATA_STATUS_RESOURCE_EXHAUSTED,
+                                "injected allocation failure");
+    return system.fn(system.self, size, alignment, ptrToFree, outPtr);
+  }
+  strata_allocator_t allocator() { return {this, &FailingAllocator::fn}; }
+};
+
+// Every allocation of a session's first run of a compiled model (buffers of
+// the generated code, kernel scratch, outputs) failing in turn: each gives
+// RESOURCE_EXHAUSTED, never a crash, and the same session then runs to the
+// same outputs as a session that never failed.
+TEST_F(CompilerCApiTest, AllocationFailureAtEveryIndexIsResourceExhausted) {
+  const std::string fixture =
+      std::string(STRATA_TEST_MODELS_DIR) + "/transformers_llama_op17_prefill";
+  const std::string ref = fixture + "/ref/model_b3_s11_p0/";
+  ASSERT_EQ(compile(fixture + "/model.onnx", nullptr), STRATA_COMPILE_STATUS_OK)
+      << errorText;
+  ASSERT_NO_FATAL_FAILURE(openArtifact());
+  std::vector<strata_tensor_t *> inputs;
+  for (size_t i = 0; i < entry->input_count; ++i) {
+    strata::tools::NpyArray array;
+    std::string error;
+    ASSERT_TRUE(strata::tools::readNpy(ref + entry->inputs[i].name + ".npy",
+                                       &array, &error))
+        << error;
+    strata_tensor_t *tensor = nullptr;
+    expectOk(strata_tensor_create_copy(
+        static_cast<strata_dtype_t>(array.dtype), array.shape.size(),
+        array.shape.data(), array.data.data(), array.data.size(), allocator,
+        &tensor));
+    inputs.push_back(tensor);
+  }
+  auto run = [&](strata_session_t *on, std::vector<strata_tensor_t *> *out) {
+    out->assign(entry->output_count, nullptr);
+    return strata_session_run(
+        on, "main", const_cast<const strata_tensor_t *const *>(inputs.data()),
+        inputs.size(), out->data(), out->size());
+  };
+  auto bytesOf = [](const std::vector<strata_tensor_t *> &tensors) {
+    std::vector<std::string> bytes;
+    for (strata_tensor_t *t : tensors)
+      bytes.emplace_back(static_cast<const char *>(strata_tensor_const_data(t)),
+                         strata_tensor_byte_size(t));
+    return bytes;
+  };
+  std::vector<strata_tensor_t *> expected;
+  expectOk(run(session, &expected));
+  const std::vector<std::string> want = bytesOf(expected);
+  for (strata_tensor_t *t : expected)
+    strata_tensor_release(t);
+
+  int64_t failures = 0;
+  for (int64_t index = 0; index < 5000; ++index) {
+    FailingAllocator failing;
+    strata_session_options_t options;
+    strata_session_options_init(&options);
+    options.thread_count = 2;
+    strata_session_t *s = nullptr;
+    strata_status_t created =
+        strata_session_create(module, &options, failing.allocator(), &s);
+    ASSERT_EQ(created, nullptr) << strata_status_message(created);
+    failing.failAt = index;
+    std::vector<strata_tensor_t *> got;
+    strata_status_t status = run(s, &got);
+    if (!status) {
+      // Past the run's last allocation: every index before it failed.
+      EXPECT_EQ(bytesOf(got), want);
+      for (strata_tensor_t *t : got)
+        strata_tensor_release(t);
+      strata_session_release(s);
+      break;
+    }
+    ++failures;
+    EXPECT_EQ(strata_status_code(status), STRATA_STATUS_RESOURCE_EXHAUSTED)
+        << "allocation " << index << ": " << strata_status_message(status);
+    strata_status_free(status);
+    for (strata_tensor_t *t : got)
+      EXPECT_EQ(t, nullptr);
+    // The session is still usable once memory is there again.
+    failing.failAt = -1;
+    expectOk(run(s, &got));
+    EXPECT_EQ(bytesOf(got), want) << "after a failure at allocation " << index;
+    for (strata_tensor_t *t : got)
+      strata_tensor_release(t);
+    strata_session_release(s);
+  }
+  // Buffers of the generated code, kernel scratch and outputs: many.
+  EXPECT_GT(failures, 10);
+  for (strata_tensor_t *tensor : inputs)
+    strata_tensor_release(tensor);
+}
+
 TEST_F(CompilerCApiTest, DefaultOptionsAndTwoCompilesInOneProcess) {
   std::string model = write("affine.onnxtext", kAffineModel);
   ASSERT_EQ(compile(model, nullptr), STRATA_COMPILE_STATUS_OK) << errorText;

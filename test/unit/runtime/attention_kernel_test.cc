@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kernel_context.h"
 #include "kernels/attention_f32.h"
 #include "isa_test.h"
 #include "kernels/matmul_f32.h"
@@ -107,10 +108,8 @@ void check(const Case& c, uint32_t threads) {
   if (c.mask) setOperand(p, STRATA_ATTN_MASK, mask.data(), c.sk, 0, 0, 1);
   setOperand(p, STRATA_ATTN_O, o.data.data(), o.sb, o.sh, o.ss, o.sd);
   ThreadPool pool(threads);
-  {
-    ScopedCurrentPool current(&pool);
-    strataAttentionF32(p);
-  }
+  KernelContext context(&pool);
+  strataAttentionF32(context.get(), p);
 
   const double lowest = -std::numeric_limits<float>::max();
   const int64_t group = c.heads / c.kvHeads;

@@ -15,6 +15,7 @@
 #include <system_error>
 
 #include "isa_test.h"
+#include "kernel_context.h"
 #include "kernels/matmul_f32.h"
 #include "strata_kernel_abi.h"
 #include "thread_pool.h"
@@ -29,10 +30,12 @@ struct Case {
 
 // Fills params for row-major (or transposed) operands of one batch dim.
 void run(const Case& c, const std::vector<float>& a,
-         const std::vector<float>& b, std::vector<float>* out) {
+         const std::vector<float>& b, std::vector<float>* out,
+         ThreadPool* pool = nullptr) {
   int64_t p[STRATA_MM_PARAM_COUNT] = {};
-  p[STRATA_MM_FLAGS] = (c.accumulate ? STRATA_MM_FLAG_ACCUMULATE : 0) |
-                       (c.packed ? STRATA_MM_FLAG_B_PACKED : 0);
+  p[STRATA_MM_FLAGS] = c.accumulate ? STRATA_MM_FLAG_ACCUMULATE : 0;
+  p[STRATA_MM_B_LAYOUT] =
+      c.packed ? STRATA_MM_LAYOUT_PANEL_F32 : STRATA_MM_LAYOUT_STRIDED;
   p[STRATA_MM_M] = c.m;
   p[STRATA_MM_N] = c.n;
   p[STRATA_MM_K] = c.k;
@@ -50,7 +53,8 @@ void run(const Case& c, const std::vector<float>& a,
   p[STRATA_MM_C_BATCH_STRIDES] = c.m * c.n;
   p[STRATA_MM_C_STRIDE_M] = c.n;
   p[STRATA_MM_C_STRIDE_N] = 1;
-  strataMatmulF32(p);
+  KernelContext context(pool);
+  strataMatmulF32(context.get(), p);
 }
 
 void check(const Case& c, uint32_t threads) {
@@ -77,10 +81,7 @@ void check(const Case& c, uint32_t threads) {
                       c.transB ? c.k : 1, packed.data());
   }
   ThreadPool pool(threads);
-  {
-    ScopedCurrentPool current(&pool);
-    run(c, a, c.packed ? packed : b, &out);
-  }
+  run(c, a, c.packed ? packed : b, &out, &pool);
   for (int64_t bi = 0; bi < c.batch; ++bi) {
     for (int64_t i = 0; i < c.m; ++i) {
       for (int64_t j = 0; j < c.n; ++j) {
@@ -122,8 +123,7 @@ TEST_P(MatmulKernelTest, EmptyBatch) {
     Case c{0, 8, 40, 16, false, false, false, false, broadcastB};
     std::vector<float> a(8 * 16, 1.0f), b(16 * 40, 1.0f), out(8, -1.0f);
     ThreadPool pool(2);
-    ScopedCurrentPool current(&pool);
-    run(c, a, b, &out);
+    run(c, a, b, &out, &pool);
     for (float x : out) EXPECT_EQ(x, -1.0f);
   }
 }
@@ -174,18 +174,20 @@ INSTANTIATE_TEST_SUITE_P(Isa, MatmulKernelTest, kAllIsas, isaName);
 TEST(ThreadPoolTest, RunsEveryIndexOnceAndNestsSerially) {
   ThreadPool pool(3);
   std::vector<int> hits(1000, 0);
-  pool.parallelFor(hits.size(), [&](size_t i) {
+  pool.parallelFor(hits.size(), [&](size_t i, uint32_t thread) {
     ++hits[i];
-    // A nested loop runs on the calling worker.
+    // A nested loop runs on the calling worker, as that pool thread.
     int inner = 0;
-    ScopedCurrentPool current(&pool);
-    parallelFor(4, [&](size_t) { ++inner; });
+    pool.parallelFor(4, [&](size_t, uint32_t innerThread) {
+      ++inner;
+      EXPECT_EQ(innerThread, thread);
+    });
     EXPECT_EQ(inner, 4);
   });
   for (int h : hits) EXPECT_EQ(h, 1);
   for (int round = 0; round < 200; ++round) {
     std::atomic<int> sum{0};
-    pool.parallelFor(7, [&](size_t i) { sum += static_cast<int>(i); });
+    pool.parallelFor(7, [&](size_t i, uint32_t) { sum += static_cast<int>(i); });
     ASSERT_EQ(sum.load(), 21);
   }
 }
@@ -198,7 +200,7 @@ TEST(ThreadPoolTest, WorkerStartFailureThrowsAndJoins) {
     EXPECT_THROW(ThreadPool(4, failing), std::system_error) << failing;
   ThreadPool pool(4);
   std::atomic<int> runs{0};
-  pool.parallelFor(8, [&](size_t) { ++runs; });
+  pool.parallelFor(8, [&](size_t, uint32_t) { ++runs; });
   EXPECT_EQ(runs.load(), 8);
 }
 

@@ -5,6 +5,7 @@
 
 #include "thread_pool.h"
 
+#include "kernel_context.h"
 #include "kernels/attention_f32.h"
 #include "kernels/matmul_f32.h"
 #include "strata_kernel_abi.h"
@@ -13,6 +14,7 @@
 #include <sys/resource.h>
 
 #include <atomic>
+#include <csetjmp>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -32,7 +34,7 @@ TEST(ThreadPoolTest, RunsEveryIndexOnce) {
   ThreadPool pool(3);
   std::vector<std::atomic<int>> hits(1000);
   for (int round = 0; round < 50; ++round) {
-    pool.parallelFor(hits.size(), [&](size_t i) { hits[i].fetch_add(1); });
+    pool.parallelFor(hits.size(), [&](size_t i, uint32_t) { hits[i].fetch_add(1); });
   }
   for (const auto& hit : hits) EXPECT_EQ(hit.load(), 50);
 }
@@ -40,7 +42,7 @@ TEST(ThreadPoolTest, RunsEveryIndexOnce) {
 TEST(ThreadPoolTest, IdleWorkersBurnAlmostNoCpu) {
   ThreadPool pool(3);
   std::atomic<int> ran{0};
-  pool.parallelFor(8, [&](size_t) { ran.fetch_add(1); });
+  pool.parallelFor(8, [&](size_t, uint32_t) { ran.fetch_add(1); });
   EXPECT_EQ(ran.load(), 8);
   const double before = processCpuSeconds();
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -54,12 +56,12 @@ TEST(ThreadPoolTest, IdleWorkersBurnAlmostNoCpu) {
 // whose worker never woke would run them one after the other and time out).
 TEST(ThreadPoolTest, NewLoopWakesParkedWorkers) {
   ThreadPool pool(2);
-  pool.parallelFor(2, [](size_t) {});
+  pool.parallelFor(2, [](size_t, uint32_t) {});
   for (int round = 0; round < 3; ++round) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     std::atomic<int> started{0};
     std::atomic<bool> timedOut{false};
-    pool.parallelFor(2, [&](size_t) {
+    pool.parallelFor(2, [&](size_t, uint32_t) {
       started.fetch_add(1);
       auto deadline =
           std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -82,7 +84,7 @@ TEST(ThreadPoolTest, AlternatesBetweenSpinningAndParking) {
   ThreadPool pool(4);
   std::atomic<int> total{0};
   for (int round = 0; round < 40; ++round) {
-    pool.parallelFor(16, [&](size_t) { total.fetch_add(1); });
+    pool.parallelFor(16, [&](size_t, uint32_t) { total.fetch_add(1); });
     if (round % 8 == 7)
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
@@ -107,7 +109,7 @@ TEST(ThreadPoolTest, LoopsFromSeveralThreadsTakeTurns) {
       ready.fetch_add(1);
       while (ready.load() < kCallers) std::this_thread::yield();
       for (int round = 0; round < kRounds; ++round) {
-        pool.parallelFor(hits[c].size(), [&](size_t i) {
+        pool.parallelFor(hits[c].size(), [&](size_t i, uint32_t) {
           inFlight[c].fetch_add(1);
           for (int other = 0; other < kCallers; ++other) {
             if (other != c && inFlight[other].load() > 0)
@@ -128,8 +130,8 @@ TEST(ThreadPoolTest, LoopsFromSeveralThreadsTakeTurns) {
 TEST(ThreadPoolTest, NestedLoopsRunSerially) {
   ThreadPool pool(2);
   std::atomic<int> inner{0};
-  pool.parallelFor(4, [&](size_t) {
-    pool.parallelFor(3, [&](size_t) { inner.fetch_add(1); });
+  pool.parallelFor(4, [&](size_t, uint32_t) {
+    pool.parallelFor(3, [&](size_t, uint32_t) { inner.fetch_add(1); });
   });
   EXPECT_EQ(inner.load(), 12);
 }
@@ -137,64 +139,108 @@ TEST(ThreadPoolTest, NestedLoopsRunSerially) {
 TEST(ThreadPoolTest, DestroysParkedPool) {
   for (int i = 0; i < 5; ++i) {
     ThreadPool pool(3);
-    pool.parallelFor(4, [](size_t) {});
+    pool.parallelFor(4, [](size_t, uint32_t) {});
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
 }
 
-std::atomic<int> gCancelPolls{0};
-std::atomic<bool> gPolledOffCaller{false};
-std::thread::id gCaller;
-void countCancel() {
-  gCancelPolls.fetch_add(1);
-  if (std::this_thread::get_id() != gCaller) gPolledOffCaller.store(true);
+// Runs |f| as a checked run of |context| would (a trap set); returns the
+// failure kind if something ended the run, 0 if |f| returned.
+template <typename F>
+int64_t endedRunKind(strata_rt_context_t* context, const F& f) {
+  RunTrap trap;
+  context->trap = &trap;
+  if (setjmp(trap.jump) != 0) {
+    context->trap = nullptr;
+    return trap.failure.kind;
+  }
+  f();
+  context->trap = nullptr;
+  return 0;
 }
 
-// The cancel handler runs at each import's start on the run's thread, but
-// never from a worker or from inside a task (nested loops there included).
-TEST(ThreadPoolTest, CancelIsPolledOnTheRunThreadOnly) {
+void countSlice(strata_rt_context_t*, void* args, int64_t, int64_t) {
+  static_cast<std::atomic<int>*>(args)->fetch_add(1);
+}
+
+// Each outer slice starts a loop with the context its task received.
+void outerSlice(strata_rt_context_t* context, void* args, int64_t, int64_t) {
+  strataRtParallelFor(context, countSlice, args, 0, 8, 1 << 20);
+}
+
+// A cancel request ends the run at the next import on the run's thread; a
+// task's context has no cancel or trap, so loops inside tasks always finish.
+TEST(ThreadPoolTest, CancelEndsTheRunAtAnImportOnTheRunThreadOnly) {
   ThreadPool pool(3);
-  ScopedCurrentPool current(&pool);
+  KernelContext kernel(&pool);
+  strata_rt_context_t* context = kernel.get();
   std::atomic<bool> requested{false};
-  ScopedCancelRequest cancel(&requested, &countCancel);
-  gCaller = std::this_thread::get_id();
-  gCancelPolls.store(0);
-  std::atomic<int> innerSlices{0};
-  auto outer = [](void* context, int64_t, int64_t) {
-    strataRtParallelFor(
-        [](void* c, int64_t, int64_t) {
-          static_cast<std::atomic<int>*>(c)->fetch_add(1);
-        },
-        context, 0, 8, 1 << 20);
-  };
-  strataRtParallelFor(outer, &innerSlices, 0, 64, 1 << 20);
-  EXPECT_EQ(gCancelPolls.load(), 0);  // not requested
+  context->cancelRequested = &requested;
+  std::atomic<int> slices{0};
+  EXPECT_EQ(endedRunKind(context,
+                         [&] {
+                           strataRtParallelFor(context, outerSlice, &slices, 0,
+                                               64, 1 << 20);
+                         }),
+            0);
+  const int perRun = slices.load();
+  EXPECT_GT(perRun, 0);
   requested.store(true);
-  strataRtParallelFor(outer, &innerSlices, 0, 64, 1 << 20);
-  EXPECT_EQ(gCancelPolls.load(), 1);
-  EXPECT_FALSE(gPolledOffCaller.load());
-  EXPECT_GT(innerSlices.load(), 0);
+  // Tasks run every nested loop even though the run is being cancelled.
+  slices.store(0);
+  outerSlice(context->forTasks, &slices, 0, 1);
+  EXPECT_GT(slices.load(), 0);
+  // The run's own thread stops at the loop's start: no task runs.
+  slices.store(0);
+  EXPECT_EQ(endedRunKind(context,
+                         [&] {
+                           strataRtParallelFor(context, outerSlice, &slices, 0,
+                                               64, 1 << 20);
+                         }),
+            kCancelledFailure);
+  EXPECT_EQ(slices.load(), 0);
   // The kernels poll before touching their (here empty) problem.
   int64_t params[STRATA_MM_PARAM_COUNT] = {};
-  kernels::strataMatmulF32(params);
-  EXPECT_EQ(gCancelPolls.load(), 2);
+  EXPECT_EQ(endedRunKind(context,
+                         [&] { kernels::strataMatmulF32(context, params); }),
+            kCancelledFailure);
   int64_t attention[STRATA_ATTN_PARAM_COUNT] = {};
-  kernels::strataAttentionF32(attention);
-  EXPECT_EQ(gCancelPolls.load(), 3);
+  EXPECT_EQ(
+      endedRunKind(context,
+                   [&] { kernels::strataAttentionF32(context, attention); }),
+      kCancelledFailure);
+  // Without a trap (not inside a checked run) nothing ends.
+  slices.store(0);
+  strataRtParallelFor(context, countSlice, &slices, 0, 4, 1);
+  EXPECT_EQ(slices.load(), 1);
 }
 
-TEST(ThreadPoolTest, CancelRequestEndsWithItsScope) {
-  std::atomic<bool> requested{true};
-  { ScopedCancelRequest cancel(&requested, &countCancel); }
-  std::atomic<int> slices{0};
-  gCancelPolls.store(0);
-  strataRtParallelFor(
-      [](void* c, int64_t, int64_t) {
-        static_cast<std::atomic<int>*>(c)->fetch_add(1);
-      },
-      &slices, 0, 4, 1);
-  EXPECT_EQ(slices.load(), 1);
-  EXPECT_EQ(gCancelPolls.load(), 0);
+// Matmul parameters no compiler emits (an unknown B layout) end the run
+// with an internal failure instead of being read as some other layout.
+TEST(ThreadPoolTest, UnknownMatmulLayoutEndsTheRun) {
+  KernelContext kernel;
+  int64_t params[STRATA_MM_PARAM_COUNT] = {};
+  params[STRATA_MM_B_LAYOUT] = STRATA_MM_LAYOUT_PANEL_BF16_PAIRS;
+  EXPECT_EQ(endedRunKind(kernel.get(),
+                         [&] {
+                           kernels::strataMatmulF32(kernel.get(), params);
+                         }),
+            kInternalFailure);
+}
+
+// Kernel scratch that cannot be allocated ends the run with
+// RESOURCE_EXHAUSTED (it used to be a thread_local vector whose bad_alloc
+// crossed generated frames).
+TEST(ThreadPoolTest, ScratchThatCannotBeHadEndsTheRun) {
+  strata_rt_context_t context;  // no scratch at all
+  int64_t params[STRATA_MM_PARAM_COUNT] = {};
+  params[STRATA_MM_M] = params[STRATA_MM_N] = params[STRATA_MM_K] = 1;
+  EXPECT_EQ(endedRunKind(&context,
+                         [&] { kernels::strataMatmulF32(&context, params); }),
+            kOutOfMemoryFailure);
+  KernelScratch scratch(strata_allocator_system());
+  size_t stride = 0;
+  EXPECT_EQ(scratch.reserve(2, size_t{1} << 62, &stride), nullptr);
 }
 
 }  // namespace

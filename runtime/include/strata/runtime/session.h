@@ -100,6 +100,26 @@ STRATA_API_EXPORT strata_thread_pool_t* strata_session_thread_pool(
 /// affected.
 STRATA_API_EXPORT size_t strata_session_trim(strata_session_t* session);
 
+/// State tensors (strata_module_state): the session allocates every state
+/// the module declares when it is created (zero-filled, at its full extent:
+/// symbolic dims at their maxima; RESOURCE_EXHAUSTED from
+/// strata_session_create if it cannot), passes them to every entry point,
+/// which reads and updates them in place, and frees them with the session.
+
+/// Stores a copy of state |index| (module order) in |out_tensor|, which the
+/// caller owns. OUT_OF_RANGE for an index past the module's states.
+STRATA_API_EXPORT strata_status_t strata_session_read_state(
+    const strata_session_t* session, size_t index,
+    strata_tensor_t** out_tensor);
+
+/// Zero-fills the state: every state tensor for |slot| < 0, else the part of
+/// every PER_SEQUENCE state at sequence slot |slot| (its dim 0 counts
+/// slots; SHARED states are left as they are). OUT_OF_RANGE, changing
+/// nothing, when |slot| is past some PER_SEQUENCE state's slots. Not
+/// concurrent with a run on this session.
+STRATA_API_EXPORT strata_status_t strata_session_reset_state(
+    strata_session_t* session, int64_t slot);
+
 /// Runs entry |entry_name| on |input_count| borrowed |inputs| (in manifest
 /// order) and stores |output_count| new tensors in |outputs|, which the
 /// caller owns and releases with strata_tensor_release. |output_count| must

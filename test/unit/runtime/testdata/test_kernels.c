@@ -1,4 +1,4 @@
-/*===- test_kernels.c - Hand-written entry points per kernel ABI v2 -------===//
+/*===- test_kernels.c - Hand-written entry points per kernel ABI v3 -------===//
  * SPDX-License-Identifier: Apache-2.0
  * Built as a shared library whose bytes the runtime tests embed in artifacts
  * as the CPU code section. Each function follows the calling convention of
@@ -12,39 +12,43 @@
 #define EXPORT __attribute__((visibility("default")))
 
 typedef struct {
-  void* allocated;
-  void* aligned;
+  void *allocated;
+  void *aligned;
   int64_t offset;
 } desc0;
 
 typedef struct {
-  void* allocated;
-  void* aligned;
+  void *allocated;
+  void *aligned;
   int64_t offset;
   int64_t sizes[1];
   int64_t strides[1];
 } desc1;
 
 typedef struct {
-  void* allocated;
-  void* aligned;
+  void *allocated;
+  void *aligned;
   int64_t offset;
   int64_t sizes[2];
   int64_t strides[2];
 } desc2;
 
-/* Kernel ABI v2 imports: results come from the runtime's allocator, as in
+/* The run context, opaque: only passed on. */
+typedef struct strata_rt_context_t ctx_t;
+
+/* Kernel ABI v3 imports: results come from the runtime's allocator, as in
  * generated code; the runtime binds the pointer after loading. */
-EXPORT void* (*__strata_import_strata_rt_alloc)(uint64_t) = 0;
+EXPORT void *(*__strata_import_strata_rt_alloc)(ctx_t *, uint64_t) = 0;
 EXPORT void (*__strata_import_strata_rt_parallel_for)(
-    void (*)(void*, int64_t, int64_t), void*, int64_t, int64_t, int64_t) = 0;
+    ctx_t *, void (*)(ctx_t *, void *, int64_t, int64_t), void *, int64_t,
+    int64_t, int64_t) = 0;
 EXPORT const uint32_t __strata_import_count = 2;
 
-static void* alloc_result(size_t bytes) {
-  return __strata_import_strata_rt_alloc(bytes ? bytes : 1);
+static void *alloc_result(ctx_t *ctx, size_t bytes) {
+  return __strata_import_strata_rt_alloc(ctx, bytes ? bytes : 1);
 }
 
-static void set1(desc1* d, void* data, int64_t n) {
+static void set1(desc1 *d, void *data, int64_t n) {
   d->allocated = d->aligned = data;
   d->offset = 0;
   d->sizes[0] = n;
@@ -52,11 +56,12 @@ static void set1(desc1* d, void* data, int64_t n) {
 }
 
 /* add_bias(x: f32[batch, 4]) -> y: f32[batch, 4] = x + weights[0..4) as f32 */
-EXPORT void strata_test_add_bias(desc2* y, desc2* x, desc1* weights) {
-  const float* bias = (const float*)weights->aligned;
+EXPORT void strata_test_add_bias(ctx_t *ctx, desc2 *y, desc2 *x,
+                                 desc1 *weights) {
+  const float *bias = (const float *)weights->aligned;
   int64_t rows = x->sizes[0];
-  float* out = (float*)alloc_result((size_t)(rows * 4) * sizeof(float));
-  const float* in = (const float*)x->aligned + x->offset;
+  float *out = (float *)alloc_result(ctx, (size_t)(rows * 4) * sizeof(float));
+  const float *in = (const float *)x->aligned + x->offset;
   for (int64_t i = 0; i < rows; ++i) {
     for (int64_t j = 0; j < 4; ++j) {
       out[i * 4 + j] = in[i * x->strides[0] + j * x->strides[1]] + bias[j];
@@ -77,14 +82,14 @@ typedef struct {
   desc1 doubled;
 } two_results;
 
-EXPORT void strata_test_two_outputs(two_results* results, desc2* a, desc1* b,
-                                    desc1* weights) {
+EXPORT void strata_test_two_outputs(ctx_t *ctx, two_results *results, desc2 *a,
+                                    desc1 *b, desc1 *weights) {
   (void)weights;
   int64_t n = a->sizes[0];
-  float* sums = (float*)alloc_result((size_t)n * sizeof(float));
-  int64_t* doubled = (int64_t*)alloc_result((size_t)n * sizeof(int64_t));
-  const float* av = (const float*)a->aligned;
-  const int32_t* bv = (const int32_t*)b->aligned;
+  float *sums = (float *)alloc_result(ctx, (size_t)n * sizeof(float));
+  int64_t *doubled = (int64_t *)alloc_result(ctx, (size_t)n * sizeof(int64_t));
+  const float *av = (const float *)a->aligned;
+  const int32_t *bv = (const int32_t *)b->aligned;
   for (int64_t i = 0; i < n; ++i) {
     sums[i] = av[i * 3] + av[i * 3 + 1] + av[i * 3 + 2] + (float)bv[i];
     doubled[i] = 2 * (int64_t)bv[i];
@@ -94,40 +99,43 @@ EXPORT void strata_test_two_outputs(two_results* results, desc2* a, desc1* b,
 }
 
 /* scale(x: f32[]) -> y: f32[] = 3 * x (rank 0 in and out). */
-EXPORT void strata_test_scale(desc0* y, desc0* x, desc1* weights) {
+EXPORT void strata_test_scale(ctx_t *ctx, desc0 *y, desc0 *x, desc1 *weights) {
   (void)weights;
-  float* out = (float*)alloc_result(sizeof(float));
-  *out = 3.0f * *(const float*)x->aligned;
+  float *out = (float *)alloc_result(ctx, sizeof(float));
+  *out = 3.0f * *(const float *)x->aligned;
   y->allocated = y->aligned = out;
   y->offset = 0;
 }
 
-/* sum8(x0..x7: f32[4]) -> y: f32[4]: ten pointer arguments, so some travel
+/* sum8(x0..x7: f32[4]) -> y: f32[4]: eleven pointer arguments, so some travel
  * on the stack. */
-EXPORT void strata_test_sum8(desc1* y, desc1* x0, desc1* x1, desc1* x2,
-                             desc1* x3, desc1* x4, desc1* x5, desc1* x6,
-                             desc1* x7, desc1* weights) {
+EXPORT void strata_test_sum8(ctx_t *ctx, desc1 *y, desc1 *x0, desc1 *x1,
+                             desc1 *x2, desc1 *x3, desc1 *x4, desc1 *x5,
+                             desc1 *x6, desc1 *x7, desc1 *weights) {
   (void)weights;
-  desc1* xs[8] = {x0, x1, x2, x3, x4, x5, x6, x7};
-  float* out = (float*)alloc_result(4 * sizeof(float));
+  desc1 *xs[8] = {x0, x1, x2, x3, x4, x5, x6, x7};
+  float *out = (float *)alloc_result(ctx, 4 * sizeof(float));
   for (int j = 0; j < 4; ++j) {
     out[j] = 0;
-    for (int i = 0; i < 8; ++i) out[j] += ((const float*)xs[i]->aligned)[j];
+    for (int i = 0; i < 8; ++i)
+      out[j] += ((const float *)xs[i]->aligned)[j];
   }
   set1(y, out, 4);
 }
 
 /* bad_size(x: f32[4]) -> y: f32[4] that claims a negative size. */
-EXPORT void strata_test_bad_size(desc1* y, desc1* x, desc1* weights) {
+EXPORT void strata_test_bad_size(ctx_t *ctx, desc1 *y, desc1 *x,
+                                 desc1 *weights) {
   (void)x;
   (void)weights;
-  set1(y, alloc_result(16), -5);
+  set1(y, alloc_result(ctx, 16), -5);
 }
 
 /* bad_stride(x: f32[2, 4]) -> y: f32[2, 4] with column-major strides. */
-EXPORT void strata_test_bad_stride(desc2* y, desc2* x, desc1* weights) {
+EXPORT void strata_test_bad_stride(ctx_t *ctx, desc2 *y, desc2 *x,
+                                   desc1 *weights) {
   (void)weights;
-  float* out = (float*)alloc_result(8 * sizeof(float));
+  float *out = (float *)alloc_result(ctx, 8 * sizeof(float));
   memcpy(out, x->aligned, 8 * sizeof(float));
   y->allocated = y->aligned = out;
   y->offset = 0;
@@ -139,7 +147,8 @@ EXPORT void strata_test_bad_stride(desc2* y, desc2* x, desc1* weights) {
 
 /* echo(x: f32[4]) -> y: f32[4] returning the input's own buffer, an ABI
  * violation the runtime must survive without freeing the caller's data. */
-EXPORT void strata_test_echo(desc1* y, desc1* x, desc1* weights) {
+EXPORT void strata_test_echo(ctx_t *ctx, desc1 *y, desc1 *x, desc1 *weights) {
+  (void)ctx;
   (void)weights;
   *y = *x;
 }
@@ -149,25 +158,29 @@ EXPORT void strata_test_echo(desc1* y, desc1* x, desc1* weights) {
  * issues one loop per op. hook = {function, context}, when function is
  * nonzero, is called as function(context, i) on the calling thread before
  * loop i, so a test can act at a known point of the run. */
-static void add_one(void* context, int64_t begin, int64_t end) {
-  float* y = (float*)context;
-  for (int64_t i = begin; i < end; ++i) y[i] += 1.0f;
+static void add_one(ctx_t *ctx, void *args, int64_t begin, int64_t end) {
+  (void)ctx;
+  float *y = (float *)args;
+  for (int64_t i = begin; i < end; ++i)
+    y[i] += 1.0f;
 }
 
-EXPORT void strata_test_loops(desc1* y, desc1* x, desc0* n, desc1* hook,
-                              desc1* weights) {
+EXPORT void strata_test_loops(ctx_t *ctx, desc1 *y, desc1 *x, desc0 *n,
+                              desc1 *hook, desc1 *weights) {
   (void)weights;
   const int64_t count = x->sizes[0];
-  float* out = (float*)alloc_result((size_t)count * sizeof(float));
+  float *out = (float *)alloc_result(ctx, (size_t)count * sizeof(float));
   memcpy(out, x->aligned, (size_t)count * sizeof(float));
-  const int64_t loops = *(const int64_t*)n->aligned;
-  const int64_t* h = (const int64_t*)hook->aligned;
-  void (*function)(void*, int64_t) = (void (*)(void*, int64_t))(intptr_t)h[0];
-  void* context = (void*)(intptr_t)h[1];
+  const int64_t loops = *(const int64_t *)n->aligned;
+  const int64_t *h = (const int64_t *)hook->aligned;
+  void (*function)(void *, int64_t) = (void (*)(void *, int64_t))(intptr_t)h[0];
+  void *context = (void *)(intptr_t)h[1];
   for (int64_t i = 0; i < loops; ++i) {
-    if (function) function(context, i);
+    if (function)
+      function(context, i);
     /* work above the runtime's threshold, so the pool runs the loop */
-    __strata_import_strata_rt_parallel_for(add_one, out, 0, count, 1 << 20);
+    __strata_import_strata_rt_parallel_for(ctx, add_one, out, 0, count,
+                                           1 << 20);
   }
   set1(y, out, count);
 }
@@ -175,10 +188,25 @@ EXPORT void strata_test_loops(desc1* y, desc1* x, desc0* n, desc1* hook,
 /* input_address(x: f32[4]) -> address: i64[2] = {x.allocated, x.aligned}:
  * where the runtime passed the input's data, so a test can check that
  * caller memory reaches the entry without a copy. */
-EXPORT void strata_test_input_address(desc1* y, desc1* x, desc1* weights) {
+EXPORT void strata_test_input_address(ctx_t *ctx, desc1 *y, desc1 *x,
+                                      desc1 *weights) {
   (void)weights;
-  int64_t* out = (int64_t*)alloc_result(2 * sizeof(int64_t));
+  int64_t *out = (int64_t *)alloc_result(ctx, 2 * sizeof(int64_t));
   out[0] = (int64_t)(intptr_t)x->allocated;
   out[1] = (int64_t)(intptr_t)x->aligned;
   set1(y, out, 2);
+}
+
+/* bump(slot: i64[]) -> count: i64[] with state counter: i64[slots]
+ * (per sequence): counter[slot] += 1 in place, returns the new value. The
+ * state arrives after the inputs, before the weights. */
+EXPORT void strata_test_bump(ctx_t *ctx, desc0 *count, desc0 *slot,
+                             desc1 *counter, desc1 *weights) {
+  (void)weights;
+  int64_t *state = (int64_t *)counter->aligned;
+  const int64_t s = *(const int64_t *)slot->aligned;
+  int64_t *out = (int64_t *)alloc_result(ctx, sizeof(int64_t));
+  *out = (s >= 0 && s < counter->sizes[0]) ? ++state[s] : -1;
+  count->allocated = count->aligned = out;
+  count->offset = 0;
 }
