@@ -50,9 +50,7 @@ class Xoshiro256StarStar {
   uint64_t next();
 
   /// A uniform double in [0, 1) from the top 53 bits of next().
-  double nextDouble() {
-    return static_cast<double>(next() >> 11) * 0x1.0p-53;
-  }
+  double nextDouble() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 
  private:
   uint64_t state_[4];
@@ -105,8 +103,6 @@ class Sampler {
   // shrink); candidateCount_ says how much of the candidate ones is in use.
   // The penalized copy of the logits: the caller's are never written.
   std::vector<float> penalized_;
-  // nth_element reorders what it selects from, so top-k works on a copy.
-  std::vector<float> selectionScratch_;
   // The surviving tokens, in increasing id order, and their weights
   // (exp((logit - max) / temperature), so the most likely weighs 1).
   std::vector<int32_t> candidateTokens_;
