@@ -233,11 +233,13 @@ strata_status_t Sampler::sampleChecked(const float* logits, size_t vocab,
 }
 
 void Sampler::growScratch(size_t vocab) {
-  if (candidateTokens_.size() >= vocab) return;
+  if (scratchVocab_ >= vocab) return;
   penalized_.resize(vocab);
   candidateTokens_.resize(vocab);
   candidateWeights_.resize(vocab);
   order_.resize(vocab);
+  // Only now: a resize that threw leaves the next call to grow them again.
+  scratchVocab_ = vocab;
 }
 
 const float* Sampler::applyRepetitionPenalty(const float* logits, size_t vocab,

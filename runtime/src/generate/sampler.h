@@ -110,6 +110,8 @@ class Sampler {
   size_t candidateCount_ = 0;
   // Positions into the candidates, sorted by weight for top-p.
   std::vector<uint32_t> order_;
+  // The vocab every buffer above has room for.
+  size_t scratchVocab_ = 0;
 };
 
 }  // namespace strata::runtime
