@@ -23,21 +23,11 @@ using namespace strata::ir;
 namespace strata {
 namespace {
 
-/// A matched RMS norm: operands, attributes, the final op and every op it
-/// replaces (in chain order, for the fused location).
-struct RmsNormMatch {
-  Value input, scale;
-  int64_t axis = 0;
-  double epsilon = 0.0;
-  Operation *root = nullptr;
-  SmallVector<Operation *> ops;
-};
-
 /// Tries to match an RMS norm around the mean of squares |var|; on failure
 /// |reason| says why and |candidate| says whether |var| averages a square.
-std::optional<RmsNormMatch> matchRmsNorm(ReduceMeanOp var, std::string &reason,
-                                         bool &candidate) {
-  RmsNormMatch match;
+std::optional<NormMatch> matchRmsNorm(ReduceMeanOp var, std::string &reason,
+                                      bool &candidate) {
+  NormMatch match;
   Value xs = squaredValue(var.getInput().getDefiningOp());
   candidate = static_cast<bool>(xs);
   if (!xs)
@@ -123,27 +113,8 @@ std::optional<RmsNormMatch> matchRmsNorm(ReduceMeanOp var, std::string &reason,
 }
 
 // x * rsqrt(mean(x^2) + eps) * w -> strata.rms_norm
-struct FuseDecomposedRmsNorm : OpRewritePattern<ReduceMeanOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ReduceMeanOp var,
-                                PatternRewriter &rewriter) const override {
-    std::string reason;
-    bool candidate;
-    std::optional<RmsNormMatch> match = matchRmsNorm(var, reason, candidate);
-    if (!match)
-      return rewriter.notifyMatchFailure(var, reason);
-    Location loc = fusedLocOf(rewriter, match->ops);
-    rewriter.setInsertionPoint(match->root);
-    auto xType = cast<RankedTensorType>(match->input.getType());
-    Value scale = scaleOrOnes(rewriter, loc, match->scale, xType, match->axis);
-    auto norm = RmsNormOp::create(
-        rewriter, loc, xType, match->input, scale,
-        rewriter.getI64IntegerAttr(match->axis),
-        rewriter.getF32FloatAttr(static_cast<float>(match->epsilon)));
-    rewriter.replaceOp(match->root, norm.getResult());
-    return success();
-  }
-};
+using FuseDecomposedRmsNorm =
+    FuseMatchedChain<ReduceMeanOp, matchRmsNorm, buildNorm<RmsNormOp>>;
 
 struct FuseRmsNormPass : impl::FuseRmsNormPassBase<FuseRmsNormPass> {
   using FuseRmsNormPassBase::FuseRmsNormPassBase;

@@ -14,9 +14,21 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <optional>
+#include <type_traits>
 #include <utility>
 
 namespace strata {
+
+/// A matched norm chain: operands (|bias| only for a layer norm),
+/// attributes, the final op and every op it replaces (in chain order, for
+/// the fused location).
+struct NormMatch {
+  mlir::Value input, scale, bias;
+  int64_t axis = 0;
+  double epsilon = 0.0;
+  mlir::Operation *root = nullptr;
+  llvm::SmallVector<mlir::Operation *> ops;
+};
 
 /// The axes |mean| reduces, non-negative and sorted, if they are the
 /// trailing dims of a ranked input and the dims are kept.
@@ -58,6 +70,24 @@ matchTrailingOperand(mlir::Value y, mlir::RankedTensorType type,
 mlir::Value scaleOrOnes(mlir::OpBuilder &builder, mlir::Location loc,
                         mlir::Value scale, mlir::RankedTensorType type,
                         int64_t axis);
+
+/// The |NormOp| (strata.layer_norm or strata.rms_norm) that computes
+/// |match|, at |loc|.
+template <typename NormOp>
+mlir::Value buildNorm(mlir::OpBuilder &builder, mlir::Location loc,
+                      const NormMatch &match) {
+  auto xType = llvm::cast<mlir::RankedTensorType>(match.input.getType());
+  mlir::Value scale = scaleOrOnes(builder, loc, match.scale, xType, match.axis);
+  mlir::IntegerAttr axis = builder.getI64IntegerAttr(match.axis);
+  mlir::FloatAttr epsilon =
+      builder.getF32FloatAttr(static_cast<float>(match.epsilon));
+  if constexpr (std::is_same_v<NormOp, ir::LayerNormOp>)
+    return NormOp::create(builder, loc, xType, match.input, scale, match.bias,
+                          axis, epsilon);
+  else
+    return NormOp::create(builder, loc, xType, match.input, scale, axis,
+                          epsilon);
+}
 
 } // namespace strata
 
