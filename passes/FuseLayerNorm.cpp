@@ -184,29 +184,15 @@ std::optional<NormMatch> matchLayerNorm(ReduceMeanOp mean, std::string &reason,
       normalizedShape(xType, match.axis);
   // Scale: y * scale in either order, scale of the normalized shape.
   if (normShape)
-    if (auto mul = matchTrailingOperand<MulOp>(y, xType, *normShape)) {
-      match.ops.push_back(mul->first);
-      match.root = mul->first;
-      match.scale = mul->second;
-    }
+    match.scale = extendByTrailing<MulOp>(match, xType, *normShape);
   if (!match.scale && !normShape) {
     reason = "there is no scale and the normalized shape is dynamic";
     return std::nullopt;
   }
   // Bias: only after a scale, + bias in either order.
   if (match.scale)
-    if (auto add = matchTrailingOperand<AddOp>(match.root->getResult(0), xType,
-                                               *normShape)) {
-      match.ops.push_back(add->first);
-      match.root = add->first;
-      match.bias = add->second;
-    }
-  // Every intermediate value is used only inside the chain.
-  if (!usedOnlyInside(match.ops, match.root)) {
-    reason = "an intermediate value of the chain has other uses";
-    return std::nullopt;
-  }
-  return match;
+    match.bias = extendByTrailing<AddOp>(match, xType, *normShape);
+  return replaceableNorm(match, reason);
 }
 
 // mean/sub/square/mean/add/sqrt/div/mul/add -> strata.layer_norm

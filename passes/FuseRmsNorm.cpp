@@ -95,21 +95,12 @@ std::optional<NormMatch> matchRmsNorm(ReduceMeanOp var, std::string &reason,
   bool staticNorm = !ShapedType::isDynamicShape(normShape);
   // Weight: y * weight in either order, weight of the normalized shape.
   if (staticNorm)
-    if (auto mul = matchTrailingOperand<MulOp>(y, xType, normShape)) {
-      match.ops.push_back(mul->first);
-      match.root = mul->first;
-      match.scale = mul->second;
-    }
+    match.scale = extendByTrailing<MulOp>(match, xType, normShape);
   if (!match.scale && !staticNorm) {
     reason = "there is no weight and the normalized shape is dynamic";
     return std::nullopt;
   }
-  // Every intermediate value is used only inside the chain.
-  if (!usedOnlyInside(match.ops, match.root)) {
-    reason = "an intermediate value of the chain has other uses";
-    return std::nullopt;
-  }
-  return match;
+  return replaceableNorm(match, reason);
 }
 
 // x * rsqrt(mean(x^2) + eps) * w -> strata.rms_norm

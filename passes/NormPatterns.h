@@ -14,6 +14,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -57,13 +58,18 @@ std::optional<EpsilonAdd> matchPlusEpsilon(mlir::Value var);
 mlir::Value matchDivideBySqrt(mlir::Value v, mlir::Value n,
                               llvm::SmallVectorImpl<mlir::Operation *> &ops);
 
-/// The only user of |y|, an |OpTy| (mul for a scale, add for a bias) of
-/// |y| and a value of the static |shape| and the element type of |type|
-/// (either order) whose result has |type|: the op and that value.
+/// Extends |match| by the only user of its root's value, an |OpTy| (mul
+/// for a scale, add for a bias) of that value and a value of the static
+/// |shape| and the element type of |type| (either order) whose result has
+/// |type|: returns that value, or null with |match| unchanged.
 template <typename OpTy>
-std::optional<std::pair<OpTy, mlir::Value>>
-matchTrailingOperand(mlir::Value y, mlir::RankedTensorType type,
-                     llvm::ArrayRef<int64_t> shape);
+mlir::Value extendByTrailing(NormMatch &match, mlir::RankedTensorType type,
+                             llvm::ArrayRef<int64_t> shape);
+
+/// |match| if every intermediate value of its chain is used only inside
+/// it (the chain can be replaced), else std::nullopt with |reason| set.
+std::optional<NormMatch> replaceableNorm(const NormMatch &match,
+                                         std::string &reason);
 
 /// |scale| or, when it is null, a constant of ones with the dims of |type|
 /// from |axis| on (the scale of a norm written without one).
