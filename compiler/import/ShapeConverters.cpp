@@ -277,14 +277,7 @@ static FailureOr<std::optional<SmallVector<int64_t>>>
 squeezeAxes(ImportContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();
-  if (ctx.opset() < 13)
-    return ctx.intsAttr("axes");
-  if (!ctx.hasInput(1))
-    return std::optional<SmallVector<int64_t>>();
-  std::optional<SmallVector<int64_t>> axes = ctx.inputConstInts(1);
-  if (!axes)
-    return ctx.error() << "'axes' must be a constant";
-  return axes;
+  return ctx.intsAttrOrInput("axes", 13);
 }
 
 LogicalResult convertSqueeze(ImportContext &ctx) {
@@ -566,19 +559,10 @@ LogicalResult convertSplit(ImportContext &ctx) {
   if (!axis)
     return ctx.error() << "'axis' " << *axisAttr
                        << " is out of range for rank " << in.getRank();
-  SmallVector<int64_t> sizes;
-  if (ctx.opset() < 13) {
-    auto split = ctx.intsAttr("split");
-    if (failed(split))
-      return failure();
-    if (*split)
-      sizes = **split;
-  } else if (ctx.hasInput(1)) {
-    std::optional<SmallVector<int64_t>> split = ctx.inputConstInts(1);
-    if (!split)
-      return ctx.error() << "'split' must be a constant";
-    sizes = *split;
-  }
+  auto splitOrNone = ctx.intsAttrOrInput("split", 13);
+  if (failed(splitOrNone))
+    return failure();
+  SmallVector<int64_t> sizes = splitOrNone->value_or(SmallVector<int64_t>());
   int64_t outputs = ctx.node().output_size();
   int64_t dim = in.getDimSize(*axis);
   if (sizes.empty()) {
