@@ -32,8 +32,7 @@ enum class Activation {
 llvm::StringRef activationName(Activation kind);
 
 /// A chain and the activation it computes.
-struct ActivationMatch {
-  ElementwiseChain chain;
+struct ActivationMatch : ElementwiseChain {
   Activation kind;
 };
 

@@ -9,7 +9,6 @@
 #include "dialects/strata/IR/StrataOps.h"
 #include "passes/Activations.h"
 #include "passes/FusionPass.h"
-#include "passes/PatternUtils.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace strata {
@@ -32,32 +31,20 @@ std::optional<ActivationMatch> matchGelu(Operation *anchor, std::string &reason,
       candidate);
 }
 
+Value buildGelu(PatternRewriter &rewriter, Location loc,
+                const ActivationMatch &match) {
+  StringRef approximate = match.kind == Activation::GeluTanh ? "tanh" : "none";
+  return GeluOp::create(rewriter, loc, match.input.getType(), match.input,
+                        rewriter.getStringAttr(approximate));
+}
+
 // Any chain computing 0.5 x (1 + erf(x / sqrt(2))) -> strata.gelu(x), and
 // any chain computing 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) ->
 // strata.gelu(x) {approximate = "tanh"}; anchored on the transcendental op
 // every spelling has (erf, tanh, or sigmoid/exp for 0.5 (1 + tanh(z)) =
 // sigmoid(2 z)).
 template <typename AnchorOp>
-struct FuseGeluChain : OpRewritePattern<AnchorOp> {
-  using OpRewritePattern<AnchorOp>::OpRewritePattern;
-  LogicalResult matchAndRewrite(AnchorOp anchor,
-                                PatternRewriter &rewriter) const override {
-    std::string reason;
-    bool candidate;
-    std::optional<ActivationMatch> match = matchGelu(anchor, reason, candidate);
-    if (!match)
-      return rewriter.notifyMatchFailure(anchor, reason);
-    const ElementwiseChain &chain = match->chain;
-    rewriter.setInsertionPoint(chain.root);
-    StringRef approximate =
-        match->kind == Activation::GeluTanh ? "tanh" : "none";
-    auto gelu = GeluOp::create(rewriter, fusedLocOf(rewriter, chain.ops),
-                               chain.input.getType(), chain.input,
-                               rewriter.getStringAttr(approximate));
-    rewriter.replaceOp(chain.root, gelu.getResult());
-    return success();
-  }
-};
+using FuseGeluChain = FuseMatchedChain<AnchorOp, matchGelu, buildGelu>;
 
 struct FuseGeluPass : impl::FuseGeluPassBase<FuseGeluPass> {
   using FuseGeluPassBase::FuseGeluPassBase;

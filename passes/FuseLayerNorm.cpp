@@ -24,16 +24,6 @@ using namespace strata::ir;
 namespace strata {
 namespace {
 
-/// A matched layer norm: operands, attributes, the final op and every op it
-/// replaces (in chain order, for the fused location).
-struct LayerNormMatch {
-  Value input, scale, bias;
-  int64_t axis = 0;
-  double epsilon = 0.0;
-  Operation *root = nullptr;
-  SmallVector<Operation *> ops;
-};
-
 /// The trailing dims of |type| from |axis| if they are all static.
 std::optional<SmallVector<int64_t>> normalizedShape(RankedTensorType type,
                                                     int64_t axis) {
@@ -68,7 +58,7 @@ SmallVector<SubOp> centeringSubs(ReduceMeanOp mean, bool &candidate) {
 /// (|dv|) and the sub feeding the numerator (|dn|). Returns the normalized
 /// value (of x's type) or {} with |reason| set.
 Value matchFromCentered(SubOp dv, SubOp dn, ArrayRef<int64_t> axes,
-                        RankedTensorType xType, LayerNormMatch &match,
+                        RankedTensorType xType, NormMatch &match,
                         std::string &reason) {
   // Optional fp32 island: d is widened once, the widened value feeds both
   // the square and the numerator, and the result is cast back.
@@ -142,11 +132,10 @@ Value matchFromCentered(SubOp dv, SubOp dn, ArrayRef<int64_t> axes,
 /// Tries to match a layer norm starting at |mean|; on failure |reason| says
 /// why and |candidate| says whether |mean| looked like a layer norm's mean
 /// (it is subtracted from its input).
-std::optional<LayerNormMatch> matchLayerNorm(ReduceMeanOp mean,
-                                             std::string &reason,
-                                             bool &candidate) {
+std::optional<NormMatch> matchLayerNorm(ReduceMeanOp mean, std::string &reason,
+                                        bool &candidate) {
   candidate = false;
-  LayerNormMatch match;
+  NormMatch match;
   match.input = mean.getInput();
   SmallVector<SubOp> subs = centeringSubs(mean, candidate);
   if (!candidate)
@@ -195,54 +184,20 @@ std::optional<LayerNormMatch> matchLayerNorm(ReduceMeanOp mean,
       normalizedShape(xType, match.axis);
   // Scale: y * scale in either order, scale of the normalized shape.
   if (normShape)
-    if (auto mul = matchTrailingOperand<MulOp>(y, xType, *normShape)) {
-      match.ops.push_back(mul->first);
-      match.root = mul->first;
-      match.scale = mul->second;
-    }
+    match.scale = extendByTrailing<MulOp>(match, xType, *normShape);
   if (!match.scale && !normShape) {
     reason = "there is no scale and the normalized shape is dynamic";
     return std::nullopt;
   }
   // Bias: only after a scale, + bias in either order.
   if (match.scale)
-    if (auto add = matchTrailingOperand<AddOp>(match.root->getResult(0), xType,
-                                               *normShape)) {
-      match.ops.push_back(add->first);
-      match.root = add->first;
-      match.bias = add->second;
-    }
-  // Every intermediate value is used only inside the chain.
-  if (!usedOnlyInside(match.ops, match.root)) {
-    reason = "an intermediate value of the chain has other uses";
-    return std::nullopt;
-  }
-  return match;
+    match.bias = extendByTrailing<AddOp>(match, xType, *normShape);
+  return replaceableNorm(match, reason);
 }
 
 // mean/sub/square/mean/add/sqrt/div/mul/add -> strata.layer_norm
-struct FuseDecomposedLayerNorm : OpRewritePattern<ReduceMeanOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ReduceMeanOp mean,
-                                PatternRewriter &rewriter) const override {
-    std::string reason;
-    bool candidate;
-    std::optional<LayerNormMatch> match =
-        matchLayerNorm(mean, reason, candidate);
-    if (!match)
-      return rewriter.notifyMatchFailure(mean, reason);
-    Location loc = fusedLocOf(rewriter, match->ops);
-    rewriter.setInsertionPoint(match->root);
-    auto xType = cast<RankedTensorType>(match->input.getType());
-    Value scale = scaleOrOnes(rewriter, loc, match->scale, xType, match->axis);
-    auto norm = LayerNormOp::create(
-        rewriter, loc, xType, match->input, scale, match->bias,
-        rewriter.getI64IntegerAttr(match->axis),
-        rewriter.getF32FloatAttr(static_cast<float>(match->epsilon)));
-    rewriter.replaceOp(match->root, norm.getResult());
-    return success();
-  }
-};
+using FuseDecomposedLayerNorm =
+    FuseMatchedChain<ReduceMeanOp, matchLayerNorm, buildNorm<LayerNormOp>>;
 
 struct FuseLayerNormPass : impl::FuseLayerNormPassBase<FuseLayerNormPass> {
   using FuseLayerNormPassBase::FuseLayerNormPassBase;

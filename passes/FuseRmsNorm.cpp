@@ -23,21 +23,11 @@ using namespace strata::ir;
 namespace strata {
 namespace {
 
-/// A matched RMS norm: operands, attributes, the final op and every op it
-/// replaces (in chain order, for the fused location).
-struct RmsNormMatch {
-  Value input, scale;
-  int64_t axis = 0;
-  double epsilon = 0.0;
-  Operation *root = nullptr;
-  SmallVector<Operation *> ops;
-};
-
 /// Tries to match an RMS norm around the mean of squares |var|; on failure
 /// |reason| says why and |candidate| says whether |var| averages a square.
-std::optional<RmsNormMatch> matchRmsNorm(ReduceMeanOp var, std::string &reason,
-                                         bool &candidate) {
-  RmsNormMatch match;
+std::optional<NormMatch> matchRmsNorm(ReduceMeanOp var, std::string &reason,
+                                      bool &candidate) {
+  NormMatch match;
   Value xs = squaredValue(var.getInput().getDefiningOp());
   candidate = static_cast<bool>(xs);
   if (!xs)
@@ -105,45 +95,17 @@ std::optional<RmsNormMatch> matchRmsNorm(ReduceMeanOp var, std::string &reason,
   bool staticNorm = !ShapedType::isDynamicShape(normShape);
   // Weight: y * weight in either order, weight of the normalized shape.
   if (staticNorm)
-    if (auto mul = matchTrailingOperand<MulOp>(y, xType, normShape)) {
-      match.ops.push_back(mul->first);
-      match.root = mul->first;
-      match.scale = mul->second;
-    }
+    match.scale = extendByTrailing<MulOp>(match, xType, normShape);
   if (!match.scale && !staticNorm) {
     reason = "there is no weight and the normalized shape is dynamic";
     return std::nullopt;
   }
-  // Every intermediate value is used only inside the chain.
-  if (!usedOnlyInside(match.ops, match.root)) {
-    reason = "an intermediate value of the chain has other uses";
-    return std::nullopt;
-  }
-  return match;
+  return replaceableNorm(match, reason);
 }
 
 // x * rsqrt(mean(x^2) + eps) * w -> strata.rms_norm
-struct FuseDecomposedRmsNorm : OpRewritePattern<ReduceMeanOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ReduceMeanOp var,
-                                PatternRewriter &rewriter) const override {
-    std::string reason;
-    bool candidate;
-    std::optional<RmsNormMatch> match = matchRmsNorm(var, reason, candidate);
-    if (!match)
-      return rewriter.notifyMatchFailure(var, reason);
-    Location loc = fusedLocOf(rewriter, match->ops);
-    rewriter.setInsertionPoint(match->root);
-    auto xType = cast<RankedTensorType>(match->input.getType());
-    Value scale = scaleOrOnes(rewriter, loc, match->scale, xType, match->axis);
-    auto norm = RmsNormOp::create(
-        rewriter, loc, xType, match->input, scale,
-        rewriter.getI64IntegerAttr(match->axis),
-        rewriter.getF32FloatAttr(static_cast<float>(match->epsilon)));
-    rewriter.replaceOp(match->root, norm.getResult());
-    return success();
-  }
-};
+using FuseDecomposedRmsNorm =
+    FuseMatchedChain<ReduceMeanOp, matchRmsNorm, buildNorm<RmsNormOp>>;
 
 struct FuseRmsNormPass : impl::FuseRmsNormPassBase<FuseRmsNormPass> {
   using FuseRmsNormPassBase::FuseRmsNormPassBase;

@@ -8,7 +8,6 @@
 #include "dialects/strata/IR/StrataOps.h"
 #include "passes/Activations.h"
 #include "passes/FusionPass.h"
-#include "passes/PatternUtils.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace strata {
@@ -31,27 +30,16 @@ std::optional<ActivationMatch> matchSilu(Operation *anchor, std::string &reason,
       candidate);
 }
 
+Value buildSilu(PatternRewriter &rewriter, Location loc,
+                const ActivationMatch &match) {
+  return SiluOp::create(rewriter, loc, match.input.getType(), match.input);
+}
+
 // Any chain computing x * sigmoid(x) -> strata.silu(x); anchored on the
 // sigmoid, exp or tanh (sigmoid(x) = 0.5 (1 + tanh(x / 2))) every spelling
 // has.
 template <typename AnchorOp>
-struct FuseSiluChain : OpRewritePattern<AnchorOp> {
-  using OpRewritePattern<AnchorOp>::OpRewritePattern;
-  LogicalResult matchAndRewrite(AnchorOp anchor,
-                                PatternRewriter &rewriter) const override {
-    std::string reason;
-    bool candidate;
-    std::optional<ActivationMatch> match = matchSilu(anchor, reason, candidate);
-    if (!match)
-      return rewriter.notifyMatchFailure(anchor, reason);
-    const ElementwiseChain &chain = match->chain;
-    rewriter.setInsertionPoint(chain.root);
-    auto silu = SiluOp::create(rewriter, fusedLocOf(rewriter, chain.ops),
-                               chain.input.getType(), chain.input);
-    rewriter.replaceOp(chain.root, silu.getResult());
-    return success();
-  }
-};
+using FuseSiluChain = FuseMatchedChain<AnchorOp, matchSilu, buildSilu>;
 
 struct FuseSiluPass : impl::FuseSiluPassBase<FuseSiluPass> {
   using FuseSiluPassBase::FuseSiluPassBase;

@@ -1,10 +1,13 @@
 //===- FusionPass.h - What every fusion pass runs --------------*- C++ -*-===//
 // SPDX-License-Identifier: Apache-2.0
 // The body the fusion passes share: their patterns applied to a fixpoint,
-// then, with `report-missed`, one remark at each candidate left unfused.
+// then, with `report-missed`, one remark at each candidate left unfused;
+// and the rewrite their patterns share once a chain is matched.
 
 #ifndef STRATA_PASSES_FUSIONPASS_H_
 #define STRATA_PASSES_FUSIONPASS_H_
+
+#include "passes/PatternUtils.h"
 
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/PatternMatch.h"
@@ -39,6 +42,28 @@ MissedFusions<RootOp, MatchFn> missedAt(MatchFn match,
                                         llvm::StringRef message) {
   return {match, message};
 }
+
+/// The fusion rewrite anchored at |AnchorOp|s: |match|(anchor, reason,
+/// candidate) finds the chain (a failure is reported with |reason|), and
+/// the value |fuse|(rewriter, loc, chain) builds in front of the chain's
+/// `root`, at the fused location of all its `ops`, replaces the root.
+template <typename AnchorOp, auto match, auto fuse>
+struct FuseMatchedChain : mlir::OpRewritePattern<AnchorOp> {
+  using mlir::OpRewritePattern<AnchorOp>::OpRewritePattern;
+  mlir::LogicalResult
+  matchAndRewrite(AnchorOp anchor,
+                  mlir::PatternRewriter &rewriter) const override {
+    std::string reason;
+    bool candidate;
+    auto chain = match(anchor, reason, candidate);
+    if (!chain)
+      return rewriter.notifyMatchFailure(anchor, reason);
+    mlir::Location loc = fusedLocOf(rewriter, chain->ops);
+    rewriter.setInsertionPoint(chain->root);
+    rewriter.replaceOp(chain->root, fuse(rewriter, loc, *chain));
+    return mlir::success();
+  }
+};
 
 /// Applies the patterns |populate| adds to |root| greedily until nothing
 /// changes; then, if |reportMissed|, emits the remarks of each of

@@ -98,8 +98,9 @@ Value matchDivideBySqrt(Value v, Value n, SmallVectorImpl<Operation *> &ops) {
   return {};
 }
 
+// The trailing op of extendByTrailing and its other operand.
 template <typename OpTy>
-std::optional<std::pair<OpTy, Value>>
+static std::optional<std::pair<OpTy, Value>>
 matchTrailingOperand(Value y, RankedTensorType type, ArrayRef<int64_t> shape) {
   auto op = dyn_cast_if_present<OpTy>(soleUser(y));
   if (!op || op.getResult().getType() != type)
@@ -118,10 +119,30 @@ matchTrailingOperand(Value y, RankedTensorType type, ArrayRef<int64_t> shape) {
   return std::pair(op, operand);
 }
 
-template std::optional<std::pair<MulOp, Value>>
-    matchTrailingOperand<MulOp>(Value, RankedTensorType, ArrayRef<int64_t>);
-template std::optional<std::pair<AddOp, Value>>
-    matchTrailingOperand<AddOp>(Value, RankedTensorType, ArrayRef<int64_t>);
+template <typename OpTy>
+Value extendByTrailing(NormMatch &match, RankedTensorType type,
+                       ArrayRef<int64_t> shape) {
+  auto found = matchTrailingOperand<OpTy>(match.root->getResult(0), type, shape);
+  if (!found)
+    return {};
+  match.ops.push_back(found->first);
+  match.root = found->first;
+  return found->second;
+}
+
+template Value extendByTrailing<MulOp>(NormMatch &, RankedTensorType,
+                                       ArrayRef<int64_t>);
+template Value extendByTrailing<AddOp>(NormMatch &, RankedTensorType,
+                                       ArrayRef<int64_t>);
+
+std::optional<NormMatch> replaceableNorm(const NormMatch &match,
+                                         std::string &reason) {
+  if (!usedOnlyInside(match.ops, match.root)) {
+    reason = "an intermediate value of the chain has other uses";
+    return std::nullopt;
+  }
+  return match;
+}
 
 Value scaleOrOnes(OpBuilder &builder, Location loc, Value scale,
                   RankedTensorType type, int64_t axis) {

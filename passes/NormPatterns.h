@@ -14,9 +14,22 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <optional>
+#include <string>
+#include <type_traits>
 #include <utility>
 
 namespace strata {
+
+/// A matched norm chain: operands (|bias| only for a layer norm),
+/// attributes, the final op and every op it replaces (in chain order, for
+/// the fused location).
+struct NormMatch {
+  mlir::Value input, scale, bias;
+  int64_t axis = 0;
+  double epsilon = 0.0;
+  mlir::Operation *root = nullptr;
+  llvm::SmallVector<mlir::Operation *> ops;
+};
 
 /// The axes |mean| reduces, non-negative and sorted, if they are the
 /// trailing dims of a ranked input and the dims are kept.
@@ -45,19 +58,42 @@ std::optional<EpsilonAdd> matchPlusEpsilon(mlir::Value var);
 mlir::Value matchDivideBySqrt(mlir::Value v, mlir::Value n,
                               llvm::SmallVectorImpl<mlir::Operation *> &ops);
 
-/// The only user of |y|, an |OpTy| (mul for a scale, add for a bias) of
-/// |y| and a value of the static |shape| and the element type of |type|
-/// (either order) whose result has |type|: the op and that value.
+/// Extends |match| by the only user of its root's value, an |OpTy| (mul
+/// for a scale, add for a bias) of that value and a value of the static
+/// |shape| and the element type of |type| (either order) whose result has
+/// |type|: returns that value, or null with |match| unchanged.
 template <typename OpTy>
-std::optional<std::pair<OpTy, mlir::Value>>
-matchTrailingOperand(mlir::Value y, mlir::RankedTensorType type,
-                     llvm::ArrayRef<int64_t> shape);
+mlir::Value extendByTrailing(NormMatch &match, mlir::RankedTensorType type,
+                             llvm::ArrayRef<int64_t> shape);
+
+/// |match| if every intermediate value of its chain is used only inside
+/// it (the chain can be replaced), else std::nullopt with |reason| set.
+std::optional<NormMatch> replaceableNorm(const NormMatch &match,
+                                         std::string &reason);
 
 /// |scale| or, when it is null, a constant of ones with the dims of |type|
 /// from |axis| on (the scale of a norm written without one).
 mlir::Value scaleOrOnes(mlir::OpBuilder &builder, mlir::Location loc,
                         mlir::Value scale, mlir::RankedTensorType type,
                         int64_t axis);
+
+/// The |NormOp| (strata.layer_norm or strata.rms_norm) that computes
+/// |match|, at |loc|.
+template <typename NormOp>
+mlir::Value buildNorm(mlir::OpBuilder &builder, mlir::Location loc,
+                      const NormMatch &match) {
+  auto xType = llvm::cast<mlir::RankedTensorType>(match.input.getType());
+  mlir::Value scale = scaleOrOnes(builder, loc, match.scale, xType, match.axis);
+  mlir::IntegerAttr axis = builder.getI64IntegerAttr(match.axis);
+  mlir::FloatAttr epsilon =
+      builder.getF32FloatAttr(static_cast<float>(match.epsilon));
+  if constexpr (std::is_same_v<NormOp, ir::LayerNormOp>)
+    return NormOp::create(builder, loc, xType, match.input, scale, match.bias,
+                          axis, epsilon);
+  else
+    return NormOp::create(builder, loc, xType, match.input, scale, axis,
+                          epsilon);
+}
 
 } // namespace strata
 

@@ -155,47 +155,60 @@ static StringRef attrTypeName(int type) {
   return "INVALID";
 }
 
-FailureOr<int64_t> ImportContext::intAttr(StringRef name, int64_t dflt) {
-  const onnx::AttributeProto *a = attr(name);
+// The attribute |name| of |ctx|'s node read by |read| if it has |type|;
+// |absent| if the node has no such attribute, an error otherwise.
+template <typename T, typename ReadFn>
+static FailureOr<T> typedAttr(ImportContext &ctx, StringRef name,
+                              onnx::AttributeProto::AttributeType type,
+                              T absent, ReadFn read) {
+  const onnx::AttributeProto *a = ctx.attr(name);
   if (!a)
-    return dflt;
-  if (a->type() != onnx::AttributeProto::INT)
-    return error() << "attribute '" << name << "' must be INT, got "
-                   << attrTypeName(a->type());
-  return a->i();
+    return absent;
+  if (a->type() != type)
+    return ctx.error() << "attribute '" << name << "' must be "
+                       << attrTypeName(type) << ", got "
+                       << attrTypeName(a->type());
+  return read(*a);
+}
+
+FailureOr<int64_t> ImportContext::intAttr(StringRef name, int64_t dflt) {
+  return typedAttr<int64_t>(
+      *this, name, onnx::AttributeProto::INT, dflt,
+      [](const onnx::AttributeProto &a) { return a.i(); });
 }
 
 FailureOr<float> ImportContext::floatAttr(StringRef name, float dflt) {
-  const onnx::AttributeProto *a = attr(name);
-  if (!a)
-    return dflt;
-  if (a->type() != onnx::AttributeProto::FLOAT)
-    return error() << "attribute '" << name << "' must be FLOAT, got "
-                   << attrTypeName(a->type());
-  return a->f();
+  return typedAttr<float>(*this, name, onnx::AttributeProto::FLOAT, dflt,
+                          [](const onnx::AttributeProto &a) { return a.f(); });
 }
 
 FailureOr<std::string> ImportContext::stringAttr(StringRef name,
                                                  StringRef dflt) {
-  const onnx::AttributeProto *a = attr(name);
-  if (!a)
-    return dflt.str();
-  if (a->type() != onnx::AttributeProto::STRING)
-    return error() << "attribute '" << name << "' must be STRING, got "
-                   << attrTypeName(a->type());
-  return a->s();
+  return typedAttr<std::string>(
+      *this, name, onnx::AttributeProto::STRING, dflt.str(),
+      [](const onnx::AttributeProto &a) { return a.s(); });
 }
 
 FailureOr<std::optional<SmallVector<int64_t>>>
 ImportContext::intsAttr(StringRef name) {
-  const onnx::AttributeProto *a = attr(name);
-  if (!a)
+  using Ints = std::optional<SmallVector<int64_t>>;
+  return typedAttr<Ints>(
+      *this, name, onnx::AttributeProto::INTS, Ints(),
+      [](const onnx::AttributeProto &a) {
+        return Ints(SmallVector<int64_t>(a.ints().begin(), a.ints().end()));
+      });
+}
+
+FailureOr<std::optional<SmallVector<int64_t>>>
+ImportContext::intsAttrOrInput(StringRef name, int64_t inputOpset) {
+  if (opset() < inputOpset)
+    return intsAttr(name);
+  if (!hasInput(1))
     return std::optional<SmallVector<int64_t>>();
-  if (a->type() != onnx::AttributeProto::INTS)
-    return error() << "attribute '" << name << "' must be INTS, got "
-                   << attrTypeName(a->type());
-  return std::optional<SmallVector<int64_t>>(
-      SmallVector<int64_t>(a->ints().begin(), a->ints().end()));
+  std::optional<SmallVector<int64_t>> ints = inputConstInts(1);
+  if (!ints)
+    return error() << "'" << name << "' must be a constant";
+  return ints;
 }
 
 FailureOr<const onnx::GraphProto *> ImportContext::graphAttr(StringRef name) {

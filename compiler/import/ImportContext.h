@@ -106,6 +106,12 @@ public:
   /// Returns std::nullopt in the value when the attribute is absent.
   mlir::FailureOr<std::optional<llvm::SmallVector<int64_t>>>
   intsAttr(llvm::StringRef name);
+  /// An int list ONNX moved from attribute |name| to constant input 1 at
+  /// |inputOpset| (Squeeze/Unsqueeze and Reduce axes, Split's split):
+  /// std::nullopt in the value when neither is given; an error when the
+  /// input is not a constant.
+  mlir::FailureOr<std::optional<llvm::SmallVector<int64_t>>>
+  intsAttrOrInput(llvm::StringRef name, int64_t inputOpset);
   mlir::FailureOr<const onnx::GraphProto *> graphAttr(llvm::StringRef name);
 
   //===--- building helpers ---===//

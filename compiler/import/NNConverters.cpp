@@ -164,19 +164,10 @@ LogicalResult convertReduce(ImportContext &ctx) {
   FailureOr<int64_t> noop = ctx.intAttr("noop_with_empty_axes", 0);
   if (failed(keepDims) || failed(noop))
     return failure();
-  SmallVector<int64_t> axes;
-  if (ctx.opset() < inputOpset) {
-    auto a = ctx.intsAttr("axes");
-    if (failed(a))
-      return failure();
-    if (*a)
-      axes = **a;
-  } else if (ctx.hasInput(1)) {
-    std::optional<SmallVector<int64_t>> a = ctx.inputConstInts(1);
-    if (!a)
-      return ctx.error() << "'axes' must be a constant";
-    axes = *a;
-  }
+  auto axesOrNone = ctx.intsAttrOrInput("axes", inputOpset);
+  if (failed(axesOrNone))
+    return failure();
+  SmallVector<int64_t> axes = axesOrNone->value_or(SmallVector<int64_t>());
   if (axes.empty()) {
     if (*noop) {
       ctx.setOutput(0, ctx.input(0));

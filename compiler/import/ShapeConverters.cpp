@@ -45,6 +45,31 @@ static FailureOr<KnownInts> shapeInput(ImportContext &ctx, unsigned i,
   return KnownInts(type.getDimSize(0), std::nullopt);
 }
 
+// The shape-like second operand |what| of an op on input 0 (Expand's
+// shape, Tile's repeats), once both inputs are known to be there.
+static FailureOr<KnownInts> shapeOperand(ImportContext &ctx, StringRef what) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  return shapeInput(ctx, 1, what);
+}
+
+// Sets the output to an |OpT| of input 0 with |dims| and input 1 (the shape
+// operand) as an i64 vector.
+template <typename OpT>
+static LogicalResult setShapedOutput(ImportContext &ctx,
+                                     ArrayRef<int64_t> dims) {
+  auto type = RankedTensorType::get(dims, ctx.inputType(0).getElementType());
+  ctx.setOutput(0, OpT::create(ctx.b(), ctx.loc(), type, ctx.input(0),
+                               ctx.asI64Vector(ctx.input(1))));
+  return success();
+}
+
+// A kept input dim |d| of |in| as a reshape source: fixed if static.
+static DimSource keptDim(RankedTensorType in, int64_t d) {
+  return in.isDynamicDim(d) ? DimSource::fromInput(d)
+                            : DimSource::fixed(in.getDimSize(d));
+}
+
 //===----------------------------------------------------------------------===//
 // Constant
 //===----------------------------------------------------------------------===//
@@ -249,24 +274,17 @@ LogicalResult convertFlatten(ImportContext &ctx) {
 
 // Squeeze/Unsqueeze axes: attribute before opset 13, input since.
 static FailureOr<std::optional<SmallVector<int64_t>>>
-axesOf(ImportContext &ctx, int64_t inputOpset) {
-  if (ctx.opset() < inputOpset)
-    return ctx.intsAttr("axes");
-  if (!ctx.hasInput(1))
-    return std::optional<SmallVector<int64_t>>();
-  std::optional<SmallVector<int64_t>> axes = ctx.inputConstInts(1);
-  if (!axes)
-    return ctx.error() << "'axes' must be a constant";
-  return axes;
+squeezeAxes(ImportContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  return ctx.intsAttrOrInput("axes", 13);
 }
 
 LogicalResult convertSqueeze(ImportContext &ctx) {
-  if (failed(ctx.requireInputs(1)))
-    return failure();
-  RankedTensorType in = ctx.inputType(0);
-  auto axes = axesOf(ctx, 13);
+  auto axes = squeezeAxes(ctx);
   if (failed(axes))
     return failure();
+  RankedTensorType in = ctx.inputType(0);
   int64_t rank = in.getRank();
   SmallVector<bool> drop(rank, false);
   if (*axes) {
@@ -293,8 +311,7 @@ LogicalResult convertSqueeze(ImportContext &ctx) {
     if (drop[d])
       continue;
     dims.push_back(in.getDimSize(d));
-    sources.push_back(in.isDynamicDim(d) ? DimSource::fromInput(d)
-                                         : DimSource::fixed(in.getDimSize(d)));
+    sources.push_back(keptDim(in, d));
   }
   std::optional<KnownInts> known = ctx.inputKnown(0);
   ctx.setOutput(0, ctx.reshapeTo(ctx.input(0), dims, sources), known);
@@ -302,12 +319,10 @@ LogicalResult convertSqueeze(ImportContext &ctx) {
 }
 
 LogicalResult convertUnsqueeze(ImportContext &ctx) {
-  if (failed(ctx.requireInputs(1)))
-    return failure();
-  RankedTensorType in = ctx.inputType(0);
-  auto axes = axesOf(ctx, 13);
+  auto axes = squeezeAxes(ctx);
   if (failed(axes))
     return failure();
+  RankedTensorType in = ctx.inputType(0);
   if (!*axes)
     return ctx.error() << "missing 'axes'";
   int64_t outRank = in.getRank() + (int64_t)(*axes)->size();
@@ -328,11 +343,8 @@ LogicalResult convertUnsqueeze(ImportContext &ctx) {
       sources.push_back(DimSource::fixed(1));
       continue;
     }
-    int64_t extent = in.getDimSize(next);
-    dims.push_back(extent);
-    sources.push_back(ShapedType::isDynamic(extent)
-                          ? DimSource::fromInput(next)
-                          : DimSource::fixed(extent));
+    dims.push_back(in.getDimSize(next));
+    sources.push_back(keptDim(in, next));
     ++next;
   }
   ctx.setOutput(0, ctx.reshapeTo(ctx.input(0), dims, sources),
@@ -547,19 +559,10 @@ LogicalResult convertSplit(ImportContext &ctx) {
   if (!axis)
     return ctx.error() << "'axis' " << *axisAttr
                        << " is out of range for rank " << in.getRank();
-  SmallVector<int64_t> sizes;
-  if (ctx.opset() < 13) {
-    auto split = ctx.intsAttr("split");
-    if (failed(split))
-      return failure();
-    if (*split)
-      sizes = **split;
-  } else if (ctx.hasInput(1)) {
-    std::optional<SmallVector<int64_t>> split = ctx.inputConstInts(1);
-    if (!split)
-      return ctx.error() << "'split' must be a constant";
-    sizes = *split;
-  }
+  auto splitOrNone = ctx.intsAttrOrInput("split", 13);
+  if (failed(splitOrNone))
+    return failure();
+  SmallVector<int64_t> sizes = splitOrNone->value_or(SmallVector<int64_t>());
   int64_t outputs = ctx.node().output_size();
   int64_t dim = in.getDimSize(*axis);
   if (sizes.empty()) {
@@ -597,12 +600,10 @@ LogicalResult convertSplit(ImportContext &ctx) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult convertExpand(ImportContext &ctx) {
-  if (failed(ctx.requireInputs(2)))
-    return failure();
-  RankedTensorType in = ctx.inputType(0);
-  FailureOr<KnownInts> shape = shapeInput(ctx, 1, "shape");
+  FailureOr<KnownInts> shape = shapeOperand(ctx, "shape");
   if (failed(shape))
     return failure();
+  RankedTensorType in = ctx.inputType(0);
   // Expand is bidirectional numpy broadcasting: a 1 in `shape` keeps the
   // input's extent, an unknown entry is dynamic unless the input fixes it.
   std::optional<SmallVector<int64_t>> dims =
@@ -610,19 +611,14 @@ LogicalResult convertExpand(ImportContext &ctx) {
   if (!dims)
     return ctx.error() << "cannot expand " << formatShape(in.getShape())
                        << " to " << formatShape(knownAsDims(*shape));
-  auto type = RankedTensorType::get(*dims, in.getElementType());
-  ctx.setOutput(0, ExpandOp::create(ctx.b(), ctx.loc(), type, ctx.input(0),
-                                    ctx.asI64Vector(ctx.input(1))));
-  return success();
+  return setShapedOutput<ExpandOp>(ctx, *dims);
 }
 
 LogicalResult convertTile(ImportContext &ctx) {
-  if (failed(ctx.requireInputs(2)))
-    return failure();
-  RankedTensorType in = ctx.inputType(0);
-  FailureOr<KnownInts> repeats = shapeInput(ctx, 1, "repeats");
+  FailureOr<KnownInts> repeats = shapeOperand(ctx, "repeats");
   if (failed(repeats))
     return failure();
+  RankedTensorType in = ctx.inputType(0);
   if ((int64_t)repeats->size() != in.getRank())
     return ctx.error() << "'repeats' has " << repeats->size()
                        << " entries for rank " << in.getRank();
@@ -642,10 +638,7 @@ LogicalResult convertTile(ImportContext &ctx) {
     }
     dims.push_back(extent);
   }
-  auto type = RankedTensorType::get(dims, in.getElementType());
-  ctx.setOutput(0, TileOp::create(ctx.b(), ctx.loc(), type, ctx.input(0),
-                                  ctx.asI64Vector(ctx.input(1))));
-  return success();
+  return setShapedOutput<TileOp>(ctx, dims);
 }
 
 LogicalResult convertConstantOfShape(ImportContext &ctx) {

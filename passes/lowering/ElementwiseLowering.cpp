@@ -150,26 +150,20 @@ Value modBody(OpBuilder &b, Location l, ValueRange a, Operation *op) {
   return arith::SelectOp::create(b, l, fix, arith::AddIOp::create(b, l, r, a[1]),
                                  r);
 }
-Value equalBody(OpBuilder &b, Location l, ValueRange a, Operation *op) {
-  return cmp(b, l, arith::CmpFPredicate::OEQ, arith::CmpIPredicate::eq,
-             arith::CmpIPredicate::eq, a[0], a[1], op);
+// A comparison: |F| on floats, |S| or |U| on signed or unsigned integers.
+template <arith::CmpFPredicate F, arith::CmpIPredicate S,
+          arith::CmpIPredicate U>
+Value compareBody(OpBuilder &b, Location l, ValueRange a, Operation *op) {
+  return cmp(b, l, F, S, U, a[0], a[1], op);
 }
-Value lessBody(OpBuilder &b, Location l, ValueRange a, Operation *op) {
-  return cmp(b, l, arith::CmpFPredicate::OLT, arith::CmpIPredicate::slt,
-             arith::CmpIPredicate::ult, a[0], a[1], op);
-}
-Value lessEqualBody(OpBuilder &b, Location l, ValueRange a, Operation *op) {
-  return cmp(b, l, arith::CmpFPredicate::OLE, arith::CmpIPredicate::sle,
-             arith::CmpIPredicate::ule, a[0], a[1], op);
-}
-Value greaterBody(OpBuilder &b, Location l, ValueRange a, Operation *op) {
-  return cmp(b, l, arith::CmpFPredicate::OGT, arith::CmpIPredicate::sgt,
-             arith::CmpIPredicate::ugt, a[0], a[1], op);
-}
-Value greaterEqualBody(OpBuilder &b, Location l, ValueRange a, Operation *op) {
-  return cmp(b, l, arith::CmpFPredicate::OGE, arith::CmpIPredicate::sge,
-             arith::CmpIPredicate::uge, a[0], a[1], op);
-}
+using FPred = arith::CmpFPredicate;
+using IPred = arith::CmpIPredicate;
+constexpr auto equalBody = compareBody<FPred::OEQ, IPred::eq, IPred::eq>;
+constexpr auto lessBody = compareBody<FPred::OLT, IPred::slt, IPred::ult>;
+constexpr auto lessEqualBody = compareBody<FPred::OLE, IPred::sle, IPred::ule>;
+constexpr auto greaterBody = compareBody<FPred::OGT, IPred::sgt, IPred::ugt>;
+constexpr auto greaterEqualBody =
+    compareBody<FPred::OGE, IPred::sge, IPred::uge>;
 Value andBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
   return arith::AndIOp::create(b, l, a[0], a[1]);
 }
@@ -378,60 +372,45 @@ Value buildSignlessElementwise(
 }
 
 template <typename OpT, BodyFn Body>
-struct ElementwisePattern : OpConversionPattern<OpT> {
-  using OpConversionPattern<OpT>::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(OpT op, typename OpT::Adaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Operation *raw = op.getOperation();
-    auto type = cast<RankedTensorType>(op.getType());
-    checkBroadcastExtents(rewriter, op.getLoc(), type, adaptor.getOperands());
-    if constexpr (std::is_same_v<OpT, DivOp> || std::is_same_v<OpT, ModOp>) {
-      if (!isa<FloatType>(type.getElementType()))
-        checkNoZeroDivisor(rewriter, op.getLoc(), adaptor.getOperands()[1]);
-    }
-    Value result = buildSignlessElementwise(
-        rewriter, op.getLoc(), cast<RankedTensorType>(op.getType()),
-        adaptor.getOperands(),
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          return Body(b, l, args, raw);
-        });
-    rewriter.replaceOp(op, result);
-    return success();
+Value lowerElementwise(OpT op, typename OpT::Adaptor adaptor,
+                       ConversionPatternRewriter &rewriter) {
+  Operation *raw = op.getOperation();
+  auto type = cast<RankedTensorType>(op.getType());
+  checkBroadcastExtents(rewriter, op.getLoc(), type, adaptor.getOperands());
+  if constexpr (std::is_same_v<OpT, DivOp> || std::is_same_v<OpT, ModOp>) {
+    if (!isa<FloatType>(type.getElementType()))
+      checkNoZeroDivisor(rewriter, op.getLoc(), adaptor.getOperands()[1]);
   }
-};
+  return buildSignlessElementwise(
+      rewriter, op.getLoc(), type, adaptor.getOperands(),
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        return Body(b, l, args, raw);
+      });
+}
 
-struct CastPattern : OpConversionPattern<CastOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(CastOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto type = cast<RankedTensorType>(op.getType());
-    Type to = type.getElementType();
-    Type from = getElementTypeOrSelf(op.getInput().getType());
-    if (!to.isIntOrFloat() || !from.isIntOrFloat())
-      return rewriter.notifyMatchFailure(op, "unsupported cast types");
-    Value result = buildSignlessElementwise(
-        rewriter, op.getLoc(), type, adaptor.getInput(),
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          return castScalar(b, l, args[0], signless(to),
-                            from.isUnsignedInteger(), to.isUnsignedInteger());
-        });
-    rewriter.replaceOp(op, result);
-    return success();
-  }
-};
+template <typename OpT, BodyFn Body>
+using ElementwisePattern = OneResultLowering<OpT, lowerElementwise<OpT, Body>>;
 
-struct ConstantPattern : OpConversionPattern<ConstantOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(ConstantOp op, OpAdaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOpWithNewOp<arith::ConstantOp>(op,
-                                                   cast<TypedAttr>(op.getValue()));
-    return success();
-  }
-};
+FailureOr<Value> lowerCast(CastOp op, CastOp::Adaptor adaptor,
+                           ConversionPatternRewriter &rewriter) {
+  auto type = cast<RankedTensorType>(op.getType());
+  Type to = type.getElementType();
+  Type from = getElementTypeOrSelf(op.getInput().getType());
+  if (!to.isIntOrFloat() || !from.isIntOrFloat())
+    return rewriter.notifyMatchFailure(op, "unsupported cast types");
+  return buildSignlessElementwise(
+      rewriter, op.getLoc(), type, adaptor.getInput(),
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        return castScalar(b, l, args[0], signless(to), from.isUnsignedInteger(),
+                          to.isUnsignedInteger());
+      });
+}
+
+Value lowerConstant(ConstantOp op, ConstantOp::Adaptor,
+                    ConversionPatternRewriter &rewriter) {
+  return arith::ConstantOp::create(rewriter, op.getLoc(),
+                                   cast<TypedAttr>(op.getValue()));
+}
 
 } // namespace
 
@@ -468,8 +447,9 @@ void populateElementwiseLoweringPatterns(RewritePatternSet &patterns) {
                ElementwisePattern<ReluOp, reluBody>,
                ElementwisePattern<NotOp, notBody>,
                ElementwisePattern<WhereOp, whereBody>,
-               ElementwisePattern<GeluOp, geluBody>, CastPattern,
-               ConstantPattern>(ctx);
+               ElementwisePattern<GeluOp, geluBody>,
+               OneResultLowering<CastOp, lowerCast>,
+               OneResultLowering<ConstantOp, lowerConstant>>(ctx);
 }
 
 } // namespace strata::lowering

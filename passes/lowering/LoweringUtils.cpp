@@ -31,18 +31,29 @@ Value broadcastExtent(OpBuilder &b, Location loc, RankedTensorType type,
   return {};
 }
 
-Value emptyLike(OpBuilder &b, Location loc, RankedTensorType type,
-                ValueRange sources) {
+SmallVector<Value> dynamicExtents(RankedTensorType type,
+                                  llvm::function_ref<Value(int64_t)> extentOf) {
   SmallVector<Value> dynamic;
-  for (int64_t d = 0; d < type.getRank(); ++d) {
-    if (!type.isDynamicDim(d))
-      continue;
-    Value extent = broadcastExtent(b, loc, type, d, sources);
-    // Every source broadcasts here: the extent is 1.
-    dynamic.push_back(extent ? extent : arith::ConstantIndexOp::create(b, loc, 1));
-  }
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.isDynamicDim(d))
+      dynamic.push_back(extentOf(d));
+  return dynamic;
+}
+
+Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                  ValueRange dynamic) {
   return tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType(),
                                  dynamic);
+}
+
+Value emptyLike(OpBuilder &b, Location loc, RankedTensorType type,
+                ValueRange sources) {
+  SmallVector<Value> dynamic = dynamicExtents(type, [&](int64_t d) {
+    Value extent = broadcastExtent(b, loc, type, d, sources);
+    // Every source broadcasts here: the extent is 1.
+    return extent ? extent : arith::ConstantIndexOp::create(b, loc, 1);
+  });
+  return emptyTensor(b, loc, type, dynamic);
 }
 
 Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType type,
@@ -70,6 +81,25 @@ Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType type,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value result = body(nb, nloc, args.drop_back());
         linalg::YieldOp::create(nb, nloc, result);
+      });
+  return generic.getResult(0);
+}
+
+Value buildIndexedGeneric(
+    OpBuilder &b, Location loc, RankedTensorType type, ValueRange dynamic,
+    llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  Value empty = emptyTensor(b, loc, type, dynamic);
+  int64_t rank = type.getRank();
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{type}, ValueRange{}, ValueRange{empty},
+      {b.getMultiDimIdentityMap(rank)}, iterators,
+      [&](OpBuilder &nb, Location l, ValueRange) {
+        SmallVector<Value> idx;
+        for (int64_t d = 0; d < rank; ++d)
+          idx.push_back(linalg::IndexOp::create(nb, l, d));
+        linalg::YieldOp::create(nb, l, body(nb, l, idx));
       });
   return generic.getResult(0);
 }
@@ -138,25 +168,25 @@ Value countOf(OpBuilder &b, Location loc, Value tensor, ArrayRef<int64_t> axes,
   return asInt;
 }
 
-Value addScalar(OpBuilder &b, Location loc, Value x, Value y) {
+// |FloatOp| on float scalars, |IntOp| on integers.
+template <typename FloatOp, typename IntOp>
+static Value floatOrIntOp(OpBuilder &b, Location loc, Value x, Value y) {
   if (isa<FloatType>(x.getType()))
-    return arith::AddFOp::create(b, loc, x, y);
-  return arith::AddIOp::create(b, loc, x, y);
+    return FloatOp::create(b, loc, x, y);
+  return IntOp::create(b, loc, x, y);
+}
+
+Value addScalar(OpBuilder &b, Location loc, Value x, Value y) {
+  return floatOrIntOp<arith::AddFOp, arith::AddIOp>(b, loc, x, y);
 }
 Value subScalar(OpBuilder &b, Location loc, Value x, Value y) {
-  if (isa<FloatType>(x.getType()))
-    return arith::SubFOp::create(b, loc, x, y);
-  return arith::SubIOp::create(b, loc, x, y);
+  return floatOrIntOp<arith::SubFOp, arith::SubIOp>(b, loc, x, y);
 }
 Value mulScalar(OpBuilder &b, Location loc, Value x, Value y) {
-  if (isa<FloatType>(x.getType()))
-    return arith::MulFOp::create(b, loc, x, y);
-  return arith::MulIOp::create(b, loc, x, y);
+  return floatOrIntOp<arith::MulFOp, arith::MulIOp>(b, loc, x, y);
 }
 Value maxScalar(OpBuilder &b, Location loc, Value x, Value y) {
-  if (isa<FloatType>(x.getType()))
-    return arith::MaximumFOp::create(b, loc, x, y);
-  return arith::MaxSIOp::create(b, loc, x, y);
+  return floatOrIntOp<arith::MaximumFOp, arith::MaxSIOp>(b, loc, x, y);
 }
 
 std::string describeOnnxNodes(Location loc) {

@@ -20,6 +20,11 @@ namespace strata::lowering {
 using ScalarFn = llvm::function_ref<mlir::Value(
     mlir::OpBuilder &, mlir::Location, mlir::ValueRange)>;
 
+/// The ranked tensor type of |v|.
+inline mlir::RankedTensorType typeOf(mlir::Value v) {
+  return llvm::cast<mlir::RankedTensorType>(v.getType());
+}
+
 /// The extent of dim |d| of |tensor| as an index value (constant if static).
 mlir::Value dimValue(mlir::OpBuilder &b, mlir::Location loc, mlir::Value tensor,
                      int64_t d);
@@ -31,6 +36,16 @@ mlir::Value dimValue(mlir::OpBuilder &b, mlir::Location loc, mlir::Value tensor,
 mlir::Value broadcastExtent(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::RankedTensorType type, int64_t d,
                             mlir::ValueRange sources);
+
+/// The extents of the dynamic dims of |type|, in order: |extentOf|(d) for
+/// each dynamic dim d.
+llvm::SmallVector<mlir::Value>
+dynamicExtents(mlir::RankedTensorType type,
+               llvm::function_ref<mlir::Value(int64_t)> extentOf);
+
+/// tensor.empty of |type| with |dynamic| the extents of its dynamic dims.
+mlir::Value emptyTensor(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::RankedTensorType type, mlir::ValueRange dynamic);
 
 /// tensor.empty of |type|, taking each dynamic extent from the first of
 /// |sources| whose trailing-aligned dim at that position is not a
@@ -44,6 +59,15 @@ mlir::Value emptyLike(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value buildElementwise(mlir::OpBuilder &b, mlir::Location loc,
                              mlir::RankedTensorType type,
                              mlir::ValueRange operands, ScalarFn body);
+
+/// A linalg.generic over |type| (|dynamic| its dynamic extents) without
+/// inputs whose element at output indices |idx| is |body|(idx).
+mlir::Value buildIndexedGeneric(
+    mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTensorType type,
+    mlir::ValueRange dynamic,
+    llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location,
+                                   mlir::ValueRange)>
+        body);
 
 /// A scalar constant of |type| (float or integer) equal to |value|.
 mlir::Value scalarConstant(mlir::OpBuilder &b, mlir::Location loc,
@@ -99,6 +123,23 @@ inline int64_t normalizedAxis(uint64_t axis, int64_t rank) {
 /// a diagnostic: "; ONNX node 'a'" or "; ONNX nodes 'a', 'b' and 3 more";
 /// "" when it names none.
 std::string describeOnnxNodes(mlir::Location loc);
+
+/// The conversion pattern of an |OpT| with one result: |lower|(op, adaptor,
+/// rewriter) returns the value that replaces it, or failure (after
+/// notifying the rewriter why) to leave the op to fail the conversion.
+template <typename OpT, auto lower>
+struct OneResultLowering : mlir::OpConversionPattern<OpT> {
+  using mlir::OpConversionPattern<OpT>::OpConversionPattern;
+  mlir::LogicalResult
+  matchAndRewrite(OpT op, typename OpT::Adaptor adaptor,
+                  mlir::ConversionPatternRewriter &rewriter) const override {
+    mlir::FailureOr<mlir::Value> result = lower(op, adaptor, rewriter);
+    if (mlir::failed(result))
+      return mlir::failure();
+    rewriter.replaceOp(op, *result);
+    return mlir::success();
+  }
+};
 
 /// Adds the lowering patterns of each op family.
 void populateElementwiseLoweringPatterns(mlir::RewritePatternSet &patterns);
