@@ -140,7 +140,9 @@ std::string sanitize(const std::string &name) {
   return out;
 }
 
-std::string describeTensor(const strata_tensor_signature_t &t) {
+// "name: dtype[dims]" of a tensor or state signature.
+template <typename Signature>
+std::string describeTensor(const Signature &t) {
   std::string text =
       std::string(t.name) + ": " + strata_dtype_name(t.dtype) + "[";
   for (uint32_t d = 0; d < t.rank; ++d) {
@@ -155,6 +157,21 @@ std::string describeTensor(const strata_tensor_signature_t &t) {
       text += std::to_string(t.dims[d].extent);
   }
   return text + "]";
+}
+
+const char *entryKindName(strata_entry_kind_t kind) {
+  switch (kind) {
+  case STRATA_ENTRY_KIND_PREFILL:
+    return "prefill";
+  case STRATA_ENTRY_KIND_DECODE:
+    return "decode";
+  default:
+    return "generic";
+  }
+}
+
+const char *stateScopeName(strata_state_scope_t scope) {
+  return scope == STRATA_STATE_SCOPE_SHARED ? "shared" : "per-sequence";
 }
 
 void printInspect(const strata_module_t *module) {
@@ -177,11 +194,20 @@ void printInspect(const strata_module_t *module) {
   }
   for (size_t e = 0; e < strata_module_entry_count(module); ++e) {
     const strata_entry_signature_t *entry = strata_module_entry(module, e);
-    std::printf("entry %s (symbol %s)\n", entry->name, entry->symbol);
+    if (entry->kind == STRATA_ENTRY_KIND_GENERIC)
+      std::printf("entry %s (symbol %s)\n", entry->name, entry->symbol);
+    else
+      std::printf("entry %s (symbol %s, %s)\n", entry->name, entry->symbol,
+                  entryKindName(entry->kind));
     for (size_t i = 0; i < entry->input_count; ++i)
       std::printf("  input  %s\n", describeTensor(entry->inputs[i]).c_str());
     for (size_t i = 0; i < entry->output_count; ++i)
       std::printf("  output %s\n", describeTensor(entry->outputs[i]).c_str());
+  }
+  for (size_t i = 0; i < strata_module_state_count(module); ++i) {
+    const strata_state_signature_t *state = strata_module_state(module, i);
+    std::printf("state %s, %s\n", describeTensor(*state).c_str(),
+                stateScopeName(state->scope));
   }
 }
 
@@ -192,7 +218,7 @@ std::string jsonMax(int64_t max) {
   return max == STRATA_DIM_MAX_FROM_DATA ? "null" : std::to_string(max);
 }
 
-std::string jsonTensor(const strata_tensor_signature_t &t) {
+template <typename Signature> std::string jsonTensor(const Signature &t) {
   std::string json = "{\"name\": " + jsonString(t.name) +
                      ", \"dtype\": " + jsonString(strata_dtype_name(t.dtype)) +
                      ", \"dims\": [";
@@ -227,13 +253,23 @@ void printInspectJson(const strata_module_t *module) {
     const strata_entry_signature_t *entry = strata_module_entry(module, e);
     json += (e ? ", " : "") + std::string("{\"name\": ") +
             jsonString(entry->name) +
-            ", \"symbol\": " + jsonString(entry->symbol) + ", \"inputs\": [";
+            ", \"symbol\": " + jsonString(entry->symbol) +
+            ", \"kind\": " + jsonString(entryKindName(entry->kind)) +
+            ", \"inputs\": [";
     for (size_t i = 0; i < entry->input_count; ++i)
       json += (i ? ", " : "") + jsonTensor(entry->inputs[i]);
     json += "], \"outputs\": [";
     for (size_t i = 0; i < entry->output_count; ++i)
       json += (i ? ", " : "") + jsonTensor(entry->outputs[i]);
     json += "]}";
+  }
+  json += "], \"states\": [";
+  for (size_t i = 0; i < strata_module_state_count(module); ++i) {
+    const strata_state_signature_t *state = strata_module_state(module, i);
+    std::string tensor = jsonTensor(*state);
+    tensor.pop_back(); // the closing brace: the scope goes inside
+    json += (i ? ", " : "") + tensor + ", \"scope\": " +
+            jsonString(stateScopeName(state->scope)) + "}";
   }
   std::printf("%s]}\n", json.c_str());
 }

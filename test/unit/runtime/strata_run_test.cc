@@ -144,6 +144,41 @@ TEST_F(StrataRunTest, InspectAndVerify) {
       << r.output;
 }
 
+// Entry kinds and declared state tensors are part of --inspect, in text and
+// in JSON.
+TEST_F(StrataRunTest, InspectShowsEntryKindsAndStates) {
+  codegen::ArtifactWriter writer;
+  int64_t slots = writer.addSymbolicDim("batch", 4);
+  writer.addEntry({"bump",
+                   "strata_test_bump",
+                   {{"slot", STRATA_DTYPE_I64, {}}},
+                   {{"count", STRATA_DTYPE_I64, {}}},
+                   STRATA_ENTRY_KIND_DECODE});
+  writer.addStateTensor({{"counter", STRATA_DTYPE_I64, {slots, 2}},
+                         STRATA_STATE_SCOPE_PER_SEQUENCE});
+  writer.setWeights(testWeights().data(), testWeights().size());
+  writer.setCpuCode(testKernelBytes().data(), testKernelBytes().size());
+  std::string error;
+  ASSERT_TRUE(writer.writeToFile(artifact, &error)) << error;
+  Result r = run(artifact + " --inspect");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("entry bump (symbol strata_test_bump, decode)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("state counter: i64[batch<=4, 2], per-sequence"),
+            std::string::npos)
+      << r.output;
+  r = run(artifact + " --inspect --json");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("\"kind\": \"decode\""), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("\"states\": [{\"name\": \"counter\", \"dtype\": "
+                          "\"i64\", \"dims\": [{\"symbol\": \"batch\", "
+                          "\"max\": 4}, 2], \"scope\": \"per-sequence\"}]"),
+            std::string::npos)
+      << r.output;
+}
+
 TEST_F(StrataRunTest, ErrorsExitWithOne) {
   std::string x = " --input x=" + dir + "/x.npy";
   std::string bad = dir + "/bad.npy";
