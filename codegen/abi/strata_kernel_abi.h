@@ -252,7 +252,16 @@ enum {
   STRATA_ATTN_V = 21,
   STRATA_ATTN_MASK = 26, /* strides: batch, head, query, key */
   STRATA_ATTN_O = 31,
-  STRATA_ATTN_PARAM_COUNT = 36
+  /* A cache of sequences (decode): address of BATCH int64 slots, row b
+   * reading K and V at batch index slots[b] (each in [0, KV_SLOT_COUNT));
+   * 0: row b reads batch b. */
+  STRATA_ATTN_KV_SLOTS = 36,
+  STRATA_ATTN_KV_SLOT_COUNT = 37,
+  /* Address of BATCH int64 key counts, row b seeing keys [0, lengths[b])
+   * of its K and V (each in [0, SK]; the causal diagonal and the window
+   * follow the row's own count); 0: every row has SK keys. */
+  STRATA_ATTN_KV_LENGTHS = 38,
+  STRATA_ATTN_PARAM_COUNT = 39
 };
 #define STRATA_ATTN_FLAG_CAUSAL 1
 #define STRATA_ATTN_FLAG_WINDOW 2

@@ -135,6 +135,9 @@ private:
 
     SmallVector<std::pair<int64_t, Value>> fields = {
         {STRATA_ATTN_FLAGS, idx(flags)},
+        // Row b reads K/V batch b, all SK keys (no sequence cache).
+        {STRATA_ATTN_KV_SLOTS, idx(0)},
+        {STRATA_ATTN_KV_LENGTHS, idx(0)},
         {STRATA_ATTN_BATCH, qMeta.getSizes()[0]},
         {STRATA_ATTN_HEADS, idx(qType.getDimSize(1))},
         {STRATA_ATTN_KV_HEADS, idx(kType.getDimSize(1))},

@@ -38,6 +38,11 @@ struct Problem {
   int64_t batch, heads, kvHeads, sq, sk, d, dv, windowSize, sinks;
   float scale;
   Operand q, k, v, mask, o;
+  // Per batch row: the K/V batch index it reads and its key count (null:
+  // row b reads batch b and has sk keys).
+  const int64_t* kvSlots;
+  const int64_t* kvLengths;
+  int64_t kvSlotCount;
 };
 
 float lowestFloat() { return -std::numeric_limits<float>::max(); }
@@ -174,10 +179,11 @@ struct Head {
 
 Head headOf(const Problem& p, int64_t b, int64_t h) {
   const int64_t kvh = h / (p.heads / p.kvHeads);
+  const int64_t kvb = p.kvSlots ? p.kvSlots[b] : b;
   Head x;
   x.q = p.q.p + b * p.q.sb + h * p.q.sh;
-  x.k = p.k.p + b * p.k.sb + kvh * p.k.sh;
-  x.v = p.v.p + b * p.v.sb + kvh * p.v.sh;
+  x.k = p.k.p + kvb * p.k.sb + kvh * p.k.sh;
+  x.v = p.v.p + kvb * p.v.sb + kvh * p.v.sh;
   x.mask = p.mask.p ? p.mask.p + b * p.mask.sb + h * p.mask.sh : nullptr;
   x.o = const_cast<float*>(p.o.p) + b * p.o.sb + h * p.o.sh;
   return x;
@@ -352,6 +358,11 @@ extern "C" void strataAttentionF32(strata_rt_context_t* context,
   p.v = operandAt(params, STRATA_ATTN_V);
   p.mask = operandAt(params, STRATA_ATTN_MASK);
   p.o = operandAt(params, STRATA_ATTN_O);
+  p.kvSlots = reinterpret_cast<const int64_t*>(
+      static_cast<intptr_t>(params[STRATA_ATTN_KV_SLOTS]));
+  p.kvSlotCount = params[STRATA_ATTN_KV_SLOT_COUNT];
+  p.kvLengths = reinterpret_cast<const int64_t*>(
+      static_cast<intptr_t>(params[STRATA_ATTN_KV_LENGTHS]));
   // Shapes come from verified IR (heads a multiple of kv heads); an empty
   // problem has nothing to write.
   if (p.batch <= 0 || p.heads <= 0 || p.kvHeads <= 0 || p.sq <= 0 ||
@@ -359,6 +370,20 @@ extern "C" void strataAttentionF32(strata_rt_context_t* context,
     return;
   p.sk = std::max<int64_t>(p.sk, 0);
   p.d = std::max<int64_t>(p.d, 0);
+  // Slots and lengths come from inputs the generated code checked; values
+  // outside their ranges mean the code was not generated for this kernel.
+  for (int64_t b = 0; b < p.batch; ++b) {
+    if (p.kvSlots && (p.kvSlots[b] < 0 || p.kvSlots[b] >= p.kvSlotCount)) {
+      failRunInternal(context, "strata_rt_attention_f32: KV slot",
+                      p.kvSlots[b]);
+      return;
+    }
+    if (p.kvLengths && (p.kvLengths[b] < 0 || p.kvLengths[b] > p.sk)) {
+      failRunInternal(context, "strata_rt_attention_f32: KV length",
+                      p.kvLengths[b]);
+      return;
+    }
+  }
   const MatmulTiles& t = matmulTiles();
   const bool blocked = p.sq > kRowPathMaxRows && p.sk > 0;
   const ScratchSizes sizes = scratchSizes(p, blocked);
@@ -372,10 +397,13 @@ extern "C" void strataAttentionF32(strata_rt_context_t* context,
     const int64_t h = static_cast<int64_t>(task) % p.heads;
     const Head x = headOf(p, b, h);
     const Scratch s = scratchAt(scratch + thread * stride, sizes);
-    if (blocked)
-      runBlocks(p, t, s, x);
+    // The row's own key count (at most sk, so the scratch fits it).
+    Problem row = p;
+    if (p.kvLengths) row.sk = p.kvLengths[b];
+    if (blocked && row.sk > 0)
+      runBlocks(row, t, s, x);
     else
-      runRows(p, t, s, x);
+      runRows(row, t, s, x);
   });
 }
 

@@ -15,7 +15,6 @@
 #include <cstring>
 #include <memory>
 
-#include "../run_checks.h"
 #include "../run_context.h"
 #include "matmul_f32_tiles.h"
 #include "strata_kernel_abi.h"

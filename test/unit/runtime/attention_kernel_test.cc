@@ -218,6 +218,83 @@ TEST_P(AttentionKernelTest, MaskAddedToHiddenKeys) {
     }
 }
 
+// Fills the params of causal GQA attention over [batch, heads, seq, dim]
+// contiguous operands (K/V with |kvBatch| batch entries).
+void causalParams(int64_t* p, int64_t batch, int64_t heads, int64_t kvHeads,
+                  int64_t sq, int64_t sk, int64_t d, const float* q,
+                  const float* k, const float* v, float* o) {
+  p[STRATA_ATTN_FLAGS] = STRATA_ATTN_FLAG_CAUSAL;
+  p[STRATA_ATTN_BATCH] = batch;
+  p[STRATA_ATTN_HEADS] = heads;
+  p[STRATA_ATTN_KV_HEADS] = kvHeads;
+  p[STRATA_ATTN_SQ] = sq;
+  p[STRATA_ATTN_SK] = sk;
+  p[STRATA_ATTN_HEAD_DIM] = d;
+  p[STRATA_ATTN_VALUE_DIM] = d;
+  const float scale = 0.25f;
+  uint32_t bits;
+  std::memcpy(&bits, &scale, sizeof(bits));
+  p[STRATA_ATTN_SCALE] = bits;
+  setOperand(p, STRATA_ATTN_Q, q, heads * sq * d, sq * d, d, 1);
+  setOperand(p, STRATA_ATTN_K, k, kvHeads * sk * d, sk * d, d, 1);
+  setOperand(p, STRATA_ATTN_V, v, kvHeads * sk * d, sk * d, d, 1);
+  setOperand(p, STRATA_ATTN_O, o, heads * sq * d, sq * d, d, 1);
+}
+
+// Decode over a cache of sequences: row b reads the K/V of cache slot
+// slots[b] and sees only its first lengths[b] keys. Each row must equal
+// attention run alone on a K/V of exactly those keys (which the other
+// tests check against the definition).
+TEST_P(AttentionKernelTest, RowsReadTheirOwnCacheSlotAndLength) {
+  constexpr int64_t kSlots = 5, kCapacity = 40, kHeads = 4, kKvHeads = 2;
+  constexpr int64_t kD = 16;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> cacheK(kSlots * kKvHeads * kCapacity * kD);
+  std::vector<float> cacheV(cacheK.size());
+  for (float& x : cacheK) x = dist(rng);
+  for (float& x : cacheV) x = dist(rng);
+  for (int64_t sq : {1, 3, 9}) {
+    const std::vector<int64_t> slots = {3, 0, 4, 1};
+    const std::vector<int64_t> lengths = {17, 40, 9, 33};
+    const int64_t batch = static_cast<int64_t>(slots.size());
+    std::vector<float> q(batch * kHeads * sq * kD), o(q.size(), -7.0f);
+    for (float& x : q) x = dist(rng);
+    int64_t p[STRATA_ATTN_PARAM_COUNT] = {};
+    causalParams(p, batch, kHeads, kKvHeads, sq, kCapacity, kD, q.data(),
+                 cacheK.data(), cacheV.data(), o.data());
+    p[STRATA_ATTN_KV_SLOTS] = reinterpret_cast<intptr_t>(slots.data());
+    p[STRATA_ATTN_KV_SLOT_COUNT] = kSlots;
+    p[STRATA_ATTN_KV_LENGTHS] = reinterpret_cast<intptr_t>(lengths.data());
+    ThreadPool pool(2);
+    KernelContext context(&pool);
+    strataAttentionF32(context.get(), p);
+
+    for (int64_t b = 0; b < batch; ++b) {
+      const int64_t len = lengths[b];
+      // The row's keys copied out of its slot.
+      std::vector<float> k(kKvHeads * len * kD), v(k.size());
+      for (int64_t h = 0; h < kKvHeads; ++h)
+        for (int64_t j = 0; j < len; ++j)
+          for (int64_t e = 0; e < kD; ++e) {
+            const int64_t from = ((slots[b] * kKvHeads + h) * kCapacity + j) * kD + e;
+            k[(h * len + j) * kD + e] = cacheK[from];
+            v[(h * len + j) * kD + e] = cacheV[from];
+          }
+      std::vector<float> alone(kHeads * sq * kD, -7.0f);
+      int64_t r[STRATA_ATTN_PARAM_COUNT] = {};
+      causalParams(r, 1, kHeads, kKvHeads, sq, len, kD,
+                   q.data() + b * kHeads * sq * kD, k.data(), v.data(),
+                   alone.data());
+      KernelContext single;
+      strataAttentionF32(single.get(), r);
+      for (size_t i = 0; i < alone.size(); ++i)
+        ASSERT_NEAR(o[b * kHeads * sq * kD + i], alone[i], 1e-5f)
+            << "row " << b << " element " << i << " sq " << sq;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Isa, AttentionKernelTest, kAllIsas, isaName);
 
 }  // namespace

@@ -228,6 +228,31 @@ TEST(ThreadPoolTest, UnknownMatmulLayoutEndsTheRun) {
             kInternalFailure);
 }
 
+// A cache slot or key count outside its range ends the run before any
+// memory is read.
+TEST(ThreadPoolTest, AttentionCacheSlotOrLengthOutOfRangeEndsTheRun) {
+  KernelContext kernel;
+  int64_t params[STRATA_ATTN_PARAM_COUNT] = {};
+  params[STRATA_ATTN_BATCH] = params[STRATA_ATTN_HEADS] = 1;
+  params[STRATA_ATTN_KV_HEADS] = params[STRATA_ATTN_SQ] = 1;
+  params[STRATA_ATTN_SK] = params[STRATA_ATTN_VALUE_DIM] = 4;
+  const int64_t slot = 2, length = 5;
+  params[STRATA_ATTN_KV_SLOTS] = reinterpret_cast<intptr_t>(&slot);
+  params[STRATA_ATTN_KV_SLOT_COUNT] = 2;
+  EXPECT_EQ(endedRunKind(kernel.get(),
+                         [&] {
+                           kernels::strataAttentionF32(kernel.get(), params);
+                         }),
+            kInternalFailure);
+  params[STRATA_ATTN_KV_SLOTS] = 0;
+  params[STRATA_ATTN_KV_LENGTHS] = reinterpret_cast<intptr_t>(&length);
+  EXPECT_EQ(endedRunKind(kernel.get(),
+                         [&] {
+                           kernels::strataAttentionF32(kernel.get(), params);
+                         }),
+            kInternalFailure);
+}
+
 // Kernel scratch that cannot be allocated ends the run with
 // RESOURCE_EXHAUSTED (it used to be a thread_local vector whose bad_alloc
 // crossed generated frames).
