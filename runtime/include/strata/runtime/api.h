@@ -9,6 +9,7 @@
 
 #include "strata/runtime/allocator.h"
 #include "strata/runtime/cpu.h"
+#include "strata/runtime/generate.h"
 #include "strata/runtime/io_binding.h"
 #include "strata/runtime/module.h"
 #include "strata/runtime/session.h"
@@ -17,7 +18,7 @@
 #include "strata/runtime/thread_pool.h"
 
 /// Runtime API version: (major << 16) | minor. A major bump breaks the ABI.
-#define STRATA_RUNTIME_API_VERSION ((0 << 16) | 5)
+#define STRATA_RUNTIME_API_VERSION ((0 << 16) | 6)
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,12 +1,14 @@
 //===- runtime.hpp - Header-only C++ RAII wrapper of the runtime C API ----===//
 // SPDX-License-Identifier: Apache-2.0
-// Owning handles for statuses, modules, sessions, tensors, thread pools and
-// io bindings. Nothing here throws; fallible calls return a strata::Status. Thread-safety is that of
+// Owning handles for statuses, modules, sessions, tensors, thread pools,
+// io bindings and generators. Nothing here throws; fallible calls return a strata::Status. Thread-safety is that of
 // the wrapped C objects (module.h, session.h, tensor.h).
 
 #ifndef STRATA_RUNTIME_RUNTIME_HPP_
 #define STRATA_RUNTIME_RUNTIME_HPP_
 
+#include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -465,6 +467,96 @@ class Session {
 
  private:
   strata_session_t* session_ = nullptr;
+};
+
+/// An owned text generator over a session (generate.h), which must outlive
+/// it. The token callback runs on the thread that calls addSequence or
+/// step.
+class Generator {
+ public:
+  using TokenCallback =
+      std::function<void(uint64_t sequence_id, int64_t token, bool finished)>;
+
+  Generator() = default;
+  Generator(Generator&& other) noexcept
+      : generator_(std::exchange(other.generator_, nullptr)),
+        callback_(std::move(other.callback_)) {}
+  Generator& operator=(Generator&& other) noexcept {
+    if (this != &other) {
+      strata_generator_release(generator_);
+      generator_ = std::exchange(other.generator_, nullptr);
+      callback_ = std::move(other.callback_);
+    }
+    return *this;
+  }
+  Generator(const Generator&) = delete;
+  Generator& operator=(const Generator&) = delete;
+  ~Generator() { strata_generator_release(generator_); }
+
+  /// strata_generator_create over |session| with |prefill_chunk| (0: the
+  /// compiled prefill_length) and an optional |callback|.
+  static Status create(Session& session, Generator* out,
+                       int64_t prefill_chunk = 0,
+                       TokenCallback callback = nullptr) {
+    Generator result;
+    strata_generator_options_t options;
+    strata_generator_options_init(&options);
+    options.prefill_chunk = prefill_chunk;
+    if (callback) {
+      // Held on the heap so that its address survives moves.
+      result.callback_ = std::make_unique<TokenCallback>(std::move(callback));
+      options.callback = &Generator::forward;
+      options.callback_user = result.callback_.get();
+    }
+    Status status(
+        strata_generator_create(session.get(), &options, &result.generator_));
+    if (status.ok()) *out = std::move(result);
+    return status;
+  }
+
+  strata_generator_t* get() const { return generator_; }
+
+  /// strata_generator_add_sequence (|params| null: greedy defaults).
+  Status addSequence(const std::vector<int64_t>& prompt,
+                     const strata_generation_params_t* params,
+                     uint64_t* sequence_id) {
+    return Status(strata_generator_add_sequence(
+        generator_, prompt.data(), prompt.size(), params, sequence_id));
+  }
+  /// strata_generator_step; |active| (may be null) gets the sequences
+  /// still in flight.
+  Status step(size_t* active = nullptr) {
+    return Status(strata_generator_step(generator_, active));
+  }
+  Status cancel(uint64_t sequence_id) {
+    return Status(strata_generator_cancel(generator_, sequence_id));
+  }
+  Status removeSequence(uint64_t sequence_id) {
+    return Status(strata_generator_remove_sequence(generator_, sequence_id));
+  }
+  /// A copy of the tokens generated so far.
+  Status tokens(uint64_t sequence_id, std::vector<int64_t>* out) const {
+    const int64_t* tokens = nullptr;
+    size_t count = 0;
+    Status status(strata_generator_sequence_tokens(generator_, sequence_id,
+                                                   &tokens, &count));
+    if (status.ok()) out->assign(tokens, tokens + count);
+    return status;
+  }
+  Status metrics(uint64_t sequence_id,
+                 strata_generation_metrics_t* out) const {
+    strata_generation_metrics_init(out);
+    return Status(strata_generator_metrics(generator_, sequence_id, out));
+  }
+
+ private:
+  static void forward(void* user, uint64_t sequence_id, int64_t token,
+                      int finished) {
+    (*static_cast<TokenCallback*>(user))(sequence_id, token, finished != 0);
+  }
+
+  strata_generator_t* generator_ = nullptr;
+  std::unique_ptr<TokenCallback> callback_;
 };
 
 }  // namespace strata

@@ -210,3 +210,99 @@ EXPORT void strata_test_bump(ctx_t *ctx, desc0 *count, desc0 *slot,
   count->allocated = count->aligned = out;
   count->offset = 0;
 }
+
+/* A toy language model over a vocabulary of LM_VOCAB tokens for the
+ * generator tests, following the prefill/decode entry contract
+ * (docs/design/prefill-decode.md). State history: i64[slots, context] (per
+ * sequence) holds token + 1 at each cached position, 0 where nothing is.
+ * The next token after a sequence's cached tokens is
+ *   (sum over the whole row of history[i] * (i + 1) + 3 * length) mod V,
+ * so it depends on every token of that slot and its position, and on the
+ * slot having been reset (a stale entry past the length changes it).
+ * logits[v] = -(circular distance from v to next). Weights: int64
+ * {fail_slot, fail_position}: writing a position >= fail_position at
+ * fail_slot ends the run with RESOURCE_EXHAUSTED (an allocation the runtime
+ * cannot make) before anything is written; -1 never fails. Out-of-range
+ * slots and positions are never written or read. */
+#define LM_VOCAB 16
+
+/* Ends the run (RESOURCE_EXHAUSTED) when the weights ask for a failure at
+ * (slot, position). */
+static void lm_maybe_fail(ctx_t *ctx, const desc1 *weights, int64_t slot,
+                          int64_t position) {
+  const int64_t *config = (const int64_t *)weights->aligned;
+  if (weights->sizes[0] >= 16 && slot == config[0] && config[1] >= 0 &&
+      position >= config[1])
+    __strata_import_strata_rt_alloc(ctx, UINT64_MAX / 2);
+}
+
+/* Writes the logits after |length| cached tokens of history row |slot|. */
+static void lm_logits(const desc2 *history, int64_t slot, int64_t length,
+                      float *logits) {
+  int64_t sum = 3 * length;
+  if (slot >= 0 && slot < history->sizes[0]) {
+    const int64_t *row = (const int64_t *)history->aligned +
+                         slot * history->sizes[1];
+    for (int64_t i = 0; i < history->sizes[1]; ++i) sum += row[i] * (i + 1);
+  }
+  int64_t next = ((sum % LM_VOCAB) + LM_VOCAB) % LM_VOCAB;
+  for (int64_t v = 0; v < LM_VOCAB; ++v) {
+    int64_t d = v > next ? v - next : next - v;
+    logits[v] = -(float)(d < LM_VOCAB - d ? d : LM_VOCAB - d);
+  }
+}
+
+static void lm_write(desc2 *history, int64_t slot, int64_t position,
+                     int64_t token) {
+  if (slot >= 0 && slot < history->sizes[0] && position >= 0 &&
+      position < history->sizes[1])
+    ((int64_t *)history->aligned)[slot * history->sizes[1] + position] =
+        token + 1;
+}
+
+static void set2(desc2 *d, void *data, int64_t rows, int64_t cols) {
+  d->allocated = d->aligned = data;
+  d->offset = 0;
+  d->sizes[0] = rows;
+  d->sizes[1] = cols;
+  d->strides[0] = cols;
+  d->strides[1] = 1;
+}
+
+/* prefill(input_ids: i64[1, prefill_length], slot: i64[], start: i64[])
+ *   -> logits: f32[1, V] after the chunk's last token. */
+EXPORT void strata_test_lm_prefill(ctx_t *ctx, desc2 *logits,
+                                   desc2 *input_ids, desc0 *slot_in,
+                                   desc0 *start_in, desc2 *history,
+                                   desc1 *weights) {
+  const int64_t *ids = (const int64_t *)input_ids->aligned;
+  const int64_t n = input_ids->sizes[1];
+  const int64_t slot = *(const int64_t *)slot_in->aligned;
+  const int64_t start = *(const int64_t *)start_in->aligned;
+  if (n > 0) lm_maybe_fail(ctx, weights, slot, start + n - 1);
+  float *out = (float *)alloc_result(ctx, LM_VOCAB * sizeof(float));
+  for (int64_t j = 0; j < n; ++j) lm_write(history, slot, start + j, ids[j]);
+  lm_logits(history, slot, start + n, out);
+  set2(logits, out, 1, LM_VOCAB);
+}
+
+/* decode(input_ids: i64[batch, 1], slots: i64[batch], positions: i64[batch])
+ *   -> logits: f32[batch, V], row b after token input_ids[b] at
+ *   positions[b] of slot slots[b]. */
+EXPORT void strata_test_lm_decode(ctx_t *ctx, desc2 *logits,
+                                  desc2 *input_ids, desc1 *slots_in,
+                                  desc1 *positions_in, desc2 *history,
+                                  desc1 *weights) {
+  const int64_t *ids = (const int64_t *)input_ids->aligned;
+  const int64_t *slots = (const int64_t *)slots_in->aligned;
+  const int64_t *positions = (const int64_t *)positions_in->aligned;
+  const int64_t batch = input_ids->sizes[0];
+  for (int64_t b = 0; b < batch; ++b)
+    lm_maybe_fail(ctx, weights, slots[b], positions[b]);
+  float *out = (float *)alloc_result(ctx, (size_t)batch * LM_VOCAB * 4);
+  for (int64_t b = 0; b < batch; ++b)
+    lm_write(history, slots[b], positions[b], ids[b]);
+  for (int64_t b = 0; b < batch; ++b)
+    lm_logits(history, slots[b], positions[b] + 1, out + b * LM_VOCAB);
+  set2(logits, out, batch, LM_VOCAB);
+}

@@ -1,0 +1,211 @@
+//===- contract.cc - What the generator needs of a prefill/decode module --===//
+// SPDX-License-Identifier: Apache-2.0
+// Each check names the entry, tensor or dim it is about, so that a module
+// compiled without the split (or by an older split pass) says what it lacks.
+
+#include "generate/contract.h"
+
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+
+namespace strata::runtime {
+namespace {
+
+__attribute__((format(printf, 1, 2))) strata_status_t contractError(
+    const char* format, ...) {
+  char message[320];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(message, sizeof(message), format, args);
+  va_end(args);
+  return STRATA_MAKE_STATUS(
+      STRATA_STATUS_FAILED_PRECONDITION,
+      "the module does not follow the prefill/decode entry contract: %s",
+      message);
+}
+
+// One expected dim: a static extent, or a symbolic dim by name.
+struct DimSpec {
+  int64_t extent;
+  const char* symbol;
+};
+
+// What one input or output must be.
+struct TensorSpec {
+  const char* name;
+  strata_dtype_t dtype;
+  uint32_t rank;
+  DimSpec dims[2];
+  const char* shape;  // for messages: "[batch, 1]"
+};
+
+const char* dtypeName(strata_dtype_t dtype) {
+  switch (dtype) {
+    case STRATA_DTYPE_F32:
+      return "f32";
+    case STRATA_DTYPE_I64:
+      return "i64";
+    default:
+      return "another dtype";
+  }
+}
+
+const strata_tensor_signature_t* findTensor(
+    const strata_tensor_signature_t* tensors, size_t count, const char* name) {
+  for (size_t i = 0; i < count; ++i) {
+    if (tensors[i].name && std::strcmp(tensors[i].name, name) == 0) {
+      return &tensors[i];
+    }
+  }
+  return nullptr;
+}
+
+strata_status_t checkTensor(const char* entry, const char* role,
+                            const strata_tensor_signature_t* tensors,
+                            size_t count, const TensorSpec& spec) {
+  const strata_tensor_signature_t* tensor =
+      findTensor(tensors, count, spec.name);
+  if (!tensor) {
+    return contractError("entry '%s' has no %s '%s' (%s%s)", entry, role,
+                         spec.name, dtypeName(spec.dtype), spec.shape);
+  }
+  if (tensor->dtype != spec.dtype || tensor->rank != spec.rank) {
+    return contractError("%s '%s' of entry '%s' must be %s%s", role, spec.name,
+                         entry, dtypeName(spec.dtype), spec.shape);
+  }
+  for (uint32_t d = 0; d < spec.rank; ++d) {
+    const DimSpec& want = spec.dims[d];
+    const strata_dim_t& have = tensor->dims[d];
+    bool same = want.symbol
+                    ? have.symbol && std::strcmp(have.symbol, want.symbol) == 0
+                    : !have.symbol && have.extent == want.extent;
+    // Any static vocab is fine: the logits' last dim is checked by caller.
+    if (!want.symbol && want.extent < 0) same = !have.symbol && have.extent > 0;
+    if (!same) {
+      return contractError(
+          "%s '%s' of entry '%s' must be %s%s (dim %u differs)", role,
+          spec.name, entry, dtypeName(spec.dtype), spec.shape, d);
+    }
+  }
+  return nullptr;
+}
+
+// Checks entry |name|: its kind, exactly |inputs|, and its logits output;
+// stores the logits' static vocab in |*vocab|.
+strata_status_t checkEntry(const strata_module_t* module, const char* name,
+                           strata_entry_kind_t kind, const char* kindName,
+                           const TensorSpec (&inputs)[3],
+                           const TensorSpec& logits, int64_t* vocab) {
+  const strata_entry_signature_t* entry = nullptr;
+  for (size_t i = 0; i < strata_module_entry_count(module); ++i) {
+    const strata_entry_signature_t* candidate = strata_module_entry(module, i);
+    if (candidate && std::strcmp(candidate->name, name) == 0) entry = candidate;
+  }
+  if (!entry) return contractError("no entry '%s'", name);
+  if (entry->kind != kind) {
+    return contractError("entry '%s' is not of kind %s", name, kindName);
+  }
+  if (entry->input_count != 3) {
+    return contractError("entry '%s' has %zu inputs, expected 3 (%s, %s, %s)",
+                         name, entry->input_count, inputs[0].name,
+                         inputs[1].name, inputs[2].name);
+  }
+  for (const TensorSpec& input : inputs) {
+    STRATA_RETURN_IF_ERROR(
+        checkTensor(name, "input", entry->inputs, entry->input_count, input));
+  }
+  STRATA_RETURN_IF_ERROR(
+      checkTensor(name, "output", entry->outputs, entry->output_count, logits));
+  *vocab =
+      findTensor(entry->outputs, entry->output_count, "logits")->dims[1].extent;
+  return nullptr;
+}
+
+strata_status_t dimMax(const strata_module_t* module, const char* name,
+                       int64_t* out) {
+  for (size_t i = 0; i < strata_module_symbolic_dim_count(module); ++i) {
+    const strata_symbolic_dim_t* dim = strata_module_symbolic_dim(module, i);
+    if (dim && std::strcmp(dim->name, name) == 0 && dim->max >= 1) {
+      *out = dim->max;
+      return nullptr;
+    }
+  }
+  return contractError("no symbolic dim '%s' with a maximum in the dim table",
+                       name);
+}
+
+}  // namespace
+
+strata_status_t checkGenerationContract(const strata_module_t* module,
+                                        GenerationContract* out) {
+  if (!module) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                              "module must not be NULL");
+  }
+  GenerationContract contract;
+  int64_t batch = 0;
+  STRATA_RETURN_IF_ERROR(dimMax(module, "slots", &contract.slots));
+  STRATA_RETURN_IF_ERROR(dimMax(module, "context", &contract.context));
+  STRATA_RETURN_IF_ERROR(
+      dimMax(module, "prefill_length", &contract.prefillLength));
+  STRATA_RETURN_IF_ERROR(dimMax(module, "batch", &batch));
+  if (batch != contract.slots) {
+    return contractError("dim 'batch' has maximum %" PRId64
+                         ", expected that of 'slots' (%" PRId64 ")",
+                         batch, contract.slots);
+  }
+
+  const TensorSpec prefillInputs[3] = {
+      {"input_ids",
+       STRATA_DTYPE_I64,
+       2,
+       {{1, nullptr}, {-1, "prefill_length"}},
+       "[1, prefill_length]"},
+      {"slot", STRATA_DTYPE_I64, 0, {}, "[]"},
+      {"start", STRATA_DTYPE_I64, 0, {}, "[]"}};
+  const TensorSpec prefillLogits = {
+      "logits", STRATA_DTYPE_F32, 2, {{1, nullptr}, {-1, nullptr}}, "[1, V]"};
+  int64_t prefillVocab = 0;
+  STRATA_RETURN_IF_ERROR(
+      checkEntry(module, "prefill", STRATA_ENTRY_KIND_PREFILL, "PREFILL",
+                 prefillInputs, prefillLogits, &prefillVocab));
+
+  const TensorSpec decodeInputs[3] = {
+      {"input_ids",
+       STRATA_DTYPE_I64,
+       2,
+       {{-1, "batch"}, {1, nullptr}},
+       "[batch, 1]"},
+      {"slots", STRATA_DTYPE_I64, 1, {{-1, "batch"}}, "[batch]"},
+      {"positions", STRATA_DTYPE_I64, 1, {{-1, "batch"}}, "[batch]"}};
+  const TensorSpec decodeLogits = {"logits",
+                                   STRATA_DTYPE_F32,
+                                   2,
+                                   {{-1, "batch"}, {-1, nullptr}},
+                                   "[batch, V]"};
+  STRATA_RETURN_IF_ERROR(checkEntry(module, "decode", STRATA_ENTRY_KIND_DECODE,
+                                    "DECODE", decodeInputs, decodeLogits,
+                                    &contract.vocab));
+  if (prefillVocab != contract.vocab) {
+    return contractError("the logits of 'prefill' have %" PRId64
+                         " tokens and those of 'decode' %" PRId64,
+                         prefillVocab, contract.vocab);
+  }
+
+  for (size_t i = 0; i < strata_module_state_count(module); ++i) {
+    const strata_state_signature_t* state = strata_module_state(module, i);
+    if (!state || state->scope != STRATA_STATE_SCOPE_PER_SEQUENCE) continue;
+    if (state->rank < 1 || !state->dims[0].symbol ||
+        std::strcmp(state->dims[0].symbol, "slots") != 0) {
+      return contractError(
+          "per-sequence state '%s' must have the dim 'slots' first",
+          state->name);
+    }
+  }
+  *out = contract;
+  return nullptr;
+}
+
+}  // namespace strata::runtime

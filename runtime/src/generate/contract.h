@@ -1,0 +1,35 @@
+//===- contract.h - What the generator needs of a prefill/decode module ---===//
+// SPDX-License-Identifier: Apache-2.0
+// The entry contract of docs/design/prefill-decode.md#entry-contract,
+// checked once when a generator is created.
+
+#ifndef STRATA_RUNTIME_SRC_GENERATE_CONTRACT_H_
+#define STRATA_RUNTIME_SRC_GENERATE_CONTRACT_H_
+
+#include <cstdint>
+
+#include "strata/runtime/module.h"
+#include "strata/runtime/status.h"
+
+namespace strata::runtime {
+
+/// The compiled sizes a generator works with.
+struct GenerationContract {
+  /// Sequences in flight at most (the `slots` dim).
+  int64_t slots = 0;
+  /// Tokens one sequence may hold, prompt and generated (`context`).
+  int64_t context = 0;
+  /// Most prompt tokens one prefill call takes (`prefill_length`).
+  int64_t prefillLength = 0;
+  /// Logits per token (the static dim 1 of both entries' `logits`).
+  int64_t vocab = 0;
+};
+
+/// Checks |module| against the entry contract and fills |*out|.
+/// FAILED_PRECONDITION naming the first thing missing or different.
+strata_status_t checkGenerationContract(const strata_module_t* module,
+                                        GenerationContract* out);
+
+}  // namespace strata::runtime
+
+#endif  // STRATA_RUNTIME_SRC_GENERATE_CONTRACT_H_
