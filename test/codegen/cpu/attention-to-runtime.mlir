@@ -8,7 +8,7 @@
 // for the generic lowering.
 // CHECK:       func.func private @strata_rt_attention_f32(index) attributes {strata.runtime_import}
 // CHECK-LABEL: func.func @attention
-//       CHECK:   %[[PARAMS:.+]] = memref.alloca() : memref<36xi64>
+//       CHECK:   %[[PARAMS:.+]] = memref.alloca() : memref<39xi64>
 //       CHECK:   bufferization.to_buffer %arg0 read_only {strata.runtime_call = 0 : i64}
 //       CHECK:   bufferization.to_buffer %arg1 read_only {strata.runtime_call = 0 : i64}
 //       CHECK:   bufferization.to_buffer %arg2 read_only {strata.runtime_call = 0 : i64}
