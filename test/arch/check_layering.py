@@ -52,7 +52,10 @@ COMPONENTS = (
     # What the compiler tools share on LLVM's command line.
     Component("compiler-tools-common", ("tools/compiler-common/",), (),
               (MLIR,)),
-    Component("runtime-tools", ("tools/strata-run/", "tools/strata-bench/"),
+    # strata-run's generate command encodes prompts; strata-bench does not.
+    Component("strata-run", ("tools/strata-run/",),
+              ("runtime", "tools-common", "tokenizers"), ()),
+    Component("runtime-tools", ("tools/strata-bench/",),
               ("runtime", "tools-common"), ()),
     Component("dialect", ("dialects/",), (), (MLIR,)),
     Component("import", ("compiler/import/",), ("dialect",), (MLIR, ONNX)),
@@ -71,7 +74,8 @@ COMPONENTS = (
     # Outside the product, held to the same rule: runtime tests and users
     # of the installed runtime link no compiler code (STYLE.md §9).
     Component("runtime-tests", ("test/unit/runtime/",),
-              ("runtime", "runtime-tools", "artifact-writer"), (GTEST,)),
+              ("runtime", "runtime-tools", "strata-run", "artifact-writer"),
+              (GTEST,)),
     Component("tokenizers-tests", ("test/unit/tokenizers/",),
               ("tokenizers",), (GTEST,)),
     Component("compiler-tests", ("test/unit/compiler/",),
@@ -79,7 +83,7 @@ COMPONENTS = (
               (MLIR, ONNX, GTEST)),
     # A C embedder's view: the compiler's C API and the runtime only.
     Component("capi-tests", ("test/unit/capi/",),
-              ("capi", "runtime", "runtime-tools"), (GTEST,)),
+              ("capi", "runtime", "runtime-tools", "strata-run"), (GTEST,)),
     Component("bench", ("bench/",), ("runtime",), ()),
     Component("examples", ("examples/",), ("runtime",), ()),
 )

@@ -3,7 +3,9 @@
 // strata-run OUT.strata [--entry NAME] --input NAME=FILE.npy ...
 //            [--output-dir DIR] [--repeat N] [--threads N] [--json]
 //            [--inspect] [--verify]
-// Links only the runtime: inputs and outputs are NumPy .npy files.
+// strata-run generate MODEL.strata --prompt TEXT ... (Generate.cpp)
+// Links only the runtime and the tokenizers: inputs and outputs are NumPy
+// .npy files.
 //===----------------------------------------------------------------------===//
 
 #include <sys/stat.h>
@@ -17,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "Generate.h"
 #include "Npy.h"
 #include "strata/runtime/api.h"
 #include "tools/common/JsonText.h"
@@ -30,6 +33,8 @@ const char kUsage[] =
     "usage: strata-run OUT.strata [--entry NAME] --input NAME=FILE.npy ...\n"
     "                  [--output-dir DIR] [--repeat N] [--threads N]\n"
     "                  [--json] [--inspect] [--verify]\n"
+    "       strata-run generate MODEL.strata --prompt TEXT ... (see\n"
+    "                  strata-run generate --help)\n"
     "  --entry NAME          entry point to run (default: the only one)\n"
     "  --input NAME=FILE     a .npy file for input NAME (one per input)\n"
     "  --output-dir DIR      write each output as DIR/<name>.npy\n"
@@ -484,6 +489,8 @@ int runTool(const Options &options) {
 } // namespace
 
 int main(int argc, char **argv) {
+  if (argc > 1 && std::strcmp(argv[1], "generate") == 0)
+    return strata::tools::runGenerate(argc - 1, argv + 1);
   Options options;
   std::string problem = parseArgs(argc, argv, &options);
   if (problem == "help") {

@@ -7,7 +7,6 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -15,17 +14,13 @@
 #include <vector>
 
 #include "Npy.h"
+#include "strata_run_test_util.h"
 #include "test_artifacts.h"
 
 namespace strata::testing {
 namespace {
 
 using tools::NpyArray;
-
-struct Result {
-  int exitCode = -1;
-  std::string output;  // stdout and stderr
-};
 
 class StrataRunTest : public ::testing::Test {
  protected:
@@ -48,21 +43,7 @@ class StrataRunTest : public ::testing::Test {
     EXPECT_EQ(system(("rm -rf '" + dir + "'").c_str()), 0);
   }
 
-  Result run(const std::string& args) {
-    std::string command =
-        std::string("'") + STRATA_RUN_PATH + "' " + args + " 2>&1";
-    Result result;
-    FILE* pipe = popen(command.c_str(), "r");
-    if (!pipe) return result;
-    char buffer[4096];
-    size_t n;
-    while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) {
-      result.output.append(buffer, n);
-    }
-    int status = pclose(pipe);
-    result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-    return result;
-  }
+  Result run(const std::string& args) { return runStrataRun(args); }
 
   std::string dir, artifact;
 };

@@ -1,0 +1,609 @@
+//===- Generate.cpp - strata-run generate: text generation ----------------===//
+// SPDX-License-Identifier: Apache-2.0
+// Generates tokens with the runtime's generator for one prompt (streamed as
+// the tokens come) or a file of prompts (each added when a sequence slot is
+// free, printed when it finishes), then prints each sequence's timings. The
+// generator checks the prefill/decode entry contract.
+//===----------------------------------------------------------------------===//
+
+#include "Generate.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "TokenizerChoice.h"
+#include "strata/runtime/api.h"
+#include "strata/runtime/generate.h"
+#include "tools/common/JsonText.h"
+#include "tools/common/ParseCount.h"
+
+namespace strata::tools {
+namespace {
+
+const char kUsage[] =
+    "usage: strata-run generate MODEL.strata\n"
+    "           (--prompt TEXT | --prompt-ids 1,2,3 | --batch-prompts FILE |\n"
+    "            --batch-prompt-ids FILE) [--tokenizer byte|gpt2|FILE.model]\n"
+    "           [--max-new-tokens N] [--temperature T] [--top-k K]\n"
+    "           [--top-p P] [--min-p P] [--repetition-penalty R] [--seed S]\n"
+    "           [--stop-ids 1,2] [--prefill-chunk N] [--threads N] [--json]\n"
+    "  --prompt TEXT             encode TEXT with the tokenizer\n"
+    "  --prompt-ids 1,2,3        use these token ids; output is ids (and the\n"
+    "                            decoded text when --tokenizer is given)\n"
+    "  --batch-prompts FILE      one text prompt per line, generated together\n"
+    "  --batch-prompt-ids FILE   one comma-separated id prompt per line\n"
+    "  --tokenizer NAME          byte (default: id = byte value), gpt2 or a\n"
+    "                            SentencePiece .model file; gpt2 reads\n"
+    "                            encoder.json and vocab.bpe from\n"
+    "                            $STRATA_GPT2_BPE_DIR if set, else from\n"
+    "                            <strata-run's "
+    "folder>/../share/strata/gpt2-bpe\n"
+    "                            or else ../shared/data/gpt2-bpe (from the\n"
+    "                            current directory)\n"
+    "  --max-new-tokens N        most tokens per prompt (default 0: until a\n"
+    "                            stop id or the context is full)\n"
+    "  --temperature T           0 (default) is greedy\n"
+    "  --top-k K, --top-p P, --min-p P, --repetition-penalty R, --seed S\n"
+    "                            sampling (docs/runtime-api.md#sampling); "
+    "every\n"
+    "                            prompt gets seed S (default 0)\n"
+    "  --stop-ids 1,2            ids that end a sequence (kept in the output)\n"
+    "  --prefill-chunk N         prompt tokens per prefill call (default 0:\n"
+    "                            the compiled maximum)\n"
+    "  --threads N               session thread count (default 0: one per "
+    "CPU)\n"
+    "  --json                    no streaming: one JSON object per prompt\n";
+
+struct Options {
+  std::string artifact;
+  // Exactly one prompt source: its flag and value.
+  std::vector<std::string> sources;
+  std::string sourceValue;
+  std::vector<int64_t> promptIds;
+  std::string tokenizer = "byte";
+  bool tokenizerGiven = false;
+  long maxNewTokens = 0;
+  double temperature = 0;
+  long topK = 0;
+  double topP = 1;
+  double minP = 0;
+  double repetitionPenalty = 1;
+  uint64_t seed = 0;
+  std::vector<int64_t> stopIds;
+  long prefillChunk = 0;
+  long threads = 0;
+  bool json = false;
+};
+
+int fail(const std::string &message) {
+  std::fprintf(stderr, "strata-run: error: %s\n", message.c_str());
+  return 1;
+}
+
+// Prints a failed status and frees it.
+int failStatus(const std::string &context, strata_status_t status) {
+  std::string message = context + ": " +
+                        strata_status_code_string(strata_status_code(status)) +
+                        ": " + strata_status_message(status);
+  strata_status_free(status);
+  return fail(message);
+}
+
+// All of |text| as a finite number.
+bool parseNumber(const char *text, double *out) {
+  char *end = nullptr;
+  errno = 0;
+  double value = std::strtod(text, &end);
+  if (errno || end == text || *end || !std::isfinite(value))
+    return false;
+  *out = value;
+  return true;
+}
+
+// Comma-separated token ids (spaces allowed around them), at least one.
+bool parseIds(const std::string &text, std::vector<int64_t> *out) {
+  std::vector<int64_t> ids;
+  size_t start = 0;
+  while (true) {
+    size_t comma = text.find(',', start);
+    std::string item = text.substr(
+        start, comma == std::string::npos ? std::string::npos : comma - start);
+    size_t first = item.find_first_not_of(" \t");
+    size_t last = item.find_last_not_of(" \t");
+    item =
+        first == std::string::npos ? "" : item.substr(first, last - first + 1);
+    long id = 0;
+    if (!parseCount(item.c_str(), 0, INT32_MAX, &id))
+      return false;
+    ids.push_back(id);
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  *out = std::move(ids);
+  return true;
+}
+
+// Returns an empty string on success, "help", or the problem.
+std::string parseArgs(int argc, char **argv, Options *options) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help")
+      return "help";
+    if (arg == "--json") {
+      options->json = true;
+      continue;
+    }
+    if (arg.empty() || arg[0] != '-') {
+      if (!options->artifact.empty())
+        return "more than one artifact given ('" + options->artifact + "', '" +
+               arg + "')";
+      options->artifact = arg;
+      continue;
+    }
+    static const char *const kValued[] = {"--prompt",
+                                          "--prompt-ids",
+                                          "--batch-prompts",
+                                          "--batch-prompt-ids",
+                                          "--tokenizer",
+                                          "--max-new-tokens",
+                                          "--temperature",
+                                          "--top-k",
+                                          "--top-p",
+                                          "--min-p",
+                                          "--repetition-penalty",
+                                          "--seed",
+                                          "--stop-ids",
+                                          "--prefill-chunk",
+                                          "--threads"};
+    bool known = false;
+    for (const char *flag : kValued)
+      known |= arg == flag;
+    if (!known)
+      return "unknown option '" + arg + "'";
+    if (i + 1 >= argc)
+      return arg + " needs a value";
+    const char *v = argv[++i];
+    auto expects = [&](const std::string &what) {
+      return arg + " expects " + what + ", got '" + v + "'";
+    };
+    double number = 0;
+    if (arg == "--prompt" || arg == "--prompt-ids" ||
+        arg == "--batch-prompts" || arg == "--batch-prompt-ids") {
+      if (arg == "--prompt-ids" && !parseIds(v, &options->promptIds))
+        return expects("comma-separated token ids (integers >= 0)");
+      options->sources.push_back(arg);
+      options->sourceValue = v;
+    } else if (arg == "--tokenizer") {
+      options->tokenizer = v;
+      options->tokenizerGiven = true;
+    } else if (arg == "--max-new-tokens") {
+      if (!parseCount(v, 0, INT32_MAX, &options->maxNewTokens))
+        return expects("a count >= 0");
+    } else if (arg == "--temperature") {
+      if (!parseNumber(v, &number) || number < 0)
+        return expects("a number >= 0");
+      options->temperature = number;
+    } else if (arg == "--top-k") {
+      if (!parseCount(v, 0, INT32_MAX, &options->topK))
+        return expects("a count >= 0");
+    } else if (arg == "--top-p") {
+      if (!parseNumber(v, &number) || number <= 0 || number > 1)
+        return expects("a number in (0, 1]");
+      options->topP = number;
+    } else if (arg == "--min-p") {
+      if (!parseNumber(v, &number) || number < 0 || number >= 1)
+        return expects("a number in [0, 1)");
+      options->minP = number;
+    } else if (arg == "--repetition-penalty") {
+      if (!parseNumber(v, &number) || number <= 0)
+        return expects("a number > 0");
+      options->repetitionPenalty = number;
+    } else if (arg == "--seed") {
+      char *end = nullptr;
+      errno = 0;
+      unsigned long long seed = std::strtoull(v, &end, 10);
+      // strtoull takes a sign; a seed is plain digits.
+      if (errno || end == v || *end || !(*v >= '0' && *v <= '9'))
+        return expects("an integer in [0, 2^64)");
+      options->seed = seed;
+    } else if (arg == "--stop-ids") {
+      if (!parseIds(v, &options->stopIds))
+        return expects("comma-separated token ids (integers >= 0)");
+    } else if (arg == "--prefill-chunk") {
+      if (!parseCount(v, 0, INT32_MAX, &options->prefillChunk))
+        return expects("a count >= 0");
+    } else if (arg == "--threads") {
+      if (!parseCount(v, 0, STRATA_SESSION_MAX_THREADS, &options->threads))
+        return expects("a count in [0, " +
+                       std::to_string(STRATA_SESSION_MAX_THREADS) + "]");
+    }
+  }
+  if (options->artifact.empty())
+    return "no artifact given";
+  if (options->sources.empty())
+    return "no prompt given (--prompt, --prompt-ids, --batch-prompts or "
+           "--batch-prompt-ids)";
+  if (options->sources.size() > 1)
+    return "give one prompt source, not " + options->sources[0] + " and " +
+           options->sources[1];
+  return "";
+}
+
+// One prompt and what the generator made of it.
+struct Prompt {
+  std::vector<int64_t> ids;
+  uint64_t sequence = 0;
+  std::vector<int64_t> tokens;
+  size_t printedTokens = 0; // streaming: tokens or
+  size_t printedBytes = 0;  // bytes of decoded text already written
+};
+
+// The streaming callback's view: it records tokens and finish order.
+struct Progress {
+  std::vector<Prompt> prompts;
+  std::vector<uint64_t> sequenceOf; // parallel to prompts, once added
+  size_t adding = 0;                // the prompt add_sequence is taking
+  std::vector<size_t> finished;     // prompt indices, in finishing order
+
+  static void onToken(void *user, uint64_t sequence, int64_t token, int done) {
+    auto *self = static_cast<Progress *>(user);
+    // The first token comes during add_sequence, before its id is known.
+    size_t index = self->adding;
+    for (size_t i = 0; i < self->sequenceOf.size(); ++i)
+      if (self->sequenceOf[i] == sequence)
+        index = i;
+    self->prompts[index].tokens.push_back(token);
+    if (done)
+      self->finished.push_back(index);
+  }
+};
+
+// Reads one prompt per line of |path|: text encoded by |tokenizer|, or ids
+// when it is NULL.
+std::string readBatch(const std::string &flag, const std::string &path,
+                      const strata_tokenizer_t *tokenizer,
+                      std::vector<Prompt> *prompts) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return "cannot read " + flag + " " + path + ": " + std::strerror(errno);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r')
+      line.pop_back();
+    std::string where = path + " line " + std::to_string(prompts->size() + 1);
+    Prompt prompt;
+    if (tokenizer) {
+      std::string problem = encodeText(tokenizer, line, &prompt.ids);
+      if (!problem.empty())
+        return where + ": " + problem;
+    } else if (!line.empty() && !parseIds(line, &prompt.ids)) {
+      return where + ": expected comma-separated token ids, got '" + line + "'";
+    }
+    if (prompt.ids.empty())
+      return where + ": empty prompt";
+    prompts->push_back(std::move(prompt));
+  }
+  if (in.bad())
+    return "cannot read " + flag + " " + path + ": " + std::strerror(errno);
+  if (prompts->empty())
+    return flag + " " + path + " holds no prompt";
+  return "";
+}
+
+// The static vocabulary of the decode entry's logits; 0 if unknown.
+int64_t modelVocab(const strata_module_t *module) {
+  const strata_entry_signature_t *entry = nullptr;
+  strata_status_t status = strata_module_find_entry(module, "decode", &entry);
+  if (status) {
+    strata_status_free(status);
+    return 0;
+  }
+  for (size_t o = 0; o < entry->output_count; ++o) {
+    const strata_tensor_signature_t &logits = entry->outputs[o];
+    if (std::strcmp(logits.name, "logits") == 0 && logits.rank > 0 &&
+        !logits.dims[logits.rank - 1].symbol)
+      return logits.dims[logits.rank - 1].extent;
+  }
+  return 0;
+}
+
+std::string idList(const std::vector<int64_t> &ids, const char *separator) {
+  std::string text;
+  for (size_t i = 0; i < ids.size(); ++i)
+    text += (i ? separator : "") + std::to_string(ids[i]);
+  return text;
+}
+
+std::string jsonNumber(double value) {
+  if (!std::isfinite(value))
+    return "null";
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.6f", value);
+  return buffer;
+}
+
+struct Guards {
+  strata_tokenizer_t *tokenizer = nullptr;
+  strata_module_t *module = nullptr;
+  strata_session_t *session = nullptr;
+  strata_generator_t *generator = nullptr;
+  ~Guards() {
+    strata_generator_release(generator);
+    strata_session_release(session);
+    strata_module_release(module);
+    strata_tokenizer_release(tokenizer);
+  }
+};
+
+// Writes what is new since the last call: a single prompt's tokens as they
+// come, or each finished prompt of a batch as one block.
+class Printer {
+public:
+  Printer(const Options &options, const strata_tokenizer_t *tokenizer,
+          bool textPrompts, bool batch)
+      : options(options), tokenizer(tokenizer), textPrompts(textPrompts),
+        batch(batch) {}
+
+  std::string update(Progress *progress) {
+    if (options.json)
+      return "";
+    if (batch) {
+      for (; blocks < progress->finished.size(); ++blocks) {
+        size_t index = progress->finished[blocks];
+        std::string body;
+        std::string problem = describe(progress->prompts[index].tokens, &body);
+        if (!problem.empty())
+          return "prompt " + std::to_string(index) + ": " + problem;
+        // Text may hold NUL bytes: written by length.
+        std::printf("== prompt %zu ==\n", index);
+        std::fwrite(body.data(), 1, body.size(), stdout);
+        std::printf("\n");
+      }
+      std::fflush(stdout);
+      return "";
+    }
+    Prompt &prompt = progress->prompts[0];
+    if (textPrompts) {
+      // Decoding the whole prefix keeps multi-token characters whole.
+      std::string text;
+      std::string problem = decodeIds(tokenizer, prompt.tokens, &text);
+      if (!problem.empty())
+        return problem;
+      if (text.size() > prompt.printedBytes) {
+        std::fwrite(text.data() + prompt.printedBytes, 1,
+                    text.size() - prompt.printedBytes, stdout);
+        prompt.printedBytes = text.size();
+      }
+    } else {
+      for (; prompt.printedTokens < prompt.tokens.size();
+           ++prompt.printedTokens)
+        std::printf(
+            "%s%lld", prompt.printedTokens ? " " : "",
+            static_cast<long long>(prompt.tokens[prompt.printedTokens]));
+    }
+    std::fflush(stdout);
+    return "";
+  }
+
+  // Ends the single prompt's stream (ids: the decoded text follows).
+  std::string finish(const Progress &progress) {
+    if (options.json || batch)
+      return "";
+    std::printf("\n");
+    if (!textPrompts && tokenizer) {
+      std::string text;
+      std::string problem =
+          decodeIds(tokenizer, progress.prompts[0].tokens, &text);
+      if (!problem.empty())
+        return problem;
+      std::printf("text: ");
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      std::printf("\n");
+    }
+    return "";
+  }
+
+private:
+  // A finished prompt's block: its text, or its ids (and text).
+  std::string describe(const std::vector<int64_t> &tokens, std::string *out) {
+    std::string text;
+    if (tokenizer) {
+      std::string problem = decodeIds(tokenizer, tokens, &text);
+      if (!problem.empty())
+        return problem;
+    }
+    if (textPrompts)
+      *out = text;
+    else
+      *out = idList(tokens, " ") + (tokenizer ? "\ntext: " + text : "");
+    return "";
+  }
+
+  const Options &options;
+  const strata_tokenizer_t *tokenizer;
+  bool textPrompts, batch;
+  size_t blocks = 0;
+};
+
+// Steps the generator until every prompt is done, adding prompts as slots
+// free up. Returns the exit status.
+int generateAll(const Options &options, strata_generator_t *generator,
+                Progress *progress, Printer *printer) {
+  strata_generation_params_t params;
+  strata_generation_params_init(&params);
+  params.temperature = static_cast<float>(options.temperature);
+  params.top_k = static_cast<int32_t>(options.topK);
+  params.top_p = static_cast<float>(options.topP);
+  params.min_p = static_cast<float>(options.minP);
+  params.repetition_penalty = static_cast<float>(options.repetitionPenalty);
+  params.seed = options.seed;
+  params.max_new_tokens = options.maxNewTokens;
+  params.stop_tokens = options.stopIds.data();
+  params.stop_token_count = options.stopIds.size();
+
+  size_t slots = strata_generator_slot_count(generator);
+  size_t next = 0;
+  while (true) {
+    while (next < progress->prompts.size() &&
+           strata_generator_active_count(generator) < slots) {
+      const std::vector<int64_t> &ids = progress->prompts[next].ids;
+      progress->adding = next;
+      uint64_t sequence = 0;
+      strata_status_t status = strata_generator_add_sequence(
+          generator, ids.data(), ids.size(), &params, &sequence);
+      if (status)
+        return failStatus("prompt " + std::to_string(next), status);
+      progress->sequenceOf.push_back(sequence);
+      progress->prompts[next++].sequence = sequence;
+      std::string problem = printer->update(progress);
+      if (!problem.empty())
+        return fail(problem);
+    }
+    if (strata_generator_active_count(generator) == 0)
+      break;
+    strata_status_t status = strata_generator_step(generator, nullptr);
+    if (status)
+      return failStatus("generation failed", status);
+    std::string problem = printer->update(progress);
+    if (!problem.empty())
+      return fail(problem);
+  }
+  std::string problem = printer->finish(*progress);
+  return problem.empty() ? 0 : fail(problem);
+}
+
+// One line (or JSON object) of tokens and timings per prompt.
+int report(const Options &options, strata_generator_t *generator,
+           const strata_tokenizer_t *tokenizer, const Progress &progress) {
+  for (size_t i = 0; i < progress.prompts.size(); ++i) {
+    const Prompt &prompt = progress.prompts[i];
+    strata_generation_metrics_t m;
+    strata_generation_metrics_init(&m);
+    strata_status_t status =
+        strata_generator_metrics(generator, prompt.sequence, &m);
+    if (status)
+      return failStatus("prompt " + std::to_string(i), status);
+    if (!options.json) {
+      std::printf("prompt %zu: %llu prompt tokens, %llu generated; TTFT "
+                  "%.3f ms, TPOT %.3f ms, p50 %.3f ms, p99 %.3f ms, %.1f "
+                  "tokens/s\n",
+                  i, static_cast<unsigned long long>(m.prompt_tokens),
+                  static_cast<unsigned long long>(m.generated_tokens),
+                  m.ttft_ms, m.tpot_ms, m.p50_ms, m.p99_ms,
+                  m.tokens_per_second);
+      continue;
+    }
+    std::string text = "null";
+    if (tokenizer) {
+      std::string decoded;
+      std::string problem = decodeIds(tokenizer, prompt.tokens, &decoded);
+      if (!problem.empty())
+        return fail("prompt " + std::to_string(i) + ": " + problem);
+      text = jsonString(decoded);
+    }
+    std::printf("{\"prompt\": %zu, \"tokens\": [%s], \"text\": %s, "
+                "\"ttft_ms\": %s, \"tpot_ms\": %s, \"p50_ms\": %s, "
+                "\"p99_ms\": %s, \"tokens_per_s\": %s}\n",
+                i, idList(prompt.tokens, ", ").c_str(), text.c_str(),
+                jsonNumber(m.ttft_ms).c_str(), jsonNumber(m.tpot_ms).c_str(),
+                jsonNumber(m.p50_ms).c_str(), jsonNumber(m.p99_ms).c_str(),
+                jsonNumber(m.tokens_per_second).c_str());
+  }
+  return 0;
+}
+
+} // namespace
+
+int runGenerate(int argc, char **argv) {
+  Options options;
+  std::string problem = parseArgs(argc, argv, &options);
+  if (problem == "help") {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (!problem.empty()) {
+    std::fprintf(stderr, "strata-run: error: %s\n%s", problem.c_str(), kUsage);
+    return 1;
+  }
+  const std::string &source = options.sources[0];
+  const bool textPrompts = source == "--prompt" || source == "--batch-prompts";
+  const bool batch =
+      source == "--batch-prompts" || source == "--batch-prompt-ids";
+
+  Guards guards;
+  // Id prompts are decoded only when a tokenizer is asked for.
+  if (textPrompts || options.tokenizerGiven) {
+    problem = openTokenizer(options.tokenizer, &guards.tokenizer);
+    if (!problem.empty())
+      return fail(problem);
+  }
+  Progress progress;
+  if (batch) {
+    problem =
+        readBatch(source, options.sourceValue,
+                  textPrompts ? guards.tokenizer : nullptr, &progress.prompts);
+    if (!problem.empty())
+      return fail(problem);
+  } else {
+    Prompt prompt;
+    prompt.ids = options.promptIds;
+    if (textPrompts) {
+      problem = encodeText(guards.tokenizer, options.sourceValue, &prompt.ids);
+      if (!problem.empty())
+        return fail(problem);
+      if (prompt.ids.empty())
+        return fail("--prompt is empty");
+    }
+    progress.prompts.push_back(std::move(prompt));
+  }
+
+  strata_allocator_t allocator = strata_allocator_system();
+  strata_status_t status = strata_module_load_file(options.artifact.c_str(),
+                                                   allocator, &guards.module);
+  if (status)
+    return failStatus("cannot load", status);
+  strata_session_options_t sessionOptions;
+  strata_session_options_init(&sessionOptions);
+  sessionOptions.thread_count = static_cast<uint32_t>(options.threads);
+  status = strata_session_create(guards.module, &sessionOptions, allocator,
+                                 &guards.session);
+  if (status)
+    return failStatus("cannot create a session", status);
+  strata_generator_options_t generatorOptions;
+  strata_generator_options_init(&generatorOptions);
+  generatorOptions.prefill_chunk = options.prefillChunk;
+  generatorOptions.callback = &Progress::onToken;
+  generatorOptions.callback_user = &progress;
+  status = strata_generator_create(guards.session, &generatorOptions,
+                                   &guards.generator);
+  if (status)
+    return failStatus("cannot generate with " + options.artifact, status);
+
+  // The runtime takes any id; one outside the vocabulary is a wrong
+  // tokenizer or a typo, so it is refused here.
+  int64_t vocab = modelVocab(guards.module);
+  for (size_t i = 0; vocab > 0 && i < progress.prompts.size(); ++i) {
+    const std::vector<int64_t> &ids = progress.prompts[i].ids;
+    for (size_t p = 0; p < ids.size(); ++p)
+      if (ids[p] >= vocab)
+        return fail("prompt " + std::to_string(i) + ": token " +
+                    std::to_string(ids[p]) + " at position " +
+                    std::to_string(p) + " is outside the model's vocabulary (" +
+                    std::to_string(vocab) + " ids)");
+  }
+
+  Printer printer(options, guards.tokenizer, textPrompts, batch);
+  int exitCode = generateAll(options, guards.generator, &progress, &printer);
+  if (exitCode)
+    return exitCode;
+  return report(options, guards.generator, guards.tokenizer, progress);
+}
+
+} // namespace strata::tools
