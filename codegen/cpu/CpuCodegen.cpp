@@ -67,14 +67,19 @@ std::vector<std::string> featureNamesOf(const llvm::TargetMachine &machine) {
   return names;
 }
 
-// CPU name and feature string for |target|.
+// CPU name and feature string for |target|. For native, every feature the
+// host reports is switched on or off explicitly: the host's CPU name alone
+// implies features a virtual machine or the OS may withhold (AMX tiles
+// whose register state XCR0 does not enable, ENQCMD, UINTR), which would be
+// recorded and make the artifact refuse to load on the very host that
+// compiled it.
 std::pair<std::string, std::string> resolveTarget(const CpuTarget &target) {
   if (target.cpu != "native")
     return {target.cpu, ""};
   std::string features;
   for (const auto &f : llvm::sys::getHostCPUFeatures())
-    if (f.getValue())
-      features += (features.empty() ? "+" : ",+") + f.getKey().str();
+    features += std::string(features.empty() ? "" : ",") +
+                (f.getValue() ? "+" : "-") + f.getKey().str();
   return {llvm::sys::getHostCPUName().str(), features};
 }
 
