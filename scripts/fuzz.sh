@@ -9,7 +9,7 @@
 # build-fuzz/fuzz.log. Exits non-zero when the fuzzer found something.
 # Extra flags go to libFuzzer, e.g. to keep going past known crashes:
 #   scripts/fuzz.sh 600 -fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1
-# Not part of CI (docs/testing.md).
+# scripts/test.sh runs it for 30 s (docs/testing.md).
 set -euo pipefail
 
 SECONDS_TO_RUN="${1:-600}"

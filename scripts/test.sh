@@ -8,8 +8,9 @@
 #    strata-import, run over the hostile-model corpus (lit), and of
 #    strata-run, run over the hostile-input corpus; a ThreadSanitizer build
 #    of the runtime tests; then the input fuzzer (libFuzzer, ASan+UBSan)
-#    for STRATA_FUZZ_SECONDS (60) over two fixtures, and the artifact loader
-#    and .npy reader fuzzers for STRATA_FUZZ_LOADER_SECONDS (30) each
+#    for STRATA_FUZZ_SECONDS (60) over two fixtures, the artifact loader
+#    and .npy reader fuzzers for STRATA_FUZZ_LOADER_SECONDS (30) each, and
+#    the importer fuzzer for STRATA_FUZZ_IMPORT_SECONDS (30)
 # Step 3 includes the runtime's installation test (examples.installed_runtime:
 # examples/ built against `cmake --install --component runtime`) and the
 # runtime-only configure without LLVM/MLIR (runtime.runtime_only_build).
@@ -72,6 +73,8 @@ if [ "${STRATA_SKIP_SANITIZE:-0}" != "1" ]; then
   STRATA_BIN_DIR="$BUILD/bin" bash "$ROOT/scripts/fuzz-inputs.sh" "${STRATA_FUZZ_SECONDS:-60}"
   step "fuzzing: the artifact loader and the .npy reader (bounded)"
   bash "$ROOT/scripts/fuzz-loaders.sh" "${STRATA_FUZZ_LOADER_SECONDS:-30}"
+  step "fuzzing: the ONNX importer (bounded)"
+  STRATA_JOBS="$JOBS" bash "$ROOT/scripts/fuzz.sh" "${STRATA_FUZZ_IMPORT_SECONDS:-30}"
 fi
 
 step "all tests passed"
