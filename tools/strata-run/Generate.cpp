@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Generate.h"
+#include "ToolErrors.h"
 
 #include <cerrno>
 #include <cmath>
@@ -81,19 +82,8 @@ struct Options {
   bool json = false;
 };
 
-int fail(const std::string &message) {
-  std::fprintf(stderr, "strata-run: error: %s\n", message.c_str());
-  return 1;
-}
-
-// Prints a failed status and frees it.
-int failStatus(const std::string &context, strata_status_t status) {
-  std::string message = context + ": " +
-                        strata_status_code_string(strata_status_code(status)) +
-                        ": " + strata_status_message(status);
-  strata_status_free(status);
-  return fail(message);
-}
+using strata::tools::fail;
+using strata::tools::failStatus;
 
 // All of |text| as a finite number.
 bool parseNumber(const char *text, double *out) {

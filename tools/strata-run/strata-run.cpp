@@ -21,6 +21,7 @@
 
 #include "Generate.h"
 #include "Npy.h"
+#include "ToolErrors.h"
 #include "strata/runtime/api.h"
 #include "tools/common/JsonText.h"
 #include "tools/common/ParseCount.h"
@@ -58,19 +59,8 @@ struct Options {
   bool verify = false;
 };
 
-int fail(const std::string &message) {
-  std::fprintf(stderr, "strata-run: error: %s\n", message.c_str());
-  return 1;
-}
-
-// Prints a failed status and frees it.
-int failStatus(const std::string &context, strata_status_t status) {
-  std::string message = context + ": " +
-                        strata_status_code_string(strata_status_code(status)) +
-                        ": " + strata_status_message(status);
-  strata_status_free(status);
-  return fail(message);
-}
+using strata::tools::fail;
+using strata::tools::failStatus;
 
 using strata::tools::parseCount;
 

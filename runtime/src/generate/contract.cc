@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "strata/runtime/tensor.h"
+
 namespace strata::runtime {
 namespace {
 
@@ -41,16 +43,6 @@ struct TensorSpec {
   const char* shape;  // for messages: "[batch, 1]"
 };
 
-const char* dtypeName(strata_dtype_t dtype) {
-  switch (dtype) {
-    case STRATA_DTYPE_F32:
-      return "f32";
-    case STRATA_DTYPE_I64:
-      return "i64";
-    default:
-      return "another dtype";
-  }
-}
 
 const strata_tensor_signature_t* findTensor(
     const strata_tensor_signature_t* tensors, size_t count, const char* name) {
@@ -69,11 +61,11 @@ strata_status_t checkTensor(const char* entry, const char* role,
       findTensor(tensors, count, spec.name);
   if (!tensor) {
     return contractError("entry '%s' has no %s '%s' (%s%s)", entry, role,
-                         spec.name, dtypeName(spec.dtype), spec.shape);
+                         spec.name, strata_dtype_name(spec.dtype), spec.shape);
   }
   if (tensor->dtype != spec.dtype || tensor->rank != spec.rank) {
     return contractError("%s '%s' of entry '%s' must be %s%s", role, spec.name,
-                         entry, dtypeName(spec.dtype), spec.shape);
+                         entry, strata_dtype_name(spec.dtype), spec.shape);
   }
   for (uint32_t d = 0; d < spec.rank; ++d) {
     const DimSpec& want = spec.dims[d];
@@ -86,7 +78,7 @@ strata_status_t checkTensor(const char* entry, const char* role,
     if (!same) {
       return contractError(
           "%s '%s' of entry '%s' must be %s%s (dim %u differs)", role,
-          spec.name, entry, dtypeName(spec.dtype), spec.shape, d);
+          spec.name, entry, strata_dtype_name(spec.dtype), spec.shape, d);
     }
   }
   return nullptr;

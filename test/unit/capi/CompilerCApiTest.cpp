@@ -122,6 +122,25 @@ protected:
     ASSERT_NE(session, nullptr);
   }
 
+  /// The entry's inputs from the .npy files in |ref| (the caller releases
+  /// them).
+  void readInputs(const std::string &ref,
+                  std::vector<strata_tensor_t *> *inputs) {
+    for (size_t i = 0; i < entry->input_count; ++i) {
+      strata::tools::NpyArray array;
+      std::string error;
+      ASSERT_TRUE(strata::tools::readNpy(ref + entry->inputs[i].name + ".npy",
+                                         &array, &error))
+          << error;
+      strata_tensor_t *tensor = nullptr;
+      expectOk(strata_tensor_create_copy(
+          static_cast<strata_dtype_t>(array.dtype), array.shape.size(),
+          array.shape.data(), array.data.data(), array.data.size(), allocator,
+          &tensor));
+      inputs->push_back(tensor);
+    }
+  }
+
   std::string dir;
   std::vector<Diagnostic> diagnostics;
   std::string errorText;
@@ -187,19 +206,7 @@ TEST_F(CompilerCApiTest, FixtureCompiledWithDefaultsMatchesOnnxruntime) {
   ASSERT_NO_FATAL_FAILURE(openArtifact());
 
   std::vector<strata_tensor_t *> inputs;
-  for (size_t i = 0; i < entry->input_count; ++i) {
-    strata::tools::NpyArray array;
-    std::string error;
-    ASSERT_TRUE(strata::tools::readNpy(ref + entry->inputs[i].name + ".npy",
-                                       &array, &error))
-        << error;
-    strata_tensor_t *tensor = nullptr;
-    expectOk(strata_tensor_create_copy(
-        static_cast<strata_dtype_t>(array.dtype), array.shape.size(),
-        array.shape.data(), array.data.data(), array.data.size(), allocator,
-        &tensor));
-    inputs.push_back(tensor);
-  }
+  ASSERT_NO_FATAL_FAILURE(readInputs(ref, &inputs));
   std::vector<strata_tensor_t *> outputs(entry->output_count);
   expectOk(strata_session_run(
       session, "main", const_cast<const strata_tensor_t *const *>(inputs.data()),
@@ -263,19 +270,7 @@ TEST_F(CompilerCApiTest, AllocationFailureAtEveryIndexIsResourceExhausted) {
       << errorText;
   ASSERT_NO_FATAL_FAILURE(openArtifact());
   std::vector<strata_tensor_t *> inputs;
-  for (size_t i = 0; i < entry->input_count; ++i) {
-    strata::tools::NpyArray array;
-    std::string error;
-    ASSERT_TRUE(strata::tools::readNpy(ref + entry->inputs[i].name + ".npy",
-                                       &array, &error))
-        << error;
-    strata_tensor_t *tensor = nullptr;
-    expectOk(strata_tensor_create_copy(
-        static_cast<strata_dtype_t>(array.dtype), array.shape.size(),
-        array.shape.data(), array.data.data(), array.data.size(), allocator,
-        &tensor));
-    inputs.push_back(tensor);
-  }
+  ASSERT_NO_FATAL_FAILURE(readInputs(ref, &inputs));
   auto run = [&](strata_session_t *on, std::vector<strata_tensor_t *> *out) {
     out->assign(entry->output_count, nullptr);
     return strata_session_run(
