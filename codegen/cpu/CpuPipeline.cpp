@@ -44,6 +44,9 @@ void buildCpuLLVMPipeline(OpPassManager &pm, const CpuPipelineOptions &options) 
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // State results are their arguments' buffers now (strata-cpu-entry-abi):
+  // the ABI has no result for them.
+  pm.addPass(createDropStateResultsPass());
   pm.addPass(createCanonicalizerPass());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());

@@ -2,10 +2,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // See Passes.td (strata-cpu-entry-abi). The caller frees every result
 // (codegen/abi/strata_kernel_abi.h), so none may alias an argument, a
-// constant or another result's buffer.
+// constant or another result's buffer; a state result is the opposite: its
+// value must end up in its argument's buffer, which the session owns.
 
 #include "codegen/cpu/Passes.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/IR/Builders.h"
 
 using namespace mlir;
@@ -27,11 +29,37 @@ bool aliasesAnotherBuffer(Value v) {
              tensor::EmptyOp>(def);
 }
 
-void copyAliasingResults(func::FuncOp func) {
+// The argument of state |name|, or null.
+BlockArgument stateArgument(func::FuncOp func, StringAttr name) {
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (func.getArgAttrOfType<StringAttr>(i, kStateAttr) == name)
+      return func.getArgument(i);
+  return nullptr;
+}
+
+// Per result, the state argument it updates (null for an output).
+SmallVector<BlockArgument> stateResults(func::FuncOp func) {
+  SmallVector<BlockArgument> states(func.getNumResults());
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    if (auto name = func.getResultAttrOfType<StringAttr>(i, kStateAttr))
+      states[i] = stateArgument(func, name);
+  return states;
+}
+
+void copyAliasingResults(func::FuncOp func,
+                         ArrayRef<BlockArgument> stateOf) {
   func.walk([&](func::ReturnOp ret) {
     OpBuilder b(ret);
     for (OpOperand &operand : ret->getOpOperands()) {
       Value v = operand.get();
+      // A state's new value is written into its argument's buffer, so that
+      // bufferization makes the result that buffer and it can be dropped.
+      if (BlockArgument state = stateOf[operand.getOperandNumber()]) {
+        operand.set(bufferization::MaterializeInDestinationOp::create(
+                        b, ret.getLoc(), v, state)
+                        .getResult());
+        continue;
+      }
       if (!aliasesAnotherBuffer(v))
         continue;
       auto type = cast<RankedTensorType>(v.getType());
@@ -54,9 +82,19 @@ struct EntryAbiPass : impl::EntryAbiPassBase<EntryAbiPass> {
         continue;
       func->setAttr("llvm.emit_c_interface", UnitAttr::get(&getContext()));
       func->setAttr(kEntryAttr, UnitAttr::get(&getContext()));
+      SmallVector<BlockArgument> stateOf = stateResults(func);
+      SmallVector<bool> isState(func.getNumArguments());
+      for (unsigned i = 0; i < func.getNumArguments(); ++i)
+        isState[i] = func.getArgAttr(i, kStateAttr) != nullptr;
       func.removeArgAttrsAttr();
       func.removeResAttrsAttr();
-      copyAliasingResults(func);
+      // Inputs are read-only (a write into one gets a copy first); states
+      // are written in place.
+      for (unsigned i = 0; i < func.getNumArguments(); ++i)
+        if (isa<TensorType>(func.getArgument(i).getType()))
+          func.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
+                          BoolAttr::get(&getContext(), isState[i]));
+      copyAliasingResults(func, stateOf);
     }
   }
 };

@@ -35,6 +35,13 @@ inline constexpr llvm::StringLiteral kKernelAttr = "strata.kernel";
 /// first loop.
 inline constexpr llvm::StringLiteral kParallelKernelAttr =
     "strata.parallel_kernel";
+/// An entry argument holding a state tensor the session owns (its value is
+/// the name), and the entry result carrying its updated value; both after
+/// the entry's inputs and outputs (kernel ABI: states follow the inputs).
+inline constexpr llvm::StringLiteral kStateAttr = "strata.state";
+/// On a state argument: "per_sequence" (the default: dim 0 counts sequence
+/// slots) or "shared".
+inline constexpr llvm::StringLiteral kStateScopeAttr = "strata.state_scope";
 /// A public function the runtime calls: an entry point (kernel ABI).
 inline constexpr llvm::StringLiteral kEntryAttr = "strata.entry";
 /// A function the runtime calls for a slice of a parallel loop, with the

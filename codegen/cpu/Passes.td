@@ -50,10 +50,30 @@ def EntryAbiPass : Pass<"strata-cpu-entry-abi", "mlir::ModuleOp"> {
     caller frees: a result that would bufferize to a view of an argument, a
     constant or another buffer (a reshape, slice or cast of one) is copied
     into a fresh tensor, at tensor level so the deallocation pipeline sees
-    the copy.
+    the copy. State tensors (arguments marked `strata.state`, the session's
+    memory) are the exception: a result marked with a state's name becomes
+    `bufferization.materialize_in_destination` into that argument, which is
+    made writable, so its buffer is updated in place and the result, now
+    equivalent to the argument, is dropped after bufferization. Every other
+    argument is made read-only (`bufferization.writable = false`): inputs
+    belong to the caller.
   }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
+}
+
+def DropStateResultsPass : Pass<"strata-cpu-drop-state-results",
+                                 "mlir::ModuleOp"> {
+  let summary = "entry results that are their state arguments' buffers go";
+  let description = [{
+    After bufferization, an entry result that is one of the entry's own
+    arguments is a state tensor written in place
+    (`strata-cpu-entry-abi` made every other result a fresh buffer): the
+    kernel ABI has no result for it, so it is removed from the return and
+    the function type. MLIR's drop-equivalent-buffer-results leaves public
+    functions alone, and entries are public.
+  }];
 }
 
 def UnshareFillsPass : Pass<"strata-cpu-unshare-fills", "mlir::ModuleOp"> {

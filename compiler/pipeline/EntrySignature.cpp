@@ -10,6 +10,7 @@
 #include "codegen/abi/strata_kernel_abi.h"
 #include "codegen/cpu/Passes.h"
 #include "compiler/pipeline/OutputBounds.h"
+#include "compiler/pipeline/StateTensors.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -68,11 +69,11 @@ std::string tensorName(DictionaryAttr attrs, const char *prefix,
   return name ? name.str() : prefix + std::to_string(index);
 }
 
-bool isEntry(func::FuncOp func) {
+} // namespace
+
+bool isEntryFunction(func::FuncOp func) {
   return !func.isPrivate() && !func.isExternal();
 }
-
-} // namespace
 
 int64_t EntrySignatures::claim(const std::string &name, int64_t max,
                                const std::string &key) {
@@ -88,8 +89,13 @@ int64_t EntrySignatures::claim(const std::string &name, int64_t max,
 
 LogicalResult EntrySignatures::describeInputs(ModuleOp module,
                                               const DimMaximaOptions &options) {
+  // First, so that every entry has its state arguments when its maxima are
+  // recorded.
+  FailureOr<std::vector<StateTensor>> states = prepareStateTensors(module);
+  if (failed(states))
+    return failure();
   for (auto func : module.getOps<func::FuncOp>()) {
-    if (!isEntry(func))
+    if (!isEntryFunction(func))
       continue;
     codegen::ArtifactEntry entry;
     entry.name = func.getSymName().str();
@@ -100,6 +106,12 @@ LogicalResult EntrySignatures::describeInputs(ModuleOp module,
     for (unsigned i = 0; i < func.getNumArguments(); ++i) {
       auto type = dyn_cast<RankedTensorType>(func.getArgument(i).getType());
       DictionaryAttr attrs = func.getArgAttrDict(i);
+      // States are static and not part of the signature (addTo).
+      if (isStateArgument(func, i)) {
+        maximaAttrs.push_back(DenseI64ArrayAttr::get(
+            func.getContext(), SmallVector<int64_t>(type.getRank(), -1)));
+        continue;
+      }
       codegen::ArtifactTensor t;
       t.name = tensorName(attrs, "input", i);
       if (!type)
@@ -146,13 +158,44 @@ LogicalResult EntrySignatures::describeInputs(ModuleOp module,
   if (entries_.empty())
     return module.emitError() << "the module has no public function to "
                                  "compile as an entry point";
+  return describeStates(module, *states);
+}
+
+LogicalResult
+EntrySignatures::describeStates(ModuleOp module,
+                                const std::vector<StateTensor> &states) {
+  for (const StateTensor &state : states) {
+    codegen::ArtifactStateTensor s;
+    s.tensor.name = state.name;
+    s.tensor.dtype = dtypeOf(state.type.getElementType());
+    s.scope = state.scope;
+    if (!s.tensor.dtype)
+      return module.emitError() << "state '" << state.name
+                                << "' has element type "
+                                << state.type.getElementType()
+                                << ", which the runtime does not support yet";
+    for (int64_t d = 0; d < state.type.getRank(); ++d) {
+      const int64_t extent = state.type.getDimSize(d);
+      const std::string &name = state.dimNames[d];
+      // A named dim is the maximum of that symbolic dim, shared with
+      // inputs of the same name (the sequence slots, the context).
+      int64_t code = name.empty() ? extent : claim(name, extent, "input");
+      if (code == 0)
+        return module.emitError() << "dim '" << name << "' of state '"
+                                  << state.name << "' is " << extent
+                                  << ", but an input gives '" << name
+                                  << "' another maximum";
+      s.tensor.dims.push_back(code);
+    }
+    states_.push_back(std::move(s));
+  }
   return success();
 }
 
 LogicalResult EntrySignatures::describeOutputs(ModuleOp module) {
   size_t index = 0;
   for (auto func : module.getOps<func::FuncOp>()) {
-    if (!isEntry(func))
+    if (!isEntryFunction(func))
       continue;
     if (index >= entries_.size() || entries_[index].name != func.getSymName())
       return func.emitError()
@@ -165,6 +208,8 @@ LogicalResult EntrySignatures::describeOutputs(ModuleOp module) {
     };
     OutputBounds bounds(func);
     for (unsigned i = 0; i < func.getNumResults(); ++i) {
+      if (isStateResult(func, i))
+        continue; // written in place, not an output
       auto type = dyn_cast<RankedTensorType>(func.getResultTypes()[i]);
       DictionaryAttr attrs = func.getResultAttrDict(i);
       codegen::ArtifactTensor t;
@@ -260,6 +305,8 @@ void EntrySignatures::addTo(codegen::ArtifactWriter &writer) const {
     writer.addSymbolicDim(dim.name, dim.max);
   for (const codegen::ArtifactEntry &entry : entries_)
     writer.addEntry(entry);
+  for (const codegen::ArtifactStateTensor &state : states_)
+    writer.addStateTensor(state);
 }
 
 } // namespace strata

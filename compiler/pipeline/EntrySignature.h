@@ -16,7 +16,16 @@
 #include <string>
 #include <vector>
 
+namespace mlir::func {
+class FuncOp;
+} // namespace mlir::func
+
 namespace strata {
+
+struct StateTensor;
+
+/// Whether |func| becomes an entry point: public and defined.
+bool isEntryFunction(mlir::func::FuncOp func);
 
 /// How one dynamic output dim got its maximum, for --report.
 struct OutputDimInfo {
@@ -37,7 +46,9 @@ public:
   /// dialect, before lowering) and records their maxima on each function
   /// (codegen's input maxima attribute, which bounds the memory plan). A
   /// dynamic input dim the rule does not bind is an error on the function
-  /// that names the input, the dim and the flag to pass.
+  /// that names the input, the dim and the flag to pass. Arguments marked
+  /// as state tensors (StateTensors.h) are not inputs: every entry gets one
+  /// for each state of the module, and the states are described too.
   mlir::LogicalResult describeInputs(mlir::ModuleOp module,
                                      const DimMaximaOptions &options);
 
@@ -48,7 +59,8 @@ public:
   /// or the output. A dim with no derivable maximum is an error.
   mlir::LogicalResult describeOutputs(mlir::ModuleOp module);
 
-  /// Adds the symbolic dims and the entries to |writer| (once).
+  /// Adds the symbolic dims, the entries and the state tensors to |writer|
+  /// (once).
   void addTo(codegen::ArtifactWriter &writer) const;
 
   const std::vector<codegen::ArtifactEntry> &entries() const {
@@ -67,9 +79,14 @@ private:
   /// The encoding of an existing dim |name| whose key and max match, or
   /// of a new one; 0 if |name| is taken by a different dim.
   int64_t claim(const std::string &name, int64_t max, const std::string &key);
+  /// The states (StateTensors.h) as manifest states; a named state dim is
+  /// the symbolic dim of that name at the state's extent.
+  mlir::LogicalResult describeStates(mlir::ModuleOp module,
+                                     const std::vector<StateTensor> &states);
 
   std::vector<Dim> dims_;
   std::vector<codegen::ArtifactEntry> entries_;
+  std::vector<codegen::ArtifactStateTensor> states_;
   std::vector<OutputDimInfo> outputDims_;
 };
 

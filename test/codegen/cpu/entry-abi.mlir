@@ -1,11 +1,12 @@
 // RUN: strata-opt %s --strata-cpu-entry-abi | FileCheck %s
 
-// Public functions get MLIR's C interface, are marked as entries (the
+// Inputs are read-only to the generated code. Public functions get MLIR's
+// C interface, are marked as entries (the
 // run context is added to them later) and lose the manifest's
 // attributes; results that would alias an argument (directly or through a
 // reshape) are copied into fresh tensors, a computed result is not.
 // CHECK-LABEL: func.func @main
-//  CHECK-SAME:   (%[[X:.+]]: tensor<4x8xf32>) -> (tensor<32xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
+//  CHECK-SAME:   (%[[X:.+]]: tensor<4x8xf32> {bufferization.writable = false}) -> (tensor<32xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
 //  CHECK-SAME:   attributes {llvm.emit_c_interface, strata.entry}
 //       CHECK:   %[[FLAT:.+]] = tensor.collapse_shape %[[X]]
 //       CHECK:   %[[FILL:.+]] = linalg.fill
@@ -26,4 +27,20 @@ func.func @main(%x: tensor<4x8xf32> {strata.name = "x"}) -> (tensor<32xf32> {str
 //   CHECK-NOT:   llvm.emit_c_interface
 func.func private @helper(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %x : tensor<4xf32>
+}
+
+// A state argument is written in place: it is writable, and the result
+// carrying its new value is materialized into it (never copied out as an
+// output); the input stays read-only and the output is still a fresh
+// tensor.
+// CHECK-LABEL: func.func @step
+//  CHECK-SAME:   (%[[IN:.+]]: tensor<4xf32> {bufferization.writable = false}, %[[S:.+]]: tensor<2x4xf32> {bufferization.writable = true})
+//       CHECK:   %[[NEW:.+]] = linalg.fill
+//       CHECK:   %[[OUT:.+]] = linalg.copy ins(%[[IN]] : tensor<4xf32>)
+//       CHECK:   %[[W:.+]] = bufferization.materialize_in_destination %[[NEW]] in %[[S]]
+//       CHECK:   return %[[OUT]], %[[W]]
+func.func @step(%x: tensor<4xf32> {strata.name = "x"}, %s: tensor<2x4xf32> {strata.state = "s"}) -> (tensor<4xf32>, tensor<2x4xf32> {strata.state = "s"}) {
+  %c = arith.constant 2.0 : f32
+  %f = linalg.fill ins(%c : f32) outs(%s : tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %x, %f : tensor<4xf32>, tensor<2x4xf32>
 }

@@ -240,7 +240,8 @@ TEST_F(CompilerCApiTest, FixtureCompiledWithDefaultsMatchesOnnxruntime) {
 }
 
 // An allocator that fails its |failAt|-th allocation (counting from 0)
-// and every one after it while |failing| holds; frees always work.
+// and every one after it while failAt >= 0; frees (a pointer and size 0,
+// allocator.h) always go through.
 struct FailingAllocator {
   int64_t count = 0;
   int64_t failAt = -1;
@@ -248,7 +249,7 @@ struct FailingAllocator {
                             void *ptrToFree, void **outPtr) {
     auto *a = static_cast<FailingAllocator *>(self);
     strata_allocator_t system = strata_allocator_system();
-    if (!outPtr)
+    if (ptrToFree)
       return system.fn(system.self, size, alignment, ptrToFree, outPtr);
     if (a->failAt >= 0 && a->count++ >= a->failAt)
       return STRATA_MAKE_STATUS(STRATA_STATUS_RESOURCE_EXHAUSTED,
@@ -329,6 +330,64 @@ TEST_F(CompilerCApiTest, AllocationFailureAtEveryIndexIsResourceExhausted) {
   EXPECT_GT(failures, 10);
   for (strata_tensor_t *tensor : inputs)
     strata_tensor_release(tensor);
+}
+
+// A module whose entry updates a state tensor: the generated code writes
+// the session's state in place, so a second run sees the first one's sum;
+// resetting a sequence slot zeroes its part; an entry that does not use
+// the state runs as well.
+TEST_F(CompilerCApiTest, StateTensorsAreUpdatedInPlaceAcrossRuns) {
+  ASSERT_EQ(compile(std::string(STRATA_TEST_TOOLS_INPUTS_DIR) +
+                        "/state_entries.mlir",
+                    nullptr),
+            STRATA_COMPILE_STATUS_OK)
+      << errorText;
+  expectOk(strata_module_load_file(artifact().c_str(), allocator, &module));
+  ASSERT_NE(module, nullptr);
+  ASSERT_EQ(strata_module_state_count(module), 1u);
+  expectOk(strata_session_create(module, nullptr, allocator, &session));
+  ASSERT_NE(session, nullptr);
+  const float x[8] = {1, 2, 3, 4, 10, 20, 30, 40};
+  const int64_t xDims[2] = {2, 4};
+  strata_tensor_t *input = nullptr;
+  expectOk(strata_tensor_create_copy(STRATA_DTYPE_F32, 2, xDims, x, sizeof x,
+                                     allocator, &input));
+  auto accumulate = [&] {
+    strata_tensor_t *total = nullptr;
+    expectOk(strata_session_run(session, "accumulate", &input, 1, &total, 1));
+    std::vector<float> values(4, -1.0f);
+    if (total) {
+      const float *data =
+          static_cast<const float *>(strata_tensor_const_data(total));
+      values.assign(data, data + 4);
+    }
+    strata_tensor_release(total);
+    return values;
+  };
+  EXPECT_EQ(accumulate(), (std::vector<float>{11, 22, 33, 44}));
+  EXPECT_EQ(accumulate(), (std::vector<float>{22, 44, 66, 88}));
+  strata_tensor_t *state = nullptr;
+  expectOk(strata_session_read_state(session, 0, &state));
+  ASSERT_NE(state, nullptr);
+  const float *acc = static_cast<const float *>(strata_tensor_const_data(state));
+  EXPECT_EQ(std::vector<float>(acc, acc + 8),
+            (std::vector<float>{2, 4, 6, 8, 20, 40, 60, 80}));
+  strata_tensor_release(state);
+  expectOk(strata_session_reset_state(session, 1));
+  EXPECT_EQ(accumulate(), (std::vector<float>{13, 26, 39, 52}));
+
+  const float v[4] = {1, -2, 3, -4};
+  const int64_t vDims[1] = {4};
+  strata_tensor_t *vector = nullptr, *doubled = nullptr;
+  expectOk(strata_tensor_create_copy(STRATA_DTYPE_F32, 1, vDims, v, sizeof v,
+                                     allocator, &vector));
+  expectOk(strata_session_run(session, "scale", &vector, 1, &doubled, 1));
+  ASSERT_NE(doubled, nullptr);
+  const float *y = static_cast<const float *>(strata_tensor_const_data(doubled));
+  EXPECT_EQ(std::vector<float>(y, y + 4), (std::vector<float>{2, -4, 6, -8}));
+  strata_tensor_release(doubled);
+  strata_tensor_release(vector);
+  strata_tensor_release(input);
 }
 
 TEST_F(CompilerCApiTest, DefaultOptionsAndTwoCompilesInOneProcess) {
