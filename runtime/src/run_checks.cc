@@ -33,15 +33,14 @@ extern "C" void strataRtCheckFailed(strata_rt_context_t* context,
                                     const char* node, const char* input,
                                     int64_t kind, int64_t a, int64_t b,
                                     int64_t c) {
-  RunTrap* trap = context ? context->trap : nullptr;
-  if (!trap) return;
-  trap->failure.node = node ? node : "";
-  trap->failure.input = input ? input : "";
-  trap->failure.kind = kind;
-  trap->failure.a = a;
-  trap->failure.b = b;
-  trap->failure.c = c;
-  std::longjmp(trap->jump, 1);
+  CheckFailure failure;
+  failure.node = node ? node : "";
+  failure.input = input ? input : "";
+  failure.kind = kind;
+  failure.a = a;
+  failure.b = b;
+  failure.c = c;
+  endRun(context, failure);
 }
 
 strata_status_t checkFailureStatus(const CheckFailure& f) {

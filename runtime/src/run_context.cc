@@ -38,32 +38,33 @@ size_t KernelScratch::release() {
   return bytes;
 }
 
-void failRunOutOfMemory(strata_rt_context_t* context, uint64_t bytes) {
+void endRun(strata_rt_context_t* context, const CheckFailure& failure) {
   RunTrap* trap = context ? context->trap : nullptr;
   if (!trap) return;
-  trap->failure = CheckFailure{};
-  trap->failure.kind = kOutOfMemoryFailure;
-  trap->failure.a = static_cast<int64_t>(bytes);
+  trap->failure = failure;
   std::longjmp(trap->jump, 1);
 }
 
+void failRunOutOfMemory(strata_rt_context_t* context, uint64_t bytes) {
+  CheckFailure failure;
+  failure.kind = kOutOfMemoryFailure;
+  failure.a = static_cast<int64_t>(bytes);
+  endRun(context, failure);
+}
+
 void failRunCancelled(strata_rt_context_t* context) {
-  RunTrap* trap = context ? context->trap : nullptr;
-  if (!trap) return;
-  trap->failure = CheckFailure{};
-  trap->failure.kind = kCancelledFailure;
-  std::longjmp(trap->jump, 1);
+  CheckFailure failure;
+  failure.kind = kCancelledFailure;
+  endRun(context, failure);
 }
 
 void failRunInternal(strata_rt_context_t* context, const char* what,
                      int64_t value) {
-  RunTrap* trap = context ? context->trap : nullptr;
-  if (!trap) return;
-  trap->failure = CheckFailure{};
-  trap->failure.kind = kInternalFailure;
-  trap->failure.node = what;
-  trap->failure.a = value;
-  std::longjmp(trap->jump, 1);
+  CheckFailure failure;
+  failure.kind = kInternalFailure;
+  failure.node = what;
+  failure.a = value;
+  endRun(context, failure);
 }
 
 uint32_t loopThreads(const strata_rt_context_t* context) {

@@ -94,6 +94,11 @@ namespace strata::runtime {
 uint8_t* kernelScratch(strata_rt_context_t* context, size_t bytesPerThread,
                        size_t* stride);
 
+/// Ends the run of |context| with |failure| (a non-local return to
+/// callEntryChecked); returns when |context| has no trap (a task, or a call
+/// outside callEntryChecked).
+void endRun(strata_rt_context_t* context, const CheckFailure& failure);
+
 /// Ends the run of |context| with RESOURCE_EXHAUSTED because an allocation
 /// of |bytes| failed; returns when |context| has no trap (a task, or a
 /// call outside callEntryChecked), and the caller then returns null.

@@ -57,6 +57,8 @@ struct strata_session_t {
   /// full extent, from |allocator|; with their byte sizes.
   std::vector<void*> states;
   std::vector<size_t> stateBytes;
+  /// Each state's dims at its full extent (symbolic dims at their maxima).
+  std::vector<std::vector<int64_t>> stateDims;
   ~strata_session_t() {
     for (void* state : states) strata_allocator_free(allocator, state);
     delete scratch;
@@ -135,8 +137,8 @@ strata_status_t checkInputs(const strata_module_t* module,
 
 // The dims of state |state| at its full extent (symbolic dims at their
 // maxima, which the loader checked exist and fit the size limits).
-std::vector<int64_t> stateDims(const strata_module_t* module,
-                               const ManifestState& state) {
+std::vector<int64_t> fullStateDims(const strata_module_t* module,
+                                   const ManifestState& state) {
   std::vector<int64_t> dims(state.tensor.dims,
                             state.tensor.dims + state.tensor.rank);
   for (int64_t& dim : dims) {
@@ -150,16 +152,18 @@ strata_status_t allocateStates(strata_session_t* session) {
   const Manifest& manifest = session->module->manifest;
   session->states.reserve(manifest.states.size());
   session->stateBytes.reserve(manifest.states.size());
+  session->stateDims.reserve(manifest.states.size());
   for (const ManifestState& state : manifest.states) {
+    std::vector<int64_t> dims = fullStateDims(session->module, state);
     size_t bytes = strata_dtype_size(state.tensor.dtype);
-    for (int64_t dim : stateDims(session->module, state))
-      bytes *= static_cast<size_t>(dim);
+    for (int64_t dim : dims) bytes *= static_cast<size_t>(dim);
     void* data = nullptr;
     STRATA_RETURN_IF_ERROR(strata_allocator_malloc(
         session->allocator, bytes ? bytes : 1, 64, &data));
     std::memset(data, 0, bytes);
     session->states.push_back(data);
     session->stateBytes.push_back(bytes);
+    session->stateDims.push_back(std::move(dims));
   }
   return nullptr;
 }
@@ -274,9 +278,9 @@ strata_status_t run(strata_session_t* session, const char* entryName,
     args.push_back(&inputDescs[i]);
   }
   for (size_t s = 0; s < states.size(); ++s) {
-    const std::vector<int64_t> dims = stateDims(module, states[s]);
     strata_memref_desc_t* desc = &inputDescs[inputCount + s];
-    describe(session->states[s], states[s].tensor.rank, dims.data(), desc);
+    describe(session->states[s], states[s].tensor.rank,
+             session->stateDims[s].data(), desc);
     args.push_back(desc);
   }
   strata_memref_desc_t weights;
@@ -509,11 +513,10 @@ strata_status_t strata_session_read_state(const strata_session_t* session,
                               "%zu state tensors",
                               index, states.size());
   }
-  const std::vector<int64_t> dims =
-      strata::runtime::stateDims(session->module, states[index]);
   return strata_tensor_create_copy(
       static_cast<strata_dtype_t>(states[index].tensor.dtype),
-      states[index].tensor.rank, dims.data(), session->states[index],
+      states[index].tensor.rank, session->stateDims[index].data(),
+      session->states[index],
       session->stateBytes[index], session->allocator, out_tensor);
 }
 
@@ -529,22 +532,22 @@ strata_status_t strata_session_reset_state(strata_session_t* session,
       std::memset(session->states[s], 0, session->stateBytes[s]);
     return nullptr;
   }
-  for (const strata::format::ManifestState& state : states) {
-    if (state.scope != STRATA_STATE_SCOPE_PER_SEQUENCE) continue;
-    const int64_t slots =
-        strata::runtime::stateDims(session->module, state)[0];
+  // Dim 0 of a per-sequence state counts its slots (rank >= 1: a format
+  // rule).
+  for (size_t s = 0; s < states.size(); ++s) {
+    if (states[s].scope != STRATA_STATE_SCOPE_PER_SEQUENCE) continue;
+    const int64_t slots = session->stateDims[s][0];
     if (slot >= slots) {
       return STRATA_MAKE_STATUS(
           STRATA_STATUS_OUT_OF_RANGE,
           "sequence slot %" PRId64 " is out of range: state '%s' has %" PRId64
           " slots",
-          slot, state.tensor.name.c_str(), slots);
+          slot, states[s].tensor.name.c_str(), slots);
     }
   }
   for (size_t s = 0; s < states.size(); ++s) {
     if (states[s].scope != STRATA_STATE_SCOPE_PER_SEQUENCE) continue;
-    const int64_t slots =
-        strata::runtime::stateDims(session->module, states[s])[0];
+    const int64_t slots = session->stateDims[s][0];
     const size_t slice = session->stateBytes[s] / static_cast<size_t>(slots);
     std::memset(static_cast<uint8_t*>(session->states[s]) +
                     slice * static_cast<size_t>(slot),

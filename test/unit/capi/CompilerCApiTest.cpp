@@ -49,6 +49,10 @@ g (float[s0, 4] x) => (float[s0, 4] y)
 }
 )";
 
+// transformers' Llama exported by torch.onnx.export (eager attention, GQA).
+const std::string kLlamaFixture =
+    std::string(STRATA_TEST_MODELS_DIR) + "/transformers_llama_op17_prefill";
+
 struct Diagnostic {
   strata_compile_severity_t severity;
   std::string location, message;
@@ -120,6 +124,18 @@ protected:
     expectOk(
         strata_session_create(module, &sessionOptions, allocator, &session));
     ASSERT_NE(session, nullptr);
+  }
+
+  /// Compiles |fixture|'s model.onnx with default options, opens it and
+  /// reads its inputs from the .npy files in |ref| (the caller releases
+  /// them).
+  void openFixture(const std::string &fixture, const std::string &ref,
+                   std::vector<strata_tensor_t *> *inputs) {
+    ASSERT_EQ(compile(fixture + "/model.onnx", nullptr),
+              STRATA_COMPILE_STATUS_OK)
+        << errorText;
+    ASSERT_NO_FATAL_FAILURE(openArtifact());
+    ASSERT_NO_FATAL_FAILURE(readInputs(ref, inputs));
   }
 
   /// The entry's inputs from the .npy files in |ref| (the caller releases
@@ -198,15 +214,9 @@ TEST_F(CompilerCApiTest, CompiledModelRunsAndMatchesTheAffineMap) {
 // output matches the saved onnxruntime outputs within the fp32 tolerance
 // of test/e2e/check_fixtures.py (1e-4 relative to the largest magnitude).
 TEST_F(CompilerCApiTest, FixtureCompiledWithDefaultsMatchesOnnxruntime) {
-  const std::string fixture =
-      std::string(STRATA_TEST_MODELS_DIR) + "/transformers_llama_op17_prefill";
-  const std::string ref = fixture + "/ref/model_b3_s11_p0/";
-  ASSERT_EQ(compile(fixture + "/model.onnx", nullptr), STRATA_COMPILE_STATUS_OK)
-      << errorText;
-  ASSERT_NO_FATAL_FAILURE(openArtifact());
-
+  const std::string ref = kLlamaFixture + "/ref/model_b3_s11_p0/";
   std::vector<strata_tensor_t *> inputs;
-  ASSERT_NO_FATAL_FAILURE(readInputs(ref, &inputs));
+  ASSERT_NO_FATAL_FAILURE(openFixture(kLlamaFixture, ref, &inputs));
   std::vector<strata_tensor_t *> outputs(entry->output_count);
   expectOk(strata_session_run(
       session, "main", const_cast<const strata_tensor_t *const *>(inputs.data()),
@@ -264,14 +274,9 @@ struct FailingAllocator {
 // RESOURCE_EXHAUSTED, never a crash, and the same session then runs to the
 // same outputs as a session that never failed.
 TEST_F(CompilerCApiTest, AllocationFailureAtEveryIndexIsResourceExhausted) {
-  const std::string fixture =
-      std::string(STRATA_TEST_MODELS_DIR) + "/transformers_llama_op17_prefill";
-  const std::string ref = fixture + "/ref/model_b3_s11_p0/";
-  ASSERT_EQ(compile(fixture + "/model.onnx", nullptr), STRATA_COMPILE_STATUS_OK)
-      << errorText;
-  ASSERT_NO_FATAL_FAILURE(openArtifact());
+  const std::string ref = kLlamaFixture + "/ref/model_b3_s11_p0/";
   std::vector<strata_tensor_t *> inputs;
-  ASSERT_NO_FATAL_FAILURE(readInputs(ref, &inputs));
+  ASSERT_NO_FATAL_FAILURE(openFixture(kLlamaFixture, ref, &inputs));
   auto run = [&](strata_session_t *on, std::vector<strata_tensor_t *> *out) {
     out->assign(entry->output_count, nullptr);
     return strata_session_run(
