@@ -10,6 +10,7 @@
 #include "passes/lowering/LoweringUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 namespace strata {
@@ -77,13 +78,14 @@ struct LowerToLinalgPass : impl::LowerToLinalgPassBase<LowerToLinalgPass> {
     target.addLegalOp<ir::CheckOp>();
     target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,
                            arith::ArithDialect, math::MathDialect,
-                           func::FuncDialect>();
+                           func::FuncDialect, scf::SCFDialect>();
     // Scalar casts between unsigned and signless integers in generic bodies.
     target.addLegalOp<UnrealizedConversionCastOp>();
     RewritePatternSet patterns(&getContext());
     lowering::populateElementwiseLoweringPatterns(patterns);
     lowering::populateStructuredLoweringPatterns(patterns);
     lowering::populateDataMovementLoweringPatterns(patterns);
+    lowering::populateCacheLoweringPatterns(patterns);
     // The conversion's own "failed to legalize" error carries only the
     // location, which tools print as the model file: add the node names.
     ScopedDiagnosticHandler addNodes(&getContext(), [](Diagnostic &diag) {

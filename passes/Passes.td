@@ -51,6 +51,49 @@ def FoldShapeArithmeticPass : InterfacePass<"strata-fold-shape-arithmetic",
 }
 
 //===----------------------------------------------------------------------===//
+// Entries
+//===----------------------------------------------------------------------===//
+
+def SplitPrefillDecodePass : Pass<"strata-split-prefill-decode",
+                                  "mlir::ModuleOp"> {
+  let summary = "add prefill and decode entries over a KV cache to a causal "
+                "decoder";
+  let description = [{
+    When `main` is a causal decoder (an `input_ids` input, a `logits`
+    output of rank 3, fused causal attention), adds entries `prefill` and
+    `decode` with the generation contract's inputs and outputs
+    (docs/design/prefill-decode.md), sharing `main`'s weights. Each
+    attention's new keys and values (the second operand of a
+    `concat(past, new)` on the sequence axis, or the key and value of a
+    graph without past) are written into a per-layer cache state tensor
+    `[slots, kv_heads, context, head_dim]` by `strata.cache_write`, and
+    `strata.cache_attention` reads it. Position ids, an input or
+    `range(past_length, past_length + sequence)` indexing a table, become
+    the rows' positions; past inputs, present outputs and the attention
+    mask go. `main` is unchanged. A graph the split cannot carry over keeps
+    `main` only, with a warning.
+
+    ```mlir
+    %k = strata.concat %past_k, %new_k {axis = 2 : i64} ...
+    %o = strata.attention %q, %k, %v {causal} ...
+    // in decode becomes
+    %kc1 = strata.cache_write %kc, %new_k, %slots, %positions ...
+    %o = strata.cache_attention %q, %kc1, %vc1, %slots, %lengths ...
+    ```
+  }];
+  let options = [
+    Option<"slots", "slots", "int64_t", "8",
+           "sequences the cache holds (the decode batch maximum)">,
+    Option<"context", "context", "int64_t", "1024",
+           "tokens one sequence may hold">,
+    Option<"allLogits", "all-logits", "bool", "false",
+           "prefill also returns every position's logits (all_logits)">,
+  ];
+  let dependentDialects = ["::strata::ir::StrataDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // Fusion
 //===----------------------------------------------------------------------===//
 
@@ -258,7 +301,8 @@ def LowerToLinalgPass : InterfacePass<"strata-lower-to-linalg",
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect",
-                           "::mlir::math::MathDialect"];
+                           "::mlir::math::MathDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 #endif // STRATA_PASSES_PASSES_TD

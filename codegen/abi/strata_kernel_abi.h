@@ -301,6 +301,10 @@ typedef enum strata_check_kind_e {
   STRATA_CHECK_EXPAND = 6,
   /* extents a and b must be equal (operand dim c) */
   STRATA_CHECK_EXTENT_MISMATCH = 7,
+  /* KV cache slot a is outside [0, b) */
+  STRATA_CHECK_CACHE_SLOT = 8,
+  /* KV cache positions [a, b) fall outside the context [0, c) */
+  STRATA_CHECK_CACHE_POSITIONS = 9,
 } strata_check_kind_t;
 
 /* The largest extent a dim computed from tensor values (Range, Expand,

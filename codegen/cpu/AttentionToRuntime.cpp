@@ -28,6 +28,7 @@
 
 using namespace mlir;
 using strata::ir::AttentionOp;
+using strata::ir::CacheAttentionOp;
 
 namespace strata::codegen::cpu {
 namespace {
@@ -51,9 +52,16 @@ public:
       if (supported(op))
         ops.push_back(op);
     });
+    SmallVector<CacheAttentionOp> cached;
+    symbols_.getOp()->walk([&](CacheAttentionOp op) {
+      if (supported(op))
+        cached.push_back(op);
+    });
     for (AttentionOp op : ops)
       rewrite(op);
-    return ops.size();
+    for (CacheAttentionOp op : cached)
+      rewrite(op);
+    return ops.size() + cached.size();
   }
 
 private:
@@ -73,12 +81,48 @@ private:
     return op.getScale() || !q.isDynamicDim(3);
   }
 
+  static bool supported(CacheAttentionOp op) {
+    return isF32Rank4(op.getQuery().getType()) &&
+           isF32Rank4(op.getKeyCache().getType()) &&
+           isF32Rank4(op.getValueCache().getType()) &&
+           (op.getScale() ||
+            !cast<RankedTensorType>(op.getQuery().getType()).isDynamicDim(3));
+  }
+
   void rewrite(AttentionOp op) {
+    OpBuilder b(op);
+    lowering::checkAttentionOperands(b, op.getLoc(), op.getQuery(), op.getKey(),
+                                     op.getValue(), op.getMask());
+    emitCall(op, op.getQuery(), op.getKey(), op.getValue(), op.getMask(),
+             /*cacheRows=*/{}, op.getScale(), op.getCausal(), op.getWindow(),
+             op.getSinks(), op.getMaskHidden());
+  }
+
+  // Row b reads slot slots[b] of the caches in place and sees its first
+  // lengths[b] keys.
+  void rewrite(CacheAttentionOp op) {
+    OpBuilder b(op);
+    auto cache = cast<RankedTensorType>(op.getKeyCache().getType());
+    Value queries = tensor::DimOp::create(b, op.getLoc(), op.getQuery(), 2);
+    lowering::checkCacheLengths(b, op.getLoc(), op.getSlots(), op.getLengths(),
+                                queries, cache.getDimSize(0),
+                                cache.getDimSize(2));
+    emitCall(op, op.getQuery(), op.getKeyCache(), op.getValueCache(), Value(),
+             std::pair{op.getSlots(), op.getLengths()}, op.getScale(),
+             /*causal=*/true, op.getWindow(), op.getSinks(),
+             /*maskHidden=*/false);
+  }
+
+  void emitCall(Operation *op, Value query, Value key, Value value,
+                Value maskTensor, std::optional<std::pair<Value, Value>> rows,
+                std::optional<APFloat> scaleAttr, bool causal,
+                std::optional<int64_t> window, std::optional<int64_t> sinks,
+                bool maskHidden) {
     auto func = op->getParentOfType<func::FuncOp>();
     if (!func)
       return;
-    Location loc = op.getLoc();
-    MLIRContext *ctx = op.getContext();
+    Location loc = op->getLoc();
+    MLIRContext *ctx = op->getContext();
     OpBuilder b(op);
     auto idx = [&](int64_t v) {
       return arith::ConstantIndexOp::create(b, loc, v).getResult();
@@ -98,20 +142,17 @@ private:
       op->setAttr("strata.runtime_call", b.getI64IntegerAttr(calls_));
       return op;
     };
-    lowering::checkAttentionOperands(b, loc, op.getQuery(), op.getKey(),
-                                     op.getValue(), op.getMask());
-    auto qType = cast<RankedTensorType>(op.getQuery().getType());
-    auto kType = cast<RankedTensorType>(op.getKey().getType());
-    Value q = buffer(op.getQuery()), k = buffer(op.getKey()),
-          v = buffer(op.getValue());
-    Value mask = op.getMask() ? buffer(op.getMask()) : Value();
+    auto qType = cast<RankedTensorType>(query.getType());
+    auto kType = cast<RankedTensorType>(key.getType());
+    Value q = buffer(query), k = buffer(key), v = buffer(value);
+    Value mask = maskTensor ? buffer(maskTensor) : Value();
     auto metadata = [&](Value m) {
       return memref::ExtractStridedMetadataOp::create(b, loc, m);
     };
     auto qMeta = metadata(q), kMeta = metadata(k), vMeta = metadata(v);
 
     // The result: a fresh buffer of [B, H, Sq, Dv].
-    auto resultType = cast<RankedTensorType>(op.getType());
+    auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
     SmallVector<Value> dynamic;
     Value resultSizes[4] = {qMeta.getSizes()[0], qMeta.getSizes()[1],
                             qMeta.getSizes()[2], vMeta.getSizes()[3]};
@@ -123,21 +164,17 @@ private:
     Value out = memref::AllocOp::create(b, loc, outType, dynamic);
     auto oMeta = metadata(out);
 
-    double scale = op.getScale()
-                       ? op.getScale()->convertToDouble()
-                       : 1.0 / std::sqrt(double(qType.getDimSize(3)));
+    double scale = scaleAttr ? scaleAttr->convertToDouble()
+                             : 1.0 / std::sqrt(double(qType.getDimSize(3)));
     float scale32 = static_cast<float>(scale);
     uint32_t scaleBits;
     std::memcpy(&scaleBits, &scale32, sizeof(scaleBits));
-    int64_t flags = (op.getCausal() ? STRATA_ATTN_FLAG_CAUSAL : 0) |
-                    (op.getWindow() ? STRATA_ATTN_FLAG_WINDOW : 0) |
-                    (op.getMaskHidden() ? STRATA_ATTN_FLAG_MASK_HIDDEN : 0);
+    int64_t flags = (causal ? STRATA_ATTN_FLAG_CAUSAL : 0) |
+                    (window ? STRATA_ATTN_FLAG_WINDOW : 0) |
+                    (maskHidden ? STRATA_ATTN_FLAG_MASK_HIDDEN : 0);
 
     SmallVector<std::pair<int64_t, Value>> fields = {
         {STRATA_ATTN_FLAGS, idx(flags)},
-        // Row b reads K/V batch b, all SK keys (no sequence cache).
-        {STRATA_ATTN_KV_SLOTS, idx(0)},
-        {STRATA_ATTN_KV_LENGTHS, idx(0)},
         {STRATA_ATTN_BATCH, qMeta.getSizes()[0]},
         {STRATA_ATTN_HEADS, idx(qType.getDimSize(1))},
         {STRATA_ATTN_KV_HEADS, idx(kType.getDimSize(1))},
@@ -146,9 +183,24 @@ private:
         {STRATA_ATTN_HEAD_DIM, qMeta.getSizes()[3]},
         {STRATA_ATTN_VALUE_DIM, vMeta.getSizes()[3]},
         {STRATA_ATTN_SCALE, idx(int64_t(scaleBits))},
-        {STRATA_ATTN_WINDOW, idx(op.getWindow().value_or(0))},
-        {STRATA_ATTN_SINKS, idx(op.getSinks().value_or(0))},
+        {STRATA_ATTN_WINDOW, idx(window.value_or(0))},
+        {STRATA_ATTN_SINKS, idx(sinks.value_or(0))},
     };
+    if (rows) {
+      // Row b reads batch slots[b] of the caches, its first lengths[b] keys.
+      auto address = [&](Value tensor) {
+        Value m = buffer(tensor);
+        return i64ElementAddress(b, loc, m, metadata(m));
+      };
+      fields.push_back({STRATA_ATTN_KV_SLOTS, address(rows->first)});
+      fields.push_back({STRATA_ATTN_KV_SLOT_COUNT, kMeta.getSizes()[0]});
+      fields.push_back({STRATA_ATTN_KV_LENGTHS, address(rows->second)});
+    } else {
+      // Row b reads K/V batch b, all SK keys.
+      fields.push_back({STRATA_ATTN_KV_SLOTS, idx(0)});
+      fields.push_back({STRATA_ATTN_KV_SLOT_COUNT, idx(0)});
+      fields.push_back({STRATA_ATTN_KV_LENGTHS, idx(0)});
+    }
     auto operand = [&](int64_t slot, Value memref,
                        memref::ExtractStridedMetadataOp meta,
                        bool broadcastUnitDims) {
@@ -178,8 +230,8 @@ private:
     auto result = bufferization::ToTensorOp::create(b, loc, resultType, out);
     result.setRestrict(true);
     result.setWritable(true);
-    op.replaceAllUsesWith(result.getResult());
-    op.erase();
+    op->getResult(0).replaceAllUsesWith(result.getResult());
+    op->erase();
     ++calls_;
   }
 

@@ -29,6 +29,16 @@ struct DropStateResultsPass
           if (auto arg = dyn_cast<BlockArgument>(operand.get());
               arg && arg.getOwner()->getParentOp() == func)
             drop.set(operand.getOperandNumber());
+      // A state result that is not its argument was not updated in place:
+      // the session would never see the new value.
+      for (unsigned i = 0; i < func.getNumResults(); ++i)
+        if (auto name = func.getResultAttrOfType<StringAttr>(i, kStateAttr);
+            name && !drop.test(i)) {
+          func.emitError() << "entry '" << func.getSymName() << "' does not "
+                           << "update state '" << name.getValue()
+                           << "' in place";
+          return signalPassFailure();
+        }
       if (drop.none())
         continue;
       // Every return must return the argument there.

@@ -8,6 +8,8 @@
 #include "codegen/cpu/Passes.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 
 using namespace mlir;
@@ -46,6 +48,22 @@ SmallVector<BlockArgument> stateResults(func::FuncOp func) {
   return states;
 }
 
+// Whether |v| is |state| updated in place by loops of slice inserts (a KV
+// cache write): bufferization then gives it the argument's buffer itself,
+// and a materialization into the argument would read it after the loop
+// wrote it (a conflict one-shot bufferization refuses).
+bool updatesInPlace(Value v, BlockArgument state) {
+  while (v != state) {
+    if (auto loop = v.getDefiningOp<scf::ForOp>())
+      v = loop.getInitArgs()[cast<OpResult>(v).getResultNumber()];
+    else if (auto insert = v.getDefiningOp<tensor::InsertSliceOp>())
+      v = insert.getDest();
+    else
+      return false;
+  }
+  return true;
+}
+
 void copyAliasingResults(func::FuncOp func,
                          ArrayRef<BlockArgument> stateOf) {
   func.walk([&](func::ReturnOp ret) {
@@ -55,6 +73,8 @@ void copyAliasingResults(func::FuncOp func,
       // A state's new value is written into its argument's buffer, so that
       // bufferization makes the result that buffer and it can be dropped.
       if (BlockArgument state = stateOf[operand.getOperandNumber()]) {
+        if (updatesInPlace(v, state))
+          continue;
         operand.set(bufferization::MaterializeInDestinationOp::create(
                         b, ret.getLoc(), v, state)
                         .getResult());

@@ -14,8 +14,20 @@ namespace strata::codegen::cpu {
 
 Value f32ElementAddress(OpBuilder &b, Location loc, Value memref,
                         memref::ExtractStridedMetadataOp meta) {
+  return elementAddress(b, loc, memref, meta, sizeof(float));
+}
+
+Value i64ElementAddress(OpBuilder &b, Location loc, Value memref,
+                        memref::ExtractStridedMetadataOp meta) {
+  return elementAddress(b, loc, memref, meta, sizeof(int64_t));
+}
+
+Value elementAddress(OpBuilder &b, Location loc, Value memref,
+                     memref::ExtractStridedMetadataOp meta,
+                     int64_t bytesPerElement) {
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-  Value elementBytes = arith::ConstantIndexOp::create(b, loc, sizeof(float));
+  Value elementBytes =
+      arith::ConstantIndexOp::create(b, loc, bytesPerElement);
   Value offset = arith::MulIOp::create(b, loc, meta.getOffset(), elementBytes);
   return arith::AddIOp::create(b, loc, base, offset);
 }

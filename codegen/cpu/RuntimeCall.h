@@ -22,6 +22,15 @@ namespace strata::codegen::cpu {
 mlir::Value f32ElementAddress(mlir::OpBuilder &b, mlir::Location loc,
                               mlir::Value memref,
                               mlir::memref::ExtractStridedMetadataOp meta);
+/// The same for an int64 |memref|.
+mlir::Value i64ElementAddress(mlir::OpBuilder &b, mlir::Location loc,
+                              mlir::Value memref,
+                              mlir::memref::ExtractStridedMetadataOp meta);
+/// The same for elements of |bytesPerElement| bytes.
+mlir::Value elementAddress(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value memref,
+                           mlir::memref::ExtractStridedMetadataOp meta,
+                           int64_t bytesPerElement);
 
 /// The private declaration of runtime import |name| (marked
 /// kRuntimeImportAttr, which strata-cpu-bind-runtime-imports binds), created

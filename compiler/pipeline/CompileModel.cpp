@@ -22,6 +22,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Transforms/Passes.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -122,6 +123,56 @@ LogicalResult runFusion(ModuleOp module, const CompileOptions &options,
   return fusion.run(module);
 }
 
+/// The maxima of the generation entries' dims: an explicit --dim, else the
+/// batch maximum for the slots and the sequence maximum for the context.
+struct GenerationDims {
+  int64_t slots, context, prefillLength;
+};
+
+GenerationDims generationDims(const CompileOptions &options) {
+  const DimMaximaOptions &dims = options.dims;
+  auto explicitOr = [&](const char *name, int64_t fallback) {
+    auto it = dims.explicitMaxima.find(name);
+    return it == dims.explicitMaxima.end() ? fallback : it->second;
+  };
+  std::optional<DimBinding> batch = bindDim("batch", dims);
+  GenerationDims g;
+  g.slots = explicitOr("slots", batch ? batch->max : dims.maxBatch);
+  g.context = explicitOr("context", dims.maxSeq);
+  int64_t chunk = options.generation.prefillChunk;
+  g.prefillLength = explicitOr(
+      "prefill_length", chunk > 0 ? std::min(chunk, g.context) : g.context);
+  return g;
+}
+
+/// Adds the prefill and decode entries to a causal decoder, and records
+/// the maxima of their dims in |dims|.
+LogicalResult addGenerationEntries(ModuleOp module,
+                                   const CompileOptions &options,
+                                   DimMaximaOptions &dims) {
+  if (!options.generation.entries)
+    return success();
+  GenerationDims g = generationDims(options);
+  PassManager pm(module.getContext());
+  pm.enableVerifier(true);
+  SplitPrefillDecodePassOptions split;
+  split.slots = g.slots;
+  split.context = g.context;
+  split.allLogits = options.generation.allLogits;
+  pm.addPass(createSplitPrefillDecodePass(split));
+  // The new entries' shape arithmetic folds against their static extents.
+  OpPassManager &fn = pm.nest<func::FuncOp>();
+  fn.addPass(createFoldShapeArithmeticPass());
+  fn.addPass(createCanonicalizerPass());
+  fn.addPass(createCSEPass());
+  if (failed(pm.run(module)))
+    return failure();
+  // The decode batch is the slots; the other dims are the entries' own.
+  dims.explicitMaxima.emplace("batch", g.slots);
+  dims.explicitMaxima.emplace("prefill_length", g.prefillLength);
+  return success();
+}
+
 } // namespace
 
 void registerCompilerDialects(DialectRegistry &registry) {
@@ -174,6 +225,9 @@ FailureOr<CompiledArtifact> compileModel(MLIRContext &context,
 
   if (failed(runFusion(*module, options, rep.missedFusions)))
     return failure();
+  DimMaximaOptions dims = options.dims;
+  if (failed(addGenerationEntries(*module, options, dims)))
+    return failure();
   rep.fusedOps = countOps(*module);
   rep.fusionDone = true;
   clock.done("fusion");
@@ -183,7 +237,7 @@ FailureOr<CompiledArtifact> compileModel(MLIRContext &context,
   }
 
   EntrySignatures signatures;
-  if (failed(signatures.describeInputs(*module, options.dims)))
+  if (failed(signatures.describeInputs(*module, dims)))
     return failure();
   // The back end's strata-level passes, then lowering to linalg on tensors.
   codegen::cpu::CpuCodegenStats strataLevel;

@@ -45,14 +45,29 @@ enum class EmitKind {
   Kernels,  ///< the target assembly of the generated code
 };
 
+/// The prefill and decode entries added to a causal decoder
+/// (strata-split-prefill-decode, docs/design/prefill-decode.md).
+struct GenerationOptions {
+  /// Adds the entries when the graph is a causal decoder.
+  bool entries = true;
+  /// The longest prompt chunk one prefill call takes (the dim
+  /// prefill_length); 0: the context (--max-seq).
+  int64_t prefillChunk = 0;
+  /// Prefill also returns every position's logits (output all_logits).
+  bool allLogits = false;
+};
+
 struct CompileOptions {
   /// The back end; only "cpu".
   std::string target = "cpu";
   /// "x86-64-v3" (portable: AVX2+FMA), "x86-64-v4", "native" or an LLVM
   /// CPU name (docs/compiling.md).
   std::string targetCpu = "x86-64-v3";
-  /// The maxima of symbolic input dims (DimMaxima.h).
+  /// The maxima of symbolic input dims (DimMaxima.h). The generation
+  /// entries hold `batch` sequences (their `slots`) of `--max-seq` tokens
+  /// (their `context`) unless dims `slots`/`context` are given.
   DimMaximaOptions dims;
+  GenerationOptions generation;
   /// Runs the fusion pipeline (off: to measure what fusion buys).
   bool fusion = true;
   /// fp32 attention calls the runtime's kernel (off: generic loops).

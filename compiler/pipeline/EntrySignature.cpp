@@ -100,6 +100,16 @@ LogicalResult EntrySignatures::describeInputs(ModuleOp module,
     codegen::ArtifactEntry entry;
     entry.name = func.getSymName().str();
     entry.symbol = "_mlir_ciface_" + entry.name;
+    if (auto kind = func->getAttrOfType<StringAttr>("strata.entry_kind")) {
+      if (kind.getValue() == "prefill")
+        entry.kind = STRATA_ENTRY_KIND_PREFILL;
+      else if (kind.getValue() == "decode")
+        entry.kind = STRATA_ENTRY_KIND_DECODE;
+      else
+        return func.emitError() << "unknown strata.entry_kind '"
+                                << kind.getValue()
+                                << "' (expected prefill or decode)";
+    }
     // Per input, the maximum of each dim (-1 if static): bounds the memory
     // plan.
     SmallVector<Attribute> maximaAttrs;

@@ -145,6 +145,7 @@ struct OneResultLowering : mlir::OpConversionPattern<OpT> {
 void populateElementwiseLoweringPatterns(mlir::RewritePatternSet &patterns);
 void populateStructuredLoweringPatterns(mlir::RewritePatternSet &patterns);
 void populateDataMovementLoweringPatterns(mlir::RewritePatternSet &patterns);
+void populateCacheLoweringPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace strata::lowering
 

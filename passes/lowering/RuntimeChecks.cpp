@@ -260,4 +260,69 @@ void checkNoZeroDivisor(OpBuilder &b, Location loc, Value divisor) {
             divisor);
 }
 
+namespace {
+
+/// Fails the run unless every slot lies in [0, |slotCount|) and every
+/// row's positions [first + |low|, first + |high|) lie in [0, |context|),
+/// |first| ranging over |firsts| (i64 tensors; |low|, |high| indices).
+void checkCacheRanges(OpBuilder &b, Location loc, Value slots, Value firsts,
+                      Value low, Value high, int64_t slotCount,
+                      int64_t context) {
+  auto minMax = [&](Value values) {
+    return reduceAll(
+        b, loc, values,
+        {std::numeric_limits<int64_t>::max(),
+         std::numeric_limits<int64_t>::min()},
+        [](OpBuilder &nb, Location l, Value x, ValueRange acc) {
+          return SmallVector<Value>{arith::MinSIOp::create(nb, l, acc[0], x),
+                                    arith::MaxSIOp::create(nb, l, acc[1], x)};
+        });
+  };
+  auto lessThan = [&](Value x, Value y) -> Value {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, y);
+  };
+  Value zero = i64Constant(b, loc, 0);
+  SmallVector<Value> slotRange = minMax(slots);
+  Value count = i64Constant(b, loc, slotCount);
+  Value slotTooLow = lessThan(slotRange[0], zero);
+  Value slotTooHigh = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                            slotRange[1], count);
+  Value badSlot =
+      arith::SelectOp::create(b, loc, slotTooLow, slotRange[0], slotRange[1]);
+  emitCheck(b, loc, arith::OrIOp::create(b, loc, slotTooLow, slotTooHigh),
+            STRATA_CHECK_CACHE_SLOT, badSlot, count, zero, slots);
+
+  // Compared without forming first + high, which a hostile value overflows:
+  // first >= -low and first <= context - high.
+  SmallVector<Value> range = minMax(firsts);
+  Value lo = toI64(b, loc, low), hi = toI64(b, loc, high);
+  Value tooLow =
+      lessThan(range[0], arith::SubIOp::create(b, loc, zero, lo));
+  Value tooHigh = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::sgt, range[1],
+      arith::SubIOp::create(b, loc, i64Constant(b, loc, context), hi));
+  Value culprit = arith::SelectOp::create(b, loc, tooLow, range[0], range[1]);
+  emitCheck(b, loc, arith::OrIOp::create(b, loc, tooLow, tooHigh),
+            STRATA_CHECK_CACHE_POSITIONS,
+            arith::AddIOp::create(b, loc, culprit, lo),
+            arith::AddIOp::create(b, loc, culprit, hi),
+            i64Constant(b, loc, context), firsts);
+}
+
+} // namespace
+
+void checkCacheRows(OpBuilder &b, Location loc, Value slots, Value positions,
+                    Value count, int64_t slotCount, int64_t context) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  checkCacheRanges(b, loc, slots, positions, zero, count, slotCount, context);
+}
+
+void checkCacheLengths(OpBuilder &b, Location loc, Value slots, Value lengths,
+                       Value count, int64_t slotCount, int64_t context) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value minusCount = arith::SubIOp::create(b, loc, zero, count);
+  checkCacheRanges(b, loc, slots, lengths, minusCount, zero, slotCount,
+                   context);
+}
+
 } // namespace strata::lowering

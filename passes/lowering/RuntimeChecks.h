@@ -64,6 +64,20 @@ void checkAttentionOperands(mlir::OpBuilder &b, mlir::Location loc,
 void checkNoZeroDivisor(mlir::OpBuilder &b, mlir::Location loc,
                         mlir::Value divisor);
 
+/// Fails the run unless each row r of KV cache writes lands in the cache:
+/// slots[r] in [0, |slotCount|) and positions [positions[r],
+/// positions[r] + |count|) in [0, |context|) (|slots|, |positions| [B] i64
+/// tensors, |count| an index).
+void checkCacheRows(mlir::OpBuilder &b, mlir::Location loc, mlir::Value slots,
+                    mlir::Value positions, mlir::Value count,
+                    int64_t slotCount, int64_t context);
+
+/// The same for rows reading their slot's first lengths[r] keys, the last
+/// |count| of them new: positions [lengths[r] - |count|, lengths[r]).
+void checkCacheLengths(mlir::OpBuilder &b, mlir::Location loc,
+                       mlir::Value slots, mlir::Value lengths,
+                       mlir::Value count, int64_t slotCount, int64_t context);
+
 } // namespace strata::lowering
 
 #endif // STRATA_PASSES_LOWERING_RUNTIMECHECKS_H_

@@ -102,6 +102,17 @@ strata_status_t checkFailureStatus(const CheckFailure& f) {
                     ")",
                     f.a, f.b, f.c);
       break;
+    case STRATA_CHECK_CACHE_SLOT:
+      std::snprintf(what, sizeof what,
+                    "KV cache slot %" PRId64 " is outside [0, %" PRId64 ")",
+                    f.a, f.b);
+      break;
+    case STRATA_CHECK_CACHE_POSITIONS:
+      std::snprintf(what, sizeof what,
+                    "KV cache positions [%" PRId64 ", %" PRId64
+                    ") fall outside the context [0, %" PRId64 ")",
+                    f.a, f.b, f.c);
+      break;
     default:
       std::snprintf(what, sizeof what,
                     "run-time check %" PRId64 " failed (%" PRId64 ", %" PRId64

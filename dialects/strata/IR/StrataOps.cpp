@@ -262,6 +262,74 @@ LogicalResult AttentionOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// KV cache
+//===----------------------------------------------------------------------===//
+
+/// Static cache extents the row tensors must agree with.
+static bool extentsMismatch(int64_t a, int64_t b) {
+  return !ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b;
+}
+
+LogicalResult CacheWriteOp::verify() {
+  ArrayRef<int64_t> cache = shapeOf(getCache()), update = shapeOf(getUpdate());
+  if (cache.size() != 4 || update.size() != 4)
+    return emitOpError() << "expected 'cache' and 'update' of rank 4 "
+                         << "([slots, heads, context, head_dim] and [batch, "
+                         << "heads, new, head_dim]), got ranks " << cache.size()
+                         << " and " << update.size();
+  if (!tensorType(getCache()).hasStaticShape())
+    return emitOpError() << "expected a static cache shape, got "
+                         << formatShape(cache);
+  if (extentsMismatch(cache[1], update[1]) ||
+      extentsMismatch(cache[3], update[3]))
+    return emitOpError() << "update " << formatShape(update)
+                         << " does not match the heads and head dim of cache "
+                         << formatShape(cache);
+  int64_t rows = update[0];
+  if (extentsMismatch(rows, shapeOf(getSlots())[0]) ||
+      extentsMismatch(rows, shapeOf(getPositions())[0]))
+    return emitOpError() << "expected one slot and one position per update "
+                         << "row (" << formatShape(rows) << ")";
+  return success();
+}
+
+LogicalResult CacheAttentionOp::verify() {
+  ArrayRef<int64_t> q = shapeOf(getQuery()), k = shapeOf(getKeyCache()),
+                    v = shapeOf(getValueCache());
+  if (q.size() != 4 || k.size() != 4 || v.size() != 4)
+    return emitOpError() << "expected 'query', 'key_cache' and 'value_cache' "
+                         << "of rank 4, got ranks " << q.size() << ", "
+                         << k.size() << " and " << v.size();
+  if (!tensorType(getKeyCache()).hasStaticShape() ||
+      !tensorType(getValueCache()).hasStaticShape())
+    return emitOpError() << "expected static cache shapes";
+  if (k[0] != v[0] || k[1] != v[1] || k[2] != v[2])
+    return emitOpError() << "expected key and value caches of the same slots, "
+                         << "heads and context, got " << formatShape(k)
+                         << " and " << formatShape(v);
+  if (ShapedType::isDynamic(q[1]) || k[1] == 0 || q[1] % k[1] != 0)
+    return emitOpError() << "expected query heads (" << formatShape(q[1])
+                         << ") to be a static multiple of the cache's heads ("
+                         << k[1] << ")";
+  if (extentsMismatch(q[3], k[3]))
+    return emitOpError() << "expected 'query' and 'key_cache' head dims to "
+                         << "match, got " << formatShape(q[3]) << " and "
+                         << k[3];
+  if (extentsMismatch(q[0], shapeOf(getSlots())[0]) ||
+      extentsMismatch(q[0], shapeOf(getLengths())[0]))
+    return emitOpError() << "expected one slot and one length per query row";
+  if (std::optional<int64_t> window = getWindow(); window && *window <= 0)
+    return emitOpError() << "expected 'window' > 0, got " << *window;
+  if (std::optional<int64_t> sinks = getSinks()) {
+    if (*sinks < 0)
+      return emitOpError() << "expected 'sinks' >= 0, got " << *sinks;
+    if (!getWindow())
+      return emitOpError() << "'sinks' requires 'window'";
+  }
+  return verifyResultShape(*this, {q[0], q[1], q[2], v[3]}, getResult());
+}
+
+//===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//
 

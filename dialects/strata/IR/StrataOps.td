@@ -462,6 +462,69 @@ def Strata_AttentionOp : Strata_Op<"attention",
 }
 
 //===----------------------------------------------------------------------===//
+// KV cache
+//===----------------------------------------------------------------------===//
+
+def Strata_CacheWriteOp : Strata_Op<"cache_write",
+    [AllTypesMatch<["cache", "result"]>,
+     AllElementTypesMatch<["cache", "update"]>]> {
+  let summary = "writes each row's new keys or values into its cache slot";
+  let description = [{
+    The cache `[slots, H, context, D]` with `update[b, h, t, :]` stored at
+    `[slots[b], h, positions[b] + t, :]` for every row `b` of
+    `update [B, H, T, D]`; the rest of the cache is unchanged. `slots` and
+    `positions` are `[B]`. A slot outside `[0, slots)` or a position range
+    outside `[0, context)` fails the run (a run-time input check). Made by
+    `strata-split-prefill-decode` from the key/value tensors feeding an
+    attention; the cache is a state tensor the result is written back to.
+
+    ```mlir
+    %k1 = strata.cache_write %kc, %k, %slots, %pos : (tensor<8x4x1024x64xf32>, tensor<?x4x1x64xf32>, tensor<?xi64>, tensor<?xi64>) -> tensor<8x4x1024x64xf32>
+    ```
+  }];
+  let arguments = (ins Strata_FloatTensor:$cache, Strata_FloatTensor:$update,
+                   TensorRankOf<[I64], [1]>:$slots,
+                   TensorRankOf<[I64], [1]>:$positions);
+  let results = (outs Strata_FloatTensor:$result);
+  let assemblyFormat = [{
+    $cache `,` $update `,` $slots `,` $positions attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Strata_CacheAttentionOp : Strata_Op<"cache_attention",
+    [AllElementTypesMatch<["query", "key_cache", "value_cache", "result"]>]> {
+  let summary = "causal attention of each row over its own cache slot";
+  let description = [{
+    `query [B, H, T, D]` attends over slot `slots[b]` of
+    `key_cache [slots, Hkv, context, D]` and `value_cache [slots, Hkv,
+    context, Dv]`: row `b` sees its first `lengths[b]` keys (its T new
+    ones last), query `t` the keys `j <= t + lengths[b] - T` (causal,
+    aligned to the row's end), with `window` and `sinks` as in
+    `strata.attention` relative to that diagonal. `result [B, H, T, Dv]`.
+    `H` is a multiple of `Hkv`; `scale` defaults to `1/sqrt(D)`. Made by
+    `strata-split-prefill-decode` from a causal `strata.attention`.
+
+    ```mlir
+    %o = strata.cache_attention %q, %kc, %vc, %slots, %lengths : (tensor<?x12x1x64xf32>, tensor<8x4x1024x64xf32>, tensor<8x4x1024x64xf32>, tensor<?xi64>, tensor<?xi64>) -> tensor<?x12x1x64xf32>
+    ```
+  }];
+  let arguments = (ins Strata_FloatTensor:$query, Strata_FloatTensor:$key_cache,
+                   Strata_FloatTensor:$value_cache,
+                   TensorRankOf<[I64], [1]>:$slots,
+                   TensorRankOf<[I64], [1]>:$lengths,
+                   OptionalAttr<F32Attr>:$scale,
+                   OptionalAttr<I64Attr>:$window, OptionalAttr<I64Attr>:$sinks);
+  let results = (outs Strata_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key_cache `,` $value_cache `,` $slots `,` $lengths attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//
 

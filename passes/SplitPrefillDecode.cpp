@@ -1,0 +1,590 @@
+//===- SplitPrefillDecode.cpp - Prefill and decode entries of a decoder ---===//
+// SPDX-License-Identifier: Apache-2.0
+// From a causal decoder's `main` (token ids in, logits out, causal fused
+// attention), two more entries over the same weights and a KV cache held in
+// state tensors, with the inputs and outputs of the generation contract
+// (docs/design/prefill-decode.md). Both start as copies of `main`:
+// - each attention's new keys and values (the second operand of a
+//   `concat(past, new)` on the sequence axis, or the key and value
+//   themselves in a graph without past) are written into the layer's cache
+//   at the rows' slots and positions, and the attention reads the cache;
+// - the position ids the graph took as an input, or computed as
+//   `range(past_length, past_length + sequence)`, become the rows' own
+//   positions (rows of a decode call are at different positions);
+// - past inputs, present outputs and the attention mask go: the contract
+//   has no padding, and each row's key count comes from its position;
+// - prefill returns the logits of the chunk's last token, decode one row of
+//   logits per sequence.
+// A graph that does not look like a causal decoder is left alone; one that
+// does but uses a past or mask input in a way the split cannot carry over
+// (anything but the spellings above) keeps `main` only, with a warning
+// naming the op.
+
+#include "passes/Passes.h"
+
+#include "dialects/strata/IR/StrataOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <limits>
+
+namespace strata {
+
+#define GEN_PASS_DEF_SPLITPREFILLDECODEPASS
+#include "passes/Passes.h.inc"
+
+using namespace mlir;
+using namespace strata::ir;
+
+namespace {
+
+StringRef argName(func::FuncOp f, unsigned i) {
+  auto name = f.getArgAttrOfType<StringAttr>(i, "strata.name");
+  return name ? name.getValue() : StringRef();
+}
+
+StringRef resultName(func::FuncOp f, unsigned i) {
+  auto name = f.getResultAttrOfType<StringAttr>(i, "strata.name");
+  return name ? name.getValue() : StringRef();
+}
+
+bool isRank(Type t, int64_t rank) {
+  auto r = dyn_cast<RankedTensorType>(t);
+  return r && r.getRank() == rank;
+}
+
+/// The block argument |v| is, looking through tensor.cast.
+BlockArgument asArgument(Value v) {
+  while (auto cast = v.getDefiningOp<tensor::CastOp>())
+    v = cast.getSource();
+  return dyn_cast<BlockArgument>(v);
+}
+
+/// What the split found in `main`.
+struct DecoderShape {
+  unsigned inputIds;
+  unsigned logits;
+  std::optional<unsigned> positionIds, attentionMask;
+  /// Arguments that are past keys or values (each consumed by a concat).
+  llvm::SmallDenseSet<unsigned> pastArgs;
+  /// Per attention, in program order: its key and value caches' shapes.
+  SmallVector<std::pair<RankedTensorType, RankedTensorType>> caches;
+};
+
+/// The new keys or values of an attention operand: the second operand of
+/// a concat on the sequence axis whose first is a past argument, or the
+/// operand itself.
+Value newEntries(Value kv, const DecoderShape *shape = nullptr) {
+  if (auto concat = kv.getDefiningOp<ConcatOp>()) {
+    int64_t axis = concat.getAxis();
+    if (concat.getInputs().size() == 2 && (axis == 2 || axis == -2)) {
+      BlockArgument past = asArgument(concat.getInputs()[0]);
+      if (past && (!shape || shape->pastArgs.contains(past.getArgNumber())))
+        return concat.getInputs()[1];
+    }
+  }
+  return kv;
+}
+
+/// Whether every path from |v| back to the function's arguments reaches
+/// only |allowed| directly, and the others only through strata.shape: a
+/// mask built from the attention mask input and extents.
+bool dependsOnlyOn(Value v, std::optional<unsigned> allowed) {
+  SmallVector<Value> work{v};
+  llvm::SmallPtrSet<Value, 32> seen;
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    if (!seen.insert(x).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(x)) {
+      if (!allowed || arg.getArgNumber() != *allowed)
+        return false;
+      continue;
+    }
+    Operation *op = x.getDefiningOp();
+    if (isa<ShapeOp>(op))
+      continue;
+    for (Value operand : op->getOperands())
+      work.push_back(operand);
+  }
+  return true;
+}
+
+/// Whether |v| is computed from an extent of a past argument (or of the
+/// attention mask, whose length is past + new).
+bool derivesFromPastLength(Value v, const DecoderShape &shape) {
+  SmallVector<Value> work{v};
+  llvm::SmallPtrSet<Value, 32> seen;
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    if (!seen.insert(x).second || isa<BlockArgument>(x))
+      continue;
+    Operation *op = x.getDefiningOp();
+    if (auto s = dyn_cast<ShapeOp>(op)) {
+      if (BlockArgument arg = asArgument(s.getInput())) {
+        unsigned i = arg.getArgNumber();
+        if (shape.pastArgs.contains(i) || i == shape.attentionMask)
+          return true;
+      }
+      continue;
+    }
+    for (Value operand : op->getOperands())
+      work.push_back(operand);
+  }
+  return false;
+}
+
+/// Erases ops without uses or side effects (the graph is one block, so
+/// one pass from the end frees whole chains).
+void eraseDeadOps(func::FuncOp f) {
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(f.front())))
+    if (isOpTriviallyDead(&op))
+      op.erase();
+}
+
+class Splitter {
+public:
+  Splitter(ModuleOp module, int64_t slots, int64_t context, bool allLogits)
+      : module_(module), slots_(slots), context_(context),
+        allLogits_(allLogits) {}
+
+  /// Adds the entries; failure (with a warning emitted) leaves the module
+  /// as it was.
+  LogicalResult run() {
+    func::FuncOp main = findMain();
+    if (!main)
+      return success();
+    std::optional<DecoderShape> shape = analyze(main);
+    if (!shape)
+      return success();
+    if (failed(checkSupported(main, *shape)))
+      return failure();
+    func::FuncOp prefill = buildEntry(main, *shape, /*decode=*/false);
+    func::FuncOp decode = prefill ? buildEntry(main, *shape, true) : nullptr;
+    if (!prefill || !decode) {
+      if (prefill)
+        prefill.erase();
+      return failure();
+    }
+    return success();
+  }
+
+private:
+  func::FuncOp findMain() {
+    func::FuncOp main;
+    for (auto f : module_.getOps<func::FuncOp>()) {
+      if (f.isPrivate() || f.isExternal())
+        continue;
+      if (f.getSymName() == "prefill" || f.getSymName() == "decode")
+        return nullptr; // already split, or written by hand
+      if (f.getSymName() == "main")
+        main = f;
+    }
+    return main;
+  }
+
+  /// The decoder's parts, or nullopt if |main| is not a causal decoder.
+  std::optional<DecoderShape> analyze(func::FuncOp main) {
+    DecoderShape shape;
+    std::optional<unsigned> ids, logits;
+    for (unsigned i = 0; i < main.getNumArguments(); ++i) {
+      StringRef name = argName(main, i);
+      Type t = main.getArgument(i).getType();
+      if (name == "input_ids" && isRank(t, 2) &&
+          cast<RankedTensorType>(t).getElementType().isInteger())
+        ids = i;
+      else if (name == "position_ids" && isRank(t, 2))
+        shape.positionIds = i;
+      else if (name == "attention_mask")
+        shape.attentionMask = i;
+    }
+    for (unsigned i = 0; i < main.getNumResults(); ++i)
+      if (resultName(main, i) == "logits" && isRank(main.getResultTypes()[i], 3))
+        logits = i;
+    if (!ids || !logits)
+      return std::nullopt;
+    shape.inputIds = *ids;
+    shape.logits = *logits;
+    SmallVector<AttentionOp> attentions;
+    main.walk([&](AttentionOp op) { attentions.push_back(op); });
+    if (attentions.empty() ||
+        !llvm::all_of(attentions, [](AttentionOp op) { return op.getCausal(); }))
+      return std::nullopt;
+    for (AttentionOp op : attentions) {
+      for (Value kv : {op.getKey(), op.getValue()})
+        if (Value fresh = newEntries(kv); fresh != kv)
+          shape.pastArgs.insert(
+              asArgument(kv.getDefiningOp<ConcatOp>().getInputs()[0])
+                  .getArgNumber());
+      auto cacheType = [&](Value kv) {
+        auto t = cast<RankedTensorType>(kv.getType());
+        return RankedTensorType::get(
+            {slots_, t.getDimSize(1), context_, t.getDimSize(3)},
+            t.getElementType());
+      };
+      shape.caches.push_back({cacheType(op.getKey()), cacheType(op.getValue())});
+    }
+    return shape;
+  }
+
+  /// Emits a warning and fails unless every attention and input is one the
+  /// split carries over.
+  LogicalResult checkSupported(func::FuncOp main, const DecoderShape &shape) {
+    auto refuse = [&](Location loc, const Twine &why) {
+      emitWarning(loc) << "no prefill/decode entries (the artifact keeps "
+                       << "'main' only): " << why;
+      return failure();
+    };
+    LogicalResult result = success();
+    main.walk([&](AttentionOp op) {
+      if (failed(result))
+        return;
+      auto k = cast<RankedTensorType>(op.getKey().getType());
+      auto v = cast<RankedTensorType>(op.getValue().getType());
+      if (k.isDynamicDim(1) || k.isDynamicDim(3) || v.isDynamicDim(3))
+        result = refuse(op.getLoc(), "an attention's key/value heads or head "
+                                     "dims are not static");
+      else if (Value mask = op.getMask();
+               mask && !dependsOnlyOn(mask, shape.attentionMask))
+        result = refuse(op.getLoc(),
+                        "an attention's mask is not computed from the "
+                        "attention_mask input alone");
+    });
+    if (failed(result))
+      return failure();
+    for (unsigned i = 0; i < main.getNumArguments(); ++i) {
+      if (i == shape.inputIds || i == shape.positionIds ||
+          i == shape.attentionMask || shape.pastArgs.contains(i))
+        continue;
+      return refuse(main.getLoc(), "input '" + argName(main, i) +
+                                       "' has no counterpart in generation");
+    }
+    return success();
+  }
+
+  /// The contract's inputs and what the copied graph needs from them.
+  struct PhaseValues {
+    /// The token ids, as the graph's input_ids type.
+    Value ids;
+    /// [B, S] token positions (i64).
+    Value positions;
+    /// [B] per-row slot, first written position, keys seen after the call.
+    Value slots, writeStarts, lengths;
+  };
+
+  Value i64Constant(OpBuilder &b, Location loc, ArrayRef<int64_t> values,
+                    ArrayRef<int64_t> shape) {
+    auto type = RankedTensorType::get(shape, b.getI64Type());
+    return ConstantOp::create(b, loc, DenseElementsAttr::get(type, values));
+  }
+
+  Value reshape(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> shape) {
+    auto t = cast<RankedTensorType>(x.getType());
+    auto type = RankedTensorType::get(shape, t.getElementType());
+    if (type.hasStaticShape())
+      return ReshapeOp::create(b, loc, type, x, Value(), false);
+    SmallVector<int64_t> target(shape);
+    for (int64_t &d : target)
+      if (ShapedType::isDynamic(d))
+        d = -1;
+    Value s = i64Constant(b, loc, target, {int64_t(target.size())});
+    return ReshapeOp::create(b, loc, type, x, s, false);
+  }
+
+  Value castTo(OpBuilder &b, Location loc, Value x, Type type) {
+    if (x.getType() == type)
+      return x;
+    return tensor::CastOp::create(b, loc, type, x);
+  }
+
+  PhaseValues phaseInputs(OpBuilder &b, Location loc, func::FuncOp entry,
+                          unsigned first, Type idsType, bool decode) {
+    PhaseValues v;
+    Value ids = entry.getArgument(first);
+    Value a1 = entry.getArgument(first + 1), a2 = entry.getArgument(first + 2);
+    v.ids = castTo(b, loc, ids, idsType);
+    int64_t dyn = ShapedType::kDynamic;
+    if (decode) {
+      // slots [B], positions [B]: one new token per row.
+      v.slots = a1;
+      v.writeStarts = a2;
+      v.positions = reshape(b, loc, a2, {dyn, 1});
+      v.lengths = AddOp::create(b, loc, a2.getType(), a2,
+                                i64Constant(b, loc, {1}, {1}));
+      return v;
+    }
+    // slot [], start []: the chunk's n tokens at start .. start + n - 1.
+    auto scalar = RankedTensorType::get({}, b.getI64Type());
+    Value extent = ShapeOp::create(b, loc, RankedTensorType::get({1}, b.getI64Type()),
+                                   ids, b.getI64IntegerAttr(1),
+                                   b.getI64IntegerAttr(2));
+    Value n = reshape(b, loc, extent, {});
+    Value end = AddOp::create(b, loc, scalar, a2, n);
+    Value range = RangeOp::create(b, loc, RankedTensorType::get({dyn}, b.getI64Type()),
+                                  a2, end, i64Constant(b, loc, {1}, {}));
+    v.positions = reshape(b, loc, range, {1, dyn});
+    v.slots = reshape(b, loc, a1, {1});
+    v.writeStarts = reshape(b, loc, a2, {1});
+    v.lengths = reshape(b, loc, end, {1});
+    return v;
+  }
+
+  /// Replaces the gathers indexed by |range| (through reshapes) with
+  /// gathers of |positions|; false if a use is not such a chain.
+  bool replacePositionGathers(OpBuilder &b, Value range, Value positions) {
+    SmallVector<Value> work{range};
+    SmallVector<GatherOp> gathers;
+    while (!work.empty()) {
+      Value x = work.pop_back_val();
+      for (OpOperand &use : x.getUses()) {
+        Operation *user = use.getOwner();
+        if (auto r = dyn_cast<ReshapeOp>(user); r && use.getOperandNumber() == 0)
+          work.push_back(r.getResult());
+        else if (auto c = dyn_cast<CastOp>(user))
+          work.push_back(c.getResult());
+        else if (auto g = dyn_cast<GatherOp>(user);
+                 g && use.getOperandNumber() == 1 && g.getAxis() == 0)
+          gathers.push_back(g);
+        else if (!isa<ShapeOp>(user))
+          return false;
+      }
+    }
+    for (GatherOp g : gathers) {
+      b.setInsertionPoint(g);
+      auto data = cast<RankedTensorType>(g.getData().getType());
+      auto pos = cast<RankedTensorType>(positions.getType());
+      SmallVector<int64_t> shape(pos.getShape());
+      shape.append(data.getShape().begin() + 1, data.getShape().end());
+      auto type = RankedTensorType::get(shape, data.getElementType());
+      auto fresh = GatherOp::create(b, g.getLoc(), type, g.getData(), positions,
+                                    b.getI64IntegerAttr(0));
+      g.getResult().replaceAllUsesWith(fresh.getResult());
+      g.erase();
+    }
+    return true;
+  }
+
+  func::FuncOp buildEntry(func::FuncOp main, const DecoderShape &shape,
+                          bool decode) {
+    StringRef name = decode ? "decode" : "prefill";
+    auto entry = main.clone();
+    entry.setSymName(name);
+    module_.push_back(entry);
+    MLIRContext *ctx = module_.getContext();
+    OpBuilder b(ctx);
+    Location loc = NameLoc::get(StringAttr::get(ctx, name));
+    auto fail = [&](Location at, const Twine &why) {
+      emitWarning(at) << "no prefill/decode entries (the artifact keeps "
+                      << "'main' only): in the " << name << " entry, " << why;
+      entry.erase();
+      return func::FuncOp();
+    };
+    auto strings = [&](ArrayRef<StringRef> names) {
+      SmallVector<Attribute> attrs;
+      for (StringRef n : names)
+        attrs.push_back(StringAttr::get(ctx, n));
+      return ArrayAttr::get(ctx, attrs);
+    };
+    auto argAttrs = [&](StringRef argName, ArrayRef<StringRef> dims) {
+      return DictionaryAttr::get(
+          ctx, {b.getNamedAttr("strata.name", StringAttr::get(ctx, argName)),
+                b.getNamedAttr("strata.dims", strings(dims))});
+    };
+
+    // The contract's inputs, then one key and one value cache per layer.
+    unsigned oldArgs = entry.getNumArguments();
+    bool argumentsAdded = true;
+    auto addArgument = [&](unsigned index, Type type, DictionaryAttr attrs,
+                           Location at) {
+      if (failed(entry.insertArgument(index, type, attrs, at)))
+        argumentsAdded = false;
+    };
+    int64_t dyn = ShapedType::kDynamic;
+    auto i64 = b.getI64Type();
+    if (decode) {
+      addArgument(oldArgs, RankedTensorType::get({dyn, 1}, i64),
+                           argAttrs("input_ids", {"batch", ""}), loc);
+      addArgument(oldArgs + 1, RankedTensorType::get({dyn}, i64),
+                           argAttrs("slots", {"batch"}), loc);
+      addArgument(oldArgs + 2, RankedTensorType::get({dyn}, i64),
+                           argAttrs("positions", {"batch"}), loc);
+    } else {
+      addArgument(oldArgs, RankedTensorType::get({1, dyn}, i64),
+                           argAttrs("input_ids", {"", "prefill_length"}), loc);
+      addArgument(oldArgs + 1, RankedTensorType::get({}, i64),
+                           argAttrs("slot", {}), loc);
+      addArgument(oldArgs + 2, RankedTensorType::get({}, i64),
+                           argAttrs("start", {}), loc);
+    }
+    SmallVector<Value> cacheArgs;
+    SmallVector<StringAttr> stateNames;
+    for (auto [layer, types] : llvm::enumerate(shape.caches)) {
+      for (auto [kind, type] : {std::pair{"key", types.first},
+                                std::pair{"value", types.second}}) {
+        std::string state =
+            "kv_cache." + std::to_string(layer) + "." + kind;
+        unsigned index = entry.getNumArguments();
+        addArgument(
+            index, type,
+            DictionaryAttr::get(
+                ctx, {b.getNamedAttr("strata.state", b.getStringAttr(state)),
+                      b.getNamedAttr("strata.dims",
+                                     strings({"slots", "", "context", ""}))}),
+            loc);
+        cacheArgs.push_back(entry.getArgument(index));
+        stateNames.push_back(b.getStringAttr(state));
+      }
+    }
+
+    if (!argumentsAdded)
+      return fail(entry.getLoc(), "its inputs could not be added");
+    Block &body = entry.front();
+    b.setInsertionPointToStart(&body);
+    Value oldIds = entry.getArgument(shape.inputIds);
+    PhaseValues in = phaseInputs(b, loc, entry, oldArgs, oldIds.getType(), decode);
+    oldIds.replaceAllUsesWith(in.ids);
+    if (shape.positionIds) {
+      Value old = entry.getArgument(*shape.positionIds);
+      old.replaceAllUsesWith(castTo(b, loc, in.positions, old.getType()));
+    }
+
+    // Attention over the cache.
+    SmallVector<AttentionOp> attentions;
+    entry.walk([&](AttentionOp op) { attentions.push_back(op); });
+    SmallVector<Value> updatedCaches;
+    for (auto [layer, op] : llvm::enumerate(attentions)) {
+      b.setInsertionPoint(op);
+      Location at = op.getLoc();
+      Value k = newEntries(op.getKey(), &shape);
+      Value v = newEntries(op.getValue(), &shape);
+      Value kc = cacheArgs[2 * layer], vc = cacheArgs[2 * layer + 1];
+      Value k1 = CacheWriteOp::create(b, at, kc.getType(), kc, k, in.slots,
+                                      in.writeStarts);
+      Value v1 = CacheWriteOp::create(b, at, vc.getType(), vc, v, in.slots,
+                                      in.writeStarts);
+      auto attended = CacheAttentionOp::create(
+          b, at, op.getType(), op.getQuery(), k1, v1, in.slots, in.lengths,
+          op.getScaleAttr(), op.getWindowAttr(), op.getSinksAttr());
+      op.getResult().replaceAllUsesWith(attended.getResult());
+      op.erase();
+      updatedCaches.push_back(k1);
+      updatedCaches.push_back(v1);
+    }
+
+    // Position ids computed from the past length become the rows' own.
+    SmallVector<RangeOp> ranges;
+    entry.walk([&](RangeOp r) {
+      if (derivesFromPastLength(r.getStart(), shape))
+        ranges.push_back(r);
+    });
+    for (RangeOp r : ranges)
+      if (!replacePositionGathers(b, r.getResult(), in.positions))
+        return fail(r.getLoc(), "a range of positions from the past length is "
+                                "used other than to index a table");
+
+    // The outputs: the logits, then the caches.
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    Value logits = ret.getOperand(shape.logits);
+    b.setInsertionPoint(ret);
+    auto lt = cast<RankedTensorType>(logits.getType());
+    int64_t vocab = lt.getDimSize(2);
+    if (ShapedType::isDynamic(vocab))
+      return fail(ret.getLoc(), "the logits' vocabulary dim is not static");
+    SmallVector<Value> results;
+    SmallVector<DictionaryAttr> resultAttrs;
+    if (decode) {
+      results.push_back(reshape(b, loc, logits, {dyn, vocab}));
+      resultAttrs.push_back(argAttrs("logits", {"batch", ""}));
+    } else {
+      // The last position: slice [-1:] of the sequence axis.
+      auto last = SliceOp::create(
+          b, loc, RankedTensorType::get({lt.getDimSize(0), 1, vocab},
+                                        lt.getElementType()),
+          logits, i64Constant(b, loc, {-1}, {1}),
+          i64Constant(b, loc, {std::numeric_limits<int64_t>::max()}, {1}),
+          i64Constant(b, loc, {1}, {1}), b.getDenseI64ArrayAttr({1}));
+      results.push_back(reshape(b, loc, last, {1, vocab}));
+      resultAttrs.push_back(argAttrs("logits", {"", ""}));
+      if (allLogits_) {
+        results.push_back(reshape(b, loc, logits, {1, dyn, vocab}));
+        resultAttrs.push_back(
+            argAttrs("all_logits", {"", "prefill_length", ""}));
+      }
+    }
+    for (auto [i, cache] : llvm::enumerate(updatedCaches)) {
+      results.push_back(cache);
+      resultAttrs.push_back(DictionaryAttr::get(
+          ctx, {b.getNamedAttr("strata.state", stateNames[i])}));
+    }
+    func::ReturnOp::create(b, ret.getLoc(), results);
+    ret.erase();
+    eraseDeadOps(entry);
+
+    // The graph's own inputs must be gone now.
+    for (unsigned i = 0; i < oldArgs; ++i) {
+      Value old = entry.getArgument(i);
+      if (!old.use_empty())
+        return fail(old.getUses().begin()->getOwner()->getLoc(),
+                    "input '" + argName(main, i) + "' is still used by " +
+                        old.getUses().begin()->getOwner()->getName()
+                            .getStringRef());
+    }
+    llvm::BitVector erase(entry.getNumArguments());
+    erase.set(0, oldArgs);
+    if (failed(entry.eraseArguments(erase)))
+      return fail(entry.getLoc(), "its old inputs could not be removed");
+    SmallVector<Type> resultTypes;
+    for (Value r : results)
+      resultTypes.push_back(r.getType());
+    entry.setType(FunctionType::get(ctx, entry.getArgumentTypes(), resultTypes));
+    entry.setAllResultAttrs(resultAttrs);
+    entry->setAttr("strata.entry_kind", b.getStringAttr(name));
+    std::string problem;
+    {
+      ScopedDiagnosticHandler capture(ctx, [&](Diagnostic &diag) {
+        if (problem.empty())
+          problem = diag.str();
+        return success();
+      });
+      if (succeeded(verify(entry)))
+        problem.clear();
+      else if (problem.empty())
+        problem = "unknown";
+    }
+    if (!problem.empty())
+      return fail(entry.getLoc(), "the rewritten entry does not verify: " +
+                                      problem);
+    return entry;
+  }
+
+  ModuleOp module_;
+  int64_t slots_, context_;
+  bool allLogits_;
+};
+
+struct SplitPrefillDecodePass
+    : impl::SplitPrefillDecodePassBase<SplitPrefillDecodePass> {
+  using SplitPrefillDecodePassBase::SplitPrefillDecodePassBase;
+  void runOnOperation() override {
+    if (slots < 1 || context < 1) {
+      getOperation().emitError()
+          << "strata-split-prefill-decode needs slots and context >= 1";
+      return signalPassFailure();
+    }
+    // A failed split warned and left 'main' alone: not a pass failure.
+    (void)Splitter(getOperation(), slots, context, allLogits).run();
+  }
+};
+
+} // namespace
+} // namespace strata

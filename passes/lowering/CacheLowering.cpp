@@ -1,0 +1,156 @@
+//===- CacheLowering.cpp - KV cache ops to tensor and linalg ---------------===//
+// SPDX-License-Identifier: Apache-2.0
+// strata.cache_write becomes a loop of tensor.insert_slice over the rows
+// (each row lands at its own slot and position, so no single slice does);
+// the cache is a writable state argument, so bufferization writes it in
+// place. strata.cache_attention, when the runtime kernel does not take it
+// (codegen/cpu/AttentionToRuntime.cpp reads the slots in place), becomes
+// a gather of the rows' slots and a plain attention with a mask of the keys
+// each row sees: a copy of the cache rows, acceptable for the generic path.
+
+#include "passes/lowering/LoweringUtils.h"
+#include "passes/lowering/RuntimeChecks.h"
+
+#include "dialects/strata/IR/StrataOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+using namespace mlir;
+using namespace strata::ir;
+
+namespace strata::lowering {
+namespace {
+
+Value indexConstant(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+FailureOr<Value> lowerCacheWrite(CacheWriteOp op, CacheWriteOp::Adaptor adaptor,
+                                 ConversionPatternRewriter &rewriter) {
+  Location loc = op.getLoc();
+  Value cache = adaptor.getCache(), update = adaptor.getUpdate();
+  Value slots = adaptor.getSlots(), positions = adaptor.getPositions();
+  RankedTensorType cacheType = typeOf(cache);
+  Value count = dimValue(rewriter, loc, update, 2);
+  checkCacheRows(rewriter, loc, slots, positions, count,
+                 cacheType.getDimSize(0), cacheType.getDimSize(2));
+  Value zero = indexConstant(rewriter, loc, 0);
+  Value one = indexConstant(rewriter, loc, 1);
+  Value rows = dimValue(rewriter, loc, update, 0);
+  SmallVector<OpFoldResult> sizes = {
+      rewriter.getIndexAttr(1), rewriter.getIndexAttr(cacheType.getDimSize(1)),
+      count, rewriter.getIndexAttr(cacheType.getDimSize(3))};
+  SmallVector<OpFoldResult> strides(4, rewriter.getIndexAttr(1));
+  auto loop = scf::ForOp::create(
+      rewriter, loc, zero, rows, one, ValueRange{cache},
+      [&](OpBuilder &b, Location l, Value row, ValueRange carried) {
+        auto element = [&](Value tensor) -> Value {
+          Value v = tensor::ExtractOp::create(b, l, tensor, ValueRange{row});
+          return arith::IndexCastOp::create(b, l, b.getIndexType(), v);
+        };
+        Value slot = element(slots), position = element(positions);
+        SmallVector<OpFoldResult> from = {row, b.getIndexAttr(0),
+                                          b.getIndexAttr(0), b.getIndexAttr(0)};
+        SmallVector<OpFoldResult> to = {slot, b.getIndexAttr(0), position,
+                                        b.getIndexAttr(0)};
+        Value part =
+            tensor::ExtractSliceOp::create(b, l, update, from, sizes, strides);
+        Value written = tensor::InsertSliceOp::create(b, l, part, carried[0],
+                                                      to, sizes, strides);
+        scf::YieldOp::create(b, l, written);
+      });
+  return loop.getResult(0);
+}
+
+/// The keys row b sees at query t: j <= t + lengths[b] - T, narrowed by a
+/// window (and widened by its sinks) as strata.attention defines them.
+Value visibleKeysMask(OpBuilder &b, Location loc, CacheAttentionOp op,
+                      Value query, Value lengths, int64_t context) {
+  MLIRContext *ctx = b.getContext();
+  RankedTensorType q = typeOf(query);
+  auto maskType = RankedTensorType::get(
+      {q.getDimSize(0), 1, q.getDimSize(2), context}, b.getI1Type());
+  SmallVector<Value> dynamic;
+  if (q.isDynamicDim(0))
+    dynamic.push_back(dimValue(b, loc, query, 0));
+  if (q.isDynamicDim(2))
+    dynamic.push_back(dimValue(b, loc, query, 2));
+  Value init = emptyTensor(b, loc, maskType, dynamic);
+  Value queries = dimValue(b, loc, query, 2);
+  std::optional<int64_t> window = op.getWindow();
+  int64_t sinks = op.getSinks().value_or(0);
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {d(0)}, ctx),
+                                 AffineMap::getMultiDimIdentityMap(4, ctx)};
+  SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{maskType}, ValueRange{lengths}, ValueRange{init}, maps,
+      iterators, [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value length =
+            arith::IndexCastOp::create(nb, l, nb.getIndexType(), args[0]);
+        Value t = linalg::IndexOp::create(nb, l, 2);
+        Value j = linalg::IndexOp::create(nb, l, 3);
+        Value diagonal = arith::SubIOp::create(
+            nb, l, arith::AddIOp::create(nb, l, t, length), queries);
+        Value visible = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sle,
+                                              j, diagonal);
+        if (window) {
+          Value first = arith::SubIOp::create(
+              nb, l, diagonal, indexConstant(nb, l, *window));
+          Value inWindow = arith::CmpIOp::create(
+              nb, l, arith::CmpIPredicate::sgt, j, first);
+          Value sink = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt,
+                                             j, indexConstant(nb, l, sinks));
+          Value kept = arith::OrIOp::create(nb, l, inWindow, sink);
+          visible = arith::AndIOp::create(nb, l, visible, kept);
+        }
+        linalg::YieldOp::create(nb, l, visible);
+      });
+  return generic.getResult(0);
+}
+
+FailureOr<Value> lowerCacheAttention(CacheAttentionOp op,
+                                     CacheAttentionOp::Adaptor adaptor,
+                                     ConversionPatternRewriter &rewriter) {
+  Location loc = op.getLoc();
+  Value query = adaptor.getQuery(), slots = adaptor.getSlots(),
+        lengths = adaptor.getLengths();
+  RankedTensorType cacheType = typeOf(adaptor.getKeyCache());
+  int64_t context = cacheType.getDimSize(2);
+  Value queries = dimValue(rewriter, loc, query, 2);
+  checkCacheLengths(rewriter, loc, slots, lengths, queries,
+                    cacheType.getDimSize(0), context);
+  // Each row's slot, all of its context; the mask hides what it has not
+  // written.
+  auto gathered = [&](Value cache) -> Value {
+    RankedTensorType t = typeOf(cache);
+    auto type = RankedTensorType::get({typeOf(query).getDimSize(0),
+                                       t.getDimSize(1), t.getDimSize(2),
+                                       t.getDimSize(3)},
+                                      t.getElementType());
+    return GatherOp::create(rewriter, loc, type, cache, slots,
+                            rewriter.getI64IntegerAttr(0));
+  };
+  Value keys = gathered(adaptor.getKeyCache());
+  Value values = gathered(adaptor.getValueCache());
+  Value mask = visibleKeysMask(rewriter, loc, op, query, lengths, context);
+  auto attention = AttentionOp::create(
+      rewriter, loc, op.getType(), query, keys, values, mask,
+      op.getScaleAttr(), /*causal=*/nullptr, /*window=*/nullptr,
+      /*sinks=*/nullptr, /*mask_hidden=*/nullptr);
+  return attention.getResult();
+}
+
+} // namespace
+
+void populateCacheLoweringPatterns(RewritePatternSet &patterns) {
+  patterns.add<OneResultLowering<CacheWriteOp, lowerCacheWrite>,
+               OneResultLowering<CacheAttentionOp, lowerCacheAttention>>(
+      patterns.getContext());
+}
+
+} // namespace strata::lowering
