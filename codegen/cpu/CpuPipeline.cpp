@@ -45,6 +45,7 @@ void buildCpuLLVMPipeline(OpPassManager &pm, const CpuPipelineOptions &options) 
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createOrderConstantGlobalsPass());
   // State results are their arguments' buffers now (strata-cpu-entry-abi):
   // the ABI has no result for them.
   pm.addPass(createDropStateResultsPass());

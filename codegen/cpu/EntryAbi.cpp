@@ -108,6 +108,12 @@ struct EntryAbiPass : impl::EntryAbiPassBase<EntryAbiPass> {
         isState[i] = func.getArgAttr(i, kStateAttr) != nullptr;
       func.removeArgAttrsAttr();
       func.removeResAttrsAttr();
+      // For strata-cpu-drop-state-results, which must drop every one.
+      int64_t stateCount = llvm::count_if(
+          stateOf, [](BlockArgument state) { return state != nullptr; });
+      func->setAttr(kStateResultsAttr,
+                    IntegerAttr::get(IntegerType::get(&getContext(), 64),
+                                     stateCount));
       // Inputs are read-only (a write into one gets a copy first); states
       // are written in place.
       for (unsigned i = 0; i < func.getNumArguments(); ++i)

@@ -39,6 +39,9 @@ inline constexpr llvm::StringLiteral kParallelKernelAttr =
 /// the name), and the entry result carrying its updated value; both after
 /// the entry's inputs and outputs (kernel ABI: states follow the inputs).
 inline constexpr llvm::StringLiteral kStateAttr = "strata.state";
+/// On an entry from strata-cpu-entry-abi on: how many of its results (the
+/// last ones) are states' updated values.
+inline constexpr llvm::StringLiteral kStateResultsAttr = "strata.state_results";
 /// On a state argument: "per_sequence" (the default: dim 0 counts sequence
 /// slots) or "shared".
 inline constexpr llvm::StringLiteral kStateScopeAttr = "strata.state_scope";

@@ -63,6 +63,19 @@ def EntryAbiPass : Pass<"strata-cpu-entry-abi", "mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def OrderConstantGlobalsPass : Pass<"strata-cpu-order-constant-globals",
+                                     "mlir::ModuleOp"> {
+  let summary = "name and order bufferization's constant globals by first use";
+  let description = [{
+    One-shot bufferization makes a `memref.global` per distinct constant,
+    named `__constant_<shape>_<n>` in the order it visits functions, which
+    depends on pointer values when no function calls another (a module with
+    several entries). This renames them `__constant_<k>` by their first
+    `memref.get_global` in module order and puts them in that order, so that
+    two compiles of one model give the same bytes.
+  }];
+}
+
 def DropStateResultsPass : Pass<"strata-cpu-drop-state-results",
                                  "mlir::ModuleOp"> {
   let summary = "entry results that are their state arguments' buffers go";

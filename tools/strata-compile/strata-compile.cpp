@@ -78,6 +78,21 @@ cl::opt<bool> noRuntimeAttention(
     cl::desc("lower fused attention to generic loops and matmuls instead of "
              "the runtime's attention kernel (to measure what it buys)"));
 
+cl::opt<bool> noGenerationEntries(
+    cl::cat(compileOptions), "no-generation-entries",
+    cl::desc("leave out the prefill and decode entries a causal decoder gets "
+             "(docs/design/prefill-decode.md): the artifact has 'main' only"));
+cl::opt<int64_t> prefillChunk(
+    cl::cat(compileOptions), "prefill-chunk",
+    cl::desc("the most prompt tokens one prefill call takes (default: "
+             "--max-seq); longer prompts run in chunks"),
+    cl::init(0));
+cl::opt<std::string> prefillLogits(
+    cl::cat(compileOptions), "prefill-logits",
+    cl::desc("last (default): prefill returns the last position's logits; "
+             "all: also every position's, as output all_logits (scoring)"),
+    cl::init("last"));
+
 int fail(const llvm::Twine &message) {
   llvm::errs() << "strata-compile: error: " << message << "\n";
   return 1;
@@ -99,6 +114,15 @@ bool readOptions(strata::CompileInput &input, strata::CompileOptions &options) {
   options.fusion = !noFusion;
   options.runtimeAttention = !noRuntimeAttention;
   options.collectMissedFusions = report;
+  options.generation.entries = !noGenerationEntries;
+  if (prefillChunk < 0)
+    return bad("--prefill-chunk expects a count >= 1, got " +
+               llvm::Twine(int64_t(prefillChunk)));
+  options.generation.prefillChunk = prefillChunk;
+  if (prefillLogits != "last" && prefillLogits != "all")
+    return bad("--prefill-logits expects last or all, got '" + prefillLogits +
+               "'");
+  options.generation.allLogits = prefillLogits == "all";
   for (const std::string &spec : dimMaxima) {
     std::string name;
     int64_t max;

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "EntryInputs.h"
 #include "Generate.h"
 #include "Npy.h"
 #include "ToolErrors.h"
@@ -36,7 +37,12 @@ const char kUsage[] =
     "                  [--json] [--inspect] [--verify]\n"
     "       strata-run generate MODEL.strata --prompt TEXT ... (see\n"
     "                  strata-run generate --help)\n"
-    "  --entry NAME          entry point to run (default: the only one)\n"
+    "  --entry NAME          entry point to run (default: main, or the\n"
+    "                        only one)\n"
+    "  --steps FILE          run the steps of FILE on one session, in order\n"
+    "                        (states such as a KV cache carry over): one\n"
+    "                        per line, ENTRY NAME=FILE.npy ...; outputs of\n"
+    "                        step k go to --output-dir DIR/k/\n"
     "  --input NAME=FILE     a .npy file for input NAME (one per input)\n"
     "  --output-dir DIR      write each output as DIR/<name>.npy\n"
     "  --repeat N            run N times and report every run's time\n"
@@ -52,6 +58,7 @@ struct Options {
   std::string entry;
   std::vector<std::pair<std::string, std::string>> inputs;
   std::string outputDir;
+  std::string steps;
   long repeat = 1;
   long threads = 0;
   bool json = false;
@@ -81,12 +88,14 @@ std::string parseArgs(int argc, char **argv, Options *options) {
     } else if (arg == "--verify") {
       options->verify = true;
     } else if (arg == "--entry" || arg == "--input" || arg == "--output-dir" ||
-               arg == "--repeat" || arg == "--threads") {
+               arg == "--repeat" || arg == "--threads" || arg == "--steps") {
       const char *v = value(arg.c_str());
       if (!v)
         return arg + " needs a value";
       if (arg == "--entry") {
         options->entry = v;
+      } else if (arg == "--steps") {
+        options->steps = v;
       } else if (arg == "--output-dir") {
         options->outputDir = v;
       } else if (arg == "--repeat") {
@@ -120,19 +129,6 @@ std::string parseArgs(int argc, char **argv, Options *options) {
   if (options->artifact.empty())
     return "no artifact given";
   return "";
-}
-
-// The file name of an output: characters outside [A-Za-z0-9._-] become '_'.
-std::string sanitize(const std::string &name) {
-  std::string out = name;
-  for (char &c : out) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' &&
-        c != '-')
-      c = '_';
-  }
-  if (out == "." || out == "..")
-    out = "_" + out;
-  return out;
 }
 
 // "name: dtype[dims]" of a tensor or state signature.
@@ -275,17 +271,6 @@ std::string jsonNumber(double value) {
   return buffer;
 }
 
-// Owns the tensors of a run.
-struct TensorList {
-  std::vector<strata_tensor_t *> tensors;
-  ~TensorList() { clear(); }
-  void clear() {
-    for (strata_tensor_t *t : tensors)
-      strata_tensor_release(t);
-    tensors.clear();
-  }
-};
-
 int runTool(const Options &options) {
   strata_allocator_t allocator = strata_allocator_system();
   auto loadStart = std::chrono::steady_clock::now();
@@ -317,17 +302,25 @@ int runTool(const Options &options) {
     return 0;
   }
 
+  if (!options.steps.empty())
+    return runSteps(module, options.steps, options.outputDir, options.threads,
+                    options.json);
   const strata_entry_signature_t *entry = nullptr;
   if (options.entry.empty()) {
-    if (strata_module_entry_count(module) != 1) {
+    // `main` is the model as exported; other entries are named.
+    size_t count = strata_module_entry_count(module);
+    if (count == 1) {
+      entry = strata_module_entry(module, 0);
+    } else if (status = strata_module_find_entry(module, "main", &entry);
+               status) {
+      strata_status_free(status);
       std::string names;
-      for (size_t e = 0; e < strata_module_entry_count(module); ++e)
+      for (size_t e = 0; e < count; ++e)
         names +=
             (e ? ", " : "") + std::string(strata_module_entry(module, e)->name);
       return fail("the artifact has several entries (" + names +
-                  "); choose one with --entry");
+                  ") and none is 'main'; choose one with --entry");
     }
-    entry = strata_module_entry(module, 0);
   } else {
     status = strata_module_find_entry(module, options.entry.c_str(), &entry);
     if (status)
@@ -335,41 +328,11 @@ int runTool(const Options &options) {
   }
 
   // Inputs, matched by name.
-  std::map<std::string, std::string> files;
-  for (const auto &[name, file] : options.inputs) {
-    if (!files.emplace(name, file).second)
-      return fail("input '" + name + "' given twice");
-  }
   TensorList inputs;
-  for (size_t i = 0; i < entry->input_count; ++i) {
-    const strata_tensor_signature_t &signature = entry->inputs[i];
-    auto it = files.find(signature.name);
-    if (it == files.end())
-      return fail("missing --input " + std::string(signature.name) +
-                  "=FILE.npy (" + describeTensor(signature) + ")");
-    NpyArray array;
-    std::string error;
-    if (!readNpy(it->second, &array, &error))
-      return fail("input '" + std::string(signature.name) + "': " + error);
-    // NumPy has no bfloat16, fp8 or 4-bit types: raw codes stand for them.
-    if (!adaptToSignature(signature.dtype, &array, &error))
-      return fail(
-          "input '" + std::string(signature.name) + "' (" +
-          strata_dtype_name(static_cast<strata_dtype_t>(signature.dtype)) +
-          "): " + error);
-    strata_tensor_t *tensor = nullptr;
-    status = strata_tensor_create_copy(
-        static_cast<strata_dtype_t>(array.dtype),
-        static_cast<uint32_t>(array.shape.size()), array.shape.data(),
-        array.data.data(), array.data.size(), allocator, &tensor);
-    if (status)
-      return failStatus("input '" + std::string(signature.name) + "'", status);
-    inputs.tensors.push_back(tensor);
-    files.erase(it);
-  }
-  if (!files.empty())
-    return fail("entry '" + std::string(entry->name) + "' has no input '" +
-                files.begin()->first + "'");
+  std::string inputError;
+  if (!loadEntryInputs(*entry, options.inputs, allocator, &inputs,
+                       &inputError))
+    return fail(inputError);
 
   strata_session_options_t sessionOptions;
   strata_session_options_init(&sessionOptions);
@@ -409,18 +372,10 @@ int runTool(const Options &options) {
   // Outputs.
   std::vector<std::string> written(entry->output_count);
   if (!options.outputDir.empty()) {
-    mkdir(options.outputDir.c_str(), 0777); // may exist already
-    for (size_t o = 0; o < entry->output_count; ++o) {
-      strata_tensor_t *t = outputs.tensors[o];
-      std::string path =
-          options.outputDir + "/" + sanitize(entry->outputs[o].name) + ".npy";
-      std::string error;
-      if (!writeNpy(path, strata_tensor_dtype(t), strata_tensor_dims(t),
-                    strata_tensor_rank(t), strata_tensor_const_data(t),
-                    strata_tensor_byte_size(t), &error))
-        return fail(error);
-      written[o] = path;
-    }
+    std::string error;
+    if (!writeEntryOutputs(*entry, outputs, options.outputDir, &written,
+                           &error))
+      return fail(error);
   }
 
   std::vector<double> sorted = timesMs;

@@ -9,7 +9,7 @@
 //       CHECK:   return %[[OUT]] : memref<4xf32>
 // CHECK-LABEL: func.func private @helper
 //  CHECK-SAME:   -> memref<2x4xf32>
-func.func @step(%x: memref<4xf32>, %s: memref<2x4xf32>) -> (memref<4xf32>, memref<2x4xf32>) attributes {strata.entry} {
+func.func @step(%x: memref<4xf32>, %s: memref<2x4xf32>) -> (memref<4xf32>, memref<2x4xf32>) attributes {strata.entry, strata.state_results = 1 : i64} {
   %out = memref.alloc() : memref<4xf32>
   memref.copy %x, %out : memref<4xf32> to memref<4xf32>
   return %out, %s : memref<4xf32>, memref<2x4xf32>

@@ -7,7 +7,7 @@
 // reshape) are copied into fresh tensors, a computed result is not.
 // CHECK-LABEL: func.func @main
 //  CHECK-SAME:   (%[[X:.+]]: tensor<4x8xf32> {bufferization.writable = false}) -> (tensor<32xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
-//  CHECK-SAME:   attributes {llvm.emit_c_interface, strata.entry}
+//  CHECK-SAME:   attributes {llvm.emit_c_interface, strata.entry, strata.state_results = 0 : i64}
 //       CHECK:   %[[FLAT:.+]] = tensor.collapse_shape %[[X]]
 //       CHECK:   %[[FILL:.+]] = linalg.fill
 //       CHECK:   %[[COPY1:.+]] = linalg.copy ins(%[[FLAT]] : tensor<32xf32>)
