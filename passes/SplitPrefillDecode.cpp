@@ -144,11 +144,41 @@ bool derivesFromPastLength(Value v, const DecoderShape &shape) {
   return false;
 }
 
+/// Whether |v| is computed from a tensor's extent (a token count, when
+/// |ofInput|: of an input's).
+bool derivesFromExtent(Value v, bool ofInput) {
+  SmallVector<Value> work{v};
+  llvm::SmallPtrSet<Value, 32> seen;
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    if (!seen.insert(x).second || isa<BlockArgument>(x))
+      continue;
+    Operation *op = x.getDefiningOp();
+    if (auto s = dyn_cast<ShapeOp>(op)) {
+      if (!ofInput || asArgument(s.getInput()))
+        return true;
+      continue;
+    }
+    for (Value operand : op->getOperands())
+      work.push_back(operand);
+  }
+  return false;
+}
+
+/// Whether |v| is the integer constant |value| (any shape, all elements).
+bool isConstantInt(Value v, int64_t value) {
+  auto c = v.getDefiningOp<ConstantOp>();
+  auto dense = c ? dyn_cast<DenseIntElementsAttr>(c.getValue()) : nullptr;
+  return dense && llvm::all_of(dense.getValues<APInt>(), [&](const APInt &x) {
+           return x.getSExtValue() == value;
+         });
+}
+
 /// Erases ops without uses or side effects (the graph is one block, so
 /// one pass from the end frees whole chains).
-void eraseDeadOps(func::FuncOp f) {
+void eraseDeadOps(func::FuncOp f, Value keep = {}) {
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(f.front())))
-    if (isOpTriviallyDead(&op))
+    if (isOpTriviallyDead(&op) && (!keep || keep.getDefiningOp() != &op))
       op.erase();
 }
 
@@ -343,9 +373,12 @@ private:
   /// gathers of |positions|; false if a use is not such a chain.
   bool replacePositionGathers(OpBuilder &b, Value range, Value positions) {
     SmallVector<Value> work{range};
-    SmallVector<GatherOp> gathers;
+    llvm::SmallPtrSet<Value, 8> seen;
+    llvm::SetVector<GatherOp> gathers;
     while (!work.empty()) {
       Value x = work.pop_back_val();
+      if (!seen.insert(x).second)
+        continue;
       for (OpOperand &use : x.getUses()) {
         Operation *user = use.getOwner();
         if (auto r = dyn_cast<ReshapeOp>(user); r && use.getOperandNumber() == 0)
@@ -354,7 +387,7 @@ private:
           work.push_back(c.getResult());
         else if (auto g = dyn_cast<GatherOp>(user);
                  g && use.getOperandNumber() == 1 && g.getAxis() == 0)
-          gathers.push_back(g);
+          gathers.insert(g);
         else if (!isa<ShapeOp>(user))
           return false;
       }
@@ -370,6 +403,28 @@ private:
                                     b.getI64IntegerAttr(0));
       g.getResult().replaceAllUsesWith(fresh.getResult());
       g.erase();
+    }
+    return true;
+  }
+
+  /// Whether every use of |table| (through reshapes and casts) is the data
+  /// of a gather along axis 0, or its shape.
+  static bool indexesTablesOnly(Value table) {
+    SmallVector<Value> work{table};
+    while (!work.empty()) {
+      Value x = work.pop_back_val();
+      for (OpOperand &use : x.getUses()) {
+        Operation *user = use.getOwner();
+        if (auto r = dyn_cast<ReshapeOp>(user); r && use.getOperandNumber() == 0)
+          work.push_back(r.getResult());
+        else if (isa<tensor::CastOp>(user))
+          work.push_back(user->getResult(0));
+        else if (auto g = dyn_cast<GatherOp>(user);
+                 g && use.getOperandNumber() == 0 && g.getAxis() == 0)
+          continue;
+        else if (!isa<ShapeOp>(user))
+          return false;
+      }
     }
     return true;
   }
@@ -481,17 +536,6 @@ private:
       updatedCaches.push_back(v1);
     }
 
-    // Position ids computed from the past length become the rows' own.
-    SmallVector<RangeOp> ranges;
-    entry.walk([&](RangeOp r) {
-      if (derivesFromPastLength(r.getStart(), shape))
-        ranges.push_back(r);
-    });
-    for (RangeOp r : ranges)
-      if (!replacePositionGathers(b, r.getResult(), in.positions))
-        return fail(r.getLoc(), "a range of positions from the past length is "
-                                "used other than to index a table");
-
     // The outputs: the logits, then the caches.
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     Value logits = ret.getOperand(shape.logits);
@@ -528,7 +572,42 @@ private:
     }
     func::ReturnOp::create(b, ret.getLoc(), results);
     ret.erase();
+    // The rows' positions stay for the position rewrite below.
+    eraseDeadOps(entry, in.positions);
+
+    // Position ids the graph computes (range(past, past + n), or
+    // range(0, n) without past) become the rows' own; tables cut to the
+    // token count (rotary caches) are read whole, by position.
+    SmallVector<RangeOp> ranges;
+    entry.walk([&](RangeOp r) {
+      if (isConstantInt(r.getDelta(), 1) &&
+          (derivesFromPastLength(r.getStart(), shape) ||
+           (isConstantInt(r.getStart(), 0) &&
+            derivesFromExtent(r.getLimit(), /*ofInput=*/true))))
+        ranges.push_back(r);
+    });
+    for (RangeOp r : ranges)
+      if (!replacePositionGathers(b, r.getResult(), in.positions))
+        return fail(r.getLoc(), "a range of token positions is used other "
+                                "than to index a table");
+    SmallVector<SliceOp> cuts;
+    entry.walk([&](SliceOp s) {
+      if (s.getInput().getDefiningOp<ConstantOp>() &&
+          isConstantInt(s.getStarts(), 0) &&
+          derivesFromExtent(s.getEnds(), /*ofInput=*/false))
+        cuts.push_back(s);
+    });
+    for (SliceOp s : cuts) {
+      if (!indexesTablesOnly(s.getResult()))
+        return fail(s.getLoc(), "a table cut to the token count is used other "
+                                "than through a gather by position");
+      b.setInsertionPoint(s);
+      s.getResult().replaceAllUsesWith(
+          castTo(b, s.getLoc(), s.getInput(), s.getType()));
+      s.erase();
+    }
     eraseDeadOps(entry);
+
 
     // The graph's own inputs must be gone now.
     for (unsigned i = 0; i < oldArgs; ++i) {
