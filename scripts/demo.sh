@@ -4,9 +4,10 @@
 # 1. scripts/setup.sh (Debian packages + the pinned virtualenv)
 # 2. builds strata-compile and strata-run
 # 3. compiles the bundled trained byte-level GPT (test/models/fixtures/bytegpt,
-#    4.9M parameters trained on the World English Bible) into two artifacts,
-#    prefill and decode, sharing nothing but the model file
-# 4. generates text greedily from a prompt through the runtime
+#    4.9M parameters trained on the World English Bible) into one artifact
+#    with its prefill and decode entries over a KV cache
+# 4. generates text from a prompt in-process (strata-run generate), with
+#    sampling so that the text does not loop
 # Usage: scripts/demo.sh [PROMPT] [STEPS]
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -23,9 +24,9 @@ echo "==> build"
 cmake -G Ninja -S "$ROOT" -B "$BUILD" -DMLIR_DIR="$MLIR_DIR" >/dev/null
 ninja -C "$BUILD" strata-compile strata-run
 mkdir -p "$OUT"
-echo "==> compile $MODEL/{prefill,decode}.onnx"
-"$BUILD/bin/strata-compile" "$MODEL/prefill.onnx" -o "$OUT/prefill.strata" --max-batch 1 --max-seq 256
-"$BUILD/bin/strata-compile" "$MODEL/decode.onnx" -o "$OUT/decode.strata" --max-batch 1 --max-seq 256
-echo "==> generate ($STEPS bytes, greedy)"
-"$ROOT/.venv/bin/python" "$ROOT/scripts/generate.py" "$OUT/prefill.strata" \
-  "$OUT/decode.strata" --prompt "$PROMPT" --steps "$STEPS" --bin-dir "$BUILD/bin"
+echo "==> compile $MODEL/decode.onnx"
+"$BUILD/bin/strata-compile" "$MODEL/decode.onnx" -o "$OUT/bytegpt.strata" --max-batch 4 --max-seq 256
+echo "==> generate ($STEPS bytes, temperature 0.7, top-k 40)"
+"$BUILD/bin/strata-run" generate "$OUT/bytegpt.strata" --prompt "$PROMPT" \
+  --tokenizer byte --max-new-tokens "$STEPS" --temperature 0.7 --top-k 40 \
+  --seed 1

@@ -2,7 +2,7 @@
 # ===- test/e2e/check_fixtures.py - compiled fixtures match onnxruntime -----===#
 # Compiles every fixture model with strata-compile and runs each of its
 # "outputs" reference cases, and each "greedy" case (token ids of greedy
-# generation with the prefill/decode pair, compared exactly), (test/models/fixtures/<name>/ref/<case>/) with
+# generation through strata-run generate, compared exactly), (test/models/fixtures/<name>/ref/<case>/) with
 # strata-run, comparing every output with the onnxruntime reference saved
 # there. fp32 tolerance: max|y - ref| <= 1e-4 * max(1, max|ref|), i.e. a few
 # hundred ulps of accumulated rounding over the model's reductions, well
@@ -58,28 +58,36 @@ def run_case(bin_dir, artifact, case_dir, spec, out_dir):
 
 
 def check_greedy(bin_dir, fixture_dir, case_dir, spec, tmp):
-    """Greedy generation through the compiled prefill/decode pair reproduces
-    the onnxruntime token ids exactly."""
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
-        os.path.dirname(os.path.abspath(__file__)))), "scripts"))
-    import generate  # scripts/generate.py
-    artifacts = {}
-    for role in ("prefill", "decode"):
-        out = os.path.join(tmp, os.path.basename(fixture_dir) + "-" + role +
-                           ".strata")
-        ok, msg = compile_model(bin_dir, os.path.join(fixture_dir, spec[role]),
-                                out, [])
-        if not ok:
-            return False, f"compile {role}: {msg}"
-        artifacts[role] = out
+    """Greedy generation in-process (strata-run generate over the prefill and
+    decode entries every decoder export gets), all prompts in one batch,
+    reproduces the onnxruntime token ids exactly, from either export."""
     prompt = np.load(os.path.join(case_dir, "prompt_ids.npy")).astype(np.int64)
     want = np.load(os.path.join(case_dir, "generated_ids.npy"))
-    got = generate.greedy(os.path.join(bin_dir, "strata-run"),
-                          artifacts["prefill"], artifacts["decode"], prompt,
-                          want.shape[1], tmp)
-    if got.shape != want.shape or not (got == want).all():
-        bad = int((got != want).any(axis=1).sum())
-        return False, f"{bad} of {want.shape[0]} generations differ"
+    prompts = os.path.join(tmp, "greedy_prompts.txt")
+    with open(prompts, "w") as f:
+        for row in prompt:
+            f.write(",".join(str(int(t)) for t in row) + "\n")
+    for role in ("prefill", "decode"):
+        out = os.path.join(tmp, os.path.basename(fixture_dir) + "-" + role +
+                           "-gen.strata")
+        ok, msg = compile_model(bin_dir, os.path.join(fixture_dir, spec[role]),
+                                out, ["--max-batch", str(len(prompt))])
+        if not ok:
+            return False, f"compile {spec[role]}: {msg}"
+        proc = subprocess.run(
+            [os.path.join(bin_dir, "strata-run"), "generate", out,
+             "--batch-prompt-ids", prompts, "--max-new-tokens",
+             str(want.shape[1]), "--json"],
+            capture_output=True, text=True, timeout=600)
+        if proc.returncode != 0:
+            return False, f"generate ({spec[role]}): {proc.stderr.strip()}"
+        got = np.array([json.loads(line)["tokens"]
+                        for line in proc.stdout.splitlines()])
+        if got.shape != want.shape or not (got == want).all():
+            bad = int((got != want).any(axis=1).sum()) \
+                if got.shape == want.shape else len(want)
+            return False, f"{spec[role]}: {bad} of {want.shape[0]} " \
+                          "generations differ"
     return True, ""
 
 
@@ -115,7 +123,10 @@ def main():
             artifact = os.path.join(tmp, os.path.basename(fixture_dir) + "-" +
                                     spec["model"] + ".strata")
             if not os.path.exists(artifact):
-                ok, msg = compile_model(a.bin_dir, model, artifact, [])
+                # main only: the generation entries have their own check
+                # (check_generation.py).
+                ok, msg = compile_model(a.bin_dir, model, artifact,
+                                        ["--no-generation-entries"])
                 if not ok:
                     failed += 1
                     print(f"FAIL {label}: compile: {msg.splitlines()[-1] if msg else ''}")
