@@ -121,10 +121,13 @@ std::string Bench::loadModel(const std::string &path, const char *role,
     return path + ": cannot create a session: " + status.toString();
   model->loadSeconds = now() - start;
 
-  // The entry: the only one, else the one named after the role.
+  // The entry: the only one; else `main`, the export as it is (a decoder
+  // also has generation entries, whose contract this harness does not
+  // drive yet); else the one named after the role.
   size_t count = model->module.entryCount();
   if (count == 1) {
     model->entry = model->module.entry(0);
+  } else if (model->module.findEntry("main", &model->entry)) {
   } else {
     status = model->module.findEntry(role, &model->entry);
     if (!status)
