@@ -188,8 +188,14 @@ private:
     };
     if (rows) {
       // Row b reads batch slots[b] of the caches, its first lengths[b] keys.
+      // Contiguous (identity layout): the kernel reads them as arrays.
       auto address = [&](Value tensor) {
-        Value m = buffer(tensor);
+        auto t = cast<RankedTensorType>(tensor.getType());
+        auto view = bufferization::ToBufferOp::create(
+            b, loc, MemRefType::get(t.getShape(), t.getElementType()), tensor);
+        view.setReadOnly(true);
+        view->setAttr("strata.runtime_call", b.getI64IntegerAttr(calls_));
+        Value m = view;
         return i64ElementAddress(b, loc, m, metadata(m));
       };
       fields.push_back({STRATA_ATTN_KV_SLOTS, address(rows->first)});

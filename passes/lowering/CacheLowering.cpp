@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 using namespace mlir;
@@ -43,7 +44,7 @@ FailureOr<Value> lowerCacheWrite(CacheWriteOp op, CacheWriteOp::Adaptor adaptor,
   Value rows = dimValue(rewriter, loc, update, 0);
   SmallVector<OpFoldResult> sizes = {
       rewriter.getIndexAttr(1), rewriter.getIndexAttr(cacheType.getDimSize(1)),
-      count, rewriter.getIndexAttr(cacheType.getDimSize(3))};
+      getAsOpFoldResult(count), rewriter.getIndexAttr(cacheType.getDimSize(3))};
   SmallVector<OpFoldResult> strides(4, rewriter.getIndexAttr(1));
   auto loop = scf::ForOp::create(
       rewriter, loc, zero, rows, one, ValueRange{cache},

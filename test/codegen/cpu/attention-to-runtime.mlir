@@ -33,3 +33,25 @@ func.func @attention_f16(%q: tensor<1x4x8x16xf16>, %k: tensor<1x4x8x16xf16>, %v:
   %o = strata.attention %q, %k, %v : (tensor<1x4x8x16xf16>, tensor<1x4x8x16xf16>, tensor<1x4x8x16xf16>) -> tensor<1x4x8x16xf16>
   return %o : tensor<1x4x8x16xf16>
 }
+
+// Attention over a KV cache: the same kernel, the caches read in place
+// (their slot extent is the kernel's slot count), row b's slot and key
+// count passed by address (int64 elements), causal; the slots and lengths
+// are checked against the cache first.
+// CHECK-LABEL: func.func @cache_attention
+//       CHECK:   strata.check {{.+}}{kind = 8 : i64
+//       CHECK:   strata.check {{.+}}{kind = 9 : i64
+//       CHECK:   bufferization.to_buffer %arg1 read_only
+//       CHECK:   bufferization.to_buffer %arg2 read_only
+//       CHECK:   %[[SLOTS:.+]] = bufferization.to_buffer %arg3 read_only
+//       CHECK:   memref.extract_aligned_pointer_as_index %[[SLOTS]]
+//       CHECK:   arith.constant 8 : index
+//       CHECK:   %[[LENGTHS:.+]] = bufferization.to_buffer %arg4 read_only
+//       CHECK:   memref.extract_aligned_pointer_as_index %[[LENGTHS]]
+//       CHECK:   call @strata_rt_attention_f32
+//   CHECK-NOT:   strata.cache_attention
+func.func @cache_attention(%q: tensor<?x4x1x16xf32>, %k: tensor<3x2x64x16xf32>, %v: tensor<3x2x64x16xf32>,
+                           %slots: tensor<?xi64>, %lengths: tensor<?xi64>) -> tensor<?x4x1x16xf32> {
+  %o = strata.cache_attention %q, %k, %v, %slots, %lengths : (tensor<?x4x1x16xf32>, tensor<3x2x64x16xf32>, tensor<3x2x64x16xf32>, tensor<?xi64>, tensor<?xi64>) -> tensor<?x4x1x16xf32>
+  return %o : tensor<?x4x1x16xf32>
+}

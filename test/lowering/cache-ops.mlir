@@ -1,0 +1,36 @@
+// RUN: strata-opt %s --pass-pipeline='builtin.module(func.func(strata-lower-to-linalg))' | FileCheck %s
+
+// A cache write is a loop over the rows, each row's keys inserted at its
+// slot and position, after run-time checks of the slots (kind 8) and the
+// positions (kind 9) against the cache's extents.
+// CHECK-LABEL: func.func @write
+//       CHECK:   strata.check %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {input = "slots", kind = 8 : i64
+//       CHECK:   strata.check %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {input = "positions", kind = 9 : i64
+//       CHECK:   %[[R:.+]] = scf.for %[[B:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[C:.+]] = %arg0)
+//       CHECK:     %[[SLOT:.+]] = arith.index_cast
+//       CHECK:     %[[POS:.+]] = arith.index_cast
+//       CHECK:     %[[ROW:.+]] = tensor.extract_slice %arg1[%[[B]], 0, 0, 0] [1, 2, 1, 4]
+//       CHECK:     tensor.insert_slice %[[ROW]] into %[[C]][%[[SLOT]], 0, %[[POS]], 0] [1, 2, 1, 4]
+//       CHECK:   return %[[R]]
+func.func @write(%cache: tensor<3x2x8x4xf32>, %new: tensor<?x2x1x4xf32>,
+                 %slots: tensor<?xi64> {strata.name = "slots"},
+                 %positions: tensor<?xi64> {strata.name = "positions"}) -> tensor<3x2x8x4xf32> {
+  %0 = strata.cache_write %cache, %new, %slots, %positions : (tensor<3x2x8x4xf32>, tensor<?x2x1x4xf32>, tensor<?xi64>, tensor<?xi64>) -> tensor<3x2x8x4xf32>
+  return %0 : tensor<3x2x8x4xf32>
+}
+
+// The generic cache attention: checks, each row's slot gathered, the keys
+// a row sees (j <= t + length - T) as an i1 mask, then plain attention.
+// CHECK-LABEL: func.func @attend
+//       CHECK:   kind = 8 : i64
+//       CHECK:   kind = 9 : i64
+//       CHECK:   linalg.generic {{.+}} ins(%arg4 : tensor<?xi64>) outs(%{{.+}} : tensor<?x1x1x8xi1>)
+//       CHECK:     linalg.index 2
+//       CHECK:     linalg.index 3
+//       CHECK:     arith.cmpi sle
+//       CHECK:   strata.check
+func.func @attend(%q: tensor<?x4x1x4xf32>, %k: tensor<3x2x8x4xf32>, %v: tensor<3x2x8x4xf32>,
+                  %slots: tensor<?xi64>, %lengths: tensor<?xi64>) -> tensor<?x4x1x4xf32> {
+  %0 = strata.cache_attention %q, %k, %v, %slots, %lengths : (tensor<?x4x1x4xf32>, tensor<3x2x8x4xf32>, tensor<3x2x8x4xf32>, tensor<?xi64>, tensor<?xi64>) -> tensor<?x4x1x4xf32>
+  return %0 : tensor<?x4x1x4xf32>
+}
