@@ -30,6 +30,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 
@@ -172,6 +174,61 @@ bool isConstantInt(Value v, int64_t value) {
   return dense && llvm::all_of(dense.getValues<APInt>(), [&](const APInt &x) {
            return x.getSExtValue() == value;
          });
+}
+
+/// Whether |v| is a weight or another constant.
+bool isConstant(Value v) { return v.getDefiningOp<ConstantOp>() != nullptr; }
+
+/// The operand carrying the token rows through |op| if |op| computes each
+/// row (position) from that row alone, else null: the ops of an LM head
+/// (final norm, projection, casts and activations, reshapes that keep the
+/// last dim).
+Value rowWiseInput(Operation *op) {
+  auto lastDim = [](Value v) {
+    auto t = cast<RankedTensorType>(v.getType());
+    return t.getRank() ? t.getDimSize(t.getRank() - 1) : ShapedType::kDynamic;
+  };
+  if (auto r = dyn_cast<ReshapeOp>(op)) {
+    int64_t in = lastDim(r.getInput()), out = lastDim(r.getResult());
+    return !ShapedType::isDynamic(in) && in == out ? r.getInput() : Value();
+  }
+  if (isa<CastOp, GeluOp, SiluOp, TanhOp, SigmoidOp, ReluOp, NegOp>(op))
+    return op->getOperand(0);
+  auto lastAxis = [](Value input, int64_t axis) {
+    int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+    return axis == -1 || axis == rank - 1;
+  };
+  if (auto n = dyn_cast<LayerNormOp>(op))
+    return lastAxis(n.getInput(), n.getAxis()) ? n.getInput() : Value();
+  if (auto n = dyn_cast<RmsNormOp>(op))
+    return lastAxis(n.getInput(), n.getAxis()) ? n.getInput() : Value();
+  if (auto m = dyn_cast<MatmulOp>(op))
+    return isConstant(m.getRhs()) &&
+                   cast<RankedTensorType>(m.getRhs().getType()).getRank() == 2
+               ? m.getLhs()
+               : Value();
+  if (auto l = dyn_cast<LinearOp>(op))
+    return isConstant(l.getWeight()) ? l.getInput() : Value();
+  if (isa<AddOp, SubOp, MulOp, DivOp>(op)) {
+    Value a = op->getOperand(0), b = op->getOperand(1);
+    auto small = [](Value v) {
+      return isConstant(v) &&
+             cast<RankedTensorType>(v.getType()).getRank() <= 1;
+    };
+    if (small(b))
+      return a;
+    if (small(a))
+      return b;
+  }
+  return Value();
+}
+
+/// Whether |op| only computes shapes (integer results of rank <= 1).
+bool isShapeArithmetic(Operation *op) {
+  return llvm::all_of(op->getResultTypes(), [](Type t) {
+    auto r = dyn_cast<RankedTensorType>(t);
+    return r && r.getRank() <= 1 && r.getElementType().isInteger();
+  });
 }
 
 /// Erases ops without uses or side effects (the graph is one block, so
@@ -429,6 +486,56 @@ private:
     return true;
   }
 
+  /// |logits| ([1, n, V]) computed for the last position only: the LM
+  /// head (the row-wise ops between the last hidden state and the logits)
+  /// is copied after a slice of that state's last row. |logits| itself if
+  /// the head is not row-wise.
+  Value lastPositionLogits(OpBuilder &b, Value logits) {
+    // The deepest rank-3 value the row-wise chain starts from.
+    Value hidden;
+    for (Value v = logits; Operation *op = v.getDefiningOp();) {
+      Value in = rowWiseInput(op);
+      if (!in)
+        break;
+      if (cast<RankedTensorType>(in.getType()).getRank() == 3)
+        hidden = in;
+      v = in;
+    }
+    if (!hidden)
+      return logits;
+    // Everything between: the head and the shape arithmetic of its
+    // reshapes.
+    SetVector<Operation *> forward, backward;
+    getForwardSlice(hidden, &forward);
+    BackwardSliceOptions options;
+    options.inclusive = true;
+    if (failed(getBackwardSlice(logits, &backward, options)))
+      return logits;
+    SmallVector<Operation *> head;
+    for (Operation *op : forward)
+      if (backward.contains(op)) {
+        if (!rowWiseInput(op) && !isShapeArithmetic(op))
+          return logits;
+        head.push_back(op);
+      }
+    llvm::sort(head, [](Operation *x, Operation *y) {
+      return x->isBeforeInBlock(y);
+    });
+    Location loc = logits.getLoc();
+    auto t = cast<RankedTensorType>(hidden.getType());
+    auto lastType = RankedTensorType::get({t.getDimSize(0), 1, t.getDimSize(2)},
+                                          t.getElementType());
+    Value last = SliceOp::create(
+        b, loc, lastType, hidden, i64Constant(b, loc, {-1}, {1}),
+        i64Constant(b, loc, {std::numeric_limits<int64_t>::max()}, {1}),
+        i64Constant(b, loc, {1}, {1}), b.getDenseI64ArrayAttr({1}));
+    IRMapping map;
+    map.map(hidden, castTo(b, loc, last, t));
+    for (Operation *op : head)
+      b.clone(*op, map);
+    return map.lookup(logits);
+  }
+
   func::FuncOp buildEntry(func::FuncOp main, const DecoderShape &shape,
                           bool decode) {
     StringRef name = decode ? "decode" : "prefill";
@@ -550,6 +657,12 @@ private:
       results.push_back(reshape(b, loc, logits, {dyn, vocab}));
       resultAttrs.push_back(argAttrs("logits", {"batch", ""}));
     } else {
+      Value all = logits;
+      // The head runs on the last position only, unless every position's
+      // logits are asked for.
+      if (!allLogits_)
+        logits = lastPositionLogits(b, logits);
+      lt = cast<RankedTensorType>(logits.getType());
       // The last position: slice [-1:] of the sequence axis.
       auto last = SliceOp::create(
           b, loc, RankedTensorType::get({lt.getDimSize(0), 1, vocab},
@@ -560,7 +673,7 @@ private:
       results.push_back(reshape(b, loc, last, {1, vocab}));
       resultAttrs.push_back(argAttrs("logits", {"", ""}));
       if (allLogits_) {
-        results.push_back(reshape(b, loc, logits, {1, dyn, vocab}));
+        results.push_back(reshape(b, loc, all, {1, dyn, vocab}));
         resultAttrs.push_back(
             argAttrs("all_logits", {"", "prefill_length", ""}));
       }

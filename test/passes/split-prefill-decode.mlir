@@ -19,7 +19,9 @@
 //       CHECK:   %[[K:.+]] = strata.cache_write %[[KC]]
 //       CHECK:   %[[V:.+]] = strata.cache_write %[[VC]]
 //       CHECK:   strata.cache_attention %{{.+}}, %[[K]], %[[V]]
-//       CHECK:   strata.slice
+// The LM head runs on the last position only.
+//       CHECK:   strata.slice {{.+}} -> tensor<?x1x4xf32>
+//       CHECK:   strata.matmul
 //       CHECK:   return %{{.+}}, %[[K]], %[[V]]
 // CHECK-LABEL: func.func @decode(
 //  CHECK-SAME:     tensor<?x1xi64> {strata.dims = ["batch", ""], strata.name = "input_ids"}
