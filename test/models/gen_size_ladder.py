@@ -26,6 +26,8 @@ import export_bytegpt  # noqa: E402
 SIZES = {
     "gpt2-small": dict(vocab=50257, n_positions=1024, hidden=768, layers=12, heads=12),
     "gpt2-medium": dict(vocab=50257, n_positions=1024, hidden=1024, layers=24, heads=16),
+    # GPT-2-small with 2048 positions: long generations (bench/generation.py).
+    "gpt2-small-2k": dict(vocab=50257, n_positions=2048, hidden=768, layers=12, heads=12),
 }
 VERSION = 1  # bump when the generated graphs change
 
