@@ -88,6 +88,9 @@ def SplitPrefillDecodePass : Pass<"strata-split-prefill-decode",
            "tokens one sequence may hold">,
     Option<"allLogits", "all-logits", "bool", "false",
            "prefill also returns every position's logits (all_logits)">,
+    Option<"source", "source", "std::string", "\"main\"",
+           "the function the entries are made from: main, or a private "
+           "with-past twin of it (two exports compiled together)">,
   ];
   let dependentDialects = ["::strata::ir::StrataDialect",
                            "::mlir::tensor::TensorDialect"];

@@ -241,14 +241,15 @@ void eraseDeadOps(func::FuncOp f, Value keep = {}) {
 
 class Splitter {
 public:
-  Splitter(ModuleOp module, int64_t slots, int64_t context, bool allLogits)
+  Splitter(ModuleOp module, int64_t slots, int64_t context, bool allLogits,
+           StringRef source)
       : module_(module), slots_(slots), context_(context),
-        allLogits_(allLogits) {}
+        allLogits_(allLogits), source_(source) {}
 
   /// Adds the entries; failure (with a warning emitted) leaves the module
   /// as it was.
   LogicalResult run() {
-    func::FuncOp main = findMain();
+    func::FuncOp main = findSource();
     if (!main)
       return success();
     std::optional<DecoderShape> shape = analyze(main);
@@ -267,17 +268,15 @@ public:
   }
 
 private:
-  func::FuncOp findMain() {
-    func::FuncOp main;
-    for (auto f : module_.getOps<func::FuncOp>()) {
-      if (f.isPrivate() || f.isExternal())
-        continue;
-      if (f.getSymName() == "prefill" || f.getSymName() == "decode")
+  /// The graph the entries are made from: `main`, or the private
+  /// function |source_| names (the with-past twin of `main`).
+  func::FuncOp findSource() {
+    for (auto f : module_.getOps<func::FuncOp>())
+      if (!f.isPrivate() && !f.isExternal() &&
+          (f.getSymName() == "prefill" || f.getSymName() == "decode"))
         return nullptr; // already split, or written by hand
-      if (f.getSymName() == "main")
-        main = f;
-    }
-    return main;
+    auto source = module_.lookupSymbol<func::FuncOp>(source_);
+    return source && !source.isExternal() ? source : nullptr;
   }
 
   /// The decoder's parts, or nullopt if |main| is not a causal decoder.
@@ -541,6 +540,7 @@ private:
     StringRef name = decode ? "decode" : "prefill";
     auto entry = main.clone();
     entry.setSymName(name);
+    entry.setPublic();
     module_.push_back(entry);
     MLIRContext *ctx = module_.getContext();
     OpBuilder b(ctx);
@@ -762,6 +762,7 @@ private:
   ModuleOp module_;
   int64_t slots_, context_;
   bool allLogits_;
+  std::string source_;
 };
 
 struct SplitPrefillDecodePass
@@ -774,7 +775,7 @@ struct SplitPrefillDecodePass
       return signalPassFailure();
     }
     // A failed split warned and left 'main' alone: not a pass failure.
-    (void)Splitter(getOperation(), slots, context, allLogits).run();
+    (void)Splitter(getOperation(), slots, context, allLogits, source).run();
   }
 };
 

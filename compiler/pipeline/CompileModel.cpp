@@ -12,6 +12,7 @@
 #include "compiler/import/OnnxImporter.h"
 #include "compiler/pipeline/EntrySignature.h"
 #include "compiler/pipeline/Pipelines.h"
+#include "compiler/pipeline/SharedWeights.h"
 #include "dialects/strata/IR/StrataDialect.h"
 #include "passes/Passes.h"
 
@@ -102,6 +103,32 @@ OwningOpRef<ModuleOp> loadModule(MLIRContext &context,
   return import::importOnnxModel(context, storage);
 }
 
+constexpr llvm::StringLiteral kWithPastName = "main_with_past";
+
+/// Imports the with-past export of |input| next to `main`, as the private
+/// function main_with_past, and stores the weights both graphs hold once.
+LogicalResult addWithPastGraph(MLIRContext &context, const CompileInput &input,
+                               import::ModelStorage &storage, ModuleOp module) {
+  Location loc = FileLineColLoc::get(&context, input.withPastPath, 0, 0);
+  if (llvm::StringRef(input.modelPath).ends_with(".mlir"))
+    return emitError(loc) << "a with-past export goes with an ONNX model, "
+                          << "not with '" << input.modelPath << "'";
+  if (llvm::Error err = storage.load(input.withPastPath))
+    return emitError(loc) << llvm::toString(std::move(err));
+  OwningOpRef<ModuleOp> twin = import::importOnnxModel(context, storage);
+  if (!twin)
+    return failure();
+  auto graph = twin->lookupSymbol<func::FuncOp>("main");
+  if (!graph)
+    return emitError(loc) << "the with-past export has no graph";
+  graph->remove();
+  graph.setSymName(kWithPastName);
+  graph.setPrivate();
+  module.push_back(graph);
+  shareIdenticalWeights(module);
+  return success();
+}
+
 /// Runs the fusion pipeline; with |collect| its near-miss remarks go to
 /// |missed| instead of the diagnostic handlers.
 LogicalResult runFusion(ModuleOp module, const CompileOptions &options,
@@ -149,7 +176,8 @@ GenerationDims generationDims(const CompileOptions &options) {
 /// the maxima of their dims in |dims|.
 LogicalResult addGenerationEntries(ModuleOp module,
                                    const CompileOptions &options,
-                                   DimMaximaOptions &dims) {
+                                   DimMaximaOptions &dims,
+                                   llvm::StringRef source) {
   if (!options.generation.entries)
     return success();
   GenerationDims g = generationDims(options);
@@ -159,6 +187,7 @@ LogicalResult addGenerationEntries(ModuleOp module,
   split.slots = g.slots;
   split.context = g.context;
   split.allLogits = options.generation.allLogits;
+  split.source = source.str();
   pm.addPass(createSplitPrefillDecodePass(split));
   // The new entries' shape arithmetic folds against their static extents.
   OpPassManager &fn = pm.nest<func::FuncOp>();
@@ -220,14 +249,24 @@ FailureOr<CompiledArtifact> compileModel(MLIRContext &context,
   OwningOpRef<ModuleOp> module = loadModule(context, input, storage, modelLoc);
   if (!module)
     return failure();
+  import::ModelStorage withPastStorage;
+  bool withPast = !input.withPastPath.empty();
+  if (withPast &&
+      failed(addWithPastGraph(context, input, withPastStorage, *module)))
+    return failure();
   rep.importedOps = countOps(*module);
   clock.done("import");
 
   if (failed(runFusion(*module, options, rep.missedFusions)))
     return failure();
   DimMaximaOptions dims = options.dims;
-  if (failed(addGenerationEntries(*module, options, dims)))
+  if (failed(addGenerationEntries(*module, options, dims,
+                                  withPast ? kWithPastName : "main")))
     return failure();
+  // The with-past graph served the entries; it is not one.
+  if (withPast)
+    if (auto twin = module->lookupSymbol<func::FuncOp>(kWithPastName))
+      twin.erase();
   rep.fusedOps = countOps(*module);
   rep.fusionDone = true;
   clock.done("fusion");

@@ -31,6 +31,11 @@ struct CompileInput {
   /// writes it): every public function becomes an entry, and functions may
   /// share weights (one copy in the artifact).
   std::string modelPath;
+  /// Optional: the with-past export of the same decoder (ONNX), compiled
+  /// together with |modelPath| (its graph without past, entry "main"): the
+  /// prefill and decode entries come from this graph, and weights equal in
+  /// both are stored once.
+  std::string withPastPath;
   /// Graph inputs frozen to the TensorProto in a file (NAME, FILE); ONNX
   /// models only.
   std::vector<std::pair<std::string, std::string>> bindings;

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # ===- test/e2e/check_generation.py - prefill/decode match onnxruntime -----===#
 # For every decoder fixture (a graph without past, one with past/present,
-# and the trained model's two exports), compiles the ONNX file with default
-# options (it gets the prefill and decode entries) and replays on one
+# and the pair of them compiled together), compiles with default options
+# (the artifact gets the prefill and decode entries) and replays on one
 # session, with `strata-run --steps`:
 # - prefill of a prompt, then decode steps teacher-forced with the rest of
 #   the token sequence: each step's logits against onnxruntime's logits of
@@ -107,10 +107,13 @@ def decode_step(tmp, tag, ids, slots, positions):
         "positions": save(tmp, tag + "_pos", np.array(positions, np.int64))})
 
 
-def check_model(bin_dir, model, vocab, tmp, tag):
+def check_model(bin_dir, model, vocab, tmp, tag, compile_inputs=None):
+    """|compile_inputs|: what strata-compile gets (default |model|; a
+    decoder and its with-past export for the pair form)."""
     artifact = os.path.join(tmp, tag + ".strata")
-    proc = subprocess.run([os.path.join(bin_dir, "strata-compile"), model,
-                           "-o", artifact, "--quiet", "--max-seq",
+    proc = subprocess.run([os.path.join(bin_dir, "strata-compile")] +
+                          (compile_inputs or [model]) +
+                          ["-o", artifact, "--quiet", "--max-seq",
                            str(MAX_SEQ), "--max-batch", "4"],
                           capture_output=True, text=True, timeout=900)
     if proc.returncode != 0:
@@ -189,6 +192,34 @@ def main():
                 tag = re.sub(r"[^A-Za-z0-9]", "_", label)
                 try:
                     problem = check_model(a.bin_dir, model, vocab, tmp, tag)
+                except RuntimeError as e:
+                    problem = str(e)
+                print(("PASS " if not problem else "FAIL ") + label +
+                      ("" if not problem else f": {problem}"), flush=True)
+                passed += not problem
+                failed += bool(problem)
+            # The pair form: the export without past and its with-past twin
+            # (same weights) compiled together.
+            pair = None
+            if os.path.basename(fixture).endswith("_prefill"):
+                twin = fixture[:-len("_prefill")] + "_past"
+                if os.path.isfile(os.path.join(twin, "model.onnx")):
+                    pair = [os.path.join(fixture, "model.onnx"),
+                            os.path.join(twin, "model.onnx")]
+            elif "prefill" in meta and "decode" in meta:
+                pair = [os.path.join(fixture, meta["prefill"]),
+                        os.path.join(fixture, meta["decode"])]
+            if pair:
+                label = os.path.relpath(pair[0], a.models_dir) + " + " + \
+                    os.path.basename(os.path.dirname(pair[1])) + "/" + \
+                    os.path.basename(pair[1])
+                if a.filter and not re.search(a.filter, label):
+                    continue
+                vocab = meta.get("vocab")
+                tag = re.sub(r"[^A-Za-z0-9]", "_", label)
+                try:
+                    problem = check_model(a.bin_dir, pair[1], vocab, tmp, tag,
+                                          compile_inputs=pair)
                 except RuntimeError as e:
                     problem = str(e)
                 print(("PASS " if not problem else "FAIL ") + label +

@@ -29,10 +29,10 @@ namespace {
 // --help lists these; LLVM's and MLIR's own options (such as
 // --mlir-print-debuginfo) still work but are not listed.
 cl::OptionCategory compileOptions("strata-compile options");
-cl::opt<std::string> inputPath(cl::cat(compileOptions), cl::Positional,
-                               cl::desc("<model.onnx|model.onnxtext|"
-                                        "model.mlir>"),
-                               cl::Required);
+cl::list<std::string> inputPaths(
+    cl::cat(compileOptions), cl::Positional,
+    cl::desc("<model.onnx|model.onnxtext|model.mlir> [with-past.onnx]"),
+    cl::OneOrMore);
 cl::opt<std::string> outputPath(cl::cat(compileOptions), "o",
                                 cl::desc("output file"), cl::value_desc("file"),
                                 cl::Required);
@@ -102,7 +102,12 @@ bool bad(const llvm::Twine &message) { return fail(message) == 0; }
 
 /// The command line as driver options; false after printing a problem.
 bool readOptions(strata::CompileInput &input, strata::CompileOptions &options) {
-  input.modelPath = inputPath;
+  if (inputPaths.size() > 2)
+    return bad("expected one model, or a decoder and its with-past export, "
+               "got " + llvm::Twine(int64_t(inputPaths.size())) + " inputs");
+  input.modelPath = inputPaths[0];
+  if (inputPaths.size() == 2)
+    input.withPastPath = inputPaths[1];
   for (const std::string &spec : bindings) {
     auto [name, file] = llvm::StringRef(spec).split('=');
     input.bindings.push_back({name.str(), file.str()});
