@@ -11,6 +11,8 @@
 # - four sequences with different prompt lengths in four slots, decoded in
 #   one batch (rows at different positions): each row against its own
 #   sequence's reference.
+# - hostile calls (a slot outside the cache, a position at the context, a
+#   prefill chunk running past it): INVALID_ARGUMENT naming the cache.
 # fp32 tolerance as test/e2e/check_fixtures.py: max|y - ref| <= 1e-4 *
 # max(1, max|ref|) (the cached form sums the same products in another
 # order; a wrong position, slot or mask moves logits by >= 1e-2).
@@ -161,6 +163,33 @@ def check_model(bin_dir, model, vocab, tmp, tag, compile_inputs=None):
             problems.append(compare(logits[r], refs[b][positions[b]],
                                     f"batched row {b} at {positions[b]}"))
         positions = [q + 1 if q < SEQUENCE else q for q in positions]
+    # Hostile calls: a clear INVALID_ARGUMENT naming the cache, no crash.
+    tok = seqs[0][0, :1]
+    hostile = [
+        ("slot 99", [decode_step(tmp, tag + "_h1", tok, [99], [0])],
+         "KV cache slot 99 is outside [0, 4)"),
+        ("slot -1", [decode_step(tmp, tag + "_h2", tok, [-1], [0])],
+         "KV cache slot -1 is outside [0, 4)"),
+        ("position at context",
+         [decode_step(tmp, tag + "_h3", tok, [0], [MAX_SEQ])],
+         f"KV cache positions [{MAX_SEQ}, {MAX_SEQ + 1}) fall outside the "
+         f"context [0, {MAX_SEQ})"),
+        ("prefill past the context",
+         prefill_steps(tmp, tag + "_h4", seqs[0][:, :3], 0, 3)[:1],
+         None)]
+    # A chunk of 3 at start context - 2.
+    hostile[3][1][0][1]["start"] = save(tmp, tag + "_h4s",
+                                        np.array(MAX_SEQ - 2, np.int64))
+    hostile[3] = (hostile[3][0], hostile[3][1],
+                  f"KV cache positions [{MAX_SEQ - 2}, {MAX_SEQ + 1}) fall "
+                  f"outside the context [0, {MAX_SEQ})")
+    for what, steps, message in hostile:
+        try:
+            replay(bin_dir, artifact, steps, tmp, tag + "_hostile")
+            problems.append(f"{what}: accepted")
+        except RuntimeError as e:
+            if "INVALID_ARGUMENT" not in str(e) or message not in str(e):
+                problems.append(f"{what}: {e}")
     problems = [x for x in problems if x]
     return "; ".join(problems[:3]) if problems else None
 
