@@ -157,6 +157,17 @@ TEST_P(MatmulKernelTest, SingleRowUnpacked) {
     }
 }
 
+// A decode batch (up to 16 rows) streams each panel over the whole k:
+// row counts around the register tile, ragged columns, accumulation, a k
+// longer than a k block, batches sharing B.
+TEST_P(MatmulKernelTest, DecodeBatchRows) {
+  for (int64_t m : {2, 7, 8, 15, 16})
+    for (bool accumulate : {false, true}) {
+      check({1, m, 100, 700, true, false, false, accumulate, true}, 2);
+      check({3, m, 33, 40, true, false, false, accumulate, true}, 2);
+    }
+}
+
 TEST_P(MatmulKernelTest, LongK) {
   check({1, 12, 64, 1000, true, false, false, false, true}, 2);
   check({1, 1, 96, 3000, true, false, false, false, true}, 2);
