@@ -30,7 +30,11 @@ import threading
 import time
 
 import numpy as np
+import onnx
 import onnxruntime as ort
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import roofline  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -49,6 +53,32 @@ def cpu_isa():
     model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
                   if l.startswith("model name")), platform.processor())
     return f"{model}, {isa}"
+
+
+def matmul_weight_bytes(model):
+    """Bytes of the initializers the graph's MatMul/Gemm nodes read (through
+    Transpose/Cast/Identity): what one decode step streams. Embedding tables
+    only gathered from (one row a token) are not counted."""
+    graph = onnx.load(model, load_external_data=False).graph
+    sizes = {}
+    for init in graph.initializer:
+        n = 1
+        for d in init.dims:
+            n *= d
+        sizes[init.name] = n * onnx.helper.tensor_dtype_to_np_dtype(
+            init.data_type).itemsize
+    producer = {o: n for n in graph.node for o in n.output}
+    read = set()
+    for node in graph.node:
+        if node.op_type not in ("MatMul", "Gemm"):
+            continue
+        for name in node.input:
+            while name not in sizes and name in producer and \
+                    producer[name].op_type in ("Transpose", "Cast", "Identity"):
+                name = producer[name].input[0]
+            if name in sizes:
+                read.add(name)
+    return sum(sizes[n] for n in read)
 
 
 def compile_artifact(bin_dir, model, out, extra):
@@ -186,6 +216,25 @@ def main():
 
         def med(rounds, key):
             return statistics.median(x[key] for x in rounds)
+
+        # Bytes a batch-1 decode step reads (weights and the KV cache at the
+        # mean context of the generation) over the machine's read bandwidth,
+        # measured now by the multi-stream probe (bench/roofline.cc).
+        limits, isa = roofline.measure(tmp, [a.threads])
+        read_gbps = limits[a.threads]["read_gbps"]
+        weights = matmul_weight_bytes(model)
+        head_dim = meta["hidden"] // meta["heads"]
+        mean_ctx = a.prompt + a.new_tokens / 2
+        kv = 2 * meta["layers"] * meta.get("kv_heads", meta["heads"]) * \
+            mean_ctx * head_dim * 4
+        tpot_s = med(s_rounds, "tpot_ms") / 1e3
+        result["decode_bandwidth"] = {
+            "read_gbps_probe": read_gbps, "weights_bytes": weights,
+            "kv_bytes": kv, "strata_gbps": (weights + kv) / tpot_s / 1e9,
+            "fraction": (weights + kv) / tpot_s / 1e9 / read_gbps,
+            "onnxruntime_fraction":
+                (weights + kv) / (med(o_rounds, "tpot_ms") / 1e3) / 1e9 /
+                read_gbps}
 
         result["batch1"] = {
             "prompt": a.prompt, "new_tokens": a.new_tokens,

@@ -71,6 +71,35 @@ bool loadEntryInputs(
   return true;
 }
 
+strata_status_t createSession(strata_module_t *module, long threads,
+                              strata_allocator_t allocator,
+                              SessionHandle *out) {
+  strata_session_options_t options;
+  strata_session_options_init(&options);
+  options.thread_count = static_cast<uint32_t>(threads);
+  return strata_session_create(module, &options, allocator, &out->session);
+}
+
+strata_status_t runEntry(strata_session_t *session,
+                         const strata_entry_signature_t &entry,
+                         const TensorList &inputs, TensorList *outputs,
+                         double *ms) {
+  std::vector<const strata_tensor_t *> pointers(inputs.tensors.begin(),
+                                                inputs.tensors.end());
+  outputs->clear();
+  outputs->tensors.assign(entry.output_count, nullptr);
+  auto start = std::chrono::steady_clock::now();
+  strata_status_t status = strata_session_run(
+      session, entry.name, pointers.data(), pointers.size(),
+      outputs->tensors.data(), outputs->tensors.size());
+  *ms = std::chrono::duration<double, std::milli>(
+            std::chrono::steady_clock::now() - start)
+            .count();
+  if (status)
+    outputs->tensors.clear(); // the run released nothing it did not make
+  return status;
+}
+
 std::string sanitizeFileName(const std::string &name) {
   std::string out = name;
   for (char &c : out)
@@ -154,18 +183,11 @@ int runSteps(strata_module_t *module, const std::string &stepsPath,
   std::string error;
   if (!parseSteps(stepsPath, &steps, &error))
     return fail(error);
-  strata_session_options_t sessionOptions;
-  strata_session_options_init(&sessionOptions);
-  sessionOptions.thread_count = static_cast<uint32_t>(threads);
-  strata_session_t *session = nullptr;
+  SessionHandle session;
   strata_status_t status =
-      strata_session_create(module, &sessionOptions, allocator, &session);
+      createSession(module, threads, allocator, &session);
   if (status)
     return failStatus("cannot create a session", status);
-  struct SessionGuard {
-    strata_session_t *s;
-    ~SessionGuard() { strata_session_release(s); }
-  } sessionGuard{session};
   if (!outputDir.empty())
     mkdir(outputDir.c_str(), 0777);
   std::string report = "[";
@@ -177,23 +199,13 @@ int runSteps(strata_module_t *module, const std::string &stepsPath,
     TensorList inputs;
     if (!loadEntryInputs(*entry, steps[k].inputs, allocator, &inputs, &error))
       return fail("step " + std::to_string(k) + ": " + error);
-    std::vector<const strata_tensor_t *> pointers(inputs.tensors.begin(),
-                                                  inputs.tensors.end());
     TensorList outputs;
-    outputs.tensors.assign(entry->output_count, nullptr);
-    auto start = std::chrono::steady_clock::now();
-    status = strata_session_run(session, entry->name, pointers.data(),
-                                pointers.size(), outputs.tensors.data(),
-                                outputs.tensors.size());
-    double ms = std::chrono::duration<double, std::milli>(
-                    std::chrono::steady_clock::now() - start)
-                    .count();
-    if (status) {
-      outputs.tensors.clear();
+    double ms = 0;
+    status = runEntry(session.session, *entry, inputs, &outputs, &ms);
+    if (status)
       return failStatus("step " + std::to_string(k) + " (" + entry->name +
                             ") failed",
                         status);
-    }
     if (!outputDir.empty()) {
       std::vector<std::string> written;
       if (!writeEntryOutputs(*entry, outputs,

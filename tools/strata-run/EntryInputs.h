@@ -26,6 +26,29 @@ struct TensorList {
   }
 };
 
+/// A session released with the handle.
+struct SessionHandle {
+  strata_session_t *session = nullptr;
+  SessionHandle() = default;
+  SessionHandle(const SessionHandle &) = delete;
+  SessionHandle &operator=(const SessionHandle &) = delete;
+  ~SessionHandle() {
+    if (session)
+      strata_session_release(session);
+  }
+};
+
+/// A session on |module| with |threads| threads (0: one per CPU) in |*out|.
+strata_status_t createSession(strata_module_t *module, long threads,
+                              strata_allocator_t allocator, SessionHandle *out);
+
+/// Runs |entry| once on |inputs|: |*outputs| gets its outputs (released on
+/// failure), |*ms| the call's wall time.
+strata_status_t runEntry(strata_session_t *session,
+                         const strata_entry_signature_t &entry,
+                         const TensorList &inputs, TensorList *outputs,
+                         double *ms);
+
 /// Reads the inputs of |entry| in its order from (NAME, FILE.npy) |files|,
 /// each name once and every input given; false with |*error| otherwise.
 bool loadEntryInputs(const strata_entry_signature_t &entry,

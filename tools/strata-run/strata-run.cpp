@@ -334,36 +334,18 @@ int runTool(const Options &options) {
                        &inputError))
     return fail(inputError);
 
-  strata_session_options_t sessionOptions;
-  strata_session_options_init(&sessionOptions);
-  sessionOptions.thread_count = static_cast<uint32_t>(options.threads);
-  strata_session_t *session = nullptr;
-  status = strata_session_create(module, &sessionOptions, allocator, &session);
+  SessionHandle session;
+  status = createSession(module, options.threads, allocator, &session);
   if (status)
     return failStatus("cannot create a session", status);
-  struct SessionGuard {
-    strata_session_t *s;
-    ~SessionGuard() { strata_session_release(s); }
-  } sessionGuard{session};
 
-  std::vector<const strata_tensor_t *> inputPointers(inputs.tensors.begin(),
-                                                     inputs.tensors.end());
   TensorList outputs;
   std::vector<double> timesMs;
   for (long r = 0; r < options.repeat; ++r) {
-    outputs.clear();
-    outputs.tensors.assign(entry->output_count, nullptr);
-    auto start = std::chrono::steady_clock::now();
-    status = strata_session_run(session, entry->name, inputPointers.data(),
-                                inputPointers.size(), outputs.tensors.data(),
-                                outputs.tensors.size());
-    double ms = std::chrono::duration<double, std::milli>(
-                    std::chrono::steady_clock::now() - start)
-                    .count();
-    if (status) {
-      outputs.tensors.clear();
+    double ms = 0;
+    status = runEntry(session.session, *entry, inputs, &outputs, &ms);
+    if (status)
       return failStatus("run failed", status);
-    }
     timesMs.push_back(ms);
     if (!options.json)
       std::printf("run %ld: %.3f ms\n", r + 1, ms);
