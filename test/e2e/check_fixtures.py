@@ -67,26 +67,32 @@ def check_greedy(bin_dir, fixture_dir, case_dir, spec, tmp):
     with open(prompts, "w") as f:
         for row in prompt:
             f.write(",".join(str(int(t)) for t in row) + "\n")
-    for role in ("prefill", "decode"):
+    prefill = os.path.join(fixture_dir, spec["prefill"])
+    decode = os.path.join(fixture_dir, spec["decode"])
+    # Each export alone, and the two together (the pair form).
+    for role, model in (("prefill", prefill), ("decode", decode),
+                        ("pair", prefill)):
         out = os.path.join(tmp, os.path.basename(fixture_dir) + "-" + role +
                            "-gen.strata")
-        ok, msg = compile_model(bin_dir, os.path.join(fixture_dir, spec[role]),
-                                out, ["--max-batch", str(len(prompt))])
+        extra = ["--max-batch", str(len(prompt))]
+        if role == "pair":  # the with-past export second
+            extra.insert(0, decode)
+        ok, msg = compile_model(bin_dir, model, out, extra)
         if not ok:
-            return False, f"compile {spec[role]}: {msg}"
+            return False, f"compile {role}: {msg}"
         proc = subprocess.run(
             [os.path.join(bin_dir, "strata-run"), "generate", out,
              "--batch-prompt-ids", prompts, "--max-new-tokens",
              str(want.shape[1]), "--json"],
             capture_output=True, text=True, timeout=600)
         if proc.returncode != 0:
-            return False, f"generate ({spec[role]}): {proc.stderr.strip()}"
+            return False, f"generate ({role}): {proc.stderr.strip()}"
         got = np.array([json.loads(line)["tokens"]
                         for line in proc.stdout.splitlines()])
         if got.shape != want.shape or not (got == want).all():
             bad = int((got != want).any(axis=1).sum()) \
                 if got.shape == want.shape else len(want)
-            return False, f"{spec[role]}: {bad} of {want.shape[0]} " \
+            return False, f"{role}: {bad} of {want.shape[0]} " \
                           "generations differ"
     return True, ""
 
