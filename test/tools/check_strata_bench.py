@@ -73,6 +73,9 @@ def main():
         return subprocess.run([bench] + list(args), capture_output=True, text=True)
 
     # --- a good plan: one workload of each kind ------------------------------
+    # The decode artifact has the prefill/decode entries (compiled with
+    # defaults), so `generate` runs through the runtime's generator; its
+    # greedy tokens are compared with onnxruntime's below.
     workloads = [{"kind": "prefill", "seq": 16, "batch": 1},
                  {"kind": "decode", "ctx": 32, "batch": 2},
                  {"kind": "generate", "batch": 2, "prompt": 8, "gen": 4},

@@ -8,6 +8,8 @@
 
 #include "Bench.h"
 
+#include "strata/runtime/generate.h"
+
 #include <chrono>
 #include <cstring>
 
@@ -246,6 +248,15 @@ std::string Bench::checkStep(const BenchModel *model, const char *role,
   return "";
 }
 
+// Whether |model|'s module has the generation entries (a decode entry):
+// then generation runs through the runtime's generator.
+static bool hasGenerationEntries(const BenchModel &model) {
+  for (size_t e = 0; e < model.module.entryCount(); ++e)
+    if (model.module.entry(e)->kind == STRATA_ENTRY_KIND_DECODE)
+      return true;
+  return false;
+}
+
 std::string Bench::check(const Workload &w) const {
   switch (w.kind) {
   case WorkloadKind::Prefill:
@@ -254,6 +265,9 @@ std::string Bench::check(const Workload &w) const {
   case WorkloadKind::Decode:
     return checkStep(decode_.get(), "decode", {w.batch, 1, w.ctx - 1});
   case WorkloadKind::Generate: {
+    // The generator checks slots and context itself, with clear statuses.
+    if (decode_ && hasGenerationEntries(*decode_))
+      return "";
     std::string problem =
         checkStep(prefill_.get(), "prefill", {w.batch, w.prompt, 0});
     if (problem.empty() && w.gen > 1)
@@ -428,8 +442,60 @@ std::string Bench::timeDecode(const Workload &w, uint64_t seed, int warmup,
   return "";
 }
 
+std::string Bench::timeGeneratorRun(const Workload &w, uint64_t seed,
+                                    BenchResult *result) {
+  BenchModel &model = *decode_;
+  std::vector<int64_t> ids = randomIds(model, w.batch * w.prompt, seed);
+  result->promptIds = ids;
+  strata_generator_options_t options;
+  strata_generator_options_init(&options);
+  strata_generator_t *generator = nullptr;
+  // Creating it resets every slot: not part of the generation.
+  strata::Status status(
+      strata_generator_create(model.session.get(), &options, &generator));
+  if (!status)
+    return model.path + ": " + status.toString();
+  struct Release {
+    strata_generator_t *g;
+    ~Release() { strata_generator_release(g); }
+  } release{generator};
+  strata_generation_params_t params;
+  strata_generation_params_init(&params);
+  params.max_new_tokens = w.gen;
+  std::vector<uint64_t> sequences(w.batch);
+  double start = now();
+  for (int64_t b = 0; b < w.batch; ++b) {
+    status = strata::Status(strata_generator_add_sequence(
+        generator, ids.data() + b * w.prompt, static_cast<size_t>(w.prompt),
+        &params, &sequences[b]));
+    if (!status)
+      return model.path + ": " + status.toString();
+  }
+  result->ttftSeconds = now() - start;
+  for (size_t active = strata_generator_active_count(generator); active;) {
+    status = strata::Status(strata_generator_step(generator, &active));
+    if (!status)
+      return model.path + ": " + status.toString();
+  }
+  result->seconds = now() - start;
+  result->tokens.assign(w.batch * w.gen, 0);
+  for (int64_t b = 0; b < w.batch; ++b) {
+    const int64_t *tokens = nullptr;
+    size_t count = 0;
+    status = strata::Status(strata_generator_sequence_tokens(
+        generator, sequences[b], &tokens, &count));
+    if (!status)
+      return model.path + ": " + status.toString();
+    for (size_t t = 0; t < count && t < static_cast<size_t>(w.gen); ++t)
+      result->tokens[b * w.gen + t] = tokens[t];
+  }
+  return "";
+}
+
 std::string Bench::timeGenerate(const Workload &w, uint64_t seed,
                                 BenchResult *result) {
+  if (decode_ && hasGenerationEntries(*decode_))
+    return timeGeneratorRun(w, seed, result);
   std::vector<int64_t> ids = randomIds(*prefill_, w.batch * w.prompt, seed);
   result->promptIds = ids;
   // Column `token` of the [batch, gen] result.

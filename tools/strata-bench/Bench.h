@@ -67,6 +67,12 @@ public:
   double decodeLoadSeconds() const;
 
 private:
+  /// generate on an artifact with prefill and decode entries: the
+  /// runtime's generator (the sequences added, then steps until all end);
+  /// TTFT is the time until every sequence has its first token.
+  std::string timeGeneratorRun(const Workload &w, uint64_t seed,
+                               BenchResult *result);
+
   /// What one call binds: batch rows, new tokens per row, past length.
   struct Step {
     int64_t batch = 1;
