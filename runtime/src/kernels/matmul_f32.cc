@@ -328,9 +328,10 @@ void run(strata_rt_context_t* context, Problem p) {
   scratch.base = kernelScratch(context, sizeof(Scratch), &scratch.stride);
   if (!scratch.base) return;
 
-  if (p.m == 1 && p.packed && p.k <= kMc * kKc) {
-    // Decode: split the panels (the weight stream) evenly over the threads,
-    // a few chunks each for balance.
+  // Decode (one row, or a batch of up to kSkinnyRows): split the panels
+  // (the weight stream) evenly over the threads, a few chunks each for
+  // balance.
+  auto panelChunks = [&](auto run) {
     int64_t chunk = ceilDiv(panels, threads * 4);
     if (chunk < 4) chunk = 4;
     const int64_t chunks = ceilDiv(panels, chunk);
@@ -340,26 +341,16 @@ void run(strata_rt_context_t* context, Problem p) {
       const int64_t ci = static_cast<int64_t>(task) % chunks;
       int64_t ao, bo, co;
       batchOffsets(p, bi, &ao, &bo, &co);
-      runGemv(p, t, scratch.of(thread), p.a + ao, p.b + bo, p.c + co, ci * chunk,
-              minOf(panels, (ci + 1) * chunk));
+      run(p, t, scratch.of(thread), p.a + ao, p.b + bo, p.c + co, ci * chunk,
+          minOf(panels, (ci + 1) * chunk));
     });
+  };
+  if (p.m == 1 && p.packed && p.k <= kMc * kKc) {
+    panelChunks(runGemv);
     return;
   }
-
   if (p.m <= kSkinnyRows && p.packed && p.ak == 1 && p.cn == 1) {
-    // A decode batch: the panels split over the threads as for M = 1.
-    int64_t chunk = ceilDiv(panels, threads * 4);
-    if (chunk < 4) chunk = 4;
-    const int64_t chunks = ceilDiv(panels, chunk);
-    parallelFor(context, static_cast<size_t>(batches * chunks),
-                [&](size_t task, uint32_t thread) {
-      const int64_t bi = static_cast<int64_t>(task) / chunks;
-      const int64_t ci = static_cast<int64_t>(task) % chunks;
-      int64_t ao, bo, co;
-      batchOffsets(p, bi, &ao, &bo, &co);
-      runSkinny(p, t, scratch.of(thread), p.a + ao, p.b + bo, p.c + co,
-                ci * chunk, minOf(panels, (ci + 1) * chunk));
-    });
+    panelChunks(runSkinny);
     return;
   }
 
