@@ -122,9 +122,9 @@ bool dependsOnlyOn(Value v, std::optional<unsigned> allowed) {
   return true;
 }
 
-/// Whether |v| is computed from an extent of a past argument (or of the
-/// attention mask, whose length is past + new).
-bool derivesFromPastLength(Value v, const DecoderShape &shape) {
+/// Whether |v| is computed from the extent of a value |counts| accepts
+/// (an operand of a strata.shape on the way back from |v|).
+bool derivesFromExtent(Value v, llvm::function_ref<bool(Value)> counts) {
   SmallVector<Value> work{v};
   llvm::SmallPtrSet<Value, 32> seen;
   while (!work.empty()) {
@@ -133,11 +133,8 @@ bool derivesFromPastLength(Value v, const DecoderShape &shape) {
       continue;
     Operation *op = x.getDefiningOp();
     if (auto s = dyn_cast<ShapeOp>(op)) {
-      if (BlockArgument arg = asArgument(s.getInput())) {
-        unsigned i = arg.getArgNumber();
-        if (shape.pastArgs.contains(i) || i == shape.attentionMask)
-          return true;
-      }
+      if (counts(s.getInput()))
+        return true;
       continue;
     }
     for (Value operand : op->getOperands())
@@ -146,25 +143,25 @@ bool derivesFromPastLength(Value v, const DecoderShape &shape) {
   return false;
 }
 
-/// Whether |v| is computed from a tensor's extent (a token count, when
-/// |ofInput|: of an input's).
-bool derivesFromExtent(Value v, bool ofInput) {
-  SmallVector<Value> work{v};
-  llvm::SmallPtrSet<Value, 32> seen;
-  while (!work.empty()) {
-    Value x = work.pop_back_val();
-    if (!seen.insert(x).second || isa<BlockArgument>(x))
-      continue;
-    Operation *op = x.getDefiningOp();
-    if (auto s = dyn_cast<ShapeOp>(op)) {
-      if (!ofInput || asArgument(s.getInput()))
-        return true;
-      continue;
-    }
-    for (Value operand : op->getOperands())
-      work.push_back(operand);
-  }
-  return false;
+/// Whether |v| is computed from an extent of a past argument (or of the
+/// attention mask, whose length is past + new).
+bool derivesFromPastLength(Value v, const DecoderShape &shape) {
+  return derivesFromExtent(v, [&](Value measured) {
+    BlockArgument arg = asArgument(measured);
+    return arg && (shape.pastArgs.contains(arg.getArgNumber()) ||
+                   arg.getArgNumber() == shape.attentionMask);
+  });
+}
+
+/// Whether |v| is computed from an input's extent (a token count).
+bool derivesFromInputExtent(Value v) {
+  return derivesFromExtent(
+      v, [](Value measured) { return bool(asArgument(measured)); });
+}
+
+/// Whether |v| is computed from any tensor's extent.
+bool derivesFromAnyExtent(Value v) {
+  return derivesFromExtent(v, [](Value) { return true; });
 }
 
 /// Whether |v| is the integer constant |value| (any shape, all elements).
@@ -696,7 +693,7 @@ private:
       if (isConstantInt(r.getDelta(), 1) &&
           (derivesFromPastLength(r.getStart(), shape) ||
            (isConstantInt(r.getStart(), 0) &&
-            derivesFromExtent(r.getLimit(), /*ofInput=*/true))))
+            derivesFromInputExtent(r.getLimit()))))
         ranges.push_back(r);
     });
     for (RangeOp r : ranges)
@@ -707,7 +704,7 @@ private:
     entry.walk([&](SliceOp s) {
       if (s.getInput().getDefiningOp<ConstantOp>() &&
           isConstantInt(s.getStarts(), 0) &&
-          derivesFromExtent(s.getEnds(), /*ofInput=*/false))
+          derivesFromAnyExtent(s.getEnds()))
         cuts.push_back(s);
     });
     for (SliceOp s : cuts) {
