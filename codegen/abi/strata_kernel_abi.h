@@ -158,6 +158,18 @@ typedef void (*strata_rt_task_fn)(strata_rt_context_t* context, void* args,
  * panel layout below; its stride fields are ignored and its batch strides
  * must be 0). The quantization fields are ignored.
  *
+ * strata_rt_matmul_f32_i8(strata_rt_context_t* context,
+ *                         const int64_t* params)
+ *
+ * Weight-only int8: as strata_rt_matmul_f32 with B a symmetric int8 weight
+ * in STRATA_MM_LAYOUT_PANEL_I8, dequantized in registers:
+ *   B(k, n) = q(k, n) * scales[(k / GROUP_SIZE) * ldS + n],
+ *   ldS = ceil(N / STRATA_PACK_PANEL_WIDTH) * STRATA_PACK_PANEL_WIDTH,
+ * B_SCALES the byte address of the fp32 scales (ceil(K / GROUP_SIZE) rows
+ * of ldS, zero past N), GROUP_SIZE >= 1 (K: one scale per column).
+ * Accumulation is fp32. B_ZERO_POINTS must be 0 (symmetric) and B's batch
+ * strides 0.
+ *
  * Reserved (no runtime provides them yet, so code importing them does not
  * load: INCOMPATIBLE), with the same params block:
  *   strata_rt_matmul_bf16: A and B bf16, C fp32; B STRIDED or
@@ -165,10 +177,9 @@ typedef void (*strata_rt_task_fn)(strata_rt_context_t* context, void* args,
  *   strata_rt_matmul_i8: A int8 with one fp32 scale per row (A_SCALES),
  *     B int8 PANEL_I8_QUADS with one fp32 scale per column (B_SCALES),
  *     int32 accumulation, C fp32.
- *   strata_rt_matmul_f32_i8 / strata_rt_matmul_f32_i4: weight-only: A and
- *     C fp32, B int8 (PANEL_I8_QUADS) or int4 (PANEL_I4_GROUPS) with fp32
- *     scales per GROUP_SIZE rows of each column (B_SCALES) and optional
- *     zero points in B's type (B_ZERO_POINTS, address 0 for symmetric).
+ *   strata_rt_matmul_f32_i4: weight-only int4 (PANEL_I4_GROUPS) with fp32
+ *     scales per GROUP_SIZE rows of each column (B_SCALES, as above) and
+ *     optional zero points (B_ZERO_POINTS, address 0 for symmetric).
  */
 #define STRATA_MM_MAX_BATCH 4
 enum {
@@ -217,6 +228,10 @@ typedef enum strata_mm_layout_e {
   /* Reserved: int4 panels, two values a byte (low nibble first), in groups
    * of GROUP_SIZE rows that share a scale. */
   STRATA_MM_LAYOUT_PANEL_I4_GROUPS = 4,
+  /* int8 panels in the geometry of PANEL_F32 (element (k, n) at byte
+   * (n / W) * K * W + k * W + n % W): weight-only kernels read a panel row
+   * as one 32-byte load and widen it to fp32 in registers. */
+  STRATA_MM_LAYOUT_PANEL_I8 = 5,
 } strata_mm_layout_t;
 
 /*
@@ -337,6 +352,20 @@ static inline void strata_pack_b_f32(const float* src, int64_t k, int64_t n,
       for (int64_t j = 0; j < w; ++j) {
         int64_t col = p * w + j;
         dst[(p * k + kk) * w + j] = col < n ? src[kk * sk + col * sn] : 0.0f;
+      }
+}
+
+/* int8 panels (STRATA_MM_LAYOUT_PANEL_I8) of a K x N int8 weight with
+ * element (k, n) at src[k*sk + n*sn]; as strata_pack_b_f32, one byte an
+ * element, columns past N zero. */
+static inline void strata_pack_b_i8(const int8_t* src, int64_t k, int64_t n,
+                                    int64_t sk, int64_t sn, int8_t* dst) {
+  const int64_t w = STRATA_PACK_PANEL_WIDTH;
+  for (int64_t p = 0; p * w < n; ++p)
+    for (int64_t kk = 0; kk < k; ++kk)
+      for (int64_t j = 0; j < w; ++j) {
+        int64_t col = p * w + j;
+        dst[(p * k + kk) * w + j] = col < n ? src[kk * sk + col * sn] : 0;
       }
 }
 

@@ -25,6 +25,8 @@ struct Import {
 // Every function generated code may import (ABI version 2).
 const Import kImports[] = {
     {"strata_rt_matmul_f32", reinterpret_cast<void*>(&kernels::strataMatmulF32)},
+    {"strata_rt_matmul_f32_i8",
+     reinterpret_cast<void*>(&kernels::strataMatmulF32I8)},
     {"strata_rt_alloc", reinterpret_cast<void*>(&strataRtAlloc)},
     {"strata_rt_free", reinterpret_cast<void*>(&strataRtFree)},
     {"strata_rt_parallel_for", reinterpret_cast<void*>(&strataRtParallelFor)},

@@ -34,6 +34,11 @@ static_assert(kW == 32, "the tiles are written for 32-column panels");
 struct Problem {
   int64_t m, n, k;
   bool accumulate, packed;
+  // Weight-only int8 B (PANEL_I8): |b| points at bytes, dequantized with
+  // |scales| (rows of |scaleStride| floats, one per |group| k rows).
+  bool int8 = false;
+  const float* scales = nullptr;
+  int64_t scaleStride = 0, group = 0;
   int64_t batchRank;
   int64_t batch[STRATA_MM_MAX_BATCH];
   const float* a;
@@ -92,11 +97,32 @@ float scalarExpShifted(float* x, int64_t n, float shift) {
   return sum;
 }
 
+// The reference of the int8 kernels: the same order of sums (per group,
+// then scaled into the total), so the ISAs agree to rounding.
+void scalarGemvI8(int64_t rows, int64_t panels, int64_t k, const float* a,
+                  int64_t lda, const int8_t* b, const float* scales,
+                  int64_t scaleStride, int64_t group, float* c, int64_t ldc,
+                  bool loadC) {
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t p = 0; p < panels; ++p)
+      for (int64_t j = 0; j < kW; ++j) {
+        float* out = c + i * ldc + p * kW + j;
+        float total = loadC ? *out : 0.0f;
+        for (int64_t g0 = 0; g0 < k; g0 += group) {
+          float part = 0.0f;
+          for (int64_t kk = g0; kk < k && kk < g0 + group; ++kk)
+            part += a[i * lda + kk] * float(b[(p * k + kk) * kW + j]);
+          total += part * scales[(g0 / group) * scaleStride + p * kW + j];
+        }
+        *out = total;
+      }
+}
+
 const MatmulTiles kScalarTiles = {
     "scalar",           4,
     scalarTile,         scalarGemv,
     scalarRowTimesRows, scalarRowDotColumns,
-    scalarExpShifted};
+    scalarExpShifted,   scalarGemvI8};
 
 const MatmulTiles* detectTiles() {
 #if defined(__x86_64__)
@@ -172,7 +198,18 @@ void runBlock(const Problem& p, const MatmulTiles& t, Scratch& s,
       const int64_t n0 = panel * kW;
       const int64_t cols = minOf(kW, p.n - n0);
       const float* bPanel;
-      if (p.packed) {
+      if (p.int8) {
+        // Widened once per row block: the tiles then run as for fp32.
+        const int8_t* q = reinterpret_cast<const int8_t*>(b) +
+                          (panel * p.k + k0) * kW;
+        for (int64_t k = 0; k < kc; ++k) {
+          const float* scale =
+              p.scales + ((k0 + k) / p.group) * p.scaleStride + n0;
+          for (int64_t j = 0; j < kW; ++j)
+            s.bPanel[k * kW + j] = float(q[k * kW + j]) * scale[j];
+        }
+        bPanel = s.bPanel;
+      } else if (p.packed) {
         bPanel = b + panel * p.k * kW + k0 * kW;
       } else {
         const float* src = b + k0 * p.bk + n0 * p.bn;
@@ -269,6 +306,34 @@ void runSkinny(const Problem& p, const MatmulTiles& t, Scratch& s,
   }
 }
 
+// Weight-only int8, up to kSkinnyRows rows, against panels [p0, p1):
+// whole panels through gemvI8, a partial last panel through a C tile.
+void runSkinnyI8(const Problem& p, const MatmulTiles& t, Scratch& s,
+                 const float* a, const float* b, float* c, int64_t p0,
+                 int64_t p1) {
+  const int8_t* q = reinterpret_cast<const int8_t*>(b);
+  const int64_t full = minOf(p1, p.n / kW);
+  if (full > p0) {
+    t.gemvI8(p.m, full - p0, p.k, a, p.am, q + p0 * p.k * kW,
+             p.scales + p0 * kW, p.scaleStride, p.group, c + p0 * kW, p.cm,
+             p.accumulate);
+    p0 = full;
+  }
+  for (int64_t panel = p0; panel < p1; ++panel) {
+    const int64_t n0 = panel * kW;
+    const int64_t cols = minOf(kW, p.n - n0);
+    for (int64_t i = 0; i < p.m; ++i) {
+      float* cRow = c + i * p.cm + n0;
+      for (int64_t j = 0; j < kW; ++j)
+        s.cTile[j] = p.accumulate && j < cols ? cRow[j] : 0.0f;
+      t.gemvI8(1, 1, p.k, a + i * p.am, p.am, q + panel * p.k * kW,
+               p.scales + n0, p.scaleStride, p.group, s.cTile, kW,
+               p.accumulate);
+      for (int64_t j = 0; j < cols; ++j) cRow[j] = s.cTile[j];
+    }
+  }
+}
+
 // M = 1 against an unpacked B, columns [n0, n1) of one batch: B is read
 // once, in place (decode attention against the KV cache; packing it would
 // triple the memory traffic of a product that is all memory traffic).
@@ -345,11 +410,15 @@ void run(strata_rt_context_t* context, Problem p) {
           minOf(panels, (ci + 1) * chunk));
     });
   };
-  if (p.m == 1 && p.packed && p.k <= kMc * kKc) {
+  if (p.int8 && p.m <= kSkinnyRows && p.ak == 1 && p.cn == 1) {
+    panelChunks(runSkinnyI8);
+    return;
+  }
+  if (p.m == 1 && p.packed && !p.int8 && p.k <= kMc * kKc) {
     panelChunks(runGemv);
     return;
   }
-  if (p.m <= kSkinnyRows && p.packed && p.ak == 1 && p.cn == 1) {
+  if (p.m <= kSkinnyRows && p.packed && !p.int8 && p.ak == 1 && p.cn == 1) {
     panelChunks(runSkinny);
     return;
   }
@@ -421,15 +490,11 @@ T* address(int64_t value) {
 
 const MatmulTiles& matmulTiles() { return tiles(); }
 
-extern "C" void strataMatmulF32(strata_rt_context_t* context,
-                                const int64_t* params) {
-  pollCancel(context);  // before any object: a cancel skips this frame
+namespace {
+
+// The params block's common fields (B as packed fp32 or strided).
+Problem decodeProblem(const int64_t* params) {
   const int64_t layout = params[STRATA_MM_B_LAYOUT];
-  if (layout != STRATA_MM_LAYOUT_STRIDED &&
-      layout != STRATA_MM_LAYOUT_PANEL_F32) {
-    failRunInternal(context, "strata_rt_matmul_f32: B layout", layout);
-    return;
-  }
   Problem p;
   p.m = params[STRATA_MM_M];
   p.n = params[STRATA_MM_N];
@@ -453,6 +518,45 @@ extern "C" void strataMatmulF32(strata_rt_context_t* context,
   p.c = address<float>(params[STRATA_MM_C_ADDR]);
   p.cm = params[STRATA_MM_C_STRIDE_M];
   p.cn = params[STRATA_MM_C_STRIDE_N];
+  return p;
+}
+
+}  // namespace
+
+extern "C" void strataMatmulF32(strata_rt_context_t* context,
+                                const int64_t* params) {
+  pollCancel(context);  // before any object: a cancel skips this frame
+  const int64_t layout = params[STRATA_MM_B_LAYOUT];
+  if (layout != STRATA_MM_LAYOUT_STRIDED &&
+      layout != STRATA_MM_LAYOUT_PANEL_F32) {
+    failRunInternal(context, "strata_rt_matmul_f32: B layout", layout);
+    return;
+  }
+  run(context, decodeProblem(params));
+}
+
+extern "C" void strataMatmulF32I8(strata_rt_context_t* context,
+                                  const int64_t* params) {
+  pollCancel(context);
+  const int64_t layout = params[STRATA_MM_B_LAYOUT];
+  if (layout != STRATA_MM_LAYOUT_PANEL_I8) {
+    failRunInternal(context, "strata_rt_matmul_f32_i8: B layout", layout);
+    return;
+  }
+  const int64_t group = params[STRATA_MM_GROUP_SIZE];
+  if (group < 1 || params[STRATA_MM_B_SCALES] == 0 ||
+      params[STRATA_MM_B_ZERO_POINTS] != 0) {
+    failRunInternal(context, "strata_rt_matmul_f32_i8: quantization fields",
+                    group);
+    return;
+  }
+  Problem p = decodeProblem(params);
+  p.packed = true;
+  p.int8 = true;
+  for (int64_t d = 0; d < STRATA_MM_MAX_BATCH; ++d) p.bBatch[d] = 0;
+  p.scales = address<const float>(params[STRATA_MM_B_SCALES]);
+  p.scaleStride = ceilDiv(p.n, kW) * kW;
+  p.group = group;
   run(context, p);
 }
 

@@ -18,6 +18,11 @@ namespace strata::runtime::kernels {
 extern "C" void strataMatmulF32(strata_rt_context_t* context,
                                 const int64_t* params);
 
+/// strata_rt_matmul_f32_i8: the same with a weight-only int8 B
+/// (STRATA_MM_LAYOUT_PANEL_I8 and per-group scales).
+extern "C" void strataMatmulF32I8(strata_rt_context_t* context,
+                                  const int64_t* params);
+
 /// Instruction sets the kernel has code for, best first.
 enum class MatmulIsa { kAvx512, kAvx2, kScalar };
 

@@ -18,6 +18,11 @@ struct Vec {
   static V set1(float x) { return _mm256_set1_ps(x); }
   static V zero() { return _mm256_setzero_ps(); }
   static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  // 8 int8 values widened to fp32.
+  static V loadI8(const int8_t* p) {
+    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
+        _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+  }
   static V add(V a, V b) { return _mm256_add_ps(a, b); }
   static float sum(V v) {
     __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -59,9 +64,22 @@ void tile(int64_t rows, int64_t kc, const float* a, int64_t lda,
   }
 }
 
+// One row and one panel at a time: with 4 vectors per panel row, a
+// second row or panel would not fit the 16 registers next to the group
+// accumulators.
+void gemvI8(int64_t rows, int64_t panels, int64_t k, const float* a,
+            int64_t lda, const int8_t* b, const float* scales,
+            int64_t scaleStride, int64_t group, float* c, int64_t ldc,
+            bool loadC) {
+  for (int64_t p = 0; p < panels; ++p)
+    for (int64_t i = 0; i < rows; ++i)
+      quantTile<1, 1>(k, a + i * lda, lda, b + p * k * 32, scales + p * 32,
+                      scaleStride, group, c + i * ldc + p * 32, ldc, loadC);
+}
+
 }  // namespace
 
 const MatmulTiles kMatmulTilesAvx2 = {"avx2", 3, tile, gemv, rowTimesRows,
-                                     rowDotColumns, expShifted};
+                                     rowDotColumns, expShifted, gemvI8};
 
 }  // namespace strata::runtime::kernels

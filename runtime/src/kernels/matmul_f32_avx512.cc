@@ -23,6 +23,11 @@ struct Vec {
   static V set1(float x) { return _mm512_set1_ps(x); }
   static V zero() { return _mm512_setzero_ps(); }
   static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  // 16 int8 values widened to fp32.
+  static V loadI8(const int8_t* p) {
+    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+  }
   static V add(V a, V b) { return _mm512_add_ps(a, b); }
   static float sum(V v) { return _mm512_reduce_add_ps(v); }
   static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
@@ -61,9 +66,41 @@ void tile(int64_t rows, int64_t kc, const float* a, int64_t lda,
   }
 }
 
+// One row: four panels at a time (more weight streams in flight, as
+// gemv); several rows: tiles of four rows, one panel at a time, the panel
+// re-read from cache by the next row tile.
+void gemvI8(int64_t rows, int64_t panels, int64_t k, const float* a,
+            int64_t lda, const int8_t* b, const float* scales,
+            int64_t scaleStride, int64_t group, float* c, int64_t ldc,
+            bool loadC) {
+  const int64_t panelBytes = k * 32;
+  if (rows == 1) {
+    int64_t p = 0;
+    for (; p + 4 <= panels; p += 4)
+      quantTile<1, 4>(k, a, lda, b + p * panelBytes, scales + p * 32,
+                      scaleStride, group, c + p * 32, ldc, loadC);
+    for (; p < panels; ++p)
+      quantTile<1, 1>(k, a, lda, b + p * panelBytes, scales + p * 32,
+                      scaleStride, group, c + p * 32, ldc, loadC);
+    return;
+  }
+  for (int64_t p = 0; p < panels; ++p) {
+    const int8_t* bp = b + p * panelBytes;
+    const float* sp = scales + p * 32;
+    float* cp = c + p * 32;
+    int64_t i = 0;
+    for (; i + 4 <= rows; i += 4)
+      quantTile<4, 1>(k, a + i * lda, lda, bp, sp, scaleStride, group,
+                      cp + i * ldc, ldc, loadC);
+    for (; i < rows; ++i)
+      quantTile<1, 1>(k, a + i * lda, lda, bp, sp, scaleStride, group,
+                      cp + i * ldc, ldc, loadC);
+  }
+}
+
 }  // namespace
 
 const MatmulTiles kMatmulTilesAvx512 = {"avx512", 8, tile, gemv, rowTimesRows,
-                                     rowDotColumns, expShifted};
+                                     rowDotColumns, expShifted, gemvI8};
 
 }  // namespace strata::runtime::kernels

@@ -183,3 +183,68 @@ float expShifted(float* x, int64_t n, float shift) {
   }
   return total;
 }
+
+// Weight-only int8: MR rows of A against P whole int8 panels (32 bytes per
+// k), widened to fp32 in registers. Each group of |group| k rows
+// accumulates unscaled into |part|, then meets its 32 column scales once:
+// one scale multiply per group instead of one per weight.
+template <int MR, int P>
+inline void quantTile(int64_t k, const float* a, int64_t lda,
+                      const int8_t* b, const float* scales,
+                      int64_t scaleStride, int64_t group, float* c,
+                      int64_t ldc, bool loadC) {
+  constexpr int L = Vec::kLanes;
+  constexpr int NV = 32 / L;
+  const int64_t panelStride = k * 32;
+  typename Vec::V total[MR][P][NV];
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+    for (int p = 0; p < P; ++p)
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j)
+        total[i][p][j] =
+            loadC ? Vec::load(c + i * ldc + p * 32 + j * L) : Vec::zero();
+  for (int64_t g0 = 0; g0 < k; g0 += group) {
+    const int64_t g1 = g0 + group < k ? g0 + group : k;
+    typename Vec::V part[MR][P][NV];
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+      for (int p = 0; p < P; ++p)
+#pragma GCC unroll 8
+        for (int j = 0; j < NV; ++j) part[i][p][j] = Vec::zero();
+    for (int64_t kk = g0; kk < g1; ++kk) {
+      typename Vec::V av[MR];
+#pragma GCC unroll 8
+      for (int i = 0; i < MR; ++i) av[i] = Vec::set1(a[i * lda + kk]);
+#pragma GCC unroll 8
+      for (int p = 0; p < P; ++p)
+#pragma GCC unroll 8
+        for (int j = 0; j < NV; ++j) {
+          typename Vec::V w =
+              Vec::loadI8(b + p * panelStride + kk * 32 + j * L);
+#pragma GCC unroll 8
+          for (int i = 0; i < MR; ++i)
+            part[i][p][j] = Vec::fma(av[i], w, part[i][p][j]);
+        }
+    }
+    const float* s = scales + (g0 / group) * scaleStride;
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+      for (int p = 0; p < P; ++p)
+#pragma GCC unroll 8
+        for (int j = 0; j < NV; ++j)
+          total[i][p][j] = Vec::fma(part[i][p][j],
+                                    Vec::load(s + p * 32 + j * L),
+                                    total[i][p][j]);
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+    for (int p = 0; p < P; ++p)
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j)
+        Vec::store(c + i * ldc + p * 32 + j * L, total[i][p][j]);
+}

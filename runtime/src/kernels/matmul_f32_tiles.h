@@ -25,6 +25,17 @@ using MatmulTileFn = void (*)(int64_t rows, int64_t kc, const float* a,
 using MatmulGemvFn = void (*)(int64_t panels, int64_t k, const float* a,
                               const float* b, float* c, bool loadC);
 
+/// C[rows x 32*panels] (+)= A[rows x k] * B over |panels| whole int8
+/// panels starting at |b| (each k*32 bytes), B(k, j) = q(k, j) *
+/// scales[(k / group) * scaleStride + j] with j counted from the first
+/// panel; A rows |lda| apart, C rows |ldc| apart with contiguous columns.
+/// Any |rows| >= 1: the weight-only int8 decode product.
+using MatmulGemvI8Fn = void (*)(int64_t rows, int64_t panels, int64_t k,
+                                const float* a, int64_t lda, const int8_t* b,
+                                const float* scales, int64_t scaleStride,
+                                int64_t group, float* c, int64_t ldc,
+                                bool loadC);
+
 /// c[0..n) (+)= sum_k a[k * ak] * b[k * bk + 0..n): one row of A against
 /// an unpacked B whose rows are contiguous (decode attention's P x V).
 using MatmulRowTimesRowsFn = void (*)(int64_t k, int64_t n, const float* a,
@@ -51,6 +62,7 @@ struct MatmulTiles {
   MatmulRowTimesRowsFn rowTimesRows;
   MatmulRowDotColumnsFn rowDotColumns;
   ExpShiftedFn expShifted;
+  MatmulGemvI8Fn gemvI8;
 };
 
 /// The set for this CPU (or the one a test forced).
