@@ -96,6 +96,45 @@ def SplitPrefillDecodePass : Pass<"strata-split-prefill-decode",
                            "::mlir::tensor::TensorDialect"];
 }
 
+def QuantizeWeightsPass : Pass<"strata-quantize-weights", "mlir::ModuleOp"> {
+  let summary = "weight-only quantization of the constant weights of "
+                "chosen entries";
+  let description = [{
+    In the functions named by `functions`, every `strata.linear`, and every
+    `strata.matmul` of an activation by a constant 2-D weight, becomes a
+    `strata.quantized_linear` over the weight quantized at compile time:
+    symmetric, absmax per `group-size` rows of each column (0: one scale per
+    output column), `bits` 8 or 4. Activations, accumulation, norms,
+    softmax, the residual stream and the logits stay fp32: this is the only
+    quantization boundary, so nothing else changes. A weight used by several
+    chosen functions is quantized once and shared. With `keep-fp32-lm-head`
+    the contraction that produces a returned value (the LM head) keeps its
+    fp32 weight.
+
+    ```mlir
+    %y = strata.linear %x, %w, %b : (tensor<?x768xf32>, tensor<768x2304xf32>, tensor<2304xf32>) -> tensor<?x2304xf32>
+    // becomes
+    %y = strata.quantized_linear %x, %q, %s, %b {bits = 8 : i64, group_size = 768 : i64} : (tensor<?x768xf32>, tensor<768x2304xi8>, tensor<1x2304xf32>, tensor<2304xf32>) -> tensor<?x2304xf32>
+    ```
+  }];
+  let options = [
+    ListOption<"functions", "functions", "std::string",
+               "the functions whose weights are quantized">,
+    Option<"bits", "bits", "int64_t", "8", "8 (int8) or 4 (int4)">,
+    Option<"groupSize", "group-size", "int64_t", "0",
+           "rows of a column sharing one scale; 0: the whole column">,
+    Option<"keepFp32LmHead", "keep-fp32-lm-head", "bool", "false",
+           "leave the contraction producing a returned value in fp32">,
+  ];
+  let statistics = [
+    Statistic<"numQuantized", "quantized-contractions",
+              "contractions now reading a quantized weight">,
+    Statistic<"numWeights", "quantized-weights",
+              "distinct weights quantized">,
+  ];
+  let dependentDialects = ["::strata::ir::StrataDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Fusion
 //===----------------------------------------------------------------------===//

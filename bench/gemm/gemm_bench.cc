@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Usage: strata-gemm-bench [--threads N] [--peak GFLOPS] [--bw GBPS]
 //                          [--shape MxKxN ...] (packed B; default: GPT-2's)
+//                          [--int8] (B weight-only int8, per-column scales)
 // Times the matmul the generated code imports on the GPT-2-small shapes,
 // B pre-packed as the compiler packs weights, and prints the median of 9
 // timed runs (after 2 warm-up runs) as GFLOP/s, % of the FMA peak and, for
@@ -28,7 +29,11 @@ int main(int argc, char** argv) {
   double peakPerCore = 117.3;
   struct Shape { int64_t m, k, n; bool packed; };
   std::vector<Shape> chosen;
+  bool int8 = false;
+  for (int i = 1; i < argc; ++i)
+    if (!std::strcmp(argv[i], "--int8")) int8 = true;
   for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--int8")) --i;
     if (!std::strcmp(argv[i], "--threads")) threads = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--peak")) peakPerCore = std::atof(argv[i + 1]);
     long m, k, n;
@@ -62,6 +67,12 @@ int main(int argc, char** argv) {
     for (float& x : b) x = dist(rng);
     std::vector<float> packed(strata_packed_b_f32_elements(s.k, s.n));
     strata_pack_b_f32(b.data(), s.k, s.n, s.n, 1, packed.data());
+    std::vector<int8_t> q(s.k * s.n), packedQ(packed.size());
+    std::vector<float> scales(packed.size() / s.k, 1.0f / 127);
+    for (size_t i = 0; i < q.size(); ++i)
+      q[i] = static_cast<int8_t>(b[i] * 127);
+    strata_pack_b_i8(q.data(), s.k, s.n, s.n, 1, packedQ.data());
+    const bool quantized = int8 && s.packed;
     int64_t p[STRATA_MM_PARAM_COUNT] = {};
     p[STRATA_MM_B_LAYOUT] =
         s.packed ? STRATA_MM_LAYOUT_PANEL_F32 : STRATA_MM_LAYOUT_STRIDED;
@@ -79,10 +90,19 @@ int main(int argc, char** argv) {
     p[STRATA_MM_C_ADDR] = reinterpret_cast<intptr_t>(c.data());
     p[STRATA_MM_C_STRIDE_M] = s.n;
     p[STRATA_MM_C_STRIDE_N] = 1;
+    if (quantized) {
+      p[STRATA_MM_B_LAYOUT] = STRATA_MM_LAYOUT_PANEL_I8;
+      p[STRATA_MM_B_ADDR] = reinterpret_cast<intptr_t>(packedQ.data());
+      p[STRATA_MM_B_SCALES] = reinterpret_cast<intptr_t>(scales.data());
+      p[STRATA_MM_GROUP_SIZE] = s.k;
+    }
     std::vector<double> ms;
     for (int r = 0; r < 11; ++r) {
       auto t0 = std::chrono::steady_clock::now();
-      kernels::strataMatmulF32(&context, p);
+      if (quantized)
+        kernels::strataMatmulF32I8(&context, p);
+      else
+        kernels::strataMatmulF32(&context, p);
       auto t1 = std::chrono::steady_clock::now();
       if (r >= 2) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     }
@@ -94,7 +114,8 @@ int main(int argc, char** argv) {
                   (long)s.n, s.packed ? "" : " (B^T)");
     std::printf("%-18s %10.3f %10.1f %7.1f%% %10.1f\n", shape, med, gflops,
                 100.0 * gflops / (peakPerCore * threads),
-                s.m == 1 ? 4.0 * s.k * s.n / (med * 1e6) : 0.0);
+                s.m == 1 ? (quantized ? 1.0 : 4.0) * s.k * s.n / (med * 1e6)
+                         : 0.0);
   }
   return 0;
 }

@@ -24,15 +24,19 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <cstring>
+
 using namespace mlir;
 
 namespace strata::codegen::cpu {
 namespace {
 
 constexpr llvm::StringLiteral kMatmulImport = "strata_rt_matmul_f32";
+constexpr llvm::StringLiteral kMatmulI8Import = "strata_rt_matmul_f32_i8";
 
 struct MatmulLoweringStats {
   unsigned calls = 0;         // contractions replaced
+  unsigned int8Calls = 0;     // of which read a weight-only int8 weight
   unsigned packedCalls = 0;   // of which read a pre-packed weight
   unsigned packedWeights = 0; // distinct packed weights
 };
@@ -48,6 +52,10 @@ struct Contraction {
   int64_t m = -1, n = -1, k = -1;
   SmallVector<int64_t> batch;
   OperandDims a, b, c;
+  // Weight-only quantized B (strata.quantized_linear): B holds integers,
+  // |scales| one fp32 value per |group| k rows of each column.
+  Value scales;
+  int64_t group = 0;
 };
 
 bool isF32Memref(Type t) {
@@ -97,19 +105,88 @@ std::optional<OperandDims> operandDims(AffineMap map, unsigned loops) {
   return dims;
 }
 
+// yield(acc + x * (sitofp(q) * s)), products in either order: the body
+// strata.quantized_linear lowers to (arguments x, q, s, acc).
+bool isQuantizedMultiplyAccumulate(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  if (body.getNumArguments() != 4)
+    return false;
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  if (!yield || yield.getNumOperands() != 1)
+    return false;
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return false;
+  Value acc = body.getArgument(3);
+  Value product = add.getLhs() == acc   ? add.getRhs()
+                  : add.getRhs() == acc ? add.getLhs()
+                                        : Value();
+  auto mul = product ? product.getDefiningOp<arith::MulFOp>() : nullptr;
+  if (!mul)
+    return false;
+  Value x = body.getArgument(0);
+  Value scaled = mul.getLhs() == x   ? mul.getRhs()
+                 : mul.getRhs() == x ? mul.getLhs()
+                                     : Value();
+  auto dequant = scaled ? scaled.getDefiningOp<arith::MulFOp>() : nullptr;
+  if (!dequant)
+    return false;
+  auto isWeight = [&](Value v) {
+    auto cast = v.getDefiningOp<arith::SIToFPOp>();
+    return cast && cast.getIn() == body.getArgument(1);
+  };
+  Value s = body.getArgument(2);
+  return (isWeight(dequant.getLhs()) && dequant.getRhs() == s) ||
+         (isWeight(dequant.getRhs()) && dequant.getLhs() == s);
+}
+
+std::optional<Contraction> classify(linalg::GenericOp op, AffineMap aMap,
+                                    AffineMap bMap, AffineMap cMap);
+
 std::optional<Contraction> matchContraction(linalg::GenericOp op) {
-  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      op.getNumResults() != 0)
+  if (op.getNumDpsInits() != 1 || op.getNumResults() != 0)
+    return std::nullopt;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (op.getNumDpsInputs() == 3) {
+    // x [.., k] f32, q [k, n] i8, scales [k floordiv G, n] f32.
+    auto q = dyn_cast<MemRefType>(op.getDpsInputs()[1].getType());
+    if (!isF32Memref(op.getDpsInputs()[0].getType()) || !q ||
+        !q.getElementType().isInteger(8) ||
+        !isF32Memref(op.getDpsInputs()[2].getType()) ||
+        !isF32Memref(op.getDpsInits()[0].getType()) ||
+        !isQuantizedMultiplyAccumulate(op))
+      return std::nullopt;
+    std::optional<Contraction> c = classify(op, maps[0], maps[1], maps[3]);
+    if (!c || c->n < 0 || maps[2].getNumResults() != 2)
+      return std::nullopt;
+    auto group = dyn_cast<AffineBinaryOpExpr>(maps[2].getResult(0));
+    auto kExpr = group ? dyn_cast<AffineDimExpr>(group.getLHS()) : nullptr;
+    auto size = group ? dyn_cast<AffineConstantExpr>(group.getRHS()) : nullptr;
+    auto nExpr = dyn_cast<AffineDimExpr>(maps[2].getResult(1));
+    if (!group || group.getKind() != AffineExprKind::FloorDiv || !kExpr ||
+        kExpr.getPosition() != c->k || !size || size.getValue() < 1 ||
+        !nExpr || nExpr.getPosition() != c->n)
+      return std::nullopt;
+    c->scales = op.getDpsInputs()[2];
+    c->group = size.getValue();
+    return c;
+  }
+  if (op.getNumDpsInputs() != 2)
     return std::nullopt;
   for (Value v : op->getOperands())
     if (!isF32Memref(v.getType()))
       return std::nullopt;
   if (!isMultiplyAccumulate(op))
     return std::nullopt;
+  return classify(op, maps[0], maps[1], maps[2]);
+}
+
+// The roles of the loop dims of a contraction with operand maps A, B, C.
+std::optional<Contraction> classify(linalg::GenericOp op, AffineMap aMap,
+                                    AffineMap bMap, AffineMap cMap) {
   unsigned loops = op.getNumLoops();
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  auto a = operandDims(maps[0], loops), b = operandDims(maps[1], loops),
-       c = operandDims(maps[2], loops);
+  auto a = operandDims(aMap, loops), b = operandDims(bMap, loops),
+       c = operandDims(cMap, loops);
   if (!a || !b || !c)
     return std::nullopt;
   Contraction result;
@@ -170,7 +247,8 @@ class Rewriter {
 public:
   explicit Rewriter(ModuleOp module)
       : module_(module), symbols_(module),
-        call_(module, symbols_, kMatmulImport, STRATA_MM_PARAM_COUNT) {}
+        call_(module, symbols_, kMatmulImport, STRATA_MM_PARAM_COUNT),
+        callI8_(module, symbols_, kMatmulI8Import, STRATA_MM_PARAM_COUNT) {}
 
   LogicalResult run(MatmulLoweringStats &stats) {
     SmallVector<linalg::GenericOp> generics;
@@ -180,12 +258,21 @@ public:
       if (!c)
         continue;
       bool packed = false;
+      if (c->scales) {
+        bool rewritten = false;
+        if (failed(rewriteQuantized(op, *c, rewritten)))
+          return failure();
+        stats.calls += rewritten;
+        stats.int8Calls += rewritten;
+        stats.packedCalls += rewritten;
+        continue;
+      }
       if (failed(rewrite(op, *c, packed)))
         return failure();
       ++stats.calls;
       stats.packedCalls += packed;
     }
-    stats.packedWeights = packed_.size();
+    stats.packedWeights = packed_.size() + packedInt8_.size();
     eraseUnusedWeights();
     return success();
   }
@@ -237,6 +324,184 @@ private:
     symbols_.insert(packedGlobal); // renames on a clash
     packed_[key] = packedGlobal;
     return packedGlobal;
+  }
+
+  // A blob global named after |like| holding |bytes| bytes of |type|.
+  memref::GlobalOp newGlobal(memref::GlobalOp like, llvm::StringRef suffix,
+                             Type element, int64_t count,
+                             AsmResourceBlob blob) {
+    OpBuilder b(like);
+    std::string name = (like.getSymName() + suffix).str();
+    auto attr = DenseResourceElementsAttr::get(
+        RankedTensorType::get({count}, element), name, std::move(blob));
+    auto global = memref::GlobalOp::create(
+        b, like.getLoc(), name, b.getStringAttr("private"),
+        MemRefType::get({count}, element), attr, /*constant=*/true,
+        /*alignment=*/b.getI64IntegerAttr(64));
+    symbols_.insert(global); // renames on a clash
+    return global;
+  }
+
+  // The PANEL_I8 copy of int8 weight |global| (K x N, strides sk, sn) and
+  // its scales ([groups, N] → [groups, ldS], zero past N).
+  FailureOr<std::pair<memref::GlobalOp, memref::GlobalOp>>
+  packedInt8Weight(memref::GlobalOp q, memref::GlobalOp scales, int64_t k,
+                   int64_t n, int64_t sk, int64_t sn, int64_t group) {
+    std::string key = (q.getSymName() + "/" + scales.getSymName() + "/" +
+                       std::to_string(k) + "x" + std::to_string(n) + "/" +
+                       std::to_string(sk) + "," + std::to_string(sn))
+                          .str();
+    if (auto it = packedInt8_.find(key); it != packedInt8_.end())
+      return it->second;
+    ArrayRef<char> raw = cast<DenseResourceElementsAttr>(*q.getInitialValue())
+                             .getRawHandle()
+                             .getBlob()
+                             ->getData();
+    ArrayRef<char> rawScales =
+        cast<DenseResourceElementsAttr>(*scales.getInitialValue())
+            .getRawHandle()
+            .getBlob()
+            ->getData();
+    const int64_t groups = (k + group - 1) / group;
+    if (raw.size() != size_t(k * n) ||
+        rawScales.size() != size_t(groups * n) * sizeof(float))
+      return q.emitError() << "weight '" << q.getSymName()
+                           << "' or its scales do not hold a " << k << "x"
+                           << n << " int8 weight in groups of " << group;
+    const int64_t panels = (n + STRATA_PACK_PANEL_WIDTH - 1) /
+                           STRATA_PACK_PANEL_WIDTH;
+    const int64_t ldS = panels * STRATA_PACK_PANEL_WIDTH;
+    AsmResourceBlob packed = HeapAsmResourceBlob::allocate(
+        size_t(panels * k * STRATA_PACK_PANEL_WIDTH), 64, true);
+    strata_pack_b_i8(reinterpret_cast<const int8_t *>(raw.data()), k, n, sk,
+                     sn, reinterpret_cast<int8_t *>(
+                             packed.getMutableData().data()));
+    AsmResourceBlob padded = HeapAsmResourceBlob::allocate(
+        size_t(groups * ldS) * sizeof(float), 64, true);
+    auto *dst = reinterpret_cast<float *>(padded.getMutableData().data());
+    for (int64_t g = 0; g < groups; ++g)
+      for (int64_t j = 0; j < ldS; ++j) {
+        float v = 0.0f;
+        if (j < n)
+          std::memcpy(&v, rawScales.data() + (g * n + j) * sizeof(float),
+                      sizeof(float));
+        dst[g * ldS + j] = v;
+      }
+    OpBuilder b(q);
+    auto result = std::make_pair(
+        newGlobal(q, "_panels", b.getI8Type(), panels * k * STRATA_PACK_PANEL_WIDTH,
+                  std::move(packed)),
+        newGlobal(scales, "_padded", b.getF32Type(), groups * ldS,
+                  std::move(padded)));
+    packedInt8_[key] = result;
+    return result;
+  }
+
+  // A weight-only int8 contraction whose weight and scales are constant
+  // globals → strata_rt_matmul_f32_i8; any other form stays loops.
+  LogicalResult rewriteQuantized(linalg::GenericOp op, const Contraction &c,
+                                 bool &rewritten) {
+    auto func = op->getParentOfType<func::FuncOp>();
+    Value a = op.getDpsInputs()[0], q = op.getDpsInputs()[1],
+          out = op.getDpsInits()[0];
+    memref::GlobalOp qGlobal = weightGlobal(q, symbols_);
+    memref::GlobalOp sGlobal = weightGlobal(c.scales, symbols_);
+    auto qType = cast<MemRefType>(q.getType());
+    bool bOnlyKN = llvm::all_of(c.batch, [&](int64_t d) {
+      return c.b.memrefDimOf[d] < 0;
+    });
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (!func || !qGlobal || !sGlobal || !bOnlyKN || !qType.hasStaticShape() ||
+        !qType.getLayout().isIdentity() ||
+        failed(qType.getStridesAndOffset(strides, offset)) || offset != 0 ||
+        !cast<MemRefType>(c.scales.getType()).getLayout().isIdentity())
+      return success();
+    int64_t kDim = c.b.memrefDimOf[c.k], nDim = c.b.memrefDimOf[c.n];
+    auto packed = packedInt8Weight(qGlobal, sGlobal, qType.getDimSize(kDim),
+                                   qType.getDimSize(nDim), strides[kDim],
+                                   strides[nDim], c.group);
+    if (failed(packed))
+      return failure();
+
+    Location loc = op.getLoc();
+    OpBuilder builder(op);
+    auto idx = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(builder, loc, v).getResult();
+    };
+    auto aMeta = memref::ExtractStridedMetadataOp::create(builder, loc, a);
+    auto cMeta = memref::ExtractStridedMetadataOp::create(builder, loc, out);
+    auto extent = [&](int64_t d) -> Value {
+      if (d < 0)
+        return idx(1);
+      if (c.c.memrefDimOf[d] >= 0)
+        return cMeta.getSizes()[c.c.memrefDimOf[d]];
+      return aMeta.getSizes()[c.a.memrefDimOf[d]];
+    };
+    auto stride = [&](memref::ExtractStridedMetadataOp meta,
+                      const OperandDims &dims, int64_t d) -> Value {
+      if (d < 0 || dims.memrefDimOf[d] < 0)
+        return idx(0);
+      return meta.getStrides()[dims.memrefDimOf[d]];
+    };
+    auto globalAddress = [&](memref::GlobalOp g) -> Value {
+      Value view = memref::GetGlobalOp::create(builder, loc, g.getType(),
+                                               g.getSymName());
+      return memref::ExtractAlignedPointerAsIndexOp::create(builder, loc,
+                                                            view);
+    };
+    bool accumulate = !subsumeZeroFill(op, out);
+    SmallVector<std::pair<int64_t, Value>> fields = {
+        {STRATA_MM_FLAGS, idx(accumulate ? STRATA_MM_FLAG_ACCUMULATE : 0)},
+        {STRATA_MM_B_LAYOUT, idx(STRATA_MM_LAYOUT_PANEL_I8)},
+        {STRATA_MM_M, extent(c.m)},
+        {STRATA_MM_N, extent(c.n)},
+        {STRATA_MM_K, extent(c.k)},
+        {STRATA_MM_BATCH_RANK, idx(int64_t(c.batch.size()))},
+        {STRATA_MM_A_ADDR, f32ElementAddress(builder, loc, a, aMeta)},
+        {STRATA_MM_A_STRIDE_M, stride(aMeta, c.a, c.m)},
+        {STRATA_MM_A_STRIDE_K, stride(aMeta, c.a, c.k)},
+        {STRATA_MM_B_ADDR, globalAddress(packed->first)},
+        {STRATA_MM_C_ADDR, f32ElementAddress(builder, loc, out, cMeta)},
+        {STRATA_MM_C_STRIDE_M, stride(cMeta, c.c, c.m)},
+        {STRATA_MM_C_STRIDE_N, stride(cMeta, c.c, c.n)},
+        {STRATA_MM_B_SCALES, globalAddress(packed->second)},
+        {STRATA_MM_GROUP_SIZE, idx(c.group)},
+        // The params buffer is reused: every field the kernel reads is set.
+        {STRATA_MM_B_ZERO_POINTS, idx(0)},
+        {STRATA_MM_A_SCALES, idx(0)},
+    };
+    for (int64_t i = 0; i < STRATA_MM_MAX_BATCH; ++i) {
+      int64_t d = i < int64_t(c.batch.size()) ? c.batch[i] : -1;
+      fields.push_back({STRATA_MM_BATCH_SIZES + i, extent(d)});
+      fields.push_back({STRATA_MM_A_BATCH_STRIDES + i, stride(aMeta, c.a, d)});
+      fields.push_back({STRATA_MM_C_BATCH_STRIDES + i, stride(cMeta, c.c, d)});
+    }
+    func::CallOp call = callI8_.emit(builder, loc, func, fields);
+    if (Attribute region = op->getAttr(dispatch::kDispatchAttr))
+      call->setAttr(dispatch::kDispatchAttr, region);
+    op.erase();
+    rewritten = true;
+    return success();
+  }
+
+  // A zero fill of |out| just before |op| is subsumed by a call that
+  // overwrites it: erased, and true returned.
+  static bool subsumeZeroFill(Operation *op, Value out) {
+    for (Operation *prev = op->getPrevNode(); prev;
+         prev = prev->getPrevNode()) {
+      if (auto fill = dyn_cast<linalg::FillOp>(prev)) {
+        if (fill.getDpsInits()[0] == out &&
+            matchPattern(fill.getDpsInputs()[0], m_AnyZeroFloat())) {
+          fill.erase();
+          return true;
+        }
+        return false;
+      }
+      if (!isPure(prev))
+        return false;
+    }
+    return false;
   }
 
   LogicalResult rewrite(linalg::GenericOp op, const Contraction &c,
@@ -309,21 +574,7 @@ private:
     }
 
     // A zero fill of C just before is subsumed by the overwriting call.
-    bool accumulate = true;
-    for (Operation *prev = op->getPrevNode(); prev;
-         prev = prev->getPrevNode()) {
-      if (auto fill = dyn_cast<linalg::FillOp>(prev)) {
-        if (fill.getDpsInits()[0] == out &&
-            matchPattern(fill.getDpsInputs()[0], m_AnyZeroFloat())) {
-          fill.erase();
-          accumulate = false;
-        }
-        break;
-      }
-      if (!isPure(prev))
-        break;
-    }
-    if (accumulate)
+    if (!subsumeZeroFill(op, out))
       flags |= STRATA_MM_FLAG_ACCUMULATE;
 
     SmallVector<std::pair<int64_t, Value>> fields = {
@@ -383,8 +634,9 @@ private:
 
   ModuleOp module_;
   SymbolTable symbols_;
-  RuntimeCall call_;
+  RuntimeCall call_, callI8_;
   llvm::StringMap<memref::GlobalOp> packed_;
+  llvm::StringMap<std::pair<memref::GlobalOp, memref::GlobalOp>> packedInt8_;
 };
 
 } // namespace
@@ -404,7 +656,9 @@ struct MatmulToRuntimePass
     numCalls += counts.calls;
     numPackedCalls += counts.packedCalls;
     numPackedWeights += counts.packedWeights;
+    numInt8Calls += counts.int8Calls;
     if (stats) {
+      stats->int8MatmulCalls += counts.int8Calls;
       stats->matmulCalls += counts.calls;
       stats->packedMatmulCalls += counts.packedCalls;
       stats->packedWeights += counts.packedWeights;

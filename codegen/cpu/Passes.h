@@ -69,6 +69,7 @@ struct CpuCodegenStats {
   unsigned matmulCalls = 0;      // contractions calling the runtime matmul
   unsigned packedMatmulCalls = 0;
   unsigned packedWeights = 0;
+  unsigned int8MatmulCalls = 0;  // of which weight-only int8
   unsigned earlyFrees = 0;       // buffers freed right after their last use
   unsigned plannedBuffers = 0;   // intermediates at fixed arena offsets
   unsigned unplannedBuffers = 0; // data-dependent sizes: run-time allocations

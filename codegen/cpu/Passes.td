@@ -158,7 +158,10 @@ def MatmulToRuntimePass : Pass<"strata-cpu-matmul-to-runtime",
     Replaces every fp32 contraction (a `linalg.generic` on memrefs computing
     `C[b.., m, n] += A[b.., m, k] * B[b.., k, n]` with any strides, found by
     its maps and body) by a call to `strata_rt_matmul_f32` (kernel ABI
-    imports). A B operand that is a weight is packed at compile time into
+    imports), or, for the weight-only contraction of
+    `strata.quantized_linear` (`acc + x * (sitofp(q) * scale)`, int8 `q`),
+    to `strata_rt_matmul_f32_i8` with the weight in int8 panels and its
+    scales padded to the panels. A B operand that is a weight is packed at compile time into
     the panel layout of the ABI header, in a new weight global; a zero fill
     of C right before the contraction is dropped (the call overwrites C).
     docs/design/cpu-matmul.md says why matmuls call the runtime.
@@ -170,7 +173,9 @@ def MatmulToRuntimePass : Pass<"strata-cpu-matmul-to-runtime",
     Statistic<"numCalls", "calls", "contractions replaced">,
     Statistic<"numPackedCalls", "packed-calls",
               "of which read a pre-packed weight">,
-    Statistic<"numPackedWeights", "packed-weights", "distinct packed weights">];
+    Statistic<"numPackedWeights", "packed-weights", "distinct packed weights">,
+    Statistic<"numInt8Calls", "int8-calls",
+              "of which read a weight-only int8 weight (strata_rt_matmul_f32_i8)">];
 }
 
 def ApproximateMathPass : Pass<"strata-cpu-approximate-math",

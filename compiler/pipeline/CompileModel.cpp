@@ -61,6 +61,10 @@ LogicalResult checkOptions(const CompileOptions &options, Location loc) {
     return emitError(loc) << "the batch and sequence maxima must be >= 1, got "
                           << options.dims.maxBatch << " and "
                           << options.dims.maxSeq;
+  if (options.precision.decode != "fp32" && options.precision.decode != "int8")
+    return emitError(loc) << "unsupported decode precision '"
+                          << options.precision.decode
+                          << "' (supported: fp32, int8)";
   for (const auto &[name, max] : options.dims.explicitMaxima)
     if (name.empty() || max < 1)
       return emitError(loc) << "dim maximum '" << name << "=" << max
@@ -202,6 +206,28 @@ LogicalResult addGenerationEntries(ModuleOp module,
   return success();
 }
 
+/// The precision policy: the decode entry's weights quantized
+/// (strata-quantize-weights); a model without one is told so.
+LogicalResult applyPrecision(ModuleOp module, const CompileOptions &options) {
+  const PrecisionOptions &precision = options.precision;
+  if (precision.decode == "fp32")
+    return success();
+  if (!module.lookupSymbol<func::FuncOp>("decode"))
+    return emitError(module.getLoc())
+           << "--decode-precision " << precision.decode
+           << " needs a decode entry, and this model has none (not a causal "
+              "decoder, or --no-generation-entries)";
+  PassManager pm(module.getContext());
+  pm.enableVerifier(true);
+  QuantizeWeightsPassOptions quantize;
+  quantize.functions = {"decode"};
+  quantize.bits = 8;
+  quantize.groupSize = 0;
+  quantize.keepFp32LmHead = precision.keepFp32LmHead;
+  pm.addPass(createQuantizeWeightsPass(quantize));
+  return pm.run(module);
+}
+
 } // namespace
 
 void registerCompilerDialects(DialectRegistry &registry) {
@@ -267,6 +293,8 @@ FailureOr<CompiledArtifact> compileModel(MLIRContext &context,
   if (withPast)
     if (auto twin = module->lookupSymbol<func::FuncOp>(kWithPastName))
       twin.erase();
+  if (failed(applyPrecision(*module, options)))
+    return failure();
   rep.fusedOps = countOps(*module);
   rep.fusionDone = true;
   clock.done("fusion");

@@ -62,6 +62,15 @@ struct GenerationOptions {
   bool allLogits = false;
 };
 
+/// Numeric precision per phase (docs/design/precision.md).
+struct PrecisionOptions {
+  /// The decode entry's weights: "fp32", or "int8" (weight-only: symmetric
+  /// per output column, dequantized in registers; activations fp32).
+  std::string decode = "fp32";
+  /// The LM head keeps fp32 weights in a quantized entry.
+  bool keepFp32LmHead = false;
+};
+
 struct CompileOptions {
   /// The back end; only "cpu".
   std::string target = "cpu";
@@ -73,6 +82,7 @@ struct CompileOptions {
   /// (their `context`) unless dims `slots`/`context` are given.
   DimMaximaOptions dims;
   GenerationOptions generation;
+  PrecisionOptions precision;
   /// Runs the fusion pipeline (off: to measure what fusion buys).
   bool fusion = true;
   /// fp32 attention calls the runtime's kernel (off: generic loops).

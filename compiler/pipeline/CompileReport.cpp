@@ -97,7 +97,8 @@ void printCodegenReport(llvm::raw_ostream &os, const CompileReport &report) {
      << " generated loop nests (one function each)\n"
      << "matmuls: " << stats.matmulCalls << " calls to the runtime kernel, "
      << stats.packedMatmulCalls << " on " << stats.packedWeights
-     << " weights pre-packed at compile time\n"
+     << " weights pre-packed at compile time; " << stats.int8MatmulCalls
+     << " weight-only int8\n"
      << "attention: " << stats.attentionCalls
      << " calls to the runtime kernel\n"
      << "run-time checks: " << stats.checks

@@ -93,6 +93,17 @@ cl::opt<std::string> prefillLogits(
              "all: also every position's, as output all_logits (scoring)"),
     cl::init("last"));
 
+cl::opt<std::string> decodePrecision(
+    cl::cat(compileOptions), "decode-precision",
+    cl::desc("fp32 (default) or int8: the decode entry's weights as int8 "
+             "with one fp32 scale per output column, read 4x fewer bytes "
+             "per token (docs/design/precision.md)"),
+    cl::init("fp32"));
+cl::list<std::string> keepFp32(
+    cl::cat(compileOptions), "keep-fp32",
+    cl::desc("parts a quantized entry leaves in fp32: lm_head"),
+    cl::CommaSeparated);
+
 int fail(const llvm::Twine &message) {
   llvm::errs() << "strata-compile: error: " << message << "\n";
   return 1;
@@ -128,6 +139,12 @@ bool readOptions(strata::CompileInput &input, strata::CompileOptions &options) {
     return bad("--prefill-logits expects last or all, got '" + prefillLogits +
                "'");
   options.generation.allLogits = prefillLogits == "all";
+  options.precision.decode = decodePrecision;
+  for (const std::string &part : keepFp32) {
+    if (part != "lm_head")
+      return bad("--keep-fp32 expects lm_head, got '" + part + "'");
+    options.precision.keepFp32LmHead = true;
+  }
   for (const std::string &spec : dimMaxima) {
     std::string name;
     int64_t max;

@@ -132,6 +132,36 @@ LogicalResult LinearOp::verify() {
   return verifyResultShape(*this, expected, getResult());
 }
 
+LogicalResult QuantizedLinearOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput()), w = shapeOf(getWeight()),
+                    s = shapeOf(getScales());
+  if (in.empty())
+    return emitOpError() << "expected 'input' of rank >= 1";
+  if (w.size() != 2 || ShapedType::isDynamicShape(w))
+    return emitOpError() << "expected a static 2-D 'weight'";
+  if (getBits() != 8 && getBits() != 4)
+    return emitOpError() << "expected 'bits' 8 or 4, got " << getBits();
+  if (getGroupSize() < 1)
+    return emitOpError() << "expected 'group_size' >= 1, got "
+                         << getGroupSize();
+  if (!isCompatibleShape({in.back()}, {w[0]}))
+    return emitOpError() << "expected the inner dim of 'input' ("
+                         << formatShape(in.back()) << ") to match dim 0 of "
+                         << "'weight' (" << formatShape(w[0]) << ")";
+  const int64_t groups = (w[0] + getGroupSize() - 1) / getGroupSize();
+  if (s.size() != 2 || s[0] != groups || s[1] != w[1])
+    return emitOpError() << "expected 'scales' of shape " << groups << "x"
+                         << w[1] << ", got " << formatShape(s);
+  if (Value bias = getBias()) {
+    if (!isCompatibleShape({w[1]}, shapeOf(bias)))
+      return emitOpError() << "expected 'bias' of shape " << formatShape(w[1])
+                           << ", got " << formatShape(shapeOf(bias));
+  }
+  SmallVector<int64_t> expected(in.drop_back());
+  expected.push_back(w[1]);
+  return verifyResultShape(*this, expected, getResult());
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions, softmax, cumsum
 //===----------------------------------------------------------------------===//

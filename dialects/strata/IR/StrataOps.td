@@ -293,6 +293,36 @@ def Strata_LinearOp : Strata_Op<"linear",
   let hasVerifier = 1;
 }
 
+def Strata_QuantizedLinearOp : Strata_Op<"quantized_linear",
+    [AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "dense layer over a weight-only quantized [K, N] weight";
+  let description = [{
+    `result[..., n] = sum_k input[..., k] * weight[k, n] * scales[k / group_size, n] + bias[n]`:
+    `strata.linear` with the weight stored as symmetric integers (`i8`
+    storage holding values of `bits` bits: 8, or 4 for int4 in
+    [-8, 7]) and one fp32 scale per `group_size` rows of each column
+    (`group_size` = K: one scale per output channel). Activations,
+    accumulation and the result stay fp32. Made by
+    `strata-quantize-weights` from fp32 weights, or imported from
+    pre-quantized models.
+
+    ```mlir
+    %y = strata.quantized_linear %x, %q, %s {bits = 8 : i64, group_size = 768 : i64} : (tensor<1x1x768xf32>, tensor<768x2304xi8>, tensor<1x2304xf32>) -> tensor<1x1x2304xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$input,
+                   RankedTensorOf<[I8]>:$weight,
+                   RankedTensorOf<[F32]>:$scales,
+                   Optional<RankedTensorOf<[F32]>>:$bias,
+                   I64Attr:$bits, I64Attr:$group_size);
+  let results = (outs RankedTensorOf<[F32]>:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $scales (`,` $bias^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions and softmax
 //===----------------------------------------------------------------------===//
