@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+# ===- test/e2e/check_precision.py - quantized decode keeps the model's skill -===#
+# The trained byte-level GPT compiled with each decode precision, teacher-
+# forced through its decode entry over held-out text (eight slots, each a
+# different 257-byte stretch: prefill of the first byte, then one decode
+# step per byte): bits per byte of the decode logits, top-1 agreement with
+# the fp32 artifact and the mean KL divergence from it. The fp32 artifact's
+# bits per byte first match onnxruntime's on the same bytes (prefill.onnx,
+# the same stretches at once; 1e-3 bpb: fp32 summation order only).
+# Bounds, from the acceptance of the precision policy: int8 weight-only
+# within 1% of fp32's bits per byte, top-1 agreement >= 99%.
+#
+# Usage: check_precision.py MODELS_DIR BIN_DIR [--json OUT]
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnxruntime as ort
+
+SLOTS = 8
+LENGTH = 257          # bytes per stretch: 1 prefilled, 256 predicted
+BOUNDS = {"int8": {"bpb_ratio": 1.01, "top1": 0.99}}
+
+
+def log_softmax(x):
+    m = x.max(-1, keepdims=True)
+    return x - m - np.log(np.exp(x - m).sum(-1, keepdims=True))
+
+
+def stretches(text_path):
+    data = np.frombuffer(open(text_path, "rb").read(), np.uint8).astype(np.int64)
+    step = (len(data) - LENGTH) // SLOTS
+    return np.stack([data[i * step:i * step + LENGTH] for i in range(SLOTS)])
+
+
+def strata_logits(bin_dir, artifact, seqs, tmp, tag):
+    """Logits [SLOTS, LENGTH - 1, V]: position t predicts byte t + 1."""
+    def save(name, array):
+        path = os.path.join(tmp, f"{tag}_{name}.npy")
+        np.save(path, array)
+        return path
+    lines = []
+    for s in range(SLOTS):
+        lines.append(f"prefill input_ids={save(f'p{s}', seqs[s:s + 1, :1])} "
+                     f"slot={save(f'slot{s}', np.array(s, np.int64))} "
+                     f"start={save('zero', np.array(0, np.int64))}")
+    slots = save("slots", np.arange(SLOTS, dtype=np.int64))
+    for t in range(1, LENGTH - 1):
+        lines.append(f"decode input_ids={save(f'd{t}', seqs[:, t:t + 1])} "
+                     f"slots={slots} "
+                     f"positions={save(f'pos{t}', np.full(SLOTS, t, np.int64))}")
+    steps = os.path.join(tmp, tag + ".steps")
+    with open(steps, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    out = os.path.join(tmp, tag + ".out")
+    subprocess.run([os.path.join(bin_dir, "strata-run"), artifact, "--steps",
+                    steps, "--output-dir", out, "--threads", "2"],
+                   check=True, capture_output=True, timeout=900)
+    first = np.stack([np.load(os.path.join(out, str(s), "logits.npy"))[0]
+                      for s in range(SLOTS)])
+    rest = [np.load(os.path.join(out, str(SLOTS + t - 1), "logits.npy"))
+            for t in range(1, LENGTH - 1)]
+    return np.concatenate([first[:, None], np.stack(rest, 1)], 1)
+
+
+def bits_per_byte(logits, seqs):
+    lp = log_softmax(logits.astype(np.float64))
+    nll = -np.take_along_axis(lp, seqs[:, 1:, None], -1)[..., 0]
+    return float(nll.mean() / math.log(2))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("models_dir")
+    ap.add_argument("bin_dir")
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    fixture = os.path.join(args.models_dir, "fixtures", "bytegpt")
+    seqs = stretches(os.path.join(fixture, "heldout.txt"))
+    session = ort.InferenceSession(os.path.join(fixture, "prefill.onnx"),
+                                   providers=["CPUExecutionProvider"])
+    ort_out = session.run(["logits"], {
+        "input_ids": seqs[:, :-1],
+        "attention_mask": np.ones((SLOTS, LENGTH - 1), np.int64)})[0]
+    ort_bpb = bits_per_byte(ort_out, seqs)
+    results, problems = {"onnxruntime_bpb": ort_bpb, "scored_bytes":
+                         int(SLOTS * (LENGTH - 1))}, []
+    with tempfile.TemporaryDirectory() as tmp:
+        logits = {}
+        for precision in ["fp32"] + list(BOUNDS):
+            artifact = os.path.join(tmp, precision + ".strata")
+            subprocess.run([os.path.join(args.bin_dir, "strata-compile"),
+                            os.path.join(fixture, "decode.onnx"), "-o",
+                            artifact, "--quiet", "--max-batch", str(SLOTS),
+                            "--max-seq", str(LENGTH), "--decode-precision",
+                            precision], check=True, timeout=900)
+            logits[precision] = strata_logits(args.bin_dir, artifact, seqs,
+                                              tmp, precision)
+        base = logits["fp32"]
+        base_bpb = bits_per_byte(base, seqs)
+        results["fp32"] = {"bpb": base_bpb}
+        if abs(base_bpb - ort_bpb) > 1e-3:
+            problems.append(f"fp32 decode: {base_bpb:.4f} bpb, onnxruntime "
+                            f"{ort_bpb:.4f}")
+        lp_base = log_softmax(base.astype(np.float64))
+        for precision, bound in BOUNDS.items():
+            got = logits[precision]
+            bpb = bits_per_byte(got, seqs)
+            top1 = float((got.argmax(-1) == base.argmax(-1)).mean())
+            lp = log_softmax(got.astype(np.float64))
+            kl = float((np.exp(lp_base) * (lp_base - lp)).sum(-1).mean())
+            results[precision] = {"bpb": bpb, "bpb_ratio": bpb / base_bpb,
+                                  "top1_agreement": top1, "mean_kl": kl}
+            print(f"{precision}: {bpb:.4f} bpb ({bpb / base_bpb:.4f}x fp32 "
+                  f"{base_bpb:.4f}), top-1 agreement {top1:.4f}, "
+                  f"mean KL {kl:.2e}")
+            if not bpb <= bound["bpb_ratio"] * base_bpb:
+                problems.append(f"{precision}: bits per byte {bpb:.4f} > "
+                                f"{bound['bpb_ratio']} x {base_bpb:.4f}")
+            if not top1 >= bound["top1"]:
+                problems.append(f"{precision}: top-1 agreement {top1:.4f} < "
+                                f"{bound['top1']}")
+    print(f"fp32: {base_bpb:.4f} bpb, onnxruntime {ort_bpb:.4f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    for p in problems:
+        print("FAIL", p)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
