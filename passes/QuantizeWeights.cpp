@@ -138,7 +138,8 @@ struct QuantizeWeightsPass
   void runOnOperation() override {
     if (bits != 8 && bits != 4) {
       getOperation().emitError()
-          << "strata-quantize-weights: bits must be 8 or 4, got " << bits;
+          << "strata-quantize-weights: bits must be 8 or 4, got "
+          << static_cast<int64_t>(bits);
       return signalPassFailure();
     }
     if (groupSize < 0) {

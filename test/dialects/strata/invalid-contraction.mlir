@@ -142,3 +142,35 @@ func.func @attention_wrong_result(%q: tensor<1x2x8x64xf32>, %v: tensor<1x2x8x32x
   %0 = strata.attention %q, %q, %v : (tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>, tensor<1x2x8x32xf32>) -> tensor<1x2x8x64xf32>
   return
 }
+
+// -----
+
+func.func @quantized_linear_bits(%x: tensor<2x8xf32>, %q: tensor<8x3xi8>, %s: tensor<1x3xf32>) {
+  // expected-error @+1 {{'strata.quantized_linear' op expected 'bits' 8 or 4, got 2}}
+  %0 = strata.quantized_linear %x, %q, %s {bits = 2 : i64, group_size = 8 : i64} : (tensor<2x8xf32>, tensor<8x3xi8>, tensor<1x3xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @quantized_linear_scales(%x: tensor<2x8xf32>, %q: tensor<8x3xi8>, %s: tensor<1x3xf32>) {
+  // expected-error @+1 {{'strata.quantized_linear' op expected 'scales' of shape 2x3, got 1x3}}
+  %0 = strata.quantized_linear %x, %q, %s {bits = 8 : i64, group_size = 4 : i64} : (tensor<2x8xf32>, tensor<8x3xi8>, tensor<1x3xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @quantized_linear_group(%x: tensor<2x8xf32>, %q: tensor<8x3xi8>, %s: tensor<1x3xf32>) {
+  // expected-error @+1 {{'strata.quantized_linear' op expected 'group_size' >= 1, got 0}}
+  %0 = strata.quantized_linear %x, %q, %s {bits = 8 : i64, group_size = 0 : i64} : (tensor<2x8xf32>, tensor<8x3xi8>, tensor<1x3xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @quantized_linear_inner(%x: tensor<2x6xf32>, %q: tensor<8x3xi8>, %s: tensor<1x3xf32>) {
+  // expected-error @+1 {{'strata.quantized_linear' op expected the inner dim of 'input' (6) to match dim 0 of 'weight' (8)}}
+  %0 = strata.quantized_linear %x, %q, %s {bits = 8 : i64, group_size = 8 : i64} : (tensor<2x6xf32>, tensor<8x3xi8>, tensor<1x3xf32>) -> tensor<2x3xf32>
+  return
+}

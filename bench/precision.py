@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+# ===- bench/precision.py - decode speed per weight precision --------------===#
+# One decoder compiled once per `--decode-precision`, batch-1 greedy
+# generation through `strata-run generate` (in-process prefill + decode),
+# rounds interleaved across the precisions, medians reported: tokens/s, the
+# ratio to fp32, and the bytes a decode step reads (weights at their stored
+# width plus scales, and the KV cache at the generation's mean context)
+# over the machine's read bandwidth as the multi-stream probe
+# (bench/roofline.cc) measures it in the same run.
+#
+# Usage: bench/precision.py [--model-dir DIR] [--threads 2] [--rounds 5]
+#        [--prompt 128] [--new-tokens 64] [--precisions fp32,int8]
+#        [--out FILE.json]
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+
+import onnx
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import generation  # noqa: E402
+import roofline  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+
+def matmul_weights(model):
+    """(elements, columns) summed over the initializers MatMul/Gemm read."""
+    graph = onnx.load(model, load_external_data=False).graph
+    dims = {i.name: list(i.dims) for i in graph.initializer}
+    producer = {o: n for n in graph.node for o in n.output}
+    read = {}
+    for node in graph.node:
+        if node.op_type not in ("MatMul", "Gemm"):
+            continue
+        transposed = node.op_type == "Gemm" and any(
+            a.name == "transB" and a.i for a in node.attribute)
+        name = node.input[1] if len(node.input) > 1 else ""
+        while name not in dims and name in producer and \
+                producer[name].op_type in ("Transpose", "Cast", "Identity"):
+            transposed ^= producer[name].op_type == "Transpose"
+            name = producer[name].input[0]
+        if name in dims and len(dims[name]) == 2:
+            k, n = dims[name]
+            read[name] = (k * n, k if transposed else n)
+    return (sum(e for e, _ in read.values()),
+            sum(c for _, c in read.values()))
+
+
+def step_bytes(precision, elements, columns):
+    """Weight bytes one decode step reads at |precision| (per-column
+    scales for int8)."""
+    if precision == "fp32":
+        return 4 * elements
+    if precision == "int8":
+        return elements + 4 * columns
+    raise ValueError(precision)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model-dir", default=os.path.expanduser(
+        "~/.cache/strata/models/gpt2-small"))
+    ap.add_argument("--model-file", default="decode.onnx")
+    ap.add_argument("--bin-dir", default=os.path.join(generation.ROOT,
+                                                      "build", "bin"))
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--prompt", type=int, default=128)
+    ap.add_argument("--new-tokens", type=int, default=64)
+    ap.add_argument("--precisions", default="fp32,int8")
+    ap.add_argument("--out", default="")
+    a = ap.parse_args()
+    model = os.path.join(a.model_dir, a.model_file)
+    meta_path = os.path.join(a.model_dir, "meta.json")
+    meta = json.load(open(meta_path)) if os.path.exists(meta_path) else {}
+    vocab = meta.get("vocab", 32000)
+    precisions = a.precisions.split(",")
+    elements, columns = matmul_weights(model)
+    prompt = np.random.default_rng(0).integers(0, vocab, a.prompt).tolist()
+    result = {"machine": generation.cpu_isa(), "threads": a.threads,
+              "model": model, "prompt": a.prompt,
+              "new_tokens": a.new_tokens, "rounds": a.rounds}
+    with tempfile.TemporaryDirectory(prefix="strata-precision-") as tmp:
+        artifacts, sizes = {}, {}
+        for p in precisions:
+            artifacts[p] = os.path.join(tmp, p + ".strata")
+            generation.compile_artifact(a.bin_dir, model, artifacts[p],
+                                        ["--decode-precision", p])
+            sizes[p] = os.path.getsize(artifacts[p])
+        runs = {p: [] for p in precisions}
+        tokens = {}
+        for r in range(a.rounds):
+            for p in precisions:
+                rec, _ = generation.strata_generate(
+                    a.bin_dir, artifacts[p], [prompt], a.new_tokens,
+                    a.threads, tmp)
+                runs[p].append(rec[0])
+                tokens.setdefault(p, rec[0]["tokens"])
+            print(f"round {r}: " + ", ".join(
+                f"{p} {runs[p][-1]['tokens_per_s']:.1f} tok/s"
+                for p in precisions), flush=True)
+        limits, _ = roofline.measure(tmp, [a.threads])
+        read_gbps = limits[a.threads]["read_gbps"]
+    kv = 0
+    if "hidden" in meta:
+        head_dim = meta["hidden"] // meta["heads"]
+        kv = 2 * meta["layers"] * meta.get("kv_heads", meta["heads"]) * \
+            (a.prompt + a.new_tokens / 2) * head_dim * 4
+    result["read_gbps_probe"] = read_gbps
+    base = statistics.median(x["tokens_per_s"] for x in runs[precisions[0]])
+    for p in precisions:
+        tps = statistics.median(x["tokens_per_s"] for x in runs[p])
+        tpot = statistics.median(x["tpot_ms"] for x in runs[p]) / 1e3
+        moved = step_bytes(p, elements, columns) + kv
+        result[p] = {
+            "tokens_per_s": tps, "tpot_ms": tpot * 1e3,
+            "ttft_ms": statistics.median(x["ttft_ms"] for x in runs[p]),
+            "ratio_to_" + precisions[0]: tps / base,
+            "step_bytes": moved, "gbps": moved / tpot / 1e9,
+            "fraction_of_probe": moved / tpot / 1e9 / read_gbps,
+            "artifact_bytes": sizes[p],
+            "same_tokens_as_" + precisions[0]:
+                tokens[p] == tokens[precisions[0]]}
+    text = json.dumps(result, indent=1)
+    print(text)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
