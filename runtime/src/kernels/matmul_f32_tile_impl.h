@@ -37,6 +37,8 @@ inline void tileRows(int64_t kc, const float* a, int64_t lda, const float* b,
     for (int j = 0; j < NV; ++j) Vec::store(c + i * ldc + j * L, acc[i][j]);
 }
 
+constexpr int64_t kGemvPrefetchRows = 16;
+
 template <int P>
 inline void gemvPanels(int64_t k, const float* a, const float* b, float* c,
                        bool loadC) {
@@ -50,6 +52,14 @@ inline void gemvPanels(int64_t k, const float* a, const float* b, float* c,
     for (int j = 0; j < NV; ++j)
       acc[p][j] = loadC ? Vec::load(c + p * 32 + j * L) : Vec::zero();
   for (int64_t kk = 0; kk < k; ++kk) {
+    // A panel row is two 64-byte lines: both prefetched, far enough ahead
+    // to cover the memory latency of a weight stream.
+#pragma GCC unroll 8
+    for (int p = 0; p < P; ++p) {
+      __builtin_prefetch(b + p * panelStride + (kk + kGemvPrefetchRows) * 32);
+      __builtin_prefetch(b + p * panelStride + (kk + kGemvPrefetchRows) * 32 +
+                         16);
+    }
     typename Vec::V av = Vec::set1(a[kk]);
 #pragma GCC unroll 8
     for (int p = 0; p < P; ++p)
@@ -188,6 +198,8 @@ float expShifted(float* x, int64_t n, float shift) {
 // k), widened to fp32 in registers. Each group of |group| k rows
 // accumulates unscaled into |part|, then meets its 32 column scales once:
 // one scale multiply per group instead of one per weight.
+constexpr int64_t kPrefetchRows = 32;
+
 template <int MR, int P>
 inline void quantTile(int64_t k, const float* a, int64_t lda,
                       const int8_t* b, const float* scales,
@@ -215,6 +227,13 @@ inline void quantTile(int64_t k, const float* a, int64_t lda,
 #pragma GCC unroll 8
         for (int j = 0; j < NV; ++j) part[i][p][j] = Vec::zero();
     for (int64_t kk = g0; kk < g1; ++kk) {
+      // A 64-byte line holds two k rows of a panel: one prefetch per line,
+      // far enough ahead to cover the memory latency of a weight stream.
+      if ((kk & 1) == 0) {
+#pragma GCC unroll 8
+        for (int p = 0; p < P; ++p)
+          __builtin_prefetch(b + p * panelStride + (kk + kPrefetchRows) * 32);
+      }
       typename Vec::V av[MR];
 #pragma GCC unroll 8
       for (int i = 0; i < MR; ++i) av[i] = Vec::set1(a[i * lda + kk]);
