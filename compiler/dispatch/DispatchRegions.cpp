@@ -43,6 +43,11 @@ std::vector<EntryDispatches> countDispatches(ModuleOp module) {
     std::set<int64_t> seen;
     func.walk([&](Operation *op) {
       std::optional<int64_t> id = dispatchId(op);
+      if (auto call = dyn_cast<func::CallOp>(op); call && id) {
+        auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+        if (callee && callee->hasAttr("strata.runtime_import"))
+          ++entry.runtimeCalls[call.getCallee().str()];
+      }
       if (id && seen.insert(*id).second) {
         ++entry.byKind[dispatchKind(op).str()];
         ++entry.total;

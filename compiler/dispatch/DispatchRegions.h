@@ -35,6 +35,9 @@ struct EntryDispatches {
   std::string entry;
   std::map<std::string, unsigned> byKind;
   unsigned total = 0;
+  /// Calls of each runtime kernel (the per-phase kernel choices: decode's
+  /// weight-only int8 matmul beside prefill's fp32 one).
+  std::map<std::string, unsigned> runtimeCalls;
 };
 
 /// Counts the regions of every public function of |module|.

@@ -115,6 +115,12 @@ void printCodegenReport(llvm::raw_ostream &os, const CompileReport &report) {
     for (const auto &[kind, n] : entry.byKind)
       os << ", " << n << " " << kind;
     os << "\n";
+    if (entry.runtimeCalls.empty())
+      continue;
+    os << "    runtime kernels:";
+    for (const auto &[kernel, n] : entry.runtimeCalls)
+      os << " " << kernel << " x" << n;
+    os << "\n";
   }
   unsigned exact = 0, fromData = 0;
   for (const OutputDimInfo &d : report.outputDims) {
