@@ -63,24 +63,31 @@ bool isF32Memref(Type t) {
   return m && m.getElementType().isF32();
 }
 
-// yield(acc + a * b) with acc the output block argument, in either order.
-bool isMultiplyAccumulate(linalg::GenericOp op) {
+// The product p of a body yield(acc + p) (either order) over |arguments|
+// block arguments, acc the last, when p is an arith.mulf.
+arith::MulFOp accumulatedProduct(linalg::GenericOp op, unsigned arguments) {
   Block &body = op.getRegion().front();
-  if (body.getNumArguments() != 3)
-    return false;
+  if (body.getNumArguments() != arguments)
+    return nullptr;
   auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
   if (!yield || yield.getNumOperands() != 1)
-    return false;
+    return nullptr;
   auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
   if (!add)
-    return false;
-  Value acc = body.getArgument(2);
+    return nullptr;
+  Value acc = body.getArgument(arguments - 1);
   Value product = add.getLhs() == acc   ? add.getRhs()
                   : add.getRhs() == acc ? add.getLhs()
                                         : Value();
-  auto mul = product ? product.getDefiningOp<arith::MulFOp>() : nullptr;
+  return product ? product.getDefiningOp<arith::MulFOp>() : nullptr;
+}
+
+// yield(acc + a * b) with acc the output block argument, in either order.
+bool isMultiplyAccumulate(linalg::GenericOp op) {
+  arith::MulFOp mul = accumulatedProduct(op, 3);
   if (!mul)
     return false;
+  Block &body = op.getRegion().front();
   Value x = body.getArgument(0), y = body.getArgument(1);
   return (mul.getLhs() == x && mul.getRhs() == y) ||
          (mul.getLhs() == y && mul.getRhs() == x);
@@ -108,22 +115,10 @@ std::optional<OperandDims> operandDims(AffineMap map, unsigned loops) {
 // yield(acc + x * (sitofp(q) * s)), products in either order: the body
 // strata.quantized_linear lowers to (arguments x, q, s, acc).
 bool isQuantizedMultiplyAccumulate(linalg::GenericOp op) {
-  Block &body = op.getRegion().front();
-  if (body.getNumArguments() != 4)
-    return false;
-  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
-  if (!yield || yield.getNumOperands() != 1)
-    return false;
-  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add)
-    return false;
-  Value acc = body.getArgument(3);
-  Value product = add.getLhs() == acc   ? add.getRhs()
-                  : add.getRhs() == acc ? add.getLhs()
-                                        : Value();
-  auto mul = product ? product.getDefiningOp<arith::MulFOp>() : nullptr;
+  arith::MulFOp mul = accumulatedProduct(op, 4);
   if (!mul)
     return false;
+  Block &body = op.getRegion().front();
   Value x = body.getArgument(0);
   Value scaled = mul.getLhs() == x   ? mul.getRhs()
                  : mul.getRhs() == x ? mul.getLhs()
@@ -242,6 +237,69 @@ memref::GlobalOp weightGlobal(Value b, SymbolTable &symbols) {
     return nullptr;
   return global;
 }
+
+// The params-block fields of one contraction call that do not depend on
+// B's form: flags, extents, A and C, batch dims (B's batch strides 0).
+class ContractionFields {
+public:
+  ContractionFields(OpBuilder &b, Location loc, const Contraction &c, Value a,
+                    Value out)
+      : b_(b), loc_(loc), c_(c),
+        aMeta_(memref::ExtractStridedMetadataOp::create(b, loc, a)),
+        cMeta_(memref::ExtractStridedMetadataOp::create(b, loc, out)),
+        a_(a), out_(out) {}
+
+  Value idx(int64_t v) {
+    return arith::ConstantIndexOp::create(b_, loc_, v).getResult();
+  }
+  // Extent of loop dim d, from C (parallel dims) or A (k).
+  Value extent(int64_t d) {
+    if (d < 0)
+      return idx(1);
+    if (c_.c.memrefDimOf[d] >= 0)
+      return cMeta_.getSizes()[c_.c.memrefDimOf[d]];
+    return aMeta_.getSizes()[c_.a.memrefDimOf[d]];
+  }
+  Value stride(memref::ExtractStridedMetadataOp meta, const OperandDims &dims,
+               int64_t d) {
+    if (d < 0 || dims.memrefDimOf[d] < 0)
+      return idx(0);
+    return meta.getStrides()[dims.memrefDimOf[d]];
+  }
+
+  SmallVector<std::pair<int64_t, Value>> common(bool accumulate) {
+    SmallVector<std::pair<int64_t, Value>> fields = {
+        {STRATA_MM_FLAGS, idx(accumulate ? STRATA_MM_FLAG_ACCUMULATE : 0)},
+        {STRATA_MM_M, extent(c_.m)},
+        {STRATA_MM_N, extent(c_.n)},
+        {STRATA_MM_K, extent(c_.k)},
+        {STRATA_MM_BATCH_RANK, idx(int64_t(c_.batch.size()))},
+        {STRATA_MM_A_ADDR, f32ElementAddress(b_, loc_, a_, aMeta_)},
+        {STRATA_MM_A_STRIDE_M, stride(aMeta_, c_.a, c_.m)},
+        {STRATA_MM_A_STRIDE_K, stride(aMeta_, c_.a, c_.k)},
+        {STRATA_MM_C_ADDR, f32ElementAddress(b_, loc_, out_, cMeta_)},
+        {STRATA_MM_C_STRIDE_M, stride(cMeta_, c_.c, c_.m)},
+        {STRATA_MM_C_STRIDE_N, stride(cMeta_, c_.c, c_.n)},
+        // The params buffer is reused: every field a kernel reads is set.
+        {STRATA_MM_A_SCALES, idx(0)},
+        {STRATA_MM_B_ZERO_POINTS, idx(0)},
+    };
+    for (int64_t i = 0; i < STRATA_MM_MAX_BATCH; ++i) {
+      int64_t d = i < int64_t(c_.batch.size()) ? c_.batch[i] : -1;
+      fields.push_back({STRATA_MM_BATCH_SIZES + i, extent(d)});
+      fields.push_back({STRATA_MM_A_BATCH_STRIDES + i, stride(aMeta_, c_.a, d)});
+      fields.push_back({STRATA_MM_C_BATCH_STRIDES + i, stride(cMeta_, c_.c, d)});
+    }
+    return fields;
+  }
+
+private:
+  OpBuilder &b_;
+  Location loc_;
+  const Contraction &c_;
+  memref::ExtractStridedMetadataOp aMeta_, cMeta_;
+  Value a_, out_;
+};
 
 class Rewriter {
 public:
@@ -426,57 +484,21 @@ private:
 
     Location loc = op.getLoc();
     OpBuilder builder(op);
-    auto idx = [&](int64_t v) {
-      return arith::ConstantIndexOp::create(builder, loc, v).getResult();
-    };
-    auto aMeta = memref::ExtractStridedMetadataOp::create(builder, loc, a);
-    auto cMeta = memref::ExtractStridedMetadataOp::create(builder, loc, out);
-    auto extent = [&](int64_t d) -> Value {
-      if (d < 0)
-        return idx(1);
-      if (c.c.memrefDimOf[d] >= 0)
-        return cMeta.getSizes()[c.c.memrefDimOf[d]];
-      return aMeta.getSizes()[c.a.memrefDimOf[d]];
-    };
-    auto stride = [&](memref::ExtractStridedMetadataOp meta,
-                      const OperandDims &dims, int64_t d) -> Value {
-      if (d < 0 || dims.memrefDimOf[d] < 0)
-        return idx(0);
-      return meta.getStrides()[dims.memrefDimOf[d]];
-    };
     auto globalAddress = [&](memref::GlobalOp g) -> Value {
       Value view = memref::GetGlobalOp::create(builder, loc, g.getType(),
                                                g.getSymName());
       return memref::ExtractAlignedPointerAsIndexOp::create(builder, loc,
                                                             view);
     };
-    bool accumulate = !subsumeZeroFill(op, out);
-    SmallVector<std::pair<int64_t, Value>> fields = {
-        {STRATA_MM_FLAGS, idx(accumulate ? STRATA_MM_FLAG_ACCUMULATE : 0)},
-        {STRATA_MM_B_LAYOUT, idx(STRATA_MM_LAYOUT_PANEL_I8)},
-        {STRATA_MM_M, extent(c.m)},
-        {STRATA_MM_N, extent(c.n)},
-        {STRATA_MM_K, extent(c.k)},
-        {STRATA_MM_BATCH_RANK, idx(int64_t(c.batch.size()))},
-        {STRATA_MM_A_ADDR, f32ElementAddress(builder, loc, a, aMeta)},
-        {STRATA_MM_A_STRIDE_M, stride(aMeta, c.a, c.m)},
-        {STRATA_MM_A_STRIDE_K, stride(aMeta, c.a, c.k)},
+    ContractionFields f(builder, loc, c, a, out);
+    SmallVector<std::pair<int64_t, Value>> fields =
+        f.common(!subsumeZeroFill(op, out));
+    fields.append({
+        {STRATA_MM_B_LAYOUT, f.idx(STRATA_MM_LAYOUT_PANEL_I8)},
         {STRATA_MM_B_ADDR, globalAddress(packed->first)},
-        {STRATA_MM_C_ADDR, f32ElementAddress(builder, loc, out, cMeta)},
-        {STRATA_MM_C_STRIDE_M, stride(cMeta, c.c, c.m)},
-        {STRATA_MM_C_STRIDE_N, stride(cMeta, c.c, c.n)},
         {STRATA_MM_B_SCALES, globalAddress(packed->second)},
-        {STRATA_MM_GROUP_SIZE, idx(c.group)},
-        // The params buffer is reused: every field the kernel reads is set.
-        {STRATA_MM_B_ZERO_POINTS, idx(0)},
-        {STRATA_MM_A_SCALES, idx(0)},
-    };
-    for (int64_t i = 0; i < STRATA_MM_MAX_BATCH; ++i) {
-      int64_t d = i < int64_t(c.batch.size()) ? c.batch[i] : -1;
-      fields.push_back({STRATA_MM_BATCH_SIZES + i, extent(d)});
-      fields.push_back({STRATA_MM_A_BATCH_STRIDES + i, stride(aMeta, c.a, d)});
-      fields.push_back({STRATA_MM_C_BATCH_STRIDES + i, stride(cMeta, c.c, d)});
-    }
+        {STRATA_MM_GROUP_SIZE, f.idx(c.group)},
+    });
     func::CallOp call = callI8_.emit(builder, loc, func, fields);
     if (Attribute region = op->getAttr(dispatch::kDispatchAttr))
       call->setAttr(dispatch::kDispatchAttr, region);
@@ -513,34 +535,9 @@ private:
     Value a = op.getDpsInputs()[0], bIn = op.getDpsInputs()[1],
           out = op.getDpsInits()[0];
     OpBuilder builder(op);
-    auto idx = [&](int64_t v) {
-      return arith::ConstantIndexOp::create(builder, loc, v).getResult();
-    };
-    auto metadata = [&](Value v) {
-      return memref::ExtractStridedMetadataOp::create(builder, loc, v);
-    };
-    auto aMeta = metadata(a), cMeta = metadata(out);
-
-    // Extent of loop dim d, from C (parallel dims) or A (k).
-    auto extent = [&](int64_t d) -> Value {
-      if (d < 0)
-        return idx(1);
-      if (c.c.memrefDimOf[d] >= 0)
-        return cMeta.getSizes()[c.c.memrefDimOf[d]];
-      return aMeta.getSizes()[c.a.memrefDimOf[d]];
-    };
-    auto stride = [&](memref::ExtractStridedMetadataOp meta,
-                      const OperandDims &dims, int64_t d) -> Value {
-      if (d < 0 || dims.memrefDimOf[d] < 0)
-        return idx(0);
-      return meta.getStrides()[dims.memrefDimOf[d]];
-    };
-    auto address = [&](Value memref, memref::ExtractStridedMetadataOp meta) {
-      return f32ElementAddress(builder, loc, memref, meta);
-    };
+    ContractionFields f(builder, loc, c, a, out);
 
     // A weight B whose only dims are k and n is packed at compile time.
-    int64_t flags = 0;
     Value bAddress;
     std::optional<memref::ExtractStridedMetadataOp> bMeta;
     auto bType = cast<MemRefType>(bIn.getType());
@@ -569,41 +566,25 @@ private:
       }
     }
     if (!bAddress) {
-      bMeta = metadata(bIn);
-      bAddress = address(bIn, *bMeta);
+      bMeta = memref::ExtractStridedMetadataOp::create(builder, loc, bIn);
+      bAddress = f32ElementAddress(builder, loc, bIn, *bMeta);
     }
 
     // A zero fill of C just before is subsumed by the overwriting call.
-    if (!subsumeZeroFill(op, out))
-      flags |= STRATA_MM_FLAG_ACCUMULATE;
-
-    SmallVector<std::pair<int64_t, Value>> fields = {
-        {STRATA_MM_FLAGS, idx(flags)},
-        {STRATA_MM_B_LAYOUT, idx(packedB ? STRATA_MM_LAYOUT_PANEL_F32
-                                         : STRATA_MM_LAYOUT_STRIDED)},
-        {STRATA_MM_M, extent(c.m)},
-        {STRATA_MM_N, extent(c.n)},
-        {STRATA_MM_K, extent(c.k)},
-        {STRATA_MM_BATCH_RANK, idx(int64_t(c.batch.size()))},
-        {STRATA_MM_A_ADDR, address(a, aMeta)},
-        {STRATA_MM_A_STRIDE_M, stride(aMeta, c.a, c.m)},
-        {STRATA_MM_A_STRIDE_K, stride(aMeta, c.a, c.k)},
-        {STRATA_MM_B_ADDR, bAddress},
-        {STRATA_MM_C_ADDR, address(out, cMeta)},
-        {STRATA_MM_C_STRIDE_M, stride(cMeta, c.c, c.m)},
-        {STRATA_MM_C_STRIDE_N, stride(cMeta, c.c, c.n)},
-    };
+    SmallVector<std::pair<int64_t, Value>> fields =
+        f.common(!subsumeZeroFill(op, out));
+    fields.push_back({STRATA_MM_B_LAYOUT,
+                      f.idx(packedB ? STRATA_MM_LAYOUT_PANEL_F32
+                                    : STRATA_MM_LAYOUT_STRIDED)});
+    fields.push_back({STRATA_MM_B_ADDR, bAddress});
     if (bMeta) {
-      fields.push_back({STRATA_MM_B_STRIDE_K, stride(*bMeta, c.b, c.k)});
-      fields.push_back({STRATA_MM_B_STRIDE_N, stride(*bMeta, c.b, c.n)});
+      fields.push_back({STRATA_MM_B_STRIDE_K, f.stride(*bMeta, c.b, c.k)});
+      fields.push_back({STRATA_MM_B_STRIDE_N, f.stride(*bMeta, c.b, c.n)});
     }
     for (int64_t i = 0; i < STRATA_MM_MAX_BATCH; ++i) {
       int64_t d = i < int64_t(c.batch.size()) ? c.batch[i] : -1;
-      fields.push_back({STRATA_MM_BATCH_SIZES + i, extent(d)});
-      fields.push_back({STRATA_MM_A_BATCH_STRIDES + i, stride(aMeta, c.a, d)});
-      fields.push_back({STRATA_MM_C_BATCH_STRIDES + i, stride(cMeta, c.c, d)});
       fields.push_back({STRATA_MM_B_BATCH_STRIDES + i,
-                        bMeta ? stride(*bMeta, c.b, d) : idx(0)});
+                        bMeta ? f.stride(*bMeta, c.b, d) : f.idx(0)});
     }
     func::CallOp call = call_.emit(builder, loc, func, fields);
     // The call is the contraction's dispatch region now.

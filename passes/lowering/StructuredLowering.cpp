@@ -173,6 +173,48 @@ Value lowerMatmul(MatmulOp op, MatmulOp::Adaptor adaptor,
   return buildContraction(rewriter, loc, out, {lhs, rhs}, init, maps, kDim);
 }
 
+// The accumulator a linear layer starts from: its bias broadcast over the
+// rows, or zeros.
+Value linearInit(OpBuilder &b, Location loc, RankedTensorType out,
+                 ValueRange dynamic, Value bias) {
+  if (!bias)
+    return filledTensor(b, loc, out, dynamic, 0.0);
+  int64_t r = out.getRank();
+  Value empty = emptyTensor(b, loc, out, dynamic);
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(r, 0, {getAffineDimExpr(r - 1, b.getContext())},
+                     b.getContext()),
+      b.getMultiDimIdentityMap(r)};
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{out}, ValueRange{bias}, ValueRange{empty},
+             maps, iterators(r, 0),
+             [&](OpBuilder &nb, Location l, ValueRange a) {
+               linalg::YieldOp::create(nb, l, a[0]);
+             })
+      .getResult(0);
+}
+
+// A linear layer's maps over loops [rows..., k, n] (k = rank - 1): the
+// innermost loop walks a contiguous weight row and output row (vectorized
+// by LLVM).
+struct LinearMaps {
+  AffineMap input, weight, output;
+};
+LinearMaps linearMaps(MLIRContext *ctx, int64_t rank) {
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  int64_t loops = rank + 1, kDim = rank - 1, nDim = rank;
+  SmallVector<AffineExpr> ie, oe;
+  for (int64_t i = 0; i + 1 < rank; ++i) {
+    ie.push_back(d(i));
+    oe.push_back(d(i));
+  }
+  ie.push_back(d(kDim));
+  oe.push_back(d(nDim));
+  return {AffineMap::get(loops, 0, ie, ctx),
+          AffineMap::get(loops, 0, {d(kDim), d(nDim)}, ctx),
+          AffineMap::get(loops, 0, oe, ctx)};
+}
+
 // out[..., n] = bias[n] + sum_k in[..., k] * w[k, n]
 Value lowerLinear(LinearOp op, LinearOp::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) {
@@ -180,43 +222,16 @@ Value lowerLinear(LinearOp op, LinearOp::Adaptor adaptor,
   MLIRContext *ctx = rewriter.getContext();
   Value in = adaptor.getInput(), w = adaptor.getWeight();
   auto out = cast<RankedTensorType>(op.getType());
-  int64_t r = out.getRank(), loops = r + 1;
-  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  int64_t r = out.getRank();
   // Rows from the input, the last dim from the weight.
   SmallVector<Value> dynamic = dynamicExtents(out, [&](int64_t i) {
     return i + 1 < r ? dimValue(rewriter, loc, in, i)
                      : dimValue(rewriter, loc, w, 1);
   });
-  Value init;
-  if (Value bias = adaptor.getBias()) {
-    Value empty = emptyTensor(rewriter, loc, out, dynamic);
-    SmallVector<AffineMap> maps = {AffineMap::get(r, 0, {d(r - 1)}, ctx),
-                                   rewriter.getMultiDimIdentityMap(r)};
-    init = linalg::GenericOp::create(
-               rewriter, loc, TypeRange{out}, ValueRange{bias},
-               ValueRange{empty}, maps, iterators(r, 0),
-               [&](OpBuilder &b, Location l, ValueRange a) {
-                 linalg::YieldOp::create(b, l, a[0]);
-               })
-               .getResult(0);
-  } else {
-    init = filledTensor(rewriter, loc, out, dynamic, 0.0);
-  }
-  // Iteration order [rows..., k, n]: the innermost loop walks a
-  // contiguous weight row and output row (vectorized by LLVM).
-  int64_t kDim = r - 1, nDim = r;
-  SmallVector<AffineExpr> ie, oe;
-  for (int64_t i = 0; i + 1 < r; ++i) {
-    ie.push_back(d(i));
-    oe.push_back(d(i));
-  }
-  ie.push_back(d(kDim));
-  oe.push_back(d(nDim));
-  SmallVector<AffineMap> maps = {
-      AffineMap::get(loops, 0, ie, ctx),
-      AffineMap::get(loops, 0, {d(kDim), d(nDim)}, ctx),
-      AffineMap::get(loops, 0, oe, ctx)};
-  return buildContraction(rewriter, loc, out, {in, w}, init, maps, kDim);
+  Value init = linearInit(rewriter, loc, out, dynamic, adaptor.getBias());
+  LinearMaps m = linearMaps(ctx, r);
+  return buildContraction(rewriter, loc, out, {in, w}, init,
+                          {m.input, m.weight, m.output}, r - 1);
 }
 
 // out[..., n] = bias[n] + sum_k in[..., k] * (q[k, n] * scales[k / G, n]):
@@ -233,38 +248,17 @@ Value lowerQuantizedLinear(QuantizedLinearOp op,
   auto out = cast<RankedTensorType>(op.getType());
   int64_t r = out.getRank(), loops = r + 1;
   auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  // The weight is static: only rows are dynamic.
   SmallVector<Value> dynamic = dynamicExtents(out, [&](int64_t i) {
     return dimValue(rewriter, loc, in, i);
   });
-  Value init;
-  if (Value bias = adaptor.getBias()) {
-    Value empty = emptyTensor(rewriter, loc, out, dynamic);
-    SmallVector<AffineMap> maps = {AffineMap::get(r, 0, {d(r - 1)}, ctx),
-                                   rewriter.getMultiDimIdentityMap(r)};
-    init = linalg::GenericOp::create(
-               rewriter, loc, TypeRange{out}, ValueRange{bias},
-               ValueRange{empty}, maps, iterators(r, 0),
-               [&](OpBuilder &b, Location l, ValueRange a) {
-                 linalg::YieldOp::create(b, l, a[0]);
-               })
-               .getResult(0);
-  } else {
-    init = filledTensor(rewriter, loc, out, dynamic, 0.0);
-  }
+  Value init = linearInit(rewriter, loc, out, dynamic, adaptor.getBias());
   int64_t kDim = r - 1, nDim = r;
-  SmallVector<AffineExpr> ie, oe;
-  for (int64_t i = 0; i + 1 < r; ++i) {
-    ie.push_back(d(i));
-    oe.push_back(d(i));
-  }
-  ie.push_back(d(kDim));
-  oe.push_back(d(nDim));
+  LinearMaps m = linearMaps(ctx, r);
   AffineExpr group = d(kDim).floorDiv(op.getGroupSize());
   SmallVector<AffineMap> maps = {
-      AffineMap::get(loops, 0, ie, ctx),
-      AffineMap::get(loops, 0, {d(kDim), d(nDim)}, ctx),
-      AffineMap::get(loops, 0, {group, d(nDim)}, ctx),
-      AffineMap::get(loops, 0, oe, ctx)};
+      m.input, m.weight, AffineMap::get(loops, 0, {group, d(nDim)}, ctx),
+      m.output};
   SmallVector<utils::IteratorType> its(loops, utils::IteratorType::parallel);
   its[kDim] = utils::IteratorType::reduction;
   return linalg::GenericOp::create(
