@@ -706,8 +706,10 @@ LogicalResult convertRange(ImportContext &ctx) {
     length = count < 0 ? 0 : (int64_t)count;
     if (length <= kKnownIntsLimit) {
       known.emplace();
+      // Every element lies between start and limit, but i * delta alone
+      // may not fit in 64 bits (start near INT64_MIN, a huge delta).
       for (int64_t i = 0; i < length; ++i)
-        known->push_back(start + i * delta);
+        known->push_back((int64_t)((__int128)start + (__int128)i * delta));
     }
   } else if (fs && fl && fd) {
     if (*fd == 0.0)

@@ -315,6 +315,17 @@ def case_range_int64_overflow():
                                i64("delta", -1)])
 
 
+def case_range_int64_extremes():
+    # Four elements from INT64_MIN by 2^62: the last, 2^62, is start + 3 *
+    # delta, and 3 * delta alone does not fit in int64.
+    return model([helper.make_node("Range", ["start", "limit", "delta"],
+                                   ["Y"], name="range")],
+                 [], [vi("Y", None, TensorProto.INT64)],
+                 initializers=[i64("start", -(1 << 63)),
+                               i64("limit", (1 << 63) - 1),
+                               i64("delta", 1 << 62)])
+
+
 def case_range_infinite():
     f32 = lambda n, v: numpy_scalar(n, v)  # noqa: E731
     return model([helper.make_node("Range", ["start", "limit", "delta"],
