@@ -170,6 +170,19 @@ typedef void (*strata_rt_task_fn)(strata_rt_context_t* context, void* args,
  * Accumulation is fp32. B_ZERO_POINTS must be 0 (symmetric) and B's batch
  * strides 0.
  *
+ * strata_rt_matmul_f32_i4(strata_rt_context_t* context,
+ *                         const int64_t* params)
+ *
+ * Weight-only int4 with int8 products: B a symmetric int4 weight in
+ * STRATA_MM_LAYOUT_PANEL_I4_GROUPS, scales as for _i8 (ceil(K / GROUP_SIZE)
+ * rows of ldS floats); GROUP_SIZE a multiple of 4. Each row of A is
+ * quantized at run time to int8 per group of GROUP_SIZE k (absmax / 127),
+ * products summed exactly in int32 per group, then
+ *   C(m, n) (+)= sum_g a_scale(m, g) * b_scale(g, n) * sum_{k in g} qa * qb.
+ * (Integer dot products are what make 4-bit weights faster than 8-bit ones:
+ * widening them to fp32 costs more instructions than the bytes saved.)
+ * B_ZERO_POINTS must be 0 and B's batch strides 0.
+ *
  * Reserved (no runtime provides them yet, so code importing them does not
  * load: INCOMPATIBLE), with the same params block:
  *   strata_rt_matmul_bf16: A and B bf16, C fp32; B STRIDED or
@@ -177,9 +190,6 @@ typedef void (*strata_rt_task_fn)(strata_rt_context_t* context, void* args,
  *   strata_rt_matmul_i8: A int8 with one fp32 scale per row (A_SCALES),
  *     B int8 PANEL_I8_QUADS with one fp32 scale per column (B_SCALES),
  *     int32 accumulation, C fp32.
- *   strata_rt_matmul_f32_i4: weight-only int4 (PANEL_I4_GROUPS) with fp32
- *     scales per GROUP_SIZE rows of each column (B_SCALES, as above) and
- *     optional zero points (B_ZERO_POINTS, address 0 for symmetric).
  */
 #define STRATA_MM_MAX_BATCH 4
 enum {
@@ -225,8 +235,13 @@ typedef enum strata_mm_layout_e {
   /* Reserved: int8 panels with rows k..k+3 interleaved (VNNI and AMX int8
    * order); K padded to a multiple of 4. */
   STRATA_MM_LAYOUT_PANEL_I8_QUADS = 3,
-  /* Reserved: int4 panels, two values a byte (low nibble first), in groups
-   * of GROUP_SIZE rows that share a scale. */
+  /* int4 panels of W = 32 columns over K rounded up to Kp, a multiple of
+   * GROUP_SIZE (itself a multiple of 4), in quads of 4 rows: quad t of
+   * panel p is 64 bytes at ((p * Kp / 4) + t) * 64, byte j holding
+   * q(4t + j % 4, 32p + j / 4) + 8 in its low nibble and
+   * q(4t + j % 4, 32p + 16 + j / 4) + 8 in its high one (q in [-8, 7];
+   * padding is q = 0). The 4 rows of a column sit in one 32-bit lane: the
+   * order of VNNI's vpdpbusd. strata_pack_b_i4 below. */
   STRATA_MM_LAYOUT_PANEL_I4_GROUPS = 4,
   /* int8 panels in the geometry of PANEL_F32 (element (k, n) at byte
    * (n / W) * K * W + k * W + n % W): weight-only kernels read a panel row
@@ -366,6 +381,33 @@ static inline void strata_pack_b_i8(const int8_t* src, int64_t k, int64_t n,
       for (int64_t j = 0; j < w; ++j) {
         int64_t col = p * w + j;
         dst[(p * k + kk) * w + j] = col < n ? src[kk * sk + col * sn] : 0;
+      }
+}
+
+/* Bytes of a K x N int4 weight in STRATA_MM_LAYOUT_PANEL_I4_GROUPS. */
+static inline uint64_t strata_packed_b_i4_bytes(int64_t k, int64_t n,
+                                                int64_t group) {
+  const int64_t w = STRATA_PACK_PANEL_WIDTH;
+  const int64_t kp = (k + group - 1) / group * group;
+  return (uint64_t)((n + w - 1) / w) * (uint64_t)kp * w / 2;
+}
+
+/* PANEL_I4_GROUPS packing of a K x N weight of values in [-8, 7] with
+ * element (k, n) at src[k*sk + n*sn]. */
+static inline void strata_pack_b_i4(const int8_t* src, int64_t k, int64_t n,
+                                    int64_t sk, int64_t sn, int64_t group,
+                                    uint8_t* dst) {
+  const int64_t w = STRATA_PACK_PANEL_WIDTH;
+  const int64_t kp = (k + group - 1) / group * group;
+  for (int64_t p = 0; p * w < n; ++p)
+    for (int64_t t = 0; t < kp / 4; ++t)
+      for (int64_t j = 0; j < 64; ++j) {
+        const int64_t row = 4 * t + j % 4;
+        const int64_t lo = p * w + j / 4, hi = lo + 16;
+        int lov = row < k && lo < n ? src[row * sk + lo * sn] : 0;
+        int hiv = row < k && hi < n ? src[row * sk + hi * sn] : 0;
+        dst[(p * (kp / 4) + t) * 64 + j] =
+            (uint8_t)((lov + 8) | ((hiv + 8) << 4));
       }
 }
 

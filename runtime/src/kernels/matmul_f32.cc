@@ -37,6 +37,9 @@ struct Problem {
   // Weight-only int8 B (PANEL_I8): |b| points at bytes, dequantized with
   // |scales| (rows of |scaleStride| floats, one per |group| k rows).
   bool int8 = false;
+  // int4 B (PANEL_I4_GROUPS, k padded to |kp|), scales as for int8.
+  bool int4 = false;
+  int64_t kp = 0;
   const float* scales = nullptr;
   int64_t scaleStride = 0, group = 0;
   int64_t batchRank;
@@ -124,6 +127,36 @@ const MatmulTiles kScalarTiles = {
     scalarRowTimesRows, scalarRowDotColumns,
     scalarExpShifted,   scalarGemvI8};
 
+// The reference of the int4 kernels: exact int32 sums per group, then the
+// same float steps.
+void scalarGemvI4(int64_t rows, int64_t panels, int64_t kp, const int8_t* aq,
+                  int64_t ldaq, const float* aScale, const int32_t* aSum,
+                  const uint8_t* b, const float* scales, int64_t scaleStride,
+                  int64_t group, float* c, int64_t ldc, bool loadC) {
+  const int64_t groups = kp / group;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t p = 0; p < panels; ++p)
+      for (int64_t j = 0; j < kW; ++j) {
+        float* out = c + i * ldc + p * kW + j;
+        float total = loadC ? *out : 0.0f;
+        for (int64_t g = 0; g < groups; ++g) {
+          int32_t dot = 0;
+          for (int64_t k = g * group; k < (g + 1) * group; ++k) {
+            const uint8_t byte =
+                b[(p * (kp / 4) + k / 4) * 64 + (j % 16) * 4 + k % 4];
+            const int nibble = j < 16 ? byte & 15 : byte >> 4;
+            dot += nibble * aq[i * ldaq + k];
+          }
+          const float value = float(dot) - 8.0f * float(aSum[i * groups + g]);
+          total = std::fma(value,
+                           scales[g * scaleStride + p * kW + j] *
+                               aScale[i * groups + g],
+                           total);
+        }
+        *out = total;
+      }
+}
+
 const MatmulTiles* detectTiles() {
 #if defined(__x86_64__)
   __builtin_cpu_init();
@@ -198,7 +231,21 @@ void runBlock(const Problem& p, const MatmulTiles& t, Scratch& s,
       const int64_t n0 = panel * kW;
       const int64_t cols = minOf(kW, p.n - n0);
       const float* bPanel;
-      if (p.int8) {
+      if (p.int4) {
+        // Widened once per row block, as int8 below.
+        const uint8_t* q = reinterpret_cast<const uint8_t*>(b) +
+                           panel * p.kp * 16;
+        for (int64_t k = 0; k < kc; ++k) {
+          const int64_t row = k0 + k;
+          const float* scale = p.scales + (row / p.group) * p.scaleStride + n0;
+          for (int64_t j = 0; j < kW; ++j) {
+            const uint8_t byte = q[(row / 4) * 64 + (j % 16) * 4 + row % 4];
+            const int nibble = j < 16 ? byte & 15 : byte >> 4;
+            s.bPanel[k * kW + j] = float(nibble - 8) * scale[j];
+          }
+        }
+        bPanel = s.bPanel;
+      } else if (p.int8) {
         // Widened once per row block: the tiles then run as for fp32.
         const int8_t* q = reinterpret_cast<const int8_t*>(b) +
                           (panel * p.k + k0) * kW;
@@ -334,6 +381,91 @@ void runSkinnyI8(const Problem& p, const MatmulTiles& t, Scratch& s,
   }
 }
 
+// Bytes of kernel scratch the int4 path needs for |rows| quantized rows.
+int64_t int4ActivationBytes(int64_t rows, int64_t kp, int64_t group) {
+  return rows * kp + 64 + rows * (kp / group) * 8;
+}
+
+// A's rows [0, p.m) quantized to int8 per group of p.group k (absmax /
+// 127), zero-padded to p.kp, with each group's scale and sum. A group
+// holding a non-finite value gets an infinite scale: its outputs are not
+// finite, as the fp32 product's would not be.
+void quantizeActivations(const Problem& p, const float* a, int8_t* aq,
+                         float* aScale, int32_t* aSum) {
+  const int64_t groups = p.kp / p.group;
+  for (int64_t i = 0; i < p.m; ++i)
+    for (int64_t g = 0; g < groups; ++g) {
+      const int64_t k0 = g * p.group, k1 = minOf(p.k, k0 + p.group);
+      float amax = 0.0f;
+      for (int64_t k = k0; k < k1; ++k) {
+        const float x = std::fabs(a[i * p.am + k * p.ak]);
+        amax = x > amax || !(x == x) ? x : amax;
+      }
+      const bool finite = amax <= 3.4e38f;
+      const float inv = finite && amax > 0.0f ? 127.0f / amax : 0.0f;
+      int32_t sum = 0;
+      for (int64_t k = k0; k < k0 + p.group; ++k) {
+        int v = 0;
+        if (k < k1) {
+          const float x = a[i * p.am + k * p.ak] * inv;
+          v = x >= 127.0f ? 127 : x <= -127.0f ? -127
+                                : x == x ? static_cast<int>(std::nearbyint(x))
+                                         : 0;
+        }
+        aq[i * p.kp + k] = static_cast<int8_t>(v);
+        sum += v;
+      }
+      aScale[i * groups + g] = finite ? amax / 127.0f : INFINITY;
+      aSum[i * groups + g] = sum;
+    }
+}
+
+MatmulGemvI4Fn gemvI4ForTiles(const MatmulTiles& t) {
+#if defined(__x86_64__)
+  if (&t == &kMatmulTilesAvx512 && __builtin_cpu_supports("avx512vnni") &&
+      __builtin_cpu_supports("avx512bw"))
+    return kGemvI4Avx512Vnni;
+  if (&t == &kMatmulTilesAvx512 || &t == &kMatmulTilesAvx2) return kGemvI4Avx2;
+#endif
+  return scalarGemvI4;
+}
+
+// int4 weights, up to kSkinnyRows rows, against panels [p0, p1): A
+// quantized into this thread's scratch (each task does it: a few K
+// operations beside megabytes of weights), then integer dot products.
+void runSkinnyI4(const Problem& p, const MatmulTiles& t, Scratch& s,
+                 const float* a, const float* b, float* c, int64_t p0,
+                 int64_t p1) {
+  const int64_t groups = p.kp / p.group;
+  auto* aq = reinterpret_cast<int8_t*>(s.aBlock);
+  auto* aScale = reinterpret_cast<float*>(
+      reinterpret_cast<uint8_t*>(s.aBlock) + (p.m * p.kp + 63) / 64 * 64);
+  auto* aSum = reinterpret_cast<int32_t*>(aScale + p.m * groups);
+  quantizeActivations(p, a, aq, aScale, aSum);
+  const MatmulGemvI4Fn gemvI4 = gemvI4ForTiles(t);
+  const uint8_t* q = reinterpret_cast<const uint8_t*>(b);
+  const int64_t full = minOf(p1, p.n / kW);
+  if (full > p0) {
+    gemvI4(p.m, full - p0, p.kp, aq, p.kp, aScale, aSum, q + p0 * p.kp * 16,
+           p.scales + p0 * kW, p.scaleStride, p.group, c + p0 * kW, p.cm,
+           p.accumulate);
+    p0 = full;
+  }
+  for (int64_t panel = p0; panel < p1; ++panel) {
+    const int64_t n0 = panel * kW;
+    const int64_t cols = minOf(kW, p.n - n0);
+    for (int64_t i = 0; i < p.m; ++i) {
+      float* cRow = c + i * p.cm + n0;
+      for (int64_t j = 0; j < kW; ++j)
+        s.cTile[j] = p.accumulate && j < cols ? cRow[j] : 0.0f;
+      gemvI4(1, 1, p.kp, aq + i * p.kp, p.kp, aScale + i * groups,
+             aSum + i * groups, q + panel * p.kp * 16, p.scales + n0,
+             p.scaleStride, p.group, s.cTile, kW, p.accumulate);
+      for (int64_t j = 0; j < cols; ++j) cRow[j] = s.cTile[j];
+    }
+  }
+}
+
 // M = 1 against an unpacked B, columns [n0, n1) of one batch: B is read
 // once, in place (decode attention against the KV cache; packing it would
 // triple the memory traffic of a product that is all memory traffic).
@@ -414,11 +546,18 @@ void run(strata_rt_context_t* context, Problem p) {
     panelChunks(runSkinnyI8);
     return;
   }
-  if (p.m == 1 && p.packed && !p.int8 && p.k <= kMc * kKc) {
+  if (p.int4 && p.m <= kSkinnyRows && p.cn == 1 &&
+      int4ActivationBytes(p.m, p.kp, p.group) <=
+          int64_t(sizeof(Scratch::aBlock))) {
+    panelChunks(runSkinnyI4);
+    return;
+  }
+  if (p.m == 1 && p.packed && !p.int8 && !p.int4 && p.k <= kMc * kKc) {
     panelChunks(runGemv);
     return;
   }
-  if (p.m <= kSkinnyRows && p.packed && !p.int8 && p.ak == 1 && p.cn == 1) {
+  if (p.m <= kSkinnyRows && p.packed && !p.int8 && !p.int4 && p.ak == 1 &&
+      p.cn == 1) {
     panelChunks(runSkinny);
     return;
   }
@@ -557,6 +696,32 @@ extern "C" void strataMatmulF32I8(strata_rt_context_t* context,
   p.scales = address<const float>(params[STRATA_MM_B_SCALES]);
   p.scaleStride = ceilDiv(p.n, kW) * kW;
   p.group = group;
+  run(context, p);
+}
+
+extern "C" void strataMatmulF32I4(strata_rt_context_t* context,
+                                  const int64_t* params) {
+  pollCancel(context);
+  const int64_t layout = params[STRATA_MM_B_LAYOUT];
+  if (layout != STRATA_MM_LAYOUT_PANEL_I4_GROUPS) {
+    failRunInternal(context, "strata_rt_matmul_f32_i4: B layout", layout);
+    return;
+  }
+  const int64_t group = params[STRATA_MM_GROUP_SIZE];
+  if (group < 4 || group % 4 != 0 || params[STRATA_MM_B_SCALES] == 0 ||
+      params[STRATA_MM_B_ZERO_POINTS] != 0) {
+    failRunInternal(context, "strata_rt_matmul_f32_i4: quantization fields",
+                    group);
+    return;
+  }
+  Problem p = decodeProblem(params);
+  p.packed = true;
+  p.int4 = true;
+  for (int64_t d = 0; d < STRATA_MM_MAX_BATCH; ++d) p.bBatch[d] = 0;
+  p.scales = address<const float>(params[STRATA_MM_B_SCALES]);
+  p.scaleStride = ceilDiv(p.n, kW) * kW;
+  p.group = group;
+  p.kp = ceilDiv(p.k, group) * group;
   run(context, p);
 }
 

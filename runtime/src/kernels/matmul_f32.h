@@ -23,6 +23,11 @@ extern "C" void strataMatmulF32(strata_rt_context_t* context,
 extern "C" void strataMatmulF32I8(strata_rt_context_t* context,
                                   const int64_t* params);
 
+/// strata_rt_matmul_f32_i4: int4 weights (STRATA_MM_LAYOUT_PANEL_I4_GROUPS)
+/// times activations quantized to int8 per group at run time.
+extern "C" void strataMatmulF32I4(strata_rt_context_t* context,
+                                  const int64_t* params);
+
 /// Instruction sets the kernel has code for, best first.
 enum class MatmulIsa { kAvx512, kAvx2, kScalar };
 

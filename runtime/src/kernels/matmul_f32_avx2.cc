@@ -77,9 +77,69 @@ void gemvI8(int64_t rows, int64_t panels, int64_t k, const float* a,
                       scaleStride, group, c + i * ldc + p * 32, ldc, loadC);
 }
 
+// int4 x int8: a 64-byte quad is two 32-byte halves (columns 0-7 and
+// 16-23 in the low and high nibbles of the first, 8-15 and 24-31 of the
+// second); vpmaddubsw multiplies nibbles by activations into 16-bit pair
+// sums (at most 2 * 15 * 127: no saturation), vpmaddwd adds the pairs.
+void i4RowPanel(int64_t kp, const int8_t* aq, const float* aScale,
+                const int32_t* aSum, const uint8_t* b, const float* scales,
+                int64_t scaleStride, int64_t group, float* c, bool loadC) {
+  const __m256i mask = _mm256_set1_epi8(0x0F);
+  const __m256i ones = _mm256_set1_epi16(1);
+  // total[v]: columns 8v .. 8v+7.
+  __m256 total[4];
+  for (int v = 0; v < 4; ++v)
+    total[v] = loadC ? _mm256_loadu_ps(c + v * 8) : _mm256_setzero_ps();
+  const int64_t groups = kp / group;
+  for (int64_t g = 0; g < groups; ++g) {
+    __m256i acc[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(),
+                      _mm256_setzero_si256(), _mm256_setzero_si256()};
+    for (int64_t t = g * group / 4; t < (g + 1) * group / 4; ++t) {
+      int32_t quad;
+      __builtin_memcpy(&quad, aq + t * 4, 4);
+      const __m256i av = _mm256_set1_epi32(quad);
+      const uint8_t* q = b + t * 64;
+      __builtin_prefetch(q + 1024);
+      for (int half = 0; half < 2; ++half) {
+        const __m256i w =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + half * 32));
+        const __m256i lo = _mm256_and_si256(w, mask);
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), mask);
+        acc[half] = _mm256_add_epi32(
+            acc[half], _mm256_madd_epi16(_mm256_maddubs_epi16(lo, av), ones));
+        acc[2 + half] = _mm256_add_epi32(
+            acc[2 + half],
+            _mm256_madd_epi16(_mm256_maddubs_epi16(hi, av), ones));
+      }
+    }
+    const __m256 correction = _mm256_set1_ps(8.0f * float(aSum[g]));
+    const __m256 sa = _mm256_set1_ps(aScale[g]);
+    for (int v = 0; v < 4; ++v) {
+      const __m256 dot = _mm256_sub_ps(_mm256_cvtepi32_ps(acc[v]), correction);
+      const __m256 scale =
+          _mm256_mul_ps(_mm256_loadu_ps(scales + g * scaleStride + v * 8), sa);
+      total[v] = _mm256_fmadd_ps(dot, scale, total[v]);
+    }
+  }
+  for (int v = 0; v < 4; ++v) _mm256_storeu_ps(c + v * 8, total[v]);
+}
+
+void gemvI4(int64_t rows, int64_t panels, int64_t kp, const int8_t* aq,
+            int64_t ldaq, const float* aScale, const int32_t* aSum,
+            const uint8_t* b, const float* scales, int64_t scaleStride,
+            int64_t group, float* c, int64_t ldc, bool loadC) {
+  const int64_t groups = kp / group;
+  for (int64_t p = 0; p < panels; ++p)
+    for (int64_t i = 0; i < rows; ++i)
+      i4RowPanel(kp, aq + i * ldaq, aScale + i * groups, aSum + i * groups,
+                 b + p * kp * 16, scales + p * 32, scaleStride, group,
+                 c + i * ldc + p * 32, loadC);
+}
+
 }  // namespace
 
 const MatmulTiles kMatmulTilesAvx2 = {"avx2", 3, tile, gemv, rowTimesRows,
                                      rowDotColumns, expShifted, gemvI8};
+const MatmulGemvI4Fn kGemvI4Avx2 = gemvI4;
 
 }  // namespace strata::runtime::kernels

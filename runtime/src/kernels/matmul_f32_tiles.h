@@ -65,6 +65,24 @@ struct MatmulTiles {
   MatmulGemvI8Fn gemvI8;
 };
 
+/// int4 weights times int8-quantized activations (strata_rt_matmul_f32_i4):
+/// C[rows x 32*panels] (+)= sum over groups g of |group| k of
+///   aScale[i * groups + g] * scales[g * scaleStride + j] *
+///   (dot(nibbles, aq) - 8 * aSum[i * groups + g])
+/// with groups = kp / group, |aq| rows of |ldaq| int8 zero-padded to |kp|,
+/// |b| whole PANEL_I4_GROUPS panels (kp * 16 bytes each), j counted from
+/// the first panel. Any |rows| >= 1.
+using MatmulGemvI4Fn = void (*)(int64_t rows, int64_t panels, int64_t kp,
+                                const int8_t* aq, int64_t ldaq,
+                                const float* aScale, const int32_t* aSum,
+                                const uint8_t* b, const float* scales,
+                                int64_t scaleStride, int64_t group, float* c,
+                                int64_t ldc, bool loadC);
+
+/// With AVX-512 VNNI (vpdpbusd) and with AVX2 (vpmaddubsw + vpmaddwd).
+extern const MatmulGemvI4Fn kGemvI4Avx512Vnni;
+extern const MatmulGemvI4Fn kGemvI4Avx2;
+
 /// The set for this CPU (or the one a test forced).
 const MatmulTiles& matmulTiles();
 

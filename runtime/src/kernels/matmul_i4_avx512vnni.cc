@@ -1,0 +1,99 @@
+//===- matmul_i4_avx512vnni.cc - int4 x int8 products with vpdpbusd -------===//
+// SPDX-License-Identifier: Apache-2.0
+// Built with AVX-512 F/BW/VNNI flags and called only where the CPU has
+// them (matmul_f32.cc). A 64-byte quad of a PANEL_I4_GROUPS panel splits
+// into two vectors of unsigned nibbles (columns 0-15 and 16-31, four k rows
+// per 32-bit lane), each multiplied by the row's four int8 activations
+// broadcast to every lane: 128 products in two instructions.
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+#include "matmul_f32_tiles.h"
+
+namespace strata::runtime::kernels {
+namespace {
+
+constexpr int64_t kPrefetchQuads = 16;  // 1 KB ahead per panel stream
+
+// One row against P panels at once (more weight streams in flight).
+template <int P>
+void rowPanels(int64_t kp, const int8_t* aq, const float* aScale,
+               const int32_t* aSum, const uint8_t* b, const float* scales,
+               int64_t scaleStride, int64_t group, float* c, bool loadC) {
+  const __m512i mask = _mm512_set1_epi8(0x0F);
+  const int64_t panelBytes = kp * 16;
+  __m512 total[P][2];
+  for (int p = 0; p < P; ++p)
+    for (int h = 0; h < 2; ++h)
+      total[p][h] = loadC ? _mm512_loadu_ps(c + p * 32 + h * 16)
+                          : _mm512_setzero_ps();
+  const int64_t groups = kp / group;
+  for (int64_t g = 0; g < groups; ++g) {
+    __m512i acc[P][2];
+    for (int p = 0; p < P; ++p)
+      acc[p][0] = acc[p][1] = _mm512_setzero_si512();
+    for (int64_t t = g * group / 4; t < (g + 1) * group / 4; ++t) {
+      int32_t quad;
+      __builtin_memcpy(&quad, aq + t * 4, 4);
+      const __m512i av = _mm512_set1_epi32(quad);
+      for (int p = 0; p < P; ++p) {
+        const uint8_t* q = b + p * panelBytes + t * 64;
+        __builtin_prefetch(q + kPrefetchQuads * 64);
+        const __m512i w = _mm512_loadu_si512(q);
+        const __m512i lo = _mm512_and_si512(w, mask);
+        const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(w, 4), mask);
+        acc[p][0] = _mm512_dpbusd_epi32(acc[p][0], lo, av);
+        acc[p][1] = _mm512_dpbusd_epi32(acc[p][1], hi, av);
+      }
+    }
+    const __m512 correction = _mm512_set1_ps(8.0f * float(aSum[g]));
+    const __m512 sa = _mm512_set1_ps(aScale[g]);
+    for (int p = 0; p < P; ++p)
+      for (int h = 0; h < 2; ++h) {
+        const __m512 dot =
+            _mm512_sub_ps(_mm512_cvtepi32_ps(acc[p][h]), correction);
+        const __m512 scale = _mm512_mul_ps(
+            _mm512_loadu_ps(scales + g * scaleStride + p * 32 + h * 16), sa);
+        total[p][h] = _mm512_fmadd_ps(dot, scale, total[p][h]);
+      }
+  }
+  for (int p = 0; p < P; ++p)
+    for (int h = 0; h < 2; ++h)
+      _mm512_storeu_ps(c + p * 32 + h * 16, total[p][h]);
+}
+
+void gemvI4(int64_t rows, int64_t panels, int64_t kp, const int8_t* aq,
+            int64_t ldaq, const float* aScale, const int32_t* aSum,
+            const uint8_t* b, const float* scales, int64_t scaleStride,
+            int64_t group, float* c, int64_t ldc, bool loadC) {
+  // Panels outer, rows inner: a decode batch re-reads four panels from
+  // cache, not the whole weight from memory, for each row.
+  const int64_t groups = kp / group, panelBytes = kp * 16;
+  for (int64_t p = 0; p < panels; p += 4) {
+    const bool four = p + 4 <= panels;
+    for (int64_t i = 0; i < rows; ++i) {
+      const int8_t* a = aq + i * ldaq;
+      const float* as = aScale + i * groups;
+      const int32_t* sum = aSum + i * groups;
+      float* out = c + i * ldc;
+      if (four) {
+        rowPanels<4>(kp, a, as, sum, b + p * panelBytes, scales + p * 32,
+                     scaleStride, group, out + p * 32, loadC);
+        continue;
+      }
+      for (int64_t q = p; q < panels; ++q)
+        rowPanels<1>(kp, a, as, sum, b + q * panelBytes, scales + q * 32,
+                     scaleStride, group, out + q * 32, loadC);
+    }
+  }
+}
+
+}  // namespace
+
+const MatmulGemvI4Fn kGemvI4Avx512Vnni = gemvI4;
+
+}  // namespace strata::runtime::kernels

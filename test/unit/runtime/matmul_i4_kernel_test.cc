@@ -1,0 +1,164 @@
+//===- matmul_i4_kernel_test.cc - strata_rt_matmul_f32_i4 vs a reference --===//
+// SPDX-License-Identifier: Apache-2.0
+// The int4-weight matmul on every ISA the CPU has (AVX-512 VNNI, AVX2 on
+// AVX-512 hosts too, scalar): one row, decode batches, rows past the decode
+// batch (the widened-panel path), ragged K and N, group sizes, accumulation,
+// threads. The reference is the exact product with the dequantized weights
+// in double precision; the kernel quantizes A to int8 per group (absmax /
+// 127), so it may differ by at most half an activation step times the
+// weights' magnitudes: sum over groups of (a_scale / 2) * sum |w|, plus fp32
+// rounding (K * 2^-22 of the sum of |a * w|). A wrong nibble, column or
+// group is far outside that.
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "isa_test.h"
+#include "kernel_context.h"
+#include "kernels/matmul_f32.h"
+#include "strata_kernel_abi.h"
+#include "thread_pool.h"
+
+namespace strata::runtime::kernels {
+namespace {
+
+struct Case {
+  int64_t m, n, k, group;
+  bool accumulate;
+};
+
+void check(const Case& c, uint32_t threads) {
+  std::mt19937 rng(static_cast<uint32_t>(c.m * 131 + c.n * 7 + c.k * 3 + c.group));
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> qdist(-8, 7);
+  const int64_t panels = (c.n + 31) / 32, ldS = panels * 32;
+  const int64_t groups = (c.k + c.group - 1) / c.group;
+  std::vector<float> a(c.m * c.k), out(c.m * c.n);
+  std::vector<int8_t> q(c.k * c.n);
+  std::vector<float> scales(groups * ldS, 0.0f);
+  for (float& x : a) x = dist(rng);
+  for (int8_t& x : q) x = static_cast<int8_t>(qdist(rng));
+  for (int64_t g = 0; g < groups; ++g)
+    for (int64_t j = 0; j < c.n; ++j)
+      scales[g * ldS + j] = 0.01f + 0.1f * std::fabs(dist(rng));
+  for (float& x : out) x = dist(rng);
+  const std::vector<float> initial = out;
+  std::vector<uint8_t> packed(strata_packed_b_i4_bytes(c.k, c.n, c.group));
+  strata_pack_b_i4(q.data(), c.k, c.n, c.n, 1, c.group, packed.data());
+
+  int64_t p[STRATA_MM_PARAM_COUNT] = {};
+  p[STRATA_MM_FLAGS] = c.accumulate ? STRATA_MM_FLAG_ACCUMULATE : 0;
+  p[STRATA_MM_B_LAYOUT] = STRATA_MM_LAYOUT_PANEL_I4_GROUPS;
+  p[STRATA_MM_M] = c.m;
+  p[STRATA_MM_N] = c.n;
+  p[STRATA_MM_K] = c.k;
+  p[STRATA_MM_A_ADDR] = reinterpret_cast<intptr_t>(a.data());
+  p[STRATA_MM_A_STRIDE_M] = c.k;
+  p[STRATA_MM_A_STRIDE_K] = 1;
+  p[STRATA_MM_B_ADDR] = reinterpret_cast<intptr_t>(packed.data());
+  p[STRATA_MM_C_ADDR] = reinterpret_cast<intptr_t>(out.data());
+  p[STRATA_MM_C_STRIDE_M] = c.n;
+  p[STRATA_MM_C_STRIDE_N] = 1;
+  p[STRATA_MM_B_SCALES] = reinterpret_cast<intptr_t>(scales.data());
+  p[STRATA_MM_GROUP_SIZE] = c.group;
+  ThreadPool pool(threads);
+  KernelContext context(&pool);
+  strataMatmulF32I4(context.get(), p);
+
+  for (int64_t i = 0; i < c.m; ++i)
+    for (int64_t j = 0; j < c.n; ++j) {
+      double sum = 0, magnitude = 0, quantization = 0;
+      for (int64_t g = 0; g < groups; ++g) {
+        double amax = 0, wsum = 0;
+        for (int64_t k = g * c.group; k < std::min(c.k, (g + 1) * c.group); ++k) {
+          const double w = double(q[k * c.n + j]) * scales[g * ldS + j];
+          const double x = a[i * c.k + k];
+          sum += x * w;
+          magnitude += std::fabs(x * w);
+          amax = std::max(amax, std::fabs(x));
+          wsum += std::fabs(w);
+        }
+        quantization += amax / 127 / 2 * wsum;
+      }
+      const int64_t o = i * c.n + j;
+      if (c.accumulate) {
+        sum += initial[o];
+        magnitude += std::fabs(initial[o]);
+      }
+      const double tolerance = quantization * 1.001 +
+          double(c.k + 1) * std::ldexp(1.0, -22) * (magnitude + 1e-30);
+      ASSERT_NEAR(out[o], sum, tolerance)
+          << "row " << i << " col " << j << " of " << c.m << "x" << c.n << "x"
+          << c.k << " group " << c.group << " threads=" << threads;
+    }
+}
+
+class MatmulI4KernelTest : public IsaTest {};
+
+TEST_P(MatmulI4KernelTest, OneRow) {
+  for (int64_t n : {1, 31, 32, 33, 100, 257})
+    for (int64_t k : {4, 7, 64, 300})
+      for (bool accumulate : {false, true})
+        check({1, n, k, 32, accumulate}, 2);
+}
+
+TEST_P(MatmulI4KernelTest, GroupSizes) {
+  for (int64_t group : {4, 32, 64, 128})
+    for (int64_t m : {1, 3})
+      check({m, 70, 256, group, false}, 2);
+  check({1, 64, 100, 128, false}, 2);  // one group, k padded past K
+}
+
+TEST_P(MatmulI4KernelTest, DecodeBatchRows) {
+  for (int64_t m : {2, 5, 8, 16})
+    for (bool accumulate : {false, true})
+      check({m, 100, 700, 32, accumulate}, 2);
+}
+
+// Above the decode batch: the panel is widened to fp32 (A stays fp32, so
+// the bound holds with room).
+TEST_P(MatmulI4KernelTest, PrefillRows) {
+  for (int64_t m : {17, 40})
+    check({m, 65, 300, 64, false}, 2);
+}
+
+TEST_P(MatmulI4KernelTest, Threads) {
+  for (uint32_t threads : {1u, 2u, 3u, 4u})
+    check({3, 200, 129, 32, true}, threads);
+}
+
+INSTANTIATE_TEST_SUITE_P(Isa, MatmulI4KernelTest, kAllIsas, isaName);
+
+// Fields the kernel cannot honour end the run before anything is written.
+TEST(MatmulI4KernelTest, RejectsBadQuantizationFields) {
+  std::vector<float> a(8, 1.0f), out(32, -1.0f), scales(64, 1.0f);
+  std::vector<uint8_t> b(8 * 16, 0x99);
+  for (int variant = 0; variant < 4; ++variant) {
+    int64_t p[STRATA_MM_PARAM_COUNT] = {};
+    p[STRATA_MM_B_LAYOUT] = variant == 0 ? STRATA_MM_LAYOUT_PANEL_I8
+                                         : STRATA_MM_LAYOUT_PANEL_I4_GROUPS;
+    p[STRATA_MM_M] = 1;
+    p[STRATA_MM_N] = 32;
+    p[STRATA_MM_K] = 8;
+    p[STRATA_MM_A_ADDR] = reinterpret_cast<intptr_t>(a.data());
+    p[STRATA_MM_A_STRIDE_M] = 8;
+    p[STRATA_MM_A_STRIDE_K] = 1;
+    p[STRATA_MM_B_ADDR] = reinterpret_cast<intptr_t>(b.data());
+    p[STRATA_MM_C_ADDR] = reinterpret_cast<intptr_t>(out.data());
+    p[STRATA_MM_C_STRIDE_M] = 32;
+    p[STRATA_MM_C_STRIDE_N] = 1;
+    p[STRATA_MM_B_SCALES] = reinterpret_cast<intptr_t>(scales.data());
+    p[STRATA_MM_GROUP_SIZE] = variant == 1 ? 6 : variant == 2 ? 0 : 4;
+    if (variant == 3) p[STRATA_MM_B_ZERO_POINTS] = 8;
+    KernelContext context;
+    strataMatmulF32I4(context.get(), p);
+    for (float x : out) ASSERT_EQ(x, -1.0f) << variant;
+  }
+}
+
+}  // namespace
+}  // namespace strata::runtime::kernels
