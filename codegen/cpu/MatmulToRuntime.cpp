@@ -11,6 +11,7 @@
 #include "codegen/abi/strata_kernel_abi.h"
 #include "codegen/cpu/RuntimeCall.h"
 #include "compiler/dispatch/DispatchRegions.h"
+#include "dialects/strata/IR/StrataOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -33,10 +34,12 @@ namespace {
 
 constexpr llvm::StringLiteral kMatmulImport = "strata_rt_matmul_f32";
 constexpr llvm::StringLiteral kMatmulI8Import = "strata_rt_matmul_f32_i8";
+constexpr llvm::StringLiteral kMatmulI4Import = "strata_rt_matmul_f32_i4";
 
 struct MatmulLoweringStats {
   unsigned calls = 0;         // contractions replaced
   unsigned int8Calls = 0;     // of which read a weight-only int8 weight
+  unsigned int4Calls = 0;     // of which read an int4 weight
   unsigned packedCalls = 0;   // of which read a pre-packed weight
   unsigned packedWeights = 0; // distinct packed weights
 };
@@ -306,7 +309,8 @@ public:
   explicit Rewriter(ModuleOp module)
       : module_(module), symbols_(module),
         call_(module, symbols_, kMatmulImport, STRATA_MM_PARAM_COUNT),
-        callI8_(module, symbols_, kMatmulI8Import, STRATA_MM_PARAM_COUNT) {}
+        callI8_(module, symbols_, kMatmulI8Import, STRATA_MM_PARAM_COUNT),
+        callI4_(module, symbols_, kMatmulI4Import, STRATA_MM_PARAM_COUNT) {}
 
   LogicalResult run(MatmulLoweringStats &stats) {
     SmallVector<linalg::GenericOp> generics;
@@ -317,11 +321,11 @@ public:
         continue;
       bool packed = false;
       if (c->scales) {
-        bool rewritten = false;
-        if (failed(rewriteQuantized(op, *c, rewritten)))
+        bool rewritten = false, int4 = false;
+        if (failed(rewriteQuantized(op, *c, rewritten, int4)))
           return failure();
         stats.calls += rewritten;
-        stats.int8Calls += rewritten;
+        (int4 ? stats.int4Calls : stats.int8Calls) += rewritten;
         stats.packedCalls += rewritten;
         continue;
       }
@@ -403,11 +407,13 @@ private:
   // The PANEL_I8 copy of int8 weight |global| (K x N, strides sk, sn) and
   // its scales ([groups, N] → [groups, ldS], zero past N).
   FailureOr<std::pair<memref::GlobalOp, memref::GlobalOp>>
-  packedInt8Weight(memref::GlobalOp q, memref::GlobalOp scales, int64_t k,
-                   int64_t n, int64_t sk, int64_t sn, int64_t group) {
+  packedQuantizedWeight(memref::GlobalOp q, memref::GlobalOp scales,
+                        int64_t k, int64_t n, int64_t sk, int64_t sn,
+                        int64_t group, bool int4) {
     std::string key = (q.getSymName() + "/" + scales.getSymName() + "/" +
                        std::to_string(k) + "x" + std::to_string(n) + "/" +
-                       std::to_string(sk) + "," + std::to_string(sn))
+                       std::to_string(sk) + "," + std::to_string(sn) +
+                       (int4 ? "/i4" : "/i8"))
                           .str();
     if (auto it = packedInt8_.find(key); it != packedInt8_.end())
       return it->second;
@@ -429,11 +435,25 @@ private:
     const int64_t panels = (n + STRATA_PACK_PANEL_WIDTH - 1) /
                            STRATA_PACK_PANEL_WIDTH;
     const int64_t ldS = panels * STRATA_PACK_PANEL_WIDTH;
-    AsmResourceBlob packed = HeapAsmResourceBlob::allocate(
-        size_t(panels * k * STRATA_PACK_PANEL_WIDTH), 64, true);
-    strata_pack_b_i8(reinterpret_cast<const int8_t *>(raw.data()), k, n, sk,
-                     sn, reinterpret_cast<int8_t *>(
-                             packed.getMutableData().data()));
+    const auto *values = reinterpret_cast<const int8_t *>(raw.data());
+    if (int4)
+      for (size_t i = 0; i < raw.size(); ++i)
+        if (values[i] < -8 || values[i] > 7)
+          return q.emitError() << "weight '" << q.getSymName()
+                               << "' is marked 4-bit but holds " << int(values[i]);
+    const int64_t packedBytes =
+        int4 ? int64_t(strata_packed_b_i4_bytes(k, n, group))
+             : panels * k * STRATA_PACK_PANEL_WIDTH;
+    AsmResourceBlob packed =
+        HeapAsmResourceBlob::allocate(size_t(packedBytes), 64, true);
+    if (int4)
+      strata_pack_b_i4(values, k, n, sk, sn, group,
+                       reinterpret_cast<uint8_t *>(
+                           packed.getMutableData().data()));
+    else
+      strata_pack_b_i8(values, k, n, sk, sn,
+                       reinterpret_cast<int8_t *>(
+                           packed.getMutableData().data()));
     AsmResourceBlob padded = HeapAsmResourceBlob::allocate(
         size_t(groups * ldS) * sizeof(float), 64, true);
     auto *dst = reinterpret_cast<float *>(padded.getMutableData().data());
@@ -447,18 +467,22 @@ private:
       }
     OpBuilder b(q);
     auto result = std::make_pair(
-        newGlobal(q, "_panels", b.getI8Type(), panels * k * STRATA_PACK_PANEL_WIDTH,
-                  std::move(packed)),
+        newGlobal(q, int4 ? "_panels_i4" : "_panels", b.getI8Type(),
+                  packedBytes, std::move(packed)),
         newGlobal(scales, "_padded", b.getF32Type(), groups * ldS,
                   std::move(padded)));
     packedInt8_[key] = result;
     return result;
   }
 
-  // A weight-only int8 contraction whose weight and scales are constant
-  // globals → strata_rt_matmul_f32_i8; any other form stays loops.
+  // A weight-only quantized contraction whose weight and scales are
+  // constant globals → strata_rt_matmul_f32_i8, or strata_rt_matmul_f32_i4
+  // for 4-bit values in groups of a multiple of 4 rows; any other form
+  // stays loops.
   LogicalResult rewriteQuantized(linalg::GenericOp op, const Contraction &c,
-                                 bool &rewritten) {
+                                 bool &rewritten, bool &int4) {
+    auto bits = op->getAttrOfType<IntegerAttr>(ir::kWeightBitsAttr);
+    int4 = bits && bits.getInt() == 4 && c.group % 4 == 0;
     auto func = op->getParentOfType<func::FuncOp>();
     Value a = op.getDpsInputs()[0], q = op.getDpsInputs()[1],
           out = op.getDpsInits()[0];
@@ -476,9 +500,9 @@ private:
         !cast<MemRefType>(c.scales.getType()).getLayout().isIdentity())
       return success();
     int64_t kDim = c.b.memrefDimOf[c.k], nDim = c.b.memrefDimOf[c.n];
-    auto packed = packedInt8Weight(qGlobal, sGlobal, qType.getDimSize(kDim),
-                                   qType.getDimSize(nDim), strides[kDim],
-                                   strides[nDim], c.group);
+    auto packed = packedQuantizedWeight(
+        qGlobal, sGlobal, qType.getDimSize(kDim), qType.getDimSize(nDim),
+        strides[kDim], strides[nDim], c.group, int4);
     if (failed(packed))
       return failure();
 
@@ -494,12 +518,14 @@ private:
     SmallVector<std::pair<int64_t, Value>> fields =
         f.common(!subsumeZeroFill(op, out));
     fields.append({
-        {STRATA_MM_B_LAYOUT, f.idx(STRATA_MM_LAYOUT_PANEL_I8)},
+        {STRATA_MM_B_LAYOUT, f.idx(int4 ? STRATA_MM_LAYOUT_PANEL_I4_GROUPS
+                                         : STRATA_MM_LAYOUT_PANEL_I8)},
         {STRATA_MM_B_ADDR, globalAddress(packed->first)},
         {STRATA_MM_B_SCALES, globalAddress(packed->second)},
         {STRATA_MM_GROUP_SIZE, f.idx(c.group)},
     });
-    func::CallOp call = callI8_.emit(builder, loc, func, fields);
+    func::CallOp call =
+        (int4 ? callI4_ : callI8_).emit(builder, loc, func, fields);
     if (Attribute region = op->getAttr(dispatch::kDispatchAttr))
       call->setAttr(dispatch::kDispatchAttr, region);
     op.erase();
@@ -615,7 +641,7 @@ private:
 
   ModuleOp module_;
   SymbolTable symbols_;
-  RuntimeCall call_, callI8_;
+  RuntimeCall call_, callI8_, callI4_;
   llvm::StringMap<memref::GlobalOp> packed_;
   llvm::StringMap<std::pair<memref::GlobalOp, memref::GlobalOp>> packedInt8_;
 };
@@ -638,8 +664,10 @@ struct MatmulToRuntimePass
     numPackedCalls += counts.packedCalls;
     numPackedWeights += counts.packedWeights;
     numInt8Calls += counts.int8Calls;
+    numInt4Calls += counts.int4Calls;
     if (stats) {
       stats->int8MatmulCalls += counts.int8Calls;
+      stats->int4MatmulCalls += counts.int4Calls;
       stats->matmulCalls += counts.calls;
       stats->packedMatmulCalls += counts.packedCalls;
       stats->packedWeights += counts.packedWeights;

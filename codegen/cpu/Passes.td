@@ -161,7 +161,9 @@ def MatmulToRuntimePass : Pass<"strata-cpu-matmul-to-runtime",
     imports), or, for the weight-only contraction of
     `strata.quantized_linear` (`acc + x * (sitofp(q) * scale)`, int8 `q`),
     to `strata_rt_matmul_f32_i8` with the weight in int8 panels and its
-    scales padded to the panels. A B operand that is a weight is packed at compile time into
+    scales padded to the panels; marked `strata.weight_bits = 4` with
+    groups of a multiple of 4 rows, to `strata_rt_matmul_f32_i4` with the
+    weight two values a byte (`PANEL_I4_GROUPS`). A B operand that is a weight is packed at compile time into
     the panel layout of the ABI header, in a new weight global; a zero fill
     of C right before the contraction is dropped (the call overwrites C).
     docs/design/cpu-matmul.md says why matmuls call the runtime.
@@ -175,7 +177,9 @@ def MatmulToRuntimePass : Pass<"strata-cpu-matmul-to-runtime",
               "of which read a pre-packed weight">,
     Statistic<"numPackedWeights", "packed-weights", "distinct packed weights">,
     Statistic<"numInt8Calls", "int8-calls",
-              "of which read a weight-only int8 weight (strata_rt_matmul_f32_i8)">];
+              "of which read a weight-only int8 weight (strata_rt_matmul_f32_i8)">,
+    Statistic<"numInt4Calls", "int4-calls",
+              "of which read an int4 weight (strata_rt_matmul_f32_i4)">];
 }
 
 def ApproximateMathPass : Pass<"strata-cpu-approximate-math",

@@ -61,10 +61,16 @@ LogicalResult checkOptions(const CompileOptions &options, Location loc) {
     return emitError(loc) << "the batch and sequence maxima must be >= 1, got "
                           << options.dims.maxBatch << " and "
                           << options.dims.maxSeq;
-  if (options.precision.decode != "fp32" && options.precision.decode != "int8")
+  const PrecisionOptions &precision = options.precision;
+  if (precision.decode != "fp32" && precision.decode != "int8" &&
+      precision.decode != "int4")
     return emitError(loc) << "unsupported decode precision '"
-                          << options.precision.decode
-                          << "' (supported: fp32, int8)";
+                          << precision.decode
+                          << "' (supported: fp32, int8, int4)";
+  if (precision.int4Group != 32 && precision.int4Group != 64 &&
+      precision.int4Group != 128)
+    return emitError(loc) << "unsupported int4 group size "
+                          << precision.int4Group << " (supported: 32, 64, 128)";
   for (const auto &[name, max] : options.dims.explicitMaxima)
     if (name.empty() || max < 1)
       return emitError(loc) << "dim maximum '" << name << "=" << max
@@ -221,8 +227,9 @@ LogicalResult applyPrecision(ModuleOp module, const CompileOptions &options) {
   pm.enableVerifier(true);
   QuantizeWeightsPassOptions quantize;
   quantize.functions = {"decode"};
-  quantize.bits = 8;
-  quantize.groupSize = 0;
+  const bool int4 = precision.decode == "int4";
+  quantize.bits = int4 ? 4 : 8;
+  quantize.groupSize = int4 ? precision.int4Group : 0;
   quantize.keepFp32LmHead = precision.keepFp32LmHead;
   pm.addPass(createQuantizeWeightsPass(quantize));
   return pm.run(module);

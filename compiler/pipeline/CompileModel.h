@@ -64,9 +64,13 @@ struct GenerationOptions {
 
 /// Numeric precision per phase (docs/design/precision.md).
 struct PrecisionOptions {
-  /// The decode entry's weights: "fp32", or "int8" (weight-only: symmetric
-  /// per output column, dequantized in registers; activations fp32).
+  /// The decode entry's weights: "fp32", "int8" (weight-only: symmetric
+  /// per output column, dequantized in registers; activations fp32) or
+  /// "int4" (symmetric per group of int4Group rows, products with
+  /// activations quantized to int8 per group at run time).
   std::string decode = "fp32";
+  /// Rows of a column sharing one int4 scale: 32, 64 or 128.
+  int64_t int4Group = 32;
   /// The LM head keeps fp32 weights in a quantized entry.
   bool keepFp32LmHead = false;
 };

@@ -261,15 +261,18 @@ Value lowerQuantizedLinear(QuantizedLinearOp op,
       m.output};
   SmallVector<utils::IteratorType> its(loops, utils::IteratorType::parallel);
   its[kDim] = utils::IteratorType::reduction;
-  return linalg::GenericOp::create(
-             rewriter, loc, TypeRange{out}, ValueRange{in, q, scales},
-             ValueRange{init}, maps, its,
-             [&](OpBuilder &b, Location l, ValueRange a) {
-               Value w = arith::SIToFPOp::create(b, l, b.getF32Type(), a[1]);
-               Value scaled = arith::MulFOp::create(b, l, w, a[2]);
-               linalg::YieldOp::create(b, l, fma(b, l, a[0], scaled, a[3]));
-             })
-      .getResult(0);
+  auto generic = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{out}, ValueRange{in, q, scales},
+      ValueRange{init}, maps, its,
+      [&](OpBuilder &b, Location l, ValueRange a) {
+        Value w = arith::SIToFPOp::create(b, l, b.getF32Type(), a[1]);
+        Value scaled = arith::MulFOp::create(b, l, w, a[2]);
+        linalg::YieldOp::create(b, l, fma(b, l, a[0], scaled, a[3]));
+      });
+  // The values' width, which the body (i8 storage) does not say: a back end
+  // may store 4-bit weights two a byte.
+  generic->setAttr(kWeightBitsAttr, rewriter.getI64IntegerAttr(op.getBits()));
+  return generic.getResult(0);
 }
 
 //===----------------------------------------------------------------------===//

@@ -8,7 +8,9 @@
 # bits per byte first match onnxruntime's on the same bytes (prefill.onnx,
 # the same stretches at once; 1e-3 bpb: fp32 summation order only).
 # Bounds, from the acceptance of the precision policy: int8 weight-only
-# within 1% of fp32's bits per byte, top-1 agreement >= 99%.
+# within 1% of fp32's bits per byte, top-1 agreement >= 99%; int4 (groups
+# of 32, activations quantized to int8 per group) within 5% (its top-1
+# agreement is reported, not bounded).
 #
 # Usage: check_precision.py MODELS_DIR BIN_DIR [--json OUT]
 import argparse
@@ -24,7 +26,8 @@ import onnxruntime as ort
 
 SLOTS = 8
 LENGTH = 257          # bytes per stretch: 1 prefilled, 256 predicted
-BOUNDS = {"int8": {"bpb_ratio": 1.01, "top1": 0.99}}
+BOUNDS = {"int8": {"bpb_ratio": 1.01, "top1": 0.99},
+          "int4": {"bpb_ratio": 1.05, "top1": 0.0}}
 
 
 def log_softmax(x):

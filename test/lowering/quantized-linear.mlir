@@ -3,7 +3,8 @@
 // A weight-only quantized linear is one contraction over three inputs: the
 // activation, the integer weight and its scales, read at group k / 4. The
 // bias initializes the accumulator; each weight is widened and scaled
-// where it is read (the form strata-cpu-matmul-to-runtime recognizes).
+// where it is read (the form strata-cpu-matmul-to-runtime recognizes), and
+// the values' width rides along as strata.weight_bits.
 // CHECK-DAG: #[[X:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-DAG: #[[Q:.+]] = affine_map<(d0, d1, d2) -> (d1, d2)>
 // CHECK-DAG: #[[S:.+]] = affine_map<(d0, d1, d2) -> (d1 floordiv 4, d2)>
@@ -12,6 +13,7 @@
 //       CHECK:   %[[INIT:.+]] = linalg.generic {{.+}} ins(%arg3 : tensor<3xf32>)
 //       CHECK:   linalg.generic {indexing_maps = [#[[X]], #[[Q]], #[[S]], #[[O]]], iterator_types = ["parallel", "reduction", "parallel"]}
 //  CHECK-SAME:     ins(%arg0, %arg1, %arg2 : tensor<?x8xf32>, tensor<8x3xi8>, tensor<2x3xf32>) outs(%[[INIT]] : tensor<?x3xf32>)
+//  CHECK-SAME:     attrs = {strata.weight_bits = 4 : i64}
 //       CHECK:   ^bb0(%[[IN:.+]]: f32, %[[QV:.+]]: i8, %[[SV:.+]]: f32, %[[ACC:.+]]: f32):
 //       CHECK:     %[[W:.+]] = arith.sitofp %[[QV]] : i8 to f32
 //       CHECK:     %[[WS:.+]] = arith.mulf %[[W]], %[[SV]] : f32

@@ -95,10 +95,17 @@ cl::opt<std::string> prefillLogits(
 
 cl::opt<std::string> decodePrecision(
     cl::cat(compileOptions), "decode-precision",
-    cl::desc("fp32 (default) or int8: the decode entry's weights as int8 "
-             "with one fp32 scale per output column, read 4x fewer bytes "
-             "per token (docs/design/precision.md)"),
+    cl::desc("fp32 (default), int8 or int4: the decode entry's weights as "
+             "int8 with one fp32 scale per output column (4x fewer bytes "
+             "per token) or int4 with one per --int4-group rows (6.4x "
+             "fewer at 32; activations quantized to int8 per group at run "
+             "time) (docs/design/precision.md)"),
     cl::init("fp32"));
+cl::opt<int64_t> int4Group(
+    cl::cat(compileOptions), "int4-group",
+    cl::desc("rows of a column sharing one int4 scale: 32 (default), 64 or "
+             "128"),
+    cl::init(32));
 cl::list<std::string> keepFp32(
     cl::cat(compileOptions), "keep-fp32",
     cl::desc("parts a quantized entry leaves in fp32: lm_head"),
@@ -140,6 +147,7 @@ bool readOptions(strata::CompileInput &input, strata::CompileOptions &options) {
                "'");
   options.generation.allLogits = prefillLogits == "all";
   options.precision.decode = decodePrecision;
+  options.precision.int4Group = int4Group;
   for (const std::string &part : keepFp32) {
     if (part != "lm_head")
       return bad("--keep-fp32 expects lm_head, got '" + part + "'");

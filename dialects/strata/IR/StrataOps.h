@@ -19,4 +19,10 @@
 #define GET_OP_CLASSES
 #include "dialects/strata/IR/StrataOps.h.inc"
 
+namespace strata::ir {
+/// Discardable attribute on the contraction strata.quantized_linear lowers
+/// to: the bits of its integer weight's values (8, or 4 in i8 storage).
+inline constexpr llvm::StringLiteral kWeightBitsAttr = "strata.weight_bits";
+} // namespace strata::ir
+
 #endif // STRATA_DIALECTS_STRATA_IR_STRATAOPS_H_
