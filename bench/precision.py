@@ -9,7 +9,8 @@
 # (bench/roofline.cc) measures it in the same run.
 #
 # Usage: bench/precision.py [--model-dir DIR] [--threads 2] [--rounds 5]
-#        [--prompt 128] [--new-tokens 64] [--precisions fp32,int8]
+#        [--prompt 128] [--new-tokens 64] [--precisions fp32,int8,int4]
+#        [--int4-group 32]
 #        [--out FILE.json]
 import argparse
 import json
@@ -50,13 +51,15 @@ def matmul_weights(model):
             sum(c for _, c in read.values()))
 
 
-def step_bytes(precision, elements, columns):
-    """Weight bytes one decode step reads at |precision| (per-column
-    scales for int8)."""
+def step_bytes(precision, elements, columns, int4_group=32):
+    """Weight bytes one decode step reads at |precision|: per-column fp32
+    scales for int8, one per group of |int4_group| rows for int4."""
     if precision == "fp32":
         return 4 * elements
     if precision == "int8":
         return elements + 4 * columns
+    if precision == "int4":
+        return elements / 2 + 4 * elements / int4_group
     raise ValueError(precision)
 
 
@@ -71,7 +74,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--prompt", type=int, default=128)
     ap.add_argument("--new-tokens", type=int, default=64)
-    ap.add_argument("--precisions", default="fp32,int8")
+    ap.add_argument("--precisions", default="fp32,int8,int4")
+    ap.add_argument("--int4-group", type=int, default=32)
     ap.add_argument("--out", default="")
     a = ap.parse_args()
     model = os.path.join(a.model_dir, a.model_file)
@@ -89,7 +93,8 @@ def main():
         for p in precisions:
             artifacts[p] = os.path.join(tmp, p + ".strata")
             generation.compile_artifact(a.bin_dir, model, artifacts[p],
-                                        ["--decode-precision", p])
+                                        ["--decode-precision", p,
+                                         "--int4-group", str(a.int4_group)])
             sizes[p] = os.path.getsize(artifacts[p])
         runs = {p: [] for p in precisions}
         tokens = {}
@@ -115,7 +120,7 @@ def main():
     for p in precisions:
         tps = statistics.median(x["tokens_per_s"] for x in runs[p])
         tpot = statistics.median(x["tpot_ms"] for x in runs[p]) / 1e3
-        moved = step_bytes(p, elements, columns) + kv
+        moved = step_bytes(p, elements, columns, a.int4_group) + kv
         result[p] = {
             "tokens_per_s": tps, "tpot_ms": tpot * 1e3,
             "ttft_ms": statistics.median(x["ttft_ms"] for x in runs[p]),

@@ -3,6 +3,7 @@
 // Usage: strata-gemm-bench [--threads N] [--peak GFLOPS] [--bw GBPS]
 //                          [--shape MxKxN ...] (packed B; default: GPT-2's)
 //                          [--int8] (B weight-only int8, per-column scales)
+//                          [--int4] (B int4 in groups of 32)
 // Times the matmul the generated code imports on the GPT-2-small shapes,
 // B pre-packed as the compiler packs weights, and prints the median of 9
 // timed runs (after 2 warm-up runs) as GFLOP/s, % of the FMA peak and, for
@@ -29,11 +30,14 @@ int main(int argc, char** argv) {
   double peakPerCore = 117.3;
   struct Shape { int64_t m, k, n; bool packed; };
   std::vector<Shape> chosen;
-  bool int8 = false;
-  for (int i = 1; i < argc; ++i)
+  bool int8 = false, int4 = false;
+  for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--int8")) int8 = true;
+    if (!std::strcmp(argv[i], "--int4")) int4 = true;
+  }
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--int8")) --i;
+    if (!std::strcmp(argv[i], "--int8") || !std::strcmp(argv[i], "--int4"))
+      --i;
     if (!std::strcmp(argv[i], "--threads")) threads = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--peak")) peakPerCore = std::atof(argv[i + 1]);
     long m, k, n;
@@ -72,7 +76,15 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < q.size(); ++i)
       q[i] = static_cast<int8_t>(b[i] * 127);
     strata_pack_b_i8(q.data(), s.k, s.n, s.n, 1, packedQ.data());
-    const bool quantized = int8 && s.packed;
+    const bool quantized = (int8 || int4) && s.packed;
+    constexpr int64_t kGroup = 32;
+    std::vector<int8_t> q4(s.k * s.n);
+    for (size_t i = 0; i < q4.size(); ++i)
+      q4[i] = static_cast<int8_t>(b[i] * 7);
+    std::vector<uint8_t> packedQ4(strata_packed_b_i4_bytes(s.k, s.n, kGroup));
+    strata_pack_b_i4(q4.data(), s.k, s.n, s.n, 1, kGroup, packedQ4.data());
+    std::vector<float> scales4(
+        (s.k + kGroup - 1) / kGroup * (packed.size() / s.k), 1.0f / 7);
     int64_t p[STRATA_MM_PARAM_COUNT] = {};
     p[STRATA_MM_B_LAYOUT] =
         s.packed ? STRATA_MM_LAYOUT_PANEL_F32 : STRATA_MM_LAYOUT_STRIDED;
@@ -95,11 +107,19 @@ int main(int argc, char** argv) {
       p[STRATA_MM_B_ADDR] = reinterpret_cast<intptr_t>(packedQ.data());
       p[STRATA_MM_B_SCALES] = reinterpret_cast<intptr_t>(scales.data());
       p[STRATA_MM_GROUP_SIZE] = s.k;
+      if (int4) {
+        p[STRATA_MM_B_LAYOUT] = STRATA_MM_LAYOUT_PANEL_I4_GROUPS;
+        p[STRATA_MM_B_ADDR] = reinterpret_cast<intptr_t>(packedQ4.data());
+        p[STRATA_MM_B_SCALES] = reinterpret_cast<intptr_t>(scales4.data());
+        p[STRATA_MM_GROUP_SIZE] = kGroup;
+      }
     }
     std::vector<double> ms;
     for (int r = 0; r < 11; ++r) {
       auto t0 = std::chrono::steady_clock::now();
-      if (quantized)
+      if (quantized && int4)
+        kernels::strataMatmulF32I4(&context, p);
+      else if (quantized)
         kernels::strataMatmulF32I8(&context, p);
       else
         kernels::strataMatmulF32(&context, p);
@@ -114,7 +134,8 @@ int main(int argc, char** argv) {
                   (long)s.n, s.packed ? "" : " (B^T)");
     std::printf("%-18s %10.3f %10.1f %7.1f%% %10.1f\n", shape, med, gflops,
                 100.0 * gflops / (peakPerCore * threads),
-                s.m == 1 ? (quantized ? 1.0 : 4.0) * s.k * s.n / (med * 1e6)
+                s.m == 1 ? (!quantized ? 4.0 : int4 ? 0.5 + 4.0 / kGroup : 1.0) *
+                               s.k * s.n / (med * 1e6)
                          : 0.0);
   }
   return 0;
