@@ -227,6 +227,8 @@ LogicalResult applyPrecision(ModuleOp module, const CompileOptions &options) {
   pm.enableVerifier(true);
   QuantizeWeightsPassOptions quantize;
   quantize.functions = {"decode"};
+  if (precision.sharedPrefillWeights)
+    quantize.functions = {"decode", "prefill", "main"};
   const bool int4 = precision.decode == "int4";
   quantize.bits = int4 ? 4 : 8;
   quantize.groupSize = int4 ? precision.int4Group : 0;

@@ -73,6 +73,9 @@ struct PrecisionOptions {
   int64_t int4Group = 32;
   /// The LM head keeps fp32 weights in a quantized entry.
   bool keepFp32LmHead = false;
+  /// Prefill and main read the decode entry's quantized weights too: one
+  /// copy in the artifact instead of the fp32 one beside it.
+  bool sharedPrefillWeights = false;
 };
 
 struct CompileOptions {

@@ -10,7 +10,8 @@
 # Bounds, from the acceptance of the precision policy: int8 weight-only
 # within 1% of fp32's bits per byte, top-1 agreement >= 99%; int4 (groups
 # of 32, activations quantized to int8 per group) within 5% (its top-1
-# agreement is reported, not bounded).
+# agreement is reported, not bounded), also with prefill reading the int4
+# weights (--prefill-weights shared).
 #
 # Usage: check_precision.py MODELS_DIR BIN_DIR [--json OUT]
 import argparse
@@ -27,7 +28,13 @@ import onnxruntime as ort
 SLOTS = 8
 LENGTH = 257          # bytes per stretch: 1 prefilled, 256 predicted
 BOUNDS = {"int8": {"bpb_ratio": 1.01, "top1": 0.99},
-          "int4": {"bpb_ratio": 1.05, "top1": 0.0}}
+          "int4": {"bpb_ratio": 1.05, "top1": 0.0},
+          "int4-shared": {"bpb_ratio": 1.05, "top1": 0.0}}
+# What strata-compile gets for each.
+FLAGS = {"fp32": [], "int8": ["--decode-precision", "int8"],
+         "int4": ["--decode-precision", "int4"],
+         "int4-shared": ["--decode-precision", "int4",
+                         "--prefill-weights", "shared"]}
 
 
 def log_softmax(x):
@@ -100,8 +107,8 @@ def main():
             subprocess.run([os.path.join(args.bin_dir, "strata-compile"),
                             os.path.join(fixture, "decode.onnx"), "-o",
                             artifact, "--quiet", "--max-batch", str(SLOTS),
-                            "--max-seq", str(LENGTH), "--decode-precision",
-                            precision], check=True, timeout=900)
+                            "--max-seq", str(LENGTH)] + FLAGS[precision],
+                           check=True, timeout=900)
             logits[precision] = strata_logits(args.bin_dir, artifact, seqs,
                                               tmp, precision)
         base = logits["fp32"]

@@ -106,6 +106,13 @@ cl::opt<int64_t> int4Group(
     cl::desc("rows of a column sharing one int4 scale: 32 (default), 64 or "
              "128"),
     cl::init(32));
+cl::opt<std::string> prefillWeights(
+    cl::cat(compileOptions), "prefill-weights",
+    cl::desc("fp32 (default): prefill and main keep fp32 weights beside the "
+             "decode entry's quantized ones; shared: they read the "
+             "quantized ones (one copy, a smaller artifact, prefill numbers "
+             "those of the quantized weights)"),
+    cl::init("fp32"));
 cl::list<std::string> keepFp32(
     cl::cat(compileOptions), "keep-fp32",
     cl::desc("parts a quantized entry leaves in fp32: lm_head"),
@@ -148,6 +155,10 @@ bool readOptions(strata::CompileInput &input, strata::CompileOptions &options) {
   options.generation.allLogits = prefillLogits == "all";
   options.precision.decode = decodePrecision;
   options.precision.int4Group = int4Group;
+  if (prefillWeights != "fp32" && prefillWeights != "shared")
+    return bad("--prefill-weights expects fp32 or shared, got '" +
+               prefillWeights + "'");
+  options.precision.sharedPrefillWeights = prefillWeights == "shared";
   for (const std::string &part : keepFp32) {
     if (part != "lm_head")
       return bad("--keep-fp32 expects lm_head, got '" + part + "'");
