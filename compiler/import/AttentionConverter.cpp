@@ -225,9 +225,28 @@ LogicalResult convertAttention(ImportContext &ctx) {
     return ctx.error() << "'nonpad_kv_seqlen' is not supported";
   Value q = ctx.input(0), k = ctx.input(1), v = ctx.input(2);
   bool packed = typeOf(q).getRank() == 3;
+  // Q, K and V are all 3-D ([batch, sequence, heads * head dim]) or all
+  // 4-D; so are the past inputs 4-D.
+  for (int i = 1; i <= 2; ++i)
+    if (typeOf(ctx.input(i)).getRank() != typeOf(q).getRank())
+      return ctx.error() << "expected '" << (i == 1 ? "K" : "V")
+                         << "' to have the rank of 'Q' ("
+                         << typeOf(q).getRank() << "), got "
+                         << typeOf(ctx.input(i)).getRank();
+  for (int i = 4; i <= 5; ++i)
+    if (ctx.hasInput(i) && ctx.inputType(i).getRank() != 4)
+      return ctx.error() << "expected a 4-D past input " << i << ", got rank "
+                         << ctx.inputType(i).getRank();
   if (packed) {
     if (*qHeads <= 0 || *kvHeads <= 0)
       return ctx.error() << "3-D inputs need 'q_num_heads' and 'kv_num_heads'";
+    for (auto [x, heads] : {std::pair(q, *qHeads), std::pair(k, *kvHeads),
+                            std::pair(v, *kvHeads)}) {
+      int64_t hidden = typeOf(x).getDimSize(2);
+      if (!ShapedType::isDynamic(hidden) && hidden % heads != 0)
+        return ctx.error() << "hidden size " << hidden
+                           << " is not a multiple of " << heads << " heads";
+    }
     q = splitHeads(ctx, q, *qHeads);
     k = splitHeads(ctx, k, *kvHeads);
     v = splitHeads(ctx, v, *kvHeads);
