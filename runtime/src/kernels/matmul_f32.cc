@@ -37,9 +37,13 @@ struct Problem {
   // Weight-only int8 B (PANEL_I8): |b| points at bytes, dequantized with
   // |scales| (rows of |scaleStride| floats, one per |group| k rows).
   bool int8 = false;
-  // int4 B (PANEL_I4_GROUPS, k padded to |kp|), scales as for int8.
+  // int4 B (PANEL_I4_GROUPS, k padded to |kp|), scales as for int8; A
+  // quantized once per call (quantizeActivations) for the tasks to share.
   bool int4 = false;
   int64_t kp = 0;
+  const int8_t* aq = nullptr;
+  const float* aScale = nullptr;
+  const int32_t* aSum = nullptr;
   const float* scales = nullptr;
   int64_t scaleStride = 0, group = 0;
   int64_t batchRank;
@@ -393,29 +397,47 @@ int64_t int4ActivationBytes(int64_t rows, int64_t kp, int64_t group) {
 void quantizeActivations(const Problem& p, const float* a, int8_t* aq,
                          float* aScale, int32_t* aSum) {
   const int64_t groups = p.kp / p.group;
+  // One row at a time in a contiguous copy, so that the loops below have
+  // unit strides and no branches (they run on the calling thread while the
+  // pool waits: tens of thousands of elements a decode step).
+  float row[512];
   for (int64_t i = 0; i < p.m; ++i)
     for (int64_t g = 0; g < groups; ++g) {
-      const int64_t k0 = g * p.group, k1 = minOf(p.k, k0 + p.group);
+      const int64_t k0 = g * p.group, n = minOf(p.k, k0 + p.group) - k0;
+      int8_t* out = aq + i * p.kp + k0;
       float amax = 0.0f;
-      for (int64_t k = k0; k < k1; ++k) {
-        const float x = std::fabs(a[i * p.am + k * p.ak]);
-        amax = x > amax || !(x == x) ? x : amax;
-      }
-      const bool finite = amax <= 3.4e38f;
-      const float inv = finite && amax > 0.0f ? 127.0f / amax : 0.0f;
-      int32_t sum = 0;
-      for (int64_t k = k0; k < k0 + p.group; ++k) {
-        int v = 0;
-        if (k < k1) {
-          const float x = a[i * p.am + k * p.ak] * inv;
-          v = x >= 127.0f ? 127 : x <= -127.0f ? -127
-                                : x == x ? static_cast<int>(std::nearbyint(x))
-                                         : 0;
+      int nonFinite = 0;
+      for (int64_t k = 0; k < n; k += 512) {
+        const int64_t len = minOf(512, n - k);
+        const float* src = a + i * p.am + (k0 + k) * p.ak;
+        for (int64_t j = 0; j < len; ++j) row[j] = src[j * p.ak];
+        for (int64_t j = 0; j < len; ++j) {
+          const float x = std::fabs(row[j]);
+          nonFinite |= !(x <= 3.4e38f);
+          amax = x > amax ? x : amax;
         }
-        aq[i * p.kp + k] = static_cast<int8_t>(v);
-        sum += v;
       }
-      aScale[i * groups + g] = finite ? amax / 127.0f : INFINITY;
+      const float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+      int32_t sum = 0;
+      for (int64_t k = 0; k < n; k += 512) {
+        const int64_t len = minOf(512, n - k);
+        const float* src = a + i * p.am + (k0 + k) * p.ak;
+        for (int64_t j = 0; j < len; ++j) row[j] = src[j * p.ak];
+        for (int64_t j = 0; j < len; ++j) {
+          // Clamped (a NaN becomes 0; its group's scale is infinite below),
+          // then rounded half away from zero, in plain comparisons: libm's
+          // fmin and nearbyint are calls here.
+          float y = row[j] * inv;
+          y = y > 127.0f ? 127.0f : y;
+          y = y < -127.0f ? -127.0f : y;
+          y = y == y ? y : 0.0f;
+          const int v = static_cast<int>(y + (y >= 0.0f ? 0.5f : -0.5f));
+          out[k + j] = static_cast<int8_t>(v);
+          sum += v;
+        }
+      }
+      for (int64_t k = n; k < p.group; ++k) out[k] = 0;
+      aScale[i * groups + g] = nonFinite ? INFINITY : amax / 127.0f;
       aSum[i * groups + g] = sum;
     }
 }
@@ -430,18 +452,15 @@ MatmulGemvI4Fn gemvI4ForTiles(const MatmulTiles& t) {
   return scalarGemvI4;
 }
 
-// int4 weights, up to kSkinnyRows rows, against panels [p0, p1): A
-// quantized into this thread's scratch (each task does it: a few K
-// operations beside megabytes of weights), then integer dot products.
+// int4 weights, up to kSkinnyRows rows, against panels [p0, p1), with A
+// already quantized (p.aq, p.aScale, p.aSum): integer dot products.
 void runSkinnyI4(const Problem& p, const MatmulTiles& t, Scratch& s,
-                 const float* a, const float* b, float* c, int64_t p0,
+                 const float* /*a*/, const float* b, float* c, int64_t p0,
                  int64_t p1) {
   const int64_t groups = p.kp / p.group;
-  auto* aq = reinterpret_cast<int8_t*>(s.aBlock);
-  auto* aScale = reinterpret_cast<float*>(
-      reinterpret_cast<uint8_t*>(s.aBlock) + (p.m * p.kp + 63) / 64 * 64);
-  auto* aSum = reinterpret_cast<int32_t*>(aScale + p.m * groups);
-  quantizeActivations(p, a, aq, aScale, aSum);
+  const int8_t* aq = p.aq;
+  const float* aScale = p.aScale;
+  const int32_t* aSum = p.aSum;
   const MatmulGemvI4Fn gemvI4 = gemvI4ForTiles(t);
   const uint8_t* q = reinterpret_cast<const uint8_t*>(b);
   const int64_t full = minOf(p1, p.n / kW);
@@ -546,9 +565,20 @@ void run(strata_rt_context_t* context, Problem p) {
     panelChunks(runSkinnyI8);
     return;
   }
-  if (p.int4 && p.m <= kSkinnyRows && p.cn == 1 &&
+  if (p.int4 && batches == 1 && p.m <= kSkinnyRows && p.cn == 1 &&
       int4ActivationBytes(p.m, p.kp, p.group) <=
           int64_t(sizeof(Scratch::aBlock))) {
+    // A quantized once, into thread 0's A block, which the tasks only read
+    // (runSkinnyI4 uses no other thread's A block, nor its own).
+    auto* base = reinterpret_cast<uint8_t*>(scratch.of(0).aBlock);
+    auto* aq = reinterpret_cast<int8_t*>(base);
+    auto* aScale =
+        reinterpret_cast<float*>(base + (p.m * p.kp + 63) / 64 * 64);
+    auto* aSum = reinterpret_cast<int32_t*>(aScale + p.m * (p.kp / p.group));
+    quantizeActivations(p, p.a, aq, aScale, aSum);
+    p.aq = aq;
+    p.aScale = aScale;
+    p.aSum = aSum;
     panelChunks(runSkinnyI4);
     return;
   }
