@@ -357,17 +357,15 @@ void runSkinny(const Problem& p, const MatmulTiles& t, Scratch& s,
   }
 }
 
-// Weight-only int8, up to kSkinnyRows rows, against panels [p0, p1):
-// whole panels through gemvI8, a partial last panel through a C tile.
-void runSkinnyI8(const Problem& p, const MatmulTiles& t, Scratch& s,
-                 const float* a, const float* b, float* c, int64_t p0,
-                 int64_t p1) {
-  const int8_t* q = reinterpret_cast<const int8_t*>(b);
+// Panels [p0, p1) of a quantized weight for up to kSkinnyRows rows: whole
+// panels in one |product|(rows, first panel, panels, c, ldc) call, a partial
+// last panel row by row through a C tile (|product| with one row).
+template <typename Product>
+void quantizedPanels(const Problem& p, Scratch& s, float* c, int64_t p0,
+                     int64_t p1, Product product) {
   const int64_t full = minOf(p1, p.n / kW);
   if (full > p0) {
-    t.gemvI8(p.m, full - p0, p.k, a, p.am, q + p0 * p.k * kW,
-             p.scales + p0 * kW, p.scaleStride, p.group, c + p0 * kW, p.cm,
-             p.accumulate);
+    product(int64_t(0), p.m, p0, full - p0, c + p0 * kW, p.cm);
     p0 = full;
   }
   for (int64_t panel = p0; panel < p1; ++panel) {
@@ -377,12 +375,24 @@ void runSkinnyI8(const Problem& p, const MatmulTiles& t, Scratch& s,
       float* cRow = c + i * p.cm + n0;
       for (int64_t j = 0; j < kW; ++j)
         s.cTile[j] = p.accumulate && j < cols ? cRow[j] : 0.0f;
-      t.gemvI8(1, 1, p.k, a + i * p.am, p.am, q + panel * p.k * kW,
-               p.scales + n0, p.scaleStride, p.group, s.cTile, kW,
-               p.accumulate);
+      product(i, int64_t(1), panel, int64_t(1), s.cTile, kW);
       for (int64_t j = 0; j < cols; ++j) cRow[j] = s.cTile[j];
     }
   }
+}
+
+// Weight-only int8, up to kSkinnyRows rows, against panels [p0, p1).
+void runSkinnyI8(const Problem& p, const MatmulTiles& t, Scratch& s,
+                 const float* a, const float* b, float* c, int64_t p0,
+                 int64_t p1) {
+  const int8_t* q = reinterpret_cast<const int8_t*>(b);
+  quantizedPanels(p, s, c, p0, p1,
+                  [&](int64_t row, int64_t rows, int64_t panel,
+                      int64_t panels, float* out, int64_t ldc) {
+                    t.gemvI8(rows, panels, p.k, a + row * p.am, p.am,
+                             q + panel * p.k * kW, p.scales + panel * kW,
+                             p.scaleStride, p.group, out, ldc, p.accumulate);
+                  });
 }
 
 // Bytes of kernel scratch the int4 path needs for |rows| quantized rows.
@@ -463,26 +473,14 @@ void runSkinnyI4(const Problem& p, const MatmulTiles& t, Scratch& s,
   const int32_t* aSum = p.aSum;
   const MatmulGemvI4Fn gemvI4 = gemvI4ForTiles(t);
   const uint8_t* q = reinterpret_cast<const uint8_t*>(b);
-  const int64_t full = minOf(p1, p.n / kW);
-  if (full > p0) {
-    gemvI4(p.m, full - p0, p.kp, aq, p.kp, aScale, aSum, q + p0 * p.kp * 16,
-           p.scales + p0 * kW, p.scaleStride, p.group, c + p0 * kW, p.cm,
-           p.accumulate);
-    p0 = full;
-  }
-  for (int64_t panel = p0; panel < p1; ++panel) {
-    const int64_t n0 = panel * kW;
-    const int64_t cols = minOf(kW, p.n - n0);
-    for (int64_t i = 0; i < p.m; ++i) {
-      float* cRow = c + i * p.cm + n0;
-      for (int64_t j = 0; j < kW; ++j)
-        s.cTile[j] = p.accumulate && j < cols ? cRow[j] : 0.0f;
-      gemvI4(1, 1, p.kp, aq + i * p.kp, p.kp, aScale + i * groups,
-             aSum + i * groups, q + panel * p.kp * 16, p.scales + n0,
-             p.scaleStride, p.group, s.cTile, kW, p.accumulate);
-      for (int64_t j = 0; j < cols; ++j) cRow[j] = s.cTile[j];
-    }
-  }
+  quantizedPanels(p, s, c, p0, p1,
+                  [&](int64_t row, int64_t rows, int64_t panel,
+                      int64_t panels, float* out, int64_t ldc) {
+                    gemvI4(rows, panels, p.kp, aq + row * p.kp, p.kp,
+                           aScale + row * groups, aSum + row * groups,
+                           q + panel * p.kp * 16, p.scales + panel * kW,
+                           p.scaleStride, p.group, out, ldc, p.accumulate);
+                  });
 }
 
 // M = 1 against an unpacked B, columns [n0, n1) of one batch: B is read
@@ -704,54 +702,58 @@ extern "C" void strataMatmulF32(strata_rt_context_t* context,
   run(context, decodeProblem(params));
 }
 
+namespace {
+
+// The params of a quantized-weight import, checked (|layout|, a group size
+// >= |minGroup| and a multiple of |groupMultiple|, scales, no zero points):
+// false after ending the run when they do not hold.
+bool quantizedProblem(strata_rt_context_t* context, const int64_t* params,
+                      const char* import, int64_t layout, int64_t minGroup,
+                      int64_t groupMultiple, Problem* p) {
+  if (params[STRATA_MM_B_LAYOUT] != layout) {
+    failRunInternal(context, import, params[STRATA_MM_B_LAYOUT]);
+    return false;
+  }
+  const int64_t group = params[STRATA_MM_GROUP_SIZE];
+  if (group < minGroup || group % groupMultiple != 0 ||
+      params[STRATA_MM_B_SCALES] == 0 ||
+      params[STRATA_MM_B_ZERO_POINTS] != 0) {
+    failRunInternal(context, import, group);
+    return false;
+  }
+  *p = decodeProblem(params);
+  p->packed = true;
+  for (int64_t d = 0; d < STRATA_MM_MAX_BATCH; ++d) p->bBatch[d] = 0;
+  p->scales = address<const float>(params[STRATA_MM_B_SCALES]);
+  p->scaleStride = ceilDiv(p->n, kW) * kW;
+  p->group = group;
+  return true;
+}
+
+}  // namespace
+
 extern "C" void strataMatmulF32I8(strata_rt_context_t* context,
                                   const int64_t* params) {
   pollCancel(context);
-  const int64_t layout = params[STRATA_MM_B_LAYOUT];
-  if (layout != STRATA_MM_LAYOUT_PANEL_I8) {
-    failRunInternal(context, "strata_rt_matmul_f32_i8: B layout", layout);
+  Problem p;
+  if (!quantizedProblem(context, params,
+                        "strata_rt_matmul_f32_i8: B layout or quantization",
+                        STRATA_MM_LAYOUT_PANEL_I8, 1, 1, &p))
     return;
-  }
-  const int64_t group = params[STRATA_MM_GROUP_SIZE];
-  if (group < 1 || params[STRATA_MM_B_SCALES] == 0 ||
-      params[STRATA_MM_B_ZERO_POINTS] != 0) {
-    failRunInternal(context, "strata_rt_matmul_f32_i8: quantization fields",
-                    group);
-    return;
-  }
-  Problem p = decodeProblem(params);
-  p.packed = true;
   p.int8 = true;
-  for (int64_t d = 0; d < STRATA_MM_MAX_BATCH; ++d) p.bBatch[d] = 0;
-  p.scales = address<const float>(params[STRATA_MM_B_SCALES]);
-  p.scaleStride = ceilDiv(p.n, kW) * kW;
-  p.group = group;
   run(context, p);
 }
 
 extern "C" void strataMatmulF32I4(strata_rt_context_t* context,
                                   const int64_t* params) {
   pollCancel(context);
-  const int64_t layout = params[STRATA_MM_B_LAYOUT];
-  if (layout != STRATA_MM_LAYOUT_PANEL_I4_GROUPS) {
-    failRunInternal(context, "strata_rt_matmul_f32_i4: B layout", layout);
+  Problem p;
+  if (!quantizedProblem(context, params,
+                        "strata_rt_matmul_f32_i4: B layout or quantization",
+                        STRATA_MM_LAYOUT_PANEL_I4_GROUPS, 4, 4, &p))
     return;
-  }
-  const int64_t group = params[STRATA_MM_GROUP_SIZE];
-  if (group < 4 || group % 4 != 0 || params[STRATA_MM_B_SCALES] == 0 ||
-      params[STRATA_MM_B_ZERO_POINTS] != 0) {
-    failRunInternal(context, "strata_rt_matmul_f32_i4: quantization fields",
-                    group);
-    return;
-  }
-  Problem p = decodeProblem(params);
-  p.packed = true;
   p.int4 = true;
-  for (int64_t d = 0; d < STRATA_MM_MAX_BATCH; ++d) p.bBatch[d] = 0;
-  p.scales = address<const float>(params[STRATA_MM_B_SCALES]);
-  p.scaleStride = ceilDiv(p.n, kW) * kW;
-  p.group = group;
-  p.kp = ceilDiv(p.k, group) * group;
+  p.kp = ceilDiv(p.k, p.group) * p.group;
   run(context, p);
 }
 

@@ -16,6 +16,7 @@
 #include "isa_test.h"
 #include "kernel_context.h"
 #include "kernels/matmul_f32.h"
+#include "quantized_matmul_params.h"
 #include "strata_kernel_abi.h"
 #include "thread_pool.h"
 
@@ -45,28 +46,12 @@ void check(const Case& c, uint32_t threads) {
   std::vector<int8_t> packed(panels * c.k * 32);
   strata_pack_b_i8(q.data(), c.k, c.n, c.n, 1, packed.data());
 
-  int64_t p[STRATA_MM_PARAM_COUNT] = {};
-  p[STRATA_MM_FLAGS] = c.accumulate ? STRATA_MM_FLAG_ACCUMULATE : 0;
-  p[STRATA_MM_B_LAYOUT] = STRATA_MM_LAYOUT_PANEL_I8;
-  p[STRATA_MM_M] = c.m;
-  p[STRATA_MM_N] = c.n;
-  p[STRATA_MM_K] = c.k;
-  p[STRATA_MM_BATCH_RANK] = 1;
-  p[STRATA_MM_BATCH_SIZES] = c.batch;
-  p[STRATA_MM_A_ADDR] = reinterpret_cast<intptr_t>(a.data());
-  p[STRATA_MM_A_BATCH_STRIDES] = c.m * c.k;
-  p[STRATA_MM_A_STRIDE_M] = c.k;
-  p[STRATA_MM_A_STRIDE_K] = 1;
-  p[STRATA_MM_B_ADDR] = reinterpret_cast<intptr_t>(packed.data());
-  p[STRATA_MM_C_ADDR] = reinterpret_cast<intptr_t>(out.data());
-  p[STRATA_MM_C_BATCH_STRIDES] = c.m * c.n;
-  p[STRATA_MM_C_STRIDE_M] = c.n;
-  p[STRATA_MM_C_STRIDE_N] = 1;
-  p[STRATA_MM_B_SCALES] = reinterpret_cast<intptr_t>(scales.data());
-  p[STRATA_MM_GROUP_SIZE] = c.group;
+  const QuantizedMatmulParams p = quantizedMatmulParams(
+      STRATA_MM_LAYOUT_PANEL_I8, c.batch, c.m, c.n, c.k, c.group, c.accumulate,
+      a.data(), packed.data(), scales.data(), out.data());
   ThreadPool pool(threads);
   KernelContext context(&pool);
-  strataMatmulF32I8(context.get(), p);
+  strataMatmulF32I8(context.get(), p.get());
 
   for (int64_t bi = 0; bi < c.batch; ++bi)
     for (int64_t i = 0; i < c.m; ++i)
@@ -136,24 +121,13 @@ TEST(MatmulI8KernelTest, RejectsBadQuantizationFields) {
   std::vector<float> a(4, 1.0f), out(32, -1.0f), scales(32, 1.0f);
   std::vector<int8_t> b(4 * 32, 1);
   for (int variant = 0; variant < 3; ++variant) {
-    int64_t p[STRATA_MM_PARAM_COUNT] = {};
-    p[STRATA_MM_B_LAYOUT] =
-        variant == 0 ? STRATA_MM_LAYOUT_PANEL_F32 : STRATA_MM_LAYOUT_PANEL_I8;
-    p[STRATA_MM_M] = 1;
-    p[STRATA_MM_N] = 32;
-    p[STRATA_MM_K] = 4;
-    p[STRATA_MM_A_ADDR] = reinterpret_cast<intptr_t>(a.data());
-    p[STRATA_MM_A_STRIDE_M] = 4;
-    p[STRATA_MM_A_STRIDE_K] = 1;
-    p[STRATA_MM_B_ADDR] = reinterpret_cast<intptr_t>(b.data());
-    p[STRATA_MM_C_ADDR] = reinterpret_cast<intptr_t>(out.data());
-    p[STRATA_MM_C_STRIDE_M] = 32;
-    p[STRATA_MM_C_STRIDE_N] = 1;
-    p[STRATA_MM_B_SCALES] = reinterpret_cast<intptr_t>(scales.data());
-    p[STRATA_MM_GROUP_SIZE] = variant == 1 ? 0 : 4;
-    if (variant == 2) p[STRATA_MM_B_ZERO_POINTS] = 8;
+    QuantizedMatmulParams q = quantizedMatmulParams(
+        variant == 0 ? STRATA_MM_LAYOUT_PANEL_F32 : STRATA_MM_LAYOUT_PANEL_I8,
+        1, 1, 32, 4, variant == 1 ? 0 : 4, false, a.data(), b.data(),
+        scales.data(), out.data());
+    if (variant == 2) q.values[STRATA_MM_B_ZERO_POINTS] = 8;
     KernelContext context;
-    strataMatmulF32I8(context.get(), p);
+    strataMatmulF32I8(context.get(), q.get());
     for (float x : out) ASSERT_EQ(x, -1.0f) << variant;
   }
 }
