@@ -124,6 +124,15 @@ def strata_generate(bin_dir, artifact, prompts, new_tokens, threads, tmp,
     return [json.loads(line) for line in out.splitlines()], samples
 
 
+def report(result, out):
+    """Prints |result| as JSON, and writes it to |out| if given."""
+    text = json.dumps(result, indent=1)
+    print(text)
+    if out:
+        with open(out, "w") as f:
+            f.write(text + "\n")
+
+
 def ort_generate(session, prompt, new_tokens, past_names, past_shape):
     """Greedy tokens and (TTFT ms, per-token ms list) with the KV cache as
     graph I/O."""
@@ -284,11 +293,7 @@ def main():
                              if after else None,
                              "end_mb": samples[-1][1] / 1024,
                              "max_mb": max(kb for _, kb in samples) / 1024}
-    text = json.dumps(result, indent=1)
-    print(text)
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(text + "\n")
+    report(result, a.out)
 
 
 if __name__ == "__main__":

@@ -130,11 +130,7 @@ def main():
             "artifact_bytes": sizes[p],
             "same_tokens_as_" + precisions[0]:
                 tokens[p] == tokens[precisions[0]]}
-    text = json.dumps(result, indent=1)
-    print(text)
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(text + "\n")
+    generation.report(result, a.out)
 
 
 if __name__ == "__main__":

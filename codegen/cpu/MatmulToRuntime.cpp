@@ -66,23 +66,12 @@ bool isF32Memref(Type t) {
   return m && m.getElementType().isF32();
 }
 
-// The product p of a body yield(acc + p) (either order) over |arguments|
-// block arguments, acc the last, when p is an arith.mulf.
+// The product of a multiply-accumulate body over |arguments| block
+// arguments (dispatch::accumulatedProduct).
 arith::MulFOp accumulatedProduct(linalg::GenericOp op, unsigned arguments) {
-  Block &body = op.getRegion().front();
-  if (body.getNumArguments() != arguments)
+  if (op.getRegion().front().getNumArguments() != arguments)
     return nullptr;
-  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
-  if (!yield || yield.getNumOperands() != 1)
-    return nullptr;
-  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add)
-    return nullptr;
-  Value acc = body.getArgument(arguments - 1);
-  Value product = add.getLhs() == acc   ? add.getRhs()
-                  : add.getRhs() == acc ? add.getLhs()
-                                        : Value();
-  return product ? product.getDefiningOp<arith::MulFOp>() : nullptr;
+  return dispatch::accumulatedProduct(op);
 }
 
 // yield(acc + a * b) with acc the output block argument, in either order.
@@ -334,7 +323,7 @@ public:
       ++stats.calls;
       stats.packedCalls += packed;
     }
-    stats.packedWeights = packed_.size() + packedInt8_.size();
+    stats.packedWeights = packed_.size() + packedQuantized_.size();
     eraseUnusedWeights();
     return success();
   }
@@ -415,7 +404,7 @@ private:
                        std::to_string(sk) + "," + std::to_string(sn) +
                        (int4 ? "/i4" : "/i8"))
                           .str();
-    if (auto it = packedInt8_.find(key); it != packedInt8_.end())
+    if (auto it = packedQuantized_.find(key); it != packedQuantized_.end())
       return it->second;
     ArrayRef<char> raw = cast<DenseResourceElementsAttr>(*q.getInitialValue())
                              .getRawHandle()
@@ -471,7 +460,7 @@ private:
                   packedBytes, std::move(packed)),
         newGlobal(scales, "_padded", b.getF32Type(), groups * ldS,
                   std::move(padded)));
-    packedInt8_[key] = result;
+    packedQuantized_[key] = result;
     return result;
   }
 
@@ -643,7 +632,7 @@ private:
   SymbolTable symbols_;
   RuntimeCall call_, callI8_, callI4_;
   llvm::StringMap<memref::GlobalOp> packed_;
-  llvm::StringMap<std::pair<memref::GlobalOp, memref::GlobalOp>> packedInt8_;
+  llvm::StringMap<std::pair<memref::GlobalOp, memref::GlobalOp>> packedQuantized_;
 };
 
 } // namespace

@@ -4,6 +4,7 @@
 #include "compiler/dispatch/DispatchRegions.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
 
 #include <set>
@@ -31,6 +32,24 @@ void setDispatch(Operation *op, int64_t id, llvm::StringRef kind) {
   op->setAttr(kDispatchAttr,
               b.getDictionaryAttr({b.getNamedAttr("id", b.getI64IntegerAttr(id)),
                                    b.getNamedAttr("kind", b.getStringAttr(kind))}));
+}
+
+arith::MulFOp accumulatedProduct(linalg::LinalgOp op) {
+  if (op.getNumDpsInits() != 1 || op->getNumRegions() != 1 ||
+      op->getRegion(0).empty())
+    return nullptr;
+  Block &body = op->getRegion(0).front();
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  if (!yield || yield.getNumOperands() != 1 || body.getNumArguments() == 0)
+    return nullptr;
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return nullptr;
+  Value acc = body.getArguments().back();
+  Value product = add.getLhs() == acc   ? add.getRhs()
+                  : add.getRhs() == acc ? add.getLhs()
+                                        : Value();
+  return product ? product.getDefiningOp<arith::MulFOp>() : nullptr;
 }
 
 std::vector<EntryDispatches> countDispatches(ModuleOp module) {

@@ -8,6 +8,8 @@
 #ifndef STRATA_COMPILER_DISPATCH_DISPATCHREGIONS_H_
 #define STRATA_COMPILER_DISPATCH_DISPATCHREGIONS_H_
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
@@ -39,6 +41,12 @@ struct EntryDispatches {
   /// weight-only int8 matmul beside prefill's fp32 one).
   std::map<std::string, unsigned> runtimeCalls;
 };
+
+/// The product p of a structured op with one output whose body is
+/// yield(acc + p) (either order), acc the output's block argument, when p
+/// is an arith.mulf (a multiply-accumulate, whatever its inputs); null
+/// otherwise.
+mlir::arith::MulFOp accumulatedProduct(mlir::linalg::LinalgOp op);
 
 /// Counts the regions of every public function of |module|.
 std::vector<EntryDispatches> countDispatches(mlir::ModuleOp module);

@@ -22,36 +22,17 @@ namespace {
 // (and every back end's) way of declaring an import.
 constexpr llvm::StringLiteral kRuntimeImportAttr = "strata.runtime_import";
 
-// yield(acc + x * y) over the output's block argument. With three inputs
-// it is the weight-only quantized contraction (the weight widened and
-// scaled inside the product), which the contraction interface, written for
-// two, does not recognize.
-bool accumulatesProducts(linalg::LinalgOp op) {
-  if (op.getNumDpsInits() != 1 || op->getNumRegions() != 1 ||
-      op->getRegion(0).empty())
-    return false;
-  Block &body = op->getRegion(0).front();
-  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
-  if (!yield || yield.getNumOperands() != 1)
-    return false;
-  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add)
-    return false;
-  Value acc = body.getArguments().back();
-  Value other = add.getLhs() == acc   ? add.getRhs()
-                : add.getRhs() == acc ? add.getLhs()
-                                      : Value();
-  return other && other.getDefiningOp<arith::MulFOp>();
-}
-
 llvm::StringRef kindOf(linalg::LinalgOp op) {
   if (isa<linalg::CopyOp, linalg::TransposeOp, linalg::BroadcastOp>(op))
     return "data_movement";
   if (op.getNumReductionLoops() == 0)
     return "elementwise";
+  // A multiply-accumulate of three inputs is the weight-only quantized
+  // contraction (the weight widened and scaled inside the product), which
+  // the contraction interface, written for two, does not recognize.
   if (linalg::isaContractionOpInterface(op) ||
       (op.getNumDpsInputs() == 3 && op.getNumReductionLoops() == 1 &&
-       accumulatesProducts(op)))
+       dispatch::accumulatedProduct(op)))
     return "contraction";
   return "reduction";
 }

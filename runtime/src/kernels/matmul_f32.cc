@@ -407,44 +407,31 @@ int64_t int4ActivationBytes(int64_t rows, int64_t kp, int64_t group) {
 void quantizeActivations(const Problem& p, const float* a, int8_t* aq,
                          float* aScale, int32_t* aSum) {
   const int64_t groups = p.kp / p.group;
-  // One row at a time in a contiguous copy, so that the loops below have
-  // unit strides and no branches (they run on the calling thread while the
-  // pool waits: tens of thousands of elements a decode step).
-  float row[512];
   for (int64_t i = 0; i < p.m; ++i)
     for (int64_t g = 0; g < groups; ++g) {
       const int64_t k0 = g * p.group, n = minOf(p.k, k0 + p.group) - k0;
+      const float* src = a + i * p.am + k0 * p.ak;
       int8_t* out = aq + i * p.kp + k0;
       float amax = 0.0f;
       int nonFinite = 0;
-      for (int64_t k = 0; k < n; k += 512) {
-        const int64_t len = minOf(512, n - k);
-        const float* src = a + i * p.am + (k0 + k) * p.ak;
-        for (int64_t j = 0; j < len; ++j) row[j] = src[j * p.ak];
-        for (int64_t j = 0; j < len; ++j) {
-          const float x = std::fabs(row[j]);
-          nonFinite |= !(x <= 3.4e38f);
-          amax = x > amax ? x : amax;
-        }
+      for (int64_t k = 0; k < n; ++k) {
+        const float x = std::fabs(src[k * p.ak]);
+        nonFinite |= !(x <= 3.4e38f);
+        amax = x > amax ? x : amax;
       }
       const float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
       int32_t sum = 0;
-      for (int64_t k = 0; k < n; k += 512) {
-        const int64_t len = minOf(512, n - k);
-        const float* src = a + i * p.am + (k0 + k) * p.ak;
-        for (int64_t j = 0; j < len; ++j) row[j] = src[j * p.ak];
-        for (int64_t j = 0; j < len; ++j) {
-          // Clamped (a NaN becomes 0; its group's scale is infinite below),
-          // then rounded half away from zero, in plain comparisons: libm's
-          // fmin and nearbyint are calls here.
-          float y = row[j] * inv;
-          y = y > 127.0f ? 127.0f : y;
-          y = y < -127.0f ? -127.0f : y;
-          y = y == y ? y : 0.0f;
-          const int v = static_cast<int>(y + (y >= 0.0f ? 0.5f : -0.5f));
-          out[k + j] = static_cast<int8_t>(v);
-          sum += v;
-        }
+      for (int64_t k = 0; k < n; ++k) {
+        // Clamped (a NaN becomes 0; its group's scale is infinite below),
+        // then rounded half away from zero, in plain comparisons: libm's
+        // fmin and nearbyint are calls here.
+        float y = src[k * p.ak] * inv;
+        y = y > 127.0f ? 127.0f : y;
+        y = y < -127.0f ? -127.0f : y;
+        y = y == y ? y : 0.0f;
+        const int v = static_cast<int>(y + (y >= 0.0f ? 0.5f : -0.5f));
+        out[k] = static_cast<int8_t>(v);
+        sum += v;
       }
       for (int64_t k = n; k < p.group; ++k) out[k] = 0;
       aScale[i * groups + g] = nonFinite ? INFINITY : amax / 127.0f;
