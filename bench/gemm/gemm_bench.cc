@@ -1,9 +1,10 @@
-//===- gemm_bench.cc - GFLOP/s of strata_rt_matmul_f32 --------------------===//
+//===- gemm_bench.cc - GFLOP/s of the runtime's matmul imports ------------===//
 // SPDX-License-Identifier: Apache-2.0
 // Usage: strata-gemm-bench [--threads N] [--peak GFLOPS]
 //                          [--shape MxKxN ...] (packed B; default: GPT-2's)
 //                          [--int8] (B weight-only int8, per-column scales)
 //                          [--int4] (B int4 in groups of 32)
+//                          [--w8a8] (B int8 per column, A int8 per row)
 // Times the matmul the generated code imports on the GPT-2-small shapes,
 // B pre-packed as the compiler packs weights, and prints the median of 9
 // timed runs (after 2 warm-up runs) as GFLOP/s, % of the FMA peak and, for
@@ -13,10 +14,14 @@
 // 100%. Weight GB/s of a B that fits the last-level cache is marked
 // "(cached)" (under 64 MiB: the last-level caches of the hosts measured
 // hold that much; sysconf's figure is the whole socket's in a VM): it is
-// not a DRAM figure.
+// not a DRAM figure. With --w8a8, int8 multiply-adds count as fp32 FLOPs
+// do (2 * M * N * K) and are compared to the same fp32 FMA peak, so its
+// fraction can pass 100%; each shape also times strata_rt_matmul_f32 on
+// the packed fp32 weight and prints the ratio of the two times.
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -102,14 +107,18 @@ int main(int argc, char** argv) {
   double peakPerCore = 0;
   struct Shape { int64_t m, k, n; bool packed; };
   std::vector<Shape> chosen;
-  bool int8 = false, int4 = false;
+  bool int8 = false, int4 = false, w8a8 = false;
+  auto isModeFlag = [](const char* arg) {
+    return !std::strcmp(arg, "--int8") || !std::strcmp(arg, "--int4") ||
+           !std::strcmp(arg, "--w8a8");
+  };
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--int8")) int8 = true;
     if (!std::strcmp(argv[i], "--int4")) int4 = true;
+    if (!std::strcmp(argv[i], "--w8a8")) w8a8 = true;
   }
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--int8") || !std::strcmp(argv[i], "--int4"))
-      --i;
+    if (isModeFlag(argv[i])) --i;
     if (!std::strcmp(argv[i], "--threads")) threads = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--peak")) peakPerCore = std::atof(argv[i + 1]);
     long m, k, n;
@@ -139,8 +148,8 @@ int main(int argc, char** argv) {
   std::printf("threads %u, ISA %d (0 avx512, 1 avx2, 2 scalar), "
               "FMA peak %.1f GFLOP/s per core\n",
               threads, isa, peakPerCore);
-  std::printf("%-18s %10s %10s %8s %10s\n", "MxKxN", "median ms", "GFLOP/s",
-              "% peak", "weight GB/s");
+  std::printf("%-18s %10s %10s %8s %10s%s\n", "MxKxN", "median ms", "GFLOP/s",
+              "% peak", "weight GB/s", w8a8 ? "    fp32 ms  fp32/w8a8" : "");
   for (const Shape& s : shapes) {
     std::vector<float> a(s.m * s.k), b(s.k * s.n), c(s.m * s.n);
     for (float& x : a) x = dist(rng);
@@ -152,7 +161,23 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < q.size(); ++i)
       q[i] = static_cast<int8_t>(b[i] * 127);
     strata_pack_b_i8(q.data(), s.k, s.n, s.n, 1, packedQ.data());
-    const bool quantized = (int8 || int4) && s.packed;
+    const bool quantized = (int8 || int4 || w8a8) && s.packed;
+    // W8A8: symmetric per-column int8, in quads of rows.
+    std::vector<float> scalesW(packed.size() / s.k, 0.0f);
+    std::vector<int8_t> qW(s.k * s.n);
+    std::vector<int8_t> packedW(strata_packed_b_i8_quads_bytes(s.k, s.n));
+    if (w8a8 && s.packed) {
+      for (int64_t j = 0; j < s.n; ++j) {
+        float amax = 0;
+        for (int64_t kk = 0; kk < s.k; ++kk)
+          amax = std::max(amax, std::fabs(b[kk * s.n + j]));
+        scalesW[j] = amax > 0 ? amax / 127 : 1.0f;
+        for (int64_t kk = 0; kk < s.k; ++kk)
+          qW[kk * s.n + j] =
+              static_cast<int8_t>(std::lround(b[kk * s.n + j] / scalesW[j]));
+      }
+      strata_pack_b_i8_quads(qW.data(), s.k, s.n, s.n, 1, packedW.data());
+    }
     constexpr int64_t kGroup = 32;
     std::vector<int8_t> q4(s.k * s.n);
     for (size_t i = 0; i < q4.size(); ++i)
@@ -189,30 +214,57 @@ int main(int argc, char** argv) {
         p[STRATA_MM_B_SCALES] = reinterpret_cast<intptr_t>(scales4.data());
         p[STRATA_MM_GROUP_SIZE] = kGroup;
       }
+      if (w8a8) {
+        p[STRATA_MM_B_LAYOUT] = STRATA_MM_LAYOUT_PANEL_I8_QUADS;
+        p[STRATA_MM_B_ADDR] = reinterpret_cast<intptr_t>(packedW.data());
+        p[STRATA_MM_B_SCALES] = reinterpret_cast<intptr_t>(scalesW.data());
+        p[STRATA_MM_GROUP_SIZE] = s.k;
+      }
     }
-    std::vector<double> ms;
-    for (int r = 0; r < 11; ++r) {
-      auto t0 = std::chrono::steady_clock::now();
-      if (quantized && int4)
-        kernels::strataMatmulF32I4(&context, p);
-      else if (quantized)
-        kernels::strataMatmulF32I8(&context, p);
-      else
-        kernels::strataMatmulF32(&context, p);
-      auto t1 = std::chrono::steady_clock::now();
-      if (r >= 2) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    // Median of 9 timed calls after 2 warm-up calls.
+    auto medianMs = [&](void (*import)(strata_rt_context_t*, const int64_t*),
+                        const int64_t* params) {
+      std::vector<double> ms;
+      for (int r = 0; r < 11; ++r) {
+        auto t0 = std::chrono::steady_clock::now();
+        import(&context, params);
+        auto t1 = std::chrono::steady_clock::now();
+        if (r >= 2)
+          ms.push_back(
+              std::chrono::duration<double, std::milli>(t1 - t0).count());
+      }
+      std::sort(ms.begin(), ms.end());
+      return ms[ms.size() / 2];
+    };
+    const double med = medianMs(
+        !quantized ? kernels::strataMatmulF32
+        : w8a8     ? kernels::strataMatmulF32W8A8
+        : int4     ? kernels::strataMatmulF32I4
+                   : kernels::strataMatmulF32I8,
+        p);
+    // The fp32 product on the packed fp32 weight, for the W8A8 ratio.
+    double fp32Ms = 0;
+    if (w8a8 && quantized) {
+      int64_t f[STRATA_MM_PARAM_COUNT];
+      std::memcpy(f, p, sizeof f);
+      f[STRATA_MM_B_LAYOUT] = STRATA_MM_LAYOUT_PANEL_F32;
+      f[STRATA_MM_B_ADDR] = reinterpret_cast<intptr_t>(packed.data());
+      f[STRATA_MM_B_SCALES] = f[STRATA_MM_GROUP_SIZE] = 0;
+      fp32Ms = medianMs(kernels::strataMatmulF32, f);
     }
-    std::sort(ms.begin(), ms.end());
-    double med = ms[ms.size() / 2];
     double gflops = 2.0 * s.m * s.n * s.k / (med * 1e6);
     char shape[64];
     std::snprintf(shape, sizeof(shape), "%ldx%ldx%ld%s", (long)s.m, (long)s.k,
                   (long)s.n, s.packed ? "" : " (B^T)");
     const double weightBytes =
         (!quantized ? 4.0 : int4 ? 0.5 + 4.0 / kGroup : 1.0) * s.k * s.n;
-    std::printf("%-18s %10.3f %10.1f %7.1f%% %10.1f%s\n", shape, med, gflops,
-                100.0 * gflops / (peakPerCore * threads),
-                s.m == 1 ? weightBytes / (med * 1e6) : 0.0,
+    char ratio[48] = "";
+    if (fp32Ms > 0)
+      std::snprintf(ratio, sizeof(ratio), " %10.3f %9.2fx", fp32Ms,
+                    fp32Ms / med);
+    std::printf("%-18s %10.3f %10.1f %7.1f%% %10.1f%s%s\n", shape, med,
+                gflops, 100.0 * gflops / (peakPerCore * threads),
+                s.m == 1 ? weightBytes / (med * 1e6) : 0.0, ratio,
                 s.m == 1 && weightBytes <= kCacheResidentBytes
                     ? " (cached)"
                     : "");

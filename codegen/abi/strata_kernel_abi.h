@@ -183,15 +183,37 @@ typedef void (*strata_rt_task_fn)(strata_rt_context_t* context, void* args,
  * widening them to fp32 costs more instructions than the bytes saved.)
  * B_ZERO_POINTS must be 0 and B's batch strides 0.
  *
+ * strata_rt_matmul_f32_w8a8(strata_rt_context_t* context,
+ *                           const int64_t* params)
+ *
+ * W8A8 (int8 weights and activations, for prefill): as strata_rt_matmul_f32
+ * (A fp32 with its strides, C fp32, FLAG_ACCUMULATE adds to C, batch dims
+ * as for the other quantized imports: B's batch strides are taken as 0)
+ * with B a symmetric int8 weight (values in [-127, 127]) in
+ * STRATA_MM_LAYOUT_PANEL_I8_QUADS and one fp32 scale per column: B_SCALES
+ * the byte address of ldS floats, ldS = ceil(N / STRATA_PACK_PANEL_WIDTH) *
+ * STRATA_PACK_PANEL_WIDTH, zero past N. GROUP_SIZE must equal K, K must be
+ * in [1, STRATA_MM_W8A8_MAX_K] and B_ZERO_POINTS 0; other values end the
+ * run (INTERNAL). Each row of A is quantized at run time over the whole
+ * row (dynamic per token):
+ *   a_scale(m) = absmax_k |A(m, k)| / 127,
+ *   qa(m, k) = clamp(A(m, k) * (127 / absmax), -127, 127) rounded half
+ *              away from zero (fp32 arithmetic; an all-zero row gives 0),
+ * a row holding a NaN or infinity getting a_scale = +inf, so that its
+ * outputs are not finite (as the fp32 product's would not be). Products
+ * are summed exactly in int32, then
+ *   C(m, n) (+)= a_scale(m) * b_scale(n) * sum_k qa(m, k) * qb(k, n).
+ * Any M >= 1 and N >= 1.
+ *
  * Reserved (no runtime provides them yet, so code importing them does not
  * load: INCOMPATIBLE), with the same params block:
  *   strata_rt_matmul_bf16: A and B bf16, C fp32; B STRIDED or
  *     PANEL_BF16_PAIRS.
- *   strata_rt_matmul_i8: A int8 with one fp32 scale per row (A_SCALES),
- *     B int8 PANEL_I8_QUADS with one fp32 scale per column (B_SCALES),
- *     int32 accumulation, C fp32.
  */
 #define STRATA_MM_MAX_BATCH 4
+/* Largest K of strata_rt_matmul_f32_w8a8: 127 * 127 * K stays below 2^31,
+ * so its int32 sums cannot overflow. */
+#define STRATA_MM_W8A8_MAX_K 133144
 enum {
   STRATA_MM_FLAGS = 0,
   STRATA_MM_M = 1,
@@ -212,7 +234,7 @@ enum {
   STRATA_MM_C_STRIDE_M = 28,
   STRATA_MM_C_STRIDE_N = 29,
   STRATA_MM_B_LAYOUT = 30,    /* a strata_mm_layout_t */
-  /* Quantization (reserved imports): byte addresses, 0 when absent. */
+  /* Quantization: byte addresses, 0 when absent (A_SCALES is unused). */
   STRATA_MM_A_SCALES = 31,
   STRATA_MM_B_SCALES = 32,
   STRATA_MM_B_ZERO_POINTS = 33,
@@ -232,8 +254,13 @@ typedef enum strata_mm_layout_e {
    * a panel holding rows k and k + 1 interleaved (the pair order of
    * AVX512-BF16 and AMX tiles); K padded to even. */
   STRATA_MM_LAYOUT_PANEL_BF16_PAIRS = 2,
-  /* Reserved: int8 panels with rows k..k+3 interleaved (VNNI and AMX int8
-   * order); K padded to a multiple of 4. */
+  /* int8 panels of W = STRATA_PACK_PANEL_WIDTH = 32 columns over K rounded
+   * up to Kp = ceil(K / 4) * 4, in quads of 4 rows: element (k, n) at byte
+   *   (n / W) * Kp * W + (k / 4) * 4 * W + (n % W) * 4 + k % 4,
+   * so a 128-byte quad-row holds rows 4t..4t+3 of the panel's 32 columns,
+   * the 4 rows of a column in one 32-bit lane (the order of VNNI's
+   * vpdpbusd and of AMX int8 tiles). Padding rows and columns hold 0.
+   * strata_pack_b_i8_quads below. */
   STRATA_MM_LAYOUT_PANEL_I8_QUADS = 3,
   /* int4 panels of W = 32 columns over K rounded up to Kp, a multiple of
    * GROUP_SIZE (itself a multiple of 4), in quads of 4 rows: quad t of
@@ -381,6 +408,28 @@ static inline void strata_pack_b_i8(const int8_t* src, int64_t k, int64_t n,
       for (int64_t j = 0; j < w; ++j) {
         int64_t col = p * w + j;
         dst[(p * k + kk) * w + j] = col < n ? src[kk * sk + col * sn] : 0;
+      }
+}
+
+/* Bytes of a K x N int8 weight in STRATA_MM_LAYOUT_PANEL_I8_QUADS. */
+static inline uint64_t strata_packed_b_i8_quads_bytes(int64_t k, int64_t n) {
+  const int64_t w = STRATA_PACK_PANEL_WIDTH;
+  return (uint64_t)((n + w - 1) / w) * (uint64_t)((k + 3) / 4 * 4) * w;
+}
+
+/* PANEL_I8_QUADS packing of a K x N int8 weight with element (k, n) at
+ * src[k*sk + n*sn]; padding rows and columns hold 0. */
+static inline void strata_pack_b_i8_quads(const int8_t* src, int64_t k,
+                                          int64_t n, int64_t sk, int64_t sn,
+                                          int8_t* dst) {
+  const int64_t w = STRATA_PACK_PANEL_WIDTH;
+  const int64_t kp = (k + 3) / 4 * 4;
+  for (int64_t p = 0; p * w < n; ++p)
+    for (int64_t kk = 0; kk < kp; ++kk)
+      for (int64_t j = 0; j < w; ++j) {
+        const int64_t col = p * w + j;
+        dst[p * kp * w + (kk / 4) * 4 * w + j * 4 + kk % 4] =
+            kk < k && col < n ? src[kk * sk + col * sn] : 0;
       }
 }
 

@@ -28,6 +28,12 @@ extern "C" void strataMatmulF32I8(strata_rt_context_t* context,
 extern "C" void strataMatmulF32I4(strata_rt_context_t* context,
                                   const int64_t* params);
 
+/// strata_rt_matmul_f32_w8a8: int8 weights (STRATA_MM_LAYOUT_PANEL_I8_QUADS,
+/// one scale per column) times activations quantized to int8 per row at
+/// run time, int32 sums (matmul_w8a8.cc).
+extern "C" void strataMatmulF32W8A8(strata_rt_context_t* context,
+                                    const int64_t* params);
+
 /// Instruction sets the kernel has code for, best first.
 enum class MatmulIsa { kAvx512, kAvx2, kScalar };
 

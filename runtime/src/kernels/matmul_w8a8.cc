@@ -1,0 +1,383 @@
+//===- matmul_w8a8.cc - Blocking and threading of the W8A8 matmul ---------===//
+// SPDX-License-Identifier: Apache-2.0
+// strata_rt_matmul_f32_w8a8: A quantized to int8 per row once per call, in
+// parallel, into scratch the tasks share (with the weight's column sums),
+// then (batch, row block, panel block) tasks of int8 register tiles, k
+// blocked so that one panel slice stays in L1 while the row tiles of the
+// block stream past it. The per-ISA pieces are in matmul_w8a8_*.cc; the
+// scalar ones, which define the results, are here.
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "../run_context.h"
+#include "matmul_f32.h"
+#include "matmul_w8a8_kernels.h"
+#include "strata_kernel_abi.h"
+
+namespace strata::runtime::kernels {
+
+void quantizeW8A8Rows(int64_t mr, int64_t rows, int64_t k, int64_t kp,
+                      const float* a, int64_t am, int64_t ak, uint8_t* tile,
+                      float* scale) {
+  for (int64_t i = 0; i < mr; ++i) {
+    float amax = 0.0f;
+    int nonFinite = 0;
+    const float* src = a + i * am;
+    if (i < rows) {
+      for (int64_t kk = 0; kk < k; ++kk) {
+        const float x = std::fabs(src[kk * ak]);
+        nonFinite |= !(x <= 3.4e38f);
+        amax = x > amax ? x : amax;
+      }
+    }
+    const float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+    for (int64_t kk = 0; kk < kp; ++kk) {
+      int v = 0;
+      if (i < rows && kk < k) {
+        // As quantizeActivations (matmul_f32.cc): clamped, a NaN to 0 (its
+        // row's scale is infinite below), rounded half away from zero.
+        float y = src[kk * ak] * inv;
+        y = y > 127.0f ? 127.0f : y;
+        y = y < -127.0f ? -127.0f : y;
+        y = y == y ? y : 0.0f;
+        v = static_cast<int>(y + (y >= 0.0f ? 0.5f : -0.5f));
+      }
+      tile[((kk / 4) * mr + i) * 4 + kk % 4] = static_cast<uint8_t>(v + 128);
+    }
+    scale[i] = i >= rows ? 0.0f : nonFinite ? INFINITY : amax / 127.0f;
+  }
+}
+
+namespace {
+
+constexpr int64_t kW = STRATA_PACK_PANEL_WIDTH;
+// k per block (a multiple of 4): a 24 KB panel slice stays in L1.
+constexpr int64_t kKc = 768;
+constexpr int64_t kMcRows = 96;   // rows per task, rounded to whole tiles
+constexpr int64_t kNcPanels = 4;  // panels per task
+constexpr int64_t kCorrectionPanels = 16;  // panels per column-sum task
+constexpr int64_t kScalarMr = 4;
+
+static_assert(kW == 32, "the tiles are written for 32-column panels");
+static_assert(kKc % 4 == 0, "k blocks are whole quads");
+
+// The reference tile: the same int32 sums (modulo 2^32, as the vector
+// instructions wrap) and the same fp32 steps as the vector sets.
+void scalarTile(int64_t rows, int64_t quads, const uint8_t* a, const int8_t* b,
+                int32_t* acc, bool loadAcc, const W8A8Epilogue* e) {
+  uint32_t sum[kScalarMr][kW];
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < kW; ++j)
+      sum[i][j] = loadAcc ? static_cast<uint32_t>(acc[i * kW + j]) : 0u;
+  for (int64_t t = 0; t < quads; ++t)
+    for (int64_t i = 0; i < rows; ++i) {
+      const uint8_t* x = a + (t * kScalarMr + i) * 4;
+      const int8_t* w = b + t * 4 * kW;
+      for (int64_t j = 0; j < kW; ++j)
+        for (int64_t l = 0; l < 4; ++l)
+          sum[i][j] +=
+              uint32_t{x[l]} * static_cast<uint32_t>(int32_t{w[j * 4 + l]});
+    }
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < kW; ++j) {
+      if (!e) {
+        acc[i * kW + j] = static_cast<int32_t>(sum[i][j]);
+        continue;
+      }
+      const float dot = float(static_cast<int32_t>(
+          sum[i][j] - static_cast<uint32_t>(e->corrections[j])));
+      const float s = e->aScale[i] * e->bScale[j];
+      float* out = e->c + i * e->ldc + j;
+      *out = e->loadC ? std::fma(dot, s, *out) : dot * s;
+    }
+}
+
+void scalarQuantize(int64_t rows, int64_t k, int64_t kp, const float* a,
+                    int64_t am, int64_t ak, uint8_t* tile, float* scale) {
+  quantizeW8A8Rows(kScalarMr, rows, k, kp, a, am, ak, tile, scale);
+}
+
+void scalarCorrections(int64_t panels, int64_t kp, const int8_t* b,
+                       int32_t* corrections) {
+  for (int64_t p = 0; p < panels; ++p)
+    for (int64_t j = 0; j < kW; ++j) {
+      uint32_t sum = 0;
+      for (int64_t kk = 0; kk < kp; ++kk)
+        sum += static_cast<uint32_t>(
+            int32_t{b[(p * kp + (kk / 4) * 4) * kW + j * 4 + kk % 4]});
+      corrections[p * kW + j] = static_cast<int32_t>(sum * 128u);
+    }
+}
+
+const W8A8Kernels kW8A8Scalar = {"scalar", kScalarMr, scalarTile,
+                                 scalarQuantize, scalarCorrections};
+
+// The set for the ISA the fp32 kernels use (which tests may force lower).
+const W8A8Kernels& w8a8Kernels() {
+#if defined(__x86_64__)
+  switch (matmulIsa()) {
+    case MatmulIsa::kAvx512:
+      if (__builtin_cpu_supports("avx512vnni") &&
+          __builtin_cpu_supports("avx512bw"))
+        return kW8A8Avx512Vnni;
+      return kW8A8Avx2;  // every AVX-512 CPU has AVX2
+    case MatmulIsa::kAvx2:
+      return kW8A8Avx2;
+    case MatmulIsa::kScalar:
+      break;
+  }
+#endif
+  return kW8A8Scalar;
+}
+
+struct Problem {
+  int64_t m, n, k, kp;
+  bool accumulate;
+  int64_t batchRank;
+  int64_t batch[STRATA_MM_MAX_BATCH];
+  const float* a;
+  int64_t aBatch[STRATA_MM_MAX_BATCH], am, ak;
+  const int8_t* b;
+  const float* scales;
+  float* c;
+  int64_t cBatch[STRATA_MM_MAX_BATCH], cm, cn;
+};
+
+// What run() computed once per call, shared by the tasks.
+struct Prepared {
+  const W8A8Kernels* kernels;
+  int64_t tilesPerBatch;       // quantized A tiles of one batch
+  int64_t mcTiles;             // A tiles per task (at most)
+  const uint8_t* aq;           // every batch's A tiles, mr * kp bytes each
+  const float* aScale;         // mr per tile
+  const int32_t* corrections;  // 128 * column sums, 32 per panel
+  uint8_t* threadScratch;      // per thread: k-block sums, then a C tile
+  size_t threadStride;
+};
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t minOf(int64_t a, int64_t b) { return a < b ? a : b; }
+int64_t roundUp64(int64_t bytes) { return (bytes + 63) / 64 * 64; }
+
+// Element offsets of batch index |index| in A and C.
+void batchOffsets(const Problem& p, int64_t index, int64_t* a, int64_t* c) {
+  *a = *c = 0;
+  for (int64_t d = p.batchRank; d-- > 0;) {
+    const int64_t i = index % p.batch[d];
+    index /= p.batch[d];
+    *a += i * p.aBatch[d];
+    *c += i * p.cBatch[d];
+  }
+}
+
+// As the fp32 path: batch dims that only A and C have, right outside M in
+// both, are more rows against the one weight.
+void foldSharedBatchesIntoM(Problem* p) {
+  while (p->batchRank > 0) {
+    const int64_t d = p->batchRank - 1;
+    if (p->aBatch[d] != p->m * p->am || p->cBatch[d] != p->m * p->cm) break;
+    p->m *= p->batch[d];
+    --p->batchRank;
+  }
+}
+
+// Per-thread bytes: int32 sums of a task's tiles between k blocks (only
+// when there is more than one), then one C tile.
+int64_t threadBytes(const Problem& p, int64_t mr, int64_t mcTiles) {
+  const int64_t sums = p.kp > kKc ? mcTiles * mr * kNcPanels * kW * 4 : 0;
+  return roundUp64(sums) + roundUp64(mr * kW * 4);
+}
+
+// Tiles [t0, t1) of batch |bi| against panels [p0, p1).
+void runBlock(const Problem& p, const Prepared& s, uint8_t* scratch, int64_t bi,
+              int64_t t0, int64_t t1, int64_t p0, int64_t p1) {
+  const W8A8Kernels& kern = *s.kernels;
+  const int64_t mr = kern.mr;
+  int64_t ao, co;
+  batchOffsets(p, bi, &ao, &co);
+  int32_t* sums = reinterpret_cast<int32_t*>(scratch);
+  float* cTile = reinterpret_cast<float*>(
+      scratch + threadBytes(p, mr, s.mcTiles) - roundUp64(mr * kW * 4));
+  for (int64_t k0 = 0; k0 < p.kp; k0 += kKc) {
+    const int64_t kc = minOf(kKc, p.kp - k0);
+    const bool first = k0 == 0, last = k0 + kc == p.kp;
+    for (int64_t panel = p0; panel < p1; ++panel) {
+      const int64_t n0 = panel * kW;
+      const int64_t cols = minOf(kW, p.n - n0);
+      const int8_t* bSlice = p.b + panel * p.kp * kW + k0 * kW;
+      for (int64_t tt = t0; tt < t1; ++tt) {
+        const int64_t tile = bi * s.tilesPerBatch + tt;
+        const int64_t rows = minOf(mr, p.m - tt * mr);
+        const uint8_t* aSlice = s.aq + tile * mr * p.kp + k0 * mr;
+        int32_t* acc = sums + ((panel - p0) * s.mcTiles + (tt - t0)) * mr * kW;
+        if (!last) {
+          kern.tile(rows, kc / 4, aSlice, bSlice, acc, !first, nullptr);
+          continue;
+        }
+        float* cPtr = p.c + co + tt * mr * p.cm + n0 * p.cn;
+        const bool direct = cols == kW && p.cn == 1;
+        W8A8Epilogue e{s.aScale + tile * mr, p.scales + n0,
+                       s.corrections + n0,   direct ? cPtr : cTile,
+                       direct ? p.cm : kW,   p.accumulate};
+        // Partial or strided columns go through a contiguous C tile.
+        if (!direct && p.accumulate) {
+          for (int64_t r = 0; r < rows; ++r)
+            for (int64_t j = 0; j < kW; ++j)
+              cTile[r * kW + j] = j < cols ? cPtr[r * p.cm + j * p.cn] : 0.0f;
+        }
+        kern.tile(rows, kc / 4, aSlice, bSlice, acc, !first, &e);
+        if (!direct) {
+          for (int64_t r = 0; r < rows; ++r)
+            for (int64_t j = 0; j < cols; ++j)
+              cPtr[r * p.cm + j * p.cn] = cTile[r * kW + j];
+        }
+      }
+    }
+  }
+}
+
+void run(strata_rt_context_t* context, Problem p) {
+  if (p.m <= 0 || p.n <= 0) return;
+  for (int64_t d = 0; d < p.batchRank; ++d)
+    if (p.batch[d] <= 0) return;
+  foldSharedBatchesIntoM(&p);
+  int64_t batches = 1;
+  for (int64_t d = 0; d < p.batchRank; ++d) batches *= p.batch[d];
+
+  Prepared s;
+  s.kernels = &w8a8Kernels();
+  const W8A8Kernels& kern = *s.kernels;
+  const int64_t mr = kern.mr;
+  const int64_t panels = ceilDiv(p.n, kW);
+  s.tilesPerBatch = ceilDiv(p.m, mr);
+  s.mcTiles = ceilDiv(kMcRows, mr);
+  // Shared scratch: A tiles, their row scales, the column corrections.
+  int64_t tiles, aBytes;
+  if (__builtin_mul_overflow(batches, s.tilesPerBatch, &tiles) ||
+      __builtin_mul_overflow(tiles, mr * p.kp, &aBytes) ||
+      aBytes > (int64_t{1} << 46)) {
+    failRunOutOfMemory(context, UINT64_MAX);
+    return;
+  }
+  const int64_t scaleOffset = roundUp64(aBytes);
+  const int64_t correctionOffset = scaleOffset + roundUp64(tiles * mr * 4);
+  const int64_t shared = correctionOffset + roundUp64(panels * kW * 4);
+  const int64_t threads = loopThreads(context);
+  const int64_t perThread = threadBytes(p, mr, s.mcTiles);
+  // One block big enough for the shared part plus |perThread| per thread,
+  // laid out here rather than in kernelScratch's per-thread blocks.
+  size_t stride = 0;
+  uint8_t* base = kernelScratch(
+      context, static_cast<size_t>(perThread + ceilDiv(shared, threads)),
+      &stride);
+  if (!base) return;  // the run has ended (RESOURCE_EXHAUSTED)
+  auto* aq = base;
+  auto* aScale = reinterpret_cast<float*>(base + scaleOffset);
+  auto* corrections = reinterpret_cast<int32_t*>(base + correctionOffset);
+  s.aq = aq;
+  s.aScale = aScale;
+  s.corrections = corrections;
+  s.threadScratch = base + shared;
+  s.threadStride = static_cast<size_t>(perThread);
+
+  // A's tiles and the column sums: O(M*K + K*N), in parallel too.
+  const int64_t correctionTasks = ceilDiv(panels, kCorrectionPanels);
+  parallelFor(context, static_cast<size_t>(tiles + correctionTasks),
+              [&](size_t task, uint32_t /*thread*/) {
+                const int64_t t = static_cast<int64_t>(task);
+                if (t >= tiles) {
+                  const int64_t q0 = (t - tiles) * kCorrectionPanels;
+                  kern.corrections(minOf(kCorrectionPanels, panels - q0), p.kp,
+                                   p.b + q0 * p.kp * kW, corrections + q0 * kW);
+                  return;
+                }
+                const int64_t bi = t / s.tilesPerBatch,
+                              tt = t % s.tilesPerBatch;
+                int64_t ao, co;
+                batchOffsets(p, bi, &ao, &co);
+                kern.quantize(minOf(mr, p.m - tt * mr), p.k, p.kp,
+                              p.a + ao + tt * mr * p.am, p.am, p.ak,
+                              aq + t * mr * p.kp, aScale + t * mr);
+              });
+
+  // Row blocks of whole tiles, panel blocks of kNcPanels; with few tasks
+  // per thread, shrink the blocks so every thread gets work.
+  int64_t mc = minOf(s.mcTiles, s.tilesPerBatch);
+  int64_t nc = kNcPanels;
+  while (batches * ceilDiv(s.tilesPerBatch, mc) * ceilDiv(panels, nc) <
+         threads * 2) {
+    if (nc > 1) {
+      nc /= 2;
+    } else if (mc > 1) {
+      mc = ceilDiv(mc, 2);
+    } else {
+      break;
+    }
+  }
+  const int64_t mBlocks = ceilDiv(s.tilesPerBatch, mc);
+  const int64_t nBlocks = ceilDiv(panels, nc);
+  parallelFor(context, static_cast<size_t>(batches * mBlocks * nBlocks),
+              [&](size_t task, uint32_t thread) {
+                // Row blocks vary fastest: consecutive tasks share a panel
+                // block of B while it is in cache.
+                int64_t rest = static_cast<int64_t>(task);
+                const int64_t mb = rest % mBlocks;
+                rest /= mBlocks;
+                const int64_t nb = rest % nBlocks;
+                const int64_t bi = rest / nBlocks;
+                runBlock(p, s, s.threadScratch + thread * s.threadStride, bi,
+                         mb * mc, minOf(s.tilesPerBatch, (mb + 1) * mc),
+                         nb * nc, minOf(panels, (nb + 1) * nc));
+              });
+}
+
+template <typename T>
+T* address(int64_t value) {
+  return reinterpret_cast<T*>(static_cast<intptr_t>(value));
+}
+
+}  // namespace
+
+extern "C" void strataMatmulF32W8A8(strata_rt_context_t* context,
+                                    const int64_t* params) {
+  pollCancel(context);  // before any object: a cancel skips this frame
+  const char* what = "strata_rt_matmul_f32_w8a8: B layout or quantization";
+  const int64_t layout = params[STRATA_MM_B_LAYOUT];
+  if (layout != STRATA_MM_LAYOUT_PANEL_I8_QUADS) {
+    failRunInternal(context, what, layout);
+    return;
+  }
+  const int64_t k = params[STRATA_MM_K];
+  const int64_t group = params[STRATA_MM_GROUP_SIZE];
+  if (group != k || k < 1 || k > STRATA_MM_W8A8_MAX_K ||
+      params[STRATA_MM_B_SCALES] == 0 || params[STRATA_MM_B_ZERO_POINTS] != 0) {
+    failRunInternal(context, what, group);
+    return;
+  }
+  Problem p;
+  p.m = params[STRATA_MM_M];
+  p.n = params[STRATA_MM_N];
+  p.k = k;
+  p.kp = ceilDiv(k, 4) * 4;
+  p.accumulate = (params[STRATA_MM_FLAGS] & STRATA_MM_FLAG_ACCUMULATE) != 0;
+  p.batchRank = params[STRATA_MM_BATCH_RANK];
+  if (p.batchRank < 0 || p.batchRank > STRATA_MM_MAX_BATCH) p.batchRank = 0;
+  for (int64_t d = 0; d < STRATA_MM_MAX_BATCH; ++d) {
+    p.batch[d] = params[STRATA_MM_BATCH_SIZES + d];
+    p.aBatch[d] = params[STRATA_MM_A_BATCH_STRIDES + d];
+    p.cBatch[d] = params[STRATA_MM_C_BATCH_STRIDES + d];
+  }
+  p.a = address<const float>(params[STRATA_MM_A_ADDR]);
+  p.am = params[STRATA_MM_A_STRIDE_M];
+  p.ak = params[STRATA_MM_A_STRIDE_K];
+  p.b = address<const int8_t>(params[STRATA_MM_B_ADDR]);
+  p.scales = address<const float>(params[STRATA_MM_B_SCALES]);
+  p.c = address<float>(params[STRATA_MM_C_ADDR]);
+  p.cm = params[STRATA_MM_C_STRIDE_M];
+  p.cn = params[STRATA_MM_C_STRIDE_N];
+  run(context, p);
+}
+
+}  // namespace strata::runtime::kernels

@@ -1,0 +1,80 @@
+//===- matmul_w8a8_kernels.h - Per-ISA kernels of the W8A8 matmul ---------===//
+// SPDX-License-Identifier: Apache-2.0
+// The inner pieces of strata_rt_matmul_f32_w8a8, one set per ISA, each in
+// its own translation unit built with that ISA's flags
+// (matmul_w8a8_avx512vnni.cc, matmul_w8a8_avx2.cc; the scalar set is in the
+// driver, matmul_w8a8.cc, which picks a set from the CPU's features).
+// Declarations only: an inline function defined here and compiled into an
+// AVX-512 unit could be the copy the linker keeps for every caller.
+//
+// Quantized A is kept in row tiles of |mr| rows (the set's register tile),
+// interleaved by quads of k: byte (t * mr + i) * 4 + j of a tile holds
+// qa(i, 4t + j) + 128 (the unsigned operand of vpdpbusd), rows past M and
+// k past K hold 128 (qa = 0). Every set computes the same int32 sums, so
+// the outputs agree bit for bit.
+
+#ifndef STRATA_RUNTIME_SRC_KERNELS_MATMUL_W8A8_KERNELS_H_
+#define STRATA_RUNTIME_SRC_KERNELS_MATMUL_W8A8_KERNELS_H_
+
+#include <cstdint>
+
+namespace strata::runtime::kernels {
+
+/// Where and how a register tile's final sums become C:
+///   C(i, j) = dot(i, j) * (aScale[i] * bScale[j])  (+ C(i, j) if loadC)
+/// in fp32 (one fused multiply-add when accumulating), with
+/// dot = int32 sum - corrections[j], corrections the panel's 128 *
+/// column sums of B (the +128 offset of A taken back out).
+struct W8A8Epilogue {
+  const float* aScale;  // the tile's rows
+  const float* bScale;  // the panel's 32 columns
+  const int32_t* corrections;
+  float* c;  // row i at c + i * ldc, 32 contiguous columns
+  int64_t ldc;
+  bool loadC;
+};
+
+/// One register tile: int32 sums of |rows| (1..mr) rows of a quantized A
+/// tile slice |a| (|quads| quads of k) times one PANEL_I8_QUADS panel slice
+/// |b| (128 bytes per quad). Starts from |acc| (rows x 32 int32) if
+/// |loadAcc|, else from 0; ends in |acc| when |epilogue| is null (a k block
+/// that is not the last), else writes C through |epilogue|.
+using W8A8TileFn = void (*)(int64_t rows, int64_t quads, const uint8_t* a,
+                            const int8_t* b, int32_t* acc, bool loadAcc,
+                            const W8A8Epilogue* epilogue);
+
+/// Quantizes |rows| (1..mr) rows of fp32 A (row i, element k at
+/// a[i * am + k * ak]) of |k| elements into one A tile of |kp| (k rounded
+/// up to 4) quantized columns, as strata_rt_matmul_f32_w8a8 defines, and
+/// writes each row's scale to scale[i]; rows past |rows| get qa = 0 and
+/// scale 0.
+using W8A8QuantizeFn = void (*)(int64_t rows, int64_t k, int64_t kp,
+                                const float* a, int64_t am, int64_t ak,
+                                uint8_t* tile, float* scale);
+
+/// corrections[p * 32 + j] = 128 * sum_k q(k, 32p + j) (modulo 2^32) over
+/// |panels| whole PANEL_I8_QUADS panels of |kp| rows starting at |b|.
+using W8A8CorrectionsFn = void (*)(int64_t panels, int64_t kp, const int8_t* b,
+                                   int32_t* corrections);
+
+/// The reference W8A8QuantizeFn for tiles of |mr| rows (any strides),
+/// which the vector sets match bit for bit.
+void quantizeW8A8Rows(int64_t mr, int64_t rows, int64_t k, int64_t kp,
+                      const float* a, int64_t am, int64_t ak, uint8_t* tile,
+                      float* scale);
+
+struct W8A8Kernels {
+  const char* name;
+  int64_t mr;  // rows per register tile (and per quantized A tile)
+  W8A8TileFn tile;
+  W8A8QuantizeFn quantize;
+  W8A8CorrectionsFn corrections;
+};
+
+/// With AVX-512 F/BW/VNNI (vpdpbusd) and with AVX2 (vpmaddwd).
+extern const W8A8Kernels kW8A8Avx512Vnni;
+extern const W8A8Kernels kW8A8Avx2;
+
+}  // namespace strata::runtime::kernels
+
+#endif  // STRATA_RUNTIME_SRC_KERNELS_MATMUL_W8A8_KERNELS_H_

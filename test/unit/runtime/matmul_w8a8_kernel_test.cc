@@ -1,0 +1,330 @@
+//===- matmul_w8a8_kernel_test.cc - The W8A8 matmul vs a reference ------===//
+// SPDX-License-Identifier: Apache-2.0
+// The W8A8 matmul on every ISA the CPU has (AVX-512 VNNI, AVX2 on AVX-512
+// hosts too, scalar): ragged M, K and N, several k blocks, accumulation,
+// strides, batches, zero and extreme rows, non-finite values, threads, and
+// the params it must refuse. The reference quantizes A by the rules of the
+// ABI header and sums the products exactly in int64; the kernel may differ
+// from it only by the fp32 rounding of its epilogue (int32 -> fp32, the two
+// scales' product, the final product or fma: a few ulps).
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "isa_test.h"
+#include "kernel_context.h"
+#include "kernels/matmul_f32.h"
+#include "quantized_matmul_params.h"
+#include "strata_kernel_abi.h"
+#include "thread_pool.h"
+
+namespace strata::runtime::kernels {
+namespace {
+
+// One product's operands: A [batch, m, k] and C [batch, m, n] with the
+// given strides (elements), one packed weight shared by the batches.
+struct Case {
+  int64_t m, n, k;
+  bool accumulate = false;
+  int64_t batch = 1;
+  int64_t am = 0, ak = 1, aBatch = 0;  // 0: contiguous
+  int64_t cm = 0, cn = 1, cBatch = 0;
+};
+
+struct Operands {
+  Case c;
+  std::vector<float> a, out, initial, scales;
+  std::vector<int8_t> q;  // row-major K x N
+  std::vector<int8_t> packed;
+
+  explicit Operands(Case shape) : c(shape) {
+    if (c.am == 0) c.am = c.ak == 1 ? c.k : 1;
+    if (c.ak != 1 && c.am == 1) c.ak = c.m;  // A stored transposed
+    if (c.aBatch == 0) c.aBatch = (c.m - 1) * c.am + (c.k - 1) * c.ak + 1;
+    if (c.cm == 0) c.cm = c.n * c.cn;
+    if (c.cBatch == 0) c.cBatch = c.m * c.cm;
+    std::mt19937 rng(static_cast<uint32_t>(c.m * 131 + c.n * 7 + c.k * 3));
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    std::uniform_int_distribution<int> qdist(-127, 127);
+    a.assign(c.batch * c.aBatch, 0.0f);
+    for (float& x : a) x = dist(rng);
+    q.resize(c.k * c.n);
+    for (int8_t& x : q) x = static_cast<int8_t>(qdist(rng));
+    const int64_t ldS = (c.n + 31) / 32 * 32;
+    scales.assign(ldS, 0.0f);
+    for (int64_t j = 0; j < c.n; ++j)
+      scales[j] = 0.001f + 0.01f * std::fabs(dist(rng));
+    out.assign(c.batch * c.cBatch, 0.0f);
+    for (float& x : out) x = dist(rng);
+    initial = out;
+  }
+  float& A(int64_t b, int64_t i, int64_t k) {
+    return a[b * c.aBatch + i * c.am + k * c.ak];
+  }
+  int64_t C(int64_t b, int64_t i, int64_t j) const {
+    return b * c.cBatch + i * c.cm + j * c.cn;
+  }
+  void pack() {
+    packed.assign(strata_packed_b_i8_quads_bytes(c.k, c.n), 0);
+    strata_pack_b_i8_quads(q.data(), c.k, c.n, c.n, 1, packed.data());
+  }
+  QuantizedMatmulParams params() const {
+    QuantizedMatmulParams p = quantizedMatmulParams(
+        STRATA_MM_LAYOUT_PANEL_I8_QUADS, c.batch, c.m, c.n, c.k, c.k,
+        c.accumulate, a.data(), packed.data(), scales.data(),
+        const_cast<float*>(out.data()));
+    p.values[STRATA_MM_A_BATCH_STRIDES] = c.aBatch;
+    p.values[STRATA_MM_A_STRIDE_M] = c.am;
+    p.values[STRATA_MM_A_STRIDE_K] = c.ak;
+    p.values[STRATA_MM_C_BATCH_STRIDES] = c.cBatch;
+    p.values[STRATA_MM_C_STRIDE_M] = c.cm;
+    p.values[STRATA_MM_C_STRIDE_N] = c.cn;
+    return p;
+  }
+  void run(uint32_t threads) {
+    if (packed.empty()) pack();
+    ThreadPool pool(threads);
+    KernelContext context(&pool);
+    strataMatmulF32W8A8(context.get(), params().get());
+  }
+};
+
+// The ABI's quantization of one row, in the fp32 steps it names.
+float quantizeRow(Operands& o, int64_t b, int64_t i, std::vector<int>* q) {
+  float amax = 0.0f;
+  bool nonFinite = false;
+  for (int64_t k = 0; k < o.c.k; ++k) {
+    const float x = std::fabs(o.A(b, i, k));
+    nonFinite |= !(x <= 3.4e38f);
+    if (x > amax) amax = x;
+  }
+  const float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+  q->assign(o.c.k, 0);
+  for (int64_t k = 0; k < o.c.k; ++k) {
+    float y = o.A(b, i, k) * inv;
+    if (std::isnan(y)) continue;
+    y = std::fmin(std::fmax(y, -127.0f), 127.0f);
+    (*q)[k] = static_cast<int>(y + (y >= 0.0f ? 0.5f : -0.5f));
+  }
+  return nonFinite ? INFINITY : amax / 127.0f;
+}
+
+// Checks every output against the reference; rows listed in |nonFinite|
+// must be non-finite in every column instead.
+void expectMatches(Operands& o, const std::vector<int64_t>& nonFinite = {}) {
+  const Case& c = o.c;
+  std::vector<int> q;
+  for (int64_t b = 0; b < c.batch; ++b)
+    for (int64_t i = 0; i < c.m; ++i) {
+      const float aScale = quantizeRow(o, b, i, &q);
+      bool expectNonFinite = false;
+      for (int64_t r : nonFinite) expectNonFinite |= r == i;
+      for (int64_t j = 0; j < c.n; ++j) {
+        const float got = o.out[o.C(b, i, j)];
+        if (expectNonFinite) {
+          ASSERT_FALSE(std::isfinite(got)) << "row " << i << " col " << j;
+          continue;
+        }
+        int64_t dot = 0;
+        for (int64_t k = 0; k < c.k; ++k)
+          dot += int64_t{q[k]} * o.q[k * c.n + j];
+        const double product = double(aScale) * o.scales[j] * double(dot);
+        const double initial = c.accumulate ? o.initial[o.C(b, i, j)] : 0.0;
+        const double want = initial + product;
+        const double tolerance =
+            4e-7 * std::fabs(product) + 1.2e-7 * std::fabs(want) + 1e-30;
+        ASSERT_NEAR(got, want, tolerance)
+            << "batch " << b << " row " << i << " col " << j << " of " << c.m
+            << "x" << c.k << "x" << c.n << " accumulate " << c.accumulate;
+      }
+    }
+  // Outside the rows and columns written, C is untouched.
+  for (size_t x = 0; x < o.out.size(); ++x) {
+    const int64_t b = x / c.cBatch, r = x % c.cBatch;
+    const int64_t i = r / c.cm, j = (r % c.cm) / c.cn;
+    if (i < c.m && j < c.n && (r % c.cm) % c.cn == 0) continue;
+    ASSERT_EQ(o.out[x], o.initial[x]) << "element " << x << " batch " << b;
+  }
+}
+
+void check(const Case& shape, uint32_t threads = 2) {
+  Operands o(shape);
+  o.run(threads);
+  expectMatches(o);
+}
+
+class MatmulW8A8KernelTest : public IsaTest {};
+
+TEST_P(MatmulW8A8KernelTest, RaggedShapes) {
+  const int64_t ns[] = {1, 31, 32, 33, 100};
+  int64_t next = 0;
+  for (int64_t m : {1, 3, 12, 13, 64, 200})
+    for (int64_t k : {1, 3, 4, 5, 64, 768, 771}) {
+      const int64_t n = ns[next++ % 5];
+      check({m, n, k, next % 2 == 0});
+    }
+  for (int64_t n : ns)
+    for (bool accumulate : {false, true}) check({13, n, 771, accumulate});
+}
+
+// Several k blocks (the int32 sums are carried between them) and a wide N.
+TEST_P(MatmulW8A8KernelTest, LongKAndWideN) {
+  check({25, 70, 2000, true});
+  check({64, 2304, 768, false});
+}
+
+TEST_P(MatmulW8A8KernelTest, StridedOperands) {
+  Case padded{13, 45, 100};
+  padded.am = 130;  // A rows apart by more than K
+  padded.cm = 50;   // C rows apart by more than N
+  check(padded);
+  Case transposed{7, 33, 70, true};
+  transposed.ak = 0;  // A stored K x M (its k stride is M)
+  check(transposed);
+  Case columns{5, 40, 9, true};
+  columns.cn = 2;  // strided C columns
+  check(columns);
+}
+
+TEST_P(MatmulW8A8KernelTest, BatchesShareTheWeight) {
+  Case folded{5, 40, 36, true};
+  folded.batch = 3;  // contiguous: folds into 15 rows
+  check(folded);
+  Case separate{13, 33, 20};
+  separate.batch = 2;
+  separate.aBatch = 13 * 20 + 7;  // padding between batches: no folding
+  separate.cBatch = 13 * 33 + 5;
+  check(separate);
+}
+
+TEST_P(MatmulW8A8KernelTest, ZeroAndExtremeRows) {
+  Operands o({4, 40, 300, true});
+  for (int64_t k = 0; k < 300; ++k) {
+    o.A(0, 1, k) = 0.0f;                       // all zero: q = 0
+    o.A(0, 2, k) = k % 2 ? 3.0f : -3.0f;       // every q = +-127
+    o.A(0, 3, k) = 1e-30f * float(k % 7 - 3);  // tiny but not zero
+  }
+  for (int8_t& x : o.q) x = static_cast<int8_t>(x >= 0 ? 127 : -127);
+  o.run(2);
+  expectMatches(o);
+}
+
+// 127 * 127 * K at the largest K is just below 2^31: no int32 or
+// intermediate overflow on the way (A's +128 offset makes the raw sums
+// larger than that).
+TEST_P(MatmulW8A8KernelTest, LargestK) {
+  const int64_t k = STRATA_MM_W8A8_MAX_K;
+  Operands o({2, 33, k});
+  for (int64_t kk = 0; kk < k; ++kk) {
+    o.A(0, 0, kk) = 1.0f;
+    o.A(0, 1, kk) = -1.0f;
+  }
+  for (int64_t kk = 0; kk < k; ++kk)
+    for (int64_t j = 0; j < 33; ++j)
+      o.q[kk * 33 + j] = static_cast<int8_t>(j % 2 ? 127 : -127);
+  o.run(2);
+  expectMatches(o);
+}
+
+TEST_P(MatmulW8A8KernelTest, NonFiniteRows) {
+  Operands o({5, 70, 100, true});
+  o.A(0, 1, 17) = NAN;
+  o.A(0, 3, 99) = -INFINITY;
+  o.run(2);
+  expectMatches(o, {1, 3});
+}
+
+TEST_P(MatmulW8A8KernelTest, Threads) {
+  for (uint32_t threads : {1u, 3u, 4u}) {
+    Operands o({37, 200, 129, true});
+    o.run(threads);
+    expectMatches(o);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Isa, MatmulW8A8KernelTest, kAllIsas, isaName);
+
+// Every ISA computes the same int32 sums and the same fp32 steps after
+// them: bit-identical outputs.
+TEST(MatmulW8A8KernelTest, IsasAgreeBitForBit) {
+  const MatmulIsa saved = matmulIsa();
+  for (const Case& c : {Case{13, 100, 771, true}, Case{30, 64, 1600, false},
+                        Case{1, 33, 5, true}}) {
+    std::vector<std::vector<float>> results;
+    for (MatmulIsa isa :
+         {MatmulIsa::kScalar, MatmulIsa::kAvx2, MatmulIsa::kAvx512}) {
+      setMatmulIsaForTesting(isa);  // never above what the CPU has
+      Operands o(c);
+      o.A(0, 0, 0) = NAN;
+      o.run(2);
+      results.push_back(o.out);
+    }
+    for (size_t r = 1; r < results.size(); ++r)
+      for (size_t x = 0; x < results[0].size(); ++x) {
+        const float a = results[0][x], b = results[r][x];
+        if (std::isnan(a) && std::isnan(b)) continue;
+        ASSERT_EQ(std::memcmp(&a, &b, sizeof a), 0)
+            << "element " << x << ": " << a << " vs " << b << " (set " << r
+            << ")";
+      }
+  }
+  setMatmulIsaForTesting(saved);
+}
+
+TEST(MatmulW8A8KernelTest, PackedLayout) {
+  const int64_t k = 6, n = 35;
+  std::vector<int8_t> src(k * n);
+  for (int64_t i = 0; i < k * n; ++i)
+    src[i] = static_cast<int8_t>(i % 251 - 125);
+  // Two panels of Kp = 8 rows.
+  ASSERT_EQ(strata_packed_b_i8_quads_bytes(k, n), uint64_t{2 * 8 * 32});
+  std::vector<int8_t> dst(strata_packed_b_i8_quads_bytes(k, n), 99);
+  strata_pack_b_i8_quads(src.data(), k, n, n, 1, dst.data());
+  for (int64_t kk = 0; kk < 8; ++kk)
+    for (int64_t j = 0; j < 64; ++j) {
+      const int64_t at =
+          (j / 32) * 8 * 32 + (kk / 4) * 128 + (j % 32) * 4 + kk % 4;
+      EXPECT_EQ(dst[at], kk < k && j < n ? src[kk * n + j] : 0)
+          << kk << " " << j;
+    }
+}
+
+// Fields the kernel cannot honour end the run before anything is written.
+TEST(MatmulW8A8KernelTest, RejectsBadParams) {
+  for (int variant = 0; variant < 6; ++variant) {
+    Operands o({3, 32, 8});
+    o.pack();
+    QuantizedMatmulParams p = o.params();
+    if (variant == 0) p.values[STRATA_MM_B_LAYOUT] = STRATA_MM_LAYOUT_PANEL_I8;
+    if (variant == 1) p.values[STRATA_MM_GROUP_SIZE] = 4;
+    if (variant == 2) p.values[STRATA_MM_B_SCALES] = 0;
+    if (variant == 3) p.values[STRATA_MM_B_ZERO_POINTS] = 8;
+    if (variant == 4) {
+      p.values[STRATA_MM_K] = p.values[STRATA_MM_GROUP_SIZE] =
+          STRATA_MM_W8A8_MAX_K + 1;
+    }
+    if (variant == 5)
+      p.values[STRATA_MM_K] = p.values[STRATA_MM_GROUP_SIZE] = 0;
+    KernelContext context;
+    strataMatmulF32W8A8(context.get(), p.get());
+    EXPECT_EQ(o.out, o.initial) << variant;
+  }
+}
+
+// Without scratch memory (an allocation that failed) the kernel writes
+// nothing and returns: inside a run, kernelScratch ends it instead.
+TEST(MatmulW8A8KernelTest, NoScratchWritesNothing) {
+  Operands o({20, 64, 100});
+  o.pack();
+  strata_rt_context_t context;
+  strataMatmulF32W8A8(&context, o.params().get());
+  EXPECT_EQ(o.out, o.initial);
+}
+
+}  // namespace
+}  // namespace strata::runtime::kernels
