@@ -7,7 +7,8 @@
 # - onnxruntime: the same ONNX file, prompt then one call per token with the
 #   KV cache as graph inputs/outputs (how a plain onnxruntime user generates
 #   with a with-past export), all graph optimizations.
-# Rounds interleave the two; medians are reported. Also measured with
+# Rounds interleave the two with a read-bandwidth probe; medians of the
+# per-round figures are reported. Also measured with
 # Strata alone: decode step time at context 64 vs 1024 (TPOT of a 16-token
 # generation after a prompt of that length), aggregate decode throughput at
 # batch 8 (eight prompts in one decode batch), and the resident set over a
@@ -207,8 +208,22 @@ def main():
         shape[0] = 1
         prompt = rng.integers(0, vocab, a.prompt).tolist()
 
-        s_rounds, o_rounds = [], []
+        # Bytes a batch-1 decode step reads: the weights and the KV cache at
+        # the mean context of the generation.
+        weights = matmul_weight_bytes(model)
+        head_dim = meta["hidden"] // meta["heads"]
+        mean_ctx = a.prompt + a.new_tokens / 2
+        kv = 2 * meta["layers"] * meta.get("kv_heads", meta["heads"]) * \
+            mean_ctx * head_dim * 4
+
+        # The machine's read bandwidth is measured in every round, beside
+        # the generations (bench/roofline.cc's multi-stream probe): on a
+        # shared host it moves by a third between minutes, so a fraction
+        # of one early probe says more about the neighbours than the kernels.
+        s_rounds, o_rounds, probes = [], [], []
         for r in range(a.rounds):
+            limits, _ = roofline.measure(tmp, [a.threads])
+            probes.append(limits[a.threads]["read_gbps"])
             rec, _ = strata_generate(a.bin_dir, artifact, [prompt],
                                      a.new_tokens, a.threads, tmp)
             s_rounds.append(rec[0])
@@ -219,31 +234,31 @@ def main():
                              "tokens_per_s": a.new_tokens /
                              ((ttft + sum(steps)) / 1e3)})
             print(f"round {r}: strata {rec[0]['tokens_per_s']:.1f} tok/s, "
-                  f"onnxruntime {o_rounds[-1]['tokens_per_s']:.1f} tok/s",
-                  flush=True)
+                  f"onnxruntime {o_rounds[-1]['tokens_per_s']:.1f} tok/s, "
+                  f"probe {probes[-1]:.1f} GB/s", flush=True)
         same = s_rounds[0]["tokens"] == o_rounds[0]["tokens"]
 
         def med(rounds, key):
             return statistics.median(x[key] for x in rounds)
 
-        # Bytes a batch-1 decode step reads (weights and the KV cache at the
-        # mean context of the generation) over the machine's read bandwidth,
-        # measured now by the multi-stream probe (bench/roofline.cc).
-        limits, isa = roofline.measure(tmp, [a.threads])
-        read_gbps = limits[a.threads]["read_gbps"]
-        weights = matmul_weight_bytes(model)
-        head_dim = meta["hidden"] // meta["heads"]
-        mean_ctx = a.prompt + a.new_tokens / 2
-        kv = 2 * meta["layers"] * meta.get("kv_heads", meta["heads"]) * \
-            mean_ctx * head_dim * 4
+        def fractions(rounds):
+            return [(weights + kv) / (x["tpot_ms"] / 1e3) / 1e9 / g
+                    for x, g in zip(rounds, probes)]
+
         tpot_s = med(s_rounds, "tpot_ms") / 1e3
         result["decode_bandwidth"] = {
-            "read_gbps_probe": read_gbps, "weights_bytes": weights,
-            "kv_bytes": kv, "strata_gbps": (weights + kv) / tpot_s / 1e9,
-            "fraction": (weights + kv) / tpot_s / 1e9 / read_gbps,
-            "onnxruntime_fraction":
-                (weights + kv) / (med(o_rounds, "tpot_ms") / 1e3) / 1e9 /
-                read_gbps}
+            "read_gbps_probe_per_round": probes,
+            "read_gbps_probe": statistics.median(probes),
+            "weights_bytes": weights, "kv_bytes": kv,
+            "strata_gbps": (weights + kv) / tpot_s / 1e9,
+            "fraction_per_round": fractions(s_rounds),
+            "fraction": statistics.median(fractions(s_rounds)),
+            "onnxruntime_fraction": statistics.median(fractions(o_rounds))}
+        result["tokens_per_s_ratio_per_round"] = [
+            s["tokens_per_s"] / o["tokens_per_s"]
+            for s, o in zip(s_rounds, o_rounds)]
+        result["tokens_per_s_ratio"] = statistics.median(
+            result["tokens_per_s_ratio_per_round"])
 
         result["batch1"] = {
             "prompt": a.prompt, "new_tokens": a.new_tokens,

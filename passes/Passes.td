@@ -109,7 +109,10 @@ def QuantizeWeightsPass : Pass<"strata-quantize-weights", "mlir::ModuleOp"> {
     quantization boundary, so nothing else changes. A weight used by several
     chosen functions is quantized once and shared. With `keep-fp32-lm-head`
     the contraction that produces a returned value (the LM head) keeps its
-    fp32 weight.
+    fp32 weight. With `activation-bits=8` (8-bit weights, one scale per
+    column) the contractions also quantize their activations per row at
+    run time (W8A8, for the compute-bound prefill): the weight is the same
+    int8 tensor a weight-only entry would read, so the two share it.
 
     ```mlir
     %y = strata.linear %x, %w, %b : (tensor<?x768xf32>, tensor<768x2304xf32>, tensor<2304xf32>) -> tensor<?x2304xf32>
@@ -125,6 +128,9 @@ def QuantizeWeightsPass : Pass<"strata-quantize-weights", "mlir::ModuleOp"> {
            "rows of a column sharing one scale; 0: the whole column">,
     Option<"keepFp32LmHead", "keep-fp32-lm-head", "bool", "false",
            "leave the contraction producing a returned value in fp32">,
+    Option<"activationBits", "activation-bits", "int64_t", "0",
+           "0: weight-only; 8: activations quantized per row at run time "
+           "(W8A8; needs bits=8 and group-size 0)">,
   ];
   let statistics = [
     Statistic<"numQuantized", "quantized-contractions",

@@ -2,10 +2,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Decode reads every weight once per token, so its time is the weights'
 // bytes over the memory bandwidth: int8 weights read 4x fewer bytes than
-// fp32, int4 about 7x. This pass is the one place a precision policy
-// changes the IR: constant weights of the chosen entries become symmetric
-// integers with fp32 scales, and their contractions strata.quantized_linear
-// (docs/design/precision.md).
+// fp32, int4 about 7x. Prefill is compute-bound: with int8 activations too
+// (W8A8) its products run on integer dot products. This pass is the one
+// place a precision policy changes the IR: constant weights of the chosen
+// entries become symmetric integers with fp32 scales, and their
+// contractions strata.quantized_linear (docs/design/precision.md).
 
 #include "passes/Passes.h"
 
@@ -147,6 +148,14 @@ struct QuantizeWeightsPass
           << "strata-quantize-weights: group-size must be >= 0";
       return signalPassFailure();
     }
+    if (activationBits != 0 &&
+        (activationBits != 8 || bits != 8 || groupSize != 0)) {
+      getOperation().emitError()
+          << "strata-quantize-weights: activation-bits must be 0, or 8 with "
+             "bits=8 and group-size=0, got "
+          << static_cast<int64_t>(activationBits);
+      return signalPassFailure();
+    }
     llvm::StringSet<> chosen;
     for (const std::string &name : functions)
       chosen.insert(name);
@@ -214,7 +223,7 @@ struct QuantizeWeightsPass
     Value s = ConstantOp::create(b, constant.getLoc(), it->second.scales);
     auto replacement = QuantizedLinearOp::create(
         b, loc, resultType, input, q, s, bias, b.getI64IntegerAttr(bits),
-        b.getI64IntegerAttr(group));
+        b.getI64IntegerAttr(group), b.getI64IntegerAttr(activationBits));
     op->getResult(0).replaceAllUsesWith(replacement.getResult());
     op->erase();
     if (constant->use_empty())

@@ -35,11 +35,16 @@ namespace {
 constexpr llvm::StringLiteral kMatmulImport = "strata_rt_matmul_f32";
 constexpr llvm::StringLiteral kMatmulI8Import = "strata_rt_matmul_f32_i8";
 constexpr llvm::StringLiteral kMatmulI4Import = "strata_rt_matmul_f32_i4";
+constexpr llvm::StringLiteral kMatmulW8A8Import = "strata_rt_matmul_f32_w8a8";
+
+/// Which kernel a quantized contraction calls.
+enum class QuantizedForm { kInt8, kInt4, kW8A8 };
 
 struct MatmulLoweringStats {
   unsigned calls = 0;         // contractions replaced
   unsigned int8Calls = 0;     // of which read a weight-only int8 weight
   unsigned int4Calls = 0;     // of which read an int4 weight
+  unsigned w8a8Calls = 0;     // of which quantize their activations too
   unsigned packedCalls = 0;   // of which read a pre-packed weight
   unsigned packedWeights = 0; // distinct packed weights
 };
@@ -299,7 +304,8 @@ public:
       : module_(module), symbols_(module),
         call_(module, symbols_, kMatmulImport, STRATA_MM_PARAM_COUNT),
         callI8_(module, symbols_, kMatmulI8Import, STRATA_MM_PARAM_COUNT),
-        callI4_(module, symbols_, kMatmulI4Import, STRATA_MM_PARAM_COUNT) {}
+        callI4_(module, symbols_, kMatmulI4Import, STRATA_MM_PARAM_COUNT),
+        callW8A8_(module, symbols_, kMatmulW8A8Import, STRATA_MM_PARAM_COUNT) {}
 
   LogicalResult run(MatmulLoweringStats &stats) {
     SmallVector<linalg::GenericOp> generics;
@@ -310,11 +316,14 @@ public:
         continue;
       bool packed = false;
       if (c->scales) {
-        bool rewritten = false, int4 = false;
-        if (failed(rewriteQuantized(op, *c, rewritten, int4)))
+        bool rewritten = false;
+        QuantizedForm form = QuantizedForm::kInt8;
+        if (failed(rewriteQuantized(op, *c, rewritten, form)))
           return failure();
         stats.calls += rewritten;
-        (int4 ? stats.int4Calls : stats.int8Calls) += rewritten;
+        (form == QuantizedForm::kInt4   ? stats.int4Calls
+         : form == QuantizedForm::kW8A8 ? stats.w8a8Calls
+                                        : stats.int8Calls) += rewritten;
         stats.packedCalls += rewritten;
         continue;
       }
@@ -393,16 +402,20 @@ private:
     return global;
   }
 
-  // The PANEL_I8 copy of int8 weight |global| (K x N, strides sk, sn) and
-  // its scales ([groups, N] → [groups, ldS], zero past N).
+  // The packed copy of int8 weight |global| (K x N, strides sk, sn) for
+  // |form|'s kernel and its scales ([groups, N] → [groups, ldS], zero past
+  // N).
   FailureOr<std::pair<memref::GlobalOp, memref::GlobalOp>>
   packedQuantizedWeight(memref::GlobalOp q, memref::GlobalOp scales,
                         int64_t k, int64_t n, int64_t sk, int64_t sn,
-                        int64_t group, bool int4) {
+                        int64_t group, QuantizedForm form) {
+    const bool int4 = form == QuantizedForm::kInt4;
+    const bool quads = form == QuantizedForm::kW8A8;
+    const char *suffix = int4 ? "_panels_i4" : quads ? "_quads" : "_panels";
     std::string key = (q.getSymName() + "/" + scales.getSymName() + "/" +
                        std::to_string(k) + "x" + std::to_string(n) + "/" +
-                       std::to_string(sk) + "," + std::to_string(sn) +
-                       (int4 ? "/i4" : "/i8"))
+                       std::to_string(sk) + "," + std::to_string(sn) + "/" +
+                       suffix)
                           .str();
     if (auto it = packedQuantized_.find(key); it != packedQuantized_.end())
       return it->second;
@@ -431,47 +444,62 @@ private:
           return q.emitError() << "weight '" << q.getSymName()
                                << "' is marked 4-bit but holds " << int(values[i]);
     const int64_t packedBytes =
-        int4 ? int64_t(strata_packed_b_i4_bytes(k, n, group))
-             : panels * k * STRATA_PACK_PANEL_WIDTH;
+        int4    ? int64_t(strata_packed_b_i4_bytes(k, n, group))
+        : quads ? int64_t(strata_packed_b_i8_quads_bytes(k, n))
+                : panels * k * STRATA_PACK_PANEL_WIDTH;
     AsmResourceBlob packed =
         HeapAsmResourceBlob::allocate(size_t(packedBytes), 64, true);
     if (int4)
       strata_pack_b_i4(values, k, n, sk, sn, group,
                        reinterpret_cast<uint8_t *>(
                            packed.getMutableData().data()));
+    else if (quads)
+      strata_pack_b_i8_quads(values, k, n, sk, sn,
+                             reinterpret_cast<int8_t *>(
+                                 packed.getMutableData().data()));
     else
       strata_pack_b_i8(values, k, n, sk, sn,
                        reinterpret_cast<int8_t *>(
                            packed.getMutableData().data()));
-    AsmResourceBlob padded = HeapAsmResourceBlob::allocate(
-        size_t(groups * ldS) * sizeof(float), 64, true);
-    auto *dst = reinterpret_cast<float *>(padded.getMutableData().data());
-    for (int64_t g = 0; g < groups; ++g)
-      for (int64_t j = 0; j < ldS; ++j) {
-        float v = 0.0f;
-        if (j < n)
-          std::memcpy(&v, rawScales.data() + (g * n + j) * sizeof(float),
-                      sizeof(float));
-        dst[g * ldS + j] = v;
-      }
+    // One padded copy of the scales, whichever layouts read the weight.
+    memref::GlobalOp &paddedScales = paddedScales_[scales.getSymName()];
+    if (!paddedScales) {
+      AsmResourceBlob padded = HeapAsmResourceBlob::allocate(
+          size_t(groups * ldS) * sizeof(float), 64, true);
+      auto *dst = reinterpret_cast<float *>(padded.getMutableData().data());
+      for (int64_t g = 0; g < groups; ++g)
+        for (int64_t j = 0; j < ldS; ++j) {
+          float v = 0.0f;
+          if (j < n)
+            std::memcpy(&v, rawScales.data() + (g * n + j) * sizeof(float),
+                        sizeof(float));
+          dst[g * ldS + j] = v;
+        }
+      paddedScales = newGlobal(scales, "_padded", OpBuilder(q).getF32Type(),
+                               groups * ldS, std::move(padded));
+    }
     OpBuilder b(q);
     auto result = std::make_pair(
-        newGlobal(q, int4 ? "_panels_i4" : "_panels", b.getI8Type(),
-                  packedBytes, std::move(packed)),
-        newGlobal(scales, "_padded", b.getF32Type(), groups * ldS,
-                  std::move(padded)));
+        newGlobal(q, suffix, b.getI8Type(), packedBytes, std::move(packed)),
+        paddedScales);
     packedQuantized_[key] = result;
     return result;
   }
 
-  // A weight-only quantized contraction whose weight and scales are
-  // constant globals → strata_rt_matmul_f32_i8, or strata_rt_matmul_f32_i4
-  // for 4-bit values in groups of a multiple of 4 rows; any other form
-  // stays loops.
+  // A quantized contraction whose weight and scales are constant globals →
+  // strata_rt_matmul_f32_i8 (weight-only int8), strata_rt_matmul_f32_i4
+  // (4-bit values in groups of a multiple of 4 rows) or
+  // strata_rt_matmul_f32_w8a8 (int8 activations, one scale per column);
+  // any other form stays loops.
   LogicalResult rewriteQuantized(linalg::GenericOp op, const Contraction &c,
-                                 bool &rewritten, bool &int4) {
+                                 bool &rewritten, QuantizedForm &form) {
     auto bits = op->getAttrOfType<IntegerAttr>(ir::kWeightBitsAttr);
-    int4 = bits && bits.getInt() == 4 && c.group % 4 == 0;
+    auto activationBits =
+        op->getAttrOfType<IntegerAttr>(ir::kActivationBitsAttr);
+    const int64_t weightBits = bits ? bits.getInt() : 8;
+    form = QuantizedForm::kInt8;
+    if (weightBits == 4 && c.group % 4 == 0)
+      form = QuantizedForm::kInt4;
     auto func = op->getParentOfType<func::FuncOp>();
     Value a = op.getDpsInputs()[0], q = op.getDpsInputs()[1],
           out = op.getDpsInits()[0];
@@ -489,9 +517,14 @@ private:
         !cast<MemRefType>(c.scales.getType()).getLayout().isIdentity())
       return success();
     int64_t kDim = c.b.memrefDimOf[c.k], nDim = c.b.memrefDimOf[c.n];
+    // Past the kernel's K its int32 sums could overflow: weight-only then.
+    if (activationBits && activationBits.getInt() == 8 && weightBits == 8 &&
+        c.group == qType.getDimSize(kDim) &&
+        qType.getDimSize(kDim) <= STRATA_MM_W8A8_MAX_K)
+      form = QuantizedForm::kW8A8;
     auto packed = packedQuantizedWeight(
         qGlobal, sGlobal, qType.getDimSize(kDim), qType.getDimSize(nDim),
-        strides[kDim], strides[nDim], c.group, int4);
+        strides[kDim], strides[nDim], c.group, form);
     if (failed(packed))
       return failure();
 
@@ -507,14 +540,18 @@ private:
     SmallVector<std::pair<int64_t, Value>> fields =
         f.common(!subsumeZeroFill(op, out));
     fields.append({
-        {STRATA_MM_B_LAYOUT, f.idx(int4 ? STRATA_MM_LAYOUT_PANEL_I4_GROUPS
-                                         : STRATA_MM_LAYOUT_PANEL_I8)},
+        {STRATA_MM_B_LAYOUT,
+         f.idx(form == QuantizedForm::kInt4   ? STRATA_MM_LAYOUT_PANEL_I4_GROUPS
+               : form == QuantizedForm::kW8A8 ? STRATA_MM_LAYOUT_PANEL_I8_QUADS
+                                              : STRATA_MM_LAYOUT_PANEL_I8)},
         {STRATA_MM_B_ADDR, globalAddress(packed->first)},
         {STRATA_MM_B_SCALES, globalAddress(packed->second)},
         {STRATA_MM_GROUP_SIZE, f.idx(c.group)},
     });
-    func::CallOp call =
-        (int4 ? callI4_ : callI8_).emit(builder, loc, func, fields);
+    RuntimeCall &import = form == QuantizedForm::kInt4   ? callI4_
+                          : form == QuantizedForm::kW8A8 ? callW8A8_
+                                                         : callI8_;
+    func::CallOp call = import.emit(builder, loc, func, fields);
     if (Attribute region = op->getAttr(dispatch::kDispatchAttr))
       call->setAttr(dispatch::kDispatchAttr, region);
     op.erase();
@@ -630,9 +667,10 @@ private:
 
   ModuleOp module_;
   SymbolTable symbols_;
-  RuntimeCall call_, callI8_, callI4_;
+  RuntimeCall call_, callI8_, callI4_, callW8A8_;
   llvm::StringMap<memref::GlobalOp> packed_;
   llvm::StringMap<std::pair<memref::GlobalOp, memref::GlobalOp>> packedQuantized_;
+  llvm::StringMap<memref::GlobalOp> paddedScales_;
 };
 
 } // namespace
@@ -654,9 +692,11 @@ struct MatmulToRuntimePass
     numPackedWeights += counts.packedWeights;
     numInt8Calls += counts.int8Calls;
     numInt4Calls += counts.int4Calls;
+    numW8A8Calls += counts.w8a8Calls;
     if (stats) {
       stats->int8MatmulCalls += counts.int8Calls;
       stats->int4MatmulCalls += counts.int4Calls;
+      stats->w8a8MatmulCalls += counts.w8a8Calls;
       stats->matmulCalls += counts.calls;
       stats->packedMatmulCalls += counts.packedCalls;
       stats->packedWeights += counts.packedWeights;

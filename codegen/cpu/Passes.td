@@ -163,7 +163,10 @@ def MatmulToRuntimePass : Pass<"strata-cpu-matmul-to-runtime",
     to `strata_rt_matmul_f32_i8` with the weight in int8 panels and its
     scales padded to the panels; marked `strata.weight_bits = 4` with
     groups of a multiple of 4 rows, to `strata_rt_matmul_f32_i4` with the
-    weight two values a byte (`PANEL_I4_GROUPS`). A B operand that is a weight is packed at compile time into
+    weight two values a byte (`PANEL_I4_GROUPS`); marked
+    `strata.activation_bits = 8` (one scale per column), to
+    `strata_rt_matmul_f32_w8a8` with the weight in quads of rows
+    (`PANEL_I8_QUADS`). A B operand that is a weight is packed at compile time into
     the panel layout of the ABI header, in a new weight global; a zero fill
     of C right before the contraction is dropped (the call overwrites C).
     docs/design/cpu-matmul.md says why matmuls call the runtime.
@@ -179,7 +182,10 @@ def MatmulToRuntimePass : Pass<"strata-cpu-matmul-to-runtime",
     Statistic<"numInt8Calls", "int8-calls",
               "of which read a weight-only int8 weight (strata_rt_matmul_f32_i8)">,
     Statistic<"numInt4Calls", "int4-calls",
-              "of which read an int4 weight (strata_rt_matmul_f32_i4)">];
+              "of which read an int4 weight (strata_rt_matmul_f32_i4)">,
+    Statistic<"numW8A8Calls", "w8a8-calls",
+              "of which quantize their activations to int8 too "
+              "(strata_rt_matmul_f32_w8a8)">];
 }
 
 def ApproximateMathPass : Pass<"strata-cpu-approximate-math",

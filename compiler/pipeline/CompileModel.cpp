@@ -67,6 +67,14 @@ LogicalResult checkOptions(const CompileOptions &options, Location loc) {
     return emitError(loc) << "unsupported decode precision '"
                           << precision.decode
                           << "' (supported: fp32, int8, int4)";
+  if (precision.prefill != "fp32" && precision.prefill != "int8")
+    return emitError(loc) << "unsupported prefill precision '"
+                          << precision.prefill << "' (supported: fp32, int8)";
+  if (precision.prefill != "fp32" && precision.sharedPrefillWeights)
+    return emitError(loc)
+           << "prefill precision " << precision.prefill
+           << " gives prefill its own weights; it cannot also share the "
+              "decode entry's";
   if (precision.int4Group != 32 && precision.int4Group != 64 &&
       precision.int4Group != 128)
     return emitError(loc) << "unsupported int4 group size "
@@ -212,28 +220,45 @@ LogicalResult addGenerationEntries(ModuleOp module,
   return success();
 }
 
-/// The precision policy: the decode entry's weights quantized
-/// (strata-quantize-weights); a model without one is told so.
+/// The precision policy: the decode entry's weights quantized, the prefill
+/// entry's contractions W8A8 (strata-quantize-weights); a model without
+/// the entry a policy names is told so.
 LogicalResult applyPrecision(ModuleOp module, const CompileOptions &options) {
   const PrecisionOptions &precision = options.precision;
-  if (precision.decode == "fp32")
-    return success();
-  if (!module.lookupSymbol<func::FuncOp>("decode"))
+  auto needs = [&](llvm::StringRef entry, llvm::StringRef option,
+                   llvm::StringRef value) -> LogicalResult {
+    if (module.lookupSymbol<func::FuncOp>(entry))
+      return success();
     return emitError(module.getLoc())
-           << "--decode-precision " << precision.decode
-           << " needs a decode entry, and this model has none (not a causal "
-              "decoder, or --no-generation-entries)";
+           << "--" << option << " " << value << " needs a " << entry
+           << " entry, and this model has none (not a causal decoder, or "
+              "--no-generation-entries)";
+  };
   PassManager pm(module.getContext());
   pm.enableVerifier(true);
-  QuantizeWeightsPassOptions quantize;
-  quantize.functions = {"decode"};
-  if (precision.sharedPrefillWeights)
-    quantize.functions = {"decode", "prefill", "main"};
-  const bool int4 = precision.decode == "int4";
-  quantize.bits = int4 ? 4 : 8;
-  quantize.groupSize = int4 ? precision.int4Group : 0;
-  quantize.keepFp32LmHead = precision.keepFp32LmHead;
-  pm.addPass(createQuantizeWeightsPass(quantize));
+  if (precision.decode != "fp32") {
+    if (failed(needs("decode", "decode-precision", precision.decode)))
+      return failure();
+    QuantizeWeightsPassOptions quantize;
+    quantize.functions = {"decode"};
+    if (precision.sharedPrefillWeights)
+      quantize.functions = {"decode", "prefill", "main"};
+    const bool int4 = precision.decode == "int4";
+    quantize.bits = int4 ? 4 : 8;
+    quantize.groupSize = int4 ? precision.int4Group : 0;
+    quantize.keepFp32LmHead = precision.keepFp32LmHead;
+    pm.addPass(createQuantizeWeightsPass(quantize));
+  }
+  if (precision.prefill == "int8") {
+    if (failed(needs("prefill", "prefill-precision", precision.prefill)))
+      return failure();
+    QuantizeWeightsPassOptions quantize;
+    quantize.functions = {"prefill"};
+    quantize.bits = 8;
+    quantize.activationBits = 8;
+    quantize.keepFp32LmHead = precision.keepFp32LmHead;
+    pm.addPass(createQuantizeWeightsPass(quantize));
+  }
   return pm.run(module);
 }
 

@@ -71,6 +71,10 @@ struct PrecisionOptions {
   std::string decode = "fp32";
   /// Rows of a column sharing one int4 scale: 32, 64 or 128.
   int64_t int4Group = 32;
+  /// The prefill entry's contractions: "fp32" or "int8" (W8A8: weights
+  /// symmetric per output column, each activation row quantized to int8
+  /// at run time, integer dot products).
+  std::string prefill = "fp32";
   /// The LM head keeps fp32 weights in a quantized entry.
   bool keepFp32LmHead = false;
   /// Prefill and main read the decode entry's quantized weights too: one

@@ -98,7 +98,9 @@ void printCodegenReport(llvm::raw_ostream &os, const CompileReport &report) {
      << "matmuls: " << stats.matmulCalls << " calls to the runtime kernel, "
      << stats.packedMatmulCalls << " on " << stats.packedWeights
      << " weights pre-packed at compile time; " << stats.int8MatmulCalls
-     << " weight-only int8, " << stats.int4MatmulCalls << " int4\n"
+     << " weight-only int8, " << stats.int4MatmulCalls << " int4, "
+     << stats.w8a8MatmulCalls
+     << " int8 x int8 (activations quantized per row at run time)\n"
      << "attention: " << stats.attentionCalls
      << " calls to the runtime kernel\n"
      << "run-time checks: " << stats.checks

@@ -272,6 +272,11 @@ Value lowerQuantizedLinear(QuantizedLinearOp op,
   // The values' width, which the body (i8 storage) does not say: a back end
   // may store 4-bit weights two a byte.
   generic->setAttr(kWeightBitsAttr, rewriter.getI64IntegerAttr(op.getBits()));
+  // Run-time activation quantization is a back end's kernel choice; the
+  // loops (fp32 activations) compute the same product more exactly.
+  if (op.getActivationBits() != 0)
+    generic->setAttr(kActivationBitsAttr,
+                     rewriter.getI64IntegerAttr(op.getActivationBits()));
   return generic.getResult(0);
 }
 

@@ -11,7 +11,10 @@
 # within 1% of fp32's bits per byte, top-1 agreement >= 99%; int4 (groups
 # of 32, activations quantized to int8 per group) within 5% (its top-1
 # agreement is reported, not bounded), also with prefill reading the int4
-# weights (--prefill-weights shared).
+# weights (--prefill-weights shared). W8A8 prefill (--prefill-precision
+# int8: int8 weights per column, activations quantized per token at run
+# time) is scored on the prefill entry's every-position logits
+# (--prefill-logits all, each stretch prefilled at once): within 2%.
 #
 # Usage: check_precision.py MODELS_DIR BIN_DIR [--json OUT]
 import argparse
@@ -34,7 +37,12 @@ BOUNDS = {"int8": {"bpb_ratio": 1.01, "top1": 0.99},
 FLAGS = {"fp32": [], "int8": ["--decode-precision", "int8"],
          "int4": ["--decode-precision", "int4"],
          "int4-shared": ["--decode-precision", "int4",
-                         "--prefill-weights", "shared"]}
+                         "--prefill-weights", "shared"],
+         "w8a8-prefill": ["--prefill-precision", "int8",
+                          "--prefill-logits", "all"]}
+# Scored through the prefill entry rather than decode steps.
+PREFILL_SCORED = {"w8a8-prefill"}
+BOUNDS["w8a8-prefill"] = {"bpb_ratio": 1.02, "top1": 0.0}
 
 
 def log_softmax(x):
@@ -78,6 +86,29 @@ def strata_logits(bin_dir, artifact, seqs, tmp, tag):
     return np.concatenate([first[:, None], np.stack(rest, 1)], 1)
 
 
+def strata_prefill_logits(bin_dir, artifact, seqs, tmp, tag):
+    """Logits [SLOTS, LENGTH - 1, V] of the prefill entry's all_logits,
+    each stretch (but its last byte) prefilled at once."""
+    def save(name, array):
+        path = os.path.join(tmp, f"{tag}_{name}.npy")
+        np.save(path, array)
+        return path
+    lines = [f"prefill input_ids={save(f'p{s}', seqs[s:s + 1, :-1])} "
+             f"slot={save(f'slot{s}', np.array(s, np.int64))} "
+             f"start={save('zero', np.array(0, np.int64))}"
+             for s in range(SLOTS)]
+    steps = os.path.join(tmp, tag + ".steps")
+    with open(steps, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    out = os.path.join(tmp, tag + ".out")
+    subprocess.run([os.path.join(bin_dir, "strata-run"), artifact, "--steps",
+                    steps, "--output-dir", out, "--threads", "2"],
+                   check=True, capture_output=True, timeout=900)
+    return np.concatenate([np.load(os.path.join(out, str(s),
+                                                "all_logits.npy"))
+                           for s in range(SLOTS)])
+
+
 def bits_per_byte(logits, seqs):
     lp = log_softmax(logits.astype(np.float64))
     nll = -np.take_along_axis(lp, seqs[:, 1:, None], -1)[..., 0]
@@ -109,8 +140,10 @@ def main():
                             artifact, "--quiet", "--max-batch", str(SLOTS),
                             "--max-seq", str(LENGTH)] + FLAGS[precision],
                            check=True, timeout=900)
-            logits[precision] = strata_logits(args.bin_dir, artifact, seqs,
-                                              tmp, precision)
+            score = strata_prefill_logits if precision in PREFILL_SCORED \
+                else strata_logits
+            logits[precision] = score(args.bin_dir, artifact, seqs, tmp,
+                                      precision)
         base = logits["fp32"]
         base_bpb = bits_per_byte(base, seqs)
         results["fp32"] = {"bpb": base_bpb}

@@ -32,3 +32,13 @@ func.func @per_column(%x: tensor<2x?x8xf32>, %q: tensor<8x3xi8>, %s: tensor<1x3x
   %y = strata.quantized_linear %x, %q, %s {bits = 8 : i64, group_size = 8 : i64} : (tensor<2x?x8xf32>, tensor<8x3xi8>, tensor<1x3xf32>) -> tensor<2x?x3xf32>
   return %y : tensor<2x?x3xf32>
 }
+
+// Activations quantized per row at run time (W8A8): the same contraction,
+// marked strata.activation_bits for the back end's integer kernel.
+// CHECK-LABEL: func.func @int8_activations
+//       CHECK:   linalg.generic
+//  CHECK-SAME:     attrs = {strata.activation_bits = 8 : i64, strata.weight_bits = 8 : i64}
+func.func @int8_activations(%x: tensor<?x8xf32>, %q: tensor<8x3xi8>, %s: tensor<1x3xf32>) -> tensor<?x3xf32> {
+  %y = strata.quantized_linear %x, %q, %s {activation_bits = 8 : i64, bits = 8 : i64, group_size = 8 : i64} : (tensor<?x8xf32>, tensor<8x3xi8>, tensor<1x3xf32>) -> tensor<?x3xf32>
+  return %y : tensor<?x3xf32>
+}

@@ -6,6 +6,9 @@
 // RUN: strata-opt %s --split-input-file \
 // RUN:   --strata-quantize-weights="functions=decode bits=4 group-size=2" \
 // RUN:   | FileCheck %s --check-prefix=INT4
+// RUN: strata-opt %s --split-input-file \
+// RUN:   --strata-quantize-weights="functions=decode activation-bits=8" \
+// RUN:   | FileCheck %s --check-prefix=W8A8
 
 // Only the chosen function changes. Its linear and its matmul by a constant
 // 2-D weight (the LM head) read int8 weights with one scale per column:
@@ -36,6 +39,12 @@
 // INT4-LABEL: func.func @decode
 //       INT4:   strata.quantized_linear {{.+}} {bits = 4 : i64, group_size = 2 : i64}
 //       INT4:   weight_q4g2: "0x010000000303F9F901030707"
+// With int8 activations (W8A8) the same weights, marked for run-time
+// quantization of the rows.
+// W8A8-LABEL: func.func @decode
+//       W8A8:   strata.quantized_linear {{.+}} {activation_bits = 8 : i64, bits = 8 : i64, group_size = 4 : i64}
+//       W8A8:   strata.quantized_linear {{.+}} {activation_bits = 8 : i64, bits = 8 : i64, group_size = 2 : i64}
+//       W8A8:   weight_q8g4: "0x010000002040C08110207F40"
 module {
   // Not an LM head: an activation lies between the linear and the return.
   func.func @main(%x: tensor<?x4xf32>) -> tensor<?x2xf32> {

@@ -101,6 +101,13 @@ cl::opt<std::string> decodePrecision(
              "fewer at 32; activations quantized to int8 per group at run "
              "time) (docs/design/precision.md)"),
     cl::init("fp32"));
+cl::opt<std::string> prefillPrecision(
+    cl::cat(compileOptions), "prefill-precision",
+    cl::desc("fp32 (default) or int8: the prefill entry's products as "
+             "int8 x int8 (weights per output column, each activation row "
+             "quantized at run time; integer dot products, for the "
+             "compute-bound prompt) (docs/design/precision.md)"),
+    cl::init("fp32"));
 cl::opt<int64_t> int4Group(
     cl::cat(compileOptions), "int4-group",
     cl::desc("rows of a column sharing one int4 scale: 32 (default), 64 or "
@@ -155,6 +162,7 @@ bool readOptions(strata::CompileInput &input, strata::CompileOptions &options) {
   options.generation.allLogits = prefillLogits == "all";
   options.precision.decode = decodePrecision;
   options.precision.int4Group = int4Group;
+  options.precision.prefill = prefillPrecision;
   if (prefillWeights != "fp32" && prefillWeights != "shared")
     return bad("--prefill-weights expects fp32 or shared, got '" +
                prefillWeights + "'");

@@ -144,6 +144,14 @@ LogicalResult QuantizedLinearOp::verify() {
   if (getGroupSize() < 1)
     return emitOpError() << "expected 'group_size' >= 1, got "
                          << getGroupSize();
+  if (getActivationBits() != 0 && getActivationBits() != 8)
+    return emitOpError() << "expected 'activation_bits' 0 or 8, got "
+                         << getActivationBits();
+  if (getActivationBits() == 8 && (getBits() != 8 || getGroupSize() != w[0]))
+    return emitOpError() << "expected int8 activations with 8-bit weights "
+                            "and one scale per column (group_size "
+                         << w[0] << "), got bits " << getBits()
+                         << " and group_size " << getGroupSize();
   if (!isCompatibleShape({in.back()}, {w[0]}))
     return emitOpError() << "expected the inner dim of 'input' ("
                          << formatShape(in.back()) << ") to match dim 0 of "

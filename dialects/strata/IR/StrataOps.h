@@ -23,6 +23,10 @@ namespace strata::ir {
 /// Discardable attribute on the contraction strata.quantized_linear lowers
 /// to: the bits of its integer weight's values (8, or 4 in i8 storage).
 inline constexpr llvm::StringLiteral kWeightBitsAttr = "strata.weight_bits";
+/// Discardable attribute on that contraction when its activations are
+/// quantized per row at run time (8: W8A8); absent for weight-only.
+inline constexpr llvm::StringLiteral kActivationBitsAttr =
+    "strata.activation_bits";
 } // namespace strata::ir
 
 #endif // STRATA_DIALECTS_STRATA_IR_STRATAOPS_H_

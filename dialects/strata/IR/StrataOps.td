@@ -301,20 +301,25 @@ def Strata_QuantizedLinearOp : Strata_Op<"quantized_linear",
     `strata.linear` with the weight stored as symmetric integers (`i8`
     storage holding values of `bits` bits: 8, or 4 for int4 in
     [-8, 7]) and one fp32 scale per `group_size` rows of each column
-    (`group_size` = K: one scale per output channel). Activations,
-    accumulation and the result stay fp32. Made by
-    `strata-quantize-weights` from fp32 weights, or imported from
-    pre-quantized models.
+    (`group_size` = K: one scale per output channel). Accumulation and the
+    result stay fp32. With `activation_bits` = 0 (the default) activations
+    are fp32 too (weight-only); with 8 each row of `input` is quantized
+    at run time to symmetric int8 over the whole row (absmax / 127, per
+    token) and the products are integer (W8A8: `bits` 8, one scale per
+    column). Made by `strata-quantize-weights` from fp32 weights, or
+    imported from pre-quantized models.
 
     ```mlir
     %y = strata.quantized_linear %x, %q, %s {bits = 8 : i64, group_size = 768 : i64} : (tensor<1x1x768xf32>, tensor<768x2304xi8>, tensor<1x2304xf32>) -> tensor<1x1x2304xf32>
+    %z = strata.quantized_linear %x, %q, %s {activation_bits = 8 : i64, bits = 8 : i64, group_size = 768 : i64} : (tensor<1x1x768xf32>, tensor<768x2304xi8>, tensor<1x2304xf32>) -> tensor<1x1x2304xf32>
     ```
   }];
   let arguments = (ins RankedTensorOf<[F32]>:$input,
                    RankedTensorOf<[I8]>:$weight,
                    RankedTensorOf<[F32]>:$scales,
                    Optional<RankedTensorOf<[F32]>>:$bias,
-                   I64Attr:$bits, I64Attr:$group_size);
+                   I64Attr:$bits, I64Attr:$group_size,
+                   DefaultValuedAttr<I64Attr, "0">:$activation_bits);
   let results = (outs RankedTensorOf<[F32]>:$result);
   let assemblyFormat = [{
     $input `,` $weight `,` $scales (`,` $bias^)? attr-dict `:`

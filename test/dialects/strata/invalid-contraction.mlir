@@ -174,3 +174,19 @@ func.func @quantized_linear_inner(%x: tensor<2x6xf32>, %q: tensor<8x3xi8>, %s: t
   %0 = strata.quantized_linear %x, %q, %s {bits = 8 : i64, group_size = 8 : i64} : (tensor<2x6xf32>, tensor<8x3xi8>, tensor<1x3xf32>) -> tensor<2x3xf32>
   return
 }
+
+// -----
+
+func.func @quantized_linear_activation_bits(%x: tensor<2x8xf32>, %q: tensor<8x3xi8>, %s: tensor<1x3xf32>) {
+  // expected-error @+1 {{'strata.quantized_linear' op expected 'activation_bits' 0 or 8, got 4}}
+  %0 = strata.quantized_linear %x, %q, %s {activation_bits = 4 : i64, bits = 8 : i64, group_size = 8 : i64} : (tensor<2x8xf32>, tensor<8x3xi8>, tensor<1x3xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @quantized_linear_w8a8_groups(%x: tensor<2x8xf32>, %q: tensor<8x3xi8>, %s: tensor<2x3xf32>) {
+  // expected-error @+1 {{'strata.quantized_linear' op expected int8 activations with 8-bit weights and one scale per column (group_size 8), got bits 8 and group_size 4}}
+  %0 = strata.quantized_linear %x, %q, %s {activation_bits = 8 : i64, bits = 8 : i64, group_size = 4 : i64} : (tensor<2x8xf32>, tensor<8x3xi8>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return
+}
