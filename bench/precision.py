@@ -6,12 +6,15 @@
 # ratio to fp32, and the bytes a decode step reads (weights at their stored
 # width plus scales, and the KV cache at the generation's mean context)
 # over the machine's read bandwidth as the multi-stream probe
-# (bench/roofline.cc) measures it in the same run.
+# (bench/roofline.cc) measures it in every round (medians of the per-round
+# fractions). Then prefill per `--prefill-precision`: the time to the first
+# token of a `--prefill-tokens` prompt (512), rounds interleaved, medians
+# and the ratio to fp32.
 #
 # Usage: bench/precision.py [--model-dir DIR] [--threads 2] [--rounds 5]
 #        [--prompt 128] [--new-tokens 64] [--precisions fp32,int8,int4]
-#        [--int4-group 32]
-#        [--out FILE.json]
+#        [--int4-group 32] [--prefill-precisions fp32,int8]
+#        [--prefill-tokens 512] [--out FILE.json]
 import argparse
 import json
 import os
@@ -76,6 +79,8 @@ def main():
     ap.add_argument("--new-tokens", type=int, default=64)
     ap.add_argument("--precisions", default="fp32,int8,int4")
     ap.add_argument("--int4-group", type=int, default=32)
+    ap.add_argument("--prefill-precisions", default="fp32,int8")
+    ap.add_argument("--prefill-tokens", type=int, default=512)
     ap.add_argument("--out", default="")
     a = ap.parse_args()
     model = os.path.join(a.model_dir, a.model_file)
@@ -98,7 +103,10 @@ def main():
             sizes[p] = os.path.getsize(artifacts[p])
         runs = {p: [] for p in precisions}
         tokens = {}
+        probes = []
         for r in range(a.rounds):
+            limits, _ = roofline.measure(tmp, [a.threads])
+            probes.append(limits[a.threads]["read_gbps"])
             for p in precisions:
                 rec, _ = generation.strata_generate(
                     a.bin_dir, artifacts[p], [prompt], a.new_tokens,
@@ -107,15 +115,17 @@ def main():
                 tokens.setdefault(p, rec[0]["tokens"])
             print(f"round {r}: " + ", ".join(
                 f"{p} {runs[p][-1]['tokens_per_s']:.1f} tok/s"
-                for p in precisions), flush=True)
-        limits, _ = roofline.measure(tmp, [a.threads])
-        read_gbps = limits[a.threads]["read_gbps"]
+                for p in precisions) + f", probe {probes[-1]:.1f} GB/s",
+                flush=True)
+        read_gbps = statistics.median(probes)
+        prefill = prefill_runs(a, model, vocab, tmp)
     kv = 0
     if "hidden" in meta:
         head_dim = meta["hidden"] // meta["heads"]
         kv = 2 * meta["layers"] * meta.get("kv_heads", meta["heads"]) * \
             (a.prompt + a.new_tokens / 2) * head_dim * 4
     result["read_gbps_probe"] = read_gbps
+    result["read_gbps_probe_per_round"] = probes
     base = statistics.median(x["tokens_per_s"] for x in runs[precisions[0]])
     for p in precisions:
         tps = statistics.median(x["tokens_per_s"] for x in runs[p])
@@ -126,11 +136,48 @@ def main():
             "ttft_ms": statistics.median(x["ttft_ms"] for x in runs[p]),
             "ratio_to_" + precisions[0]: tps / base,
             "step_bytes": moved, "gbps": moved / tpot / 1e9,
-            "fraction_of_probe": moved / tpot / 1e9 / read_gbps,
+            "fraction_of_probe": statistics.median(
+                moved / (x["tpot_ms"] / 1e3) / 1e9 / g
+                for x, g in zip(runs[p], probes)),
             "artifact_bytes": sizes[p],
             "same_tokens_as_" + precisions[0]:
                 tokens[p] == tokens[precisions[0]]}
+    if prefill:
+        first = a.prefill_precisions.split(",")[0]
+        base_ttft = statistics.median(prefill[first])
+        result["prefill"] = {"tokens": a.prefill_tokens}
+        for p, times in prefill.items():
+            ttft = statistics.median(times)
+            result["prefill"][p] = {
+                "ttft_ms": ttft, "ttft_ms_per_round": times,
+                "speedup_over_" + first: base_ttft / ttft}
     generation.report(result, a.out)
+
+
+def prefill_runs(a, model, vocab, tmp):
+    """Time to first token (ms) per round of a --prefill-tokens prompt for
+    each --prefill-precision (decode fp32)."""
+    precisions = [p for p in a.prefill_precisions.split(",") if p]
+    if not precisions:
+        return {}
+    prompt = np.random.default_rng(1).integers(
+        0, vocab, a.prefill_tokens).tolist()
+    artifacts = {}
+    for p in precisions:
+        artifacts[p] = os.path.join(tmp, "prefill-" + p + ".strata")
+        generation.compile_artifact(
+            a.bin_dir, model, artifacts[p],
+            ["--prefill-precision", p, "--max-batch", "1", "--max-seq",
+             str(a.prefill_tokens + 8)])
+    times = {p: [] for p in precisions}
+    for r in range(a.rounds):
+        for p in precisions:
+            rec, _ = generation.strata_generate(
+                a.bin_dir, artifacts[p], [prompt], 1, a.threads, tmp)
+            times[p].append(rec[0]["ttft_ms"])
+        print(f"prefill round {r}: " + ", ".join(
+            f"{p} {times[p][-1]:.1f} ms" for p in precisions), flush=True)
+    return times
 
 
 if __name__ == "__main__":
