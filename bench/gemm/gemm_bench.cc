@@ -5,6 +5,7 @@
 //                          [--int8] (B weight-only int8, per-column scales)
 //                          [--int4] (B int4 in groups of 32)
 //                          [--w8a8] (B int8 per column, A int8 per row)
+//                          [--bf16] (B bf16 pairs, A rounded to bf16)
 // Times the matmul the generated code imports on the GPT-2-small shapes,
 // B pre-packed as the compiler packs weights, and prints the median of 9
 // timed runs (after 2 warm-up runs) as GFLOP/s, % of the FMA peak and, for
@@ -17,7 +18,9 @@
 // not a DRAM figure. With --w8a8, int8 multiply-adds count as fp32 FLOPs
 // do (2 * M * N * K) and are compared to the same fp32 FMA peak, so its
 // fraction can pass 100%; each shape also times strata_rt_matmul_f32 on
-// the packed fp32 weight and prints the ratio of the two times.
+// the packed fp32 weight and prints the ratio of the two times. --bf16
+// does the same for strata_rt_matmul_f32_bf16 (bf16 multiply-adds counted
+// as fp32 FLOPs against the fp32 peak).
 
 #include <algorithm>
 #include <chrono>
@@ -107,15 +110,16 @@ int main(int argc, char** argv) {
   double peakPerCore = 0;
   struct Shape { int64_t m, k, n; bool packed; };
   std::vector<Shape> chosen;
-  bool int8 = false, int4 = false, w8a8 = false;
+  bool int8 = false, int4 = false, w8a8 = false, bf16 = false;
   auto isModeFlag = [](const char* arg) {
     return !std::strcmp(arg, "--int8") || !std::strcmp(arg, "--int4") ||
-           !std::strcmp(arg, "--w8a8");
+           !std::strcmp(arg, "--w8a8") || !std::strcmp(arg, "--bf16");
   };
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--int8")) int8 = true;
     if (!std::strcmp(argv[i], "--int4")) int4 = true;
     if (!std::strcmp(argv[i], "--w8a8")) w8a8 = true;
+    if (!std::strcmp(argv[i], "--bf16")) bf16 = true;
   }
   for (int i = 1; i + 1 < argc; i += 2) {
     if (isModeFlag(argv[i])) --i;
@@ -149,7 +153,10 @@ int main(int argc, char** argv) {
               "FMA peak %.1f GFLOP/s per core\n",
               threads, isa, peakPerCore);
   std::printf("%-18s %10s %10s %8s %10s%s\n", "MxKxN", "median ms", "GFLOP/s",
-              "% peak", "weight GB/s", w8a8 ? "    fp32 ms  fp32/w8a8" : "");
+              "% peak", "weight GB/s",
+              w8a8   ? "    fp32 ms  fp32/w8a8"
+              : bf16 ? "    fp32 ms  fp32/bf16"
+                     : "");
   for (const Shape& s : shapes) {
     std::vector<float> a(s.m * s.k), b(s.k * s.n), c(s.m * s.n);
     for (float& x : a) x = dist(rng);
@@ -161,7 +168,7 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < q.size(); ++i)
       q[i] = static_cast<int8_t>(b[i] * 127);
     strata_pack_b_i8(q.data(), s.k, s.n, s.n, 1, packedQ.data());
-    const bool quantized = (int8 || int4 || w8a8) && s.packed;
+    const bool quantized = (int8 || int4 || w8a8 || bf16) && s.packed;
     // W8A8: symmetric per-column int8, in quads of rows.
     std::vector<float> scalesW(packed.size() / s.k, 0.0f);
     std::vector<int8_t> qW(s.k * s.n);
@@ -177,6 +184,12 @@ int main(int argc, char** argv) {
               static_cast<int8_t>(std::lround(b[kk * s.n + j] / scalesW[j]));
       }
       strata_pack_b_i8_quads(qW.data(), s.k, s.n, s.n, 1, packedW.data());
+    }
+    // bf16: the fp32 weight rounded, in pairs of rows.
+    std::vector<uint16_t> packedBf16;
+    if (bf16 && s.packed) {
+      packedBf16.resize(strata_packed_b_bf16_pairs_elements(s.k, s.n));
+      strata_pack_b_bf16_pairs(b.data(), s.k, s.n, s.n, 1, packedBf16.data());
     }
     constexpr int64_t kGroup = 32;
     std::vector<int8_t> q4(s.k * s.n);
@@ -220,6 +233,11 @@ int main(int argc, char** argv) {
         p[STRATA_MM_B_SCALES] = reinterpret_cast<intptr_t>(scalesW.data());
         p[STRATA_MM_GROUP_SIZE] = s.k;
       }
+      if (bf16) {
+        p[STRATA_MM_B_LAYOUT] = STRATA_MM_LAYOUT_PANEL_BF16_PAIRS;
+        p[STRATA_MM_B_ADDR] = reinterpret_cast<intptr_t>(packedBf16.data());
+        p[STRATA_MM_B_SCALES] = p[STRATA_MM_GROUP_SIZE] = 0;
+      }
     }
     // Median of 9 timed calls after 2 warm-up calls.
     auto medianMs = [&](void (*import)(strata_rt_context_t*, const int64_t*),
@@ -239,12 +257,14 @@ int main(int argc, char** argv) {
     const double med = medianMs(
         !quantized ? kernels::strataMatmulF32
         : w8a8     ? kernels::strataMatmulF32W8A8
+        : bf16     ? kernels::strataMatmulF32Bf16
         : int4     ? kernels::strataMatmulF32I4
                    : kernels::strataMatmulF32I8,
         p);
-    // The fp32 product on the packed fp32 weight, for the W8A8 ratio.
+    // The fp32 product on the packed fp32 weight, for the W8A8 or bf16
+    // ratio.
     double fp32Ms = 0;
-    if (w8a8 && quantized) {
+    if ((w8a8 || bf16) && quantized) {
       int64_t f[STRATA_MM_PARAM_COUNT];
       std::memcpy(f, p, sizeof f);
       f[STRATA_MM_B_LAYOUT] = STRATA_MM_LAYOUT_PANEL_F32;
@@ -257,7 +277,11 @@ int main(int argc, char** argv) {
     std::snprintf(shape, sizeof(shape), "%ldx%ldx%ld%s", (long)s.m, (long)s.k,
                   (long)s.n, s.packed ? "" : " (B^T)");
     const double weightBytes =
-        (!quantized ? 4.0 : int4 ? 0.5 + 4.0 / kGroup : 1.0) * s.k * s.n;
+        (!quantized ? 4.0
+         : int4     ? 0.5 + 4.0 / kGroup
+         : bf16     ? 2.0
+                    : 1.0) *
+        s.k * s.n;
     char ratio[48] = "";
     if (fp32Ms > 0)
       std::snprintf(ratio, sizeof(ratio), " %10.3f %9.2fx", fp32Ms,

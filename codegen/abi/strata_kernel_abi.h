@@ -205,10 +205,29 @@ typedef void (*strata_rt_task_fn)(strata_rt_context_t* context, void* args,
  *   C(m, n) (+)= a_scale(m) * b_scale(n) * sum_k qa(m, k) * qb(k, n).
  * Any M >= 1 and N >= 1.
  *
- * Reserved (no runtime provides them yet, so code importing them does not
- * load: INCOMPATIBLE), with the same params block:
- *   strata_rt_matmul_bf16: A and B bf16, C fp32; B STRIDED or
- *     PANEL_BF16_PAIRS.
+ * strata_rt_matmul_f32_bf16(strata_rt_context_t* context,
+ *                           const int64_t* params)
+ *
+ * bf16 weights (for prefill): as strata_rt_matmul_f32 (A fp32 with its
+ * strides, C fp32, FLAG_ACCUMULATE adds to C, batch dims as for the
+ * quantized imports: B's batch strides are taken as 0) with B a bf16
+ * weight in STRATA_MM_LAYOUT_PANEL_BF16_PAIRS. B_SCALES, B_ZERO_POINTS and
+ * GROUP_SIZE must be 0 and K >= 1; other values end the run (INTERNAL).
+ * A is rounded to bf16 at run time by strata_f32_to_bf16 (below). With
+ * a(k) = bf16(A(m, k)), b(k) = B(k, n), both 0 for k >= K, each output is
+ *   s = C(m, n) if FLAG_ACCUMULATE else 0;
+ *   for t = 0 .. ceil(K / 2) - 1:
+ *     s = s + a(2t + 1) * b(2t + 1);  s = s + a(2t) * b(2t);
+ *   C(m, n) = s
+ * in fp32: each product of two bf16 values is exact in fp32 and each sum
+ * is rounded to nearest even, odd k of a pair first (the order Intel
+ * documents for AVX512-BF16's vdpbf16ps). On CPUs with AVX512-BF16 the
+ * sums are that instruction's, which also reads bf16 denormals as 0 and
+ * flushes sums below 2^-126 in magnitude to 0; other CPUs keep them. So
+ * every CPU gives the same bits unless a product or partial sum falls
+ * below 2^-126 in magnitude (or B holds bf16 denormals, which
+ * strata_pack_b_bf16_pairs never writes). A NaN or infinity in A or B
+ * reaches the outputs as the fp32 sums carry it. Any M, N >= 1.
  */
 #define STRATA_MM_MAX_BATCH 4
 /* Largest K of strata_rt_matmul_f32_w8a8: 127 * 127 * K stays below 2^31,
@@ -250,9 +269,15 @@ typedef enum strata_mm_layout_e {
   STRATA_MM_LAYOUT_STRIDED = 0,
   /* fp32 panels of STRATA_PACK_PANEL_WIDTH columns (below). */
   STRATA_MM_LAYOUT_PANEL_F32 = 1,
-  /* Reserved: bf16 panels of STRATA_PACK_PANEL_WIDTH columns, each row of
-   * a panel holding rows k and k + 1 interleaved (the pair order of
-   * AVX512-BF16 and AMX tiles); K padded to even. */
+  /* bf16 panels of W = STRATA_PACK_PANEL_WIDTH = 32 columns over K rounded
+   * up to Kp = ceil(K / 2) * 2, in pairs of rows: element (k, n) is the
+   * uint16 at index
+   *   (n / W) * Kp * W + (k / 2) * 2 * W + (n % W) * 2 + k % 2,
+   * so a 128-byte pair-row holds rows 2t and 2t + 1 of the panel's 32
+   * columns, the pair of a column in one 32-bit lane with row 2t in its
+   * low half (the order of AVX512-BF16's vdpbf16ps and of AMX bf16
+   * tiles). Padding rows and columns hold 0 (+0.0).
+   * strata_pack_b_bf16_pairs below. */
   STRATA_MM_LAYOUT_PANEL_BF16_PAIRS = 2,
   /* int8 panels of W = STRATA_PACK_PANEL_WIDTH = 32 columns over K rounded
    * up to Kp = ceil(K / 4) * 4, in quads of 4 rows: element (k, n) at byte
@@ -430,6 +455,45 @@ static inline void strata_pack_b_i8_quads(const int8_t* src, int64_t k,
         const int64_t col = p * w + j;
         dst[p * kp * w + (kk / 4) * 4 * w + j * 4 + kk % 4] =
             kk < k && col < n ? src[kk * sk + col * sn] : 0;
+      }
+}
+
+/* The bf16 bits of fp32 |x|, as strata_pack_b_bf16_pairs packs weights and
+ * strata_rt_matmul_f32_bf16 rounds A: to nearest, ties to even; values
+ * past the largest bf16 become infinities; a NaN stays a NaN (sign and top
+ * payload bits kept, quiet bit set); an fp32 denormal becomes a zero of
+ * its sign (as vcvtne2ps2bf16 does), so no bf16 denormal ever arises. */
+static inline uint16_t strata_f32_to_bf16(float x) {
+  union { float f; uint32_t u; } v;
+  v.f = x;
+  if ((v.u & 0x7fffffffu) > 0x7f800000u)
+    return (uint16_t)((v.u >> 16) | 0x40u);
+  if ((v.u & 0x7f800000u) == 0) return (uint16_t)((v.u >> 16) & 0x8000u);
+  return (uint16_t)((v.u + 0x7fffu + ((v.u >> 16) & 1u)) >> 16);
+}
+
+/* uint16 elements of a K x N weight in STRATA_MM_LAYOUT_PANEL_BF16_PAIRS. */
+static inline uint64_t strata_packed_b_bf16_pairs_elements(int64_t k,
+                                                           int64_t n) {
+  const int64_t w = STRATA_PACK_PANEL_WIDTH;
+  return (uint64_t)((n + w - 1) / w) * (uint64_t)((k + 1) / 2 * 2) * w;
+}
+
+/* PANEL_BF16_PAIRS packing of a K x N fp32 weight with element (k, n) at
+ * src[k*sk + n*sn], each rounded by strata_f32_to_bf16; padding rows and
+ * columns hold 0. */
+static inline void strata_pack_b_bf16_pairs(const float* src, int64_t k,
+                                            int64_t n, int64_t sk,
+                                            int64_t sn, uint16_t* dst) {
+  const int64_t w = STRATA_PACK_PANEL_WIDTH;
+  const int64_t kp = (k + 1) / 2 * 2;
+  for (int64_t p = 0; p * w < n; ++p)
+    for (int64_t kk = 0; kk < kp; ++kk)
+      for (int64_t j = 0; j < w; ++j) {
+        const int64_t col = p * w + j;
+        dst[p * kp * w + (kk / 2) * 2 * w + j * 2 + kk % 2] =
+            kk < k && col < n ? strata_f32_to_bf16(src[kk * sk + col * sn])
+                              : (uint16_t)0;
       }
 }
 

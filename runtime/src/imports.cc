@@ -31,6 +31,8 @@ const Import kImports[] = {
      reinterpret_cast<void*>(&kernels::strataMatmulF32I4)},
     {"strata_rt_matmul_f32_w8a8",
      reinterpret_cast<void*>(&kernels::strataMatmulF32W8A8)},
+    {"strata_rt_matmul_f32_bf16",
+     reinterpret_cast<void*>(&kernels::strataMatmulF32Bf16)},
     {"strata_rt_alloc", reinterpret_cast<void*>(&strataRtAlloc)},
     {"strata_rt_free", reinterpret_cast<void*>(&strataRtFree)},
     {"strata_rt_parallel_for", reinterpret_cast<void*>(&strataRtParallelFor)},

@@ -34,6 +34,11 @@ extern "C" void strataMatmulF32I4(strata_rt_context_t* context,
 extern "C" void strataMatmulF32W8A8(strata_rt_context_t* context,
                                     const int64_t* params);
 
+/// strata_rt_matmul_f32_bf16: bf16 weights (STRATA_MM_LAYOUT_PANEL_BF16_PAIRS)
+/// times A rounded to bf16 at run time, fp32 sums (matmul_bf16.cc).
+extern "C" void strataMatmulF32Bf16(strata_rt_context_t* context,
+                                    const int64_t* params);
+
 /// Instruction sets the kernel has code for, best first.
 enum class MatmulIsa { kAvx512, kAvx2, kScalar };
 

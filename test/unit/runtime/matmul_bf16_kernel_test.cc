@@ -1,0 +1,369 @@
+//===- matmul_bf16_kernel_test.cc - The bf16 matmul vs a reference -------===//
+// SPDX-License-Identifier: Apache-2.0
+// The bf16 matmul on every ISA the CPU has (AVX512-BF16, AVX2 on AVX-512
+// hosts too, scalar): ragged M, K and N, several k blocks, accumulation,
+// strides, batches, non-finite values, threads, the packer and A's
+// rounding, and the params it must refuse. Each output is checked against
+// the exact sum (double) over the bf16-rounded operands, and bit for bit
+// against the fp32 sums in the order the ABI header defines.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "isa_test.h"
+#include "kernel_context.h"
+#include "kernels/matmul_f32.h"
+#include "quantized_matmul_params.h"
+#include "strata_kernel_abi.h"
+#include "thread_pool.h"
+
+namespace strata::runtime::kernels {
+namespace {
+
+float bitsToFloat(uint32_t u) {
+  float x;
+  std::memcpy(&x, &u, 4);
+  return x;
+}
+
+uint32_t floatToBits(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  return u;
+}
+
+float bf16(float x) {
+  return bitsToFloat(uint32_t{strata_f32_to_bf16(x)} << 16);
+}
+
+// One product's operands: A [batch, m, k] and C [batch, m, n] with the
+// given strides (elements), one packed weight shared by the batches.
+struct Case {
+  int64_t m, n, k;
+  bool accumulate = false;
+  int64_t batch = 1;
+  int64_t am = 0, ak = 1, aBatch = 0;  // 0: contiguous
+  int64_t cm = 0, cn = 1, cBatch = 0;
+};
+
+struct Operands {
+  Case c;
+  std::vector<float> a, w, out, initial;  // w: row-major K x N
+  std::vector<uint16_t> packed;
+
+  explicit Operands(Case shape) : c(shape) {
+    if (c.am == 0) c.am = c.ak == 1 ? c.k : 1;
+    if (c.ak != 1 && c.am == 1) c.ak = c.m;  // A stored transposed
+    if (c.aBatch == 0) c.aBatch = (c.m - 1) * c.am + (c.k - 1) * c.ak + 1;
+    if (c.cm == 0) c.cm = c.n * c.cn;
+    if (c.cBatch == 0) c.cBatch = c.m * c.cm;
+    std::mt19937 rng(static_cast<uint32_t>(c.m * 131 + c.n * 7 + c.k * 3));
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    a.assign(c.batch * c.aBatch, 0.0f);
+    for (float& x : a) x = dist(rng);
+    w.resize(c.k * c.n);
+    for (float& x : w) x = dist(rng);
+    out.assign(c.batch * c.cBatch, 0.0f);
+    for (float& x : out) x = dist(rng);
+    initial = out;
+  }
+  float& A(int64_t b, int64_t i, int64_t k) {
+    return a[b * c.aBatch + i * c.am + k * c.ak];
+  }
+  int64_t C(int64_t b, int64_t i, int64_t j) const {
+    return b * c.cBatch + i * c.cm + j * c.cn;
+  }
+  void pack() {
+    packed.assign(strata_packed_b_bf16_pairs_elements(c.k, c.n), 0xFFFF);
+    strata_pack_b_bf16_pairs(w.data(), c.k, c.n, c.n, 1, packed.data());
+  }
+  QuantizedMatmulParams params() const {
+    QuantizedMatmulParams p = quantizedMatmulParams(
+        STRATA_MM_LAYOUT_PANEL_BF16_PAIRS, c.batch, c.m, c.n, c.k, 0,
+        c.accumulate, a.data(), packed.data(), nullptr,
+        const_cast<float*>(out.data()));
+    p.values[STRATA_MM_A_BATCH_STRIDES] = c.aBatch;
+    p.values[STRATA_MM_A_STRIDE_M] = c.am;
+    p.values[STRATA_MM_A_STRIDE_K] = c.ak;
+    p.values[STRATA_MM_C_BATCH_STRIDES] = c.cBatch;
+    p.values[STRATA_MM_C_STRIDE_M] = c.cm;
+    p.values[STRATA_MM_C_STRIDE_N] = c.cn;
+    return p;
+  }
+  void run(uint32_t threads) {
+    if (packed.empty()) pack();
+    ThreadPool pool(threads);
+    KernelContext context(&pool);
+    strataMatmulF32Bf16(context.get(), params().get());
+  }
+};
+
+// Checks every output against the exact sum of the bf16 products and,
+// with |bitExact|, against the ABI's fp32 sums bit for bit.
+//
+// Tolerance: each output is 2 * ceil(K / 2) fp32 additions of exact
+// products to a start value (0 or C), so, whatever the order, its error is
+// at most n * 2^-24 * (|C| + sum |a_k b_k|) (n additions, unit roundoff
+// 2^-24; Higham, Accuracy and Stability, 4.2); AVX512-BF16 may also flush
+// each addition's result below 2^-126 to zero, at most 2^-126 per
+// addition.
+void expectMatches(Operands& o, bool bitExact = true) {
+  const Case& c = o.c;
+  const int64_t additions = (c.k + 1) / 2 * 2;
+  std::vector<float> ra(c.k);
+  for (int64_t b = 0; b < c.batch; ++b)
+    for (int64_t i = 0; i < c.m; ++i) {
+      for (int64_t k = 0; k < c.k; ++k) ra[k] = bf16(o.A(b, i, k));
+      for (int64_t j = 0; j < c.n; ++j) {
+        const float got = o.out[o.C(b, i, j)];
+        const float start = c.accumulate ? o.initial[o.C(b, i, j)] : 0.0f;
+        double exact = start, magnitude = std::fabs(start);
+        float ordered = start;
+        for (int64_t t = 0; t < additions / 2; ++t) {
+          for (int64_t k : {2 * t + 1, 2 * t}) {
+            if (k >= c.k) continue;
+            const float product = ra[k] * bf16(o.w[k * c.n + j]);
+            exact += double(ra[k]) * bf16(o.w[k * c.n + j]);
+            magnitude += std::fabs(double(product));
+            ordered += product;
+          }
+        }
+        const double tolerance =
+            additions * (0x1p-24 * magnitude + 0x1p-126);
+        ASSERT_NEAR(got, exact, tolerance)
+            << "batch " << b << " row " << i << " col " << j << " of " << c.m
+            << "x" << c.k << "x" << c.n << " accumulate " << c.accumulate;
+        if (bitExact) {
+          ASSERT_EQ(floatToBits(got), floatToBits(ordered))
+              << "batch " << b << " row " << i << " col " << j << ": " << got
+              << " vs " << ordered;
+        }
+      }
+    }
+  // Outside the rows and columns written, C is untouched.
+  for (size_t x = 0; x < o.out.size(); ++x) {
+    const int64_t b = x / c.cBatch, r = x % c.cBatch;
+    const int64_t i = r / c.cm, j = (r % c.cm) / c.cn;
+    if (i < c.m && j < c.n && (r % c.cm) % c.cn == 0) continue;
+    ASSERT_EQ(o.out[x], o.initial[x]) << "element " << x << " batch " << b;
+  }
+}
+
+void check(const Case& shape, uint32_t threads = 2) {
+  Operands o(shape);
+  o.run(threads);
+  expectMatches(o);
+}
+
+class MatmulBf16KernelTest : public IsaTest {};
+
+TEST_P(MatmulBf16KernelTest, RaggedShapes) {
+  const int64_t ns[] = {1, 31, 32, 33, 100};
+  int64_t next = 0;
+  for (int64_t m : {1, 3, 13, 14, 64, 200})
+    for (int64_t k : {1, 2, 3, 64, 768, 771}) {
+      const int64_t n = ns[next++ % 5];
+      check({m, n, k, next % 2 == 0});
+    }
+  for (int64_t n : ns)
+    for (bool accumulate : {false, true}) check({13, n, 771, accumulate});
+}
+
+// Several k blocks (the sums live in C between them) and a wide N.
+TEST_P(MatmulBf16KernelTest, LongKAndWideN) {
+  check({25, 70, 2000, true});
+  check({15, 2304, 768, false});
+}
+
+TEST_P(MatmulBf16KernelTest, StridedOperands) {
+  Case padded{13, 45, 100};
+  padded.am = 130;  // A rows apart by more than K
+  padded.cm = 50;   // C rows apart by more than N
+  check(padded);
+  Case transposed{7, 33, 71, true};
+  transposed.ak = 0;  // A stored K x M (its k stride is M)
+  check(transposed);
+  Case columns{5, 40, 9, true};
+  columns.cn = 2;  // strided C columns
+  check(columns);
+}
+
+TEST_P(MatmulBf16KernelTest, BatchesShareTheWeight) {
+  Case folded{5, 40, 36, true};
+  folded.batch = 3;  // contiguous: folds into 15 rows
+  check(folded);
+  Case separate{13, 33, 21};
+  separate.batch = 2;
+  separate.aBatch = 13 * 21 + 7;  // padding between batches: no folding
+  separate.cBatch = 13 * 33 + 5;
+  check(separate);
+}
+
+// A is rounded by strata_f32_to_bf16 at run time (ties to even, denormals
+// to zero): against an identity weight each output is its rounded A.
+TEST_P(MatmulBf16KernelTest, RoundsAAsThePacker) {
+  const int64_t k = 37;
+  Operands o({3, k, k});
+  for (int64_t kk = 0; kk < k; ++kk)
+    for (int64_t j = 0; j < k; ++j) o.w[kk * k + j] = kk == j ? 1.0f : 0.0f;
+  const uint32_t special[] = {
+      0x3F808000u,  // tie, even below: 1.0
+      0x3F818000u,  // tie, odd below: up
+      0x3F808001u,  // just above a tie: up
+      0xBF80FFFFu,  // rounds up in magnitude
+      0x007FFFFFu,  // denormal: +0 (not 2^-126)
+      0x807FFFFFu,  // denormal: -0
+      0x00800000u,  // smallest normal
+      0x7F7F7FFFu,  // largest below the rounding to infinity
+  };
+  for (int64_t x = 0; x < 3 * k; ++x)
+    o.A(0, x / k, x % k) = bitsToFloat(special[x % 8]);
+  o.run(2);
+  // By value: the sums start from +0, so a -0 comes out as +0.
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t j = 0; j < k; ++j)
+      ASSERT_EQ(o.out[o.C(0, i, j)], bf16(o.A(0, i, j))) << i << " " << j;
+}
+
+TEST_P(MatmulBf16KernelTest, NonFiniteValuesPropagate) {
+  Operands o({5, 70, 100, true});
+  o.A(0, 1, 17) = NAN;
+  o.A(0, 3, 99) = -INFINITY;
+  o.w[40 * 70 + 66] = INFINITY;  // column 66
+  o.run(2);
+  for (int64_t i = 0; i < 5; ++i)
+    for (int64_t j = 0; j < 70; ++j) {
+      const float got = o.out[o.C(0, i, j)];
+      if (i == 1) {
+        ASSERT_TRUE(std::isnan(got)) << j;
+      } else if (i == 3 || j == 66) {
+        ASSERT_FALSE(std::isfinite(got)) << i << " " << j;
+      }
+    }
+  // The other outputs are as without the non-finite values.
+  o.A(0, 1, 17) = o.A(0, 3, 99) = 0.0f;
+  o.w[40 * 70 + 66] = 0.0f;
+  std::vector<float> got = o.out;
+  o.out = o.initial;
+  o.pack();
+  o.run(2);
+  for (int64_t i : {0, 2, 4})
+    for (int64_t j = 0; j < 70; ++j)
+      if (j != 66) {
+        ASSERT_EQ(got[o.C(0, i, j)], o.out[o.C(0, i, j)]);
+      }
+}
+
+// Products and sums below 2^-126: AVX512-BF16 flushes them to zero, the
+// other sets keep them; both stay within the tolerance's flush term.
+TEST_P(MatmulBf16KernelTest, TinyValuesWithinTheFlushBound) {
+  Operands o({4, 33, 50, true});
+  for (float& x : o.a) x *= 1e-19f;
+  for (float& x : o.w) x *= 1e-19f;
+  for (float& x : o.out) x *= 1e-37f;
+  o.initial = o.out;
+  o.run(2);
+  expectMatches(o, /*bitExact=*/false);
+}
+
+TEST_P(MatmulBf16KernelTest, Threads) {
+  for (uint32_t threads : {1u, 3u, 4u}) {
+    Operands o({37, 200, 129, true});
+    o.run(threads);
+    expectMatches(o);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Isa, MatmulBf16KernelTest, kAllIsas, isaName);
+
+TEST(MatmulBf16KernelTest, PackedLayout) {
+  const int64_t k = 5, n = 35;
+  std::vector<float> src(k * n);
+  for (int64_t i = 0; i < k * n; ++i) src[i] = float(i % 97) - 48.0f;
+  // Two panels of Kp = 6 rows.
+  ASSERT_EQ(strata_packed_b_bf16_pairs_elements(k, n), uint64_t{2 * 6 * 32});
+  std::vector<uint16_t> dst(strata_packed_b_bf16_pairs_elements(k, n), 99);
+  strata_pack_b_bf16_pairs(src.data(), k, n, n, 1, dst.data());
+  for (int64_t kk = 0; kk < 6; ++kk)
+    for (int64_t j = 0; j < 64; ++j) {
+      const int64_t at = (j / 32) * 6 * 32 + (kk / 2) * 64 + (j % 32) * 2 +
+                         kk % 2;
+      const uint16_t want =
+          kk < k && j < n ? uint16_t(floatToBits(src[kk * n + j]) >> 16) : 0;
+      EXPECT_EQ(dst[at], want) << kk << " " << j;  // small integers: exact
+    }
+  // Strided source: B stored N x K.
+  std::vector<float> transposed(k * n);
+  for (int64_t kk = 0; kk < k; ++kk)
+    for (int64_t j = 0; j < n; ++j) transposed[j * k + kk] = src[kk * n + j];
+  std::vector<uint16_t> dst2(dst.size(), 99);
+  strata_pack_b_bf16_pairs(transposed.data(), k, n, 1, k, dst2.data());
+  EXPECT_EQ(dst, dst2);
+}
+
+TEST(MatmulBf16KernelTest, F32ToBf16Rounding) {
+  const struct {
+    uint32_t in;
+    uint16_t out;
+  } cases[] = {
+      {0x3F800000u, 0x3F80},  // 1.0
+      {0x3F808000u, 0x3F80},  // tie, even below: down
+      {0x3F818000u, 0x3F82},  // tie, odd below: up
+      {0x3F808001u, 0x3F81},  // above the tie
+      {0x3F807FFFu, 0x3F80},  // below the tie
+      {0xBF818000u, 0xBF82},  // negative tie: to even
+      {0x7F7FFFFFu, 0x7F80},  // FLT_MAX rounds to infinity
+      {0x7F7F7FFFu, 0x7F7F},  // the largest that stays finite
+      {0x7F800000u, 0x7F80},  // +inf
+      {0xFF800000u, 0xFF80},  // -inf
+      {0x7F800001u, 0x7FC0},  // signalling NaN: quiet
+      {0xFF812345u, 0xFFC1},  // sign and top payload kept
+      {0x7FC00000u, 0x7FC0},  // quiet NaN
+      {0x007FFFFFu, 0x0000},  // denormal: +0
+      {0x80000001u, 0x8000},  // denormal: -0
+      {0x80000000u, 0x8000},  // -0
+      {0x00800000u, 0x0080},  // smallest normal
+  };
+  for (const auto& c : cases)
+    EXPECT_EQ(strata_f32_to_bf16(bitsToFloat(c.in)), c.out)
+        << std::hex << c.in;
+}
+
+// Fields the kernel cannot honour end the run before anything is written.
+TEST(MatmulBf16KernelTest, RejectsBadParams) {
+  const float scale = 1.0f;
+  for (int variant = 0; variant < 6; ++variant) {
+    Operands o({3, 32, 8});
+    o.pack();
+    QuantizedMatmulParams p = o.params();
+    if (variant == 0) p.values[STRATA_MM_B_LAYOUT] = STRATA_MM_LAYOUT_PANEL_F32;
+    if (variant == 1)
+      p.values[STRATA_MM_B_SCALES] = reinterpret_cast<intptr_t>(&scale);
+    if (variant == 2)
+      p.values[STRATA_MM_B_ZERO_POINTS] = reinterpret_cast<intptr_t>(&scale);
+    if (variant == 3) p.values[STRATA_MM_GROUP_SIZE] = 8;
+    if (variant == 4) p.values[STRATA_MM_K] = 0;
+    if (variant == 5) p.values[STRATA_MM_K] = -2;
+    KernelContext context;
+    strataMatmulF32Bf16(context.get(), p.get());
+    EXPECT_EQ(o.out, o.initial) << variant;
+  }
+}
+
+// Without scratch memory (an allocation that failed) the kernel writes
+// nothing and returns: inside a run, kernelScratch ends it instead.
+TEST(MatmulBf16KernelTest, NoScratchWritesNothing) {
+  Operands o({20, 64, 100});
+  o.pack();
+  strata_rt_context_t context;
+  strataMatmulF32Bf16(&context, o.params().get());
+  EXPECT_EQ(o.out, o.initial);
+}
+
+}  // namespace
+}  // namespace strata::runtime::kernels
