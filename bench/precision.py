@@ -12,8 +12,8 @@
 # and the ratio to fp32.
 #
 # Usage: bench/precision.py [--model-dir DIR] [--threads 2] [--rounds 5]
-#        [--prompt 128] [--new-tokens 64] [--precisions fp32,int8,int4]
-#        [--int4-group 32] [--prefill-precisions fp32,int8]
+#        [--prompt 128] [--new-tokens 64] [--precisions fp32,bf16,int8,int4]
+#        [--int4-group 32] [--prefill-precisions fp32,int8,bf16]
 #        [--prefill-tokens 512] [--out FILE.json]
 import argparse
 import json
@@ -59,6 +59,8 @@ def step_bytes(precision, elements, columns, int4_group=32):
     scales for int8, one per group of |int4_group| rows for int4."""
     if precision == "fp32":
         return 4 * elements
+    if precision == "bf16":
+        return 2 * elements
     if precision == "int8":
         return elements + 4 * columns
     if precision == "int4":
@@ -77,9 +79,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--prompt", type=int, default=128)
     ap.add_argument("--new-tokens", type=int, default=64)
-    ap.add_argument("--precisions", default="fp32,int8,int4")
+    ap.add_argument("--precisions", default="fp32,bf16,int8,int4")
     ap.add_argument("--int4-group", type=int, default=32)
-    ap.add_argument("--prefill-precisions", default="fp32,int8")
+    ap.add_argument("--prefill-precisions", default="fp32,int8,bf16")
     ap.add_argument("--prefill-tokens", type=int, default=512)
     ap.add_argument("--out", default="")
     a = ap.parse_args()

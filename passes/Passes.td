@@ -96,6 +96,35 @@ def SplitPrefillDecodePass : Pass<"strata-split-prefill-decode",
                            "::mlir::tensor::TensorDialect"];
 }
 
+def Bf16ContractionsPass : Pass<"strata-bf16-contractions", "mlir::ModuleOp"> {
+  let summary = "marks the linear layers of chosen entries to compute in bf16";
+  let description = [{
+    In the functions named by `functions`, every `strata.linear`, and every
+    `strata.matmul` of an activation by a constant 2-D fp32 weight, gets
+    `strata.compute_type = bf16`: its weight is stored as bf16 and its
+    products are of bf16-rounded operands, summed in fp32 (the CPU back end
+    calls `strata_rt_matmul_f32_bf16`). Norms, softmax, the residual stream
+    and the logits stay fp32. With `keep-fp32-lm-head` the contraction that
+    produces a returned value (the LM head) is left alone.
+
+    ```mlir
+    %y = strata.linear %x, %w, %b : (tensor<?x768xf32>, tensor<768x2304xf32>, tensor<2304xf32>) -> tensor<?x2304xf32>
+    // becomes
+    %y = strata.linear %x, %w, %b {strata.compute_type = bf16} : (tensor<?x768xf32>, tensor<768x2304xf32>, tensor<2304xf32>) -> tensor<?x2304xf32>
+    ```
+  }];
+  let options = [
+    ListOption<"functions", "functions", "std::string",
+               "the functions whose linear layers compute in bf16">,
+    Option<"keepFp32LmHead", "keep-fp32-lm-head", "bool", "false",
+           "leave the contraction producing a returned value in fp32">,
+  ];
+  let statistics = [
+    Statistic<"numMarked", "bf16-contractions",
+              "contractions marked to compute in bf16">,
+  ];
+}
+
 def QuantizeWeightsPass : Pass<"strata-quantize-weights", "mlir::ModuleOp"> {
   let summary = "weight-only quantization of the constant weights of "
                 "chosen entries";

@@ -9,6 +9,7 @@
 // contractions strata.quantized_linear (docs/design/precision.md).
 
 #include "passes/Passes.h"
+#include "passes/WeightContractions.h"
 
 #include "dialects/strata/IR/StrataOps.h"
 
@@ -19,7 +20,6 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <cmath>
@@ -108,30 +108,6 @@ QuantizedWeight quantize(MLIRContext *ctx, llvm::StringRef name,
   return out;
 }
 
-/// Values a function returns, followed back through the data movement
-/// between them and the contraction that made them (the LM head's
-/// reshapes and slices).
-llvm::SmallPtrSet<Operation *, 4> contractionsReturned(func::FuncOp func) {
-  llvm::SmallPtrSet<Operation *, 4> out;
-  func.walk([&](func::ReturnOp ret) {
-    for (Value v : ret.getOperands()) {
-      for (int steps = 0; steps < 8 && v; ++steps) {
-        Operation *def = v.getDefiningOp();
-        if (!def)
-          break;
-        if (isa<LinearOp, MatmulOp>(def)) {
-          out.insert(def);
-          break;
-        }
-        if (!isa<ReshapeOp, SliceOp, GatherOp, TransposeOp, ExpandOp>(def))
-          break;
-        v = def->getOperand(0);
-      }
-    }
-  });
-  return out;
-}
-
 struct QuantizeWeightsPass
     : impl::QuantizeWeightsPassBase<QuantizeWeightsPass> {
   using QuantizeWeightsPassBase::QuantizeWeightsPassBase;
@@ -165,15 +141,7 @@ struct QuantizeWeightsPass
   }
 
   void quantizeFunction(func::FuncOp func) {
-    llvm::SmallPtrSet<Operation *, 4> lmHeads;
-    if (keepFp32LmHead)
-      lmHeads = contractionsReturned(func);
-    SmallVector<Operation *> candidates;
-    func.walk([&](Operation *op) {
-      if (isa<LinearOp, MatmulOp>(op) && !lmHeads.contains(op))
-        candidates.push_back(op);
-    });
-    for (Operation *op : candidates)
+    for (Operation *op : weightContractions(func, keepFp32LmHead))
       rewrite(op);
   }
 

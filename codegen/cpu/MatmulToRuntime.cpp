@@ -36,6 +36,7 @@ constexpr llvm::StringLiteral kMatmulImport = "strata_rt_matmul_f32";
 constexpr llvm::StringLiteral kMatmulI8Import = "strata_rt_matmul_f32_i8";
 constexpr llvm::StringLiteral kMatmulI4Import = "strata_rt_matmul_f32_i4";
 constexpr llvm::StringLiteral kMatmulW8A8Import = "strata_rt_matmul_f32_w8a8";
+constexpr llvm::StringLiteral kMatmulBf16Import = "strata_rt_matmul_f32_bf16";
 
 /// Which kernel a quantized contraction calls.
 enum class QuantizedForm { kInt8, kInt4, kW8A8 };
@@ -45,6 +46,7 @@ struct MatmulLoweringStats {
   unsigned int8Calls = 0;     // of which read a weight-only int8 weight
   unsigned int4Calls = 0;     // of which read an int4 weight
   unsigned w8a8Calls = 0;     // of which quantize their activations too
+  unsigned bf16Calls = 0;     // of which read a bf16 weight
   unsigned packedCalls = 0;   // of which read a pre-packed weight
   unsigned packedWeights = 0; // distinct packed weights
 };
@@ -305,7 +307,8 @@ public:
         call_(module, symbols_, kMatmulImport, STRATA_MM_PARAM_COUNT),
         callI8_(module, symbols_, kMatmulI8Import, STRATA_MM_PARAM_COUNT),
         callI4_(module, symbols_, kMatmulI4Import, STRATA_MM_PARAM_COUNT),
-        callW8A8_(module, symbols_, kMatmulW8A8Import, STRATA_MM_PARAM_COUNT) {}
+        callW8A8_(module, symbols_, kMatmulW8A8Import, STRATA_MM_PARAM_COUNT),
+        callBf16_(module, symbols_, kMatmulBf16Import, STRATA_MM_PARAM_COUNT) {}
 
   LogicalResult run(MatmulLoweringStats &stats) {
     SmallVector<linalg::GenericOp> generics;
@@ -314,7 +317,7 @@ public:
       std::optional<Contraction> c = matchContraction(op);
       if (!c)
         continue;
-      bool packed = false;
+      bool packed = false, bf16 = false;
       if (c->scales) {
         bool rewritten = false;
         QuantizedForm form = QuantizedForm::kInt8;
@@ -327,10 +330,11 @@ public:
         stats.packedCalls += rewritten;
         continue;
       }
-      if (failed(rewrite(op, *c, packed)))
+      if (failed(rewrite(op, *c, packed, bf16)))
         return failure();
       ++stats.calls;
       stats.packedCalls += packed;
+      stats.bf16Calls += bf16;
     }
     stats.packedWeights = packed_.size() + packedQuantized_.size();
     eraseUnusedWeights();
@@ -338,13 +342,14 @@ public:
   }
 
 private:
-  // The packed copy of |global|'s K x N weight read with strides (sk, sn).
+  // The packed copy of |global|'s K x N weight read with strides (sk, sn):
+  // fp32 panels, or bf16 pairs (rounded to nearest even) with |bf16|.
   FailureOr<memref::GlobalOp> packedWeight(memref::GlobalOp global, int64_t k,
                                            int64_t n, int64_t sk, int64_t sn,
-                                           MemRefType type) {
+                                           MemRefType type, bool bf16) {
     std::string key = (global.getSymName() + "/" + std::to_string(k) + "x" +
                        std::to_string(n) + "/" + std::to_string(sk) + "," +
-                       std::to_string(sn))
+                       std::to_string(sn) + (bf16 ? "/bf16" : ""))
                           .str();
     if (auto it = packed_.find(key); it != packed_.end())
       return it->second;
@@ -365,19 +370,33 @@ private:
       source = aligned.data();
     }
     // Packed straight into the new blob.
-    uint64_t packedCount = strata_packed_b_f32_elements(k, n);
-    AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
-        packedCount * sizeof(float), alignof(float), /*dataIsMutable=*/true);
-    strata_pack_b_f32(source, k, n, sk, sn,
-                      reinterpret_cast<float *>(blob.getMutableData().data()));
-
     OpBuilder b(global);
-    auto packedType = RankedTensorType::get({int64_t(packedCount)},
-                                            b.getF32Type());
-    std::string name = (global.getSymName() + "_packed").str();
+    uint64_t packedCount;
+    AsmResourceBlob blob;
+    Type element = b.getF32Type();
+    if (bf16) {
+      packedCount = strata_packed_b_bf16_pairs_elements(k, n);
+      blob = HeapAsmResourceBlob::allocate(packedCount * sizeof(uint16_t),
+                                           64, /*dataIsMutable=*/true);
+      strata_pack_b_bf16_pairs(
+          source, k, n, sk, sn,
+          reinterpret_cast<uint16_t *>(blob.getMutableData().data()));
+      element = b.getBF16Type();
+    } else {
+      packedCount = strata_packed_b_f32_elements(k, n);
+      blob = HeapAsmResourceBlob::allocate(packedCount * sizeof(float),
+                                           alignof(float),
+                                           /*dataIsMutable=*/true);
+      strata_pack_b_f32(
+          source, k, n, sk, sn,
+          reinterpret_cast<float *>(blob.getMutableData().data()));
+    }
+    auto packedType = RankedTensorType::get({int64_t(packedCount)}, element);
+    std::string name =
+        (global.getSymName() + (bf16 ? "_packed_bf16" : "_packed")).str();
     auto attr =
         DenseResourceElementsAttr::get(packedType, name, std::move(blob));
-    auto memrefType = MemRefType::get({int64_t(packedCount)}, b.getF32Type());
+    auto memrefType = MemRefType::get({int64_t(packedCount)}, element);
     auto packedGlobal = memref::GlobalOp::create(
         b, global.getLoc(), name, b.getStringAttr("private"), memrefType, attr,
         /*constant=*/true, /*alignment=*/b.getI64IntegerAttr(64));
@@ -578,8 +597,10 @@ private:
     return false;
   }
 
+  // |bf16|: the contraction, marked strata.compute_type = bf16 over a
+  // packable weight, now calls the bf16 kernel.
   LogicalResult rewrite(linalg::GenericOp op, const Contraction &c,
-                        bool &packedB) {
+                        bool &packedB, bool &bf16) {
     auto func = op->getParentOfType<func::FuncOp>();
     if (!func)
       return success();
@@ -604,10 +625,12 @@ private:
       if (succeeded(bType.getStridesAndOffset(strides, offset)) &&
           offset == 0) {
         int64_t kDim = c.b.memrefDimOf[c.k], nDim = c.b.memrefDimOf[c.n];
+        auto computeType = op->getAttrOfType<TypeAttr>(ir::kComputeTypeAttr);
+        bf16 = computeType && computeType.getValue().isBF16();
         FailureOr<memref::GlobalOp> packed =
             packedWeight(weight, bType.getDimSize(kDim),
                          bType.getDimSize(nDim), strides[kDim], strides[nDim],
-                         bType);
+                         bType, bf16);
         if (failed(packed))
           return failure();
         Value view = memref::GetGlobalOp::create(
@@ -626,8 +649,9 @@ private:
     SmallVector<std::pair<int64_t, Value>> fields =
         f.common(!subsumeZeroFill(op, out));
     fields.push_back({STRATA_MM_B_LAYOUT,
-                      f.idx(packedB ? STRATA_MM_LAYOUT_PANEL_F32
-                                    : STRATA_MM_LAYOUT_STRIDED)});
+                      f.idx(bf16      ? STRATA_MM_LAYOUT_PANEL_BF16_PAIRS
+                            : packedB ? STRATA_MM_LAYOUT_PANEL_F32
+                                      : STRATA_MM_LAYOUT_STRIDED)});
     fields.push_back({STRATA_MM_B_ADDR, bAddress});
     if (bMeta) {
       fields.push_back({STRATA_MM_B_STRIDE_K, f.stride(*bMeta, c.b, c.k)});
@@ -638,7 +662,8 @@ private:
       fields.push_back({STRATA_MM_B_BATCH_STRIDES + i,
                         bMeta ? f.stride(*bMeta, c.b, d) : f.idx(0)});
     }
-    func::CallOp call = call_.emit(builder, loc, func, fields);
+    func::CallOp call =
+        (bf16 ? callBf16_ : call_).emit(builder, loc, func, fields);
     // The call is the contraction's dispatch region now.
     if (Attribute region = op->getAttr(dispatch::kDispatchAttr))
       call->setAttr(dispatch::kDispatchAttr, region);
@@ -667,7 +692,7 @@ private:
 
   ModuleOp module_;
   SymbolTable symbols_;
-  RuntimeCall call_, callI8_, callI4_, callW8A8_;
+  RuntimeCall call_, callI8_, callI4_, callW8A8_, callBf16_;
   llvm::StringMap<memref::GlobalOp> packed_;
   llvm::StringMap<std::pair<memref::GlobalOp, memref::GlobalOp>> packedQuantized_;
   llvm::StringMap<memref::GlobalOp> paddedScales_;
@@ -693,7 +718,9 @@ struct MatmulToRuntimePass
     numInt8Calls += counts.int8Calls;
     numInt4Calls += counts.int4Calls;
     numW8A8Calls += counts.w8a8Calls;
+    numBf16Calls += counts.bf16Calls;
     if (stats) {
+      stats->bf16MatmulCalls += counts.bf16Calls;
       stats->int8MatmulCalls += counts.int8Calls;
       stats->int4MatmulCalls += counts.int4Calls;
       stats->w8a8MatmulCalls += counts.w8a8Calls;

@@ -72,6 +72,7 @@ struct CpuCodegenStats {
   unsigned int8MatmulCalls = 0;  // of which weight-only int8
   unsigned int4MatmulCalls = 0;  // of which int4
   unsigned w8a8MatmulCalls = 0;  // of which int8 weights and activations
+  unsigned bf16MatmulCalls = 0;  // of which bf16
   unsigned earlyFrees = 0;       // buffers freed right after their last use
   unsigned plannedBuffers = 0;   // intermediates at fixed arena offsets
   unsigned unplannedBuffers = 0; // data-dependent sizes: run-time allocations

@@ -166,7 +166,9 @@ def MatmulToRuntimePass : Pass<"strata-cpu-matmul-to-runtime",
     weight two values a byte (`PANEL_I4_GROUPS`); marked
     `strata.activation_bits = 8` (one scale per column), to
     `strata_rt_matmul_f32_w8a8` with the weight in quads of rows
-    (`PANEL_I8_QUADS`). A B operand that is a weight is packed at compile time into
+    (`PANEL_I8_QUADS`). An fp32 contraction marked `strata.compute_type =
+    bf16` over a weight calls `strata_rt_matmul_f32_bf16` with the weight
+    rounded to bf16 in pairs of rows (`PANEL_BF16_PAIRS`). A B operand that is a weight is packed at compile time into
     the panel layout of the ABI header, in a new weight global; a zero fill
     of C right before the contraction is dropped (the call overwrites C).
     docs/design/cpu-matmul.md says why matmuls call the runtime.
@@ -185,7 +187,9 @@ def MatmulToRuntimePass : Pass<"strata-cpu-matmul-to-runtime",
               "of which read an int4 weight (strata_rt_matmul_f32_i4)">,
     Statistic<"numW8A8Calls", "w8a8-calls",
               "of which quantize their activations to int8 too "
-              "(strata_rt_matmul_f32_w8a8)">];
+              "(strata_rt_matmul_f32_w8a8)">,
+    Statistic<"numBf16Calls", "bf16-calls",
+              "of which compute in bf16 (strata_rt_matmul_f32_bf16)">];
 }
 
 def ApproximateMathPass : Pass<"strata-cpu-approximate-math",

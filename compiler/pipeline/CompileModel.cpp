@@ -62,14 +62,16 @@ LogicalResult checkOptions(const CompileOptions &options, Location loc) {
                           << options.dims.maxBatch << " and "
                           << options.dims.maxSeq;
   const PrecisionOptions &precision = options.precision;
-  if (precision.decode != "fp32" && precision.decode != "int8" &&
-      precision.decode != "int4")
+  if (precision.decode != "fp32" && precision.decode != "bf16" &&
+      precision.decode != "int8" && precision.decode != "int4")
     return emitError(loc) << "unsupported decode precision '"
                           << precision.decode
-                          << "' (supported: fp32, int8, int4)";
-  if (precision.prefill != "fp32" && precision.prefill != "int8")
+                          << "' (supported: fp32, bf16, int8, int4)";
+  if (precision.prefill != "fp32" && precision.prefill != "bf16" &&
+      precision.prefill != "int8")
     return emitError(loc) << "unsupported prefill precision '"
-                          << precision.prefill << "' (supported: fp32, int8)";
+                          << precision.prefill
+                          << "' (supported: fp32, bf16, int8)";
   if (precision.prefill != "fp32" && precision.sharedPrefillWeights)
     return emitError(loc)
            << "prefill precision " << precision.prefill
@@ -220,9 +222,10 @@ LogicalResult addGenerationEntries(ModuleOp module,
   return success();
 }
 
-/// The precision policy: the decode entry's weights quantized, the prefill
-/// entry's contractions W8A8 (strata-quantize-weights); a model without
-/// the entry a policy names is told so.
+/// The precision policy: the decode entry's weights bf16 or quantized, the
+/// prefill entry's contractions bf16 or W8A8 (strata-bf16-contractions,
+/// strata-quantize-weights); a model without the entry a policy names is
+/// told so.
 LogicalResult applyPrecision(ModuleOp module, const CompileOptions &options) {
   const PrecisionOptions &precision = options.precision;
   auto needs = [&](llvm::StringRef entry, llvm::StringRef option,
@@ -236,7 +239,23 @@ LogicalResult applyPrecision(ModuleOp module, const CompileOptions &options) {
   };
   PassManager pm(module.getContext());
   pm.enableVerifier(true);
-  if (precision.decode != "fp32") {
+  auto bf16 = [&](llvm::StringRef entry, llvm::StringRef option) {
+    if (failed(needs(entry, option, "bf16")))
+      return failure();
+    Bf16ContractionsPassOptions marks;
+    marks.functions = {entry.str()};
+    if (precision.sharedPrefillWeights && entry == "decode")
+      marks.functions = {"decode", "prefill", "main"};
+    marks.keepFp32LmHead = precision.keepFp32LmHead;
+    pm.addPass(createBf16ContractionsPass(marks));
+    return success();
+  };
+  if (precision.decode == "bf16" && failed(bf16("decode", "decode-precision")))
+    return failure();
+  if (precision.prefill == "bf16" &&
+      failed(bf16("prefill", "prefill-precision")))
+    return failure();
+  if (precision.decode != "fp32" && precision.decode != "bf16") {
     if (failed(needs("decode", "decode-precision", precision.decode)))
       return failure();
     QuantizeWeightsPassOptions quantize;

@@ -64,16 +64,18 @@ struct GenerationOptions {
 
 /// Numeric precision per phase (docs/design/precision.md).
 struct PrecisionOptions {
-  /// The decode entry's weights: "fp32", "int8" (weight-only: symmetric
+  /// The decode entry's weights: "fp32", "bf16" (as prefill's bf16), "int8"
+  /// (weight-only: symmetric
   /// per output column, dequantized in registers; activations fp32) or
   /// "int4" (symmetric per group of int4Group rows, products with
   /// activations quantized to int8 per group at run time).
   std::string decode = "fp32";
   /// Rows of a column sharing one int4 scale: 32, 64 or 128.
   int64_t int4Group = 32;
-  /// The prefill entry's contractions: "fp32" or "int8" (W8A8: weights
-  /// symmetric per output column, each activation row quantized to int8
-  /// at run time, integer dot products).
+  /// The prefill entry's contractions: "fp32", "bf16" (weights stored
+  /// bf16, activations rounded to bf16 where read, fp32 sums) or "int8"
+  /// (W8A8: weights symmetric per output column, each activation row
+  /// quantized to int8 at run time, integer dot products).
   std::string prefill = "fp32";
   /// The LM head keeps fp32 weights in a quantized entry.
   bool keepFp32LmHead = false;

@@ -100,7 +100,8 @@ void printCodegenReport(llvm::raw_ostream &os, const CompileReport &report) {
      << " weights pre-packed at compile time; " << stats.int8MatmulCalls
      << " weight-only int8, " << stats.int4MatmulCalls << " int4, "
      << stats.w8a8MatmulCalls
-     << " int8 x int8 (activations quantized per row at run time)\n"
+     << " int8 x int8 (activations quantized per row at run time), "
+     << stats.bf16MatmulCalls << " bf16\n"
      << "attention: " << stats.attentionCalls
      << " calls to the runtime kernel\n"
      << "run-time checks: " << stats.checks

@@ -81,6 +81,15 @@ Value buildContraction(OpBuilder &b, Location loc, RankedTensorType type,
 //===----------------------------------------------------------------------===//
 
 // numpy.matmul as one generic over [batch..., m?, n?, k].
+// The contraction made for |source| keeps its licence to compute in a
+// narrower type (strata.compute_type), for the back end's kernel choice.
+Value keepComputeType(Operation *source, Value contraction) {
+  if (Attribute type = source->getAttr(kComputeTypeAttr))
+    if (Operation *def = contraction.getDefiningOp())
+      def->setAttr(kComputeTypeAttr, type);
+  return contraction;
+}
+
 Value lowerMatmul(MatmulOp op, MatmulOp::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) {
   Location loc = op.getLoc();
@@ -170,7 +179,8 @@ Value lowerMatmul(MatmulOp op, MatmulOp::Adaptor adaptor,
   SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, le, ctx),
                                  AffineMap::get(loops, 0, re, ctx),
                                  AffineMap::get(loops, 0, oe, ctx)};
-  return buildContraction(rewriter, loc, out, {lhs, rhs}, init, maps, kDim);
+  return keepComputeType(
+      op, buildContraction(rewriter, loc, out, {lhs, rhs}, init, maps, kDim));
 }
 
 // The accumulator a linear layer starts from: its bias broadcast over the
@@ -230,8 +240,10 @@ Value lowerLinear(LinearOp op, LinearOp::Adaptor adaptor,
   });
   Value init = linearInit(rewriter, loc, out, dynamic, adaptor.getBias());
   LinearMaps m = linearMaps(ctx, r);
-  return buildContraction(rewriter, loc, out, {in, w}, init,
-                          {m.input, m.weight, m.output}, r - 1);
+  return keepComputeType(op, buildContraction(rewriter, loc, out, {in, w},
+                                              init,
+                                              {m.input, m.weight, m.output},
+                                              r - 1));
 }
 
 // out[..., n] = bias[n] + sum_k in[..., k] * (q[k, n] * scales[k / G, n]):

@@ -95,7 +95,8 @@ cl::opt<std::string> prefillLogits(
 
 cl::opt<std::string> decodePrecision(
     cl::cat(compileOptions), "decode-precision",
-    cl::desc("fp32 (default), int8 or int4: the decode entry's weights as "
+    cl::desc("fp32 (default), bf16, int8 or int4: the decode entry's "
+             "weights as bf16 (2x fewer bytes per token), as "
              "int8 with one fp32 scale per output column (4x fewer bytes "
              "per token) or int4 with one per --int4-group rows (6.4x "
              "fewer at 32; activations quantized to int8 per group at run "
@@ -103,10 +104,11 @@ cl::opt<std::string> decodePrecision(
     cl::init("fp32"));
 cl::opt<std::string> prefillPrecision(
     cl::cat(compileOptions), "prefill-precision",
-    cl::desc("fp32 (default) or int8: the prefill entry's products as "
-             "int8 x int8 (weights per output column, each activation row "
-             "quantized at run time; integer dot products, for the "
-             "compute-bound prompt) (docs/design/precision.md)"),
+    cl::desc("fp32 (default), bf16 or int8: the prefill entry's products "
+             "of bf16-rounded operands summed in fp32 (weights stored bf16), "
+             "or int8 x int8 (weights per output column, each activation "
+             "row quantized at run time): dot products at 2x / 4x the fp32 "
+             "rate for the compute-bound prompt (docs/design/precision.md)"),
     cl::init("fp32"));
 cl::opt<int64_t> int4Group(
     cl::cat(compileOptions), "int4-group",

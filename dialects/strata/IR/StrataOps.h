@@ -27,6 +27,11 @@ inline constexpr llvm::StringLiteral kWeightBitsAttr = "strata.weight_bits";
 /// quantized per row at run time (8: W8A8); absent for weight-only.
 inline constexpr llvm::StringLiteral kActivationBitsAttr =
     "strata.activation_bits";
+/// Discardable TypeAttr on strata.linear / strata.matmul and on the
+/// contraction they lower to: the products may be computed in this type
+/// (bf16: operands rounded to bf16, sums in fp32). Set by
+/// strata-bf16-contractions.
+inline constexpr llvm::StringLiteral kComputeTypeAttr = "strata.compute_type";
 } // namespace strata::ir
 
 #endif // STRATA_DIALECTS_STRATA_IR_STRATAOPS_H_
