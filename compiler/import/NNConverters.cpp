@@ -6,6 +6,7 @@
 #include "compiler/import/OnnxOpConverters.h"
 
 #include "compiler/import/ConverterUtils.h"
+#include "compiler/import/QuantizedConstants.h"
 #include "dialects/strata/IR/ShapeRules.h"
 #include "dialects/strata/IR/StrataOps.h"
 
@@ -41,6 +42,15 @@ LogicalResult convertMatMul(ImportContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();
   RankedTensorType a = ctx.inputType(0), b = ctx.inputType(1);
+  // A DequantizeLinear'd int8 weight keeps its integers.
+  if (std::optional<QuantizedWeight> w =
+          matchDequantizedWeight(ctx.input(1), /*transposed=*/false);
+      w && a.getElementType().isF32() && a.getRank() >= 1 &&
+      isCompatibleShape({a.getShape().back()}, {w->k})) {
+    ctx.setOutput(0, buildQuantizedLinear(ctx, ctx.input(0), *w, Value(),
+                                          ctx.node().input(1)));
+    return success();
+  }
   std::optional<SmallVector<int64_t>> dims =
       inferMatmulShape(a.getShape(), b.getShape());
   if (!dims)
@@ -64,6 +74,7 @@ LogicalResult convertGemm(ImportContext &ctx) {
   if (failed(transA) || failed(transB) || failed(alpha) || failed(beta))
     return failure();
   Value a = ctx.input(0), b = ctx.input(1);
+  std::optional<QuantizedWeight> qw = matchDequantizedWeight(b, *transB != 0);
   if (typeOf(a).getRank() != 2 || typeOf(b).getRank() != 2)
     return ctx.error() << "expected 2-D 'A' and 'B'";
   if (*transA)
@@ -95,7 +106,13 @@ LogicalResult convertGemm(ImportContext &ctx) {
           RankedTensorType::get({cs[1]}, typeOf(c).getElementType()), c,
           ShapedType::isDynamic(cs[1]) ? ctx.constI64({-1}) : Value());
   }
-  Value y = LinearOp::create(ctx.b(), ctx.loc(), type, a, b, bias);
+  bool quantized = qw && ta.getElementType().isF32() &&
+                   isCompatibleShape({ta.getDimSize(1)}, {qw->k}) &&
+                   (!bias || typeOf(bias).getElementType().isF32());
+  Value y =
+      quantized
+          ? buildQuantizedLinear(ctx, a, *qw, bias, ctx.node().input(1))
+          : LinearOp::create(ctx.b(), ctx.loc(), type, a, b, bias).getResult();
   if (c && !bias) {
     std::optional<SmallVector<int64_t>> dims =
         broadcastShapes(type.getShape(), typeOf(c).getShape());

@@ -68,6 +68,12 @@ mlir::LogicalResult convertGelu(ImportContext &ctx);
 mlir::LogicalResult convertAttention(ImportContext &ctx);
 mlir::LogicalResult convertRotaryEmbedding(ImportContext &ctx);
 
+mlir::LogicalResult convertQuantizeLinear(ImportContext &ctx);
+mlir::LogicalResult convertDequantizeLinear(ImportContext &ctx);
+mlir::LogicalResult convertDynamicQuantizeLinear(ImportContext &ctx);
+mlir::LogicalResult convertMatMulInteger(ImportContext &ctx);
+mlir::LogicalResult convertMatMulNBits(ImportContext &ctx);
+
 mlir::LogicalResult convertContribGelu(ImportContext &ctx);
 mlir::LogicalResult convertContribSkipLayerNorm(ImportContext &ctx);
 mlir::LogicalResult convertContribSimplifiedLayerNorm(ImportContext &ctx);

@@ -80,6 +80,11 @@ const OpConverter kConverters[] = {
     {"", "Gelu", 20, kMax, convertGelu},
     {"", "Attention", 23, kMax, convertAttention},
     {"", "RotaryEmbedding", 23, kMax, convertRotaryEmbedding},
+    // Quantization: QDQ models, ORT's dynamic quantization.
+    {"", "QuantizeLinear", 10, kMax, convertQuantizeLinear},
+    {"", "DequantizeLinear", 10, kMax, convertDequantizeLinear},
+    {"", "DynamicQuantizeLinear", 11, kMax, convertDynamicQuantizeLinear},
+    {"", "MatMulInteger", 10, kMax, convertMatMulInteger},
     // onnxruntime contrib ops seen in optimized exports.
     {kMs, "Gelu", 1, 1, convertContribGelu},
     {kMs, "FastGelu", 1, 1, convertContribGelu},
@@ -93,6 +98,7 @@ const OpConverter kConverters[] = {
      convertContribSimplifiedLayerNorm},
     {kMs, "Attention", 1, 1, convertContribAttention},
     {kMs, "MultiHeadAttention", 1, 1, convertContribMultiHeadAttention},
+    {kMs, "MatMulNBits", 1, 1, convertMatMulNBits},
 };
 } // namespace
 
