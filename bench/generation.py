@@ -8,7 +8,8 @@
 #   KV cache as graph inputs/outputs (how a plain onnxruntime user generates
 #   with a with-past export), all graph optimizations.
 # Rounds interleave the two with a read-bandwidth probe; medians of the
-# per-round figures are reported. Also measured with
+# per-round figures are reported, and the bandwidth fraction best against
+# best (the fastest step over the highest probe). Also measured with
 # Strata alone: decode step time at context 64 vs 1024 (TPOT of a 16-token
 # generation after a prompt of that length), aggregate decode throughput at
 # batch 8 (eight prompts in one decode batch), and the resident set over a
@@ -245,15 +246,26 @@ def main():
             return [(weights + kv) / (x["tpot_ms"] / 1e3) / 1e9 / g
                     for x, g in zip(rounds, probes)]
 
+        # The fraction compares best with best: the fastest step of the
+        # rounds against the highest bandwidth the probe saw. A round's own
+        # probe is not simultaneous with its steps (a neighbour's load
+        # moves within seconds), so per-round fractions scatter around
+        # (and past) 100%; their median is reported beside it.
         tpot_s = med(s_rounds, "tpot_ms") / 1e3
+        best_s = min(x["tpot_ms"] for x in s_rounds) / 1e3
+        best_ort_s = min(x["tpot_ms"] for x in o_rounds) / 1e3
         result["decode_bandwidth"] = {
             "read_gbps_probe_per_round": probes,
-            "read_gbps_probe": statistics.median(probes),
+            "read_gbps_probe": max(probes),
             "weights_bytes": weights, "kv_bytes": kv,
-            "strata_gbps": (weights + kv) / tpot_s / 1e9,
-            "fraction_per_round": fractions(s_rounds),
-            "fraction": statistics.median(fractions(s_rounds)),
-            "onnxruntime_fraction": statistics.median(fractions(o_rounds))}
+            "strata_gbps": (weights + kv) / best_s / 1e9,
+            "fraction": (weights + kv) / best_s / 1e9 / max(probes),
+            "onnxruntime_fraction":
+                (weights + kv) / best_ort_s / 1e9 / max(probes),
+            "strata_gbps_median": (weights + kv) / tpot_s / 1e9,
+            "fraction_median_per_round": statistics.median(
+                fractions(s_rounds)),
+            "fraction_per_round": fractions(s_rounds)}
         result["tokens_per_s_ratio_per_round"] = [
             s["tokens_per_s"] / o["tokens_per_s"]
             for s, o in zip(s_rounds, o_rounds)]
