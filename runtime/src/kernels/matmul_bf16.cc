@@ -5,7 +5,8 @@
 // of register tiles, k blocked so that one panel slice stays in L1 while
 // the row tiles of the block stream past it. The fp32 sums live in C
 // between k blocks. The per-ISA pieces are in matmul_bf16_*.cc; the scalar
-// ones, which define the results, are here.
+// ones, which define the results, are here; the task grid and the params
+// decoding shared with the W8A8 matmul are in packed_gemm.h.
 
 #include <cstdint>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include "../run_context.h"
 #include "matmul_bf16_kernels.h"
 #include "matmul_f32.h"
+#include "packed_gemm.h"
 #include "strata_kernel_abi.h"
 
 namespace strata::runtime::kernels {
@@ -99,39 +101,23 @@ void scalarConvert(int64_t rows, int64_t k, int64_t kp, const float* a,
 const Bf16Kernels kBf16Scalar = {"scalar", kScalarMr, Bf16AFormat::kWidened,
                                  scalarTile, scalarConvert};
 
-// The set for the ISA the fp32 kernels use (which tests may force lower).
+// The set for this CPU (pickKernelSet).
 const Bf16Kernels& bf16Kernels() {
 #if defined(__x86_64__)
-  switch (matmulIsa()) {
-    case MatmulIsa::kAvx512:
-      if (__builtin_cpu_supports("avx512bf16") &&
-          __builtin_cpu_supports("avx512bw"))
-        return kBf16Avx512Bf16;
-      return kBf16Avx2;  // every AVX-512 CPU has AVX2
-    case MatmulIsa::kAvx2:
-      return kBf16Avx2;
-    case MatmulIsa::kScalar:
-      break;
-  }
-#endif
+  return pickKernelSet(__builtin_cpu_supports("avx512bf16") &&
+                           __builtin_cpu_supports("avx512bw"),
+                       kBf16Avx512Bf16, kBf16Avx2, kBf16Scalar);
+#else
   return kBf16Scalar;
+#endif
 }
 
-struct Problem {
-  int64_t m, n, k, kp;
-  bool accumulate;
-  int64_t batchRank;
-  int64_t batch[STRATA_MM_MAX_BATCH];
-  const float* a;
-  int64_t aBatch[STRATA_MM_MAX_BATCH], am, ak;
-  const uint16_t* b;
-  float* c;
-  int64_t cBatch[STRATA_MM_MAX_BATCH], cm, cn;
-};
+using Problem = PackedGemmProblem;
 
 // What run() computed once per call, shared by the tasks.
 struct Prepared {
   const Bf16Kernels* kernels;
+  const uint16_t* b;
   int64_t tilesPerBatch;   // A tiles of one batch
   int64_t tileBytes;       // of one A tile: its k blocks
   int64_t blockBytes;      // of one k block of an A tile: mr * kKc elements
@@ -144,28 +130,6 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t minOf(int64_t a, int64_t b) { return a < b ? a : b; }
 int64_t roundUp64(int64_t bytes) { return (bytes + 63) / 64 * 64; }
 
-// Element offsets of batch index |index| in A and C.
-void batchOffsets(const Problem& p, int64_t index, int64_t* a, int64_t* c) {
-  *a = *c = 0;
-  for (int64_t d = p.batchRank; d-- > 0;) {
-    const int64_t i = index % p.batch[d];
-    index /= p.batch[d];
-    *a += i * p.aBatch[d];
-    *c += i * p.cBatch[d];
-  }
-}
-
-// As the fp32 path: batch dims that only A and C have, right outside M in
-// both, are more rows against the one weight.
-void foldSharedBatchesIntoM(Problem* p) {
-  while (p->batchRank > 0) {
-    const int64_t d = p->batchRank - 1;
-    if (p->aBatch[d] != p->m * p->am || p->cBatch[d] != p->m * p->cm) break;
-    p->m *= p->batch[d];
-    --p->batchRank;
-  }
-}
-
 // Tiles [t0, t1) of batch |bi| against panels [p0, p1), k in [kBegin,
 // kEnd).
 void runBlock(const Problem& p, const Prepared& s, float* cTile, int64_t bi,
@@ -174,7 +138,7 @@ void runBlock(const Problem& p, const Prepared& s, float* cTile, int64_t bi,
   const Bf16Kernels& kern = *s.kernels;
   const int64_t mr = kern.mr;
   int64_t ao, co;
-  batchOffsets(p, bi, &ao, &co);
+  packedGemmBatchOffsets(p, bi, &ao, &co);
   for (int64_t k0 = kBegin; k0 < kEnd; k0 += kKc) {
     const int64_t kc = minOf(kKc, kEnd - k0);
     // After the first k block the sums so far are in C.
@@ -182,42 +146,29 @@ void runBlock(const Problem& p, const Prepared& s, float* cTile, int64_t bi,
     for (int64_t panel = p0; panel < p1; ++panel) {
       const int64_t n0 = panel * kW;
       const int64_t cols = minOf(kW, p.n - n0);
-      const uint16_t* bSlice = p.b + panel * p.kp * kW + k0 * kW;
+      const uint16_t* bSlice = s.b + panel * p.kp * kW + k0 * kW;
       for (int64_t tt = t0; tt < t1; ++tt) {
         const int64_t tile = bi * s.tilesPerBatch + tt;
         const int64_t rows = minOf(mr, p.m - tt * mr);
         const uint8_t* aSlice =
             s.aTiles + tile * s.tileBytes + (k0 / kKc) * s.blockBytes;
         float* cPtr = p.c + co + tt * mr * p.cm + n0 * p.cn;
-        if (cols == kW && p.cn == 1) {
-          kern.tile(rows, kc / 2, aSlice, bSlice, cPtr, p.cm, loadC);
-          continue;
-        }
-        // Partial or strided columns go through a contiguous C tile.
-        if (loadC) {
-          for (int64_t r = 0; r < rows; ++r)
-            for (int64_t j = 0; j < kW; ++j)
-              cTile[r * kW + j] = j < cols ? cPtr[r * p.cm + j * p.cn] : 0.0f;
-        }
-        kern.tile(rows, kc / 2, aSlice, bSlice, cTile, kW, loadC);
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t j = 0; j < cols; ++j)
-            cPtr[r * p.cm + j * p.cn] = cTile[r * kW + j];
+        writeThroughCTile(
+            p, cPtr, rows, cols, cTile, loadC, [&](float* c, int64_t ldc) {
+              kern.tile(rows, kc / 2, aSlice, bSlice, c, ldc, loadC);
+            });
       }
     }
   }
 }
 
 void run(strata_rt_context_t* context, Problem p) {
-  if (p.m <= 0 || p.n <= 0) return;
-  for (int64_t d = 0; d < p.batchRank; ++d)
-    if (p.batch[d] <= 0) return;
-  foldSharedBatchesIntoM(&p);
-  int64_t batches = 1;
-  for (int64_t d = 0; d < p.batchRank; ++d) batches *= p.batch[d];
+  const int64_t batches = foldPackedGemmBatches(&p);
+  if (batches == 0) return;
 
   Prepared s;
   s.kernels = &bf16Kernels();
+  s.b = static_cast<const uint16_t*>(p.b);
   const Bf16Kernels& kern = *s.kernels;
   const int64_t mr = kern.mr;
   const int64_t elementBytes = kern.aFormat == Bf16AFormat::kPairs ? 2 : 4;
@@ -234,15 +185,9 @@ void run(strata_rt_context_t* context, Problem p) {
     return;
   }
   const int64_t shared = roundUp64(aBytes);
-  const int64_t threads = loopThreads(context);
   const int64_t perThread = roundUp64(mr * kW * 4);
-  // One block big enough for the shared part plus |perThread| per thread,
-  // laid out here rather than in kernelScratch's per-thread blocks.
-  size_t stride = 0;
-  uint8_t* base = kernelScratch(
-      context, static_cast<size_t>(perThread + ceilDiv(shared, threads)),
-      &stride);
-  if (!base) return;  // the run has ended (RESOURCE_EXHAUSTED)
+  uint8_t* base = packedGemmScratch(context, shared, perThread);
+  if (!base) return;
   s.aTiles = base;
   s.threadScratch = base + shared;
   s.threadStride = static_cast<size_t>(perThread);
@@ -254,51 +199,25 @@ void run(strata_rt_context_t* context, Problem p) {
                 const int64_t bi = t / s.tilesPerBatch,
                               tt = t % s.tilesPerBatch;
                 int64_t ao, co;
-                batchOffsets(p, bi, &ao, &co);
+                packedGemmBatchOffsets(p, bi, &ao, &co);
                 kern.convert(minOf(mr, p.m - tt * mr), p.k, p.kp,
                              p.a + ao + tt * mr * p.am, p.am, p.ak,
                              base + t * s.tileBytes);
               });
 
-  // Row blocks of whole tiles, panel blocks of kNcPanels; with few tasks
-  // per thread, shrink the blocks so every thread gets work.
-  int64_t mc = minOf(ceilDiv(kMcRows, mr), s.tilesPerBatch);
-  int64_t nc = kNcPanels;
-  while (batches * ceilDiv(s.tilesPerBatch, mc) * ceilDiv(panels, nc) <
-         threads * 2) {
-    if (nc > 1) {
-      nc /= 2;
-    } else if (mc > 1) {
-      mc = ceilDiv(mc, 2);
-    } else {
-      break;
-    }
-  }
-  const int64_t mBlocks = ceilDiv(s.tilesPerBatch, mc);
-  const int64_t nBlocks = ceilDiv(panels, nc);
+  const PackedGemmGrid grid =
+      packedGemmGrid(context, batches, s.tilesPerBatch, panels,
+                     ceilDiv(kMcRows, mr), kNcPanels);
   for (int64_t kBegin = 0; kBegin < p.kp; kBegin += kKPass) {
     const int64_t kEnd = minOf(p.kp, kBegin + kKPass);
-    parallelFor(context, static_cast<size_t>(batches * mBlocks * nBlocks),
-                [&](size_t task, uint32_t thread) {
-                  // Row blocks vary fastest: consecutive tasks share a
-                  // panel block of B while it is in cache.
-                  int64_t rest = static_cast<int64_t>(task);
-                  const int64_t mb = rest % mBlocks;
-                  rest /= mBlocks;
-                  const int64_t nb = rest % nBlocks;
-                  const int64_t bi = rest / nBlocks;
-                  float* cTile = reinterpret_cast<float*>(
-                      s.threadScratch + thread * s.threadStride);
-                  runBlock(p, s, cTile, bi, mb * mc,
-                           minOf(s.tilesPerBatch, (mb + 1) * mc), nb * nc,
-                           minOf(panels, (nb + 1) * nc), kBegin, kEnd);
-                });
+    runPackedGemmGrid(context, grid,
+                      [&](uint32_t thread, int64_t bi, int64_t t0, int64_t t1,
+                          int64_t p0, int64_t p1) {
+                        float* cTile = reinterpret_cast<float*>(
+                            s.threadScratch + thread * s.threadStride);
+                        runBlock(p, s, cTile, bi, t0, t1, p0, p1, kBegin, kEnd);
+                      });
   }
-}
-
-template <typename T>
-T* address(int64_t value) {
-  return reinterpret_cast<T*>(static_cast<intptr_t>(value));
 }
 
 }  // namespace
@@ -325,27 +244,7 @@ extern "C" void strataMatmulF32Bf16(strata_rt_context_t* context,
       return;
     }
   }
-  Problem p;
-  p.m = params[STRATA_MM_M];
-  p.n = params[STRATA_MM_N];
-  p.k = k;
-  p.kp = ceilDiv(k, 2) * 2;
-  p.accumulate = (params[STRATA_MM_FLAGS] & STRATA_MM_FLAG_ACCUMULATE) != 0;
-  p.batchRank = params[STRATA_MM_BATCH_RANK];
-  if (p.batchRank < 0 || p.batchRank > STRATA_MM_MAX_BATCH) p.batchRank = 0;
-  for (int64_t d = 0; d < STRATA_MM_MAX_BATCH; ++d) {
-    p.batch[d] = params[STRATA_MM_BATCH_SIZES + d];
-    p.aBatch[d] = params[STRATA_MM_A_BATCH_STRIDES + d];
-    p.cBatch[d] = params[STRATA_MM_C_BATCH_STRIDES + d];
-  }
-  p.a = address<const float>(params[STRATA_MM_A_ADDR]);
-  p.am = params[STRATA_MM_A_STRIDE_M];
-  p.ak = params[STRATA_MM_A_STRIDE_K];
-  p.b = address<const uint16_t>(params[STRATA_MM_B_ADDR]);
-  p.c = address<float>(params[STRATA_MM_C_ADDR]);
-  p.cm = params[STRATA_MM_C_STRIDE_M];
-  p.cn = params[STRATA_MM_C_STRIDE_N];
-  run(context, p);
+  run(context, decodePackedGemm(params, 2));
 }
 
 }  // namespace strata::runtime::kernels

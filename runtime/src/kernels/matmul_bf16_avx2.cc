@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "matmul_bf16_kernels.h"
+#include "tile_rows.h"
 
 namespace strata::runtime::kernels {
 namespace {
@@ -61,20 +62,9 @@ void tile(int64_t rows, int64_t pairs, const void* aTile, const uint16_t* b,
           float* c, int64_t ldc, bool loadC) {
   const float* a = static_cast<const float*>(aTile);
   for (int64_t h = 0; h < 2; ++h) {
-    switch (rows) {
-      case 1:
-        halfRows<1>(h, pairs, a, b, c, ldc, loadC);
-        break;
-      case 2:
-        halfRows<2>(h, pairs, a, b, c, ldc, loadC);
-        break;
-      case 3:
-        halfRows<3>(h, pairs, a, b, c, ldc, loadC);
-        break;
-      default:
-        halfRows<4>(h, pairs, a, b, c, ldc, loadC);
-        break;
-    }
+    withTileRows<4>(rows, [&](auto r) {
+      halfRows<decltype(r)::value>(h, pairs, a, b, c, ldc, loadC);
+    });
   }
 }
 

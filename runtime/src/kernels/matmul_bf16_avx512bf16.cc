@@ -15,6 +15,7 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
 #include "matmul_bf16_kernels.h"
+#include "tile_rows.h"
 
 namespace strata::runtime::kernels {
 namespace {
@@ -52,36 +53,9 @@ void tileRows(int64_t pairs, const uint32_t* a, const uint16_t* b, float* c,
 void tile(int64_t rows, int64_t pairs, const void* aTile, const uint16_t* b,
           float* c, int64_t ldc, bool loadC) {
   const uint32_t* a = static_cast<const uint32_t*>(aTile);
-  switch (rows) {
-    case 1:
-      return tileRows<1>(pairs, a, b, c, ldc, loadC);
-    case 2:
-      return tileRows<2>(pairs, a, b, c, ldc, loadC);
-    case 3:
-      return tileRows<3>(pairs, a, b, c, ldc, loadC);
-    case 4:
-      return tileRows<4>(pairs, a, b, c, ldc, loadC);
-    case 5:
-      return tileRows<5>(pairs, a, b, c, ldc, loadC);
-    case 6:
-      return tileRows<6>(pairs, a, b, c, ldc, loadC);
-    case 7:
-      return tileRows<7>(pairs, a, b, c, ldc, loadC);
-    case 8:
-      return tileRows<8>(pairs, a, b, c, ldc, loadC);
-    case 9:
-      return tileRows<9>(pairs, a, b, c, ldc, loadC);
-    case 10:
-      return tileRows<10>(pairs, a, b, c, ldc, loadC);
-    case 11:
-      return tileRows<11>(pairs, a, b, c, ldc, loadC);
-    case 12:
-      return tileRows<12>(pairs, a, b, c, ldc, loadC);
-    case 13:
-      return tileRows<13>(pairs, a, b, c, ldc, loadC);
-    default:
-      return tileRows<14>(pairs, a, b, c, ldc, loadC);
-  }
+  withTileRows<kMr>(rows, [&](auto r) {
+    tileRows<decltype(r)::value>(pairs, a, b, c, ldc, loadC);
+  });
 }
 
 // convertBf16Pairs, 32 elements at a time: vcvtne2ps2bf16 rounds as

@@ -5,7 +5,8 @@
 // then (batch, row block, panel block) tasks of int8 register tiles, k
 // blocked so that one panel slice stays in L1 while the row tiles of the
 // block stream past it. The per-ISA pieces are in matmul_w8a8_*.cc; the
-// scalar ones, which define the results, are here.
+// scalar ones, which define the results, are here; the task grid and the
+// params decoding shared with the bf16 matmul are in packed_gemm.h.
 
 #include <cmath>
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include "../run_context.h"
 #include "matmul_f32.h"
 #include "matmul_w8a8_kernels.h"
+#include "packed_gemm.h"
 #include "strata_kernel_abi.h"
 
 namespace strata::runtime::kernels {
@@ -114,40 +116,23 @@ void scalarCorrections(int64_t panels, int64_t kp, const int8_t* b,
 const W8A8Kernels kW8A8Scalar = {"scalar", kScalarMr, scalarTile,
                                  scalarQuantize, scalarCorrections};
 
-// The set for the ISA the fp32 kernels use (which tests may force lower).
+// The set for this CPU (pickKernelSet).
 const W8A8Kernels& w8a8Kernels() {
 #if defined(__x86_64__)
-  switch (matmulIsa()) {
-    case MatmulIsa::kAvx512:
-      if (__builtin_cpu_supports("avx512vnni") &&
-          __builtin_cpu_supports("avx512bw"))
-        return kW8A8Avx512Vnni;
-      return kW8A8Avx2;  // every AVX-512 CPU has AVX2
-    case MatmulIsa::kAvx2:
-      return kW8A8Avx2;
-    case MatmulIsa::kScalar:
-      break;
-  }
-#endif
+  return pickKernelSet(__builtin_cpu_supports("avx512vnni") &&
+                           __builtin_cpu_supports("avx512bw"),
+                       kW8A8Avx512Vnni, kW8A8Avx2, kW8A8Scalar);
+#else
   return kW8A8Scalar;
+#endif
 }
 
-struct Problem {
-  int64_t m, n, k, kp;
-  bool accumulate;
-  int64_t batchRank;
-  int64_t batch[STRATA_MM_MAX_BATCH];
-  const float* a;
-  int64_t aBatch[STRATA_MM_MAX_BATCH], am, ak;
-  const int8_t* b;
-  const float* scales;
-  float* c;
-  int64_t cBatch[STRATA_MM_MAX_BATCH], cm, cn;
-};
+using Problem = PackedGemmProblem;
 
 // What run() computed once per call, shared by the tasks.
 struct Prepared {
   const W8A8Kernels* kernels;
+  const int8_t* b;
   int64_t tilesPerBatch;       // quantized A tiles of one batch
   int64_t mcTiles;             // A tiles per task (at most)
   const uint8_t* aq;           // every batch's A tiles, mr * kp bytes each
@@ -160,28 +145,6 @@ struct Prepared {
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t minOf(int64_t a, int64_t b) { return a < b ? a : b; }
 int64_t roundUp64(int64_t bytes) { return (bytes + 63) / 64 * 64; }
-
-// Element offsets of batch index |index| in A and C.
-void batchOffsets(const Problem& p, int64_t index, int64_t* a, int64_t* c) {
-  *a = *c = 0;
-  for (int64_t d = p.batchRank; d-- > 0;) {
-    const int64_t i = index % p.batch[d];
-    index /= p.batch[d];
-    *a += i * p.aBatch[d];
-    *c += i * p.cBatch[d];
-  }
-}
-
-// As the fp32 path: batch dims that only A and C have, right outside M in
-// both, are more rows against the one weight.
-void foldSharedBatchesIntoM(Problem* p) {
-  while (p->batchRank > 0) {
-    const int64_t d = p->batchRank - 1;
-    if (p->aBatch[d] != p->m * p->am || p->cBatch[d] != p->m * p->cm) break;
-    p->m *= p->batch[d];
-    --p->batchRank;
-  }
-}
 
 // Per-thread bytes: int32 sums of a task's tiles between k blocks (only
 // when there is more than one), then one C tile.
@@ -196,7 +159,7 @@ void runBlock(const Problem& p, const Prepared& s, uint8_t* scratch, int64_t bi,
   const W8A8Kernels& kern = *s.kernels;
   const int64_t mr = kern.mr;
   int64_t ao, co;
-  batchOffsets(p, bi, &ao, &co);
+  packedGemmBatchOffsets(p, bi, &ao, &co);
   int32_t* sums = reinterpret_cast<int32_t*>(scratch);
   float* cTile = reinterpret_cast<float*>(
       scratch + threadBytes(p, mr, s.mcTiles) - roundUp64(mr * kW * 4));
@@ -206,7 +169,7 @@ void runBlock(const Problem& p, const Prepared& s, uint8_t* scratch, int64_t bi,
     for (int64_t panel = p0; panel < p1; ++panel) {
       const int64_t n0 = panel * kW;
       const int64_t cols = minOf(kW, p.n - n0);
-      const int8_t* bSlice = p.b + panel * p.kp * kW + k0 * kW;
+      const int8_t* bSlice = s.b + panel * p.kp * kW + k0 * kW;
       for (int64_t tt = t0; tt < t1; ++tt) {
         const int64_t tile = bi * s.tilesPerBatch + tt;
         const int64_t rows = minOf(mr, p.m - tt * mr);
@@ -217,37 +180,29 @@ void runBlock(const Problem& p, const Prepared& s, uint8_t* scratch, int64_t bi,
           continue;
         }
         float* cPtr = p.c + co + tt * mr * p.cm + n0 * p.cn;
-        const bool direct = cols == kW && p.cn == 1;
-        W8A8Epilogue e{s.aScale + tile * mr, p.scales + n0,
-                       s.corrections + n0,   direct ? cPtr : cTile,
-                       direct ? p.cm : kW,   p.accumulate};
-        // Partial or strided columns go through a contiguous C tile.
-        if (!direct && p.accumulate) {
-          for (int64_t r = 0; r < rows; ++r)
-            for (int64_t j = 0; j < kW; ++j)
-              cTile[r * kW + j] = j < cols ? cPtr[r * p.cm + j * p.cn] : 0.0f;
-        }
-        kern.tile(rows, kc / 4, aSlice, bSlice, acc, !first, &e);
-        if (!direct) {
-          for (int64_t r = 0; r < rows; ++r)
-            for (int64_t j = 0; j < cols; ++j)
-              cPtr[r * p.cm + j * p.cn] = cTile[r * kW + j];
-        }
+        writeThroughCTile(p, cPtr, rows, cols, cTile, p.accumulate,
+                          [&](float* c, int64_t ldc) {
+                            W8A8Epilogue e{s.aScale + tile * mr,
+                                           p.bScales + n0,
+                                           s.corrections + n0,
+                                           c,
+                                           ldc,
+                                           p.accumulate};
+                            kern.tile(rows, kc / 4, aSlice, bSlice, acc, !first,
+                                      &e);
+                          });
       }
     }
   }
 }
 
 void run(strata_rt_context_t* context, Problem p) {
-  if (p.m <= 0 || p.n <= 0) return;
-  for (int64_t d = 0; d < p.batchRank; ++d)
-    if (p.batch[d] <= 0) return;
-  foldSharedBatchesIntoM(&p);
-  int64_t batches = 1;
-  for (int64_t d = 0; d < p.batchRank; ++d) batches *= p.batch[d];
+  const int64_t batches = foldPackedGemmBatches(&p);
+  if (batches == 0) return;
 
   Prepared s;
   s.kernels = &w8a8Kernels();
+  s.b = static_cast<const int8_t*>(p.b);
   const W8A8Kernels& kern = *s.kernels;
   const int64_t mr = kern.mr;
   const int64_t panels = ceilDiv(p.n, kW);
@@ -264,15 +219,9 @@ void run(strata_rt_context_t* context, Problem p) {
   const int64_t scaleOffset = roundUp64(aBytes);
   const int64_t correctionOffset = scaleOffset + roundUp64(tiles * mr * 4);
   const int64_t shared = correctionOffset + roundUp64(panels * kW * 4);
-  const int64_t threads = loopThreads(context);
   const int64_t perThread = threadBytes(p, mr, s.mcTiles);
-  // One block big enough for the shared part plus |perThread| per thread,
-  // laid out here rather than in kernelScratch's per-thread blocks.
-  size_t stride = 0;
-  uint8_t* base = kernelScratch(
-      context, static_cast<size_t>(perThread + ceilDiv(shared, threads)),
-      &stride);
-  if (!base) return;  // the run has ended (RESOURCE_EXHAUSTED)
+  uint8_t* base = packedGemmScratch(context, shared, perThread);
+  if (!base) return;
   auto* aq = base;
   auto* aScale = reinterpret_cast<float*>(base + scaleOffset);
   auto* corrections = reinterpret_cast<int32_t*>(base + correctionOffset);
@@ -290,52 +239,26 @@ void run(strata_rt_context_t* context, Problem p) {
                 if (t >= tiles) {
                   const int64_t q0 = (t - tiles) * kCorrectionPanels;
                   kern.corrections(minOf(kCorrectionPanels, panels - q0), p.kp,
-                                   p.b + q0 * p.kp * kW, corrections + q0 * kW);
+                                   s.b + q0 * p.kp * kW, corrections + q0 * kW);
                   return;
                 }
                 const int64_t bi = t / s.tilesPerBatch,
                               tt = t % s.tilesPerBatch;
                 int64_t ao, co;
-                batchOffsets(p, bi, &ao, &co);
+                packedGemmBatchOffsets(p, bi, &ao, &co);
                 kern.quantize(minOf(mr, p.m - tt * mr), p.k, p.kp,
                               p.a + ao + tt * mr * p.am, p.am, p.ak,
                               aq + t * mr * p.kp, aScale + t * mr);
               });
 
-  // Row blocks of whole tiles, panel blocks of kNcPanels; with few tasks
-  // per thread, shrink the blocks so every thread gets work.
-  int64_t mc = minOf(s.mcTiles, s.tilesPerBatch);
-  int64_t nc = kNcPanels;
-  while (batches * ceilDiv(s.tilesPerBatch, mc) * ceilDiv(panels, nc) <
-         threads * 2) {
-    if (nc > 1) {
-      nc /= 2;
-    } else if (mc > 1) {
-      mc = ceilDiv(mc, 2);
-    } else {
-      break;
-    }
-  }
-  const int64_t mBlocks = ceilDiv(s.tilesPerBatch, mc);
-  const int64_t nBlocks = ceilDiv(panels, nc);
-  parallelFor(context, static_cast<size_t>(batches * mBlocks * nBlocks),
-              [&](size_t task, uint32_t thread) {
-                // Row blocks vary fastest: consecutive tasks share a panel
-                // block of B while it is in cache.
-                int64_t rest = static_cast<int64_t>(task);
-                const int64_t mb = rest % mBlocks;
-                rest /= mBlocks;
-                const int64_t nb = rest % nBlocks;
-                const int64_t bi = rest / nBlocks;
-                runBlock(p, s, s.threadScratch + thread * s.threadStride, bi,
-                         mb * mc, minOf(s.tilesPerBatch, (mb + 1) * mc),
-                         nb * nc, minOf(panels, (nb + 1) * nc));
-              });
-}
-
-template <typename T>
-T* address(int64_t value) {
-  return reinterpret_cast<T*>(static_cast<intptr_t>(value));
+  const PackedGemmGrid grid = packedGemmGrid(context, batches, s.tilesPerBatch,
+                                             panels, s.mcTiles, kNcPanels);
+  runPackedGemmGrid(context, grid,
+                    [&](uint32_t thread, int64_t bi, int64_t t0, int64_t t1,
+                        int64_t p0, int64_t p1) {
+                      runBlock(p, s, s.threadScratch + thread * s.threadStride,
+                               bi, t0, t1, p0, p1);
+                    });
 }
 
 }  // namespace
@@ -356,28 +279,7 @@ extern "C" void strataMatmulF32W8A8(strata_rt_context_t* context,
     failRunInternal(context, what, group);
     return;
   }
-  Problem p;
-  p.m = params[STRATA_MM_M];
-  p.n = params[STRATA_MM_N];
-  p.k = k;
-  p.kp = ceilDiv(k, 4) * 4;
-  p.accumulate = (params[STRATA_MM_FLAGS] & STRATA_MM_FLAG_ACCUMULATE) != 0;
-  p.batchRank = params[STRATA_MM_BATCH_RANK];
-  if (p.batchRank < 0 || p.batchRank > STRATA_MM_MAX_BATCH) p.batchRank = 0;
-  for (int64_t d = 0; d < STRATA_MM_MAX_BATCH; ++d) {
-    p.batch[d] = params[STRATA_MM_BATCH_SIZES + d];
-    p.aBatch[d] = params[STRATA_MM_A_BATCH_STRIDES + d];
-    p.cBatch[d] = params[STRATA_MM_C_BATCH_STRIDES + d];
-  }
-  p.a = address<const float>(params[STRATA_MM_A_ADDR]);
-  p.am = params[STRATA_MM_A_STRIDE_M];
-  p.ak = params[STRATA_MM_A_STRIDE_K];
-  p.b = address<const int8_t>(params[STRATA_MM_B_ADDR]);
-  p.scales = address<const float>(params[STRATA_MM_B_SCALES]);
-  p.c = address<float>(params[STRATA_MM_C_ADDR]);
-  p.cm = params[STRATA_MM_C_STRIDE_M];
-  p.cn = params[STRATA_MM_C_STRIDE_N];
-  run(context, p);
+  run(context, decodePackedGemm(params, 4));
 }
 
 }  // namespace strata::runtime::kernels

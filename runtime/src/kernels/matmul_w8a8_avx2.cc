@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "matmul_w8a8_kernels.h"
+#include "tile_rows.h"
 
 namespace strata::runtime::kernels {
 namespace {
@@ -80,20 +81,9 @@ void chunkRows(int64_t c, int64_t quads, const uint8_t* a, const int8_t* b,
 void tile(int64_t rows, int64_t quads, const uint8_t* a, const int8_t* b,
           int32_t* acc, bool loadAcc, const W8A8Epilogue* e) {
   for (int64_t c = 0; c < 4; ++c) {
-    switch (rows) {
-      case 1:
-        chunkRows<1>(c, quads, a, b, acc, loadAcc, e);
-        break;
-      case 2:
-        chunkRows<2>(c, quads, a, b, acc, loadAcc, e);
-        break;
-      case 3:
-        chunkRows<3>(c, quads, a, b, acc, loadAcc, e);
-        break;
-      default:
-        chunkRows<4>(c, quads, a, b, acc, loadAcc, e);
-        break;
-    }
+    withTileRows<4>(rows, [&](auto r) {
+      chunkRows<decltype(r)::value>(c, quads, a, b, acc, loadAcc, e);
+    });
   }
 }
 

@@ -15,6 +15,7 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
 #include "matmul_w8a8_kernels.h"
+#include "tile_rows.h"
 
 namespace strata::runtime::kernels {
 namespace {
@@ -75,32 +76,9 @@ void tileRows(int64_t quads, const uint8_t* a, const int8_t* b, int32_t* acc,
 
 void tile(int64_t rows, int64_t quads, const uint8_t* a, const int8_t* b,
           int32_t* acc, bool loadAcc, const W8A8Epilogue* e) {
-  switch (rows) {
-    case 1:
-      return tileRows<1>(quads, a, b, acc, loadAcc, e);
-    case 2:
-      return tileRows<2>(quads, a, b, acc, loadAcc, e);
-    case 3:
-      return tileRows<3>(quads, a, b, acc, loadAcc, e);
-    case 4:
-      return tileRows<4>(quads, a, b, acc, loadAcc, e);
-    case 5:
-      return tileRows<5>(quads, a, b, acc, loadAcc, e);
-    case 6:
-      return tileRows<6>(quads, a, b, acc, loadAcc, e);
-    case 7:
-      return tileRows<7>(quads, a, b, acc, loadAcc, e);
-    case 8:
-      return tileRows<8>(quads, a, b, acc, loadAcc, e);
-    case 9:
-      return tileRows<9>(quads, a, b, acc, loadAcc, e);
-    case 10:
-      return tileRows<10>(quads, a, b, acc, loadAcc, e);
-    case 11:
-      return tileRows<11>(quads, a, b, acc, loadAcc, e);
-    default:
-      return tileRows<12>(quads, a, b, acc, loadAcc, e);
-  }
+  withTileRows<kMr>(rows, [&](auto r) {
+    tileRows<decltype(r)::value>(quads, a, b, acc, loadAcc, e);
+  });
 }
 
 // quantizeW8A8Rows, 16 elements at a time: the same fp32 operations in the

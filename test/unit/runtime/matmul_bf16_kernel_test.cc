@@ -18,9 +18,9 @@
 #include "isa_test.h"
 #include "kernel_context.h"
 #include "kernels/matmul_f32.h"
+#include "packed_gemm_test_util.h"
 #include "quantized_matmul_params.h"
 #include "strata_kernel_abi.h"
-#include "thread_pool.h"
 
 namespace strata::runtime::kernels {
 namespace {
@@ -41,65 +41,29 @@ float bf16(float x) {
   return bitsToFloat(uint32_t{strata_f32_to_bf16(x)} << 16);
 }
 
-// One product's operands: A [batch, m, k] and C [batch, m, n] with the
-// given strides (elements), one packed weight shared by the batches.
-struct Case {
-  int64_t m, n, k;
-  bool accumulate = false;
-  int64_t batch = 1;
-  int64_t am = 0, ak = 1, aBatch = 0;  // 0: contiguous
-  int64_t cm = 0, cn = 1, cBatch = 0;
-};
+using Case = PackedGemmCase;
 
-struct Operands {
-  Case c;
-  std::vector<float> a, w, out, initial;  // w: row-major K x N
+// The product's A and C, and its fp32 weight.
+struct Operands : PackedGemmOperands {
+  std::vector<float> w;  // row-major K x N
   std::vector<uint16_t> packed;
 
-  explicit Operands(Case shape) : c(shape) {
-    if (c.am == 0) c.am = c.ak == 1 ? c.k : 1;
-    if (c.ak != 1 && c.am == 1) c.ak = c.m;  // A stored transposed
-    if (c.aBatch == 0) c.aBatch = (c.m - 1) * c.am + (c.k - 1) * c.ak + 1;
-    if (c.cm == 0) c.cm = c.n * c.cn;
-    if (c.cBatch == 0) c.cBatch = c.m * c.cm;
-    std::mt19937 rng(static_cast<uint32_t>(c.m * 131 + c.n * 7 + c.k * 3));
-    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-    a.assign(c.batch * c.aBatch, 0.0f);
-    for (float& x : a) x = dist(rng);
+  explicit Operands(Case shape) : PackedGemmOperands(shape) {
     w.resize(c.k * c.n);
     for (float& x : w) x = dist(rng);
-    out.assign(c.batch * c.cBatch, 0.0f);
-    for (float& x : out) x = dist(rng);
-    initial = out;
-  }
-  float& A(int64_t b, int64_t i, int64_t k) {
-    return a[b * c.aBatch + i * c.am + k * c.ak];
-  }
-  int64_t C(int64_t b, int64_t i, int64_t j) const {
-    return b * c.cBatch + i * c.cm + j * c.cn;
+    fillC();
   }
   void pack() {
     packed.assign(strata_packed_b_bf16_pairs_elements(c.k, c.n), 0xFFFF);
     strata_pack_b_bf16_pairs(w.data(), c.k, c.n, c.n, 1, packed.data());
   }
   QuantizedMatmulParams params() const {
-    QuantizedMatmulParams p = quantizedMatmulParams(
-        STRATA_MM_LAYOUT_PANEL_BF16_PAIRS, c.batch, c.m, c.n, c.k, 0,
-        c.accumulate, a.data(), packed.data(), nullptr,
-        const_cast<float*>(out.data()));
-    p.values[STRATA_MM_A_BATCH_STRIDES] = c.aBatch;
-    p.values[STRATA_MM_A_STRIDE_M] = c.am;
-    p.values[STRATA_MM_A_STRIDE_K] = c.ak;
-    p.values[STRATA_MM_C_BATCH_STRIDES] = c.cBatch;
-    p.values[STRATA_MM_C_STRIDE_M] = c.cm;
-    p.values[STRATA_MM_C_STRIDE_N] = c.cn;
-    return p;
+    return PackedGemmOperands::params(STRATA_MM_LAYOUT_PANEL_BF16_PAIRS, 0,
+                                      packed.data(), nullptr);
   }
   void run(uint32_t threads) {
     if (packed.empty()) pack();
-    ThreadPool pool(threads);
-    KernelContext context(&pool);
-    strataMatmulF32Bf16(context.get(), params().get());
+    PackedGemmOperands::run(strataMatmulF32Bf16, params(), threads);
   }
 };
 
@@ -145,13 +109,7 @@ void expectMatches(Operands& o, bool bitExact = true) {
         }
       }
     }
-  // Outside the rows and columns written, C is untouched.
-  for (size_t x = 0; x < o.out.size(); ++x) {
-    const int64_t b = x / c.cBatch, r = x % c.cBatch;
-    const int64_t i = r / c.cm, j = (r % c.cm) / c.cn;
-    if (i < c.m && j < c.n && (r % c.cm) % c.cn == 0) continue;
-    ASSERT_EQ(o.out[x], o.initial[x]) << "element " << x << " batch " << b;
-  }
+  o.expectOutsideUntouched();
 }
 
 void check(const Case& shape, uint32_t threads = 2) {
@@ -163,15 +121,9 @@ void check(const Case& shape, uint32_t threads = 2) {
 class MatmulBf16KernelTest : public IsaTest {};
 
 TEST_P(MatmulBf16KernelTest, RaggedShapes) {
-  const int64_t ns[] = {1, 31, 32, 33, 100};
-  int64_t next = 0;
-  for (int64_t m : {1, 3, 13, 14, 64, 200})
-    for (int64_t k : {1, 2, 3, 64, 768, 771}) {
-      const int64_t n = ns[next++ % 5];
-      check({m, n, k, next % 2 == 0});
-    }
-  for (int64_t n : ns)
-    for (bool accumulate : {false, true}) check({13, n, 771, accumulate});
+  for (const Case& c :
+       raggedCases({1, 3, 13, 14, 64, 200}, {1, 2, 3, 64, 768, 771}))
+    check(c);
 }
 
 // Several k blocks (the sums live in C between them) and a wide N.
@@ -181,27 +133,11 @@ TEST_P(MatmulBf16KernelTest, LongKAndWideN) {
 }
 
 TEST_P(MatmulBf16KernelTest, StridedOperands) {
-  Case padded{13, 45, 100};
-  padded.am = 130;  // A rows apart by more than K
-  padded.cm = 50;   // C rows apart by more than N
-  check(padded);
-  Case transposed{7, 33, 71, true};
-  transposed.ak = 0;  // A stored K x M (its k stride is M)
-  check(transposed);
-  Case columns{5, 40, 9, true};
-  columns.cn = 2;  // strided C columns
-  check(columns);
+  for (const Case& c : stridedCases(71)) check(c);
 }
 
 TEST_P(MatmulBf16KernelTest, BatchesShareTheWeight) {
-  Case folded{5, 40, 36, true};
-  folded.batch = 3;  // contiguous: folds into 15 rows
-  check(folded);
-  Case separate{13, 33, 21};
-  separate.batch = 2;
-  separate.aBatch = 13 * 21 + 7;  // padding between batches: no folding
-  separate.cBatch = 13 * 33 + 5;
-  check(separate);
+  for (const Case& c : batchCases(21)) check(c);
 }
 
 // A is rounded by strata_f32_to_bf16 at run time (ties to even, denormals
