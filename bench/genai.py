@@ -12,9 +12,12 @@
 # 128 + 64 new tokens at batch 1 and batch 8 (decode tokens/s), and prompt
 # 512 (TTFT).
 #
+# With --precision int4: the builder's int4 model (MatMulNBits) against
+# Strata's --decode-precision int4 artifact of the same weights.
+#
 # Runs in the anchors virtualenv (bench/setup-anchors.sh):
 #   ~/.cache/strata/bench-venv/bin/python bench/genai.py [--rounds 3]
-#       [--threads 2] [--out FILE.json]
+#       [--threads 2] [--precision fp32|int4] [--out FILE.json]
 import argparse
 import json
 import os
@@ -54,12 +57,14 @@ def checkpoint():
     return hf
 
 
-def genai_model(hf):
-    out = os.path.join(CACHE, "genai-fp32")
+def genai_model(hf, precision):
+    """The builder's CPU model: fp32, or int4 (its MatMulNBits weights,
+    blocks of 32, the default accuracy level)."""
+    out = os.path.join(CACHE, "genai-" + precision)
     if os.path.isfile(os.path.join(out, "genai_config.json")):
         return out
     subprocess.run([sys.executable, "-m", "onnxruntime_genai.models.builder",
-                    "-i", hf, "-o", out, "-p", "fp32", "-e", "cpu", "-c",
+                    "-i", hf, "-o", out, "-p", precision, "-e", "cpu", "-c",
                     os.path.join(CACHE, "builder-cache")], check=True)
     return out
 
@@ -150,11 +155,14 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--new-tokens", type=int, default=64)
+    ap.add_argument("--precision", choices=["fp32", "int4"], default="fp32",
+                    help="int4: genai's int4 model against Strata's "
+                         "--decode-precision int4 (groups of 32)")
     ap.add_argument("--out", default="")
     a = ap.parse_args()
     import onnxruntime_genai as og
     hf = checkpoint()
-    genai_dir = genai_model(hf)
+    genai_dir = genai_model(hf, a.precision)
     onnx_path = strata_onnx(hf)
     config = og.Config(genai_dir)
     config.overlay(json.dumps({"model": {"decoder": {"session_options": {
@@ -169,7 +177,9 @@ def main():
         start = time.time()
         subprocess.run([os.path.join(a.bin_dir, "strata-compile"), onnx_path,
                         "-o", artifact, "--quiet", "--max-batch", "8",
-                        "--max-seq", "1024"], check=True)
+                        "--max-seq", "1024"] +
+                       (["--decode-precision", "int4"]
+                        if a.precision == "int4" else []), check=True)
         compile_s = time.time() - start
         prompts = {k: rng.integers(3, CONFIG["vocab_size"], (b, p))
                    .astype(np.int32) for k, (b, p) in workloads.items()}
@@ -185,7 +195,8 @@ def main():
                 same[k] = bool((s[2][:, :8] == g[2][:, :8]).all())
                 print(f"round {r} {k}: strata ttft {s[0]:.1f} tpot {s[1]:.2f}"
                       f" | genai ttft {g[0]:.1f} tpot {g[1]:.2f}", flush=True)
-    summary = {"threads": a.threads, "compile_s": compile_s,
+    summary = {"threads": a.threads, "precision": a.precision,
+               "compile_s": compile_s,
                "first_8_tokens_equal": same}
     for k, (b, p) in workloads.items():
         row = {}
