@@ -63,22 +63,25 @@ def stretches(text_path):
     return np.stack([data[i * step:i * step + LENGTH] for i in range(SLOTS)])
 
 
-def strata_logits(bin_dir, artifact, seqs, tmp, tag):
-    """Logits [SLOTS, LENGTH - 1, V]: position t predicts byte t + 1."""
+def saver(tmp, tag):
+    """save(name, array) -> the path of array written as TAG_NAME.npy."""
     def save(name, array):
         path = os.path.join(tmp, f"{tag}_{name}.npy")
         np.save(path, array)
         return path
-    lines = []
-    for s in range(SLOTS):
-        lines.append(f"prefill input_ids={save(f'p{s}', seqs[s:s + 1, :1])} "
-                     f"slot={save(f'slot{s}', np.array(s, np.int64))} "
-                     f"start={save('zero', np.array(0, np.int64))}")
-    slots = save("slots", np.arange(SLOTS, dtype=np.int64))
-    for t in range(1, LENGTH - 1):
-        lines.append(f"decode input_ids={save(f'd{t}', seqs[:, t:t + 1])} "
-                     f"slots={slots} "
-                     f"positions={save(f'pos{t}', np.full(SLOTS, t, np.int64))}")
+    return save
+
+
+def prefill_line(save, seqs, s, end):
+    """A steps-file line prefilling slot |s| with bytes [0, end)."""
+    return (f"prefill input_ids={save(f'p{s}', seqs[s:s + 1, :end])} "
+            f"slot={save(f'slot{s}', np.array(s, np.int64))} "
+            f"start={save('zero', np.array(0, np.int64))}")
+
+
+def run_steps(bin_dir, artifact, lines, tmp, tag):
+    """Runs the steps |lines| with strata-run; the folder of their outputs
+    (one subfolder per step)."""
     steps = os.path.join(tmp, tag + ".steps")
     with open(steps, "w") as f:
         f.write("\n".join(lines) + "\n")
@@ -86,6 +89,19 @@ def strata_logits(bin_dir, artifact, seqs, tmp, tag):
     subprocess.run([os.path.join(bin_dir, "strata-run"), artifact, "--steps",
                     steps, "--output-dir", out, "--threads", "2"],
                    check=True, capture_output=True, timeout=900)
+    return out
+
+
+def strata_logits(bin_dir, artifact, seqs, tmp, tag):
+    """Logits [SLOTS, LENGTH - 1, V]: position t predicts byte t + 1."""
+    save = saver(tmp, tag)
+    lines = [prefill_line(save, seqs, s, 1) for s in range(SLOTS)]
+    slots = save("slots", np.arange(SLOTS, dtype=np.int64))
+    for t in range(1, LENGTH - 1):
+        lines.append(f"decode input_ids={save(f'd{t}', seqs[:, t:t + 1])} "
+                     f"slots={slots} "
+                     f"positions={save(f'pos{t}', np.full(SLOTS, t, np.int64))}")
+    out = run_steps(bin_dir, artifact, lines, tmp, tag)
     first = np.stack([np.load(os.path.join(out, str(s), "logits.npy"))[0]
                       for s in range(SLOTS)])
     rest = [np.load(os.path.join(out, str(SLOTS + t - 1), "logits.npy"))
@@ -96,21 +112,9 @@ def strata_logits(bin_dir, artifact, seqs, tmp, tag):
 def strata_prefill_logits(bin_dir, artifact, seqs, tmp, tag):
     """Logits [SLOTS, LENGTH - 1, V] of the prefill entry's all_logits,
     each stretch (but its last byte) prefilled at once."""
-    def save(name, array):
-        path = os.path.join(tmp, f"{tag}_{name}.npy")
-        np.save(path, array)
-        return path
-    lines = [f"prefill input_ids={save(f'p{s}', seqs[s:s + 1, :-1])} "
-             f"slot={save(f'slot{s}', np.array(s, np.int64))} "
-             f"start={save('zero', np.array(0, np.int64))}"
-             for s in range(SLOTS)]
-    steps = os.path.join(tmp, tag + ".steps")
-    with open(steps, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    out = os.path.join(tmp, tag + ".out")
-    subprocess.run([os.path.join(bin_dir, "strata-run"), artifact, "--steps",
-                    steps, "--output-dir", out, "--threads", "2"],
-                   check=True, capture_output=True, timeout=900)
+    save = saver(tmp, tag)
+    lines = [prefill_line(save, seqs, s, LENGTH - 1) for s in range(SLOTS)]
+    out = run_steps(bin_dir, artifact, lines, tmp, tag)
     return np.concatenate([np.load(os.path.join(out, str(s),
                                                 "all_logits.npy"))
                            for s in range(SLOTS)])
