@@ -401,43 +401,70 @@ int64_t int4ActivationBytes(int64_t rows, int64_t kp, int64_t group) {
   return rows * kp + 64 + rows * (kp / group) * 8;
 }
 
-// A's rows [0, p.m) quantized to int8 per group of p.group k (absmax /
-// 127), zero-padded to p.kp, with each group's scale and sum. A group
-// holding a non-finite value gets an infinite scale: its outputs are not
-// finite, as the fp32 product's would not be.
-void quantizeActivations(const Problem& p, const float* a, int8_t* aq,
-                         float* aScale, int32_t* aSum) {
-  const int64_t groups = p.kp / p.group;
-  for (int64_t i = 0; i < p.m; ++i)
-    for (int64_t g = 0; g < groups; ++g) {
-      const int64_t k0 = g * p.group, n = minOf(p.k, k0 + p.group) - k0;
-      const float* src = a + i * p.am + k0 * p.ak;
-      int8_t* out = aq + i * p.kp + k0;
-      float amax = 0.0f;
-      int nonFinite = 0;
-      for (int64_t k = 0; k < n; ++k) {
-        const float x = std::fabs(src[k * p.ak]);
-        nonFinite |= !(x <= 3.4e38f);
-        amax = x > amax ? x : amax;
-      }
-      const float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
-      int32_t sum = 0;
-      for (int64_t k = 0; k < n; ++k) {
-        // Clamped (a NaN becomes 0; its group's scale is infinite below),
-        // then rounded half away from zero, in plain comparisons: libm's
-        // fmin and nearbyint are calls here.
-        float y = src[k * p.ak] * inv;
-        y = y > 127.0f ? 127.0f : y;
-        y = y < -127.0f ? -127.0f : y;
-        y = y == y ? y : 0.0f;
-        const int v = static_cast<int>(y + (y >= 0.0f ? 0.5f : -0.5f));
-        out[k] = static_cast<int8_t>(v);
-        sum += v;
-      }
-      for (int64_t k = n; k < p.group; ++k) out[k] = 0;
-      aScale[i * groups + g] = nonFinite ? INFINITY : amax / 127.0f;
-      aSum[i * groups + g] = sum;
+}  // namespace
+
+void quantizeGroupsReference(int64_t k, int64_t kp, int64_t group,
+                             const float* a, int64_t ak, int8_t* aq,
+                             float* aScale, int32_t* aSum) {
+  for (int64_t g = 0; g < kp / group; ++g) {
+    const int64_t k0 = g * group, n = minOf(k, k0 + group) - k0;
+    const float* src = a + k0 * ak;
+    int8_t* out = aq + k0;
+    float amax = 0.0f;
+    int nonFinite = 0;
+    for (int64_t kk = 0; kk < n; ++kk) {
+      const float x = std::fabs(src[kk * ak]);
+      nonFinite |= !(x <= 3.4e38f);
+      amax = x > amax ? x : amax;
     }
+    const float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+    int32_t sum = 0;
+    for (int64_t kk = 0; kk < n; ++kk) {
+      // Clamped (a NaN becomes 0; its group's scale is infinite below),
+      // then rounded half away from zero, in plain comparisons: libm's
+      // fmin and nearbyint are calls here.
+      float y = src[kk * ak] * inv;
+      y = y > 127.0f ? 127.0f : y;
+      y = y < -127.0f ? -127.0f : y;
+      y = y == y ? y : 0.0f;
+      const int v = static_cast<int>(y + (y >= 0.0f ? 0.5f : -0.5f));
+      out[kk] = static_cast<int8_t>(v);
+      sum += v;
+    }
+    for (int64_t kk = n < 0 ? 0 : n; kk < group; ++kk) out[kk] = 0;
+    aScale[g] = nonFinite ? INFINITY : amax / 127.0f;
+    aSum[g] = sum;
+  }
+}
+
+namespace {
+
+QuantizeGroupsFn quantizeGroupsForTiles(const MatmulTiles& t) {
+#if defined(__x86_64__)
+  if (&t == &kMatmulTilesAvx512 && __builtin_cpu_supports("avx512bw"))
+    return kQuantizeGroupsAvx512;
+  if (&t == &kMatmulTilesAvx512 || &t == &kMatmulTilesAvx2)
+    return kQuantizeGroupsAvx2;
+#endif
+  return nullptr;
+}
+
+// A's rows [0, p.m) quantized for the int4 kernels (QuantizeGroupsFn).
+void quantizeActivations(const Problem& p, const MatmulTiles& t,
+                         const float* a, int8_t* aq, float* aScale,
+                         int32_t* aSum) {
+  const int64_t groups = p.kp / p.group;
+  const QuantizeGroupsFn vector = p.ak == 1 ? quantizeGroupsForTiles(t)
+                                            : nullptr;
+  for (int64_t i = 0; i < p.m; ++i) {
+    const float* row = a + i * p.am;
+    if (vector)
+      vector(p.k, p.kp, p.group, row, aq + i * p.kp, aScale + i * groups,
+             aSum + i * groups);
+    else
+      quantizeGroupsReference(p.k, p.kp, p.group, row, p.ak, aq + i * p.kp,
+                              aScale + i * groups, aSum + i * groups);
+  }
 }
 
 MatmulGemvI4Fn gemvI4ForTiles(const MatmulTiles& t) {
@@ -561,7 +588,7 @@ void run(strata_rt_context_t* context, Problem p) {
     auto* aScale =
         reinterpret_cast<float*>(base + (p.m * p.kp + 63) / 64 * 64);
     auto* aSum = reinterpret_cast<int32_t*>(aScale + p.m * (p.kp / p.group));
-    quantizeActivations(p, p.a, aq, aScale, aSum);
+    quantizeActivations(p, t, p.a, aq, aScale, aSum);
     p.aq = aq;
     p.aScale = aScale;
     p.aSum = aSum;

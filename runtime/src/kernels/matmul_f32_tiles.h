@@ -83,6 +83,27 @@ using MatmulGemvI4Fn = void (*)(int64_t rows, int64_t panels, int64_t kp,
 extern const MatmulGemvI4Fn kGemvI4Avx512Vnni;
 extern const MatmulGemvI4Fn kGemvI4Avx2;
 
+/// The activations a MatmulGemvI4Fn takes: one row a[0..k) (unit stride)
+/// quantized to int8 per group of |group| k (absmax / 127, clamped, rounded
+/// half away from zero), zero-padded to |kp| (a multiple of |group|), with
+/// each group's scale and the sum of its int8 values. A group holding a
+/// non-finite value gets an infinite scale (its outputs are not finite, as
+/// the fp32 product's would not be) and its NaNs quantize to 0.
+using QuantizeGroupsFn = void (*)(int64_t k, int64_t kp, int64_t group,
+                                  const float* a, int8_t* aq, float* aScale,
+                                  int32_t* aSum);
+
+/// The reference QuantizeGroupsFn, for any stride |ak| between A's
+/// elements; the vector sets match it bit for bit (the same fp32
+/// operations in the same order; max is exact, so its order is free).
+void quantizeGroupsReference(int64_t k, int64_t kp, int64_t group,
+                             const float* a, int64_t ak, int8_t* aq,
+                             float* aScale, int32_t* aSum);
+
+/// With AVX-512 F/BW and with AVX2.
+extern const QuantizeGroupsFn kQuantizeGroupsAvx512;
+extern const QuantizeGroupsFn kQuantizeGroupsAvx2;
+
 /// The set for this CPU (or the one a test forced).
 const MatmulTiles& matmulTiles();
 

@@ -8,6 +8,7 @@
 
 #include <immintrin.h>
 
+#include <cmath>
 #include <cstdint>
 
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -92,8 +93,53 @@ void gemvI4(int64_t rows, int64_t panels, int64_t kp, const int8_t* aq,
   }
 }
 
+// quantizeGroupsReference, 16 elements at a time (AVX-512 F only).
+void quantizeGroups(int64_t k, int64_t kp, int64_t group, const float* a,
+                    int8_t* aq, float* aScale, int32_t* aSum) {
+  const __m512 limit = _mm512_set1_ps(3.4e38f);
+  const __m512 hi = _mm512_set1_ps(127.0f), lo = _mm512_set1_ps(-127.0f);
+  const __m512 half = _mm512_set1_ps(0.5f), minusHalf = _mm512_set1_ps(-0.5f);
+  // The first |n| of 16 lanes (none when n <= 0).
+  const auto lanes = [](int64_t n) {
+    return n >= 16 ? __mmask16(0xFFFF)
+                   : __mmask16(n > 0 ? (1u << n) - 1 : 0);
+  };
+  for (int64_t g = 0; g < kp / group; ++g) {
+    const int64_t k0 = g * group, n = (k < k0 + group ? k : k0 + group) - k0;
+    const float* src = a + k0;
+    __m512 amax = _mm512_setzero_ps();
+    __mmask16 bad = 0;
+    for (int64_t kk = 0; kk < n; kk += 16) {
+      const __m512 x =
+          _mm512_abs_ps(_mm512_maskz_loadu_ps(lanes(n - kk), src + kk));
+      // max(x, amax) keeps amax where x is NaN, as `x > amax` does.
+      amax = _mm512_max_ps(x, amax);
+      bad |= _mm512_cmp_ps_mask(x, limit, _CMP_NLE_UQ);
+    }
+    const float maxAbs = _mm512_reduce_max_ps(amax);
+    const __m512 inv = _mm512_set1_ps(maxAbs > 0.0f ? 127.0f / maxAbs : 0.0f);
+    __m512i sum = _mm512_setzero_si512();
+    for (int64_t kk = 0; kk < group; kk += 16) {
+      __m512 y =
+          _mm512_mul_ps(_mm512_maskz_loadu_ps(lanes(n - kk), src + kk), inv);
+      const __mmask16 nan = _mm512_cmp_ps_mask(y, y, _CMP_UNORD_Q);
+      y = _mm512_max_ps(_mm512_min_ps(y, hi), lo);
+      y = _mm512_mask_mov_ps(y, nan, _mm512_setzero_ps());
+      const __mmask16 nonNegative =
+          _mm512_cmp_ps_mask(y, _mm512_setzero_ps(), _CMP_GE_OQ);
+      y = _mm512_add_ps(y, _mm512_mask_mov_ps(minusHalf, nonNegative, half));
+      const __m512i v = _mm512_cvttps_epi32(y);
+      sum = _mm512_add_epi32(sum, v);
+      _mm512_mask_cvtepi32_storeu_epi8(aq + k0 + kk, lanes(group - kk), v);
+    }
+    aScale[g] = bad ? INFINITY : maxAbs / 127.0f;
+    aSum[g] = _mm512_reduce_add_epi32(sum);
+  }
+}
+
 }  // namespace
 
 const MatmulGemvI4Fn kGemvI4Avx512Vnni = gemvI4;
+const QuantizeGroupsFn kQuantizeGroupsAvx512 = quantizeGroups;
 
 }  // namespace strata::runtime::kernels
