@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
@@ -67,30 +68,93 @@ void rowPanels(int64_t kp, const int8_t* aq, const float* aScale,
       _mm512_storeu_ps(c + p * 32 + h * 16, total[p][h]);
 }
 
+// R rows (R <= 4) against one panel: each quad's nibbles are unpacked once
+// and multiplied by every row's activations, so a decode batch costs one
+// unpack per weight byte, not one per row.
+template <int R>
+void rowsPanel(int64_t kp, const int8_t* aq, int64_t ldaq, const float* aScale,
+               const int32_t* aSum, const uint8_t* b, const float* scales,
+               int64_t scaleStride, int64_t group, float* c, int64_t ldc,
+               bool loadC) {
+  const __m512i mask = _mm512_set1_epi8(0x0F);
+  const int64_t groups = kp / group;
+  __m512 total[R][2];
+  for (int r = 0; r < R; ++r)
+    for (int h = 0; h < 2; ++h)
+      total[r][h] = loadC ? _mm512_loadu_ps(c + r * ldc + h * 16)
+                          : _mm512_setzero_ps();
+  for (int64_t g = 0; g < groups; ++g) {
+    __m512i acc[R][2];
+    for (int r = 0; r < R; ++r)
+      acc[r][0] = acc[r][1] = _mm512_setzero_si512();
+    for (int64_t t = g * group / 4; t < (g + 1) * group / 4; ++t) {
+      const uint8_t* q = b + t * 64;
+      __builtin_prefetch(q + kPrefetchQuads * 64);
+      const __m512i w = _mm512_loadu_si512(q);
+      const __m512i lo = _mm512_and_si512(w, mask);
+      const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(w, 4), mask);
+      for (int r = 0; r < R; ++r) {
+        int32_t quad;
+        __builtin_memcpy(&quad, aq + r * ldaq + t * 4, 4);
+        const __m512i av = _mm512_set1_epi32(quad);
+        acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], lo, av);
+        acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], hi, av);
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      const __m512 correction =
+          _mm512_set1_ps(8.0f * float(aSum[r * groups + g]));
+      const __m512 sa = _mm512_set1_ps(aScale[r * groups + g]);
+      for (int h = 0; h < 2; ++h) {
+        const __m512 dot =
+            _mm512_sub_ps(_mm512_cvtepi32_ps(acc[r][h]), correction);
+        const __m512 scale = _mm512_mul_ps(
+            _mm512_loadu_ps(scales + g * scaleStride + h * 16), sa);
+        total[r][h] = _mm512_fmadd_ps(dot, scale, total[r][h]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int h = 0; h < 2; ++h)
+      _mm512_storeu_ps(c + r * ldc + h * 16, total[r][h]);
+}
+
 void gemvI4(int64_t rows, int64_t panels, int64_t kp, const int8_t* aq,
             int64_t ldaq, const float* aScale, const int32_t* aSum,
             const uint8_t* b, const float* scales, int64_t scaleStride,
             int64_t group, float* c, int64_t ldc, bool loadC) {
-  // Panels outer, rows inner: a decode batch re-reads four panels from
-  // cache, not the whole weight from memory, for each row.
   const int64_t groups = kp / group, panelBytes = kp * 16;
-  for (int64_t p = 0; p < panels; p += 4) {
-    const bool four = p + 4 <= panels;
-    for (int64_t i = 0; i < rows; ++i) {
-      const int8_t* a = aq + i * ldaq;
-      const float* as = aScale + i * groups;
-      const int32_t* sum = aSum + i * groups;
-      float* out = c + i * ldc;
-      if (four) {
-        rowPanels<4>(kp, a, as, sum, b + p * panelBytes, scales + p * 32,
-                     scaleStride, group, out + p * 32, loadC);
-        continue;
-      }
-      for (int64_t q = p; q < panels; ++q)
-        rowPanels<1>(kp, a, as, sum, b + q * panelBytes, scales + q * 32,
-                     scaleStride, group, out + q * 32, loadC);
-    }
+  if (rows == 1) {
+    // One row: four panels at once (more weight streams in flight).
+    int64_t p = 0;
+    for (; p + 4 <= panels; p += 4)
+      rowPanels<4>(kp, aq, aScale, aSum, b + p * panelBytes, scales + p * 32,
+                   scaleStride, group, c + p * 32, loadC);
+    for (; p < panels; ++p)
+      rowPanels<1>(kp, aq, aScale, aSum, b + p * panelBytes, scales + p * 32,
+                   scaleStride, group, c + p * 32, loadC);
+    return;
   }
+  // A decode batch: panels outer, rows in blocks of four inner; the panel
+  // (kp * 16 bytes) is read from memory once and from L1 after that.
+  for (int64_t p = 0; p < panels; ++p)
+    for (int64_t i = 0; i < rows; i += 4) {
+      const int64_t left = rows - i;
+      const auto block = [&](auto r) {
+        rowsPanel<decltype(r)::value>(
+            kp, aq + i * ldaq, ldaq, aScale + i * groups, aSum + i * groups,
+            b + p * panelBytes, scales + p * 32, scaleStride, group,
+            c + i * ldc + p * 32, ldc, loadC);
+      };
+      if (left >= 4)
+        block(std::integral_constant<int, 4>());
+      else if (left == 3)
+        block(std::integral_constant<int, 3>());
+      else if (left == 2)
+        block(std::integral_constant<int, 2>());
+      else
+        block(std::integral_constant<int, 1>());
+    }
 }
 
 // quantizeGroupsReference, 16 elements at a time (AVX-512 F only).
