@@ -352,6 +352,87 @@ enum {
 #define STRATA_ATTN_FLAG_MASK_HIDDEN 4
 
 /*
+ * strata_rt_attention_kv(strata_rt_context_t* context,
+ *                        const int64_t* params)
+ *
+ * strata_rt_attention_f32 over a compressed KV cache: the same params at
+ * the same indices (0 .. STRATA_ATTN_PARAM_COUNT - 1, same semantics:
+ * causal, window and sinks, mask and MASK_HIDDEN, slots, lengths, grouped
+ * heads), followed by the fields below, STRATA_ATTN_KV_PARAM_COUNT in all.
+ * Q, MASK and O stay fp32; K and V hold elements of KV_DTYPE, both the
+ * same type, their strides counting elements of that type:
+ *  - STRATA_DTYPE_F32 (or 0): as strata_rt_attention_f32;
+ *  - STRATA_DTYPE_BF16: bf16 bits (strata_f32_to_bf16), widened exactly;
+ *  - STRATA_DTYPE_I8: symmetric int8 with one fp32 scale per (batch index,
+ *    kv head, position): element e of position j of K is
+ *      K[b, h, j, e] = q[b, h, j, e] * scale[b * SB + h * SH + j * SS]
+ *    with scale the float at K_SCALES and SB, SH, SS its strides in floats
+ *    (V likewise with V_SCALES); b is the K/V batch index (the slot).
+ * Scores are computed as scale_k(j) * dot(Q row, q(j)) and the output as
+ * sum_j (p(j) * scale_v(j)) * q_v(j), in fp32: the result is attention over
+ * the dequantized K and V up to fp32 rounding. strata_rt_kv_quantize
+ * writes such a cache. Another KV_DTYPE, or int8 without both scale
+ * addresses, ends the run (INTERNAL). strata_rt_attention_f32 keeps its
+ * 39-value block (code compiled for it allocates exactly that many). Like
+ * the matmul imports before them, this import and strata_rt_kv_quantize
+ * were appended without a version bump: code that does not import them
+ * runs as before, and a runtime that predates them refuses code that
+ * does (INCOMPATIBLE when it binds the imports).
+ */
+enum {
+  STRATA_ATTN_KV_DTYPE = 39, /* a strata_dtype_t: F32 (or 0), I8, BF16 */
+  /* Each: address of fp32 scales, then 3 strides (batch, head, sequence). */
+  STRATA_ATTN_K_SCALES = 40,
+  STRATA_ATTN_V_SCALES = 44,
+  STRATA_ATTN_KV_PARAM_COUNT = 48
+};
+
+/*
+ * strata_rt_kv_quantize(strata_rt_context_t* context, const int64_t* params)
+ *
+ * Writes fp32 rows X[b, h, r, :] (b < BATCH, h < KV_HEADS, r < ROWS, each
+ * HEAD_DIM values; strided) into a KV cache of DTYPE elements (the layouts
+ * strata_rt_attention_kv reads) at slot s = slots[b] (SLOTS 0: s = b),
+ * position t = start(b) + r, start(b) = positions[b] (POSITIONS 0: START for
+ * every b). Each s must lie in [0, SLOT_COUNT) and [start(b), start(b) +
+ * ROWS) in [0, CAPACITY): generated code checks both first
+ * (STRATA_CHECK_CACHE_SLOT, STRATA_CHECK_CACHE_POSITIONS), so other values
+ * end the run (INTERNAL), as does an unknown DTYPE or int8 without SCALES.
+ *  - STRATA_DTYPE_F32 (or 0): copied; SCALES ignored.
+ *  - STRATA_DTYPE_BF16: strata_f32_to_bf16 of each value; SCALES ignored.
+ *  - STRATA_DTYPE_I8: per row (one token of one head), in fp32:
+ *      amax = max_e |x(e)|,  scale = amax / 127,  inv = 127 / amax (0 when
+ *      amax is 0),  y(e) = clamp(x(e) * inv, -127, 127),
+ *      q(e) = trunc(y(e) + 0.5) if y(e) >= 0, else trunc(y(e) - 0.5)
+ *             (halves away from zero; the sum is rounded in fp32),
+ *    where a NaN x(e) gives q(e) = 0 (amax skips it); scale is written to
+ *    SCALES[s * SB + h * SH + t * SS] (strides in floats). An all-zero row
+ *    gives q = 0 and scale 0. A row holding a NaN or an infinity gets
+ *    scale +inf, so each of its dequantized values q * scale is an
+ *    infinity or a NaN: attention reads that token as non-finite, as it
+ *    would read the fp32 row. No NaN or infinity is ever converted to an
+ *    integer.
+ * Every ISA writes the same bytes and scales.
+ */
+enum {
+  STRATA_KVQ_DTYPE = 0, /* a strata_dtype_t: F32 (or 0), I8, BF16 */
+  STRATA_KVQ_BATCH = 1,
+  STRATA_KVQ_KV_HEADS = 2,
+  STRATA_KVQ_ROWS = 3,
+  STRATA_KVQ_HEAD_DIM = 4,
+  STRATA_KVQ_SRC = 5,     /* fp32: address, strides batch, head, row, dim */
+  STRATA_KVQ_DST = 10,    /* cache: address, strides slot, head, position,
+                             dim (in elements of DTYPE) */
+  STRATA_KVQ_SCALES = 15, /* address, strides slot, head, position */
+  STRATA_KVQ_SLOTS = 19,  /* address of BATCH int64, or 0 */
+  STRATA_KVQ_SLOT_COUNT = 20,
+  STRATA_KVQ_POSITIONS = 21, /* address of BATCH int64, or 0 */
+  STRATA_KVQ_START = 22,
+  STRATA_KVQ_CAPACITY = 23, /* positions per slot and head */
+  STRATA_KVQ_PARAM_COUNT = 24
+};
+
+/*
  * strata_rt_check_failed(strata_rt_context_t* context, const char* node,
  *                        const char* input, int64_t kind, int64_t a,
  *                        int64_t b, int64_t c)

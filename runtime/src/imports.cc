@@ -9,6 +9,7 @@
 
 #include "buffer_cache.h"
 #include "kernels/attention_f32.h"
+#include "kernels/attention_kv.h"
 #include "kernels/matmul_f32.h"
 #include "run_checks.h"
 #include "thread_pool.h"
@@ -38,6 +39,10 @@ const Import kImports[] = {
     {"strata_rt_parallel_for", reinterpret_cast<void*>(&strataRtParallelFor)},
     {"strata_rt_attention_f32",
      reinterpret_cast<void*>(&kernels::strataAttentionF32)},
+    {"strata_rt_attention_kv",
+     reinterpret_cast<void*>(&kernels::strataAttentionKv)},
+    {"strata_rt_kv_quantize",
+     reinterpret_cast<void*>(&kernels::strataKvQuantize)},
     {"strata_rt_check_failed", reinterpret_cast<void*>(&strataRtCheckFailed)},
 };
 

@@ -8,6 +8,9 @@
 // matmul. Few rows (decode): each row is streamed against K and V in place.
 // Rows whose visible scores are all at the lowest float (or none) take an
 // exact scalar path that reproduces strata.attention's definition.
+// strata_rt_attention_kv runs the same code over a bf16 or int8 K/V cache:
+// decode rows widen it in registers (attention_kv_kernels.h), prefill
+// blocks dequantize it while packing the panels they pack anyway.
 
 #include "attention_f32.h"
 
@@ -16,6 +19,7 @@
 #include <limits>
 
 #include "../run_context.h"
+#include "attention_kv_kernels.h"
 #include "matmul_f32_tiles.h"
 #include "strata_kernel_abi.h"
 
@@ -32,12 +36,28 @@ struct Operand {
   int64_t sb, sh, ss, sd;  // batch, head, sequence, dim strides
 };
 
+// Element type of K and V (strata_rt_attention_kv's KV_DTYPE).
+enum class KvType { kF32, kI8, kBf16 };
+
+// K or V: elements of the problem's KvType, strides in elements; int8 adds
+// one fp32 scale per (batch, head, position), strides in floats.
+struct KvOperand {
+  const uint8_t* p;
+  int64_t sb, sh, ss, sd;
+  const float* scales;
+  int64_t scb, sch, scs;
+};
+
 struct Problem {
   bool causal, window;
   bool maskHidden;  // STRATA_ATTN_FLAG_MASK_HIDDEN
   int64_t batch, heads, kvHeads, sq, sk, d, dv, windowSize, sinks;
   float scale;
-  Operand q, k, v, mask, o;
+  Operand q, mask, o;
+  KvType kvType;
+  int64_t kvBytes;  // bytes of one K/V element
+  KvOperand k, v;
+  const AttentionKvKernels* kvKernels;
   // Per batch row: the K/V batch index it reads and its key count (null:
   // row b reads batch b and has sk keys).
   const int64_t* kvSlots;
@@ -71,14 +91,16 @@ bool isVisible(const Visible& v, int64_t j) {
 // One pool thread's scratch: regions of one block of the run context's
 // kernel scratch, sized for the problem before the loop starts.
 struct Scratch {
-  float *kPacked, *vPacked, *scores, *q, *out, *exact;
+  float *kPacked, *vPacked, *scores, *q, *out, *exact, *kvRow;
 };
 
 // Floats of each region (a multiple of 16, so regions stay 64-byte
 // aligned). The row path needs no packed K/V and one row of scores.
 struct ScratchSizes {
-  int64_t kPacked, vPacked, scores, q, out, exact;
-  int64_t total() const { return kPacked + vPacked + scores + q + out + exact; }
+  int64_t kPacked, vPacked, scores, q, out, exact, kvRow;
+  int64_t total() const {
+    return kPacked + vPacked + scores + q + out + exact + kvRow;
+  }
 };
 
 int64_t roundUp16(int64_t n) { return (std::max<int64_t>(n, 1) + 15) / 16 * 16; }
@@ -92,6 +114,7 @@ ScratchSizes scratchSizes(const Problem& p, bool blocked) {
   z.q = roundUp16(blocked ? kBlockRows * p.d : p.d);
   z.out = roundUp16(p.dv);
   z.exact = roundUp16(p.sk);
+  z.kvRow = roundUp16(std::max(p.d, p.dv));
   return z;
 }
 
@@ -104,15 +127,59 @@ Scratch scratchAt(uint8_t* block, const ScratchSizes& z) {
   s.q = s.scores + z.scores;
   s.out = s.q + z.q;
   s.exact = s.out + z.out;
+  s.kvRow = s.exact + z.exact;
   return s;
 }
 
+// One head's K or V: its first element and, for int8, its first scale.
+struct KvRows {
+  const uint8_t* p;
+  const float* scales;
+};
+
+struct Head {
+  const float *q, *mask;
+  KvRows k, v;
+  float* o;
+};
+
+// Values [e0, e0 + n) of position j of one head's K or V, widened and
+// dequantized to fp32: dst[i * dstStride]. The element type is switched
+// on once per row.
+void loadKvRow(const Problem& p, const KvOperand& o, const KvRows& x,
+               int64_t j, int64_t e0, int64_t n, float* dst,
+               int64_t dstStride) {
+  const uint8_t* row = x.p + (j * o.ss + e0 * o.sd) * p.kvBytes;
+  switch (p.kvType) {
+    case KvType::kF32: {
+      const float* src = reinterpret_cast<const float*>(row);
+      for (int64_t i = 0; i < n; ++i) dst[i * dstStride] = src[i * o.sd];
+      break;
+    }
+    case KvType::kI8: {
+      const int8_t* src = reinterpret_cast<const int8_t*>(row);
+      const float scale = x.scales[j * o.scs];
+      for (int64_t i = 0; i < n; ++i)
+        dst[i * dstStride] = static_cast<float>(src[i * o.sd]) * scale;
+      break;
+    }
+    case KvType::kBf16: {
+      const uint16_t* src = reinterpret_cast<const uint16_t*>(row);
+      for (int64_t i = 0; i < n; ++i) {
+        const uint32_t bits = static_cast<uint32_t>(src[i * o.sd]) << 16;
+        __builtin_memcpy(dst + i * dstStride, &bits, sizeof(float));
+      }
+      break;
+    }
+  }
+}
+
 // Row i of one head by the definition: every key scored (hidden ones at the
-// lowest float, plus the mask with maskHidden), softmax over all of them. For rows the fast path cannot
-// take: no visible key, or every visible score at the lowest float.
+// lowest float, plus the mask with maskHidden), softmax over all of them.
+// For rows the fast path cannot take: no visible key, or every visible
+// score at the lowest float.
 void exactRow(const Problem& p, const Scratch& s, const float* q,
-              const float* k, const float* v, const float* maskRow, int64_t i,
-              float* o) {
+              const Head& x, const float* maskRow, int64_t i, float* o) {
   if (p.sk == 0) {
     // No keys: the product with V sums nothing.
     for (int64_t c = 0; c < p.dv; ++c) o[c * p.o.sd] = 0.0f;
@@ -120,13 +187,14 @@ void exactRow(const Problem& p, const Scratch& s, const float* q,
   }
   const Visible vis = visibleKeys(p, i);
   float* e = s.exact;
+  float* row = s.kvRow;
   float best = -std::numeric_limits<float>::infinity();
   for (int64_t j = 0; j < p.sk; ++j) {
     float s = lowestFloat();
     if (isVisible(vis, j)) {
+      loadKvRow(p, p.k, x.k, j, 0, p.d, row, 1);
       float dot = 0.0f;
-      for (int64_t c = 0; c < p.d; ++c)
-        dot += q[c * p.q.sd] * k[j * p.k.ss + c * p.k.sd];
+      for (int64_t c = 0; c < p.d; ++c) dot += q[c * p.q.sd] * row[c];
       s = dot * p.scale;
       if (maskRow) s += maskRow[j * p.mask.sd];
     } else if (p.maskHidden && maskRow) {
@@ -140,11 +208,14 @@ void exactRow(const Problem& p, const Scratch& s, const float* q,
     e[j] = std::exp(e[j] - best);
     sum += e[j];
   }
-  for (int64_t c = 0; c < p.dv; ++c) {
-    float acc = 0.0f;
-    for (int64_t j = 0; j < p.sk; ++j) acc += e[j] * v[j * p.v.ss + c * p.v.sd];
-    o[c * p.o.sd] = acc / sum;
+  // Key by key (each output's sum still runs over j in order).
+  float* acc = s.out;
+  std::fill(acc, acc + p.dv, 0.0f);
+  for (int64_t j = 0; j < p.sk; ++j) {
+    loadKvRow(p, p.v, x.v, j, 0, p.dv, row, 1);
+    for (int64_t c = 0; c < p.dv; ++c) acc[c] += e[j] * row[c];
   }
+  for (int64_t c = 0; c < p.dv; ++c) o[c * p.o.sd] = acc[c] / sum;
 }
 
 // Raw dot products s[0, ncols) of row i -> unnormalized probabilities (0 for
@@ -172,21 +243,77 @@ bool softmaxRow(const Problem& p, const MatmulTiles& t, float* s,
   return true;
 }
 
-struct Head {
-  const float *q, *k, *v, *mask;
-  float* o;
-};
-
 Head headOf(const Problem& p, int64_t b, int64_t h) {
   const int64_t kvh = h / (p.heads / p.kvHeads);
   const int64_t kvb = p.kvSlots ? p.kvSlots[b] : b;
+  const auto rows = [&](const KvOperand& o) {
+    return KvRows{o.p + (kvb * o.sb + kvh * o.sh) * p.kvBytes,
+                  o.scales ? o.scales + kvb * o.scb + kvh * o.sch : nullptr};
+  };
   Head x;
   x.q = p.q.p + b * p.q.sb + h * p.q.sh;
-  x.k = p.k.p + kvb * p.k.sb + kvh * p.k.sh;
-  x.v = p.v.p + kvb * p.v.sb + kvh * p.v.sh;
+  x.k = rows(p.k);
+  x.v = rows(p.v);
   x.mask = p.mask.p ? p.mask.p + b * p.mask.sb + h * p.mask.sh : nullptr;
   x.o = const_cast<float*>(p.o.p) + b * p.o.sb + h * p.o.sh;
   return x;
+}
+
+// scores[j] = q . K row j for j in [0, ncols) (int8: times the row's
+// scale), with unit-stride rows read where they lie.
+void keyDots(const Problem& p, const MatmulTiles& t, const Scratch& s,
+             const Head& x, const float* q, int64_t ncols, float* scores) {
+  const KvRows& k = x.k;
+  if (p.k.sd == 1) {
+    switch (p.kvType) {
+      case KvType::kF32:
+        return t.rowDotColumns(p.d, ncols, q,
+                               reinterpret_cast<const float*>(k.p), p.k.ss,
+                               scores, 1, false);
+      case KvType::kI8:
+        return p.kvKernels->dotI8(p.d, ncols, q,
+                                  reinterpret_cast<const int8_t*>(k.p), p.k.ss,
+                                  k.scales, p.k.scs, scores);
+      case KvType::kBf16:
+        return p.kvKernels->dotBf16(p.d, ncols, q,
+                                    reinterpret_cast<const uint16_t*>(k.p),
+                                    p.k.ss, scores);
+    }
+  }
+  for (int64_t j = 0; j < ncols; ++j) {
+    loadKvRow(p, p.k, k, j, 0, p.d, s.kvRow, 1);
+    float dot = 0.0f;
+    for (int64_t c = 0; c < p.d; ++c) dot += q[c] * s.kvRow[c];
+    scores[j] = dot;
+  }
+}
+
+// out[0, dv) = sum_j probs[j] * V row j over j in [0, ncols) (int8: each
+// row's scale folded into its probability).
+void valueSums(const Problem& p, const MatmulTiles& t, const Scratch& s,
+               const Head& x, const float* probs, int64_t ncols, float* out) {
+  const KvRows& v = x.v;
+  if (p.v.sd == 1) {
+    switch (p.kvType) {
+      case KvType::kF32:
+        return t.rowTimesRows(ncols, p.dv, probs, 1,
+                              reinterpret_cast<const float*>(v.p), p.v.ss,
+                              out, false);
+      case KvType::kI8:
+        return p.kvKernels->axpyI8(ncols, p.dv, probs,
+                                   reinterpret_cast<const int8_t*>(v.p),
+                                   p.v.ss, v.scales, p.v.scs, out);
+      case KvType::kBf16:
+        return p.kvKernels->axpyBf16(ncols, p.dv, probs,
+                                     reinterpret_cast<const uint16_t*>(v.p),
+                                     p.v.ss, out);
+    }
+  }
+  std::fill(out, out + p.dv, 0.0f);
+  for (int64_t j = 0; j < ncols; ++j) {
+    loadKvRow(p, p.v, v, j, 0, p.dv, s.kvRow, 1);
+    for (int64_t c = 0; c < p.dv; ++c) out[c] += probs[j] * s.kvRow[c];
+  }
 }
 
 // Few query rows: each row against K and V where they lie.
@@ -206,32 +333,14 @@ void runRows(const Problem& p, const MatmulTiles& t, const Scratch& s,
         for (int64_t c = 0; c < p.d; ++c) copy[c] = qRow[c * p.q.sd];
         qRow = copy;
       }
-      if (p.k.sd == 1) {
-        t.rowDotColumns(p.d, ncols, qRow, x.k, p.k.ss, scores, 1, false);
-      } else {
-        for (int64_t j = 0; j < ncols; ++j) {
-          float dot = 0.0f;
-          for (int64_t c = 0; c < p.d; ++c)
-            dot += qRow[c] * x.k[j * p.k.ss + c * p.k.sd];
-          scores[j] = dot;
-        }
-      }
+      keyDots(p, t, s, x, qRow, ncols, scores);
     }
     if (ncols <= 0 || !softmaxRow(p, t, scores, ncols, vis, maskRow, &sum)) {
-      exactRow(p, s, x.q + i * p.q.ss, x.k, x.v, maskRow, i, oRow);
+      exactRow(p, s, x.q + i * p.q.ss, x, maskRow, i, oRow);
       continue;
     }
     float* out = s.out;
-    if (p.v.sd == 1) {
-      t.rowTimesRows(ncols, p.dv, scores, 1, x.v, p.v.ss, out, false);
-    } else {
-      for (int64_t c = 0; c < p.dv; ++c) {
-        float acc = 0.0f;
-        for (int64_t j = 0; j < ncols; ++j)
-          acc += scores[j] * x.v[j * p.v.ss + c * p.v.sd];
-        out[c] = acc;
-      }
-    }
+    valueSums(p, t, s, x, scores, ncols, out);
     const float inv = 1.0f / sum;
     for (int64_t c = 0; c < p.dv; ++c) oRow[c * p.o.sd] = out[c] * inv;
   }
@@ -241,29 +350,29 @@ void runRows(const Problem& p, const MatmulTiles& t, const Scratch& s,
 void runBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
                const Head& x) {
   const int64_t kPanels = ceilDiv(p.sk, kW), vPanels = ceilDiv(p.dv, kW);
-  // K^T panel pk: [d][32 keys]; V panel pv: [key][32 value dims].
+  // K^T panel pk: [d][32 keys]; V panel pv: [key][32 value dims]. A bf16
+  // or int8 cache is widened and dequantized here, so the tiles below only
+  // ever see fp32.
   float* kp = s.kPacked;
   for (int64_t pk = 0; pk < kPanels; ++pk)
     for (int64_t c = 0; c < kW; ++c) {
       const int64_t j = pk * kW + c;
       float* dst = kp + pk * p.d * kW + c;
       if (j < p.sk) {
-        const float* src = x.k + j * p.k.ss;
-        for (int64_t e = 0; e < p.d; ++e) dst[e * kW] = src[e * p.k.sd];
+        loadKvRow(p, p.k, x.k, j, 0, p.d, dst, kW);
       } else {
         for (int64_t e = 0; e < p.d; ++e) dst[e * kW] = 0.0f;
       }
     }
   float* vp = s.vPacked;
-  for (int64_t pv = 0; pv < vPanels; ++pv)
+  for (int64_t pv = 0; pv < vPanels; ++pv) {
+    const int64_t cols = std::min(kW, p.dv - pv * kW);
     for (int64_t j = 0; j < p.sk; ++j) {
-      const float* src = x.v + j * p.v.ss;
       float* dst = vp + (pv * p.sk + j) * kW;
-      for (int64_t c = 0; c < kW; ++c) {
-        const int64_t e = pv * kW + c;
-        dst[c] = e < p.dv ? src[e * p.v.sd] : 0.0f;
-      }
+      loadKvRow(p, p.v, x.v, j, pv * kW, cols, dst, 1);
+      std::fill(dst + cols, dst + kW, 0.0f);
     }
+  }
 
   float inverse[kBlockRows];
   bool exact[kBlockRows];
@@ -299,8 +408,7 @@ void runBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
                  !softmaxRow(p, t, scores + r * ldS, ncols, visibleKeys(p, i),
                              maskRow, &sum);
       if (exact[r])
-        exactRow(p, s, x.q + i * p.q.ss, x.k, x.v, maskRow, i,
-                 x.o + i * p.o.ss);
+        exactRow(p, s, x.q + i * p.q.ss, x, maskRow, i, x.o + i * p.o.ss);
       else
         inverse[r] = 1.0f / sum;
     }
@@ -330,11 +438,31 @@ Operand operandAt(const int64_t* params, int64_t slot) {
           params[slot + 4]};
 }
 
-}  // namespace
+// K or V at |slot| (address, 4 strides) with its scales at |scaleSlot|
+// (address, 3 strides; -1: none).
+KvOperand kvOperandAt(const int64_t* params, int64_t slot,
+                      int64_t scaleSlot) {
+  KvOperand o;
+  o.p = reinterpret_cast<const uint8_t*>(static_cast<intptr_t>(params[slot]));
+  o.sb = params[slot + 1];
+  o.sh = params[slot + 2];
+  o.ss = params[slot + 3];
+  o.sd = params[slot + 4];
+  o.scales = nullptr;
+  o.scb = o.sch = o.scs = 0;
+  if (scaleSlot >= 0) {
+    o.scales = reinterpret_cast<const float*>(
+        static_cast<intptr_t>(params[scaleSlot]));
+    o.scb = params[scaleSlot + 1];
+    o.sch = params[scaleSlot + 2];
+    o.scs = params[scaleSlot + 3];
+  }
+  return o;
+}
 
-extern "C" void strataAttentionF32(strata_rt_context_t* context,
-                                   const int64_t* params) {
-  pollCancel(context);  // before any object: a cancel skips this frame
+// The fields both imports share (indices below STRATA_ATTN_PARAM_COUNT),
+// K and V as fp32.
+Problem decodeProblem(const int64_t* params) {
   Problem p;
   const int64_t flags = params[STRATA_ATTN_FLAGS];
   p.causal = (flags & STRATA_ATTN_FLAG_CAUSAL) != 0;
@@ -354,15 +482,29 @@ extern "C" void strataAttentionF32(strata_rt_context_t* context,
   p.windowSize = params[STRATA_ATTN_WINDOW];
   p.sinks = params[STRATA_ATTN_SINKS];
   p.q = operandAt(params, STRATA_ATTN_Q);
-  p.k = operandAt(params, STRATA_ATTN_K);
-  p.v = operandAt(params, STRATA_ATTN_V);
   p.mask = operandAt(params, STRATA_ATTN_MASK);
   p.o = operandAt(params, STRATA_ATTN_O);
+  p.kvType = KvType::kF32;
+  p.kvBytes = sizeof(float);
+  p.k = kvOperandAt(params, STRATA_ATTN_K, -1);
+  p.v = kvOperandAt(params, STRATA_ATTN_V, -1);
+  p.kvKernels = nullptr;
   p.kvSlots = reinterpret_cast<const int64_t*>(
       static_cast<intptr_t>(params[STRATA_ATTN_KV_SLOTS]));
   p.kvSlotCount = params[STRATA_ATTN_KV_SLOT_COUNT];
   p.kvLengths = reinterpret_cast<const int64_t*>(
       static_cast<intptr_t>(params[STRATA_ATTN_KV_LENGTHS]));
+  return p;
+}
+
+// Failure messages of one import (static strings, as failRunInternal
+// keeps them).
+struct ImportNames {
+  const char* slot;
+  const char* length;
+};
+
+void run(strata_rt_context_t* context, Problem& p, const ImportNames& names) {
   // Shapes come from verified IR (heads a multiple of kv heads); an empty
   // problem has nothing to write.
   if (p.batch <= 0 || p.heads <= 0 || p.kvHeads <= 0 || p.sq <= 0 ||
@@ -374,13 +516,11 @@ extern "C" void strataAttentionF32(strata_rt_context_t* context,
   // outside their ranges mean the code was not generated for this kernel.
   for (int64_t b = 0; b < p.batch; ++b) {
     if (p.kvSlots && (p.kvSlots[b] < 0 || p.kvSlots[b] >= p.kvSlotCount)) {
-      failRunInternal(context, "strata_rt_attention_f32: KV slot",
-                      p.kvSlots[b]);
+      failRunInternal(context, names.slot, p.kvSlots[b]);
       return;
     }
     if (p.kvLengths && (p.kvLengths[b] < 0 || p.kvLengths[b] > p.sk)) {
-      failRunInternal(context, "strata_rt_attention_f32: KV length",
-                      p.kvLengths[b]);
+      failRunInternal(context, names.length, p.kvLengths[b]);
       return;
     }
   }
@@ -405,6 +545,49 @@ extern "C" void strataAttentionF32(strata_rt_context_t* context,
     else
       runRows(row, t, s, x);
   });
+}
+
+}  // namespace
+
+extern "C" void strataAttentionF32(strata_rt_context_t* context,
+                                   const int64_t* params) {
+  pollCancel(context);  // before any object: a cancel skips this frame
+  Problem p = decodeProblem(params);
+  run(context, p,
+      {"strata_rt_attention_f32: KV slot",
+       "strata_rt_attention_f32: KV length"});
+}
+
+extern "C" void strataAttentionKv(strata_rt_context_t* context,
+                                  const int64_t* params) {
+  pollCancel(context);  // before any object: a cancel skips this frame
+  Problem p = decodeProblem(params);
+  const int64_t dtype = params[STRATA_ATTN_KV_DTYPE];
+  switch (dtype) {
+    case 0:
+    case STRATA_DTYPE_F32:
+      break;
+    case STRATA_DTYPE_BF16:
+      p.kvType = KvType::kBf16;
+      p.kvBytes = sizeof(uint16_t);
+      break;
+    case STRATA_DTYPE_I8:
+      p.kvType = KvType::kI8;
+      p.kvBytes = sizeof(int8_t);
+      p.k = kvOperandAt(params, STRATA_ATTN_K, STRATA_ATTN_K_SCALES);
+      p.v = kvOperandAt(params, STRATA_ATTN_V, STRATA_ATTN_V_SCALES);
+      if (!p.k.scales || !p.v.scales) {
+        failRunInternal(context, "strata_rt_attention_kv: int8 scales", 0);
+        return;
+      }
+      break;
+    default:
+      failRunInternal(context, "strata_rt_attention_kv: KV_DTYPE", dtype);
+      return;
+  }
+  p.kvKernels = &attentionKvKernels();
+  run(context, p,
+      {"strata_rt_attention_kv: KV slot", "strata_rt_attention_kv: KV length"});
 }
 
 }  // namespace strata::runtime::kernels

@@ -19,6 +19,11 @@ namespace strata::runtime::kernels {
 extern "C" void strataAttentionF32(strata_rt_context_t* context,
                                    const int64_t* params);
 
+/// strata_rt_attention_kv: the same over an fp32, bf16 or int8 (per-token
+/// scales) K/V cache; decodes STRATA_ATTN_KV_PARAM_COUNT params.
+extern "C" void strataAttentionKv(strata_rt_context_t* context,
+                                  const int64_t* params);
+
 }  // namespace strata::runtime::kernels
 
 #endif  // STRATA_RUNTIME_SRC_KERNELS_ATTENTION_F32_H_

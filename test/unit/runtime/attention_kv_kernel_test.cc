@@ -1,0 +1,429 @@
+//===- attention_kv_kernel_test.cc - strata_rt_attention_kv vs a reference ===//
+// SPDX-License-Identifier: Apache-2.0
+// Attention over int8 (per-token scales) and bf16 K/V caches, every ISA the
+// CPU has: decode rows (1..4) and prefill blocks (17, 70, 150 rows), grouped
+// heads, cache slots and per-row lengths, causal, windows with sinks,
+// masks, rows with nothing visible, a dim-major V. The reference is a
+// double-precision evaluation of strata.attention over the DEQUANTIZED
+// cache (q * scale, or the bf16 value widened), both exact in double, so
+// the kernel differs from it by fp32 rounding only: fp32 dot products of up
+// to 128 terms, one multiply by the token's scale, the vector exp's ~2e-7
+// relative error and sums over up to ~1100 keys. That is the budget of the
+// fp32 kernel's test, 2e-5 * max(1, max|ref|), with |K|, |V| <= 2.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "isa_test.h"
+#include "kernel_context.h"
+#include "kernels/attention_f32.h"
+#include "kernels/attention_kv_kernels.h"
+#include "strata_kernel_abi.h"
+#include "thread_pool.h"
+
+namespace strata::runtime::kernels {
+namespace {
+
+constexpr float kLowest = -std::numeric_limits<float>::max();
+
+// The new params sit after strata_rt_attention_f32's block, whose indices
+// (and size: code compiled for it allocates exactly that) stay as they are.
+TEST(AttentionKvAbiTest, ParamIndices) {
+  EXPECT_EQ(STRATA_ATTN_PARAM_COUNT, 39);
+  EXPECT_EQ(STRATA_ATTN_KV_DTYPE, 39);
+  EXPECT_EQ(STRATA_ATTN_K_SCALES, 40);
+  EXPECT_EQ(STRATA_ATTN_V_SCALES, 44);
+  EXPECT_EQ(STRATA_ATTN_KV_PARAM_COUNT, 48);
+  EXPECT_EQ(STRATA_KVQ_SRC, 5);
+  EXPECT_EQ(STRATA_KVQ_DST, 10);
+  EXPECT_EQ(STRATA_KVQ_SCALES, 15);
+  EXPECT_EQ(STRATA_KVQ_CAPACITY, 23);
+  EXPECT_EQ(STRATA_KVQ_PARAM_COUNT, 24);
+}
+
+// One of K or V: [slots, heads, capacity, dim] values in [-2, 2], stored
+// as |dtype| sequence-major (or dim-major inside each head), with the
+// dequantized values the kernel must see.
+struct Cache {
+  int64_t dtype;
+  int64_t sb, sh, ss, sd;  // element strides
+  std::vector<float> f32;
+  std::vector<int8_t> i8;
+  std::vector<uint16_t> bf16;
+  std::vector<float> scales;  // [slots, heads, capacity]
+  std::vector<double> deq;    // index as the elements
+
+  Cache(int64_t slots, int64_t heads, int64_t cap, int64_t d, bool dimMajor,
+        int64_t type, std::mt19937& rng)
+      : dtype(type) {
+    std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+    sd = dimMajor ? cap : 1;
+    ss = dimMajor ? 1 : d;
+    sh = cap * d;
+    sb = heads * cap * d;
+    f32.resize(slots * sb);
+    for (float& x : f32) x = dist(rng);
+    deq.resize(f32.size());
+    scales.assign(slots * heads * cap, 0.0f);
+    i8.assign(f32.size(), 0);
+    bf16.assign(f32.size(), 0);
+    for (int64_t row = 0; row < slots * heads * cap; ++row) {
+      const int64_t base = (row / cap) * sh + (row % cap) * ss;
+      if (type == STRATA_DTYPE_I8)
+        kvQuantizeI8Reference(d, &f32[base], sd, &i8[base], sd, &scales[row]);
+      for (int64_t e = 0; e < d; ++e) {
+        const int64_t n = base + e * sd;
+        if (type == STRATA_DTYPE_I8) {
+          deq[n] = double(i8[n]) * scales[row];
+        } else if (type == STRATA_DTYPE_BF16) {
+          bf16[n] = strata_f32_to_bf16(f32[n]);
+          const uint32_t bits = uint32_t(bf16[n]) << 16;
+          float widened;
+          std::memcpy(&widened, &bits, sizeof(widened));
+          deq[n] = widened;
+        } else {
+          deq[n] = f32[n];
+        }
+      }
+    }
+  }
+  const void* data() const {
+    if (dtype == STRATA_DTYPE_I8) return i8.data();
+    if (dtype == STRATA_DTYPE_BF16) return bf16.data();
+    return f32.data();
+  }
+  double at(int64_t b, int64_t h, int64_t j, int64_t e) const {
+    return deq[b * sb + h * sh + j * ss + e * sd];
+  }
+};
+
+struct Case {
+  Case(int64_t b, int64_t h, int64_t kvh, int64_t q, int64_t k, int64_t dk,
+       int64_t dval)
+      : batch(b), heads(h), kvHeads(kvh), sq(q), sk(k), d(dk), dv(dval) {}
+  int64_t batch, heads, kvHeads, sq, sk, d, dv;
+  bool causal = true;
+  bool mask = false;  // additive [B, 1, 1, Sk]: every 7th key at -1e4
+  bool window = false;
+  int64_t windowSize = 0, sinks = 0;
+  std::vector<int64_t> slots, lengths;  // empty: batch b, Sk keys
+  int64_t slotCount = 0;                // 0: batch
+  bool dimMajorV = false;
+  bool maskEverything = false;  // every key at the lowest float
+  bool maskHidden = false;
+};
+
+void setOperand(int64_t* p, int64_t slot, const void* data, int64_t sb,
+                int64_t sh, int64_t ss, int64_t sd) {
+  p[slot] = reinterpret_cast<intptr_t>(data);
+  p[slot + 1] = sb;
+  p[slot + 2] = sh;
+  p[slot + 3] = ss;
+  p[slot + 4] = sd;
+}
+
+void setScales(int64_t* p, int64_t slot, const Cache& c, int64_t heads,
+               int64_t cap) {
+  p[slot] = reinterpret_cast<intptr_t>(c.scales.data());
+  p[slot + 1] = heads * cap;
+  p[slot + 2] = cap;
+  p[slot + 3] = 1;
+}
+
+struct Inputs {
+  std::vector<float> q, mask;
+  Cache k, v;
+};
+
+Inputs makeInputs(const Case& c, int64_t dtype) {
+  std::mt19937 rng(static_cast<uint32_t>(c.sq * 977 + c.sk * 31 + c.d));
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  const int64_t slots = c.slotCount ? c.slotCount : c.batch;
+  Inputs in{std::vector<float>(c.batch * c.heads * c.sq * c.d),
+            std::vector<float>(c.batch * c.sk, 0.0f),
+            Cache(slots, c.kvHeads, c.sk, c.d, false, dtype, rng),
+            Cache(slots, c.kvHeads, c.sk, c.dv, c.dimMajorV, dtype, rng)};
+  for (float& x : in.q) x = dist(rng);
+  for (int64_t n = 0; n < c.batch * c.sk; ++n) {
+    if (c.maskEverything) in.mask[n] = kLowest;
+    else if (n % 7 == 3) in.mask[n] = -1e4f;
+  }
+  return in;
+}
+
+// Runs strata_rt_attention_kv; O is [B, H, Sq, Dv] contiguous.
+std::vector<float> runKernel(const Case& c, const Inputs& in, int64_t dtype,
+                             uint32_t threads, bool f32Import = false) {
+  const float scale = 1.0f / std::sqrt(float(c.d));
+  std::vector<float> o(c.batch * c.heads * c.sq * c.dv, 12345.0f);
+  int64_t p[STRATA_ATTN_KV_PARAM_COUNT] = {};
+  p[STRATA_ATTN_FLAGS] = (c.causal ? STRATA_ATTN_FLAG_CAUSAL : 0) |
+                         (c.window ? STRATA_ATTN_FLAG_WINDOW : 0) |
+                         (c.maskHidden ? STRATA_ATTN_FLAG_MASK_HIDDEN : 0);
+  p[STRATA_ATTN_BATCH] = c.batch;
+  p[STRATA_ATTN_HEADS] = c.heads;
+  p[STRATA_ATTN_KV_HEADS] = c.kvHeads;
+  p[STRATA_ATTN_SQ] = c.sq;
+  p[STRATA_ATTN_SK] = c.sk;
+  p[STRATA_ATTN_HEAD_DIM] = c.d;
+  p[STRATA_ATTN_VALUE_DIM] = c.dv;
+  uint32_t bits;
+  std::memcpy(&bits, &scale, sizeof(bits));
+  p[STRATA_ATTN_SCALE] = bits;
+  p[STRATA_ATTN_WINDOW] = c.windowSize;
+  p[STRATA_ATTN_SINKS] = c.sinks;
+  setOperand(p, STRATA_ATTN_Q, in.q.data(), c.heads * c.sq * c.d,
+             c.sq * c.d, c.d, 1);
+  setOperand(p, STRATA_ATTN_K, in.k.data(), in.k.sb, in.k.sh, in.k.ss,
+             in.k.sd);
+  setOperand(p, STRATA_ATTN_V, in.v.data(), in.v.sb, in.v.sh, in.v.ss,
+             in.v.sd);
+  if (c.mask || c.maskEverything)
+    setOperand(p, STRATA_ATTN_MASK, in.mask.data(), c.sk, 0, 0, 1);
+  setOperand(p, STRATA_ATTN_O, o.data(), c.heads * c.sq * c.dv, c.sq * c.dv,
+             c.dv, 1);
+  if (!c.slots.empty()) {
+    p[STRATA_ATTN_KV_SLOTS] = reinterpret_cast<intptr_t>(c.slots.data());
+    p[STRATA_ATTN_KV_SLOT_COUNT] = c.slotCount;
+  }
+  if (!c.lengths.empty())
+    p[STRATA_ATTN_KV_LENGTHS] = reinterpret_cast<intptr_t>(c.lengths.data());
+  p[STRATA_ATTN_KV_DTYPE] = dtype;
+  if (dtype == STRATA_DTYPE_I8) {
+    setScales(p, STRATA_ATTN_K_SCALES, in.k, c.kvHeads, c.sk);
+    setScales(p, STRATA_ATTN_V_SCALES, in.v, c.kvHeads, c.sk);
+  }
+  ThreadPool pool(threads);
+  KernelContext context(&pool);
+  if (f32Import)
+    strataAttentionF32(context.get(), p);
+  else
+    strataAttentionKv(context.get(), p);
+  return o;
+}
+
+// strata.attention's definition in double over the dequantized cache.
+std::vector<double> reference(const Case& c, const Inputs& in) {
+  const float scale = 1.0f / std::sqrt(float(c.d));
+  const int64_t group = c.heads / c.kvHeads;
+  std::vector<double> ref(c.batch * c.heads * c.sq * c.dv);
+  for (int64_t b = 0; b < c.batch; ++b) {
+    const int64_t kb = c.slots.empty() ? b : c.slots[b];
+    const int64_t len = c.lengths.empty() ? c.sk : c.lengths[b];
+    for (int64_t h = 0; h < c.heads; ++h)
+      for (int64_t i = 0; i < c.sq; ++i) {
+        const int64_t last = i + len - c.sq;
+        const bool masked = c.mask || c.maskEverything;
+        std::vector<double> s(len);
+        for (int64_t j = 0; j < len; ++j) {
+          bool visible = !c.causal || j <= last;
+          if (c.window)
+            visible = visible && (j > last - c.windowSize || j < c.sinks);
+          double dot = 0;
+          for (int64_t e = 0; e < c.d; ++e)
+            dot += double(in.q[((b * c.heads + h) * c.sq + i) * c.d + e]) *
+                   in.k.at(kb, h / group, j, e);
+          // fp32 arithmetic for the masked sum, as the definition runs.
+          float x = float(dot) * scale;
+          float hidden = kLowest;
+          if (masked) {
+            x += in.mask[b * c.sk + j];
+            if (c.maskHidden) hidden += in.mask[b * c.sk + j];
+          }
+          s[j] = visible ? double(x) : double(hidden);
+        }
+        double best = -INFINITY, sum = 0;
+        for (double x : s) best = std::max(best, x);
+        for (double& x : s) sum += (x = std::exp(x - best));
+        for (int64_t e = 0; e < c.dv; ++e) {
+          double acc = 0;
+          for (int64_t j = 0; j < len; ++j)
+            acc += s[j] * in.v.at(kb, h / group, j, e);
+          ref[((b * c.heads + h) * c.sq + i) * c.dv + e] = len ? acc / sum : 0;
+        }
+      }
+  }
+  return ref;
+}
+
+void check(const Case& c, int64_t dtype, uint32_t threads) {
+  const Inputs in = makeInputs(c, dtype);
+  const std::vector<float> o = runKernel(c, in, dtype, threads);
+  const std::vector<double> ref = reference(c, in);
+  double maxRef = 0;
+  for (double y : ref) maxRef = std::max(maxRef, std::fabs(y));
+  const double tolerance = 2e-5 * std::max(1.0, maxRef);
+  for (size_t n = 0; n < ref.size(); ++n)
+    ASSERT_NEAR(o[n], ref[n], tolerance)
+        << "element " << n << " dtype " << dtype << " B" << c.batch << " H"
+        << c.heads << "/" << c.kvHeads << " Sq" << c.sq << " Sk" << c.sk
+        << " D" << c.d << " Dv" << c.dv << " threads " << threads;
+}
+
+const int64_t kDtypes[] = {STRATA_DTYPE_I8, STRATA_DTYPE_BF16};
+
+class AttentionKvKernelTest : public IsaTest {};
+
+// Decode rows 1..4 (the row path) against a long cache, grouped heads,
+// a padding mask; head dims that are and are not whole vectors.
+TEST_P(AttentionKvKernelTest, DecodeRows) {
+  for (int64_t dtype : kDtypes)
+    for (int64_t sq = 1; sq <= 4; ++sq) {
+      Case c{2, 8, 2, sq, 1025, 64, 64};
+      c.mask = true;
+      check(c, dtype, 2);
+      check({1, 2, 1, sq, 77, 40, 72}, dtype, 1);
+      check({1, 2, 2, sq, 50, 128, 128}, dtype, 1);
+    }
+}
+
+// More than 4 rows: K^T and V dequantized into the fp32 panels; blocks of
+// 64 rows with a ragged last one.
+TEST_P(AttentionKvKernelTest, PrefillBlocks) {
+  for (int64_t dtype : kDtypes) {
+    check({1, 4, 2, 17, 17, 64, 64}, dtype, 2);
+    Case c{2, 4, 1, 150, 150, 64, 64};
+    c.mask = true;
+    check(c, dtype, 2);
+    check({1, 2, 2, 70, 90, 40, 24}, dtype, 1);
+  }
+}
+
+// Row b reads cache slot slots[b] and only its first lengths[b] keys, the
+// causal diagonal following its own count.
+TEST_P(AttentionKvKernelTest, SlotsAndLengths) {
+  for (int64_t dtype : kDtypes)
+    for (int64_t sq : {1, 3, 9}) {
+      Case c{4, 4, 2, sq, 40, 32, 32};
+      c.slots = {3, 0, 4, 1};
+      c.slotCount = 5;
+      c.lengths = {17, 40, 9, 33};
+      check(c, dtype, 2);
+    }
+}
+
+TEST_P(AttentionKvKernelTest, WindowWithSinks) {
+  for (int64_t dtype : kDtypes)
+    for (int64_t sq : {1, 100}) {
+      Case c{1, 2, 2, sq, sq == 1 ? 300 : 100, 32, 32};
+      c.window = true;
+      c.windowSize = sq == 1 ? 64 : 16;
+      c.sinks = 4;
+      check(c, dtype, 2);
+    }
+}
+
+// Rows that see nothing (more queries than keys) or only keys at the
+// lowest float take the exact path, which dequantizes element by element.
+TEST_P(AttentionKvKernelTest, RowsWithNothingVisible) {
+  for (int64_t dtype : kDtypes) {
+    check({2, 2, 2, 80, 70, 16, 16}, dtype, 2);
+    for (bool maskHidden : {false, true})
+      for (int64_t sq : {1, 3, 80}) {
+        Case c{2, 2, 2, sq, 90, 16, 16};
+        c.maskEverything = true;
+        c.maskHidden = maskHidden;
+        check(c, dtype, 2);
+      }
+  }
+}
+
+// V dim-major inside each head (element stride = capacity): no vector
+// kernel applies, so rows are widened one by one in both paths.
+TEST_P(AttentionKvKernelTest, DimMajorValues) {
+  for (int64_t dtype : kDtypes)
+    for (int64_t sq : {2, 40}) {
+      Case c{1, 4, 2, sq, 60, 32, 48};
+      c.dimMajorV = true;
+      check(c, dtype, 2);
+    }
+}
+
+// KV_DTYPE fp32 runs the fp32 kernel's code: the same bits as the
+// strata_rt_attention_f32 import.
+TEST_P(AttentionKvKernelTest, Fp32CacheMatchesTheF32Import) {
+  for (int64_t sq : {1, 33}) {
+    Case c{2, 4, 2, sq, 70, 32, 32};
+    c.mask = true;
+    const Inputs in = makeInputs(c, STRATA_DTYPE_F32);
+    const std::vector<float> kv = runKernel(c, in, STRATA_DTYPE_F32, 2);
+    const std::vector<float> f32 =
+        runKernel(c, in, STRATA_DTYPE_F32, 2, /*f32Import=*/true);
+    ASSERT_EQ(0, std::memcmp(kv.data(), f32.data(), kv.size() * 4));
+  }
+}
+
+// How far compression moves the output: attention over the int8 (bf16)
+// cache of random K/V in [-2, 2] against attention over the fp32 cache of
+// the same values, at context 1024 (head dim 64, scale 1/8). int8 moves
+// each value by at most amax / 254 (<= 7.9e-3 here); bf16 by at most 2^-9
+// relative (<= 3.9e-3). Measured largest output differences: 1.7e-3 and
+// 3.1e-3 (int8, 1 and 64 rows), 0.9e-3 and 1.2e-3 (bf16); the bounds
+// leave about 3x.
+TEST_P(AttentionKvKernelTest, FidelityAgainstFp32Cache) {
+  for (int64_t sq : {1, 64}) {
+    Case c{1, 8, 2, sq, 1024, 64, 64};
+    const Inputs exact = makeInputs(c, STRATA_DTYPE_F32);
+    const std::vector<float> base = runKernel(c, exact, STRATA_DTYPE_F32, 2);
+    for (int64_t dtype : kDtypes) {
+      const Inputs in = makeInputs(c, dtype);  // same seed: same values
+      ASSERT_EQ(in.k.f32, exact.k.f32);
+      const std::vector<float> o = runKernel(c, in, dtype, 2);
+      double worst = 0;
+      for (size_t n = 0; n < o.size(); ++n)
+        worst = std::max(worst, std::fabs(double(o[n]) - base[n]));
+      EXPECT_LT(worst, dtype == STRATA_DTYPE_I8 ? 1e-2 : 4e-3)
+          << "dtype " << dtype << " sq " << sq;
+    }
+  }
+}
+
+// Calls the import as a checked run would (a trap set); returns the
+// failure kind if it ended the run, 0 if it returned.
+int64_t endedRunKind(strata_rt_context_t* context, const int64_t* params) {
+  RunTrap trap;
+  context->trap = &trap;
+  if (setjmp(trap.jump) != 0) {
+    context->trap = nullptr;
+    return trap.failure.kind;
+  }
+  strataAttentionKv(context, params);
+  context->trap = nullptr;
+  return 0;
+}
+
+// Parameters no compiler emits end the run (INTERNAL) before anything is
+// written.
+TEST(AttentionKvErrorsTest, UnknownDtypeAndMissingScales) {
+  Case c{1, 2, 2, 1, 16, 16, 16};
+  const Inputs in = makeInputs(c, STRATA_DTYPE_I8);
+  for (int64_t dtype : {int64_t{STRATA_DTYPE_F16}, int64_t{STRATA_DTYPE_I8}}) {
+    int64_t p[STRATA_ATTN_KV_PARAM_COUNT] = {};
+    std::vector<float> o(c.heads * c.dv, 7.0f);
+    p[STRATA_ATTN_BATCH] = 1;
+    p[STRATA_ATTN_HEADS] = p[STRATA_ATTN_KV_HEADS] = 2;
+    p[STRATA_ATTN_SQ] = 1;
+    p[STRATA_ATTN_SK] = 16;
+    p[STRATA_ATTN_HEAD_DIM] = p[STRATA_ATTN_VALUE_DIM] = 16;
+    setOperand(p, STRATA_ATTN_Q, in.q.data(), 32, 16, 16, 1);
+    setOperand(p, STRATA_ATTN_K, in.k.data(), in.k.sb, in.k.sh, 16, 1);
+    setOperand(p, STRATA_ATTN_V, in.v.data(), in.v.sb, in.v.sh, 16, 1);
+    setOperand(p, STRATA_ATTN_O, o.data(), 32, 16, 16, 1);
+    p[STRATA_ATTN_KV_DTYPE] = dtype;  // int8 here has no scales
+    KernelContext context;
+    EXPECT_EQ(endedRunKind(context.get(), p), kInternalFailure) << dtype;
+    EXPECT_EQ(o, std::vector<float>(c.heads * c.dv, 7.0f));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Isa, AttentionKvKernelTest, kAllIsas, isaName);
+
+}  // namespace
+}  // namespace strata::runtime::kernels
