@@ -68,8 +68,8 @@ void scalarToBf16(int64_t d, const float* x, uint16_t* y) {
 }
 
 const AttentionKvKernels kAttentionKvScalar = {
-    "scalar",         scalarDotI8,      scalarAxpyI8, scalarDotBf16,
-    scalarAxpyBf16,   scalarQuantizeI8, scalarToBf16};
+    "scalar",       scalarDotI8,      scalarAxpyI8, scalarDotBf16,
+    scalarAxpyBf16, scalarQuantizeI8, scalarToBf16};
 
 // Loops writing fewer elements run on the calling thread: waking the pool
 // costs a few microseconds, more than a decode step's rows take.

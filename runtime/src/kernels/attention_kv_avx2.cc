@@ -20,7 +20,8 @@ struct Vec {
   static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
   static V add(V a, V b) { return _mm256_add_ps(a, b); }
   static float sum(V v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    __m128 s =
+        _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
@@ -42,7 +43,8 @@ struct Vec {
   // NaN, so a NaN lane of |x| leaves it as it was.
   static V maxKeep(V acc, V x) { return _mm256_max_ps(x, acc); }
   static float hmax(V v) {
-    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    __m128 m =
+        _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     m = _mm_max_ps(m, _mm_movehl_ps(m, m));
     m = _mm_max_ss(m, _mm_movehdup_ps(m));
     return _mm_cvtss_f32(m);
@@ -68,19 +70,20 @@ struct Vec {
   static void storeBf16(uint16_t* y, V x) {
     const __m256i u = _mm256_castps_si256(x);
     const __m256i high = _mm256_srli_epi32(u, 16);
-    const __m256i nan = _mm256_cmpgt_epi32(
-        _mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
-        _mm256_set1_epi32(0x7f800000));
-    const __m256i tiny = _mm256_cmpeq_epi32(
-        _mm256_and_si256(u, _mm256_set1_epi32(0x7f800000)),
-        _mm256_setzero_si256());
-    const __m256i bias = _mm256_add_epi32(
-        _mm256_set1_epi32(0x7fff), _mm256_and_si256(high, _mm256_set1_epi32(1)));
+    const __m256i nan =
+        _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
+                           _mm256_set1_epi32(0x7f800000));
+    const __m256i tiny =
+        _mm256_cmpeq_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7f800000)),
+                           _mm256_setzero_si256());
+    const __m256i bias =
+        _mm256_add_epi32(_mm256_set1_epi32(0x7fff),
+                         _mm256_and_si256(high, _mm256_set1_epi32(1)));
     __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, bias), 16);
     r = _mm256_blendv_epi8(r, _mm256_or_si256(high, _mm256_set1_epi32(0x40)),
                            nan);
-    r = _mm256_blendv_epi8(
-        r, _mm256_and_si256(high, _mm256_set1_epi32(0x8000)), tiny);
+    r = _mm256_blendv_epi8(r, _mm256_and_si256(high, _mm256_set1_epi32(0x8000)),
+                           tiny);
     // Every lane is in [0, 0xffff], so unsigned saturation keeps it.
     _mm_storeu_si128(reinterpret_cast<__m128i*>(y),
                      _mm_packus_epi32(_mm256_castsi256_si128(r),

@@ -42,8 +42,7 @@ struct Vec {
   static V maxKeep(V acc, V x) { return _mm512_max_ps(x, acc); }
   static float hmax(V v) { return _mm512_reduce_max_ps(v); }
   static bool notFinite(V ax) {
-    return _mm512_cmp_ps_mask(ax, set1(3.40282347e38f), _CMP_LE_OQ) !=
-           0xffff;
+    return _mm512_cmp_ps_mask(ax, set1(3.40282347e38f), _CMP_LE_OQ) != 0xffff;
   }
   // quantizeOne on 16 lanes: NaN lanes to 0 first (vminps/vmaxps would
   // turn them into the bound), then the clamps, the half away from zero
@@ -61,18 +60,19 @@ struct Vec {
   static void storeBf16(uint16_t* y, V x) {
     const __m512i u = _mm512_castps_si512(x);
     const __m512i high = _mm512_srli_epi32(u, 16);
-    const __m512i magnitude = _mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff));
+    const __m512i magnitude =
+        _mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff));
     const __mmask16 nan =
         _mm512_cmpgt_epi32_mask(magnitude, _mm512_set1_epi32(0x7f800000));
     const __mmask16 tiny = _mm512_cmpeq_epi32_mask(
         _mm512_and_si512(u, _mm512_set1_epi32(0x7f800000)),
         _mm512_setzero_si512());
-    const __m512i bias = _mm512_add_epi32(
-        _mm512_set1_epi32(0x7fff),
-        _mm512_and_si512(high, _mm512_set1_epi32(1)));
+    const __m512i bias =
+        _mm512_add_epi32(_mm512_set1_epi32(0x7fff),
+                         _mm512_and_si512(high, _mm512_set1_epi32(1)));
     __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, bias), 16);
-    r = _mm512_mask_mov_epi32(
-        r, nan, _mm512_or_si512(high, _mm512_set1_epi32(0x40)));
+    r = _mm512_mask_mov_epi32(r, nan,
+                              _mm512_or_si512(high, _mm512_set1_epi32(0x40)));
     r = _mm512_mask_mov_epi32(
         r, tiny, _mm512_and_si512(high, _mm512_set1_epi32(0x8000)));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(y),

@@ -39,7 +39,8 @@ inline void dotRows(int64_t k, int64_t n, const float* a, const T* b,
 #pragma GCC unroll 4
     for (int q = 0; q < NC; ++q) {
       float sum = Vec::sum(acc[q]);
-      for (int64_t kk = kv; kk < k; ++kk) sum += a[kk] * widen(col[q * bn + kk]);
+      for (int64_t kk = kv; kk < k; ++kk)
+        sum += a[kk] * widen(col[q * bn + kk]);
       c[j + q] = scales ? sum * scales[(j + q) * ss] : sum;
     }
   }
@@ -78,8 +79,7 @@ inline void axpyRows(int64_t k, int64_t n, const float* a, const T* b,
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) {
         even[v] = Vec::fma(a0, Vec::loadKv(col + kk * bk + v * L), even[v]);
-        odd[v] =
-            Vec::fma(a1, Vec::loadKv(col + (kk + 1) * bk + v * L), odd[v]);
+        odd[v] = Vec::fma(a1, Vec::loadKv(col + (kk + 1) * bk + v * L), odd[v]);
       }
     }
     if (kk < k) {
@@ -110,8 +110,8 @@ void dotI8(int64_t k, int64_t n, const float* a, const int8_t* b, int64_t bn,
   dotRows(k, n, a, b, bn, scales, ss, c);
 }
 
-void axpyI8(int64_t k, int64_t n, const float* a, const int8_t* b,
-            int64_t bk, const float* scales, int64_t ss, float* c) {
+void axpyI8(int64_t k, int64_t n, const float* a, const int8_t* b, int64_t bk,
+            const float* scales, int64_t ss, float* c) {
   axpyRows(k, n, a, b, bk, scales, ss, c);
 }
 
@@ -164,7 +164,8 @@ void quantizeI8(int64_t d, const float* x, int8_t* q, float* scale) {
 inline uint16_t toBf16One(float x) {
   uint32_t u;
   __builtin_memcpy(&u, &x, sizeof(u));
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);
+  if ((u & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((u >> 16) | 0x40u);
   if ((u & 0x7f800000u) == 0) return static_cast<uint16_t>((u >> 16) & 0x8000u);
   return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }

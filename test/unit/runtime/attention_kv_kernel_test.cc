@@ -11,6 +11,8 @@
 // relative error and sums over up to ~1100 keys. That is the budget of the
 // fp32 kernel's test, 2e-5 * max(1, max|ref|), with |K|, |V| <= 2.
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -18,8 +20,6 @@
 #include <limits>
 #include <random>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "isa_test.h"
 #include "kernel_context.h"
@@ -152,8 +152,10 @@ Inputs makeInputs(const Case& c, int64_t dtype) {
             Cache(slots, c.kvHeads, c.sk, c.dv, c.dimMajorV, dtype, rng)};
   for (float& x : in.q) x = dist(rng);
   for (int64_t n = 0; n < c.batch * c.sk; ++n) {
-    if (c.maskEverything) in.mask[n] = kLowest;
-    else if (n % 7 == 3) in.mask[n] = -1e4f;
+    if (c.maskEverything)
+      in.mask[n] = kLowest;
+    else if (n % 7 == 3)
+      in.mask[n] = -1e4f;
   }
   return in;
 }
@@ -179,12 +181,10 @@ std::vector<float> runKernel(const Case& c, const Inputs& in, int64_t dtype,
   p[STRATA_ATTN_SCALE] = bits;
   p[STRATA_ATTN_WINDOW] = c.windowSize;
   p[STRATA_ATTN_SINKS] = c.sinks;
-  setOperand(p, STRATA_ATTN_Q, in.q.data(), c.heads * c.sq * c.d,
-             c.sq * c.d, c.d, 1);
-  setOperand(p, STRATA_ATTN_K, in.k.data(), in.k.sb, in.k.sh, in.k.ss,
-             in.k.sd);
-  setOperand(p, STRATA_ATTN_V, in.v.data(), in.v.sb, in.v.sh, in.v.ss,
-             in.v.sd);
+  setOperand(p, STRATA_ATTN_Q, in.q.data(), c.heads * c.sq * c.d, c.sq * c.d,
+             c.d, 1);
+  setOperand(p, STRATA_ATTN_K, in.k.data(), in.k.sb, in.k.sh, in.k.ss, in.k.sd);
+  setOperand(p, STRATA_ATTN_V, in.v.data(), in.v.sb, in.v.sh, in.v.ss, in.v.sd);
   if (c.mask || c.maskEverything)
     setOperand(p, STRATA_ATTN_MASK, in.mask.data(), c.sk, 0, 0, 1);
   setOperand(p, STRATA_ATTN_O, o.data(), c.heads * c.sq * c.dv, c.sq * c.dv,
@@ -263,8 +263,8 @@ void check(const Case& c, int64_t dtype, uint32_t threads) {
   for (size_t n = 0; n < ref.size(); ++n)
     ASSERT_NEAR(o[n], ref[n], tolerance)
         << "element " << n << " dtype " << dtype << " B" << c.batch << " H"
-        << c.heads << "/" << c.kvHeads << " Sq" << c.sq << " Sk" << c.sk
-        << " D" << c.d << " Dv" << c.dv << " threads " << threads;
+        << c.heads << "/" << c.kvHeads << " Sq" << c.sq << " Sk" << c.sk << " D"
+        << c.d << " Dv" << c.dv << " threads " << threads;
 }
 
 const int64_t kDtypes[] = {STRATA_DTYPE_I8, STRATA_DTYPE_BF16};

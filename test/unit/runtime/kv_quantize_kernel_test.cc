@@ -6,14 +6,14 @@
 // ties and the special values, rows placed by slots and start positions,
 // strided sources, and the parameters that end the run.
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "isa_test.h"
 #include "kernel_context.h"
@@ -39,8 +39,8 @@ uint32_t bitsOf(float x) {
 // truncation of the fp32 sum y + 0.5, which rounds 0.5 - 2^-25 + 0.5 up to
 // 1 (as the int8 activations of strata_rt_matmul_f32_w8a8 do).
 TEST(KvQuantizeReferenceTest, RoundsHalvesAwayFromZero) {
-  const float x[] = {127.0f, 0.5f, -0.5f, 1.5f, -2.5f, 0.0f, -0.0f, 126.5f,
-                     0.49999997f, -126.49999f, 0.49999994f};
+  const float x[] = {127.0f, 0.5f,   -0.5f,       1.5f,        -2.5f,      0.0f,
+                     -0.0f,  126.5f, 0.49999997f, -126.49999f, 0.49999994f};
   const int8_t want[] = {127, 1, -1, 2, -3, 0, 0, 127, 1, -126, 0};
   int8_t q[11];
   float scale = -1.0f;
@@ -117,7 +117,11 @@ struct Target {
   std::vector<uint8_t> data;
   std::vector<float> scales;
   Target(int64_t type, int64_t s, int64_t h, int64_t c, int64_t dim)
-      : dtype(type), slots(s), heads(h), cap(c), d(dim),
+      : dtype(type),
+        slots(s),
+        heads(h),
+        cap(c),
+        d(dim),
         data(s * h * c * dim * strata_dtype_size(uint32_t(type)), 0x5a),
         scales(s * h * c, -3.0f) {}
 };
@@ -158,9 +162,8 @@ void quantize(Target& t, const std::vector<float>& src, int64_t batch,
 
 // What the import must have written: the reference per row at its place,
 // the rest untouched.
-Target expected(const Target& t, const std::vector<float>& src,
-                int64_t batch, int64_t rows, int64_t sd,
-                const std::vector<int64_t>& slots,
+Target expected(const Target& t, const std::vector<float>& src, int64_t batch,
+                int64_t rows, int64_t sd, const std::vector<int64_t>& slots,
                 const std::vector<int64_t>& firsts) {
   Target want(t.dtype, t.slots, t.heads, t.cap, t.d);
   for (int64_t b = 0; b < batch; ++b)
@@ -173,8 +176,10 @@ Target expected(const Target& t, const std::vector<float>& src,
               t.d, x, sd, reinterpret_cast<int8_t*>(&want.data[row * t.d]), 1,
               &want.scales[row]);
         } else {
-          uint16_t* y = reinterpret_cast<uint16_t*>(want.data.data()) + row * t.d;
-          for (int64_t e = 0; e < t.d; ++e) y[e] = strata_f32_to_bf16(x[e * sd]);
+          uint16_t* y =
+              reinterpret_cast<uint16_t*>(want.data.data()) + row * t.d;
+          for (int64_t e = 0; e < t.d; ++e)
+            y[e] = strata_f32_to_bf16(x[e * sd]);
         }
       }
   return want;
