@@ -67,7 +67,8 @@ def SplitPrefillDecodePass : Pass<"strata-split-prefill-decode",
     `concat(past, new)` on the sequence axis, or the key and value of a
     graph without past) are written into a per-layer cache state tensor
     `[slots, kv_heads, context, head_dim]` by `strata.cache_write`, and
-    `strata.cache_attention` reads it. Position ids, an input or
+    `strata.cache_attention` reads it; `kv-cache=bf16|int8` compresses it
+    (int8 rows: head_dim + 4 bytes, the last 4 the row's scale). Position ids, an input or
     `range(past_length, past_length + sequence)` indexing a table, become
     the rows' positions; past inputs, present outputs and the attention
     mask go. `main` is unchanged. A graph the split cannot carry over keeps
@@ -91,6 +92,10 @@ def SplitPrefillDecodePass : Pass<"strata-split-prefill-decode",
     Option<"source", "source", "std::string", "\"main\"",
            "the function the entries are made from: main, or a private "
            "with-past twin of it (two exports compiled together)">,
+    Option<"kvCache", "kv-cache", "std::string", "\"fp32\"",
+           "the cache's element type for fp32 keys and values: fp32, bf16 "
+           "(rounded to nearest even) or int8 (per token and head, each row "
+           "followed by its fp32 scale: last dim head_dim + 4)">,
   ];
   let dependentDialects = ["::strata::ir::StrataDialect",
                            "::mlir::tensor::TensorDialect"];

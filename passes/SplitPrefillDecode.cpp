@@ -239,9 +239,9 @@ void eraseDeadOps(func::FuncOp f, Value keep = {}) {
 class Splitter {
 public:
   Splitter(ModuleOp module, int64_t slots, int64_t context, bool allLogits,
-           StringRef source)
+           StringRef source, StringRef kvCache)
       : module_(module), slots_(slots), context_(context),
-        allLogits_(allLogits), source_(source) {}
+        allLogits_(allLogits), source_(source), kvCache_(kvCache) {}
 
   /// Adds the entries; failure (with a warning emitted) leaves the module
   /// as it was.
@@ -311,9 +311,20 @@ private:
                   .getArgNumber());
       auto cacheType = [&](Value kv) {
         auto t = cast<RankedTensorType>(kv.getType());
-        return RankedTensorType::get(
-            {slots_, t.getDimSize(1), context_, t.getDimSize(3)},
-            t.getElementType());
+        int64_t dim = t.getDimSize(3);
+        Type element = t.getElementType();
+        // A compressed cache holds fp32 keys and values; int8 rows carry
+        // their scale in 4 more bytes, aligned when the head dim is a
+        // multiple of 4 (any other head dim keeps fp32).
+        if (element.isF32() && kvCache_ == "bf16") {
+          element = BFloat16Type::get(t.getContext());
+        } else if (element.isF32() && kvCache_ == "int8" &&
+                   !ShapedType::isDynamic(dim) && dim % 4 == 0) {
+          element = IntegerType::get(t.getContext(), 8);
+          dim += 4;
+        }
+        return RankedTensorType::get({slots_, t.getDimSize(1), context_, dim},
+                                     element);
       };
       shape.caches.push_back({cacheType(op.getKey()), cacheType(op.getValue())});
     }
@@ -760,6 +771,7 @@ private:
   int64_t slots_, context_;
   bool allLogits_;
   std::string source_;
+  std::string kvCache_;
 };
 
 struct SplitPrefillDecodePass
@@ -771,8 +783,15 @@ struct SplitPrefillDecodePass
           << "strata-split-prefill-decode needs slots and context >= 1";
       return signalPassFailure();
     }
+    if (kvCache != "fp32" && kvCache != "bf16" && kvCache != "int8") {
+      getOperation().emitError()
+          << "strata-split-prefill-decode: unsupported kv-cache precision '"
+          << kvCache << "' (supported: fp32, bf16, int8)";
+      return signalPassFailure();
+    }
     // A failed split warned and left 'main' alone: not a pass failure.
-    (void)Splitter(getOperation(), slots, context, allLogits, source).run();
+    (void)Splitter(getOperation(), slots, context, allLogits, source, kvCache)
+        .run();
   }
 };
 

@@ -34,6 +34,7 @@ namespace strata::codegen::cpu {
 namespace {
 
 constexpr llvm::StringLiteral kAttentionImport = "strata_rt_attention_f32";
+constexpr llvm::StringLiteral kCompressedCacheImport = "strata_rt_attention_kv";
 
 bool isF32Rank4(Type t) {
   auto r = dyn_cast<RankedTensorType>(t);
@@ -44,7 +45,9 @@ class Rewriter {
 public:
   explicit Rewriter(ModuleOp module)
       : symbols_(module),
-        call_(module, symbols_, kAttentionImport, STRATA_ATTN_PARAM_COUNT) {}
+        call_(module, symbols_, kAttentionImport, STRATA_ATTN_PARAM_COUNT),
+        callKv_(module, symbols_, kCompressedCacheImport,
+                STRATA_ATTN_KV_PARAM_COUNT) {}
 
   unsigned run() {
     SmallVector<AttentionOp> ops;
@@ -81,10 +84,12 @@ private:
     return op.getScale() || !q.isDynamicDim(3);
   }
 
+  // fp32 caches, or bf16 / int8 ones (strata_rt_attention_kv).
   static bool supported(CacheAttentionOp op) {
+    auto cache = cast<RankedTensorType>(op.getKeyCache().getType());
+    Type element = cache.getElementType();
     return isF32Rank4(op.getQuery().getType()) &&
-           isF32Rank4(op.getKeyCache().getType()) &&
-           isF32Rank4(op.getValueCache().getType()) &&
+           (element.isF32() || element.isBF16() || element.isInteger(8)) &&
            (op.getScale() ||
             !cast<RankedTensorType>(op.getQuery().getType()).isDynamicDim(3));
   }
@@ -144,6 +149,12 @@ private:
     };
     auto qType = cast<RankedTensorType>(query.getType());
     auto kType = cast<RankedTensorType>(key.getType());
+    // A compressed cache (bf16, or int8 rows followed by their 4-byte
+    // scales) goes to strata_rt_attention_kv.
+    Type kvElement = kType.getElementType();
+    const bool int8Cache = kvElement.isInteger(8);
+    const bool compressed = int8Cache || kvElement.isBF16();
+    const int64_t kvBytes = int8Cache ? 1 : kvElement.isBF16() ? 2 : 4;
     Value q = buffer(query), k = buffer(key), v = buffer(value);
     Value mask = maskTensor ? buffer(maskTensor) : Value();
     auto metadata = [&](Value m) {
@@ -154,8 +165,11 @@ private:
     // The result: a fresh buffer of [B, H, Sq, Dv].
     auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
     SmallVector<Value> dynamic;
+    // An int8 cache row holds the values, then 4 bytes of scale.
+    Value valueDim = int8Cache ? idx(resultType.getDimSize(3))
+                               : Value(vMeta.getSizes()[3]);
     Value resultSizes[4] = {qMeta.getSizes()[0], qMeta.getSizes()[1],
-                            qMeta.getSizes()[2], vMeta.getSizes()[3]};
+                            qMeta.getSizes()[2], valueDim};
     for (int64_t d = 0; d < 4; ++d)
       if (resultType.isDynamicDim(d))
         dynamic.push_back(resultSizes[d]);
@@ -181,7 +195,7 @@ private:
         {STRATA_ATTN_SQ, qMeta.getSizes()[2]},
         {STRATA_ATTN_SK, kMeta.getSizes()[2]},
         {STRATA_ATTN_HEAD_DIM, qMeta.getSizes()[3]},
-        {STRATA_ATTN_VALUE_DIM, vMeta.getSizes()[3]},
+        {STRATA_ATTN_VALUE_DIM, valueDim},
         {STRATA_ATTN_SCALE, idx(int64_t(scaleBits))},
         {STRATA_ATTN_WINDOW, idx(window.value_or(0))},
         {STRATA_ATTN_SINKS, idx(sinks.value_or(0))},
@@ -209,8 +223,8 @@ private:
     }
     auto operand = [&](int64_t slot, Value memref,
                        memref::ExtractStridedMetadataOp meta,
-                       bool broadcastUnitDims) {
-      fields.push_back({slot, f32ElementAddress(b, loc, memref, meta)});
+                       bool broadcastUnitDims, int64_t bytes = 4) {
+      fields.push_back({slot, elementAddress(b, loc, memref, meta, bytes)});
       for (int64_t d = 0; d < 4; ++d) {
         Value stride = meta.getStrides()[d];
         if (broadcastUnitDims) {
@@ -223,8 +237,8 @@ private:
       }
     };
     operand(STRATA_ATTN_Q, q, qMeta, false);
-    operand(STRATA_ATTN_K, k, kMeta, false);
-    operand(STRATA_ATTN_V, v, vMeta, false);
+    operand(STRATA_ATTN_K, k, kMeta, false, kvBytes);
+    operand(STRATA_ATTN_V, v, vMeta, false, kvBytes);
     operand(STRATA_ATTN_O, out, oMeta, false);
     if (mask) {
       operand(STRATA_ATTN_MASK, mask, metadata(mask), true);
@@ -232,7 +246,34 @@ private:
       for (int64_t i = 0; i < 5; ++i)
         fields.push_back({STRATA_ATTN_MASK + i, idx(0)});
     }
-    call_.emit(b, loc, func, fields);
+    if (compressed) {
+      fields.push_back({STRATA_ATTN_KV_DTYPE,
+                        idx(int8Cache ? STRATA_DTYPE_I8 : STRATA_DTYPE_BF16)});
+      // Each int8 row's scale sits after its values: the row's address plus
+      // its value count, with the cache's strides counted in floats (a row
+      // of D + 4 bytes, D a multiple of 4, keeps every scale aligned).
+      auto scales = [&](int64_t slot, Value memref,
+                        memref::ExtractStridedMetadataOp meta, Value dim) {
+        if (!int8Cache) {
+          for (int64_t i = 0; i < 4; ++i)
+            fields.push_back({slot + i, idx(0)});
+          return;
+        }
+        Value values = elementAddress(b, loc, memref, meta, 1);
+        fields.push_back(
+            {slot, arith::AddIOp::create(b, loc, values, dim).getResult()});
+        for (int64_t d = 0; d < 3; ++d)
+          fields.push_back(
+              {slot + 1 + d,
+               arith::DivUIOp::create(b, loc, meta.getStrides()[d], idx(4))
+                   .getResult()});
+      };
+      scales(STRATA_ATTN_K_SCALES, k, kMeta, qMeta.getSizes()[3]);
+      scales(STRATA_ATTN_V_SCALES, v, vMeta, valueDim);
+      callKv_.emit(b, loc, func, fields);
+    } else {
+      call_.emit(b, loc, func, fields);
+    }
     auto result = bufferization::ToTensorOp::create(b, loc, resultType, out);
     result.setRestrict(true);
     result.setWritable(true);
@@ -242,7 +283,7 @@ private:
   }
 
   SymbolTable symbols_;
-  RuntimeCall call_;
+  RuntimeCall call_, callKv_;
   int64_t calls_ = 0;
 };
 

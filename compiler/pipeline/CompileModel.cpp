@@ -77,6 +77,11 @@ LogicalResult checkOptions(const CompileOptions &options, Location loc) {
            << "prefill precision " << precision.prefill
            << " gives prefill its own weights; it cannot also share the "
               "decode entry's";
+  if (precision.kvCache != "fp32" && precision.kvCache != "bf16" &&
+      precision.kvCache != "int8")
+    return emitError(loc) << "unsupported KV cache precision '"
+                          << precision.kvCache
+                          << "' (supported: fp32, bf16, int8)";
   if (precision.int4Group != 32 && precision.int4Group != 64 &&
       precision.int4Group != 128)
     return emitError(loc) << "unsupported int4 group size "
@@ -208,6 +213,7 @@ LogicalResult addGenerationEntries(ModuleOp module,
   split.context = g.context;
   split.allLogits = options.generation.allLogits;
   split.source = source.str();
+  split.kvCache = options.precision.kvCache;
   pm.addPass(createSplitPrefillDecodePass(split));
   // The new entries' shape arithmetic folds against their static extents.
   OpPassManager &fn = pm.nest<func::FuncOp>();

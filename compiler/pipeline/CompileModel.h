@@ -81,7 +81,10 @@ struct PrecisionOptions {
   bool keepFp32LmHead = false;
   /// Prefill and main read the decode entry's quantized weights too: one
   /// copy in the artifact instead of the fp32 one beside it.
-  bool sharedPrefillWeights = false;
+  bool sharedPrefillWeights = false;  /// The KV cache's element type for fp32 keys and values: "fp32", "bf16"
+  /// (rounded to nearest even) or "int8" (symmetric per token and head,
+  /// each row followed by its fp32 scale).
+  std::string kvCache = "fp32";
 };
 
 struct CompileOptions {

@@ -7,6 +7,8 @@
 // (codegen/cpu/AttentionToRuntime.cpp reads the slots in place), becomes
 // a gather of the rows' slots and a plain attention with a mask of the keys
 // each row sees: a copy of the cache rows, acceptable for the generic path.
+// A compressed cache's rows are encoded before the write and decoded after
+// the gather (CacheEncoding.cpp).
 
 #include "passes/lowering/LoweringUtils.h"
 #include "passes/lowering/RuntimeChecks.h"
@@ -36,6 +38,8 @@ FailureOr<Value> lowerCacheWrite(CacheWriteOp op, CacheWriteOp::Adaptor adaptor,
   Value cache = adaptor.getCache(), update = adaptor.getUpdate();
   Value slots = adaptor.getSlots(), positions = adaptor.getPositions();
   RankedTensorType cacheType = typeOf(cache);
+  // A compressed cache stores the rows encoded (bf16, or int8 with scales).
+  update = encodeCacheRows(rewriter, loc, update, cacheType.getElementType());
   Value count = dimValue(rewriter, loc, update, 2);
   checkCacheRows(rewriter, loc, slots, positions, count,
                  cacheType.getDimSize(0), cacheType.getDimSize(2));
@@ -136,8 +140,10 @@ FailureOr<Value> lowerCacheAttention(CacheAttentionOp op,
     return GatherOp::create(rewriter, loc, type, cache, slots,
                             rewriter.getI64IntegerAttr(0));
   };
-  Value keys = gathered(adaptor.getKeyCache());
-  Value values = gathered(adaptor.getValueCache());
+  // A compressed cache's rows decode to fp32 after the gather.
+  Value keys = decodeCacheRows(rewriter, loc, gathered(adaptor.getKeyCache()));
+  Value values =
+      decodeCacheRows(rewriter, loc, gathered(adaptor.getValueCache()));
   Value mask = visibleKeysMask(rewriter, loc, op, query, lengths, context);
   auto attention = AttentionOp::create(
       rewriter, loc, op.getType(), query, keys, values, mask,

@@ -93,6 +93,17 @@ mlir::Value mulScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
 mlir::Value maxScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
                       mlir::Value y);
 
+/// fp32 KV rows |rows| [B, H, T, D] in a cache's |element| type, as
+/// strata.cache_write stores them: bf16 rounded to nearest even, or int8
+/// rows [B, H, T, D + 4] (the values, then the row's fp32 scale as 4
+/// little-endian bytes); f32 rows come back unchanged (CacheEncoding.cpp).
+mlir::Value encodeCacheRows(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value rows, mlir::Type element);
+
+/// The fp32 values of cache rows in any of those forms.
+mlir::Value decodeCacheRows(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value rows);
+
 /// True for the fp8 and fp4 element types ONNX Cast converts to and from.
 bool isNarrowFloat(mlir::Type t);
 

@@ -34,3 +34,51 @@ func.func @attend(%q: tensor<?x4x1x4xf32>, %k: tensor<3x2x8x4xf32>, %v: tensor<3
   %0 = strata.cache_attention %q, %k, %v, %slots, %lengths : (tensor<?x4x1x4xf32>, tensor<3x2x8x4xf32>, tensor<3x2x8x4xf32>, tensor<?xi64>, tensor<?xi64>) -> tensor<?x4x1x4xf32>
   return %0 : tensor<?x4x1x4xf32>
 }
+
+// An int8 cache: each row's absolute maximum and non-finite flag reduced
+// over the head dim, then rows of 4 values and 4 scale bytes (the value
+// clamped, NaN to 0, rounded half away from zero and converted; the scale
+// bitcast and shifted), written by the same loop.
+// CHECK-LABEL: func.func @write_int8
+//       CHECK:   math.absf
+//       CHECK:   arith.cmpf ogt
+//       CHECK:   arith.cmpf ugt
+//       CHECK:   linalg.generic {{.+}} outs(%{{.+}} : tensor<?x2x1x8xi8>)
+//       CHECK:     arith.cmpf ord
+//       CHECK:     arith.fptosi {{.+}} : f32 to i32
+//       CHECK:     arith.bitcast {{.+}} : f32 to i32
+//       CHECK:     arith.shrui
+//       CHECK:   scf.for
+//       CHECK:     tensor.insert_slice {{.+}} [1, 2, 1, 8]
+func.func @write_int8(%cache: tensor<3x2x8x8xi8>, %new: tensor<?x2x1x4xf32>,
+                      %slots: tensor<?xi64> {strata.name = "slots"},
+                      %positions: tensor<?xi64> {strata.name = "positions"}) -> tensor<3x2x8x8xi8> {
+  %0 = strata.cache_write %cache, %new, %slots, %positions : (tensor<3x2x8x8xi8>, tensor<?x2x1x4xf32>, tensor<?xi64>, tensor<?xi64>) -> tensor<3x2x8x8xi8>
+  return %0 : tensor<3x2x8x8xi8>
+}
+
+// A bf16 cache: the rows rounded (arith.truncf), then written.
+// CHECK-LABEL: func.func @write_bf16
+//       CHECK:   arith.truncf {{.+}} : f32 to bf16
+//       CHECK:   scf.for
+func.func @write_bf16(%cache: tensor<3x2x8x4xbf16>, %new: tensor<?x2x1x4xf32>,
+                      %slots: tensor<?xi64> {strata.name = "slots"},
+                      %positions: tensor<?xi64> {strata.name = "positions"}) -> tensor<3x2x8x4xbf16> {
+  %0 = strata.cache_write %cache, %new, %slots, %positions : (tensor<3x2x8x4xbf16>, tensor<?x2x1x4xf32>, tensor<?xi64>, tensor<?xi64>) -> tensor<3x2x8x4xbf16>
+  return %0 : tensor<3x2x8x4xbf16>
+}
+
+// The generic attention over an int8 cache decodes the gathered rows: the
+// four scale bytes joined into an fp32, times each value.
+// CHECK-LABEL: func.func @attend_int8
+//       CHECK:   linalg.generic {{.+}} outs(%{{.+}} : tensor<?x2x8x4xf32>)
+//       CHECK:     arith.extui
+//       CHECK:     arith.shli
+//       CHECK:     arith.bitcast {{.+}} : i32 to f32
+//       CHECK:     arith.sitofp
+//       CHECK:     arith.mulf
+func.func @attend_int8(%q: tensor<?x4x1x4xf32>, %k: tensor<3x2x8x8xi8>, %v: tensor<3x2x8x8xi8>,
+                       %slots: tensor<?xi64>, %lengths: tensor<?xi64>) -> tensor<?x4x1x4xf32> {
+  %0 = strata.cache_attention %q, %k, %v, %slots, %lengths : (tensor<?x4x1x4xf32>, tensor<3x2x8x8xi8>, tensor<3x2x8x8xi8>, tensor<?xi64>, tensor<?xi64>) -> tensor<?x4x1x4xf32>
+  return %0 : tensor<?x4x1x4xf32>
+}

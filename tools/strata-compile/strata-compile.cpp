@@ -122,6 +122,13 @@ cl::opt<std::string> prefillWeights(
              "quantized ones (one copy, a smaller artifact, prefill numbers "
              "those of the quantized weights)"),
     cl::init("fp32"));
+cl::opt<std::string> kvCachePrecision(
+    cl::cat(compileOptions), "kv-cache-precision",
+    cl::desc("fp32 (default), bf16 or int8: the element type of the KV "
+             "cache the generation entries keep (bf16: half the bytes; "
+             "int8: symmetric per token and head, about a quarter), read "
+             "back to fp32 inside attention (docs/design/precision.md)"),
+    cl::init("fp32"));
 cl::list<std::string> keepFp32(
     cl::cat(compileOptions), "keep-fp32",
     cl::desc("parts a quantized entry leaves in fp32: lm_head"),
@@ -169,6 +176,7 @@ bool readOptions(strata::CompileInput &input, strata::CompileOptions &options) {
     return bad("--prefill-weights expects fp32 or shared, got '" +
                prefillWeights + "'");
   options.precision.sharedPrefillWeights = prefillWeights == "shared";
+  options.precision.kvCache = kvCachePrecision;
   for (const std::string &part : keepFp32) {
     if (part != "lm_head")
       return bad("--keep-fp32 expects lm_head, got '" + part + "'");

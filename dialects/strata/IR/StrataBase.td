@@ -39,6 +39,8 @@ class Strata_Op<string mnemonic, list<Trait> traits = []>
 // unsigned MLIR integers, so the signedness of comparisons and division stays
 // visible.
 def Strata_FloatTensor : RankedTensorOf<[F16, BF16, F32, F64]>;
+// A KV cache: floats, or int8 rows that carry their scales (cache_write).
+def Strata_CacheTensor : RankedTensorOf<[F16, BF16, F32, F64, I8]>;
 def Strata_NumericTensor : RankedTensorOf<[F16, BF16, F32, F64, I8, I16, I32,
                                            I64, UI8, UI16, UI32, UI64]>;
 def Strata_BoolTensor : RankedTensorOf<[I1]>;

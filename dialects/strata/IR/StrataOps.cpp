@@ -308,6 +308,35 @@ static bool extentsMismatch(int64_t a, int64_t b) {
   return !ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b;
 }
 
+/// The head dim a cache of |cacheType| stores rows of, given its last dim:
+/// an i8 cache's rows carry a 4-byte scale after their D values.
+static int64_t cachedHeadDim(RankedTensorType cacheType) {
+  const int64_t last = cacheType.getShape().back();
+  return cacheType.getElementType().isInteger(8) ? last - 4 : last;
+}
+
+/// Checks a compressed cache's element type against the fp32 values it
+/// holds and, for int8, its rows' layout (D values then a 4-byte scale).
+static LogicalResult verifyCacheElements(Operation *op, llvm::StringRef name,
+                                         RankedTensorType cache,
+                                         Type valueType) {
+  Type element = cache.getElementType();
+  if (element == valueType)
+    return success();
+  if (!valueType.isF32() || !(element.isBF16() || element.isInteger(8)))
+    return op->emitOpError()
+           << "expected '" << name << "' of " << valueType
+           << " elements, or bf16 or i8 holding f32 values, got " << element;
+  if (element.isInteger(8)) {
+    const int64_t last = cache.getShape().back();
+    if (last < 8 || last % 4 != 0)
+      return op->emitOpError()
+             << "expected the i8 '" << name << "' rows to hold a multiple of 4 "
+             << "values and a 4-byte scale (last dim D + 4), got " << last;
+  }
+  return success();
+}
+
 LogicalResult CacheWriteOp::verify() {
   ArrayRef<int64_t> cache = shapeOf(getCache()), update = shapeOf(getUpdate());
   if (cache.size() != 4 || update.size() != 4)
@@ -318,8 +347,11 @@ LogicalResult CacheWriteOp::verify() {
   if (!tensorType(getCache()).hasStaticShape())
     return emitOpError() << "expected a static cache shape, got "
                          << formatShape(cache);
+  if (failed(verifyCacheElements(*this, "cache", tensorType(getCache()),
+                                 tensorType(getUpdate()).getElementType())))
+    return failure();
   if (extentsMismatch(cache[1], update[1]) ||
-      extentsMismatch(cache[3], update[3]))
+      extentsMismatch(cachedHeadDim(tensorType(getCache())), update[3]))
     return emitOpError() << "update " << formatShape(update)
                          << " does not match the heads and head dim of cache "
                          << formatShape(cache);
@@ -341,6 +373,12 @@ LogicalResult CacheAttentionOp::verify() {
   if (!tensorType(getKeyCache()).hasStaticShape() ||
       !tensorType(getValueCache()).hasStaticShape())
     return emitOpError() << "expected static cache shapes";
+  Type valueType = tensorType(getQuery()).getElementType();
+  if (failed(verifyCacheElements(*this, "key_cache", tensorType(getKeyCache()),
+                                 valueType)) ||
+      failed(verifyCacheElements(*this, "value_cache",
+                                 tensorType(getValueCache()), valueType)))
+    return failure();
   if (k[0] != v[0] || k[1] != v[1] || k[2] != v[2])
     return emitOpError() << "expected key and value caches of the same slots, "
                          << "heads and context, got " << formatShape(k)
@@ -349,10 +387,12 @@ LogicalResult CacheAttentionOp::verify() {
     return emitOpError() << "expected query heads (" << formatShape(q[1])
                          << ") to be a static multiple of the cache's heads ("
                          << k[1] << ")";
-  if (extentsMismatch(q[3], k[3]))
+  const int64_t keyDim = cachedHeadDim(tensorType(getKeyCache()));
+  const int64_t valueDim = cachedHeadDim(tensorType(getValueCache()));
+  if (extentsMismatch(q[3], keyDim))
     return emitOpError() << "expected 'query' and 'key_cache' head dims to "
                          << "match, got " << formatShape(q[3]) << " and "
-                         << k[3];
+                         << keyDim;
   if (extentsMismatch(q[0], shapeOf(getSlots())[0]) ||
       extentsMismatch(q[0], shapeOf(getLengths())[0]))
     return emitOpError() << "expected one slot and one length per query row";
@@ -364,7 +404,7 @@ LogicalResult CacheAttentionOp::verify() {
     if (!getWindow())
       return emitOpError() << "'sinks' requires 'window'";
   }
-  return verifyResultShape(*this, {q[0], q[1], q[2], v[3]}, getResult());
+  return verifyResultShape(*this, {q[0], q[1], q[2], valueDim}, getResult());
 }
 
 //===----------------------------------------------------------------------===//

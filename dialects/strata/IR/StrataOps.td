@@ -501,8 +501,7 @@ def Strata_AttentionOp : Strata_Op<"attention",
 //===----------------------------------------------------------------------===//
 
 def Strata_CacheWriteOp : Strata_Op<"cache_write",
-    [AllTypesMatch<["cache", "result"]>,
-     AllElementTypesMatch<["cache", "update"]>]> {
+    [AllTypesMatch<["cache", "result"]>]> {
   let summary = "writes each row's new keys or values into its cache slot";
   let description = [{
     The cache `[slots, H, context, D]` with `update[b, h, t, :]` stored at
@@ -513,14 +512,23 @@ def Strata_CacheWriteOp : Strata_Op<"cache_write",
     `strata-split-prefill-decode` from the key/value tensors feeding an
     attention; the cache is a state tensor the result is written back to.
 
+    A compressed cache takes an fp32 update: `bf16` stores each value
+    rounded to nearest even; `i8` stores each D-value row (one token of one
+    head) as symmetric int8, `q = round_half_away(clamp(x * 127 / amax,
+    -127, 127))` with `amax = max |x|` over the row (NaN skipped, and
+    stored as 0), followed by its scale `amax / 127` as the 4 bytes of a
+    little-endian fp32 (+inf when the row holds a non-finite value): the
+    cache's last dim is D + 4, D a multiple of 4, so each scale is aligned.
+
     ```mlir
     %k1 = strata.cache_write %kc, %k, %slots, %pos : (tensor<8x4x1024x64xf32>, tensor<?x4x1x64xf32>, tensor<?xi64>, tensor<?xi64>) -> tensor<8x4x1024x64xf32>
+    %q1 = strata.cache_write %qc, %k, %slots, %pos : (tensor<8x4x1024x68xi8>, tensor<?x4x1x64xf32>, tensor<?xi64>, tensor<?xi64>) -> tensor<8x4x1024x68xi8>
     ```
   }];
-  let arguments = (ins Strata_FloatTensor:$cache, Strata_FloatTensor:$update,
+  let arguments = (ins Strata_CacheTensor:$cache, Strata_FloatTensor:$update,
                    TensorRankOf<[I64], [1]>:$slots,
                    TensorRankOf<[I64], [1]>:$positions);
-  let results = (outs Strata_FloatTensor:$result);
+  let results = (outs Strata_CacheTensor:$result);
   let assemblyFormat = [{
     $cache `,` $update `,` $slots `,` $positions attr-dict `:`
     functional-type(operands, results)
@@ -529,7 +537,8 @@ def Strata_CacheWriteOp : Strata_Op<"cache_write",
 }
 
 def Strata_CacheAttentionOp : Strata_Op<"cache_attention",
-    [AllElementTypesMatch<["query", "key_cache", "value_cache", "result"]>]> {
+    [AllElementTypesMatch<["query", "result"]>,
+     AllElementTypesMatch<["key_cache", "value_cache"]>]> {
   let summary = "causal attention of each row over its own cache slot";
   let description = [{
     `query [B, H, T, D]` attends over slot `slots[b]` of
@@ -540,13 +549,16 @@ def Strata_CacheAttentionOp : Strata_Op<"cache_attention",
     `strata.attention` relative to that diagonal. `result [B, H, T, Dv]`.
     `H` is a multiple of `Hkv`; `scale` defaults to `1/sqrt(D)`. Made by
     `strata-split-prefill-decode` from a causal `strata.attention`.
+    The caches may be compressed as `strata.cache_write` stores them (both
+    `bf16`, or both `i8` with last dims D + 4 and Dv + 4): attention then
+    reads the dequantized values.
 
     ```mlir
     %o = strata.cache_attention %q, %kc, %vc, %slots, %lengths : (tensor<?x12x1x64xf32>, tensor<8x4x1024x64xf32>, tensor<8x4x1024x64xf32>, tensor<?xi64>, tensor<?xi64>) -> tensor<?x12x1x64xf32>
     ```
   }];
-  let arguments = (ins Strata_FloatTensor:$query, Strata_FloatTensor:$key_cache,
-                   Strata_FloatTensor:$value_cache,
+  let arguments = (ins Strata_FloatTensor:$query, Strata_CacheTensor:$key_cache,
+                   Strata_CacheTensor:$value_cache,
                    TensorRankOf<[I64], [1]>:$slots,
                    TensorRankOf<[I64], [1]>:$lengths,
                    OptionalAttr<F32Attr>:$scale,

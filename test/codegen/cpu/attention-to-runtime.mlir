@@ -55,3 +55,31 @@ func.func @cache_attention(%q: tensor<?x4x1x16xf32>, %k: tensor<3x2x64x16xf32>, 
   %o = strata.cache_attention %q, %k, %v, %slots, %lengths : (tensor<?x4x1x16xf32>, tensor<3x2x64x16xf32>, tensor<3x2x64x16xf32>, tensor<?xi64>, tensor<?xi64>) -> tensor<?x4x1x16xf32>
   return %o : tensor<?x4x1x16xf32>
 }
+
+// A compressed cache goes to strata_rt_attention_kv: the same fields, then
+// the element type (STRATA_DTYPE_I8 = 5) and each int8 row's scale, the 4
+// bytes after its 16 values: the rows' address plus 16, the cache's strides
+// (in bytes) divided by 4 to count floats. The result keeps 16 values.
+// CHECK-LABEL: func.func @int8_cache_attention
+//       CHECK:   %[[K:.+]] = bufferization.to_buffer %arg1 read_only
+//       CHECK:   %[[V:.+]] = bufferization.to_buffer %arg2 read_only
+//       CHECK:   memref.alloc({{.+}}) : memref<?x4x1x16xf32>
+//       CHECK:   arith.constant 5 : index
+//       CHECK:   arith.divui
+//       CHECK:   call @strata_rt_attention_kv
+//   CHECK-NOT:   strata_rt_attention_f32
+func.func @int8_cache_attention(%q: tensor<?x4x1x16xf32>, %k: tensor<3x2x64x20xi8>, %v: tensor<3x2x64x20xi8>,
+                                %slots: tensor<?xi64>, %lengths: tensor<?xi64>) -> tensor<?x4x1x16xf32> {
+  %o = strata.cache_attention %q, %k, %v, %slots, %lengths : (tensor<?x4x1x16xf32>, tensor<3x2x64x20xi8>, tensor<3x2x64x20xi8>, tensor<?xi64>, tensor<?xi64>) -> tensor<?x4x1x16xf32>
+  return %o : tensor<?x4x1x16xf32>
+}
+
+// A bf16 cache: element type STRATA_DTYPE_BF16 = 3, no scales.
+// CHECK-LABEL: func.func @bf16_cache_attention
+//       CHECK:   arith.constant 3 : index
+//       CHECK:   call @strata_rt_attention_kv
+func.func @bf16_cache_attention(%q: tensor<?x4x1x16xf32>, %k: tensor<3x2x64x16xbf16>, %v: tensor<3x2x64x16xbf16>,
+                                %slots: tensor<?xi64>, %lengths: tensor<?xi64>) -> tensor<?x4x1x16xf32> {
+  %o = strata.cache_attention %q, %k, %v, %slots, %lengths : (tensor<?x4x1x16xf32>, tensor<3x2x64x16xbf16>, tensor<3x2x64x16xbf16>, tensor<?xi64>, tensor<?xi64>) -> tensor<?x4x1x16xf32>
+  return %o : tensor<?x4x1x16xf32>
+}
