@@ -2,14 +2,22 @@
 # ===- bench/precision.py - decode speed per weight precision --------------===#
 # One decoder compiled once per `--decode-precision`, batch-1 greedy
 # generation through `strata-run generate` (in-process prefill + decode),
-# rounds interleaved across the precisions, medians reported: tokens/s, the
-# ratio to fp32, and the bytes a decode step reads (weights at their stored
+# rounds interleaved across the precisions, medians reported: tokens/s and
+# its ratio to fp32 (the prompt's prefill included), the decode rate alone
+# (1 / time per output token) and its ratio, and the bytes a decode step
+# reads (weights at their stored
 # width plus scales, and the KV cache at the generation's mean context)
 # over the machine's read bandwidth as the multi-stream probe
 # (bench/roofline.cc) measures it in every round (the fastest step over the
-# highest probe, and the median of the per-round fractions). Then prefill per `--prefill-precision`: the time to the first
+# highest probe, and the median of the per-round fractions). Then prefill
+# per `--prefill-precision`: the time to the first
 # token of a `--prefill-tokens` prompt (512), rounds interleaved, medians
 # and the ratio to fp32.
+#
+# A precision may name a KV cache precision too: `int4/kv-int8` compiles
+# with `--decode-precision int4 --kv-cache-precision int8` (its step bytes
+# count the cache at int8 rows of head_dim + 4 bytes); a long --prompt
+# makes the cache the larger part of a step.
 #
 # Usage: bench/precision.py [--model-dir DIR] [--threads 2] [--rounds 5]
 #        [--prompt 128] [--new-tokens 64] [--precisions fp32,bf16,int8,int4]
@@ -68,6 +76,21 @@ def step_bytes(precision, elements, columns, int4_group=32):
     raise ValueError(precision)
 
 
+def split_precision(spec):
+    """(weight precision, KV cache precision) of a spec like int4/kv-int8."""
+    weights, _, kv = spec.partition("/kv-")
+    return weights, kv or "fp32"
+
+
+def kv_bytes_factor(kv, head_dim):
+    """Bytes of a cached KV row at |kv| over its fp32 bytes."""
+    if kv == "bf16":
+        return 0.5
+    if kv == "int8":
+        return (head_dim + 4) / (4 * head_dim)
+    return 1.0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model-dir", default=os.path.expanduser(
@@ -98,10 +121,12 @@ def main():
     with tempfile.TemporaryDirectory(prefix="strata-precision-") as tmp:
         artifacts, sizes = {}, {}
         for p in precisions:
-            artifacts[p] = os.path.join(tmp, p + ".strata")
+            artifacts[p] = os.path.join(tmp, p.replace("/", "_") + ".strata")
+            weights, kv = split_precision(p)
             generation.compile_artifact(a.bin_dir, model, artifacts[p],
-                                        ["--decode-precision", p,
-                                         "--int4-group", str(a.int4_group)])
+                                        ["--decode-precision", weights,
+                                         "--int4-group", str(a.int4_group),
+                                         "--kv-cache-precision", kv])
             sizes[p] = os.path.getsize(artifacts[p])
         runs = {p: [] for p in precisions}
         tokens = {}
@@ -120,7 +145,7 @@ def main():
                 for p in precisions) + f", probe {probes[-1]:.1f} GB/s",
                 flush=True)
         prefill = prefill_runs(a, model, vocab, tmp)
-    kv = 0
+    kv, head_dim = 0, 64
     if "hidden" in meta:
         head_dim = meta["hidden"] // meta["heads"]
         kv = 2 * meta["layers"] * meta.get("kv_heads", meta["heads"]) * \
@@ -128,14 +153,21 @@ def main():
     result["read_gbps_probe"] = max(probes)
     result["read_gbps_probe_per_round"] = probes
     base = statistics.median(x["tokens_per_s"] for x in runs[precisions[0]])
+    base_tpot = statistics.median(x["tpot_ms"] for x in runs[precisions[0]])
     for p in precisions:
         tps = statistics.median(x["tokens_per_s"] for x in runs[p])
         tpot = statistics.median(x["tpot_ms"] for x in runs[p]) / 1e3
-        moved = step_bytes(p, elements, columns, a.int4_group) + kv
+        weights, kv_precision = split_precision(p)
+        moved = step_bytes(weights, elements, columns, a.int4_group) + \
+            kv * kv_bytes_factor(kv_precision, head_dim)
         result[p] = {
             "tokens_per_s": tps, "tpot_ms": tpot * 1e3,
             "ttft_ms": statistics.median(x["ttft_ms"] for x in runs[p]),
+            # Generation as a whole (the prompt's prefill included) and
+            # decode alone (the step rate: 1 / time per output token).
             "ratio_to_" + precisions[0]: tps / base,
+            "decode_tokens_per_s": 1e3 / (tpot * 1e3),
+            "decode_ratio_to_" + precisions[0]: base_tpot / (tpot * 1e3),
             "step_bytes": moved, "gbps": moved / tpot / 1e9,
             # Best against best (bench/generation.py says why).
             "fraction_of_probe": moved / (min(x["tpot_ms"] for x in runs[p])
