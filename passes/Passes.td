@@ -340,6 +340,45 @@ def FuseRmsNormPass : InterfacePass<"strata-fuse-rms-norm",
   let dependentDialects = ["::strata::ir::StrataDialect"];
 }
 
+def FuseSiblingLinearsPass : InterfacePass<"strata-fuse-sibling-linears",
+                                           "mlir::FunctionOpInterface"> {
+  let summary = "fuse linears of one input into one linear and a split";
+  let description = [{
+    Llama-style exports project one activation separately into queries,
+    keys and values, and into the MLP's gate and up halves; each is its own
+    matmul call at run time. Every group of two or more `strata.linear` ops
+    (or of `strata.matmul` ops of an activation of rank >= 2 by a 2-D
+    weight, the spelling of a projection without bias) in one block that
+    read the same input, with constant weights of the same K and element
+    type that nothing else uses, and all with or all without a constant
+    bias that nothing else uses, becomes one op of the same kind over the
+    weights (and biases) concatenated along N, followed by a `strata.split`
+    of its last axis that gives each original its columns. The fused ops
+    sit in front of the group's first member and carry the fused location
+    of the members. Every output column is the same sum over K as before,
+    and a per-column quantization of the fused weight equals the members'
+    quantizations side by side. Weights the pass cannot
+    read (an elided resource) leave their group unfused; a weight with
+    other users is left alone, since its concatenated copy would add its
+    bytes to the artifact.
+
+    ```mlir
+    %q = strata.linear %x, %wq : (tensor<?x64xf32>, tensor<64x64xf32>) -> tensor<?x64xf32>
+    %k = strata.linear %x, %wk : (tensor<?x64xf32>, tensor<64x16xf32>) -> tensor<?x16xf32>
+    // becomes
+    %qk = strata.linear %x, %wqk : (tensor<?x64xf32>, tensor<64x80xf32>) -> tensor<?x80xf32>
+    %q, %k = strata.split %qk {axis = 1 : i64, sizes = array<i64: 64, 16>} : tensor<?x80xf32> -> tensor<?x64xf32>, tensor<?x16xf32>
+    ```
+  }];
+  let statistics = [
+    Statistic<"numGroups", "fused-groups",
+              "groups of sibling linears fused into one">,
+    Statistic<"numFused", "fused-linears",
+              "linears replaced by a fused sibling group">,
+  ];
+  let dependentDialects = ["::strata::ir::StrataDialect"];
+}
+
 def FuseSiluPass : InterfacePass<"strata-fuse-silu",
                                  "mlir::FunctionOpInterface"> {
   let summary = "fuse x * sigmoid(x) into strata.silu";

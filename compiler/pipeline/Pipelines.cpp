@@ -25,6 +25,10 @@ void buildFusionPipeline(mlir::OpPassManager &pm,
   fn.addPass(createFuseSiluPass(FuseSiluPassOptions{report}));
   fn.addPass(createFuseGeluPass(FuseGeluPassOptions{report}));
   fn.addPass(createFuseAttentionPass(FuseAttentionPassOptions{report}));
+  // After the fusions that read projections' results (attention), so they
+  // still see one linear per projection; before the entries are split off
+  // and weights quantized, which then see the fused weights once.
+  fn.addPass(createFuseSiblingLinearsPass());
   fn.addPass(mlir::createCanonicalizerPass());
   fn.addPass(mlir::createCSEPass());
 }
