@@ -10,26 +10,10 @@
 namespace strata::runtime::kernels {
 namespace {
 
-struct Vec {
-  using V = __m256;
-  static constexpr int kLanes = 8;
-  static V load(const float* p) { return _mm256_loadu_ps(p); }
-  static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
-  static V set1(float x) { return _mm256_set1_ps(x); }
-  static V zero() { return _mm256_setzero_ps(); }
-  static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
-  static V add(V a, V b) { return _mm256_add_ps(a, b); }
-  static float sum(V v) {
-    __m128 s =
-        _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-  }
-  static V loadKv(const int8_t* p) {
-    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
-        _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
-  }
+#include "vec_avx2.h"
+
+struct Vec : Avx2Floats {
+  static V loadKv(const int8_t* p) { return loadI8(p); }
   static V loadKv(const uint16_t* p) {
     return _mm256_castsi256_ps(_mm256_slli_epi32(
         _mm256_cvtepu16_epi32(

@@ -15,20 +15,10 @@
 namespace strata::runtime::kernels {
 namespace {
 
-struct Vec {
-  using V = __m512;
-  static constexpr int kLanes = 16;
-  static V load(const float* p) { return _mm512_loadu_ps(p); }
-  static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
-  static V set1(float x) { return _mm512_set1_ps(x); }
-  static V zero() { return _mm512_setzero_ps(); }
-  static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
-  static V add(V a, V b) { return _mm512_add_ps(a, b); }
-  static float sum(V v) { return _mm512_reduce_add_ps(v); }
-  static V loadKv(const int8_t* p) {
-    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
-  }
+#include "vec_avx512.h"
+
+struct Vec : Avx512Floats {
+  static V loadKv(const int8_t* p) { return loadI8(p); }
   static V loadKv(const uint16_t* p) {
     return _mm512_castsi512_ps(_mm512_slli_epi32(
         _mm512_cvtepu16_epi32(

@@ -12,27 +12,9 @@
 namespace strata::runtime::kernels {
 namespace {
 
-struct Vec {
-  using V = __m256;
-  static constexpr int kLanes = 8;
-  static V load(const float* p) { return _mm256_loadu_ps(p); }
-  static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
-  static V set1(float x) { return _mm256_set1_ps(x); }
-  static V zero() { return _mm256_setzero_ps(); }
-  static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
-  // 8 int8 values widened to fp32.
-  static V loadI8(const int8_t* p) {
-    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
-        _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
-  }
-  static V add(V a, V b) { return _mm256_add_ps(a, b); }
-  static float sum(V v) {
-    __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    x = _mm_add_ps(x, _mm_movehl_ps(x, x));
-    x = _mm_add_ss(x, _mm_movehdup_ps(x));
-    return _mm_cvtss_f32(x);
-  }
-  static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
+#include "vec_avx2.h"
+
+struct Vec : Avx2Floats {
   // 2^n * e^r with n = round(x / ln 2), |r| <= ln(2) / 2, e^r by its
   // degree-6 Taylor polynomial (error < 2e-7 relative); 2^n built in the
   // exponent bits (x is clamped so that n stays in [-126, 127]).

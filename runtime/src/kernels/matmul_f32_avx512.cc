@@ -15,22 +15,9 @@
 namespace strata::runtime::kernels {
 namespace {
 
-struct Vec {
-  using V = __m512;
-  static constexpr int kLanes = 16;
-  static V load(const float* p) { return _mm512_loadu_ps(p); }
-  static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
-  static V set1(float x) { return _mm512_set1_ps(x); }
-  static V zero() { return _mm512_setzero_ps(); }
-  static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
-  // 16 int8 values widened to fp32.
-  static V loadI8(const int8_t* p) {
-    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
-  }
-  static V add(V a, V b) { return _mm512_add_ps(a, b); }
-  static float sum(V v) { return _mm512_reduce_add_ps(v); }
-  static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
+#include "vec_avx512.h"
+
+struct Vec : Avx512Floats {
   // 2^n * e^r with n = round(x / ln 2), |r| <= ln(2) / 2, e^r by its
   // degree-6 Taylor polynomial (error < 2e-7 relative).
   static V exp(V x) {
