@@ -153,7 +153,8 @@ def main():
     result["read_gbps_probe"] = max(probes)
     result["read_gbps_probe_per_round"] = probes
     base = statistics.median(x["tokens_per_s"] for x in runs[precisions[0]])
-    base_tpot = statistics.median(x["tpot_ms"] for x in runs[precisions[0]])
+    base_tpot = statistics.median(
+        x["tpot_ms"] for x in runs[precisions[0]]) / 1e3
     for p in precisions:
         tps = statistics.median(x["tokens_per_s"] for x in runs[p])
         tpot = statistics.median(x["tpot_ms"] for x in runs[p]) / 1e3
@@ -166,8 +167,8 @@ def main():
             # Generation as a whole (the prompt's prefill included) and
             # decode alone (the step rate: 1 / time per output token).
             "ratio_to_" + precisions[0]: tps / base,
-            "decode_tokens_per_s": 1e3 / (tpot * 1e3),
-            "decode_ratio_to_" + precisions[0]: base_tpot / (tpot * 1e3),
+            "decode_tokens_per_s": 1 / tpot,
+            "decode_ratio_to_" + precisions[0]: base_tpot / tpot,
             "step_bytes": moved, "gbps": moved / tpot / 1e9,
             # Best against best (bench/generation.py says why).
             "fraction_of_probe": moved / (min(x["tpot_ms"] for x in runs[p])

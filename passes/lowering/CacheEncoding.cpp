@@ -21,11 +21,11 @@ namespace strata::lowering {
 namespace {
 
 Value f32Constant(OpBuilder &b, Location loc, float v) {
-  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  return scalarConstant(b, loc, b.getF32Type(), v);
 }
 
 Value indexValue(OpBuilder &b, Location loc, int64_t v) {
-  return arith::ConstantIndexOp::create(b, loc, v);
+  return scalarConstant(b, loc, b.getIndexType(), double(v));
 }
 
 SmallVector<Value> dynamicOf(OpBuilder &b, Location loc, Value like,
@@ -159,13 +159,12 @@ Value decodeCacheRows(OpBuilder &b, Location loc, Value rows) {
                      nb, l, rows, ValueRange{idx[0], idx[1], idx[2], j})
               .getResult();
         };
-        Value bits = arith::ConstantOp::create(nb, l, nb.getI32IntegerAttr(0));
+        Value bits = scalarConstant(nb, l, nb.getI32Type(), 0);
         for (int64_t k = 0; k < 4; ++k) {
           Value byte = arith::ExtUIOp::create(
               nb, l, nb.getI32Type(), at(indexValue(nb, l, dim + k)));
           Value shifted = arith::ShLIOp::create(
-              nb, l, byte,
-              arith::ConstantOp::create(nb, l, nb.getI32IntegerAttr(8 * k)));
+              nb, l, byte, scalarConstant(nb, l, nb.getI32Type(), 8 * k));
           bits = arith::OrIOp::create(nb, l, bits, shifted);
         }
         Value scale = arith::BitcastOp::create(nb, l, nb.getF32Type(), bits);
