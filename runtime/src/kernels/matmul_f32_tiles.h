@@ -71,7 +71,9 @@ struct MatmulTiles {
 ///   (dot(nibbles, aq) - 8 * aSum[i * groups + g])
 /// with groups = kp / group, |aq| rows of |ldaq| int8 zero-padded to |kp|,
 /// |b| whole PANEL_I4_GROUPS panels (kp * 16 bytes each), j counted from
-/// the first panel. Any |rows| >= 1.
+/// the first panel. Any |rows| >= 1; |group| <= kMaxInt4GemvGroup, so the
+/// int32 sum of a group's products cannot overflow.
+constexpr int64_t kMaxInt4GemvGroup = int64_t(1) << 16;
 using MatmulGemvI4Fn = void (*)(int64_t rows, int64_t panels, int64_t kp,
                                 const int8_t* aq, int64_t ldaq,
                                 const float* aScale, const int32_t* aSum,

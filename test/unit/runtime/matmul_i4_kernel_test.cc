@@ -20,6 +20,7 @@
 #include "isa_test.h"
 #include "kernel_context.h"
 #include "kernels/matmul_f32.h"
+#include "kernels/matmul_f32_tiles.h"
 #include "quantized_matmul_params.h"
 #include "strata_kernel_abi.h"
 #include "thread_pool.h"
@@ -118,6 +119,49 @@ TEST_P(MatmulI4KernelTest, PrefillRows) {
 TEST_P(MatmulI4KernelTest, Threads) {
   for (uint32_t threads : {1u, 2u, 3u, 4u})
     check({3, 200, 129, 32, true}, threads);
+}
+
+// The largest products the kernels meet: nibbles 0 and 15 (weights -8 and
+// 7) against activations that quantize to +-127, in groups up to 4096 rows.
+// Every ISA's integer sums are exact and its fp32 steps (one fma per group,
+// in group order) are the scalar kernel's, so the outputs agree bitwise.
+TEST_P(MatmulI4KernelTest, ExtremeValuesMatchScalarBitwise) {
+  for (int64_t group : {32, 128, 4096}) {
+    const int64_t m = 3, n = 64, k = 8192, groups = k / group;
+    std::vector<float> a(m * k), scales(groups * n);
+    std::vector<int8_t> q(k * n);
+    for (int64_t i = 0; i < m * k; ++i) a[i] = (i * 7 % 3 == 0) ? -2.5f : 2.5f;
+    for (int64_t i = 0; i < k * n; ++i) q[i] = (i * 5 % 7 < 4) ? 7 : -8;
+    for (int64_t i = 0; i < groups * n; ++i) scales[i] = 0.03125f * (1 + i % 5);
+    std::vector<uint8_t> packed(strata_packed_b_i4_bytes(k, n, group));
+    strata_pack_b_i4(q.data(), k, n, n, 1, group, packed.data());
+    const auto product = [&](MatmulIsa isa, int64_t rows) {
+      const MatmulIsa saved = matmulIsa();
+      setMatmulIsaForTesting(isa);
+      std::vector<float> out(rows * n, 0.0f);
+      const QuantizedMatmulParams p = quantizedMatmulParams(
+          STRATA_MM_LAYOUT_PANEL_I4_GROUPS, 1, rows, n, k, group, false,
+          a.data(), packed.data(), scales.data(), out.data());
+      ThreadPool pool(2);
+      KernelContext context(&pool);
+      strataMatmulF32I4(context.get(), p.get());
+      setMatmulIsaForTesting(saved);
+      return out;
+    };
+    for (int64_t rows : {int64_t(1), m}) {
+      const std::vector<float> mine = product(GetParam(), rows);
+      const std::vector<float> scalar = product(MatmulIsa::kScalar, rows);
+      for (int64_t i = 0; i < rows * n; ++i)
+        ASSERT_EQ(mine[i], scalar[i]) << "element " << i << " of " << rows
+                                      << " row(s), group " << group;
+    }
+  }
+}
+
+// A group too large for the int32 sums of the integer kernels takes the
+// fp32 path, still within the reference's bound.
+TEST_P(MatmulI4KernelTest, GroupBeyondIntegerSums) {
+  check({1, 32, kMaxInt4GemvGroup + 4, kMaxInt4GemvGroup + 4, false}, 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, MatmulI4KernelTest, kAllIsas, isaName);
