@@ -579,6 +579,7 @@ void run(strata_rt_context_t* context, Problem p) {
     return;
   }
   if (p.int4 && batches == 1 && p.m <= kSkinnyRows && p.cn == 1 &&
+      p.group <= kMaxInt4GemvGroup &&
       int4ActivationBytes(p.m, p.kp, p.group) <=
           int64_t(sizeof(Scratch::aBlock))) {
     // A quantized once, into thread 0's A block, which the tasks only read
