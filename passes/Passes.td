@@ -101,6 +101,86 @@ def SplitPrefillDecodePass : Pass<"strata-split-prefill-decode",
                            "::mlir::tensor::TensorDialect"];
 }
 
+def AddActivationStatisticsPass
+    : Pass<"strata-add-activation-statistics", "mlir::ModuleOp"> {
+  let summary = "makes an entry also return per-channel statistics of the "
+                "inputs of its weight contractions";
+  let description = [{
+    The calibration variant of a model: in `function`, for every
+    `strata.linear` and every `strata.matmul` of an activation by a constant
+    2-D fp32 weight, the entry also returns two vectors over the input's
+    last (channel) dim: the sum of `x^2` and the largest `|x|` over all
+    other dims (every token of the call). The results are named
+    `calibration.<i>.sum_sq` and `calibration.<i>.max_abs`, and the
+    function's `strata.calibration` attribute lists the contractions' names
+    (their ONNX nodes) in that order. strata-compile compiles this variant,
+    runs it on the calibration sequences and sums the results
+    (docs/design/precision.md, "Calibration").
+
+    ```mlir
+    %y = strata.linear %x, %w, %b : (tensor<?x256xf32>, tensor<256x768xf32>, tensor<768xf32>) -> tensor<?x768xf32>
+    // also gives
+    %sq = strata.mul %x, %x : (tensor<?x256xf32>, tensor<?x256xf32>) -> tensor<?x256xf32>
+    %sum = strata.reduce_sum %sq {axes = array<i64: 0>, keepdims = false} : tensor<?x256xf32> -> tensor<256xf32>
+    %abs = strata.abs %x : tensor<?x256xf32>
+    %max = strata.reduce_max %abs {axes = array<i64: 0>, keepdims = false} : tensor<?x256xf32> -> tensor<256xf32>
+    ```
+  }];
+  let options = [
+    Option<"function", "function", "std::string", "\"prefill\"",
+           "the entry that returns the statistics">,
+  ];
+  let dependentDialects = ["::strata::ir::StrataDialect"];
+}
+
+def ApplyActivationScalesPass
+    : Pass<"strata-apply-activation-scales", "mlir::ModuleOp"> {
+  let summary = "activation-aware per-channel scaling of weight "
+                "contractions before quantization";
+  let description = [{
+    Reads per-channel activation statistics (the JSON that calibration
+    makes; `statistics` is its path) and, in the functions named by
+    `functions`, scales each measured contraction's weight rows by `s` and
+    divides its input by `s`, an identity in exact arithmetic that moves
+    quantization error away from the channels with large activations.
+    `method=awq`: `s = rms(x)^alpha`, `alpha` in {0, 0.1, ..., 1} chosen per
+    input for the smallest `sum_k E[x_k^2] * ||dq(q(w_k s_k)) / s_k -
+    w_k||^2` with the weights quantized as `bits`/`group-size` will quantize
+    them (alpha 0 leaves the contraction alone). `method=smooth`
+    (SmoothQuant, for W8A8): `s = max|x|^a / max|w|^(1 - a)`, `a` =
+    `smooth-alpha`. Contractions reading one input share one `s`. `1/s` goes
+    into the producing `strata.layer_norm`/`strata.rms_norm`'s scale (and
+    bias) when that norm feeds only those contractions, else into a
+    `strata.mul` before the contraction. Statistics naming no contraction,
+    or with another channel count, are errors.
+
+    ```mlir
+    %n = strata.layer_norm %x, %g, %b : ...
+    %y = strata.linear %n, %w, %c : ...
+    // becomes
+    %n = strata.layer_norm %x, %g_over_s, %b_over_s : ...
+    %y = strata.linear %n, %s_times_w, %c : ...
+    ```
+  }];
+  let options = [
+    Option<"statistics", "statistics", "std::string", "\"\"",
+           "the statistics' JSON file">,
+    ListOption<"functions", "functions", "std::string",
+               "the functions whose contractions are scaled">,
+    Option<"method", "method", "std::string", "\"awq\"",
+           "awq (weight-only int4/int8) or smooth (W8A8)">,
+    Option<"bits", "bits", "int64_t", "4",
+           "awq: the weight bits the search quantizes with (4 or 8)">,
+    Option<"groupSize", "group-size", "int64_t", "32",
+           "awq: rows of a column sharing one scale; 0: the whole column">,
+    Option<"smoothAlpha", "smooth-alpha", "double", "0.5",
+           "smooth: the migration strength a in [0, 1]">,
+    Option<"keepFp32LmHead", "keep-fp32-lm-head", "bool", "false",
+           "leave the contraction producing a returned value alone">,
+  ];
+  let dependentDialects = ["::strata::ir::StrataDialect"];
+}
+
 def Bf16ContractionsPass : Pass<"strata-bf16-contractions", "mlir::ModuleOp"> {
   let summary = "marks the linear layers of chosen entries to compute in bf16";
   let description = [{
@@ -147,6 +227,13 @@ def QuantizeWeightsPass : Pass<"strata-quantize-weights", "mlir::ModuleOp"> {
     column) the contractions also quantize their activations per row at
     run time (W8A8, for the compute-bound prefill): the weight is the same
     int8 tensor a weight-only entry would read, so the two share it.
+    The token-embedding table (a constant [V, D] fp32 table gathered along
+    axis 0 whose shape is the transposed LM head weight's, [D, V]) follows
+    the policy too, as a `strata.quantized_gather` over rows quantized per
+    `group-size` columns (0: one scale per row), when that removes its fp32
+    copy: every use of the table is such a gather in a chosen function.
+    `keep-fp32-lm-head` keeps it fp32 as well (the two are often one tied
+    tensor).
 
     ```mlir
     %y = strata.linear %x, %w, %b : (tensor<?x768xf32>, tensor<768x2304xf32>, tensor<2304xf32>) -> tensor<?x2304xf32>
@@ -171,6 +258,8 @@ def QuantizeWeightsPass : Pass<"strata-quantize-weights", "mlir::ModuleOp"> {
               "contractions now reading a quantized weight">,
     Statistic<"numWeights", "quantized-weights",
               "distinct weights quantized">,
+    Statistic<"numTables", "quantized-embedding-tables",
+              "embedding gathers now reading a quantized table">,
   ];
   let dependentDialects = ["::strata::ir::StrataDialect"];
 }
