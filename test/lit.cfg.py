@@ -20,7 +20,8 @@ config.substitutions.append(("%models", config.strata_models_dir))
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.strata_tools_dir, config.llvm_tools_dir]
-tools = ["strata-opt", "strata-import", "strata-compile", "strata-run"]
+tools = ["strata-opt", "strata-import", "strata-compile", "strata-run",
+         "strata-bench"]
 # Tools referenced by bare name inside helper scripts resolve through PATH.
 llvm_config.with_environment("PATH", config.strata_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(tools, tool_dirs)

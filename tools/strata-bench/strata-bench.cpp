@@ -3,7 +3,9 @@
 // strata-bench --prefill P.strata --decode D.strata --plan PLAN.json
 //              [--threads N] [--warmup N] [--seed N] [--json]
 // The Strata engine of bench/ (bench/README.md): one call times every
-// workload of the plan and prints one JSON object. Links only the runtime.
+// workload of the plan and prints one JSON object; `--accuracy` scores
+// artifacts against a reference instead (AccuracyCommand.h). Links only the
+// runtime.
 //===----------------------------------------------------------------------===//
 
 #include <cerrno>
@@ -14,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "AccuracyCommand.h"
 #include "Bench.h"
 #include "Plan.h"
 #include "tools/common/JsonText.h"
@@ -284,10 +287,12 @@ int runTool(const Options &options) {
 } // namespace
 
 int main(int argc, char **argv) {
+  if (wantsAccuracy(argc, argv))
+    return runAccuracyCommand(argc, argv);
   Options options;
   std::string problem = parseArgs(argc, argv, &options);
   if (problem == "help") {
-    std::fputs(kUsage, stdout);
+    std::printf("%s\n%s", kUsage, kAccuracyUsage);
     return 0;
   }
   if (!problem.empty()) {
