@@ -45,13 +45,21 @@ struct AddActivationStatisticsPass
     SmallVector<Operation *> ops = calibratedContractions(func);
     std::vector<std::string> names = contractionNames(ops);
     auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
-    SmallVector<Value> results(ret.getOperands());
-    SmallVector<Type> types(func.getResultTypes());
+    // The statistics go after the outputs and before the state results
+    // (strata.state), which an entry returns last.
+    unsigned numOutputs = 0;
+    while (numOutputs < func.getNumResults() &&
+           !func.getResultAttr(numOutputs, "strata.state"))
+      ++numOutputs;
+    auto attrsOf = [&](unsigned i) -> Attribute {
+      DictionaryAttr dict = func.getResultAttrDict(i);
+      return dict ? dict : DictionaryAttr::get(&getContext());
+    };
+    SmallVector<Value> results(ret.getOperands().take_front(numOutputs));
+    SmallVector<Type> types(func.getResultTypes().take_front(numOutputs));
     SmallVector<Attribute> resultAttrs;
-    for (unsigned i = 0; i < func.getNumResults(); ++i)
-      resultAttrs.push_back(func.getResultAttrDict(i)
-                                ? Attribute(func.getResultAttrDict(i))
-                                : DictionaryAttr::get(&getContext()));
+    for (unsigned i = 0; i < numOutputs; ++i)
+      resultAttrs.push_back(attrsOf(i));
     OpBuilder b(ret);
     for (auto [i, op] : llvm::enumerate(ops)) {
       Value x = contractionInput(op);
@@ -88,6 +96,11 @@ struct AddActivationStatisticsPass
                                             std::to_string(i) + "." + what)),
              b.getNamedAttr("strata.dims", b.getStrArrayAttr({""}))}));
       }
+    }
+    for (unsigned i = numOutputs; i < func.getNumResults(); ++i) {
+      results.push_back(ret.getOperand(i));
+      types.push_back(func.getResultTypes()[i]);
+      resultAttrs.push_back(attrsOf(i));
     }
     func::ReturnOp::create(b, ret.getLoc(), results);
     ret.erase();

@@ -109,6 +109,9 @@ bool onlyFeeds(Value v, int64_t k,
     Operation *user = use.getOwner();
     if (members.contains(user) && use.getOperandNumber() == 0)
       continue;
+    // Reading the shape only is not reading the values.
+    if (isa<ShapeOp>(user))
+      continue;
     if (use.getOperandNumber() == 0 && keepsChannels(user, k) &&
         onlyFeeds(user->getResult(0), k, members))
       continue;

@@ -8,6 +8,7 @@
 
 #include "codegen/cpu/CpuCodegen.h"
 #include "codegen/cpu/CpuPipeline.h"
+#include "compiler/pipeline/Calibration.h"
 #include "compiler/import/ModelLoader.h"
 #include "compiler/import/OnnxImporter.h"
 #include "compiler/pipeline/EntrySignature.h"
@@ -86,6 +87,16 @@ LogicalResult checkOptions(const CompileOptions &options, Location loc) {
       precision.int4Group != 128)
     return emitError(loc) << "unsupported int4 group size "
                           << precision.int4Group << " (supported: 32, 64, 128)";
+  if (precision.calibrationFormat != "ids" &&
+      precision.calibrationFormat != "bytes")
+    return emitError(loc) << "unsupported calibration format '"
+                          << precision.calibrationFormat
+                          << "' (supported: ids, bytes)";
+  if (!precision.calibrationData.empty() && precision.decode != "int4" &&
+      precision.decode != "int8" && precision.prefill != "int8")
+    return emitError(loc) << "--calibration-data scales quantized weights: "
+                             "it needs --decode-precision int4 or int8, or "
+                             "--prefill-precision int8";
   for (const auto &[name, max] : options.dims.explicitMaxima)
     if (name.empty() || max < 1)
       return emitError(loc) << "dim maximum '" << name << "=" << max
@@ -228,6 +239,121 @@ LogicalResult addGenerationEntries(ModuleOp module,
   return success();
 }
 
+/// Per-channel statistics of every weight contraction's input over the
+/// calibration sequences: a clone of the fused |module| gets generation
+/// entries (prefill over the whole context, every position through the LM
+/// head) and strata-add-activation-statistics on its prefill, is compiled
+/// for this host and run by the runtime (Calibration.h).
+FailureOr<ActivationStatistics> calibrate(ModuleOp module,
+                                          const CompileOptions &options,
+                                          llvm::StringRef source,
+                                          Location loc) {
+  OwningOpRef<ModuleOp> variant = module.clone();
+  CompileOptions variantOptions = options;
+  variantOptions.generation.entries = true;
+  variantOptions.generation.allLogits = true;
+  variantOptions.generation.prefillChunk = 0;
+  DimMaximaOptions dims = options.dims;
+  if (failed(addGenerationEntries(*variant, variantOptions, dims, source)))
+    return failure();
+  if (auto twin = variant->lookupSymbol<func::FuncOp>(kWithPastName))
+    twin.erase();
+  auto prefill = variant->lookupSymbol<func::FuncOp>("prefill");
+  if (!prefill)
+    return emitError(loc) << "--calibration-data needs a causal decoder (its "
+                             "prefill entry runs the calibration sequences)";
+  // The vocabulary is the logits' last dim.
+  auto logits = dyn_cast<RankedTensorType>(prefill.getResultTypes().front());
+  int64_t vocab = logits && logits.getRank() > 0
+                      ? logits.getDimSize(logits.getRank() - 1)
+                      : ShapedType::kDynamic;
+  if (ShapedType::isDynamic(vocab))
+    return emitError(loc) << "--calibration-data: the prefill entry's first "
+                             "result is not logits with a static vocabulary";
+  const PrecisionOptions &precision = options.precision;
+  FailureOr<std::vector<std::vector<int64_t>>> sequences =
+      readCalibrationSequences(precision.calibrationData,
+                               precision.calibrationFormat == "bytes"
+                                   ? CalibrationFormat::Bytes
+                                   : CalibrationFormat::Ids,
+                               vocab, generationDims(options).context, loc);
+  if (failed(sequences))
+    return failure();
+
+  PassManager pm(module.getContext());
+  pm.enableVerifier(true);
+  AddActivationStatisticsPassOptions add;
+  add.function = "prefill";
+  pm.addPass(createAddActivationStatisticsPass(add));
+  if (failed(pm.run(*variant)))
+    return failure();
+  std::vector<std::string> names;
+  if (auto list = prefill->getAttrOfType<ArrayAttr>("strata.calibration"))
+    for (auto name : list.getAsValueRange<StringAttr>())
+      names.push_back(name.str());
+
+  EntrySignatures signatures;
+  if (failed(signatures.describeInputs(*variant, dims)))
+    return failure();
+  codegen::cpu::CpuPipelineOptions cpuOptions;
+  cpuOptions.runtimeAttention = options.runtimeAttention;
+  PassManager lower(module.getContext());
+  lower.enableVerifier(true);
+  codegen::cpu::buildCpuStrataPipeline(lower, cpuOptions);
+  lower.addNestedPass<func::FuncOp>(createLowerToLinalgPass());
+  if (failed(lower.run(*variant)) ||
+      failed(signatures.describeOutputs(*variant)))
+    return failure();
+  // It runs here, so it is compiled for here.
+  FailureOr<codegen::cpu::CpuCode> code =
+      codegen::cpu::generateCpuCode(*variant, {"native"});
+  if (failed(code))
+    return failure();
+  CompiledArtifact artifact;
+  signatures.addTo(artifact.signatures);
+  artifact.weights = std::move(code->weights);
+  artifact.sharedObject = std::move(code->sharedObject);
+  artifact.cpuFeatures = code->cpuFeatures;
+  std::vector<uint8_t> bytes;
+  std::string error;
+  if (!artifact.assembled().writeToVector(&bytes, &error))
+    return emitError(loc) << "calibration variant: " << error;
+  return measureActivations(bytes, names, *sequences, loc);
+}
+
+/// Activation-aware scales before quantization: AWQ for the weight-only
+/// entries (searched for their bits and groups), SmoothQuant for W8A8.
+LogicalResult scaleActivations(ModuleOp module, const CompileOptions &options,
+                               const ActivationStatistics &stats,
+                               CompileReport &rep) {
+  const PrecisionOptions &precision = options.precision;
+  ActivationScaleCounts counts;
+  if (precision.decode == "int4" || precision.decode == "int8") {
+    ActivationScaleOptions awq;
+    awq.functions = {"decode"};
+    if (precision.sharedPrefillWeights)
+      awq.functions = {"decode", "prefill", "main"};
+    awq.method = "awq";
+    awq.bits = precision.decode == "int4" ? 4 : 8;
+    awq.groupSize = awq.bits == 4 ? precision.int4Group : 0;
+    awq.keepFp32LmHead = precision.keepFp32LmHead;
+    if (failed(applyActivationScales(module, stats, awq, &counts)))
+      return failure();
+  }
+  if (precision.prefill == "int8") {
+    ActivationScaleOptions smooth;
+    smooth.functions = {"prefill"};
+    smooth.method = "smooth";
+    smooth.keepFp32LmHead = precision.keepFp32LmHead;
+    if (failed(applyActivationScales(module, stats, smooth, &counts)))
+      return failure();
+  }
+  rep.scaledContractions = counts.scaled;
+  rep.scaleFolds = counts.folded;
+  rep.scaleMultiplies = counts.multiplies;
+  return success();
+}
+
 /// The precision policy: the decode entry's weights bf16 or quantized, the
 /// prefill entry's contractions bf16 or W8A8 (strata-bf16-contractions,
 /// strata-quantize-weights); a model without the entry a policy names is
@@ -344,6 +470,17 @@ FailureOr<CompiledArtifact> compileModel(MLIRContext &context,
 
   if (failed(runFusion(*module, options, rep.missedFusions)))
     return failure();
+  std::optional<ActivationStatistics> stats;
+  if (!options.precision.calibrationData.empty()) {
+    FailureOr<ActivationStatistics> measured = calibrate(
+        *module, options, withPast ? kWithPastName : "main", modelLoc);
+    if (failed(measured))
+      return failure();
+    stats = std::move(*measured);
+    for (const auto &[name, s] : *stats)
+      rep.calibrationTokens = std::max(rep.calibrationTokens, s.tokens);
+    clock.done("calibration");
+  }
   DimMaximaOptions dims = options.dims;
   if (failed(addGenerationEntries(*module, options, dims,
                                   withPast ? kWithPastName : "main")))
@@ -352,6 +489,8 @@ FailureOr<CompiledArtifact> compileModel(MLIRContext &context,
   if (withPast)
     if (auto twin = module->lookupSymbol<func::FuncOp>(kWithPastName))
       twin.erase();
+  if (stats && failed(scaleActivations(*module, options, *stats, rep)))
+    return failure();
   if (failed(applyPrecision(*module, options)))
     return failure();
   rep.fusedOps = countOps(*module);

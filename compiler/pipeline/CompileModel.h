@@ -85,6 +85,13 @@ struct PrecisionOptions {
   /// (rounded to nearest even) or "int8" (symmetric per token and head,
   /// each row followed by its fp32 scale).
   std::string kvCache = "fp32";
+  /// Token sequences (--calibration-data) for activation-aware scaling of
+  /// the quantized contractions: AWQ for int4/int8 decode weights,
+  /// SmoothQuant for W8A8 prefill. Empty: plain absmax.
+  std::string calibrationData;
+  /// "ids" (one sequence of token ids a line) or "bytes" (raw text of a
+  /// byte-level model, cut into sequences of the context length).
+  std::string calibrationFormat = "ids";
 };
 
 struct CompileOptions {

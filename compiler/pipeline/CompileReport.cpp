@@ -80,6 +80,12 @@ void printFusionReport(llvm::raw_ostream &os, const CompileReport &report) {
   os << "  unfused candidates: " << report.missedFusions.size() << "\n";
   for (const MissedFusion &m : report.missedFusions)
     os << "    " << m.location << ": " << m.message << "\n";
+  if (report.calibrationTokens > 0)
+    os << "activation scaling: " << report.calibrationTokens
+       << " calibration tokens; " << report.scaledContractions
+       << " contractions scaled, " << report.scaleFolds
+       << " inputs folded into a norm, " << report.scaleMultiplies
+       << " explicit multiplies\n";
 }
 
 void printCodegenReport(llvm::raw_ostream &os, const CompileReport &report) {

@@ -31,6 +31,11 @@ struct CompileReport {
   std::map<std::string, int> importedOps, fusedOps;
   std::vector<MissedFusion> missedFusions;
   bool fusionDone = false;
+  /// --calibration-data: the tokens measured, the contractions whose
+  /// weights were scaled, the inputs whose 1/s went into a norm and the
+  /// explicit multiplies inserted instead.
+  int64_t calibrationTokens = 0, scaledContractions = 0, scaleFolds = 0,
+          scaleMultiplies = 0;
 
   /// Set once code generation succeeded.
   bool codegenDone = false;

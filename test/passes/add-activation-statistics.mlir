@@ -48,3 +48,16 @@ func.func @prefill(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %z = strata.linear %y, %w, %c : (tensor<?x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x8xf32> loc("up")
   return %z : tensor<?x8xf32>
 }
+
+// -----
+
+// State results (the KV cache) stay last.
+// CHECK-LABEL: func.func @prefill
+//  CHECK-SAME:   -> (tensor<?x8xf32> {strata.name = "logits"}, tensor<8xf32> {{.+}}, tensor<8xf32> {{.+}}, tensor<4x8xf32> {strata.state = "cache"})
+//       CHECK:   return %{{.+}}, %{{.+}}, %{{.+}}, %[[CACHE:.+]] :
+func.func @prefill(%x: tensor<?x8xf32>, %cache: tensor<4x8xf32> {strata.state = "cache"}) -> (tensor<?x8xf32> {strata.name = "logits"}, tensor<4x8xf32> {strata.state = "cache"}) {
+  %w = strata.constant dense<0.5> : tensor<8x8xf32>
+  %c = strata.constant dense<0.0> : tensor<8xf32>
+  %y = strata.linear %x, %w, %c : (tensor<?x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x8xf32> loc("up")
+  return %y, %cache : tensor<?x8xf32>, tensor<4x8xf32>
+}

@@ -6,8 +6,8 @@
 // Channel 0 carries activations 20x the others (Inputs/activation-scales.json)
 // but weights 10x smaller: int4 absmax per column rounds them coarsely,
 // so the search scales that row up. q and k read one layer norm and
-// nothing else does: one s for both, and 1/s goes into the norm's scale
-// and bias instead of an extra op.
+// nothing else reads its values (strata.shape reads its shape): one s for
+// both, and 1/s goes into the norm's scale and bias instead of an extra op.
 // CHECK-LABEL: func.func @fold
 //  CHECK-SAME:   (%[[X:.+]]: tensor<?x4xf32>)
 //   CHECK-DAG:   %[[G:.+]] = strata.constant dense<[{{.+}}]> : tensor<4xf32>
@@ -19,7 +19,7 @@
 //       CHECK:   strata.matmul %[[N]], %[[WK]]
 //   CHECK-NOT:   strata.mul
 //       CHECK:   return
-func.func @fold(%x: tensor<?x4xf32>) -> (tensor<?x2xf32>, tensor<?x2xf32>) {
+func.func @fold(%x: tensor<?x4xf32>) -> (tensor<?x2xf32>, tensor<?x2xf32>, tensor<2xi64>) {
   %g = strata.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
   %b = strata.constant dense<[0.5, 0.5, 0.5, 0.5]> : tensor<4xf32>
   %w = strata.constant dense<[[0.1, -0.1], [1.0, -1.0], [0.7, 0.3], [-0.5, 0.9]]> : tensor<4x2xf32>
@@ -27,7 +27,8 @@ func.func @fold(%x: tensor<?x4xf32>) -> (tensor<?x2xf32>, tensor<?x2xf32>) {
   %n = strata.layer_norm %x, %g, %b : (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
   %q = strata.linear %n, %w, %c : (tensor<?x4xf32>, tensor<4x2xf32>, tensor<2xf32>) -> tensor<?x2xf32> loc("fold_q")
   %k = strata.matmul %n, %w : (tensor<?x4xf32>, tensor<4x2xf32>) -> tensor<?x2xf32> loc("fold_k")
-  return %q, %k : tensor<?x2xf32>, tensor<?x2xf32>
+  %shape = strata.shape %n : tensor<?x4xf32> -> tensor<2xi64>
+  return %q, %k, %shape : tensor<?x2xf32>, tensor<?x2xf32>, tensor<2xi64>
 }
 
 // The input is a GELU's output: no norm to fold into, so the input is

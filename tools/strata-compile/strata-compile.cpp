@@ -129,6 +129,20 @@ cl::opt<std::string> kvCachePrecision(
              "int8: symmetric per token and head, about a quarter), read "
              "back to fp32 inside attention (docs/design/precision.md)"),
     cl::init("fp32"));
+cl::opt<std::string> calibrationData(
+    cl::cat(compileOptions), "calibration-data",
+    cl::desc("token sequences (one a line, ids separated by whitespace) "
+             "the model runs at compile time to scale the quantized "
+             "weights by their inputs' statistics: AWQ for int4/int8 "
+             "decode, SmoothQuant for int8 prefill "
+             "(docs/design/precision.md)"),
+    cl::value_desc("FILE"), cl::init(""));
+cl::opt<std::string> calibrationFormat(
+    cl::cat(compileOptions), "calibration-format",
+    cl::desc("ids (default) or bytes: --calibration-data is raw text whose "
+             "bytes are the tokens of a byte-level model, cut into "
+             "sequences of the context length"),
+    cl::init("ids"));
 cl::list<std::string> keepFp32(
     cl::cat(compileOptions), "keep-fp32",
     cl::desc("parts a quantized entry leaves in fp32: lm_head"),
@@ -177,6 +191,8 @@ bool readOptions(strata::CompileInput &input, strata::CompileOptions &options) {
                prefillWeights + "'");
   options.precision.sharedPrefillWeights = prefillWeights == "shared";
   options.precision.kvCache = kvCachePrecision;
+  options.precision.calibrationData = calibrationData;
+  options.precision.calibrationFormat = calibrationFormat;
   for (const std::string &part : keepFp32) {
     if (part != "lm_head")
       return bad("--keep-fp32 expects lm_head, got '" + part + "'");
