@@ -19,8 +19,13 @@
 # prefill: within 0.5%. A compressed KV cache (--kv-cache-precision, fp32
 # weights): int8 (per token and head) within 1%, bf16 within 0.5%; the
 # int8 cache also through the generic lowering (--no-runtime-attention).
+# Activation-aware scaling (--calibration-data, calibrated on the fixture's
+# calibration.txt, 64 stretches of the training split, never the held-out
+# text): int4 with AWQ scales, groups of 32 and 128 (plain int4 at 128
+# beside it), within 5% like plain int4; W8A8 with SmoothQuant scales,
+# within 2% like plain W8A8.
 #
-# Usage: check_precision.py MODELS_DIR BIN_DIR [--json OUT]
+# Usage: check_precision.py MODELS_DIR BIN_DIR [--json OUT] [--only A,B]
 import argparse
 import json
 import math
@@ -42,7 +47,13 @@ BOUNDS = {"int8": {"bpb_ratio": 1.01, "top1": 0.99},
           "bf16-prefill": {"bpb_ratio": 1.005, "top1": 0.0},
           "int8-kv": {"bpb_ratio": 1.01, "top1": 0.0},
           "bf16-kv": {"bpb_ratio": 1.005, "top1": 0.0},
-          "int8-kv-generic": {"bpb_ratio": 1.01, "top1": 0.0}}
+          "int8-kv-generic": {"bpb_ratio": 1.01, "top1": 0.0},
+          "int4-g128": {"bpb_ratio": 1.05, "top1": 0.0},
+          "int4-awq": {"bpb_ratio": 1.05, "top1": 0.0},
+          "int4-g128-awq": {"bpb_ratio": 1.05, "top1": 0.0},
+          "w8a8-smooth-prefill": {"bpb_ratio": 1.02, "top1": 0.0}}
+# Stands for the calibration file in FLAGS.
+CALIBRATION = "@calibration"
 # What strata-compile gets for each.
 FLAGS = {"fp32": [], "int8": ["--decode-precision", "int8"],
          "int4": ["--decode-precision", "int4"],
@@ -56,9 +67,28 @@ FLAGS = {"fp32": [], "int8": ["--decode-precision", "int8"],
          "int8-kv": ["--kv-cache-precision", "int8"],
          "bf16-kv": ["--kv-cache-precision", "bf16"],
          "int8-kv-generic": ["--kv-cache-precision", "int8",
-                             "--no-runtime-attention"]}
+                             "--no-runtime-attention"],
+         "int4-g128": ["--decode-precision", "int4", "--int4-group", "128"],
+         "int4-awq": ["--decode-precision", "int4",
+                      "--calibration-data", CALIBRATION],
+         "int4-g128-awq": ["--decode-precision", "int4", "--int4-group",
+                           "128", "--calibration-data", CALIBRATION],
+         "w8a8-smooth-prefill": ["--prefill-precision", "int8",
+                                 "--prefill-logits", "all",
+                                 "--calibration-data", CALIBRATION]}
 # Scored through the prefill entry rather than decode steps.
-PREFILL_SCORED = {"w8a8-prefill", "bf16-prefill"}
+PREFILL_SCORED = {"w8a8-prefill", "bf16-prefill", "w8a8-smooth-prefill"}
+
+
+def write_calibration(fixture, tmp):
+    """The fixture's calibration text as token ids, 256 bytes a line (the
+    model's positions)."""
+    data = open(os.path.join(fixture, "calibration.txt"), "rb").read()
+    path = os.path.join(tmp, "calibration.ids")
+    with open(path, "w") as f:
+        for i in range(0, len(data), 256):
+            f.write(" ".join(str(b) for b in data[i:i + 256]) + "\n")
+    return path
 
 
 def log_softmax(x):
@@ -140,7 +170,16 @@ def main():
     ap.add_argument("models_dir")
     ap.add_argument("bin_dir")
     ap.add_argument("--json")
+    ap.add_argument("--only", help="comma-separated rows to score (fp32 "
+                    "always runs)")
     args = ap.parse_args()
+    bounds = BOUNDS
+    if args.only:
+        wanted = args.only.split(",")
+        unknown = [w for w in wanted if w not in BOUNDS]
+        if unknown:
+            ap.error(f"unknown rows {unknown}; rows: {', '.join(BOUNDS)}")
+        bounds = {w: BOUNDS[w] for w in wanted}
     fixture = os.path.join(args.models_dir, "fixtures", "bytegpt")
     seqs = stretches(os.path.join(fixture, "heldout.txt"))
     session = ort.InferenceSession(os.path.join(fixture, "prefill.onnx"),
@@ -153,12 +192,15 @@ def main():
                          int(SLOTS * (LENGTH - 1))}, []
     with tempfile.TemporaryDirectory() as tmp:
         logits = {}
-        for precision in ["fp32"] + list(BOUNDS):
+        calibration = write_calibration(fixture, tmp)
+        for precision in ["fp32"] + list(bounds):
+            flags = [calibration if f == CALIBRATION else f
+                     for f in FLAGS[precision]]
             artifact = os.path.join(tmp, precision + ".strata")
             subprocess.run([os.path.join(args.bin_dir, "strata-compile"),
                             os.path.join(fixture, "decode.onnx"), "-o",
                             artifact, "--quiet", "--max-batch", str(SLOTS),
-                            "--max-seq", str(LENGTH)] + FLAGS[precision],
+                            "--max-seq", str(LENGTH)] + flags,
                            check=True, timeout=900)
             score = strata_prefill_logits if precision in PREFILL_SCORED \
                 else strata_logits
@@ -171,7 +213,7 @@ def main():
             problems.append(f"fp32 decode: {base_bpb:.4f} bpb, onnxruntime "
                             f"{ort_bpb:.4f}")
         lp_base = log_softmax(base.astype(np.float64))
-        for precision, bound in BOUNDS.items():
+        for precision, bound in bounds.items():
             got = logits[precision]
             bpb = bits_per_byte(got, seqs)
             top1 = float((got.argmax(-1) == base.argmax(-1)).mean())
