@@ -8,20 +8,30 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 namespace strata::tools {
 namespace {
 
-bool readFile(const std::string &path, std::string *out) {
+// Reads the file at |path| into |out|; false, with |problem| set, if it
+// cannot (|what| names the data in the message).
+bool readFile(const std::string &path, const char *what, std::string *out,
+              std::string *problem) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    *problem = path + ": is a directory, not " + what;
+    return false;
+  }
   std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return false;
   std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad())
+  if (in)
+    text << in.rdbuf();
+  if (!in || in.bad()) {
+    *problem = path + ": cannot read " + what;
     return false;
+  }
   *out = text.str();
   return true;
 }
@@ -30,9 +40,9 @@ bool readFile(const std::string &path, std::string *out) {
 
 std::string readTextStretches(const std::string &path, int64_t count,
                               int64_t length, std::vector<TokenSequence> *out) {
-  std::string text;
-  if (!readFile(path, &text))
-    return path + ": cannot read the text";
+  std::string text, problem;
+  if (!readFile(path, "the text", &text, &problem))
+    return problem;
   if (text.empty())
     return path + ": the text is empty";
   int64_t size = static_cast<int64_t>(text.size());
@@ -49,9 +59,9 @@ std::string readTextStretches(const std::string &path, int64_t count,
 
 std::string readTokenLines(const std::string &path, int64_t maxLength,
                            std::vector<TokenSequence> *out) {
-  std::string text;
-  if (!readFile(path, &text))
-    return path + ": cannot read the token ids";
+  std::string text, problem;
+  if (!readFile(path, "the token ids", &text, &problem))
+    return problem;
   out->clear();
   std::istringstream lines(text);
   std::string line;
