@@ -227,13 +227,18 @@ def QuantizeWeightsPass : Pass<"strata-quantize-weights", "mlir::ModuleOp"> {
     column) the contractions also quantize their activations per row at
     run time (W8A8, for the compute-bound prefill): the weight is the same
     int8 tensor a weight-only entry would read, so the two share it.
-    The token-embedding table (a constant [V, D] fp32 table gathered along
-    axis 0 whose shape is the transposed LM head weight's, [D, V]) follows
-    the policy too, as a `strata.quantized_gather` over rows quantized per
-    `group-size` columns (0: one scale per row), when that removes its fp32
-    copy: every use of the table is such a gather in a chosen function.
-    `keep-fp32-lm-head` keeps it fp32 as well (the two are often one tied
-    tensor).
+    Embedding tables follow the policy too: a constant [R, D] fp32 table
+    gathered along axis 0 whose rows are as wide as the hidden state the LM
+    head reads (D its weight's K: token and learned position embeddings,
+    not a rotary cache, which is a head wide) becomes a
+    `strata.quantized_gather` over rows quantized per `group-size` columns
+    (0: one scale per row), when that removes its fp32 copy: every use of
+    the table is such a gather in a chosen function. The token table (the
+    one gathered by the `input_ids` argument) takes `bits`; another (learned
+    positions: few rows, and int4 there costs more accuracy than the rest
+    of the model) is int8, one scale per row. `keep-fp32-lm-head`
+    keeps them fp32 as well (the token table and the LM head are often one
+    tied tensor).
 
     ```mlir
     %y = strata.linear %x, %w, %b : (tensor<?x768xf32>, tensor<768x2304xf32>, tensor<2304xf32>) -> tensor<?x2304xf32>

@@ -14,12 +14,14 @@
 #include "dialects/strata/IR/StrataOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <cmath>
@@ -108,6 +110,70 @@ QuantizedWeight quantize(MLIRContext *ctx, llvm::StringRef name,
   return out;
 }
 
+/// Symmetric absmax quantization of a [rows, width] table per |group|
+/// columns of each row (the embedding table's form): rows of |width| int8
+/// values, or of ceil(width / 2) bytes of two nibbles (value + 8, the even
+/// column low) for 4 bits; scales [rows, groups].
+QuantizedWeight quantizeRows(MLIRContext *ctx, llvm::StringRef name,
+                             const std::vector<float> &w, int64_t rows,
+                             int64_t width, int64_t bits, int64_t group) {
+  const float qmax = bits == 8 ? 127.0f : 7.0f;
+  const float qmin = bits == 8 ? -127.0f : -8.0f;
+  const int64_t groups = (width + group - 1) / group;
+  const int64_t rowBytes = bits == 8 ? width : (width + 1) / 2;
+  AsmResourceBlob qBlob = HeapAsmResourceBlob::allocate(
+      size_t(rows * rowBytes), alignof(int8_t), /*dataIsMutable=*/true);
+  AsmResourceBlob sBlob = HeapAsmResourceBlob::allocate(
+      size_t(rows * groups) * sizeof(float), alignof(float), true);
+  auto *q = reinterpret_cast<uint8_t *>(qBlob.getMutableData().data());
+  auto *s = reinterpret_cast<float *>(sBlob.getMutableData().data());
+  // An odd width's last high nibble holds 0 (stored as 8).
+  std::memset(q, bits == 8 ? 0 : 0x88, size_t(rows * rowBytes));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t g = 0; g < groups; ++g) {
+      const int64_t c0 = g * group, c1 = std::min(width, c0 + group);
+      const float *row = w.data() + r * width;
+      float amax = 0.0f;
+      for (int64_t c = c0; c < c1; ++c)
+        amax = std::max(amax, std::fabs(row[c]));
+      const float scale = amax > 0.0f && std::isfinite(amax) ? amax / qmax
+                                                              : 1.0f;
+      s[r * groups + g] = scale;
+      for (int64_t c = c0; c < c1; ++c) {
+        float x = std::nearbyint(row[c] / scale);
+        x = std::isfinite(x) ? std::min(qmax, std::max(qmin, x)) : 0.0f;
+        const int v = static_cast<int>(x);
+        uint8_t *out = q + r * rowBytes;
+        if (bits == 8) {
+          out[c] = static_cast<uint8_t>(static_cast<int8_t>(v));
+        } else {
+          const int shift = c % 2 ? 4 : 0;
+          out[c / 2] = static_cast<uint8_t>(
+              (out[c / 2] & ~(0xF << shift)) | ((v + 8) << shift));
+        }
+      }
+    }
+  auto i8 = IntegerType::get(ctx, 8);
+  auto f32 = Float32Type::get(ctx);
+  std::string suffix =
+      "_rows_q" + std::to_string(bits) + "g" + std::to_string(group);
+  QuantizedWeight out;
+  out.values = DenseResourceElementsAttr::get(
+      RankedTensorType::get({rows, rowBytes}, i8), (name + suffix).str(),
+      std::move(qBlob));
+  out.scales = DenseResourceElementsAttr::get(
+      RankedTensorType::get({rows, groups}, f32),
+      (name + suffix + "_scales").str(), std::move(sBlob));
+  return out;
+}
+
+/// The resource name of a weight constant, for naming its quantized form.
+std::string weightName(ElementsAttr source) {
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(source))
+    return resource.getRawHandle().getKey().str();
+  return "weight";
+}
+
 struct QuantizeWeightsPass
     : impl::QuantizeWeightsPassBase<QuantizeWeightsPass> {
   using QuantizeWeightsPassBase::QuantizeWeightsPassBase;
@@ -135,14 +201,113 @@ struct QuantizeWeightsPass
     llvm::StringSet<> chosen;
     for (const std::string &name : functions)
       chosen.insert(name);
+    // Constants the other functions keep reading in fp32: quantizing an
+    // embedding table they share would add a copy, not replace one.
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (!chosen.contains(func.getSymName()))
+        func.walk([&](ConstantOp c) {
+          keptFp32_.insert(c.getValue().getAsOpaquePointer());
+        });
     for (auto func : getOperation().getOps<func::FuncOp>())
       if (chosen.contains(func.getSymName()))
         quantizeFunction(func);
   }
 
   void quantizeFunction(func::FuncOp func) {
+    // The K of the LM heads' [K, N] weights, before their contractions
+    // change.
+    llvm::SmallVector<int64_t> lmHeadWidths;
+    if (!keepFp32LmHead)
+      for (Operation *op : contractionsReturned(func))
+        if (isa<LinearOp, MatmulOp>(op))
+          if (auto w = dyn_cast<RankedTensorType>(op->getOperand(1).getType());
+              w && w.getRank() == 2 && w.hasStaticShape())
+            lmHeadWidths.push_back(w.getDimSize(0));
     for (Operation *op : weightContractions(func, keepFp32LmHead))
       rewrite(op);
+    llvm::SmallVector<GatherOp> gathers;
+    func.walk([&](GatherOp g) { gathers.push_back(g); });
+    for (GatherOp g : gathers)
+      if (isEmbeddingTable(g, lmHeadWidths))
+        rewriteGather(g, readsEntryIds(g.getIndices()) ? bits : 8);
+  }
+
+  // |ids| are the graph's `input_ids` argument (the name the exporters give
+  // the token ids, and the one strata-split-prefill-decode keeps), possibly
+  // reshaped or cast; a table gathered by anything else (positions) is
+  // not the token table.
+  static bool readsEntryIds(Value ids) {
+    while (Operation *def = ids.getDefiningOp()) {
+      if (!isa<ReshapeOp, CastOp, tensor::CastOp>(def))
+        return false;
+      ids = def->getOperand(0);
+    }
+    auto arg = dyn_cast<BlockArgument>(ids);
+    if (!arg)
+      return false;
+    auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    auto name = func ? func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                         "strata.name")
+                     : StringAttr();
+    return name && name.getValue() == "input_ids";
+  }
+
+  // |g| reads rows of a constant fp32 [R, D] table as wide as the hidden
+  // state an LM head reads (D is its weight's K: token and learned position
+  // embeddings; a rotary cache is a head wide), and only such gathers in
+  // chosen functions read it.
+  bool isEmbeddingTable(GatherOp g, llvm::ArrayRef<int64_t> lmHeadWidths) {
+    auto constant = g.getData().getDefiningOp<ConstantOp>();
+    auto type = cast<RankedTensorType>(g.getData().getType());
+    if (!constant || g.getAxis() != 0 || type.getRank() != 2 ||
+        !type.hasStaticShape() || !type.getElementType().isF32() ||
+        keptFp32_.contains(constant.getValue().getAsOpaquePointer()))
+      return false;
+    const int64_t width = type.getDimSize(1);
+    if (!llvm::is_contained(lmHeadWidths, width))
+      return false;
+    return llvm::all_of(constant->getUsers(), [](Operation *user) {
+      auto gather = dyn_cast<GatherOp>(user);
+      return gather && gather.getAxis() == 0;
+    });
+  }
+
+  // |g| reading its table quantized to |tableBits| (int8 one scale per
+  // row; int4 per group-size columns).
+  void rewriteGather(GatherOp g, int64_t tableBits) {
+    auto constant = g.getData().getDefiningOp<ConstantOp>();
+    ElementsAttr source = constant.getValue();
+    auto type = cast<RankedTensorType>(source.getType());
+    const int64_t rows = type.getDimSize(0), width = type.getDimSize(1);
+    const int64_t group = tableBits == 4 && groupSize > 0
+                              ? std::min<int64_t>(groupSize, width)
+                              : width;
+    auto key =
+        std::make_pair(source.getAsOpaquePointer(), group * 16 + tableBits);
+    auto it = quantizedTables_.find(key);
+    if (it == quantizedTables_.end()) {
+      std::optional<std::vector<float>> values = weightElements(source);
+      if (!values)
+        return;
+      it = quantizedTables_
+               .try_emplace(key,
+                            quantizeRows(g->getContext(), weightName(source),
+                                         *values, rows, width, tableBits,
+                                         group))
+               .first;
+      ++numWeights;
+    }
+    OpBuilder b(g);
+    Value q = ConstantOp::create(b, constant.getLoc(), it->second.values);
+    Value s = ConstantOp::create(b, constant.getLoc(), it->second.scales);
+    auto replacement = QuantizedGatherOp::create(
+        b, g.getLoc(), g.getType(), q, s, g.getIndices(),
+        b.getI64IntegerAttr(tableBits), b.getI64IntegerAttr(group));
+    g.getResult().replaceAllUsesWith(replacement.getResult());
+    g.erase();
+    if (constant->use_empty())
+      constant->erase();
+    ++numTables;
   }
 
   void rewrite(Operation *op) {
@@ -176,9 +341,7 @@ struct QuantizeWeightsPass
       std::optional<std::vector<float>> values = weightElements(source);
       if (!values)
         return;
-      std::string name = "weight";
-      if (auto resource = dyn_cast<DenseResourceElementsAttr>(source))
-        name = resource.getRawHandle().getKey().str();
+      const std::string name = weightName(source);
       it = quantized_
                .try_emplace(key, quantize(op->getContext(), name, *values, k,
                                           n, bits, group))
@@ -200,6 +363,10 @@ struct QuantizeWeightsPass
   }
 
   llvm::DenseMap<std::pair<const void *, int64_t>, QuantizedWeight> quantized_;
+  // By source table and group * 16 + bits.
+  llvm::DenseMap<std::pair<const void *, int64_t>, QuantizedWeight>
+      quantizedTables_;
+  llvm::DenseSet<const void *> keptFp32_;
 };
 
 } // namespace

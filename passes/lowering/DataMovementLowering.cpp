@@ -605,12 +605,75 @@ Value lowerConstantOfShape(ConstantOfShapeOp op,
 
 } // namespace
 
+// An embedding row dequantized on the fly: the table is read at its stored
+// width (one byte, or half of one, per value) and each value scaled by its
+// row's group scale.
+Value lowerQuantizedGather(QuantizedGatherOp op,
+                           QuantizedGatherOp::Adaptor adaptor,
+                           ConversionPatternRewriter &rewriter) {
+  Location loc = op.getLoc();
+  Value table = adaptor.getTable(), scales = adaptor.getScales(),
+        indices = adaptor.getIndices();
+  auto out = cast<RankedTensorType>(op.getType());
+  const int64_t ir = typeOf(indices).getRank();
+  const bool nibbles = op.getBits() == 4;
+  SmallVector<Value> dynamic = dynamicExtents(
+      out, [&](int64_t d) { return dimValue(rewriter, loc, indices, d); });
+  Value rows = dimValue(rewriter, loc, table, 0);
+  checkIndicesInRange(rewriter, loc, indices, rows);
+  return buildIndexedGeneric(
+      rewriter, loc, out, dynamic,
+      [&](OpBuilder &b, Location l, ValueRange idx) -> Value {
+        Value raw = tensor::ExtractOp::create(b, l, indices,
+                                              idx.take_front(ir));
+        Value row = arith::IndexCastOp::create(b, l, b.getIndexType(), raw);
+        // The check above ends a run with an index out of range; the clamp
+        // keeps every read inside the table all the same.
+        row = wrapNegative(b, l, row, rows, cIndex(b, l, 0));
+        row = arith::MaxSIOp::create(b, l, row, cIndex(b, l, 0));
+        row = arith::MinSIOp::create(
+            b, l, row, arith::SubIOp::create(b, l, rows, cIndex(b, l, 1)));
+        Value column = idx.back();
+        Value byteIndex =
+            nibbles ? arith::DivUIOp::create(b, l, column, cIndex(b, l, 2))
+                          .getResult()
+                    : column;
+        Value byte =
+            tensor::ExtractOp::create(b, l, table, ValueRange{row, byteIndex});
+        Type i32 = b.getI32Type();
+        Value value;
+        if (nibbles) {
+          // (byte >> 4 * (column % 2)) & 15, stored with +8.
+          Value wide = arith::ExtUIOp::create(b, l, i32, byte);
+          Value odd = arith::IndexCastOp::create(
+              b, l, i32,
+              arith::RemUIOp::create(b, l, column, cIndex(b, l, 2)));
+          Value shift = arith::MulIOp::create(
+              b, l, odd, arith::ConstantIntOp::create(b, l, i32, 4));
+          Value nibble = arith::AndIOp::create(
+              b, l, arith::ShRUIOp::create(b, l, wide, shift),
+              arith::ConstantIntOp::create(b, l, i32, 15));
+          value = arith::SubIOp::create(
+              b, l, nibble, arith::ConstantIntOp::create(b, l, i32, 8));
+        } else {
+          value = arith::ExtSIOp::create(b, l, i32, byte);
+        }
+        Value group = arith::DivUIOp::create(
+            b, l, column, cIndex(b, l, op.getGroupSize()));
+        Value scale =
+            tensor::ExtractOp::create(b, l, scales, ValueRange{row, group});
+        Value real = arith::SIToFPOp::create(b, l, b.getF32Type(), value);
+        return arith::MulFOp::create(b, l, real, scale);
+      });
+}
+
 void populateDataMovementLoweringPatterns(RewritePatternSet &patterns) {
   patterns.add<OneResultLowering<ReshapeOp, lowerReshape>,
                OneResultLowering<TransposeOp, lowerTranspose>,
                OneResultLowering<ConcatOp, lowerConcat>, SplitPattern,
                OneResultLowering<SliceOp, lowerSlice>,
                OneResultLowering<GatherOp, lowerGather>,
+               OneResultLowering<QuantizedGatherOp, lowerQuantizedGather>,
                OneResultLowering<ExpandOp, lowerExpand>,
                OneResultLowering<TileOp, lowerTile>,
                OneResultLowering<TriluOp, lowerTrilu>,

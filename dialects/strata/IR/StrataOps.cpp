@@ -422,6 +422,36 @@ LogicalResult GatherOp::verify() {
   return verifyResultShape(*this, expected, getResult());
 }
 
+LogicalResult QuantizedGatherOp::verify() {
+  ArrayRef<int64_t> table = shapeOf(getTable()), scales = shapeOf(getScales());
+  ArrayRef<int64_t> indices = shapeOf(getIndices()),
+                    out = shapeOf(getResult());
+  if (getBits() != 8 && getBits() != 4)
+    return emitOpError() << "expected 'bits' 8 or 4, got " << getBits();
+  if (getGroupSize() < 1)
+    return emitOpError() << "expected 'group_size' >= 1, got "
+                         << getGroupSize();
+  if (table.size() != 2 || ShapedType::isDynamicShape(table))
+    return emitOpError() << "expected a static 2-D 'table'";
+  if (out.size() != indices.size() + 1 || ShapedType::isDynamic(out.back()))
+    return emitOpError() << "expected a result of rank " << indices.size() + 1
+                         << " with a static last dim (the row width), got "
+                         << formatShape(out);
+  const int64_t width = out.back();
+  const int64_t bytes = getBits() == 8 ? width : (width + 1) / 2;
+  if (table[1] != bytes)
+    return emitOpError() << "expected 'table' rows of " << bytes
+                         << " bytes for " << width << " columns of "
+                         << getBits() << " bits, got " << table[1];
+  const int64_t groups = (width + getGroupSize() - 1) / getGroupSize();
+  if (scales.size() != 2 || scales[0] != table[0] || scales[1] != groups)
+    return emitOpError() << "expected 'scales' of shape " << table[0] << "x"
+                         << groups << ", got " << formatShape(scales);
+  SmallVector<int64_t> expected(indices);
+  expected.push_back(width);
+  return verifyResultShape(*this, expected, getResult());
+}
+
 LogicalResult ReshapeOp::verify() {
   RankedTensorType in = tensorType(getInput()), out = tensorType(getResult());
   if (Value shape = getShape()) {

@@ -595,6 +595,35 @@ def Strata_GatherOp : Strata_Op<"gather",
   let hasVerifier = 1;
 }
 
+def Strata_QuantizedGatherOp : Strata_Op<"quantized_gather"> {
+  let summary = "embedding lookup in a table quantized per row";
+  let description = [{
+    `result[..., d] = value(table, indices[...], d) * scales[indices[...], d / group_size]`:
+    `strata.gather` along axis 0 of a [V, D] fp32 table stored as
+    symmetric integers of `bits` bits with one fp32 scale per `group_size`
+    columns of each row. With `bits` = 8 `table` is [V, D] int8; with 4 it
+    is [V, ceil(D / 2)] bytes, column 2c in the low nibble of byte c and
+    2c + 1 in the high one, each holding its value + 8 (values in
+    [-8, 7]). Negative indices count from the end, as in ONNX `Gather`.
+    Made by `strata-quantize-weights` from the token-embedding table of a
+    decoder whose contractions it quantizes.
+
+    ```mlir
+    %e = strata.quantized_gather %table, %scales, %ids {bits = 4 : i64, group_size = 32 : i64} : (tensor<50257x384xi8>, tensor<50257x24xf32>, tensor<1x8xi64>) -> tensor<1x8x768xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[I8]>:$table,
+                   RankedTensorOf<[F32]>:$scales,
+                   Strata_IndexTensor:$indices,
+                   I64Attr:$bits, I64Attr:$group_size);
+  let results = (outs RankedTensorOf<[F32]>:$result);
+  let assemblyFormat = [{
+    $table `,` $scales `,` $indices attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Strata_ReshapeOp : Strata_Op<"reshape",
     [AllElementTypesMatch<["input", "result"]>]> {
   let summary = "reinterprets a tensor with a new shape of the same size";

@@ -1,5 +1,5 @@
 // RUN: strata-opt %s --split-input-file --verify-diagnostics
-// Verifier errors of gather, reshape, transpose, concat, slice, split,
+// Verifier errors of gather, quantized_gather, reshape, transpose, concat, slice, split,
 // expand, tile and trilu.
 
 func.func @gather_axis(%d: tensor<8x4xf32>, %i: tensor<2xi64>) {
@@ -13,6 +13,46 @@ func.func @gather_axis(%d: tensor<8x4xf32>, %i: tensor<2xi64>) {
 func.func @gather_wrong_result(%d: tensor<8x4xf32>, %i: tensor<1x2xi64>) {
   // expected-error @+1 {{'strata.gather' op expected result shape 1x2x4, got 2x4}}
   %0 = strata.gather %d, %i : (tensor<8x4xf32>, tensor<1x2xi64>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @quantized_gather_bits(%t: tensor<8x4xi8>, %s: tensor<8x1xf32>, %i: tensor<2xi64>) {
+  // expected-error @+1 {{'strata.quantized_gather' op expected 'bits' 8 or 4, got 2}}
+  %0 = strata.quantized_gather %t, %s, %i {bits = 2 : i64, group_size = 4 : i64} : (tensor<8x4xi8>, tensor<8x1xf32>, tensor<2xi64>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @quantized_gather_nibble_rows(%t: tensor<8x4xi8>, %s: tensor<8x2xf32>, %i: tensor<2xi64>) {
+  // expected-error @+1 {{'strata.quantized_gather' op expected 'table' rows of 2 bytes for 4 columns of 4 bits, got 4}}
+  %0 = strata.quantized_gather %t, %s, %i {bits = 4 : i64, group_size = 2 : i64} : (tensor<8x4xi8>, tensor<8x2xf32>, tensor<2xi64>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @quantized_gather_scales(%t: tensor<8x2xi8>, %s: tensor<8x1xf32>, %i: tensor<2xi64>) {
+  // expected-error @+1 {{'strata.quantized_gather' op expected 'scales' of shape 8x2, got 8x1}}
+  %0 = strata.quantized_gather %t, %s, %i {bits = 4 : i64, group_size = 2 : i64} : (tensor<8x2xi8>, tensor<8x1xf32>, tensor<2xi64>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @quantized_gather_result(%t: tensor<8x4xi8>, %s: tensor<8x1xf32>, %i: tensor<1x2xi64>) {
+  // expected-error @+1 {{'strata.quantized_gather' op expected a result of rank 3 with a static last dim (the row width), got 2x4}}
+  %0 = strata.quantized_gather %t, %s, %i {bits = 8 : i64, group_size = 4 : i64} : (tensor<8x4xi8>, tensor<8x1xf32>, tensor<1x2xi64>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @quantized_gather_group(%t: tensor<8x4xi8>, %s: tensor<8x1xf32>, %i: tensor<2xi64>) {
+  // expected-error @+1 {{'strata.quantized_gather' op expected 'group_size' >= 1, got 0}}
+  %0 = strata.quantized_gather %t, %s, %i {bits = 8 : i64, group_size = 0 : i64} : (tensor<8x4xi8>, tensor<8x1xf32>, tensor<2xi64>) -> tensor<2x4xf32>
   return
 }
 

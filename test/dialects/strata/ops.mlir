@@ -205,3 +205,10 @@ func.func @shape_computation(%x: tensor<?x8x768xf32>, %s: tensor<i64>) {
     }
   }
 #-}
+
+// CHECK-LABEL: func.func @quantized_gather
+func.func @quantized_gather(%t: tensor<512x32xi8>, %s: tensor<512x2xf32>, %ids: tensor<1x?xi64>) -> tensor<1x?x64xf32> {
+  // CHECK: strata.quantized_gather %{{.*}}, %{{.*}}, %{{.*}} {bits = 4 : i64, group_size = 32 : i64} : (tensor<512x32xi8>, tensor<512x2xf32>, tensor<1x?xi64>) -> tensor<1x?x64xf32>
+  %0 = strata.quantized_gather %t, %s, %ids {bits = 4 : i64, group_size = 32 : i64} : (tensor<512x32xi8>, tensor<512x2xf32>, tensor<1x?xi64>) -> tensor<1x?x64xf32>
+  return %0 : tensor<1x?x64xf32>
+}
