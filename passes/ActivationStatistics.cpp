@@ -52,8 +52,8 @@ std::vector<std::string> contractionNames(llvm::ArrayRef<Operation *> ops) {
   return names;
 }
 
-FailureOr<ActivationStatistics>
-parseActivationStatistics(llvm::StringRef json, Location loc) {
+FailureOr<ActivationStatistics> parseActivationStatistics(llvm::StringRef json,
+                                                          Location loc) {
   llvm::Expected<llvm::json::Value> value = llvm::json::parse(json);
   if (!value)
     return emitError(loc) << "activation statistics are not valid JSON: "
@@ -75,10 +75,10 @@ parseActivationStatistics(llvm::StringRef json, Location loc) {
     for (const llvm::json::Value &v : *array) {
       std::optional<double> d = v.getAsNumber();
       if (!d || !std::isfinite(*d) || *d < 0)
-        return emitError(loc) << "activation statistics of '" << name
-                              << "': '" << key
-                              << "' holds something other than a finite "
-                                 "number >= 0";
+        return emitError(loc)
+               << "activation statistics of '" << name << "': '" << key
+               << "' holds something other than a finite "
+                  "number >= 0";
       into.push_back(*d);
     }
     return success();
@@ -92,22 +92,22 @@ parseActivationStatistics(llvm::StringRef json, Location loc) {
              << "each activation statistics entry needs a string 'name'";
     std::optional<int64_t> tokens = entry->getInteger("tokens");
     if (!tokens || *tokens < 1)
-      return emitError(loc) << "activation statistics of '" << *name
-                            << "' need 'tokens' >= 1";
+      return emitError(loc)
+             << "activation statistics of '" << *name << "' need 'tokens' >= 1";
     ChannelStatistics stats;
     stats.tokens = *tokens;
     if (failed(readArray(*entry, "sum_sq", *name, stats.sumSq)) ||
         failed(readArray(*entry, "max_abs", *name, stats.maxAbs)))
       return failure();
     if (stats.sumSq.size() != stats.maxAbs.size() || stats.sumSq.empty())
-      return emitError(loc) << "activation statistics of '" << *name
-                            << "' have " << stats.sumSq.size()
-                            << " 'sum_sq' and " << stats.maxAbs.size()
-                            << " 'max_abs' channels; expected the same "
-                               "number, at least 1";
+      return emitError(loc)
+             << "activation statistics of '" << *name << "' have "
+             << stats.sumSq.size() << " 'sum_sq' and " << stats.maxAbs.size()
+             << " 'max_abs' channels; expected the same "
+                "number, at least 1";
     if (!out.emplace(name->str(), std::move(stats)).second)
-      return emitError(loc) << "activation statistics name '" << *name
-                            << "' twice";
+      return emitError(loc)
+             << "activation statistics name '" << *name << "' twice";
   }
   return out;
 }

@@ -1,4 +1,4 @@
-//===- ActivationStatistics.h - Per-channel activation statistics -*- C++ -*-===//
+//===- ActivationStatistics.h - Per-channel input statistics ---*- C++ -*-===//
 // SPDX-License-Identifier: Apache-2.0
 // What calibration measures at the input of each weight contraction (the
 // sum of x^2 and the largest |x| per input channel over the calibration
@@ -32,13 +32,14 @@ using ActivationStatistics = std::map<std::string, ChannelStatistics>;
 
 /// The contractions of |func| that calibration measures and scaling may
 /// rewrite (weightContractions() with the LM head), in order.
-llvm::SmallVector<mlir::Operation *> calibratedContractions(
-    mlir::func::FuncOp func);
+llvm::SmallVector<mlir::Operation *>
+calibratedContractions(mlir::func::FuncOp func);
 
 /// A name for each of |ops| that a clone of their function gives its copies
 /// too: the ONNX node names of the location ("a, b" for a fused one), with
 /// "#2", "#3"... appended to a name taken by an earlier op of |ops|.
-std::vector<std::string> contractionNames(llvm::ArrayRef<mlir::Operation *> ops);
+std::vector<std::string>
+contractionNames(llvm::ArrayRef<mlir::Operation *> ops);
 
 /// Parses statistics in their JSON form:
 /// {"contractions": [{"name": N, "tokens": T, "sum_sq": [...],

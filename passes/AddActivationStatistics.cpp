@@ -86,14 +86,14 @@ struct AddActivationStatisticsPass
       Value max = ReduceMaxOp::create(b, loc, channels, abs,
                                       b.getDenseI64ArrayAttr(axes),
                                       b.getBoolAttr(false));
-      for (auto [value, what] : {std::pair(sum, "sum_sq"),
-                                 std::pair(max, "max_abs")}) {
+      for (auto [value, what] :
+           {std::pair(sum, "sum_sq"), std::pair(max, "max_abs")}) {
         results.push_back(value);
         types.push_back(channels);
         resultAttrs.push_back(b.getDictionaryAttr(
             {b.getNamedAttr("strata.name",
-                            b.getStringAttr("calibration." +
-                                            std::to_string(i) + "." + what)),
+                            b.getStringAttr("calibration." + std::to_string(i) +
+                                            "." + what)),
              b.getNamedAttr("strata.dims", b.getStrArrayAttr({""}))}));
       }
     }

@@ -143,7 +143,8 @@ double quantizationError(const Candidate &c, const std::vector<float> &s,
       for (int64_t j = 0; j < c.n; ++j) {
         const float scale = amax[j] > 0.0f ? amax[j] / qmax : 1.0f;
         const float v = c.w[r * c.n + j] * s[r];
-        const float q = std::min(qmax, std::max(qmin, std::nearbyint(v / scale)));
+        const float q =
+            std::min(qmax, std::max(qmin, std::nearbyint(v / scale)));
         const double d = double(q * scale / s[r]) - c.w[r * c.n + j];
         row += d * d;
       }
@@ -209,8 +210,8 @@ std::vector<float> smoothScales(llvm::ArrayRef<Candidate *> members,
     for (Candidate *c : members)
       for (int64_t j = 0; j < c->n; ++j)
         wmax = std::max(wmax, std::fabs(c->w[i * c->n + j]));
-    const double v = std::pow(stats.maxAbs[i], alpha) /
-                     std::pow(double(wmax), 1.0 - alpha);
+    const double v =
+        std::pow(stats.maxAbs[i], alpha) / std::pow(double(wmax), 1.0 - alpha);
     // A dead channel or an all-zero weight row keeps s = 1.
     if (std::isfinite(v) && v > 0)
       s[i] = float(std::min(1e4, std::max(1e-4, v)));
@@ -239,10 +240,9 @@ public:
     for (Candidate &c : candidates)
       groups[channelRoot(inputOf(c.op), c.k)].push_back(&c);
     for (auto &[root, members] : groups) {
-      std::vector<float> s =
-          options.method == "smooth"
-              ? smoothScales(members, options.smoothAlpha)
-              : awqScales(members, options);
+      std::vector<float> s = options.method == "smooth"
+                                 ? smoothScales(members, options.smoothAlpha)
+                                 : awqScales(members, options);
       if (s.empty())
         continue;
       for (Candidate *c : members)
@@ -263,8 +263,7 @@ private:
   /// one weight, keep sharing it.
   void scaleWeight(Candidate &c, const std::string &group,
                    const std::vector<float> &s) {
-    auto key = std::make_pair(c.weight.getValue().getAsOpaquePointer(),
-                              group);
+    auto key = std::make_pair(c.weight.getValue().getAsOpaquePointer(), group);
     auto it = scaledWeights.find(key);
     if (it == scaledWeights.end()) {
       std::vector<float> w = c.w;
@@ -277,9 +276,8 @@ private:
         name = resource.getRawHandle().getKey().str();
       auto type = cast<RankedTensorType>(c.weight.getType());
       it = scaledWeights
-               .try_emplace(key, resourceAttr(type, name + "_" +
-                                                        options.method,
-                                              w))
+               .try_emplace(key,
+                            resourceAttr(type, name + "_" + options.method, w))
                .first;
     }
     OpBuilder b(c.op);
@@ -332,8 +330,7 @@ private:
     OpBuilder b(norm);
     for (auto &[index, values] : operands) {
       Operation *old = norm->getOperand(index).getDefiningOp();
-      norm->setOperand(index,
-                       divided(b, old->getLoc(), values, s));
+      norm->setOperand(index, divided(b, old->getLoc(), values, s));
       if (old->use_empty())
         old->erase();
     }
@@ -371,8 +368,8 @@ LogicalResult applyActivationScales(ModuleOp module,
     return module.emitError() << "activation scaling for " << options.bits
                               << "-bit weights; expected 4 or 8";
   if (options.smoothAlpha < 0 || options.smoothAlpha > 1)
-    return module.emitError() << "smooth-alpha must be in [0, 1], got "
-                              << options.smoothAlpha;
+    return module.emitError()
+           << "smooth-alpha must be in [0, 1], got " << options.smoothAlpha;
   llvm::StringSet<> chosen, known;
   for (const std::string &name : options.functions)
     chosen.insert(name);
@@ -433,8 +430,8 @@ struct ApplyActivationScalesPass
     ModuleOp module = getOperation();
     auto file = llvm::MemoryBuffer::getFile(statistics);
     if (!file) {
-      module.emitError() << "cannot read activation statistics '"
-                         << statistics << "': " << file.getError().message();
+      module.emitError() << "cannot read activation statistics '" << statistics
+                         << "': " << file.getError().message();
       return signalPassFailure();
     }
     FailureOr<ActivationStatistics> stats =

@@ -60,18 +60,17 @@ readCalibrationSequences(const std::string &path, CalibrationFormat format,
         if (token.getAsInteger(10, id) || id < 0 || id >= vocab)
           return emitError(loc)
                  << "calibration data '" << path << "' line " << index + 1
-                 << ": token '" << token
-                 << "' is not a token id in [0, " << vocab << ")";
+                 << ": token '" << token << "' is not a token id in [0, "
+                 << vocab << ")";
         ids.push_back(id);
       }
       if (ids.empty())
         continue;
       if (int64_t(ids.size()) > context)
         return emitError(loc)
-               << "calibration data '" << path << "' line " << index + 1
-               << ": " << ids.size()
-               << " tokens, more than the model's context of " << context
-               << " (--max-seq)";
+               << "calibration data '" << path << "' line " << index + 1 << ": "
+               << ids.size() << " tokens, more than the model's context of "
+               << context << " (--max-seq)";
       sequences.push_back(std::move(ids));
     }
   }
@@ -106,8 +105,8 @@ LogicalResult check(strata_status_t status, Location loc,
   if (!status)
     return success();
   std::unique_ptr<void, StatusFree> owned(status);
-  return emitError(loc) << "calibration: " << what << " failed: "
-                        << strata_status_message(status);
+  return emitError(loc) << "calibration: " << what
+                        << " failed: " << strata_status_message(status);
 }
 
 TensorPtr scalarI64(int64_t value, Location loc) {
@@ -122,11 +121,9 @@ TensorPtr scalarI64(int64_t value, Location loc) {
 
 } // namespace
 
-FailureOr<ActivationStatistics>
-measureActivations(const std::vector<uint8_t> &bytes,
-                   llvm::ArrayRef<std::string> names,
-                   const std::vector<std::vector<int64_t>> &sequences,
-                   Location loc) {
+FailureOr<ActivationStatistics> measureActivations(
+    const std::vector<uint8_t> &bytes, llvm::ArrayRef<std::string> names,
+    const std::vector<std::vector<int64_t>> &sequences, Location loc) {
   // The loader wants the artifact 64-byte aligned.
   size_t padded = (bytes.size() + 63) / 64 * 64;
   std::unique_ptr<void, decltype(&std::free)> data(
@@ -135,18 +132,17 @@ measureActivations(const std::vector<uint8_t> &bytes,
     return emitError(loc) << "calibration: out of memory for the artifact";
   std::memcpy(data.get(), bytes.data(), bytes.size());
   strata_module_t *rawModule = nullptr;
-  if (failed(check(strata_module_load({static_cast<const uint8_t *>(
-                                           data.get()),
-                                       bytes.size()},
-                                      strata_allocator_system(), &rawModule),
+  if (failed(check(strata_module_load(
+                       {static_cast<const uint8_t *>(data.get()), bytes.size()},
+                       strata_allocator_system(), &rawModule),
                    loc, "loading the calibration variant")))
     return failure();
   std::unique_ptr<strata_module_t, ModuleRelease> module(rawModule);
   strata_session_t *rawSession = nullptr;
-  if (failed(check(strata_session_create(module.get(), nullptr,
-                                         strata_allocator_system(),
-                                         &rawSession),
-                   loc, "creating a session")))
+  if (failed(
+          check(strata_session_create(module.get(), nullptr,
+                                      strata_allocator_system(), &rawSession),
+                loc, "creating a session")))
     return failure();
   std::unique_ptr<strata_session_t, SessionRelease> session(rawSession);
 
@@ -171,11 +167,11 @@ measureActivations(const std::vector<uint8_t> &bytes,
       return failure();
     int64_t dims[2] = {1, int64_t(ids.size())};
     strata_tensor_t *rawIds = nullptr;
-    if (failed(check(strata_tensor_create_copy(
-                         STRATA_DTYPE_I64, 2, dims, ids.data(),
-                         ids.size() * sizeof(int64_t),
-                         strata_allocator_system(), &rawIds),
-                     loc, "creating an input")))
+    if (failed(check(
+            strata_tensor_create_copy(STRATA_DTYPE_I64, 2, dims, ids.data(),
+                                      ids.size() * sizeof(int64_t),
+                                      strata_allocator_system(), &rawIds),
+            loc, "creating an input")))
       return failure();
     TensorPtr input(rawIds);
     const strata_tensor_t *inputs[] = {input.get(), slot.get(), start.get()};
@@ -194,12 +190,12 @@ measureActivations(const std::vector<uint8_t> &bytes,
       size_t k = strata_tensor_element_count(sumSq);
       if (strata_tensor_dtype(sumSq) != STRATA_DTYPE_F32 ||
           strata_tensor_element_count(maxAbs) != k)
-        return emitError(loc) << "calibration: malformed statistics of '"
-                              << names[i] << "'";
-      const auto *sq = static_cast<const float *>(
-          strata_tensor_const_data(sumSq));
-      const auto *mx = static_cast<const float *>(
-          strata_tensor_const_data(maxAbs));
+        return emitError(loc)
+               << "calibration: malformed statistics of '" << names[i] << "'";
+      const auto *sq =
+          static_cast<const float *>(strata_tensor_const_data(sumSq));
+      const auto *mx =
+          static_cast<const float *>(strata_tensor_const_data(maxAbs));
       ChannelStatistics &s = stats[names[i]];
       if (s.sumSq.empty()) {
         s.sumSq.assign(k, 0.0);

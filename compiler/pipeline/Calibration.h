@@ -38,11 +38,9 @@ readCalibrationSequences(const std::string &path, CalibrationFormat format,
 /// |sequences| into slot 0 of a fresh cache and sums the outputs
 /// calibration.<i>.sum_sq / max_abs over all of them; |names| names
 /// contraction i. Runtime failures are reported at |loc|.
-mlir::FailureOr<ActivationStatistics>
-measureActivations(const std::vector<uint8_t> &bytes,
-                   llvm::ArrayRef<std::string> names,
-                   const std::vector<std::vector<int64_t>> &sequences,
-                   mlir::Location loc);
+mlir::FailureOr<ActivationStatistics> measureActivations(
+    const std::vector<uint8_t> &bytes, llvm::ArrayRef<std::string> names,
+    const std::vector<std::vector<int64_t>> &sequences, mlir::Location loc);
 
 } // namespace strata
 
