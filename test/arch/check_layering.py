@@ -36,7 +36,8 @@ class Component(NamedTuple):
 # Bottom to top. The compiler C API (compiler/capi/) and the tools are the
 # only users of the driver (compiler/pipeline/); the runtime side knows
 # nothing of MLIR, LLVM or the compiler except the ABI headers and the
-# manifest codec.
+# manifest codec. The driver may run what it compiled through the runtime
+# (calibration measures activations on a compiled copy of the model).
 COMPONENTS = (
     Component("abi", ("codegen/abi/",), (), ()),
     # The manifest's one codec and rule set, shared by writer and reader.
@@ -65,7 +66,8 @@ COMPONENTS = (
     Component("codegen", ("codegen/",),
               ("passes", "dispatch", "analysis", "artifact-writer"), (MLIR,)),
     Component("pipeline", ("compiler/pipeline/",),
-              ("import", "passes", "dispatch", "analysis", "codegen"),
+              ("import", "passes", "dispatch", "analysis", "codegen",
+               "runtime"),
               (MLIR,)),
     Component("capi", ("compiler/capi/",), ("pipeline",), (MLIR,)),
     Component("compiler-tools", ("tools/",),
