@@ -35,28 +35,6 @@ using namespace strata::ir;
 
 namespace {
 
-/// The fp32 elements of a constant, row-major, or nothing.
-std::optional<std::vector<float>> readF32(ElementsAttr attr) {
-  auto type = dyn_cast<RankedTensorType>(attr.getType());
-  if (!type || !type.hasStaticShape() || !type.getElementType().isF32())
-    return std::nullopt;
-  std::vector<float> out(type.getNumElements());
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
-    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-    if (!blob || blob->getData().size() != out.size() * sizeof(float))
-      return std::nullopt;
-    std::memcpy(out.data(), blob->getData().data(), out.size() * sizeof(float));
-    return out;
-  }
-  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
-    size_t i = 0;
-    for (float v : dense.getValues<float>())
-      out[i++] = v;
-    return out;
-  }
-  return std::nullopt;
-}
-
 /// One weight contraction that has statistics.
 struct Candidate {
   Operation *op;
@@ -322,7 +300,8 @@ private:
       if (!constant || !ctype || ctype.getRank() != 1 ||
           ctype.getDimSize(0) != k)
         return false;
-      std::optional<std::vector<float>> values = readF32(constant.getValue());
+      std::optional<std::vector<float>> values =
+          constantF32Elements(constant.getValue());
       if (!values)
         return false;
       operands.emplace_back(i, std::move(*values));
@@ -400,7 +379,8 @@ LogicalResult applyActivationScales(ModuleOp module,
       auto wType = dyn_cast<RankedTensorType>(weightOf(op).getType());
       if (!weight || !wType || wType.getRank() != 2)
         continue;
-      std::optional<std::vector<float>> w = readF32(weight.getValue());
+      std::optional<std::vector<float>> w =
+          constantF32Elements(weight.getValue());
       if (!w)
         continue;
       candidates.push_back({op, name, &it->second, weight, std::move(*w),

@@ -42,30 +42,6 @@ struct QuantizedWeight {
   ElementsAttr values, scales;
 };
 
-/// The fp32 elements of a constant [K, N] weight, row-major, or nothing if
-/// |attr| holds something else.
-std::optional<std::vector<float>> weightElements(ElementsAttr attr) {
-  auto type = dyn_cast<RankedTensorType>(attr.getType());
-  if (!type || type.getRank() != 2 || !type.hasStaticShape() ||
-      !type.getElementType().isF32())
-    return std::nullopt;
-  std::vector<float> out(type.getNumElements());
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
-    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-    if (!blob || blob->getData().size() != out.size() * sizeof(float))
-      return std::nullopt;
-    std::memcpy(out.data(), blob->getData().data(), out.size() * sizeof(float));
-    return out;
-  }
-  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
-    size_t i = 0;
-    for (float v : dense.getValues<float>())
-      out[i++] = v;
-    return out;
-  }
-  return std::nullopt;
-}
-
 /// Symmetric absmax quantization of |w| ([k, n] row-major) per |group| rows
 /// of each column: scale = max|w| / qmax, q = round(w / scale).
 QuantizedWeight quantize(MLIRContext *ctx, llvm::StringRef name,
@@ -87,8 +63,8 @@ QuantizedWeight quantize(MLIRContext *ctx, llvm::StringRef name,
       for (int64_t kk = k0; kk < k1; ++kk)
         amax = std::max(amax, std::fabs(w[kk * n + j]));
       // An all-zero (or non-finite) group keeps scale 1 and zeros.
-      const float scale = amax > 0.0f && std::isfinite(amax) ? amax / qmax
-                                                              : 1.0f;
+      const float scale =
+          amax > 0.0f && std::isfinite(amax) ? amax / qmax : 1.0f;
       s[g * n + j] = scale;
       for (int64_t kk = k0; kk < k1; ++kk) {
         float x = std::nearbyint(w[kk * n + j] / scale);
@@ -99,14 +75,15 @@ QuantizedWeight quantize(MLIRContext *ctx, llvm::StringRef name,
   }
   auto i8 = IntegerType::get(ctx, 8);
   auto f32 = Float32Type::get(ctx);
-  std::string suffix = "_q" + std::to_string(bits) + "g" + std::to_string(group);
+  std::string suffix =
+      "_q" + std::to_string(bits) + "g" + std::to_string(group);
   QuantizedWeight out;
-  out.values = DenseResourceElementsAttr::get(
-      RankedTensorType::get({k, n}, i8), (name + suffix).str(),
-      std::move(qBlob));
+  out.values =
+      DenseResourceElementsAttr::get(RankedTensorType::get({k, n}, i8),
+                                     (name + suffix).str(), std::move(qBlob));
   out.scales = DenseResourceElementsAttr::get(
-      RankedTensorType::get({groups, n}, f32), (name + suffix + "_scales").str(),
-      std::move(sBlob));
+      RankedTensorType::get({groups, n}, f32),
+      (name + suffix + "_scales").str(), std::move(sBlob));
   return out;
 }
 
@@ -136,8 +113,8 @@ QuantizedWeight quantizeRows(MLIRContext *ctx, llvm::StringRef name,
       float amax = 0.0f;
       for (int64_t c = c0; c < c1; ++c)
         amax = std::max(amax, std::fabs(row[c]));
-      const float scale = amax > 0.0f && std::isfinite(amax) ? amax / qmax
-                                                              : 1.0f;
+      const float scale =
+          amax > 0.0f && std::isfinite(amax) ? amax / qmax : 1.0f;
       s[r * groups + g] = scale;
       for (int64_t c = c0; c < c1; ++c) {
         float x = std::nearbyint(row[c] / scale);
@@ -148,8 +125,8 @@ QuantizedWeight quantizeRows(MLIRContext *ctx, llvm::StringRef name,
           out[c] = static_cast<uint8_t>(static_cast<int8_t>(v));
         } else {
           const int shift = c % 2 ? 4 : 0;
-          out[c / 2] = static_cast<uint8_t>(
-              (out[c / 2] & ~(0xF << shift)) | ((v + 8) << shift));
+          out[c / 2] = static_cast<uint8_t>((out[c / 2] & ~(0xF << shift)) |
+                                            ((v + 8) << shift));
         }
       }
     }
@@ -286,14 +263,13 @@ struct QuantizeWeightsPass
         std::make_pair(source.getAsOpaquePointer(), group * 16 + tableBits);
     auto it = quantizedTables_.find(key);
     if (it == quantizedTables_.end()) {
-      std::optional<std::vector<float>> values = weightElements(source);
+      std::optional<std::vector<float>> values = constantF32Elements(source);
       if (!values)
         return;
       it = quantizedTables_
-               .try_emplace(key,
-                            quantizeRows(g->getContext(), weightName(source),
-                                         *values, rows, width, tableBits,
-                                         group))
+               .try_emplace(key, quantizeRows(g->getContext(),
+                                              weightName(source), *values, rows,
+                                              width, tableBits, group))
                .first;
       ++numWeights;
     }
@@ -338,13 +314,13 @@ struct QuantizeWeightsPass
     auto key = std::make_pair(source.getAsOpaquePointer(), group);
     auto it = quantized_.find(key);
     if (it == quantized_.end()) {
-      std::optional<std::vector<float>> values = weightElements(source);
+      std::optional<std::vector<float>> values = constantF32Elements(source);
       if (!values)
         return;
       const std::string name = weightName(source);
       it = quantized_
-               .try_emplace(key, quantize(op->getContext(), name, *values, k,
-                                          n, bits, group))
+               .try_emplace(key, quantize(op->getContext(), name, *values, k, n,
+                                          bits, group))
                .first;
       ++numWeights;
     }

@@ -5,6 +5,11 @@
 
 #include "dialects/strata/IR/StrataOps.h"
 
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+#include <cstring>
+
 using namespace mlir;
 using namespace strata::ir;
 
@@ -54,6 +59,27 @@ SmallVector<Operation *> weightContractions(func::FuncOp func,
       out.push_back(op);
   });
   return out;
+}
+
+std::optional<std::vector<float>> constantF32Elements(ElementsAttr attr) {
+  auto type = dyn_cast<RankedTensorType>(attr.getType());
+  if (!type || !type.hasStaticShape() || !type.getElementType().isF32())
+    return std::nullopt;
+  std::vector<float> out(type.getNumElements());
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob || blob->getData().size() != out.size() * sizeof(float))
+      return std::nullopt;
+    std::memcpy(out.data(), blob->getData().data(), out.size() * sizeof(float));
+    return out;
+  }
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    size_t i = 0;
+    for (float v : dense.getValues<float>())
+      out[i++] = v;
+    return out;
+  }
+  return std::nullopt;
 }
 
 } // namespace strata

@@ -1,15 +1,20 @@
 //===- WeightContractions.h - Contractions by constant weights --*- C++ -*-===//
 // SPDX-License-Identifier: Apache-2.0
 // What the precision passes (strata-quantize-weights,
-// strata-bf16-contractions) rewrite: the linear layers of an entry, and
-// which of them is its LM head.
+// strata-bf16-contractions, strata-apply-activation-scales) rewrite: the
+// linear layers of an entry, which of them is its LM head, and their
+// weights' values.
 
 #ifndef STRATA_PASSES_WEIGHTCONTRACTIONS_H_
 #define STRATA_PASSES_WEIGHTCONTRACTIONS_H_
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributeInterfaces.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
+
+#include <optional>
+#include <vector>
 
 namespace strata {
 
@@ -23,6 +28,10 @@ contractionsReturned(mlir::func::FuncOp func);
 /// not those contractionsReturned() finds.
 llvm::SmallVector<mlir::Operation *> weightContractions(mlir::func::FuncOp func,
                                                         bool skipLmHead);
+
+/// The elements of a static-shaped fp32 constant (dense or resource),
+/// row-major, or nothing if |attr| holds something else.
+std::optional<std::vector<float>> constantF32Elements(mlir::ElementsAttr attr);
 
 } // namespace strata
 

@@ -1,4 +1,5 @@
-//===- DataMovementLowering.cpp - strata data-movement/shape ops -> tensor -===//
+//===- DataMovementLowering.cpp - strata data-movement/shape ops -> tensor
+//-===//
 // SPDX-License-Identifier: Apache-2.0
 // reshape, transpose, concat, slice, split, gather, expand, tile, trilu,
 // range, shape and constant_of_shape on tensors. Run-time extents are
@@ -214,7 +215,8 @@ struct SplitPattern : OpConversionPattern<SplitOp> {
                       STRATA_CHECK_EXTENT_MISMATCH, in);
     SmallVector<Value> results;
     int64_t start = 0;
-    for (auto [size, result] : llvm::zip_equal(op.getSizes(), op.getResults())) {
+    for (auto [size, result] :
+         llvm::zip_equal(op.getSizes(), op.getResults())) {
       auto type = cast<RankedTensorType>(result.getType());
       // Static extents stay attributes so that the slice's inferred type is
       // the result type (an SSA constant would make the dim dynamic).
@@ -624,8 +626,8 @@ Value lowerQuantizedGather(QuantizedGatherOp op,
   return buildIndexedGeneric(
       rewriter, loc, out, dynamic,
       [&](OpBuilder &b, Location l, ValueRange idx) -> Value {
-        Value raw = tensor::ExtractOp::create(b, l, indices,
-                                              idx.take_front(ir));
+        Value raw =
+            tensor::ExtractOp::create(b, l, indices, idx.take_front(ir));
         Value row = arith::IndexCastOp::create(b, l, b.getIndexType(), raw);
         // The check above ends a run with an index out of range; the clamp
         // keeps every read inside the table all the same.
@@ -646,8 +648,7 @@ Value lowerQuantizedGather(QuantizedGatherOp op,
           // (byte >> 4 * (column % 2)) & 15, stored with +8.
           Value wide = arith::ExtUIOp::create(b, l, i32, byte);
           Value odd = arith::IndexCastOp::create(
-              b, l, i32,
-              arith::RemUIOp::create(b, l, column, cIndex(b, l, 2)));
+              b, l, i32, arith::RemUIOp::create(b, l, column, cIndex(b, l, 2)));
           Value shift = arith::MulIOp::create(
               b, l, odd, arith::ConstantIntOp::create(b, l, i32, 4));
           Value nibble = arith::AndIOp::create(
@@ -658,8 +659,8 @@ Value lowerQuantizedGather(QuantizedGatherOp op,
         } else {
           value = arith::ExtSIOp::create(b, l, i32, byte);
         }
-        Value group = arith::DivUIOp::create(
-            b, l, column, cIndex(b, l, op.getGroupSize()));
+        Value group = arith::DivUIOp::create(b, l, column,
+                                             cIndex(b, l, op.getGroupSize()));
         Value scale =
             tensor::ExtractOp::create(b, l, scales, ValueRange{row, group});
         Value real = arith::SIToFPOp::create(b, l, b.getF32Type(), value);
