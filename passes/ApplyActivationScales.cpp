@@ -7,6 +7,7 @@
 
 #include "passes/ActivationStatistics.h"
 #include "passes/Passes.h"
+#include "passes/QuantizationGrid.h"
 #include "passes/WeightContractions.h"
 
 #include "dialects/strata/IR/StrataOps.h"
@@ -105,8 +106,7 @@ bool onlyFeeds(Value v, int64_t k,
 double quantizationError(const Candidate &c, const std::vector<float> &s,
                          const std::vector<double> &meanSq, int64_t bits,
                          int64_t groupSize) {
-  const float qmax = bits == 8 ? 127.0f : 7.0f;
-  const float qmin = bits == 8 ? -127.0f : -8.0f;
+  const SymmetricGrid grid(bits);
   const int64_t group = groupSize > 0 ? std::min(groupSize, c.k) : c.k;
   std::vector<float> amax(c.n);
   double err = 0;
@@ -119,10 +119,8 @@ double quantizationError(const Candidate &c, const std::vector<float> &s,
     for (int64_t r = k0; r < k1; ++r) {
       double row = 0;
       for (int64_t j = 0; j < c.n; ++j) {
-        const float scale = amax[j] > 0.0f ? amax[j] / qmax : 1.0f;
-        const float v = c.w[r * c.n + j] * s[r];
-        const float q =
-            std::min(qmax, std::max(qmin, std::nearbyint(v / scale)));
+        const float scale = grid.scale(amax[j]);
+        const float q = grid.quantize(c.w[r * c.n + j] * s[r], scale);
         const double d = double(q * scale / s[r]) - c.w[r * c.n + j];
         row += d * d;
       }

@@ -9,6 +9,7 @@
 // contractions strata.quantized_linear (docs/design/precision.md).
 
 #include "passes/Passes.h"
+#include "passes/QuantizationGrid.h"
 #include "passes/WeightContractions.h"
 
 #include "dialects/strata/IR/StrataOps.h"
@@ -43,12 +44,11 @@ struct QuantizedWeight {
 };
 
 /// Symmetric absmax quantization of |w| ([k, n] row-major) per |group| rows
-/// of each column: scale = max|w| / qmax, q = round(w / scale).
+/// of each column (SymmetricGrid).
 QuantizedWeight quantize(MLIRContext *ctx, llvm::StringRef name,
                          const std::vector<float> &w, int64_t k, int64_t n,
                          int64_t bits, int64_t group) {
-  const float qmax = bits == 8 ? 127.0f : 7.0f;
-  const float qmin = bits == 8 ? -127.0f : -8.0f;
+  const SymmetricGrid grid(bits);
   const int64_t groups = (k + group - 1) / group;
   AsmResourceBlob qBlob = HeapAsmResourceBlob::allocate(
       size_t(k * n), alignof(int8_t), /*dataIsMutable=*/true);
@@ -62,15 +62,11 @@ QuantizedWeight quantize(MLIRContext *ctx, llvm::StringRef name,
       float amax = 0.0f;
       for (int64_t kk = k0; kk < k1; ++kk)
         amax = std::max(amax, std::fabs(w[kk * n + j]));
-      // An all-zero (or non-finite) group keeps scale 1 and zeros.
-      const float scale =
-          amax > 0.0f && std::isfinite(amax) ? amax / qmax : 1.0f;
+      const float scale = grid.scale(amax);
       s[g * n + j] = scale;
-      for (int64_t kk = k0; kk < k1; ++kk) {
-        float x = std::nearbyint(w[kk * n + j] / scale);
-        x = std::isfinite(x) ? std::min(qmax, std::max(qmin, x)) : 0.0f;
-        q[kk * n + j] = static_cast<int8_t>(x);
-      }
+      for (int64_t kk = k0; kk < k1; ++kk)
+        q[kk * n + j] =
+            static_cast<int8_t>(grid.quantize(w[kk * n + j], scale));
     }
   }
   auto i8 = IntegerType::get(ctx, 8);
@@ -94,8 +90,7 @@ QuantizedWeight quantize(MLIRContext *ctx, llvm::StringRef name,
 QuantizedWeight quantizeRows(MLIRContext *ctx, llvm::StringRef name,
                              const std::vector<float> &w, int64_t rows,
                              int64_t width, int64_t bits, int64_t group) {
-  const float qmax = bits == 8 ? 127.0f : 7.0f;
-  const float qmin = bits == 8 ? -127.0f : -8.0f;
+  const SymmetricGrid grid(bits);
   const int64_t groups = (width + group - 1) / group;
   const int64_t rowBytes = bits == 8 ? width : (width + 1) / 2;
   AsmResourceBlob qBlob = HeapAsmResourceBlob::allocate(
@@ -113,13 +108,10 @@ QuantizedWeight quantizeRows(MLIRContext *ctx, llvm::StringRef name,
       float amax = 0.0f;
       for (int64_t c = c0; c < c1; ++c)
         amax = std::max(amax, std::fabs(row[c]));
-      const float scale =
-          amax > 0.0f && std::isfinite(amax) ? amax / qmax : 1.0f;
+      const float scale = grid.scale(amax);
       s[r * groups + g] = scale;
       for (int64_t c = c0; c < c1; ++c) {
-        float x = std::nearbyint(row[c] / scale);
-        x = std::isfinite(x) ? std::min(qmax, std::max(qmin, x)) : 0.0f;
-        const int v = static_cast<int>(x);
+        const int v = static_cast<int>(grid.quantize(row[c], scale));
         uint8_t *out = q + r * rowBytes;
         if (bits == 8) {
           out[c] = static_cast<uint8_t>(static_cast<int8_t>(v));
