@@ -43,6 +43,26 @@ struct QuantizedWeight {
   ElementsAttr values, scales;
 };
 
+/// The resources holding a quantized weight: i8 |values| of |valuesShape|
+/// and f32 |scales| of |scalesShape|, named after the source and the form
+/// (|kind| bits g group).
+QuantizedWeight
+quantizedAttrs(MLIRContext *ctx, llvm::StringRef name, llvm::StringRef kind,
+               int64_t bits, int64_t group, llvm::ArrayRef<int64_t> valuesShape,
+               AsmResourceBlob values, llvm::ArrayRef<int64_t> scalesShape,
+               AsmResourceBlob scales) {
+  const std::string suffix =
+      (kind + std::to_string(bits) + "g" + std::to_string(group)).str();
+  QuantizedWeight out;
+  out.values = DenseResourceElementsAttr::get(
+      RankedTensorType::get(valuesShape, IntegerType::get(ctx, 8)),
+      (name + suffix).str(), std::move(values));
+  out.scales = DenseResourceElementsAttr::get(
+      RankedTensorType::get(scalesShape, Float32Type::get(ctx)),
+      (name + suffix + "_scales").str(), std::move(scales));
+  return out;
+}
+
 /// Symmetric absmax quantization of |w| ([k, n] row-major) per |group| rows
 /// of each column (SymmetricGrid).
 QuantizedWeight quantize(MLIRContext *ctx, llvm::StringRef name,
@@ -69,18 +89,8 @@ QuantizedWeight quantize(MLIRContext *ctx, llvm::StringRef name,
             static_cast<int8_t>(grid.quantize(w[kk * n + j], scale));
     }
   }
-  auto i8 = IntegerType::get(ctx, 8);
-  auto f32 = Float32Type::get(ctx);
-  std::string suffix =
-      "_q" + std::to_string(bits) + "g" + std::to_string(group);
-  QuantizedWeight out;
-  out.values =
-      DenseResourceElementsAttr::get(RankedTensorType::get({k, n}, i8),
-                                     (name + suffix).str(), std::move(qBlob));
-  out.scales = DenseResourceElementsAttr::get(
-      RankedTensorType::get({groups, n}, f32),
-      (name + suffix + "_scales").str(), std::move(sBlob));
-  return out;
+  return quantizedAttrs(ctx, name, "_q", bits, group, {k, n}, std::move(qBlob),
+                        {groups, n}, std::move(sBlob));
 }
 
 /// Symmetric absmax quantization of a [rows, width] table per |group|
@@ -101,10 +111,11 @@ QuantizedWeight quantizeRows(MLIRContext *ctx, llvm::StringRef name,
   auto *s = reinterpret_cast<float *>(sBlob.getMutableData().data());
   // An odd width's last high nibble holds 0 (stored as 8).
   std::memset(q, bits == 8 ? 0 : 0x88, size_t(rows * rowBytes));
-  for (int64_t r = 0; r < rows; ++r)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *row = w.data() + r * width;
+    uint8_t *out = q + r * rowBytes;
     for (int64_t g = 0; g < groups; ++g) {
       const int64_t c0 = g * group, c1 = std::min(width, c0 + group);
-      const float *row = w.data() + r * width;
       float amax = 0.0f;
       for (int64_t c = c0; c < c1; ++c)
         amax = std::max(amax, std::fabs(row[c]));
@@ -112,7 +123,6 @@ QuantizedWeight quantizeRows(MLIRContext *ctx, llvm::StringRef name,
       s[r * groups + g] = scale;
       for (int64_t c = c0; c < c1; ++c) {
         const int v = static_cast<int>(grid.quantize(row[c], scale));
-        uint8_t *out = q + r * rowBytes;
         if (bits == 8) {
           out[c] = static_cast<uint8_t>(static_cast<int8_t>(v));
         } else {
@@ -122,18 +132,9 @@ QuantizedWeight quantizeRows(MLIRContext *ctx, llvm::StringRef name,
         }
       }
     }
-  auto i8 = IntegerType::get(ctx, 8);
-  auto f32 = Float32Type::get(ctx);
-  std::string suffix =
-      "_rows_q" + std::to_string(bits) + "g" + std::to_string(group);
-  QuantizedWeight out;
-  out.values = DenseResourceElementsAttr::get(
-      RankedTensorType::get({rows, rowBytes}, i8), (name + suffix).str(),
-      std::move(qBlob));
-  out.scales = DenseResourceElementsAttr::get(
-      RankedTensorType::get({rows, groups}, f32),
-      (name + suffix + "_scales").str(), std::move(sBlob));
-  return out;
+  }
+  return quantizedAttrs(ctx, name, "_rows_q", bits, group, {rows, rowBytes},
+                        std::move(qBlob), {rows, groups}, std::move(sBlob));
 }
 
 /// The resource name of a weight constant, for naming its quantized form.

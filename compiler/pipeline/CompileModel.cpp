@@ -8,9 +8,9 @@
 
 #include "codegen/cpu/CpuCodegen.h"
 #include "codegen/cpu/CpuPipeline.h"
-#include "compiler/pipeline/Calibration.h"
 #include "compiler/import/ModelLoader.h"
 #include "compiler/import/OnnxImporter.h"
+#include "compiler/pipeline/Calibration.h"
 #include "compiler/pipeline/EntrySignature.h"
 #include "compiler/pipeline/Pipelines.h"
 #include "compiler/pipeline/SharedWeights.h"
@@ -239,6 +239,28 @@ LogicalResult addGenerationEntries(ModuleOp module,
   return success();
 }
 
+/// The back end's strata-level passes, then lowering to linalg on tensors.
+LogicalResult lowerForCpu(ModuleOp module, const CompileOptions &options,
+                          codegen::cpu::CpuCodegenStats *stats) {
+  codegen::cpu::CpuPipelineOptions cpuOptions;
+  cpuOptions.runtimeAttention = options.runtimeAttention;
+  cpuOptions.stats = stats;
+  PassManager lower(module.getContext());
+  lower.enableVerifier(true);
+  codegen::cpu::buildCpuStrataPipeline(lower, cpuOptions);
+  lower.addNestedPass<func::FuncOp>(createLowerToLinalgPass());
+  return lower.run(module);
+}
+
+/// An artifact of generated |code| with the entries |signatures| describes.
+void fillArtifact(CompiledArtifact &artifact, const EntrySignatures &signatures,
+                  codegen::cpu::CpuCode &code) {
+  signatures.addTo(artifact.signatures);
+  artifact.weights = std::move(code.weights);
+  artifact.sharedObject = std::move(code.sharedObject);
+  artifact.cpuFeatures = code.cpuFeatures;
+}
+
 /// Per-channel statistics of every weight contraction's input over the
 /// calibration sequences: a clone of the fused |module| gets generation
 /// entries (prefill over the whole context, every position through the LM
@@ -295,13 +317,7 @@ FailureOr<ActivationStatistics> calibrate(ModuleOp module,
   EntrySignatures signatures;
   if (failed(signatures.describeInputs(*variant, dims)))
     return failure();
-  codegen::cpu::CpuPipelineOptions cpuOptions;
-  cpuOptions.runtimeAttention = options.runtimeAttention;
-  PassManager lower(module.getContext());
-  lower.enableVerifier(true);
-  codegen::cpu::buildCpuStrataPipeline(lower, cpuOptions);
-  lower.addNestedPass<func::FuncOp>(createLowerToLinalgPass());
-  if (failed(lower.run(*variant)) ||
+  if (failed(lowerForCpu(*variant, options, nullptr)) ||
       failed(signatures.describeOutputs(*variant)))
     return failure();
   // It runs here, so it is compiled for here.
@@ -310,10 +326,7 @@ FailureOr<ActivationStatistics> calibrate(ModuleOp module,
   if (failed(code))
     return failure();
   CompiledArtifact artifact;
-  signatures.addTo(artifact.signatures);
-  artifact.weights = std::move(code->weights);
-  artifact.sharedObject = std::move(code->sharedObject);
-  artifact.cpuFeatures = code->cpuFeatures;
+  fillArtifact(artifact, signatures, *code);
   std::vector<uint8_t> bytes;
   std::string error;
   if (!artifact.assembled().writeToVector(&bytes, &error))
@@ -504,16 +517,8 @@ FailureOr<CompiledArtifact> compileModel(MLIRContext &context,
   EntrySignatures signatures;
   if (failed(signatures.describeInputs(*module, dims)))
     return failure();
-  // The back end's strata-level passes, then lowering to linalg on tensors.
   codegen::cpu::CpuCodegenStats strataLevel;
-  codegen::cpu::CpuPipelineOptions cpuOptions;
-  cpuOptions.runtimeAttention = options.runtimeAttention;
-  cpuOptions.stats = &strataLevel;
-  PassManager lower(&context);
-  lower.enableVerifier(true);
-  codegen::cpu::buildCpuStrataPipeline(lower, cpuOptions);
-  lower.addNestedPass<func::FuncOp>(createLowerToLinalgPass());
-  if (failed(lower.run(*module)))
+  if (failed(lowerForCpu(*module, options, &strataLevel)))
     return failure();
   clock.done("lower");
   if (options.emit == EmitKind::Linalg) {
@@ -545,11 +550,8 @@ FailureOr<CompiledArtifact> compileModel(MLIRContext &context,
     return result;
   }
 
-  signatures.addTo(result.signatures);
-  result.weights = std::move(code->weights);
-  result.sharedObject = std::move(code->sharedObject);
-  result.cpuFeatures = code->cpuFeatures;
   rep.codegen = code->stats;
+  fillArtifact(result, signatures, *code);
   rep.codegen.attentionCalls = strataLevel.attentionCalls;
   rep.weightsBytes = result.weights.size();
   rep.codeBytes = result.sharedObject.size();

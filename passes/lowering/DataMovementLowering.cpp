@@ -1,5 +1,4 @@
-//===- DataMovementLowering.cpp - strata data-movement/shape ops -> tensor
-//-===//
+//===- DataMovementLowering.cpp - strata data-movement ops -> tensor ----===//
 // SPDX-License-Identifier: Apache-2.0
 // reshape, transpose, concat, slice, split, gather, expand, tile, trilu,
 // range, shape and constant_of_shape on tensors. Run-time extents are
@@ -319,6 +318,18 @@ Value lowerSlice(SliceOp op, SliceOp::Adaptor adaptor,
       });
 }
 
+// The index |raw| of a gather along an axis of |extent|: negative indices
+// count from the end. The range check (checkIndicesInRange) ends a run with
+// an index out of range; the clamp keeps every read inside the tensor all
+// the same.
+Value gatheredIndex(OpBuilder &b, Location l, Value raw, Value extent) {
+  Value i = arith::IndexCastOp::create(b, l, b.getIndexType(), raw);
+  i = wrapNegative(b, l, i, extent, cIndex(b, l, 0));
+  i = arith::MaxSIOp::create(b, l, i, cIndex(b, l, 0));
+  return arith::MinSIOp::create(
+      b, l, i, arith::SubIOp::create(b, l, extent, cIndex(b, l, 1)));
+}
+
 Value lowerGather(GatherOp op, GatherOp::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) {
   Location loc = op.getLoc();
@@ -340,15 +351,8 @@ Value lowerGather(GatherOp op, GatherOp::Adaptor adaptor,
       rewriter, loc, out, dynamic, data,
       [&](OpBuilder &b, Location l, ValueRange idx) {
         SmallVector<Value> ix(idx.begin() + axis, idx.begin() + axis + ir);
-        Value raw = tensor::ExtractOp::create(b, l, indices, ix);
-        Value i = arith::IndexCastOp::create(b, l, b.getIndexType(), raw);
-        // Negative indices count from the end. The check above ends a run
-        // with an index out of range; the clamp keeps every read inside
-        // the tensor all the same.
-        i = wrapNegative(b, l, i, extent, cIndex(b, l, 0));
-        i = arith::MaxSIOp::create(b, l, i, cIndex(b, l, 0));
-        i = arith::MinSIOp::create(
-            b, l, i, arith::SubIOp::create(b, l, extent, cIndex(b, l, 1)));
+        Value i = gatheredIndex(
+            b, l, tensor::ExtractOp::create(b, l, indices, ix), extent);
         SmallVector<Value> in(idx.begin(), idx.begin() + axis);
         in.push_back(i);
         in.append(idx.begin() + axis + ir, idx.end());
@@ -605,8 +609,6 @@ Value lowerConstantOfShape(ConstantOfShapeOp op,
       .getResult(0);
 }
 
-} // namespace
-
 // An embedding row dequantized on the fly: the table is read at its stored
 // width (one byte, or half of one, per value) and each value scaled by its
 // row's group scale.
@@ -626,15 +628,9 @@ Value lowerQuantizedGather(QuantizedGatherOp op,
   return buildIndexedGeneric(
       rewriter, loc, out, dynamic,
       [&](OpBuilder &b, Location l, ValueRange idx) -> Value {
-        Value raw =
-            tensor::ExtractOp::create(b, l, indices, idx.take_front(ir));
-        Value row = arith::IndexCastOp::create(b, l, b.getIndexType(), raw);
-        // The check above ends a run with an index out of range; the clamp
-        // keeps every read inside the table all the same.
-        row = wrapNegative(b, l, row, rows, cIndex(b, l, 0));
-        row = arith::MaxSIOp::create(b, l, row, cIndex(b, l, 0));
-        row = arith::MinSIOp::create(
-            b, l, row, arith::SubIOp::create(b, l, rows, cIndex(b, l, 1)));
+        Value row = gatheredIndex(
+            b, l, tensor::ExtractOp::create(b, l, indices, idx.take_front(ir)),
+            rows);
         Value column = idx.back();
         Value byteIndex =
             nibbles ? arith::DivUIOp::create(b, l, column, cIndex(b, l, 2))
@@ -667,6 +663,8 @@ Value lowerQuantizedGather(QuantizedGatherOp op,
         return arith::MulFOp::create(b, l, real, scale);
       });
 }
+
+} // namespace
 
 void populateDataMovementLoweringPatterns(RewritePatternSet &patterns) {
   patterns.add<OneResultLowering<ReshapeOp, lowerReshape>,
