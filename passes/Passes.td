@@ -235,8 +235,8 @@ def QuantizeWeightsPass : Pass<"strata-quantize-weights", "mlir::ModuleOp"> {
     (0: one scale per row), when that removes its fp32 copy: every use of
     the table is such a gather in a chosen function. The token table (the
     one gathered by the `input_ids` argument) takes `bits`; another (learned
-    positions: few rows, and int4 there costs more accuracy than the rest
-    of the model) is int8, one scale per row. `keep-fp32-lm-head`
+    positions: few rows, whose int4 error costs accuracy out of proportion
+    to their bytes) is int8, one scale per row. `keep-fp32-lm-head`
     keeps them fp32 as well (the token table and the LM head are often one
     tied tensor).
 
