@@ -3,7 +3,9 @@
 // Usage: strata-gemm-bench [--threads N] [--peak GFLOPS]
 //                          [--shape MxKxN ...] (packed B; default: GPT-2's)
 //                          [--int8] (B weight-only int8, per-column scales)
-//                          [--int4] (B int4 in groups of 32)
+//                          [--int4] (B int4 in groups of 32, fp16 scales
+//                          inside the panels; --int4-f32-scales: fp32
+//                          scales apart, the other layout)
 //                          [--w8a8] (B int8 per column, A int8 per row)
 //                          [--bf16] (B bf16 pairs, A rounded to bf16)
 // Times the matmul the generated code imports on the GPT-2-small shapes,
@@ -111,13 +113,16 @@ int main(int argc, char** argv) {
   struct Shape { int64_t m, k, n; bool packed; };
   std::vector<Shape> chosen;
   bool int8 = false, int4 = false, w8a8 = false, bf16 = false;
+  bool int4F32Scales = false;
   auto isModeFlag = [](const char* arg) {
     return !std::strcmp(arg, "--int8") || !std::strcmp(arg, "--int4") ||
+           !std::strcmp(arg, "--int4-f32-scales") ||
            !std::strcmp(arg, "--w8a8") || !std::strcmp(arg, "--bf16");
   };
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--int8")) int8 = true;
     if (!std::strcmp(argv[i], "--int4")) int4 = true;
+    if (!std::strcmp(argv[i], "--int4-f32-scales")) int4 = int4F32Scales = true;
     if (!std::strcmp(argv[i], "--w8a8")) w8a8 = true;
     if (!std::strcmp(argv[i], "--bf16")) bf16 = true;
   }
@@ -195,10 +200,17 @@ int main(int argc, char** argv) {
     std::vector<int8_t> q4(s.k * s.n);
     for (size_t i = 0; i < q4.size(); ++i)
       q4[i] = static_cast<int8_t>(b[i] * 7);
-    std::vector<uint8_t> packedQ4(strata_packed_b_i4_bytes(s.k, s.n, kGroup));
-    strata_pack_b_i4(q4.data(), s.k, s.n, s.n, 1, kGroup, packedQ4.data());
     std::vector<float> scales4(
         (s.k + kGroup - 1) / kGroup * (packed.size() / s.k), 1.0f / 7);
+    std::vector<uint8_t> packedQ4;
+    if (int4 && int4F32Scales) {
+      packedQ4.resize(strata_packed_b_i4_bytes(s.k, s.n, kGroup));
+      strata_pack_b_i4(q4.data(), s.k, s.n, s.n, 1, kGroup, packedQ4.data());
+    } else if (int4) {
+      packedQ4.resize(strata_packed_b_i4_f16_blocks_bytes(s.k, s.n, kGroup));
+      strata_pack_b_i4_f16_blocks(q4.data(), s.k, s.n, s.n, 1, kGroup,
+                                  scales4.data(), packedQ4.data());
+    }
     int64_t p[STRATA_MM_PARAM_COUNT] = {};
     p[STRATA_MM_B_LAYOUT] =
         s.packed ? STRATA_MM_LAYOUT_PANEL_F32 : STRATA_MM_LAYOUT_STRIDED;
@@ -222,9 +234,12 @@ int main(int argc, char** argv) {
       p[STRATA_MM_B_SCALES] = reinterpret_cast<intptr_t>(scales.data());
       p[STRATA_MM_GROUP_SIZE] = s.k;
       if (int4) {
-        p[STRATA_MM_B_LAYOUT] = STRATA_MM_LAYOUT_PANEL_I4_GROUPS;
+        p[STRATA_MM_B_LAYOUT] = int4F32Scales
+                                    ? STRATA_MM_LAYOUT_PANEL_I4_GROUPS
+                                    : STRATA_MM_LAYOUT_PANEL_I4_F16_BLOCKS;
         p[STRATA_MM_B_ADDR] = reinterpret_cast<intptr_t>(packedQ4.data());
-        p[STRATA_MM_B_SCALES] = reinterpret_cast<intptr_t>(scales4.data());
+        p[STRATA_MM_B_SCALES] =
+            int4F32Scales ? reinterpret_cast<intptr_t>(scales4.data()) : 0;
         p[STRATA_MM_GROUP_SIZE] = kGroup;
       }
       if (w8a8) {
@@ -278,7 +293,7 @@ int main(int argc, char** argv) {
                   (long)s.n, s.packed ? "" : " (B^T)");
     const double weightBytes =
         (!quantized ? 4.0
-         : int4     ? 0.5 + 4.0 / kGroup
+         : int4     ? 0.5 + (int4F32Scales ? 4.0 : 2.0) / kGroup
          : bf16     ? 2.0
                     : 1.0) *
         s.k * s.n;

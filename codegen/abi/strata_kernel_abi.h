@@ -174,8 +174,10 @@ typedef void (*strata_rt_task_fn)(strata_rt_context_t* context, void* args,
  *                         const int64_t* params)
  *
  * Weight-only int4 with int8 products: B a symmetric int4 weight in
- * STRATA_MM_LAYOUT_PANEL_I4_GROUPS, scales as for _i8 (ceil(K / GROUP_SIZE)
- * rows of ldS floats); GROUP_SIZE a multiple of 4. Each row of A is
+ * STRATA_MM_LAYOUT_PANEL_I4_F16_BLOCKS (fp16 scales inside the panels,
+ * B_SCALES 0) or STRATA_MM_LAYOUT_PANEL_I4_GROUPS (scales as for _i8:
+ * ceil(K / GROUP_SIZE) rows of ldS floats at B_SCALES); GROUP_SIZE a
+ * multiple of 4. Each row of A is
  * quantized at run time to int8 per group of GROUP_SIZE k (absmax / 127),
  * products summed exactly in int32 per group, then
  *   C(m, n) (+)= sum_g a_scale(m, g) * b_scale(g, n) * sum_{k in g} qa * qb.
@@ -299,6 +301,14 @@ typedef enum strata_mm_layout_e {
    * (n / W) * K * W + k * W + n % W): weight-only kernels read a panel row
    * as one 32-byte load and widen it to fp32 in registers. */
   STRATA_MM_LAYOUT_PANEL_I8 = 5,
+  /* PANEL_I4_GROUPS with each group's scales beside its quads, as fp16:
+   * panel p is Kp / GROUP_SIZE blocks of GROUP_SIZE * 16 + 64 bytes, block
+   * g holding the GROUP_SIZE / 4 quads of rows [g * GROUP_SIZE,
+   * (g + 1) * GROUP_SIZE) (each as in PANEL_I4_GROUPS), then 32 IEEE
+   * binary16 scales, those of columns 32p .. 32p + 31 (0 past N). The
+   * weight is one sequential stream; B_SCALES must be 0.
+   * strata_pack_b_i4_f16_blocks below. */
+  STRATA_MM_LAYOUT_PANEL_I4_F16_BLOCKS = 6,
 } strata_mm_layout_t;
 
 /*
@@ -586,6 +596,21 @@ static inline uint64_t strata_packed_b_i4_bytes(int64_t k, int64_t n,
   return (uint64_t)((n + w - 1) / w) * (uint64_t)kp * w / 2;
 }
 
+/* Quad t of panel p of a K x N int4 weight (values in [-8, 7], element
+ * (k, n) at src[k*sk + n*sn]) as 64 bytes at |dst| (PANEL_I4_GROUPS). */
+static inline void strata_pack_i4_quad(const int8_t* src, int64_t k,
+                                       int64_t n, int64_t sk, int64_t sn,
+                                       int64_t p, int64_t t, uint8_t* dst) {
+  const int64_t w = STRATA_PACK_PANEL_WIDTH;
+  for (int64_t j = 0; j < 64; ++j) {
+    const int64_t row = 4 * t + j % 4;
+    const int64_t lo = p * w + j / 4, hi = lo + 16;
+    int lov = row < k && lo < n ? src[row * sk + lo * sn] : 0;
+    int hiv = row < k && hi < n ? src[row * sk + hi * sn] : 0;
+    dst[j] = (uint8_t)((lov + 8) | ((hiv + 8) << 4));
+  }
+}
+
 /* PANEL_I4_GROUPS packing of a K x N weight of values in [-8, 7] with
  * element (k, n) at src[k*sk + n*sn]. */
 static inline void strata_pack_b_i4(const int8_t* src, int64_t k, int64_t n,
@@ -595,14 +620,91 @@ static inline void strata_pack_b_i4(const int8_t* src, int64_t k, int64_t n,
   const int64_t kp = (k + group - 1) / group * group;
   for (int64_t p = 0; p * w < n; ++p)
     for (int64_t t = 0; t < kp / 4; ++t)
-      for (int64_t j = 0; j < 64; ++j) {
-        const int64_t row = 4 * t + j % 4;
-        const int64_t lo = p * w + j / 4, hi = lo + 16;
-        int lov = row < k && lo < n ? src[row * sk + lo * sn] : 0;
-        int hiv = row < k && hi < n ? src[row * sk + hi * sn] : 0;
-        dst[(p * (kp / 4) + t) * 64 + j] =
-            (uint8_t)((lov + 8) | ((hiv + 8) << 4));
+      strata_pack_i4_quad(src, k, n, sk, sn, p, t,
+                          dst + (p * (kp / 4) + t) * 64);
+}
+
+/* The IEEE binary16 bits of fp32 |x|, rounded to nearest, ties to even
+ * (subnormal results included); values that round past 65504 become
+ * infinities; a NaN stays a quiet NaN of its sign. */
+static inline uint16_t strata_f32_to_f16(float x) {
+  union { float f; uint32_t u; } v;
+  v.f = x;
+  const uint16_t sign = (uint16_t)((v.u >> 16) & 0x8000u);
+  const uint32_t a = v.u & 0x7fffffffu;
+  if (a > 0x7f800000u)
+    return (uint16_t)(sign | 0x7e00u | ((a >> 13) & 0x3ffu));
+  if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);
+  uint32_t q, rem, half;
+  if (a >= 0x38800000u) {  /* a normal binary16: rebias, drop 13 bits */
+    const uint32_t r = a - 0x38000000u;
+    q = r >> 13;
+    rem = r & 0x1fffu;
+    half = 0x1000u;
+  } else {  /* a subnormal one (or 0): units of 2^-24 */
+    const uint32_t e = a >> 23;
+    if (e < 102) return sign;  /* below 2^-25: rounds to 0 */
+    const uint32_t m = (a & 0x7fffffu) | 0x800000u, shift = 126 - e;
+    q = m >> shift;
+    rem = m & ((1u << shift) - 1u);
+    half = 1u << (shift - 1u);
+  }
+  if (rem > half || (rem == half && (q & 1u))) ++q;
+  return (uint16_t)(sign | q);
+}
+
+/* The fp32 value of binary16 bits |h| (exact: every binary16 value is an
+ * fp32 value). */
+static inline float strata_f16_to_f32(uint16_t h) {
+  union { float f; uint32_t u; } v;
+  const uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  const uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  if (e == 0x1fu) {
+    v.u = sign | 0x7f800000u | (m << 13);
+  } else if (e != 0) {
+    v.u = sign | ((e + 112u) << 23) | (m << 13);
+  } else {
+    v.f = (float)m * 5.9604644775390625e-08f;  /* m * 2^-24, exact */
+    v.u |= sign;
+  }
+  return v.f;
+}
+
+/* Bytes of a K x N int4 weight in STRATA_MM_LAYOUT_PANEL_I4_F16_BLOCKS. */
+static inline uint64_t strata_packed_b_i4_f16_blocks_bytes(int64_t k,
+                                                           int64_t n,
+                                                           int64_t group) {
+  const int64_t w = STRATA_PACK_PANEL_WIDTH;
+  const int64_t groups = (k + group - 1) / group;
+  return (uint64_t)((n + w - 1) / w) * (uint64_t)groups *
+         (uint64_t)(group * 16 + 64);
+}
+
+/* PANEL_I4_F16_BLOCKS packing of a K x N weight of values in [-8, 7] with
+ * element (k, n) at src[k*sk + n*sn] and fp32 scales
+ * scales[g * N + n] (ceil(K / group) rows), each rounded by
+ * strata_f32_to_f16. */
+static inline void strata_pack_b_i4_f16_blocks(const int8_t* src, int64_t k,
+                                               int64_t n, int64_t sk,
+                                               int64_t sn, int64_t group,
+                                               const float* scales,
+                                               uint8_t* dst) {
+  const int64_t w = STRATA_PACK_PANEL_WIDTH;
+  const int64_t groups = (k + group - 1) / group;
+  for (int64_t p = 0; p * w < n; ++p)
+    for (int64_t g = 0; g < groups; ++g) {
+      uint8_t* block = dst + (p * groups + g) * (group * 16 + 64);
+      for (int64_t t = 0; t < group / 4; ++t)
+        strata_pack_i4_quad(src, k, n, sk, sn, p, g * group / 4 + t,
+                            block + t * 64);
+      for (int64_t j = 0; j < w; ++j) {
+        const uint16_t h = p * w + j < n
+                               ? strata_f32_to_f16(scales[g * n + p * w + j])
+                               : (uint16_t)0;
+        block[group * 16 + 2 * j] = (uint8_t)(h & 0xffu);
+        block[group * 16 + 2 * j + 1] = (uint8_t)(h >> 8);
       }
+    }
 }
 
 /* Element types, as recorded in the manifest (values never change). New

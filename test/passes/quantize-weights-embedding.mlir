@@ -10,16 +10,17 @@
 
 // The token table [3, 4] has rows as wide as the LM head's input (its
 // weight is [4, 3]): it becomes a quantized gather with the contractions. int4 rows in
-// groups of 2 columns: row 0 [1, -2 | 0.5, 4] at scales 2/7 and 4/7 is
-// [3, -7 | 1, 7], stored +8 two per byte (even column low): 0x1B, 0xF9;
-// row 1 [2, -4 | 1, 2]: [3, -7 | 3, 7]: 0x1B, 0xFB; the zero row keeps
-// scale 1 and zeros: 0x88, 0x88.
+// groups of 2 columns: row 0 [1, -2 | 0.5, 4] at scales 2/7 and 4/7, as
+// binary16 values (0.28564453, 0.57128906), is [4, -7 | 1, 7], stored +8
+// two per byte (even column low): 0x1C, 0xF9; row 1 [2, -4 | 1, 2]:
+// [4, -7 | 4, 7]: 0x1C, 0xFC; the zero row keeps scale 1 and zeros: 0x88,
+// 0x88.
 // CHECK-LABEL: func.func @decode
 //       CHECK:   %[[T:.+]] = strata.constant dense_resource<table_rows_q4g2> : tensor<3x2xi8>
 //       CHECK:   %[[S:.+]] = strata.constant dense_resource<table_rows_q4g2_scales> : tensor<3x2xf32>
 //       CHECK:   strata.quantized_gather %[[T]], %[[S]], %{{.+}} {bits = 4 : i64, group_size = 2 : i64} : (tensor<3x2xi8>, tensor<3x2xf32>, tensor<1x2xi64>) -> tensor<1x2x4xf32>
 //       CHECK:   strata.quantized_linear
-//       CHECK:   table_rows_q4g2: "0x010000001BF91BFB8888"
+//       CHECK:   table_rows_q4g2: "0x010000001CF91CFC8888"
 // int8, one scale per row (absmax / 127): row 0 [32, -64, 16, 127].
 // INT8-LABEL: func.func @decode
 //       INT8:   strata.quantized_gather {{.+}} {bits = 8 : i64, group_size = 4 : i64} : (tensor<3x4xi8>, tensor<3x1xf32>, tensor<1x2xi64>) -> tensor<1x2x4xf32>

@@ -33,12 +33,15 @@
 //       GROUPED:   strata.quantized_linear {{.+}} {bits = 8 : i64, group_size = 2 : i64} : (tensor<?x4xf32>, tensor<4x2xi8>, tensor<2x2xf32>, tensor<2xf32>)
 //       GROUPED:   strata.matmul %{{.+}}, %{{.+}} : (tensor<1x?x2xf32>, tensor<2x3xf32>)
 
-// int4 in i8 storage, groups of 2 rows: column 0's groups [1, -2] and
-// [0.5, 4] at scales 2/7 and 4/7 are [3, -7] (1 / (2/7) is just under 3.5
-// in fp32) and [1, 7]; column 1's [2, -4] and [1, 2]: [3, -7] and [3, 7].
+// int4 in i8 storage, groups of 2 rows. 4-bit scales are rounded to
+// binary16 values: 2/7 -> 0.28564453 (0x3E924000), 4/7 -> 0.57128906
+// (0x3F124000), and the values quantized with them: column 0's groups
+// [1, -2] and [0.5, 4] are [4, -7] (1 / 0.28564453 is just over 3.5) and
+// [1, 7]; column 1's [2, -4] and [1, 2]: [4, -7] and [4, 7].
 // INT4-LABEL: func.func @decode
 //       INT4:   strata.quantized_linear {{.+}} {bits = 4 : i64, group_size = 2 : i64}
-//       INT4:   weight_q4g2: "0x010000000303F9F901030707"
+//       INT4:   weight_q4g2: "0x010000000404F9F901040707"
+//       INT4:   weight_q4g2_scales: "0x040000000040923E0040123F0040123F0040923E"
 // With int8 activations (W8A8) the same weights, marked for run-time
 // quantization of the rows.
 // W8A8-LABEL: func.func @decode

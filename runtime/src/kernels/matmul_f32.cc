@@ -38,9 +38,10 @@ struct Problem {
   // Weight-only int8 B (PANEL_I8): |b| points at bytes, dequantized with
   // |scales| (rows of |scaleStride| floats, one per |group| k rows).
   bool int8 = false;
-  // int4 B (PANEL_I4_GROUPS, k padded to |kp|), scales as for int8; A
-  // quantized once per call (quantizeActivations) for the tasks to share.
+  // int4 B (|w4|, k padded to |kp|); A quantized once per call
+  // (quantizeActivations) for the tasks to share.
   bool int4 = false;
+  Int4Panels w4{};
   int64_t kp = 0;
   const int8_t* aq = nullptr;
   const float* aScale = nullptr;
@@ -134,28 +135,25 @@ const MatmulTiles kScalarTiles = {
 
 // The reference of the int4 kernels: exact int32 sums per group, then the
 // same float steps.
-void scalarGemvI4(int64_t rows, int64_t panels, int64_t kp, const int8_t* aq,
+void scalarGemvI4(int64_t rows, int64_t panels, const int8_t* aq,
                   int64_t ldaq, const float* aScale, const int32_t* aSum,
-                  const uint8_t* b, const float* scales, int64_t scaleStride,
-                  int64_t group, float* c, int64_t ldc, bool loadC) {
-  const int64_t groups = kp / group;
+                  const Int4Panels& w, float* c, int64_t ldc, bool loadC) {
+  const int64_t groups = w.kp / w.group;
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t p = 0; p < panels; ++p)
       for (int64_t j = 0; j < kW; ++j) {
         float* out = c + i * ldc + p * kW + j;
         float total = loadC ? *out : 0.0f;
         for (int64_t g = 0; g < groups; ++g) {
+          const uint8_t* quads = w.quads(p, g);
           int32_t dot = 0;
-          for (int64_t k = g * group; k < (g + 1) * group; ++k) {
-            const uint8_t byte =
-                b[(p * (kp / 4) + k / 4) * 64 + (j % 16) * 4 + k % 4];
+          for (int64_t k = 0; k < w.group; ++k) {
+            const uint8_t byte = quads[(k / 4) * 64 + (j % 16) * 4 + k % 4];
             const int nibble = j < 16 ? byte & 15 : byte >> 4;
-            dot += nibble * aq[i * ldaq + k];
+            dot += nibble * aq[i * ldaq + g * w.group + k];
           }
           const float value = float(dot) - 8.0f * float(aSum[i * groups + g]);
-          total = std::fma(value,
-                           scales[g * scaleStride + p * kW + j] *
-                               aScale[i * groups + g],
+          total = std::fma(value, w.scale(p, g, j) * aScale[i * groups + g],
                            total);
         }
         *out = total;
@@ -238,15 +236,14 @@ void runBlock(const Problem& p, const MatmulTiles& t, Scratch& s,
       const float* bPanel;
       if (p.int4) {
         // Widened once per row block, as int8 below.
-        const uint8_t* q = reinterpret_cast<const uint8_t*>(b) +
-                           panel * p.kp * 16;
+        const Int4Panels& w = p.w4;
         for (int64_t k = 0; k < kc; ++k) {
-          const int64_t row = k0 + k;
-          const float* scale = p.scales + (row / p.group) * p.scaleStride + n0;
+          const int64_t row = k0 + k, g = row / w.group;
+          const uint8_t* quad = w.quads(panel, g) + (row % w.group) / 4 * 64;
           for (int64_t j = 0; j < kW; ++j) {
-            const uint8_t byte = q[(row / 4) * 64 + (j % 16) * 4 + row % 4];
+            const uint8_t byte = quad[(j % 16) * 4 + row % 4];
             const int nibble = j < 16 ? byte & 15 : byte >> 4;
-            s.bPanel[k * kW + j] = float(nibble - 8) * scale[j];
+            s.bPanel[k * kW + j] = float(nibble - 8) * w.scale(panel, g, j);
           }
         }
         bPanel = s.bPanel;
@@ -467,12 +464,16 @@ void quantizeActivations(const Problem& p, const MatmulTiles& t,
   }
 }
 
-MatmulGemvI4Fn gemvI4ForTiles(const MatmulTiles& t) {
+MatmulGemvI4Fn gemvI4ForTiles(const MatmulTiles& t, bool f16Scales) {
 #if defined(__x86_64__)
   if (&t == &kMatmulTilesAvx512 && __builtin_cpu_supports("avx512vnni") &&
       __builtin_cpu_supports("avx512bw"))
     return kGemvI4Avx512Vnni;
-  if (&t == &kMatmulTilesAvx512 || &t == &kMatmulTilesAvx2) return kGemvI4Avx2;
+  if ((&t == &kMatmulTilesAvx512 || &t == &kMatmulTilesAvx2) &&
+      (!f16Scales || __builtin_cpu_supports("f16c")))
+    return kGemvI4Avx2;
+#else
+  (void)f16Scales;
 #endif
   return scalarGemvI4;
 }
@@ -480,21 +481,16 @@ MatmulGemvI4Fn gemvI4ForTiles(const MatmulTiles& t) {
 // int4 weights, up to kSkinnyRows rows, against panels [p0, p1), with A
 // already quantized (p.aq, p.aScale, p.aSum): integer dot products.
 void runSkinnyI4(const Problem& p, const MatmulTiles& t, Scratch& s,
-                 const float* /*a*/, const float* b, float* c, int64_t p0,
+                 const float* /*a*/, const float* /*b*/, float* c, int64_t p0,
                  int64_t p1) {
   const int64_t groups = p.kp / p.group;
-  const int8_t* aq = p.aq;
-  const float* aScale = p.aScale;
-  const int32_t* aSum = p.aSum;
-  const MatmulGemvI4Fn gemvI4 = gemvI4ForTiles(t);
-  const uint8_t* q = reinterpret_cast<const uint8_t*>(b);
+  const MatmulGemvI4Fn gemvI4 = gemvI4ForTiles(t, p.w4.f16Scales);
   quantizedPanels(p, s, c, p0, p1,
                   [&](int64_t row, int64_t rows, int64_t panel,
                       int64_t panels, float* out, int64_t ldc) {
-                    gemvI4(rows, panels, p.kp, aq + row * p.kp, p.kp,
-                           aScale + row * groups, aSum + row * groups,
-                           q + panel * p.kp * 16, p.scales + panel * kW,
-                           p.scaleStride, p.group, out, ldc, p.accumulate);
+                    gemvI4(rows, panels, p.aq + row * p.kp, p.kp,
+                           p.aScale + row * groups, p.aSum + row * groups,
+                           p.w4.fromPanel(panel), out, ldc, p.accumulate);
                   });
 }
 
@@ -668,6 +664,18 @@ T* address(int64_t value) {
 
 const MatmulTiles& matmulTiles() { return tiles(); }
 
+float Int4Panels::scale(int64_t p, int64_t g, int64_t j) const {
+  const uint8_t* at = scales(p, g);
+  if (f16Scales) {
+    uint16_t h;
+    std::memcpy(&h, at + j * 2, 2);
+    return strata_f16_to_f32(h);
+  }
+  float f;
+  std::memcpy(&f, at + j * 4, 4);
+  return f;
+}
+
 namespace {
 
 // The params block's common fields (B as packed fp32 or strided).
@@ -758,13 +766,42 @@ extern "C" void strataMatmulF32I8(strata_rt_context_t* context,
 extern "C" void strataMatmulF32I4(strata_rt_context_t* context,
                                   const int64_t* params) {
   pollCancel(context);
+  const char* import = "strata_rt_matmul_f32_i4: B layout or quantization";
   Problem p;
-  if (!quantizedProblem(context, params,
-                        "strata_rt_matmul_f32_i4: B layout or quantization",
-                        STRATA_MM_LAYOUT_PANEL_I4_GROUPS, 4, 4, &p))
-    return;
+  if (params[STRATA_MM_B_LAYOUT] == STRATA_MM_LAYOUT_PANEL_I4_F16_BLOCKS) {
+    // The scales are inside B: quantizedProblem's scale check is for the
+    // layouts that keep them apart.
+    const int64_t group = params[STRATA_MM_GROUP_SIZE];
+    if (group < 4 || group % 4 != 0 || params[STRATA_MM_B_SCALES] != 0 ||
+        params[STRATA_MM_B_ZERO_POINTS] != 0) {
+      failRunInternal(context, import, group);
+      return;
+    }
+    p = decodeProblem(params);
+    p.packed = true;
+    for (int64_t d = 0; d < STRATA_MM_MAX_BATCH; ++d) p.bBatch[d] = 0;
+    p.group = group;
+    p.kp = ceilDiv(p.k, group) * group;
+    const auto* base = reinterpret_cast<const uint8_t*>(p.b);
+    const int64_t blockBytes = group * 16 + 64;
+    p.w4 = {base, base + group * 16, (p.kp / group) * blockBytes, blockBytes,
+            (p.kp / group) * blockBytes, blockBytes, p.kp, group, true};
+  } else {
+    if (!quantizedProblem(context, params, import,
+                          STRATA_MM_LAYOUT_PANEL_I4_GROUPS, 4, 4, &p))
+      return;
+    p.kp = ceilDiv(p.k, p.group) * p.group;
+    p.w4 = {reinterpret_cast<const uint8_t*>(p.b),
+            reinterpret_cast<const uint8_t*>(p.scales),
+            p.kp * 16,
+            p.group * 16,
+            kW * int64_t(sizeof(float)),
+            p.scaleStride * int64_t(sizeof(float)),
+            p.kp,
+            p.group,
+            false};
+  }
   p.int4 = true;
-  p.kp = ceilDiv(p.k, p.group) * p.group;
   run(context, p);
 }
 

@@ -1,4 +1,4 @@
-//===- matmul_f32_avx2.cc - AVX2 tiles (built with -mavx2 -mfma) ----------===//
+//===- matmul_f32_avx2.cc - AVX2 tiles (-mavx2 -mfma -mf16c) --------------===//
 // SPDX-License-Identifier: Apache-2.0
 // 3 x 32 register tile: 12 ymm accumulators of the 16 registers, 4 B loads
 // (folded into the FMAs) and 3 broadcasts per k step.
@@ -61,34 +61,47 @@ void gemvI8(int64_t rows, int64_t panels, int64_t k, const float* a,
                       scaleStride, group, c + i * ldc + p * 32, ldc, loadC);
 }
 
+// Columns 8v .. 8v + 7 of a group's 32 scales.
+template <bool F16>
+inline __m256 loadScales(const uint8_t* scales, int v) {
+  if constexpr (F16)
+    return _mm256_cvtph_ps(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(scales + v * 16)));
+  else
+    return _mm256_loadu_ps(reinterpret_cast<const float*>(scales) + v * 8);
+}
+
 // int4 x int8: a 64-byte quad is two 32-byte halves (columns 0-7 and
 // 16-23 in the low and high nibbles of the first, 8-15 and 24-31 of the
 // second); vpmaddubsw multiplies nibbles by activations into 16-bit pair
 // sums (at most 2 * 15 * 127: no saturation), vpmaddwd adds the pairs.
-void i4RowPanel(int64_t kp, const int8_t* aq, const float* aScale,
-                const int32_t* aSum, const uint8_t* b, const float* scales,
-                int64_t scaleStride, int64_t group, float* c, bool loadC) {
+template <bool F16>
+void i4RowPanel(const Int4Panels& w, int64_t p, const int8_t* aq,
+                const float* aScale, const int32_t* aSum, float* c,
+                bool loadC) {
   const __m256i mask = _mm256_set1_epi8(0x0F);
   const __m256i ones = _mm256_set1_epi16(1);
   // total[v]: columns 8v .. 8v+7.
   __m256 total[4];
   for (int v = 0; v < 4; ++v)
     total[v] = loadC ? _mm256_loadu_ps(c + v * 8) : _mm256_setzero_ps();
-  const int64_t groups = kp / group;
+  const int64_t groups = w.kp / w.group;
   for (int64_t g = 0; g < groups; ++g) {
     __m256i acc[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(),
                       _mm256_setzero_si256(), _mm256_setzero_si256()};
-    for (int64_t t = g * group / 4; t < (g + 1) * group / 4; ++t) {
+    const uint8_t* quads = w.quads(p, g);
+    const int8_t* aGroup = aq + g * w.group;
+    for (int64_t t = 0; t < w.group / 4; ++t) {
       int32_t quad;
-      __builtin_memcpy(&quad, aq + t * 4, 4);
+      __builtin_memcpy(&quad, aGroup + t * 4, 4);
       const __m256i av = _mm256_set1_epi32(quad);
-      const uint8_t* q = b + t * 64;
+      const uint8_t* q = quads + t * 64;
       __builtin_prefetch(q + 1024);
       for (int half = 0; half < 2; ++half) {
-        const __m256i w =
+        const __m256i wq =
             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + half * 32));
-        const __m256i lo = _mm256_and_si256(w, mask);
-        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), mask);
+        const __m256i lo = _mm256_and_si256(wq, mask);
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(wq, 4), mask);
         acc[half] = _mm256_add_epi32(
             acc[half], _mm256_madd_epi16(_mm256_maddubs_epi16(lo, av), ones));
         acc[2 + half] = _mm256_add_epi32(
@@ -98,26 +111,32 @@ void i4RowPanel(int64_t kp, const int8_t* aq, const float* aScale,
     }
     const __m256 correction = _mm256_set1_ps(8.0f * float(aSum[g]));
     const __m256 sa = _mm256_set1_ps(aScale[g]);
+    const uint8_t* scales = w.scales(p, g);
     for (int v = 0; v < 4; ++v) {
       const __m256 dot = _mm256_sub_ps(_mm256_cvtepi32_ps(acc[v]), correction);
-      const __m256 scale =
-          _mm256_mul_ps(_mm256_loadu_ps(scales + g * scaleStride + v * 8), sa);
+      const __m256 scale = _mm256_mul_ps(loadScales<F16>(scales, v), sa);
       total[v] = _mm256_fmadd_ps(dot, scale, total[v]);
     }
   }
   for (int v = 0; v < 4; ++v) _mm256_storeu_ps(c + v * 8, total[v]);
 }
 
-void gemvI4(int64_t rows, int64_t panels, int64_t kp, const int8_t* aq,
-            int64_t ldaq, const float* aScale, const int32_t* aSum,
-            const uint8_t* b, const float* scales, int64_t scaleStride,
-            int64_t group, float* c, int64_t ldc, bool loadC) {
-  const int64_t groups = kp / group;
+template <bool F16>
+void gemvI4Scales(int64_t rows, int64_t panels, const int8_t* aq,
+                  int64_t ldaq, const float* aScale, const int32_t* aSum,
+                  const Int4Panels& w, float* c, int64_t ldc, bool loadC) {
+  const int64_t groups = w.kp / w.group;
   for (int64_t p = 0; p < panels; ++p)
     for (int64_t i = 0; i < rows; ++i)
-      i4RowPanel(kp, aq + i * ldaq, aScale + i * groups, aSum + i * groups,
-                 b + p * kp * 16, scales + p * 32, scaleStride, group,
-                 c + i * ldc + p * 32, loadC);
+      i4RowPanel<F16>(w, p, aq + i * ldaq, aScale + i * groups,
+                      aSum + i * groups, c + i * ldc + p * 32, loadC);
+}
+
+void gemvI4(int64_t rows, int64_t panels, const int8_t* aq, int64_t ldaq,
+            const float* aScale, const int32_t* aSum, const Int4Panels& w,
+            float* c, int64_t ldc, bool loadC) {
+  (w.f16Scales ? gemvI4Scales<true> : gemvI4Scales<false>)(
+      rows, panels, aq, ldaq, aScale, aSum, w, c, ldc, loadC);
 }
 
 // quantizeGroupsReference, 8 elements at a time.

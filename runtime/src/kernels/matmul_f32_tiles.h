@@ -65,23 +65,52 @@ struct MatmulTiles {
   MatmulGemvI8Fn gemvI8;
 };
 
+/// An int4 weight in either layout (STRATA_MM_LAYOUT_PANEL_I4_F16_BLOCKS or
+/// PANEL_I4_GROUPS), as the kernels walk it: the group_size / 4 quads of
+/// group g of panel p from quads(p, g), 64 bytes each, and that group's 32
+/// column scales (fp16 or fp32) at scales(p, g).
+struct Int4Panels {
+  const uint8_t* quadBase;
+  const uint8_t* scaleBase;
+  int64_t panelBytes, groupBytes;            // of the quads
+  int64_t scalePanelBytes, scaleGroupBytes;  // of the scales
+  int64_t kp, group;                         // kp: K padded to whole groups
+  bool f16Scales;
+
+  const uint8_t* quads(int64_t p, int64_t g) const {
+    return quadBase + p * panelBytes + g * groupBytes;
+  }
+  const uint8_t* scales(int64_t p, int64_t g) const {
+    return scaleBase + p * scalePanelBytes + g * scaleGroupBytes;
+  }
+  /// Scale of column j (0..31) of group g of panel p.
+  float scale(int64_t p, int64_t g, int64_t j) const;
+  /// The same weight from panel |p| on.
+  Int4Panels fromPanel(int64_t p) const {
+    Int4Panels w = *this;
+    w.quadBase = quads(p, 0);
+    w.scaleBase = scales(p, 0);
+    return w;
+  }
+};
+
 /// int4 weights times int8-quantized activations (strata_rt_matmul_f32_i4):
-/// C[rows x 32*panels] (+)= sum over groups g of |group| k of
-///   aScale[i * groups + g] * scales[g * scaleStride + j] *
+/// C[rows x 32*panels] (+)= sum over groups g of |w.group| k of
+///   aScale[i * groups + g] * w.scale(p, g, j) *
 ///   (dot(nibbles, aq) - 8 * aSum[i * groups + g])
-/// with groups = kp / group, |aq| rows of |ldaq| int8 zero-padded to |kp|,
-/// |b| whole PANEL_I4_GROUPS panels (kp * 16 bytes each), j counted from
-/// the first panel. Any |rows| >= 1; |group| <= kMaxInt4GemvGroup, so the
-/// int32 sum of a group's products cannot overflow.
+/// with groups = w.kp / w.group, |aq| rows of |ldaq| int8 zero-padded to
+/// w.kp, panels counted from |w|'s first. Any |rows| >= 1; w.group <=
+/// kMaxInt4GemvGroup, so the int32 sum of a group's products cannot
+/// overflow.
 constexpr int64_t kMaxInt4GemvGroup = int64_t(1) << 16;
-using MatmulGemvI4Fn = void (*)(int64_t rows, int64_t panels, int64_t kp,
+using MatmulGemvI4Fn = void (*)(int64_t rows, int64_t panels,
                                 const int8_t* aq, int64_t ldaq,
                                 const float* aScale, const int32_t* aSum,
-                                const uint8_t* b, const float* scales,
-                                int64_t scaleStride, int64_t group, float* c,
-                                int64_t ldc, bool loadC);
+                                const Int4Panels& w, float* c, int64_t ldc,
+                                bool loadC);
 
-/// With AVX-512 VNNI (vpdpbusd) and with AVX2 (vpmaddubsw + vpmaddwd).
+/// With AVX-512 VNNI (vpdpbusd) and with AVX2 (vpmaddubsw + vpmaddwd; F16C
+/// for fp16 scales).
 extern const MatmulGemvI4Fn kGemvI4Avx512Vnni;
 extern const MatmulGemvI4Fn kGemvI4Avx2;
 

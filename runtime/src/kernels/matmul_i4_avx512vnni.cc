@@ -34,16 +34,25 @@ inline void splitNibbleSums(__m512i acc[2]) {
   acc[1] = _mm512_srai_epi32(acc[1], 4);
 }
 
-// R rows (R <= 4) against one panel: each quad's nibbles are unpacked once
+// Columns 16h .. 16h + 15 of a group's 32 scales.
+template <bool F16>
+inline __m512 loadScales(const uint8_t* scales, int h) {
+  if constexpr (F16)
+    return _mm512_cvtph_ps(_mm256_loadu_si256(
+        reinterpret_cast<const __m256i*>(scales + h * 32)));
+  else
+    return _mm512_loadu_ps(reinterpret_cast<const float*>(scales) + h * 16);
+}
+
+// R rows (R <= 4) against panel p: each quad's nibbles are unpacked once
 // and multiplied by every row's activations, so a decode batch costs one
 // unpack per weight byte, not one per row.
-template <int R>
-void rowsPanel(int64_t kp, const int8_t* aq, int64_t ldaq, const float* aScale,
-               const int32_t* aSum, const uint8_t* b, const float* scales,
-               int64_t scaleStride, int64_t group, float* c, int64_t ldc,
-               bool loadC) {
+template <int R, bool F16>
+void rowsPanel(const Int4Panels& w, int64_t p, const int8_t* aq,
+               int64_t ldaq, const float* aScale, const int32_t* aSum,
+               float* c, int64_t ldc, bool loadC) {
   const __m512i highNibbles = _mm512_set1_epi8(char(0xF0));
-  const int64_t groups = kp / group;
+  const int64_t groups = w.kp / w.group, quadsPerGroup = w.group / 4;
   __m512 total[R][2];
   for (int r = 0; r < R; ++r)
     for (int h = 0; h < 2; ++h)
@@ -53,19 +62,22 @@ void rowsPanel(int64_t kp, const int8_t* aq, int64_t ldaq, const float* aScale,
     __m512i acc[R][2];
     for (int r = 0; r < R; ++r)
       acc[r][0] = acc[r][1] = _mm512_setzero_si512();
-    for (int64_t t = g * group / 4; t < (g + 1) * group / 4; ++t) {
-      const uint8_t* q = b + t * 64;
+    const uint8_t* quads = w.quads(p, g);
+    const int8_t* aGroup = aq + g * w.group;
+    for (int64_t t = 0; t < quadsPerGroup; ++t) {
+      const uint8_t* q = quads + t * 64;
       __builtin_prefetch(q + kPrefetchQuads * 64);
-      const __m512i w = _mm512_loadu_si512(q);
-      const __m512i hi = _mm512_and_si512(w, highNibbles);
+      const __m512i wq = _mm512_loadu_si512(q);
+      const __m512i hi = _mm512_and_si512(wq, highNibbles);
       for (int r = 0; r < R; ++r) {
         int32_t quad;
-        __builtin_memcpy(&quad, aq + r * ldaq + t * 4, 4);
+        __builtin_memcpy(&quad, aGroup + r * ldaq + t * 4, 4);
         const __m512i av = _mm512_set1_epi32(quad);
-        acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], w, av);
+        acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], wq, av);
         acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], hi, av);
       }
     }
+    const uint8_t* scales = w.scales(p, g);
     for (int r = 0; r < R; ++r) {
       splitNibbleSums(acc[r]);
       const __m512 correction =
@@ -74,8 +86,7 @@ void rowsPanel(int64_t kp, const int8_t* aq, int64_t ldaq, const float* aScale,
       for (int h = 0; h < 2; ++h) {
         const __m512 dot =
             _mm512_sub_ps(_mm512_cvtepi32_ps(acc[r][h]), correction);
-        const __m512 scale = _mm512_mul_ps(
-            _mm512_loadu_ps(scales + g * scaleStride + h * 16), sa);
+        const __m512 scale = _mm512_mul_ps(loadScales<F16>(scales, h), sa);
         total[r][h] = _mm512_fmadd_ps(dot, scale, total[r][h]);
       }
     }
@@ -85,23 +96,23 @@ void rowsPanel(int64_t kp, const int8_t* aq, int64_t ldaq, const float* aScale,
       _mm512_storeu_ps(c + r * ldc + h * 16, total[r][h]);
 }
 
-void gemvI4(int64_t rows, int64_t panels, int64_t kp, const int8_t* aq,
-            int64_t ldaq, const float* aScale, const int32_t* aSum,
-            const uint8_t* b, const float* scales, int64_t scaleStride,
-            int64_t group, float* c, int64_t ldc, bool loadC) {
-  const int64_t groups = kp / group, panelBytes = kp * 16;
-  // Panels outer, rows in blocks of four inner: a panel (kp * 16 bytes) is
-  // read from memory once and from L1 for the other rows, and the weights
-  // are one sequential stream (consecutive panels are adjacent). Several
-  // panels at once start a new short stream every kp * 16 bytes; on AMD
-  // EPYC (AVX-512, weights beyond the L3) that read 1.3-1.6x slower.
+template <bool F16>
+void gemvI4Scales(int64_t rows, int64_t panels, const int8_t* aq,
+                  int64_t ldaq, const float* aScale, const int32_t* aSum,
+                  const Int4Panels& w, float* c, int64_t ldc, bool loadC) {
+  const int64_t groups = w.kp / w.group;
+  // Panels outer, rows in blocks of four inner: a panel is read from
+  // memory once and from L1 for the other rows, and the weights are one
+  // sequential stream (consecutive panels are adjacent; with fp16 scales
+  // inside the panels, the scales too). Several panels at once start a
+  // new short stream every panel; on AMD EPYC (AVX-512, weights beyond
+  // the L3) that read 1.3-1.6x slower.
   for (int64_t p = 0; p < panels; ++p)
     for (int64_t i = 0; i < rows; i += 4) {
       const int64_t left = rows - i;
       const auto block = [&](auto r) {
-        rowsPanel<decltype(r)::value>(
-            kp, aq + i * ldaq, ldaq, aScale + i * groups, aSum + i * groups,
-            b + p * panelBytes, scales + p * 32, scaleStride, group,
+        rowsPanel<decltype(r)::value, F16>(
+            w, p, aq + i * ldaq, ldaq, aScale + i * groups, aSum + i * groups,
             c + i * ldc + p * 32, ldc, loadC);
       };
       if (left >= 4)
@@ -113,6 +124,13 @@ void gemvI4(int64_t rows, int64_t panels, int64_t kp, const int8_t* aq,
       else
         block(std::integral_constant<int, 1>());
     }
+}
+
+void gemvI4(int64_t rows, int64_t panels, const int8_t* aq, int64_t ldaq,
+            const float* aScale, const int32_t* aSum, const Int4Panels& w,
+            float* c, int64_t ldc, bool loadC) {
+  (w.f16Scales ? gemvI4Scales<true> : gemvI4Scales<false>)(
+      rows, panels, aq, ldaq, aScale, aSum, w, c, ldc, loadC);
 }
 
 // quantizeGroupsReference, 16 elements at a time (AVX-512 F only).

@@ -7,7 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <random>
 
 #include "codegen/abi/strata_artifact_format.h"
 #include "codegen/abi/strata_kernel_abi.h"
@@ -86,6 +90,63 @@ TEST(AbiTest, ArtifactHeaderLayout) {
   EXPECT_EQ(sizeof(strata_section_t), 32u);
   EXPECT_EQ(offsetof(strata_section_t, offset), 8u);
   EXPECT_EQ(offsetof(strata_section_t, checksum), 24u);
+}
+
+// Layout values are recorded in generated code: they never change.
+TEST(AbiTest, MatmulLayoutValues) {
+  EXPECT_EQ(STRATA_MM_LAYOUT_PANEL_I4_GROUPS, 4);
+  EXPECT_EQ(STRATA_MM_LAYOUT_PANEL_I8, 5);
+  EXPECT_EQ(STRATA_MM_LAYOUT_PANEL_I4_F16_BLOCKS, 6);
+}
+
+uint32_t bitsOf(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  return u;
+}
+
+// Every binary16 value widens exactly and narrows back to itself (NaNs to
+// a quiet NaN of the same sign and payload top).
+TEST(AbiTest, F16RoundTrip) {
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const float x = strata_f16_to_f32(uint16_t(h));
+    const bool nan = (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0;
+    if (nan) {
+      ASSERT_TRUE(x != x) << h;
+      ASSERT_EQ(strata_f32_to_f16(x), uint16_t(h | 0x200u)) << h;
+    } else {
+      ASSERT_EQ(strata_f32_to_f16(x), uint16_t(h)) << h;
+    }
+  }
+}
+
+// Narrowing rounds to nearest, ties to even, as the compiler's _Float16
+// conversion (vcvtps2ph) does: every midpoint and its neighbours, and a
+// million random floats over the binary16 range and beyond.
+TEST(AbiTest, F32ToF16RoundsToNearestEven) {
+  const auto expected = [](float x) {
+    const _Float16 h = static_cast<_Float16>(x);
+    uint16_t bits;
+    std::memcpy(&bits, &h, 2);
+    return bits;
+  };
+  for (uint32_t h = 0; h < 0x7bffu; ++h)  // up to the largest, 65504
+    for (uint32_t sign : {0u, 0x8000u}) {
+      const float lo = strata_f16_to_f32(uint16_t(h | sign));
+      const float hi = strata_f16_to_f32(uint16_t((h + 1) | sign));
+      const float mid = (lo + hi) / 2;  // exact in fp32
+      for (float x : {mid, std::nextafter(mid, lo), std::nextafter(mid, hi)})
+        ASSERT_EQ(strata_f32_to_f16(x), expected(x))
+            << std::hex << bitsOf(x);
+    }
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<uint32_t> bits(0, 0x4800'0000u);
+  for (int i = 0; i < 1'000'000; ++i) {
+    uint32_t u = bits(rng) | (i % 2 ? 0x8000'0000u : 0u);
+    float x;
+    std::memcpy(&x, &u, 4);
+    ASSERT_EQ(strata_f32_to_f16(x), expected(x)) << std::hex << u;
+  }
 }
 
 }  // namespace

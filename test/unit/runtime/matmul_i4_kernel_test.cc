@@ -1,9 +1,10 @@
 //===- matmul_i4_kernel_test.cc - strata_rt_matmul_f32_i4 vs a reference --===//
 // SPDX-License-Identifier: Apache-2.0
 // The int4-weight matmul on every ISA the CPU has (AVX-512 VNNI, AVX2 on
-// AVX-512 hosts too, scalar): one row, decode batches, rows past the decode
-// batch (the widened-panel path), ragged K and N, group sizes, accumulation,
-// threads. The reference is the exact product with the dequantized weights
+// AVX-512 hosts too, scalar), in both weight layouts (fp16 scales inside
+// the panels, fp32 scales apart): one row, decode batches, rows past the
+// decode batch (the widened-panel path), ragged K and N, group sizes,
+// accumulation, threads. The reference is the exact product with the dequantized weights
 // in double precision; the kernel quantizes A to int8 per group (absmax /
 // 127), so it may differ by at most half an activation step times the
 // weights' magnitudes: sum over groups of (a_scale / 2) * sum |w|, plus fp32
@@ -33,7 +34,39 @@ struct Case {
   bool accumulate;
 };
 
-void check(const Case& c, uint32_t threads) {
+// |q| (K x N, row-major) and its scales ([groups][ldS] floats, each exact
+// in fp16) packed in |layout|; the params point at them.
+struct PackedInt4 {
+  std::vector<uint8_t> bytes;
+  const float* scales = nullptr;  // B_SCALES: null for the fp16 blocks
+};
+
+PackedInt4 packInt4(int64_t layout, const std::vector<int8_t>& q,
+                    const std::vector<float>& scales, int64_t k, int64_t n,
+                    int64_t group) {
+  PackedInt4 packed;
+  if (layout == STRATA_MM_LAYOUT_PANEL_I4_GROUPS) {
+    packed.bytes.resize(strata_packed_b_i4_bytes(k, n, group));
+    strata_pack_b_i4(q.data(), k, n, n, 1, group, packed.bytes.data());
+    packed.scales = scales.data();
+    return packed;
+  }
+  const int64_t groups = (k + group - 1) / group, ldS = (n + 31) / 32 * 32;
+  std::vector<float> dense(groups * n);
+  for (int64_t g = 0; g < groups; ++g)
+    for (int64_t j = 0; j < n; ++j) dense[g * n + j] = scales[g * ldS + j];
+  packed.bytes.resize(strata_packed_b_i4_f16_blocks_bytes(k, n, group));
+  strata_pack_b_i4_f16_blocks(q.data(), k, n, n, 1, group, dense.data(),
+                              packed.bytes.data());
+  return packed;
+}
+
+float roundedToF16(float x) { return strata_f16_to_f32(strata_f32_to_f16(x)); }
+
+constexpr int64_t kLayouts[] = {STRATA_MM_LAYOUT_PANEL_I4_F16_BLOCKS,
+                                STRATA_MM_LAYOUT_PANEL_I4_GROUPS};
+
+void check(const Case& c, uint32_t threads, int64_t layout) {
   std::mt19937 rng(static_cast<uint32_t>(c.m * 131 + c.n * 7 + c.k * 3 + c.group));
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   std::uniform_int_distribution<int> qdist(-8, 7);
@@ -46,15 +79,14 @@ void check(const Case& c, uint32_t threads) {
   for (int8_t& x : q) x = static_cast<int8_t>(qdist(rng));
   for (int64_t g = 0; g < groups; ++g)
     for (int64_t j = 0; j < c.n; ++j)
-      scales[g * ldS + j] = 0.01f + 0.1f * std::fabs(dist(rng));
+      scales[g * ldS + j] = roundedToF16(0.01f + 0.1f * std::fabs(dist(rng)));
   for (float& x : out) x = dist(rng);
   const std::vector<float> initial = out;
-  std::vector<uint8_t> packed(strata_packed_b_i4_bytes(c.k, c.n, c.group));
-  strata_pack_b_i4(q.data(), c.k, c.n, c.n, 1, c.group, packed.data());
+  const PackedInt4 packed = packInt4(layout, q, scales, c.k, c.n, c.group);
 
   const QuantizedMatmulParams p = quantizedMatmulParams(
-      STRATA_MM_LAYOUT_PANEL_I4_GROUPS, 1, c.m, c.n, c.k, c.group, c.accumulate,
-      a.data(), packed.data(), scales.data(), out.data());
+      layout, 1, c.m, c.n, c.k, c.group, c.accumulate, a.data(),
+      packed.bytes.data(), packed.scales, out.data());
   ThreadPool pool(threads);
   KernelContext context(&pool);
   strataMatmulF32I4(context.get(), p.get());
@@ -83,8 +115,13 @@ void check(const Case& c, uint32_t threads) {
           double(c.k + 1) * std::ldexp(1.0, -22) * (magnitude + 1e-30);
       ASSERT_NEAR(out[o], sum, tolerance)
           << "row " << i << " col " << j << " of " << c.m << "x" << c.n << "x"
-          << c.k << " group " << c.group << " threads=" << threads;
+          << c.k << " group " << c.group << " threads=" << threads
+          << " layout " << layout;
     }
+}
+
+void check(const Case& c, uint32_t threads) {
+  for (int64_t layout : kLayouts) check(c, threads, layout);
 }
 
 class MatmulI4KernelTest : public IsaTest {};
@@ -133,15 +170,14 @@ TEST_P(MatmulI4KernelTest, ExtremeValuesMatchScalarBitwise) {
     for (int64_t i = 0; i < m * k; ++i) a[i] = (i * 7 % 3 == 0) ? -2.5f : 2.5f;
     for (int64_t i = 0; i < k * n; ++i) q[i] = (i * 5 % 7 < 4) ? 7 : -8;
     for (int64_t i = 0; i < groups * n; ++i) scales[i] = 0.03125f * (1 + i % 5);
-    std::vector<uint8_t> packed(strata_packed_b_i4_bytes(k, n, group));
-    strata_pack_b_i4(q.data(), k, n, n, 1, group, packed.data());
-    const auto product = [&](MatmulIsa isa, int64_t rows) {
+    const auto product = [&](MatmulIsa isa, int64_t rows, int64_t layout) {
+      const PackedInt4 packed = packInt4(layout, q, scales, k, n, group);
       const MatmulIsa saved = matmulIsa();
       setMatmulIsaForTesting(isa);
       std::vector<float> out(rows * n, 0.0f);
       const QuantizedMatmulParams p = quantizedMatmulParams(
-          STRATA_MM_LAYOUT_PANEL_I4_GROUPS, 1, rows, n, k, group, false,
-          a.data(), packed.data(), scales.data(), out.data());
+          layout, 1, rows, n, k, group, false, a.data(), packed.bytes.data(),
+          packed.scales, out.data());
       ThreadPool pool(2);
       KernelContext context(&pool);
       strataMatmulF32I4(context.get(), p.get());
@@ -149,11 +185,15 @@ TEST_P(MatmulI4KernelTest, ExtremeValuesMatchScalarBitwise) {
       return out;
     };
     for (int64_t rows : {int64_t(1), m}) {
-      const std::vector<float> mine = product(GetParam(), rows);
-      const std::vector<float> scalar = product(MatmulIsa::kScalar, rows);
-      for (int64_t i = 0; i < rows * n; ++i)
-        ASSERT_EQ(mine[i], scalar[i]) << "element " << i << " of " << rows
-                                      << " row(s), group " << group;
+      const std::vector<float> scalar = product(
+          MatmulIsa::kScalar, rows, STRATA_MM_LAYOUT_PANEL_I4_GROUPS);
+      for (int64_t layout : kLayouts) {
+        const std::vector<float> mine = product(GetParam(), rows, layout);
+        for (int64_t i = 0; i < rows * n; ++i)
+          ASSERT_EQ(mine[i], scalar[i])
+              << "element " << i << " of " << rows << " row(s), group "
+              << group << " layout " << layout;
+      }
     }
   }
 }
@@ -169,14 +209,20 @@ INSTANTIATE_TEST_SUITE_P(Isa, MatmulI4KernelTest, kAllIsas, isaName);
 // Fields the kernel cannot honour end the run before anything is written.
 TEST(MatmulI4KernelTest, RejectsBadQuantizationFields) {
   std::vector<float> a(8, 1.0f), out(32, -1.0f), scales(64, 1.0f);
-  std::vector<uint8_t> b(8 * 16, 0x99);
-  for (int variant = 0; variant < 4; ++variant) {
+  std::vector<uint8_t> b(8 * 16 + 64, 0x99);
+  for (int variant = 0; variant < 7; ++variant) {
+    // 0: another layout; 1, 2: group 6 and 0; 3: zero points; then the
+    // fp16 blocks with 4: B_SCALES set, 5: group 6, 6: zero points.
+    const bool blocks = variant >= 4;
     QuantizedMatmulParams q = quantizedMatmulParams(
         variant == 0 ? STRATA_MM_LAYOUT_PANEL_I8
+        : blocks     ? STRATA_MM_LAYOUT_PANEL_I4_F16_BLOCKS
                      : STRATA_MM_LAYOUT_PANEL_I4_GROUPS,
-        1, 1, 32, 8, variant == 1 ? 6 : variant == 2 ? 0 : 4, false, a.data(),
-        b.data(), scales.data(), out.data());
-    if (variant == 3) q.values[STRATA_MM_B_ZERO_POINTS] = 8;
+        1, 1, 32, 8,
+        variant == 1 || variant == 5 ? 6 : variant == 2 ? 0 : 4, false,
+        a.data(), b.data(), blocks && variant != 4 ? nullptr : scales.data(),
+        out.data());
+    if (variant == 3 || variant == 6) q.values[STRATA_MM_B_ZERO_POINTS] = 8;
     KernelContext context;
     strataMatmulF32I4(context.get(), q.get());
     for (float x : out) ASSERT_EQ(x, -1.0f) << variant;
