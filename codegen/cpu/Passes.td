@@ -163,7 +163,9 @@ def MatmulToRuntimePass : Pass<"strata-cpu-matmul-to-runtime",
     to `strata_rt_matmul_f32_i8` with the weight in int8 panels and its
     scales padded to the panels; marked `strata.weight_bits = 4` with
     groups of a multiple of 4 rows, to `strata_rt_matmul_f32_i4` with the
-    weight two values a byte (`PANEL_I4_GROUPS`); marked
+    weight two values a byte and its scales as fp16 beside each group
+    (`PANEL_I4_F16_BLOCKS`, when every scale is a binary16 value; else
+    `PANEL_I4_GROUPS` with fp32 scales apart); marked
     `strata.activation_bits = 8` (one scale per column), to
     `strata_rt_matmul_f32_w8a8` with the weight in quads of rows
     (`PANEL_I8_QUADS`). An fp32 contraction marked `strata.compute_type =

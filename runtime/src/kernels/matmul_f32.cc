@@ -235,15 +235,23 @@ void runBlock(const Problem& p, const MatmulTiles& t, Scratch& s,
       const int64_t cols = minOf(kW, p.n - n0);
       const float* bPanel;
       if (p.int4) {
-        // Widened once per row block, as int8 below.
+        // Widened once per row block, as int8 below, the group's scales
+        // decoded once per group.
         const Int4Panels& w = p.w4;
+        float scale[kW];
+        int64_t scaleGroup = -1;
         for (int64_t k = 0; k < kc; ++k) {
           const int64_t row = k0 + k, g = row / w.group;
+          if (g != scaleGroup) {
+            for (int64_t j = 0; j < kW; ++j) scale[j] = w.scale(panel, g, j);
+            scaleGroup = g;
+          }
           const uint8_t* quad = w.quads(panel, g) + (row % w.group) / 4 * 64;
-          for (int64_t j = 0; j < kW; ++j) {
-            const uint8_t byte = quad[(j % 16) * 4 + row % 4];
-            const int nibble = j < 16 ? byte & 15 : byte >> 4;
-            s.bPanel[k * kW + j] = float(nibble - 8) * w.scale(panel, g, j);
+          float* out = s.bPanel + k * kW;
+          for (int64_t j = 0; j < 16; ++j) {
+            const uint8_t byte = quad[j * 4 + row % 4];
+            out[j] = float((byte & 15) - 8) * scale[j];
+            out[j + 16] = float((byte >> 4) - 8) * scale[j + 16];
           }
         }
         bPanel = s.bPanel;
