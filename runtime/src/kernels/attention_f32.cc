@@ -531,19 +531,36 @@ void run(strata_rt_context_t* context, Problem& p, const ImportNames& names) {
   uint8_t* scratch = kernelScratch(
       context, static_cast<size_t>(sizes.total()) * sizeof(float), &stride);
   if (!scratch) return;
-  parallelFor(context, static_cast<size_t>(p.batch * p.heads),
+  // The query heads that share a K/V head (GQA) run in one task, one after
+  // another, so the K and V rows they all read come from memory once and
+  // from this core's cache after; a group is split only where there would
+  // be fewer than two tasks per thread.
+  const int64_t group = p.heads / p.kvHeads;
+  const int64_t threads = loopThreads(context);
+  int64_t parts = 1;
+  if (p.batch * p.kvHeads < threads * 2)
+    parts = std::min(group, (threads * 2 + p.batch * p.kvHeads - 1) /
+                                (p.batch * p.kvHeads));
+  const int64_t perPart = (group + parts - 1) / parts;
+  parts = (group + perPart - 1) / perPart;
+  parallelFor(context, static_cast<size_t>(p.batch * p.kvHeads * parts),
               [&](size_t task, uint32_t thread) {
-    const int64_t b = static_cast<int64_t>(task) / p.heads;
-    const int64_t h = static_cast<int64_t>(task) % p.heads;
-    const Head x = headOf(p, b, h);
+    const int64_t b = static_cast<int64_t>(task) / (p.kvHeads * parts);
+    const int64_t rest = static_cast<int64_t>(task) % (p.kvHeads * parts);
+    const int64_t first = (rest / parts) * group + (rest % parts) * perPart;
+    const int64_t last =
+        std::min((rest / parts + 1) * group, first + perPart);
     const Scratch s = scratchAt(scratch + thread * stride, sizes);
     // The row's own key count (at most sk, so the scratch fits it).
     Problem row = p;
     if (p.kvLengths) row.sk = p.kvLengths[b];
-    if (blocked && row.sk > 0)
-      runBlocks(row, t, s, x);
-    else
-      runRows(row, t, s, x);
+    for (int64_t h = first; h < last; ++h) {
+      const Head x = headOf(p, b, h);
+      if (blocked && row.sk > 0)
+        runBlocks(row, t, s, x);
+      else
+        runRows(row, t, s, x);
+    }
   });
 }
 

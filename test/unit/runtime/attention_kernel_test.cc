@@ -185,6 +185,21 @@ TEST_P(AttentionKernelTest, GroupedQueryHeadsAndTransposedOperands) {
          kLowest}, 2);
 }
 
+// The query heads of a K/V head run in one task, split into parts when
+// there are fewer than two tasks a thread: whole groups, equal parts, a
+// shorter last part, one head a part; decode rows and prefill blocks.
+TEST_P(AttentionKernelTest, GroupsSplitAcrossThreads) {
+  const struct {
+    int64_t batch, heads, kvHeads, sq;
+    uint32_t threads;
+  } shapes[] = {{1, 12, 4, 1, 2}, {1, 12, 1, 1, 2}, {2, 6, 2, 1, 3},
+                {1, 5, 1, 1, 3},  {1, 6, 2, 70, 4}, {3, 4, 2, 1, 2}};
+  for (const auto& x : shapes)
+    check({x.batch, x.heads, x.kvHeads, x.sq, 96, 32, 32, true, false, false,
+           0, 0, false, false, kLowest},
+          x.threads);
+}
+
 TEST_P(AttentionKernelTest, NonCausalAndWindowWithSinks) {
   check({2, 2, 2, 33, 50, 16, 16, false, true, false, 0, 0, false, false,
          -1e4f}, 2);
