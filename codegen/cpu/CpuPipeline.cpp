@@ -34,6 +34,7 @@ void buildCpuLLVMPipeline(OpPassManager &pm, const CpuPipelineOptions &options) 
   pm.addPass(createEntryAbiPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addPass(dispatch::createFuseElementwisePass());
   pm.addPass(createUnshareFillsPass());
   pm.addPass(dispatch::createFormDispatchRegionsPass());
 

@@ -57,6 +57,13 @@ Value RuntimeCall::paramsBuffer(func::FuncOp func) {
   OpBuilder b(&func.getBody().front(), func.getBody().front().begin());
   auto type = MemRefType::get({paramCount_}, b.getI64Type());
   Value buffer = memref::AllocaOp::create(b, func.getLoc(), type);
+  // Zeroed once: a field a call does not store then reads 0 (absent), not
+  // whatever the stack held.
+  Value zero = arith::ConstantIntOp::create(b, func.getLoc(), 0, 64);
+  for (int64_t slot = 0; slot < paramCount_; ++slot)
+    memref::StoreOp::create(
+        b, func.getLoc(), zero, buffer,
+        ValueRange{arith::ConstantIndexOp::create(b, func.getLoc(), slot)});
   params_[func] = buffer;
   return buffer;
 }

@@ -44,7 +44,8 @@ mlir::func::FuncOp declareRuntimeImport(mlir::ModuleOp module,
 /// int64 parameters (`strata_rt_matmul_f32`, `strata_rt_attention_f32`):
 /// one private declaration `(index) -> ()` in the module, one stack buffer
 /// of |paramCount| int64s per function (at the top of its entry block,
-/// reused by every call there).
+/// zeroed there, reused by every call there: a field no call stores reads
+/// 0).
 class RuntimeCall {
 public:
   RuntimeCall(mlir::ModuleOp module, mlir::SymbolTable &symbols,

@@ -28,4 +28,20 @@ def FormDispatchRegionsPass : Pass<"strata-form-dispatch-regions",
   }];
 }
 
+def FuseElementwisePass : Pass<"strata-fuse-elementwise", "mlir::ModuleOp"> {
+  let summary = "fuse chains of elementwise linalg.generic ops into one";
+  let description = [{
+    Runs on linalg over tensors, before dispatch regions are formed. An
+    elementwise `linalg.generic` (parallel loops only) whose result has one
+    user, itself an elementwise `linalg.generic`, is folded into that user
+    (upstream linalg elementwise fusion), so a chain such as a rotary
+    embedding's slices, negation, multiplies and add becomes one loop nest
+    and one kernel instead of one each with a temporary between them.
+    Reductions and contractions are neither fused into nor fused away
+    (the runtime kernels recognize a contraction by its exact shape), and a
+    producer with several users stays (fusing it would compute it once per
+    user). Named ops (transposes, copies, fills used as inits) are left.
+  }];
+}
+
 #endif // STRATA_COMPILER_DISPATCH_PASSES_TD

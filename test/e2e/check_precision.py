@@ -125,9 +125,12 @@ def run_steps(bin_dir, artifact, lines, tmp, tag):
     with open(steps, "w") as f:
         f.write("\n".join(lines) + "\n")
     out = os.path.join(tmp, tag + ".out")
-    subprocess.run([os.path.join(bin_dir, "strata-run"), artifact, "--steps",
-                    steps, "--output-dir", out, "--threads", "2"],
-                   check=True, capture_output=True, timeout=900)
+    proc = subprocess.run([os.path.join(bin_dir, "strata-run"), artifact,
+                           "--steps", steps, "--output-dir", out,
+                           "--threads", "2"],
+                          capture_output=True, text=True, timeout=900)
+    if proc.returncode != 0:
+        raise RuntimeError(f"strata-run {tag} failed: {proc.stderr.strip()}")
     return out
 
 

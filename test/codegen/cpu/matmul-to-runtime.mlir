@@ -4,10 +4,15 @@
 // maps and body. The weight operand is packed at compile time into 32-wide
 // panels (8 x 40 -> 8 x 64 floats, a new global); the activation one is
 // passed as is. The zero fill right before the first call is dropped: the
-// call overwrites C.
+// call overwrites C. The params buffer, shared by the function's calls, is
+// zeroed first: a field no call stores reads 0, not stack contents.
 // CHECK:       func.func private @strata_rt_matmul_f32(index) attributes {strata.runtime_import}
 // CHECK:       memref.global "private" constant @w_packed : memref<512xf32>
 // CHECK-LABEL: func.func @main
+//       CHECK:   %[[P:.+]] = memref.alloca() : memref<35xi64>
+//       CHECK:   %[[ZERO:.+]] = arith.constant 0 : i64
+//       CHECK:   memref.store %[[ZERO]], %[[P]][%c0]
+//       CHECK:   memref.store %[[ZERO]], %[[P]][%c34]
 //   CHECK-NOT:   linalg.fill
 //       CHECK:   memref.get_global @w_packed
 //       CHECK:   call @strata_rt_matmul_f32
