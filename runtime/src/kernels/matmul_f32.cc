@@ -732,18 +732,20 @@ extern "C" void strataMatmulF32(strata_rt_context_t* context,
 namespace {
 
 // The params of a quantized-weight import, checked (|layout|, a group size
-// >= |minGroup| and a multiple of |groupMultiple|, scales, no zero points):
-// false after ending the run when they do not hold.
+// >= |minGroup| and a multiple of |groupMultiple|, scales at B_SCALES, or
+// none there when |scalesInB|, no zero points): false after ending the run
+// when they do not hold.
 bool quantizedProblem(strata_rt_context_t* context, const int64_t* params,
                       const char* import, int64_t layout, int64_t minGroup,
-                      int64_t groupMultiple, Problem* p) {
+                      int64_t groupMultiple, Problem* p,
+                      bool scalesInB = false) {
   if (params[STRATA_MM_B_LAYOUT] != layout) {
     failRunInternal(context, import, params[STRATA_MM_B_LAYOUT]);
     return false;
   }
   const int64_t group = params[STRATA_MM_GROUP_SIZE];
   if (group < minGroup || group % groupMultiple != 0 ||
-      params[STRATA_MM_B_SCALES] == 0 ||
+      (params[STRATA_MM_B_SCALES] == 0) != scalesInB ||
       params[STRATA_MM_B_ZERO_POINTS] != 0) {
     failRunInternal(context, import, group);
     return false;
@@ -775,31 +777,24 @@ extern "C" void strataMatmulF32I4(strata_rt_context_t* context,
                                   const int64_t* params) {
   pollCancel(context);
   const char* import = "strata_rt_matmul_f32_i4: B layout or quantization";
+  const bool blocks =
+      params[STRATA_MM_B_LAYOUT] == STRATA_MM_LAYOUT_PANEL_I4_F16_BLOCKS;
   Problem p;
-  if (params[STRATA_MM_B_LAYOUT] == STRATA_MM_LAYOUT_PANEL_I4_F16_BLOCKS) {
-    // The scales are inside B: quantizedProblem's scale check is for the
-    // layouts that keep them apart.
-    const int64_t group = params[STRATA_MM_GROUP_SIZE];
-    if (group < 4 || group % 4 != 0 || params[STRATA_MM_B_SCALES] != 0 ||
-        params[STRATA_MM_B_ZERO_POINTS] != 0) {
-      failRunInternal(context, import, group);
-      return;
-    }
-    p = decodeProblem(params);
-    p.packed = true;
-    for (int64_t d = 0; d < STRATA_MM_MAX_BATCH; ++d) p.bBatch[d] = 0;
-    p.group = group;
-    p.kp = ceilDiv(p.k, group) * group;
-    const auto* base = reinterpret_cast<const uint8_t*>(p.b);
-    const int64_t blockBytes = group * 16 + 64;
-    p.w4 = {base, base + group * 16, (p.kp / group) * blockBytes, blockBytes,
-            (p.kp / group) * blockBytes, blockBytes, p.kp, group, true};
+  if (!quantizedProblem(context, params, import,
+                        blocks ? STRATA_MM_LAYOUT_PANEL_I4_F16_BLOCKS
+                               : STRATA_MM_LAYOUT_PANEL_I4_GROUPS,
+                        4, 4, &p, /*scalesInB=*/blocks))
+    return;
+  p.kp = ceilDiv(p.k, p.group) * p.group;
+  const auto* base = reinterpret_cast<const uint8_t*>(p.b);
+  if (blocks) {
+    const int64_t blockBytes = p.group * 16 + 64;
+    const int64_t panelBytes = (p.kp / p.group) * blockBytes;
+    p.w4 = {base,       base + p.group * 16, panelBytes, blockBytes,
+            panelBytes, blockBytes,          p.kp,       p.group,
+            true};
   } else {
-    if (!quantizedProblem(context, params, import,
-                          STRATA_MM_LAYOUT_PANEL_I4_GROUPS, 4, 4, &p))
-      return;
-    p.kp = ceilDiv(p.k, p.group) * p.group;
-    p.w4 = {reinterpret_cast<const uint8_t*>(p.b),
+    p.w4 = {base,
             reinterpret_cast<const uint8_t*>(p.scales),
             p.kp * 16,
             p.group * 16,
