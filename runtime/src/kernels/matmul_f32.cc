@@ -18,6 +18,7 @@
 #include "../run_context.h"
 #include "matmul_f32_tiles.h"
 #include "packed_gemm.h"
+#include "panel_schedule.h"
 #include "strata_kernel_abi.h"
 
 namespace strata::runtime::kernels {
@@ -562,20 +563,22 @@ void run(strata_rt_context_t* context, Problem p) {
   if (!scratch.base) return;
 
   // Decode (one row, or a batch of up to kSkinnyRows): split the panels
-  // (the weight stream) evenly over the threads, a few chunks each for
-  // balance.
+  // (the weight stream) over the threads in chunks that shrink towards the
+  // end (panel_schedule.h), at most a quarter of a thread's share, sized
+  // for the four-panel tiles while they can be.
   auto panelChunks = [&](auto run) {
-    int64_t chunk = ceilDiv(panels, threads * 4);
-    if (chunk < 4) chunk = 4;
-    const int64_t chunks = ceilDiv(panels, chunk);
+    int64_t bounds[kMaxPanelChunks + 1];
+    const int64_t chunks =
+        guidedPanelChunks(panels, threads, ceilDiv(panels, threads * 4),
+                          /*unit=*/4, bounds);
     parallelFor(context, static_cast<size_t>(batches * chunks),
                 [&](size_t task, uint32_t thread) {
       const int64_t bi = static_cast<int64_t>(task) / chunks;
       const int64_t ci = static_cast<int64_t>(task) % chunks;
       int64_t ao, bo, co;
       batchOffsets(p, bi, &ao, &bo, &co);
-      run(p, t, scratch.of(thread), p.a + ao, p.b + bo, p.c + co, ci * chunk,
-          minOf(panels, (ci + 1) * chunk));
+      run(p, t, scratch.of(thread), p.a + ao, p.b + bo, p.c + co, bounds[ci],
+          bounds[ci + 1]);
     });
   };
   if (p.int8 && p.m <= kSkinnyRows && p.ak == 1 && p.cn == 1) {

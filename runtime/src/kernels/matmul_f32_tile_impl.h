@@ -197,7 +197,9 @@ float expShifted(float* x, int64_t n, float shift) {
 // Weight-only int8: MR rows of A against P whole int8 panels (32 bytes per
 // k), widened to fp32 in registers. Each group of |group| k rows
 // accumulates unscaled into |part|, then meets its 32 column scales once:
-// one scale multiply per group instead of one per weight.
+// one scale multiply per group instead of one per weight. A narrow tile
+// (one row, one panel) has too few accumulators to cover the FMA latency,
+// so it sums KU interleaved k rows into KU separate sets.
 constexpr int64_t kPrefetchRows = 32;
 
 template <int MR, int P>
@@ -207,6 +209,8 @@ inline void quantTile(int64_t k, const float* a, int64_t lda,
                       int64_t ldc, bool loadC) {
   constexpr int L = Vec::kLanes;
   constexpr int NV = 32 / L;
+  constexpr int kChains = MR * P * NV;
+  constexpr int KU = kChains >= 8 ? 1 : 8 / kChains;
   const int64_t panelStride = k * 32;
   typename Vec::V total[MR][P][NV];
 #pragma GCC unroll 8
@@ -217,47 +221,58 @@ inline void quantTile(int64_t k, const float* a, int64_t lda,
       for (int j = 0; j < NV; ++j)
         total[i][p][j] =
             loadC ? Vec::load(c + i * ldc + p * 32 + j * L) : Vec::zero();
+  // One k row into the accumulator set |part|.
+  auto step = [&](int64_t kk, typename Vec::V (&part)[MR][P][NV]) {
+    // A 64-byte line holds two k rows of a panel: one prefetch per line,
+    // far enough ahead to cover the memory latency of a weight stream.
+    if ((kk & 1) == 0) {
+#pragma GCC unroll 8
+      for (int p = 0; p < P; ++p)
+        __builtin_prefetch(b + p * panelStride + (kk + kPrefetchRows) * 32);
+    }
+    typename Vec::V av[MR];
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) av[i] = Vec::set1(a[i * lda + kk]);
+#pragma GCC unroll 8
+    for (int p = 0; p < P; ++p)
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j) {
+        typename Vec::V w = Vec::loadI8(b + p * panelStride + kk * 32 + j * L);
+#pragma GCC unroll 8
+        for (int i = 0; i < MR; ++i)
+          part[i][p][j] = Vec::fma(av[i], w, part[i][p][j]);
+      }
+  };
   for (int64_t g0 = 0; g0 < k; g0 += group) {
     const int64_t g1 = g0 + group < k ? g0 + group : k;
-    typename Vec::V part[MR][P][NV];
+    typename Vec::V part[KU][MR][P][NV];
 #pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i)
+    for (int u = 0; u < KU; ++u)
 #pragma GCC unroll 8
-      for (int p = 0; p < P; ++p)
-#pragma GCC unroll 8
-        for (int j = 0; j < NV; ++j) part[i][p][j] = Vec::zero();
-    for (int64_t kk = g0; kk < g1; ++kk) {
-      // A 64-byte line holds two k rows of a panel: one prefetch per line,
-      // far enough ahead to cover the memory latency of a weight stream.
-      if ((kk & 1) == 0) {
+      for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 8
         for (int p = 0; p < P; ++p)
-          __builtin_prefetch(b + p * panelStride + (kk + kPrefetchRows) * 32);
-      }
-      typename Vec::V av[MR];
 #pragma GCC unroll 8
-      for (int i = 0; i < MR; ++i) av[i] = Vec::set1(a[i * lda + kk]);
+          for (int j = 0; j < NV; ++j) part[u][i][p][j] = Vec::zero();
+    int64_t kk = g0;
+    for (; kk + KU <= g1; kk += KU) {
 #pragma GCC unroll 8
-      for (int p = 0; p < P; ++p)
-#pragma GCC unroll 8
-        for (int j = 0; j < NV; ++j) {
-          typename Vec::V w =
-              Vec::loadI8(b + p * panelStride + kk * 32 + j * L);
-#pragma GCC unroll 8
-          for (int i = 0; i < MR; ++i)
-            part[i][p][j] = Vec::fma(av[i], w, part[i][p][j]);
-        }
+      for (int u = 0; u < KU; ++u) step(kk + u, part[u]);
     }
+    for (; kk < g1; ++kk) step(kk, part[0]);
     const float* s = scales + (g0 / group) * scaleStride;
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 8
       for (int p = 0; p < P; ++p)
 #pragma GCC unroll 8
-        for (int j = 0; j < NV; ++j)
-          total[i][p][j] = Vec::fma(part[i][p][j],
-                                    Vec::load(s + p * 32 + j * L),
-                                    total[i][p][j]);
+        for (int j = 0; j < NV; ++j) {
+          typename Vec::V sum = part[0][i][p][j];
+#pragma GCC unroll 8
+          for (int u = 1; u < KU; ++u) sum = Vec::add(sum, part[u][i][p][j]);
+          total[i][p][j] =
+              Vec::fma(sum, Vec::load(s + p * 32 + j * L), total[i][p][j]);
+        }
   }
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i)
