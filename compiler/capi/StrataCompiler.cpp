@@ -13,6 +13,7 @@
 #include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/FileSystem.h"
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -76,20 +77,23 @@ std::string readOptions(const strata_compile_options_t *given,
   strata_compile_options_t o;
   strata_compile_options_init(&o);
   if (given) {
-    // This is the first version: no caller has a smaller struct. A newer
-    // caller's extra fields must be zero, so none is silently ignored.
+    // A caller built against an older header passes a smaller struct: its
+    // fields are read, the rest keep their defaults. A newer caller's extra
+    // fields must be zero, so none is silently ignored.
+    constexpr size_t kOldest = STRATA_COMPILE_OPTIONS_SIZE_1_0;
     constexpr size_t kThisVersion = sizeof(strata_compile_options_t);
-    if (given->struct_size < kThisVersion)
+    if (given->struct_size < kOldest)
       return "options.struct_size is " + std::to_string(given->struct_size) +
              ", smaller than any version of strata_compile_options_t (" +
-             std::to_string(kThisVersion) + ")";
+             std::to_string(kOldest) + ")";
     const auto *bytes = reinterpret_cast<const unsigned char *>(given);
     for (size_t i = kThisVersion; i < given->struct_size; ++i)
       if (bytes[i])
         return "options.struct_size is " + std::to_string(given->struct_size) +
                " and sets fields this library (struct size " +
                std::to_string(kThisVersion) + ") does not know";
-    std::memcpy(&o, given, kThisVersion);
+    std::memcpy(&o, given, std::min(given->struct_size, kThisVersion));
+    o.struct_size = kThisVersion;
   }
   if (o.target_cpu && *o.target_cpu)
     options.targetCpu = o.target_cpu;
@@ -111,6 +115,24 @@ std::string readOptions(const strata_compile_options_t *given,
              (o.dims[i] ? o.dims[i] : "(null)") + "'";
     options.dims.explicitMaxima[name] = max;
   }
+  auto text = [](const char *value, const char *otherwise) {
+    return std::string(value && *value ? value : otherwise);
+  };
+  strata::PrecisionOptions &precision = options.precision;
+  precision.decode = text(o.decode_precision, "fp32");
+  precision.prefill = text(o.prefill_precision, "fp32");
+  precision.kvCache = text(o.kv_cache_precision, "fp32");
+  precision.int4Group = o.int4_group;
+  precision.keepFp32LmHead = o.keep_fp32_lm_head != 0;
+  precision.sharedPrefillWeights = o.shared_prefill_weights != 0;
+  precision.calibrationData = text(o.calibration_data, "");
+  precision.calibrationFormat = text(o.calibration_format, "ids");
+  options.generation.entries = o.no_generation_entries == 0;
+  if (o.prefill_chunk < 0)
+    return "prefill_chunk must be >= 0, got " +
+           std::to_string(o.prefill_chunk);
+  options.generation.prefillChunk = o.prefill_chunk;
+  options.generation.allLogits = o.prefill_all_logits != 0;
   for (size_t i = 0; i < o.binding_count; ++i) {
     llvm::StringRef spec = o.bindings[i] ? o.bindings[i] : "";
     auto [name, file] = spec.split('=');
@@ -149,6 +171,11 @@ strata_compile_status_t compile(const char *modelPath, const char *outputPath,
   mlir::MLIRContext context(registry);
   context.getDiagEngine().registerHandler(
       [&](mlir::Diagnostic &diag) { diagnostics.report(diag); });
+  // An option value the driver does not take is the caller's argument
+  // error, not the model's.
+  if (mlir::failed(strata::checkCompileOptions(
+          options, mlir::FileLineColLoc::get(&context, modelPath, 0, 0))))
+    return STRATA_COMPILE_STATUS_INVALID_ARGUMENT;
   mlir::FailureOr<strata::CompiledArtifact> artifact =
       strata::compileModel(context, input, options);
   if (mlir::failed(artifact)) {
@@ -182,6 +209,7 @@ void strata_compile_options_init(strata_compile_options_t *options) {
   options->max_seq = 1024;
   options->enable_fusion = 1;
   options->runtime_attention = 1;
+  options->int4_group = 32;
 }
 
 strata_compile_status_t

@@ -18,7 +18,7 @@ extern "C" {
 
 /* (major << 16) | minor of this header; strata_compiler_api_version() gives
  * the library's. A minor bump only adds functions and option fields. */
-#define STRATA_COMPILER_API_VERSION ((1 << 16) | 0)
+#define STRATA_COMPILER_API_VERSION ((1 << 16) | 1)
 
 /* What a call returns; values follow the runtime's absl/IREE numbering and
  * never change. */
@@ -79,7 +79,45 @@ typedef struct strata_compile_options_t {
    * serialized ONNX TensorProto in FILE (ONNX models only). */
   const char *const *bindings;
   size_t binding_count;
+
+  /* Since 1.1: precision per phase (docs/design/precision.md) and the
+   * generation entries (docs/design/prefill-decode.md). A NULL or empty
+   * string is the default. */
+  /* The decode entry's weights: "fp32" (default), "bf16", "int8" (one scale
+   * per output column) or "int4" (one per |int4_group| rows). */
+  const char *decode_precision;
+  /* The prefill entry's contractions: "fp32" (default), "bf16" or "int8"
+   * (W8A8: activations quantized per token at run time). */
+  const char *prefill_precision;
+  /* The KV cache: "fp32" (default), "bf16" or "int8" (per token and head). */
+  const char *kv_cache_precision;
+  /* Rows of a column sharing one int4 scale: 32 (default), 64 or 128. */
+  int64_t int4_group;
+  /* Nonzero: a quantized entry keeps the LM head in fp32. */
+  int32_t keep_fp32_lm_head;
+  /* Nonzero: prefill and main read the decode entry's quantized weights
+   * (one copy, a smaller artifact) instead of fp32 ones beside them. */
+  int32_t shared_prefill_weights;
+  /* A file of token sequences the model runs at compile time to scale the
+   * quantized weights by their inputs' statistics (AWQ for int8/int4
+   * decode, SmoothQuant for int8 prefill); NULL: plain absmax. Its format:
+   * "ids" (default: one sequence a line, ids separated by whitespace) or
+   * "bytes" (raw text whose bytes are a byte-level model's tokens). */
+  const char *calibration_data;
+  const char *calibration_format;
+  /* Nonzero: a causal decoder gets no prefill and decode entries, only
+   * "main". */
+  int32_t no_generation_entries;
+  /* The most prompt tokens one prefill call takes (default 0: max_seq). */
+  int64_t prefill_chunk;
+  /* Nonzero: prefill also returns every position's logits (all_logits). */
+  int32_t prefill_all_logits;
 } strata_compile_options_t;
+
+/* The struct_size of a 1.0 caller's options (the fields before
+ * decode_precision). */
+#define STRATA_COMPILE_OPTIONS_SIZE_1_0 \
+  offsetof(strata_compile_options_t, decode_precision)
 
 /* What a failed compile reported: its status and every error message. */
 typedef struct strata_compiler_error_t strata_compiler_error_t;

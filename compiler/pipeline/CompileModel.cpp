@@ -54,7 +54,9 @@ private:
   std::chrono::steady_clock::time_point start;
 };
 
-LogicalResult checkOptions(const CompileOptions &options, Location loc) {
+} // namespace
+
+LogicalResult checkCompileOptions(const CompileOptions &options, Location loc) {
   if (options.target != "cpu")
     return emitError(loc) << "unsupported target '" << options.target
                           << "' (supported: cpu)";
@@ -103,6 +105,8 @@ LogicalResult checkOptions(const CompileOptions &options, Location loc) {
                             << "' needs a name and a maximum >= 1";
   return success();
 }
+
+namespace {
 
 std::string printModule(ModuleOp module) {
   std::string text;
@@ -462,7 +466,7 @@ FailureOr<CompiledArtifact> compileModel(MLIRContext &context,
   CompileReport &rep = report ? *report : unused;
   rep = CompileReport();
   Location modelLoc = FileLineColLoc::get(&context, input.modelPath, 0, 0);
-  if (failed(checkOptions(options, modelLoc)))
+  if (failed(checkCompileOptions(options, modelLoc)))
     return failure();
   PhaseClock clock(callbacks);
   CompiledArtifact result;

@@ -13,6 +13,7 @@
 #include "compiler/pipeline/DimMaxima.h"
 
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/Location.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/LLVM.h"
 
@@ -134,6 +135,11 @@ struct CompiledArtifact {
   /// The signatures with the sections set (they borrow this object's).
   codegen::ArtifactWriter assembled() const;
 };
+
+/// Checks |options| values (precision names, group sizes, dim maxima) before
+/// any work; the errors are reported at |loc|. compileModel calls it too.
+mlir::LogicalResult checkCompileOptions(const CompileOptions &options,
+                                        mlir::Location loc);
 
 /// Progress of a compile.
 struct CompileCallbacks {

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -48,6 +49,13 @@ g (float[s0, 4] x) => (float[s0, 4] y)
   y = Relu(x)
 }
 )";
+
+// A small GPT-2 with-past export: a causal decoder, so it gets the prefill
+// and decode entries.
+const std::string kSmallDecoder =
+    std::string(STRATA_TEST_MODELS_DIR) + "/gpt2_op17_past/model.onnx";
+const std::string kCalibrationIds =
+    std::string(STRATA_TEST_TOOLS_INPUTS_DIR) + "/calibration-ids.txt";
 
 // transformers' Llama exported by torch.onnx.export (eager attention, GQA).
 const std::string kLlamaFixture =
@@ -104,6 +112,26 @@ protected:
     return status;
   }
   std::string artifact() const { return dir + "/out.strata"; }
+  /// The bytes of the last compiled artifact.
+  std::vector<char> artifactBytes() const {
+    std::ifstream in(artifact(), std::ios::binary);
+    return std::vector<char>(std::istreambuf_iterator<char>(in), {});
+  }
+  /// Options for the small decoder: two sequences of 64 tokens.
+  static strata_compile_options_t smallDecoderOptions() {
+    strata_compile_options_t options;
+    strata_compile_options_init(&options);
+    options.max_batch = 2;
+    options.max_seq = 64;
+    return options;
+  }
+  /// Whether the loaded module has an entry named |name|.
+  bool hasEntry(const char *name) {
+    const strata_entry_signature_t *found = nullptr;
+    strata_status_t status = strata_module_find_entry(module, name, &found);
+    strata_status_free(status);
+    return status == nullptr;
+  }
   bool hasError(const std::string &fragment) const {
     for (const Diagnostic &d : diagnostics)
       if (d.severity == STRATA_COMPILE_SEVERITY_ERROR &&
@@ -472,6 +500,103 @@ TEST_F(CompilerCApiTest, MalformedOptionsAreInvalidArguments) {
   EXPECT_EQ(strata_compile_file(nullptr, artifact().c_str(), nullptr, nullptr,
                                 nullptr, nullptr),
             STRATA_COMPILE_STATUS_INVALID_ARGUMENT);
+}
+
+TEST_F(CompilerCApiTest, GenerationAndPrecisionOptions) {
+  // Prompts in chunks of 16, every position's logits.
+  strata_compile_options_t options = smallDecoderOptions();
+  options.prefill_chunk = 16;
+  options.prefill_all_logits = 1;
+  ASSERT_EQ(compile(kSmallDecoder, &options), STRATA_COMPILE_STATUS_OK)
+      << errorText;
+  const size_t fp32Bytes = artifactBytes().size();
+  expectOk(strata_module_load_file(artifact().c_str(), allocator, &module));
+  const strata_entry_signature_t *prefill = nullptr;
+  expectOk(strata_module_find_entry(module, "prefill", &prefill));
+  ASSERT_NE(prefill, nullptr);
+  EXPECT_TRUE(hasEntry("decode"));
+  size_t index = 0;
+  expectOk(strata_module_output_index(module, "prefill", "all_logits", &index));
+  expectOk(strata_module_input_index(module, "prefill", "input_ids", &index));
+  EXPECT_EQ(prefill->inputs[index].dims[1].max, 16);
+  strata_module_release(module);
+  module = nullptr;
+
+  // int4 decode weights, calibrated, read by prefill too (one int4 copy
+  // instead of the fp32 one), and an int8 KV cache.
+  options = smallDecoderOptions();
+  options.decode_precision = "int4";
+  options.shared_prefill_weights = 1;
+  options.kv_cache_precision = "int8";
+  options.calibration_data = kCalibrationIds.c_str();
+  ASSERT_EQ(compile(kSmallDecoder, &options), STRATA_COMPILE_STATUS_OK)
+      << errorText;
+  EXPECT_LT(artifactBytes().size(), fp32Bytes) << fp32Bytes;
+
+  // A missing calibration file is named.
+  std::string missing = dir + "/no-such-calibration.txt";
+  options.calibration_data = missing.c_str();
+  EXPECT_EQ(compile(kSmallDecoder, &options),
+            STRATA_COMPILE_STATUS_FAILED_PRECONDITION);
+  EXPECT_TRUE(hasError("cannot read calibration data '" + missing))
+      << errorText;
+
+  // No generation entries: main only.
+  options = smallDecoderOptions();
+  options.no_generation_entries = 1;
+  ASSERT_EQ(compile(kSmallDecoder, &options), STRATA_COMPILE_STATUS_OK)
+      << errorText;
+  expectOk(strata_module_load_file(artifact().c_str(), allocator, &module));
+  EXPECT_EQ(strata_module_entry_count(module), 1u);
+  EXPECT_FALSE(hasEntry("decode"));
+}
+
+TEST_F(CompilerCApiTest, OlderOptionsStructGetsTheNewDefaults) {
+  // A 1.0 caller's struct ends before decode_precision: what follows it in
+  // memory is not read.
+  std::string model = write("affine.onnxtext", kAffineModel);
+  strata_compile_options_t options;
+  strata_compile_options_init(&options);
+  options.struct_size = STRATA_COMPILE_OPTIONS_SIZE_1_0;
+  options.decode_precision = "not read";
+  options.int4_group = 3;
+  EXPECT_EQ(compile(model, &options), STRATA_COMPILE_STATUS_OK) << errorText;
+}
+
+TEST_F(CompilerCApiTest, BadPrecisionValuesAreInvalidArguments) {
+  std::string model = write("affine.onnxtext", kAffineModel);
+  strata_compile_options_t options;
+  strata_compile_options_init(&options);
+  options.decode_precision = "int3";
+  EXPECT_EQ(compile(model, &options), STRATA_COMPILE_STATUS_INVALID_ARGUMENT);
+  EXPECT_TRUE(hasError("unsupported decode precision 'int3' (supported: "
+                       "fp32, bf16, int8, int4)"))
+      << errorText;
+
+  strata_compile_options_init(&options);
+  options.int4_group = 48;
+  EXPECT_EQ(compile(model, &options), STRATA_COMPILE_STATUS_INVALID_ARGUMENT);
+  EXPECT_TRUE(hasError("unsupported int4 group size 48")) << errorText;
+
+  strata_compile_options_init(&options);
+  options.kv_cache_precision = "fp8";
+  EXPECT_EQ(compile(model, &options), STRATA_COMPILE_STATUS_INVALID_ARGUMENT);
+
+  strata_compile_options_init(&options);
+  options.prefill_precision = "int8";
+  options.shared_prefill_weights = 1;
+  EXPECT_EQ(compile(model, &options), STRATA_COMPILE_STATUS_INVALID_ARGUMENT);
+
+  strata_compile_options_init(&options);
+  options.calibration_data = kCalibrationIds.c_str();
+  EXPECT_EQ(compile(model, &options), STRATA_COMPILE_STATUS_INVALID_ARGUMENT);
+  EXPECT_TRUE(hasError("--calibration-data scales quantized weights"))
+      << errorText;
+
+  strata_compile_options_init(&options);
+  options.prefill_chunk = -1;
+  EXPECT_EQ(compile(model, &options), STRATA_COMPILE_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(access(artifact().c_str(), F_OK), 0);
 }
 
 TEST_F(CompilerCApiTest, ModelErrorsCarryTheNodeLocation) {
