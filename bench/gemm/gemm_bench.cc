@@ -8,6 +8,8 @@
 //                          scales apart, the other layout)
 //                          [--w8a8] (B int8 per column, A int8 per row)
 //                          [--bf16] (B bf16 pairs, A rounded to bf16)
+//                          [--cold] (B evicted from the caches before
+//                          each timed call)
 // Times the matmul the generated code imports on the GPT-2-small shapes,
 // B pre-packed as the compiler packs weights, and prints the median of 9
 // timed runs (after 2 warm-up runs) as GFLOP/s, % of the FMA peak and, for
@@ -17,7 +19,9 @@
 // 100%. Weight GB/s of a B that fits the last-level cache is marked
 // "(cached)" (under 64 MiB: the last-level caches of the hosts measured
 // hold that much; sysconf's figure is the whole socket's in a VM): it is
-// not a DRAM figure. With --w8a8, int8 multiply-adds count as fp32 FLOPs
+// not a DRAM figure; --cold reads a 256 MiB buffer before every call, so
+// that B comes from DRAM as a decode step's layer weights do (each read
+// once a step), and the figure is a DRAM one whatever B's size. With --w8a8, int8 multiply-adds count as fp32 FLOPs
 // do (2 * M * N * K) and are compared to the same fp32 FMA peak, so its
 // fraction can pass 100%; each shape also times strata_rt_matmul_f32 on
 // the packed fp32 weight and prints the ratio of the two times. --bf16
@@ -113,11 +117,12 @@ int main(int argc, char** argv) {
   struct Shape { int64_t m, k, n; bool packed; };
   std::vector<Shape> chosen;
   bool int8 = false, int4 = false, w8a8 = false, bf16 = false;
-  bool int4F32Scales = false;
+  bool int4F32Scales = false, cold = false;
   auto isModeFlag = [](const char* arg) {
     return !std::strcmp(arg, "--int8") || !std::strcmp(arg, "--int4") ||
            !std::strcmp(arg, "--int4-f32-scales") ||
-           !std::strcmp(arg, "--w8a8") || !std::strcmp(arg, "--bf16");
+           !std::strcmp(arg, "--w8a8") || !std::strcmp(arg, "--bf16") ||
+           !std::strcmp(arg, "--cold");
   };
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--int8")) int8 = true;
@@ -125,6 +130,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--int4-f32-scales")) int4 = int4F32Scales = true;
     if (!std::strcmp(argv[i], "--w8a8")) w8a8 = true;
     if (!std::strcmp(argv[i], "--bf16")) bf16 = true;
+    if (!std::strcmp(argv[i], "--cold")) cold = true;
   }
   for (int i = 1; i + 1 < argc; i += 2) {
     if (isModeFlag(argv[i])) --i;
@@ -143,6 +149,14 @@ int main(int argc, char** argv) {
       {1, 768, 3072, true},    {1, 3072, 768, true},   {1, 768, 50257, true},
   };
   const std::vector<Shape>& shapes = chosen.empty() ? defaults : chosen;
+  // --cold: read before every timed call, more than any last-level cache.
+  std::vector<int64_t> evict(cold ? (256 << 20) / sizeof(int64_t) : 0, 1);
+  volatile int64_t evictSink = 0;
+  auto evictCaches = [&] {
+    int64_t sum = 0;
+    for (size_t i = 0; i < evict.size(); i += 8) sum += evict[i];
+    evictSink = evictSink + sum;
+  };
   ThreadPool pool(threads);
   // What a session passes the kernel: its pool and kernel scratch.
   KernelScratch scratch(strata_allocator_system());
@@ -259,6 +273,7 @@ int main(int argc, char** argv) {
                         const int64_t* params) {
       std::vector<double> ms;
       for (int r = 0; r < 11; ++r) {
+        if (cold) evictCaches();
         auto t0 = std::chrono::steady_clock::now();
         import(&context, params);
         auto t1 = std::chrono::steady_clock::now();
@@ -304,7 +319,7 @@ int main(int argc, char** argv) {
     std::printf("%-18s %10.3f %10.1f %7.1f%% %10.1f%s%s\n", shape, med,
                 gflops, 100.0 * gflops / (peakPerCore * threads),
                 s.m == 1 ? weightBytes / (med * 1e6) : 0.0, ratio,
-                s.m == 1 && weightBytes <= kCacheResidentBytes
+                s.m == 1 && weightBytes <= kCacheResidentBytes && !cold
                     ? " (cached)"
                     : "");
   }
