@@ -91,9 +91,10 @@ def compile_artifact(bin_dir, model, out, extra):
 
 
 def strata_generate(bin_dir, artifact, prompts, new_tokens, threads, tmp,
-                    rss=False):
+                    rss=False, kernel_isa=""):
     """Per-prompt JSON records of `strata-run generate` (all prompts in one
-    batch), and the resident set samples (kB) when |rss|."""
+    batch), and the resident set samples (kB) when |rss|; |kernel_isa| caps
+    the runtime's kernels (strata-run --kernel-isa)."""
     path = os.path.join(tmp, "prompts.txt")
     with open(path, "w") as f:
         for p in prompts:
@@ -101,7 +102,8 @@ def strata_generate(bin_dir, artifact, prompts, new_tokens, threads, tmp,
     proc = subprocess.Popen(
         [os.path.join(bin_dir, "strata-run"), "generate", artifact,
          "--batch-prompt-ids", path, "--max-new-tokens", str(new_tokens),
-         "--threads", str(threads), "--json"],
+         "--threads", str(threads), "--json"] +
+        (["--kernel-isa", kernel_isa] if kernel_isa else []),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     samples = []
     if rss:

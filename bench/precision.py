@@ -22,7 +22,7 @@
 # Usage: bench/precision.py [--model-dir DIR] [--threads 2] [--rounds 5]
 #        [--prompt 128] [--new-tokens 64] [--precisions fp32,bf16,int8,int4]
 #        [--int4-group 32] [--prefill-precisions fp32,int8,bf16]
-#        [--prefill-tokens 512] [--out FILE.json]
+#        [--prefill-tokens 512] [--kernel-isa avx2] [--out FILE.json]
 import argparse
 import json
 import os
@@ -106,6 +106,9 @@ def main():
     ap.add_argument("--int4-group", type=int, default=32)
     ap.add_argument("--prefill-precisions", default="fp32,int8,bf16")
     ap.add_argument("--prefill-tokens", type=int, default=512)
+    ap.add_argument("--kernel-isa", default="",
+                    help="cap the runtime's kernels (avx2: the AVX2 kernels "
+                         "on an AVX-512 host); the ISA is recorded")
     ap.add_argument("--out", default="")
     a = ap.parse_args()
     model = os.path.join(a.model_dir, a.model_file)
@@ -115,8 +118,9 @@ def main():
     precisions = a.precisions.split(",")
     elements, columns = matmul_weights(model)
     prompt = np.random.default_rng(0).integers(0, vocab, a.prompt).tolist()
-    result = {"machine": generation.cpu_isa(), "threads": a.threads,
-              "model": model, "prompt": a.prompt,
+    result = {"machine": generation.cpu_isa(),
+              "kernel_isa": a.kernel_isa or "host's best",
+              "threads": a.threads, "model": model, "prompt": a.prompt,
               "new_tokens": a.new_tokens, "rounds": a.rounds}
     with tempfile.TemporaryDirectory(prefix="strata-precision-") as tmp:
         artifacts, sizes = {}, {}
@@ -137,7 +141,7 @@ def main():
             for p in precisions:
                 rec, _ = generation.strata_generate(
                     a.bin_dir, artifacts[p], [prompt], a.new_tokens,
-                    a.threads, tmp)
+                    a.threads, tmp, kernel_isa=a.kernel_isa)
                 runs[p].append(rec[0])
                 tokens.setdefault(p, rec[0]["tokens"])
             print(f"round {r}: " + ", ".join(
@@ -210,7 +214,8 @@ def prefill_runs(a, model, vocab, tmp):
     for r in range(a.rounds):
         for p in precisions:
             rec, _ = generation.strata_generate(
-                a.bin_dir, artifacts[p], [prompt], 1, a.threads, tmp)
+                a.bin_dir, artifacts[p], [prompt], 1, a.threads, tmp,
+                kernel_isa=a.kernel_isa)
             times[p].append(rec[0]["ttft_ms"])
         print(f"prefill round {r}: " + ", ".join(
             f"{p} {times[p][-1]:.1f} ms" for p in precisions), flush=True)

@@ -7,8 +7,10 @@
 #include "strata/runtime/cpu.h"
 
 #include <cinttypes>
+#include <cstring>
 
 #include "cpu_target.h"
+#include "kernels/matmul_f32.h"
 #include "strata_artifact_format.h"
 #include "strata_x86_features.h"
 
@@ -77,6 +79,38 @@ strata_status_t strata_cpu_features_check(uint64_t required,
           f.name);
     }
   }
+  return nullptr;
+}
+
+const char* strata_cpu_kernel_isa(void) {
+  using strata::runtime::kernels::MatmulIsa;
+  switch (strata::runtime::kernels::matmulIsa()) {
+    case MatmulIsa::kAvx512:
+      return "avx512";
+    case MatmulIsa::kAvx2:
+      return "avx2";
+    case MatmulIsa::kScalar:
+      break;
+  }
+  return "scalar";
+}
+
+strata_status_t strata_cpu_cap_kernel_isa(const char* isa) {
+  using strata::runtime::kernels::MatmulIsa;
+  MatmulIsa cap;
+  if (isa && !std::strcmp(isa, "avx512")) {
+    cap = MatmulIsa::kAvx512;
+  } else if (isa && !std::strcmp(isa, "avx2")) {
+    cap = MatmulIsa::kAvx2;
+  } else if (isa && !std::strcmp(isa, "scalar")) {
+    cap = MatmulIsa::kScalar;
+  } else {
+    return STRATA_MAKE_STATUS(
+        STRATA_STATUS_INVALID_ARGUMENT,
+        "unknown kernel instruction set '%s' (known: avx512, avx2, scalar)",
+        isa ? isa : "(null)");
+  }
+  strata::runtime::kernels::capMatmulIsa(cap);
   return nullptr;
 }
 

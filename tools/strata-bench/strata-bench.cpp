@@ -20,6 +20,7 @@
 #include "Bench.h"
 #include "Plan.h"
 #include "tools/common/JsonText.h"
+#include "tools/common/KernelIsa.h"
 #include "tools/common/ParseCount.h"
 
 using namespace strata::tools;
@@ -42,6 +43,8 @@ const char kUsage[] =
     "16,\n"
     "                   \"gen\": 32}, {\"kind\": \"ttft\", \"seq\": 128}]}\n"
     "  --threads N      session thread count (0: one per CPU; default 1)\n"
+    "  --kernel-isa ISA the runtime kernels' instruction set at most:\n"
+    "                   avx512 (default: the host's best), avx2 or scalar\n"
     "  --warmup N       untimed runs of each workload first (default 1)\n"
     "  --seed N         seed of the random ids and past caches (default "
     "1234)\n"
@@ -78,7 +81,8 @@ std::string parseArgs(int argc, char **argv, Options *options) {
     if (arg == "-h" || arg == "--help")
       return "help";
     if (arg != "--prefill" && arg != "--decode" && arg != "--plan" &&
-        arg != "--threads" && arg != "--warmup" && arg != "--seed")
+        arg != "--threads" && arg != "--warmup" && arg != "--seed" &&
+        arg != "--kernel-isa")
       return "unknown argument '" + arg + "'";
     if (i + 1 >= argc)
       return arg + " needs a value";
@@ -94,6 +98,10 @@ std::string parseArgs(int argc, char **argv, Options *options) {
         return std::string("--threads expects a count in [0, ") +
                std::to_string(STRATA_SESSION_MAX_THREADS) + "], got '" + v +
                "'";
+    } else if (arg == "--kernel-isa") {
+      std::string problem = applyKernelIsa(v);
+      if (!problem.empty())
+        return problem;
     } else if (arg == "--warmup") {
       if (!parseCount(v, 0, 1000, &options->warmup))
         return std::string("--warmup expects a count in [0, 1000], got '") + v +

@@ -22,6 +22,7 @@
 #include "strata/runtime/api.h"
 #include "strata/runtime/generate.h"
 #include "tools/common/JsonText.h"
+#include "tools/common/KernelIsa.h"
 #include "tools/common/ParseCount.h"
 
 namespace strata::tools {
@@ -59,6 +60,9 @@ const char kUsage[] =
     "                            the compiled maximum)\n"
     "  --threads N               session thread count (default 0: one per "
     "CPU)\n"
+    "  --kernel-isa ISA          the runtime kernels' instruction set at\n"
+    "                            most: avx512 (default: the host's best),\n"
+    "                            avx2 or scalar\n"
     "  --json                    no streaming: one JSON object per prompt\n";
 
 struct Options {
@@ -151,7 +155,8 @@ std::string parseArgs(int argc, char **argv, Options *options) {
                                           "--seed",
                                           "--stop-ids",
                                           "--prefill-chunk",
-                                          "--threads"};
+                                          "--threads",
+                                          "--kernel-isa"};
     bool known = false;
     for (const char *flag : kValued)
       known |= arg == flag;
@@ -213,6 +218,10 @@ std::string parseArgs(int argc, char **argv, Options *options) {
       if (!parseCount(v, 0, STRATA_SESSION_MAX_THREADS, &options->threads))
         return expects("a count in [0, " +
                        std::to_string(STRATA_SESSION_MAX_THREADS) + "]");
+    } else if (arg == "--kernel-isa") {
+      std::string problem = applyKernelIsa(v);
+      if (!problem.empty())
+        return problem;
     }
   }
   if (options->artifact.empty())

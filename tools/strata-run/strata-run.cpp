@@ -25,6 +25,7 @@
 #include "ToolErrors.h"
 #include "strata/runtime/api.h"
 #include "tools/common/JsonText.h"
+#include "tools/common/KernelIsa.h"
 #include "tools/common/ParseCount.h"
 
 using namespace strata::tools;
@@ -47,6 +48,9 @@ const char kUsage[] =
     "  --output-dir DIR      write each output as DIR/<name>.npy\n"
     "  --repeat N            run N times and report every run's time\n"
     "  --threads N           session thread count (default 0: one per CPU)\n"
+    "  --kernel-isa ISA      the runtime kernels' instruction set at most:\n"
+    "                        avx512 (default: the host's best), avx2 or\n"
+    "                        scalar\n"
     "  --json                print the timings (with --inspect: the\n"
     "                        signatures) as one JSON object\n"
     "  --inspect             print the entry signatures, dims with their\n"
@@ -88,12 +92,17 @@ std::string parseArgs(int argc, char **argv, Options *options) {
     } else if (arg == "--verify") {
       options->verify = true;
     } else if (arg == "--entry" || arg == "--input" || arg == "--output-dir" ||
-               arg == "--repeat" || arg == "--threads" || arg == "--steps") {
+               arg == "--repeat" || arg == "--threads" || arg == "--steps" ||
+               arg == "--kernel-isa") {
       const char *v = value(arg.c_str());
       if (!v)
         return arg + " needs a value";
       if (arg == "--entry") {
         options->entry = v;
+      } else if (arg == "--kernel-isa") {
+        std::string problem = applyKernelIsa(v);
+        if (!problem.empty())
+          return problem;
       } else if (arg == "--steps") {
         options->steps = v;
       } else if (arg == "--output-dir") {

@@ -818,8 +818,7 @@ MatmulIsa matmulIsa() {
   return MatmulIsa::kScalar;
 }
 
-void setMatmulIsaForTesting(MatmulIsa isa) {
-  // Never above what the CPU has.
+void capMatmulIsa(MatmulIsa isa) {
   const MatmulTiles* t = detectTiles();
   if (isa == MatmulIsa::kScalar) t = &kScalarTiles;
   if (isa == MatmulIsa::kAvx2 && t == &kMatmulTilesAvx512)

@@ -42,9 +42,12 @@ extern "C" void strataMatmulF32Bf16(strata_rt_context_t* context,
 /// Instruction sets the kernel has code for, best first.
 enum class MatmulIsa { kAvx512, kAvx2, kScalar };
 
-/// The ISA the kernel uses on this CPU; tests may force a lower one.
+/// The ISA the kernels use on this CPU (every kernel family follows it:
+/// pickKernelSet).
 MatmulIsa matmulIsa();
-void setMatmulIsaForTesting(MatmulIsa isa);
+/// Makes the kernels use |isa|, or the best the CPU has if that is lower
+/// (tests, and strata_cpu_cap_kernel_isa).
+void capMatmulIsa(MatmulIsa isa);
 
 }  // namespace strata::runtime::kernels
 

@@ -26,9 +26,9 @@ class IsaTest : public ::testing::TestWithParam<MatmulIsa> {
     if (GetParam() == MatmulIsa::kAvx2 && matmulIsa() == MatmulIsa::kScalar)
       GTEST_SKIP() << "no AVX2 on this CPU";
     saved_ = matmulIsa();
-    setMatmulIsaForTesting(GetParam());
+    capMatmulIsa(GetParam());
   }
-  void TearDown() override { setMatmulIsaForTesting(saved_); }
+  void TearDown() override { capMatmulIsa(saved_); }
 
  private:
   MatmulIsa saved_ = MatmulIsa::kScalar;

@@ -173,7 +173,7 @@ TEST_P(MatmulI4KernelTest, ExtremeValuesMatchScalarBitwise) {
     const auto product = [&](MatmulIsa isa, int64_t rows, int64_t layout) {
       const PackedInt4 packed = packInt4(layout, q, scales, k, n, group);
       const MatmulIsa saved = matmulIsa();
-      setMatmulIsaForTesting(isa);
+      capMatmulIsa(isa);
       std::vector<float> out(rows * n, 0.0f);
       const QuantizedMatmulParams p = quantizedMatmulParams(
           layout, 1, rows, n, k, group, false, a.data(), packed.bytes.data(),
@@ -181,7 +181,7 @@ TEST_P(MatmulI4KernelTest, ExtremeValuesMatchScalarBitwise) {
       ThreadPool pool(2);
       KernelContext context(&pool);
       strataMatmulF32I4(context.get(), p.get());
-      setMatmulIsaForTesting(saved);
+      capMatmulIsa(saved);
       return out;
     };
     for (int64_t rows : {int64_t(1), m}) {

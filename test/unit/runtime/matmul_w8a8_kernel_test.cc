@@ -194,7 +194,7 @@ TEST(MatmulW8A8KernelTest, IsasAgreeBitForBit) {
     std::vector<std::vector<float>> results;
     for (MatmulIsa isa :
          {MatmulIsa::kScalar, MatmulIsa::kAvx2, MatmulIsa::kAvx512}) {
-      setMatmulIsaForTesting(isa);  // never above what the CPU has
+      capMatmulIsa(isa);  // never above what the CPU has
       Operands o(c);
       o.A(0, 0, 0) = NAN;
       o.run(2);
@@ -209,7 +209,7 @@ TEST(MatmulW8A8KernelTest, IsasAgreeBitForBit) {
             << ")";
       }
   }
-  setMatmulIsaForTesting(saved);
+  capMatmulIsa(saved);
 }
 
 TEST(MatmulW8A8KernelTest, PackedLayout) {

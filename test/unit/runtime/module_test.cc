@@ -299,6 +299,32 @@ TEST(CpuTest, DetectionAgreesWithTheCompiler) {
   EXPECT_EQ(strata_cpu_host_supports(nullptr), 0);
 }
 
+// The kernels' ISA follows the host's features and can be capped below
+// them, never raised above.
+TEST(CpuTest, KernelIsaCap) {
+  const bool avx512 = strata_cpu_host_supports("avx512f");
+  const bool avx2 = strata_cpu_host_supports("avx2") &&
+                    strata_cpu_host_supports("fma");
+  const std::string best = avx512 ? "avx512" : avx2 ? "avx2" : "scalar";
+  EXPECT_EQ(std::string(strata_cpu_kernel_isa()), best);
+  EXPECT_EQ(strata_cpu_cap_kernel_isa("avx2"), nullptr);
+  EXPECT_EQ(std::string(strata_cpu_kernel_isa()), avx2 ? "avx2" : "scalar");
+  EXPECT_EQ(strata_cpu_cap_kernel_isa("scalar"), nullptr);
+  EXPECT_EQ(std::string(strata_cpu_kernel_isa()), "scalar");
+  strata_status_t status = strata_cpu_cap_kernel_isa("avx10");
+  ASSERT_NE(status, nullptr);
+  EXPECT_EQ(strata_status_code(status), STRATA_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(strata_status_message(status)).find("'avx10'"),
+            std::string::npos);
+  strata_status_free(status);
+  status = strata_cpu_cap_kernel_isa(nullptr);
+  EXPECT_NE(status, nullptr);
+  strata_status_free(status);
+  EXPECT_EQ(std::string(strata_cpu_kernel_isa()), "scalar");
+  EXPECT_EQ(strata_cpu_cap_kernel_isa("avx512"), nullptr);
+  EXPECT_EQ(std::string(strata_cpu_kernel_isa()), best);
+}
+
 TEST(CpuTest, CheckNamesTheMissingFeature) {
   STRATA_ASSERT_OK(strata_cpu_features_check(0, 0));
   STRATA_ASSERT_OK(strata_cpu_features_check(

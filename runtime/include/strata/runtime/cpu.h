@@ -35,6 +35,17 @@ STRATA_API_EXPORT int strata_cpu_host_supports(const char* feature);
 STRATA_API_EXPORT strata_status_t strata_cpu_features_check(uint64_t required,
                                                             uint64_t available);
 
+/// The instruction set of the runtime's own kernels (matmuls, attention,
+/// quantizers) in this process: "avx512", "avx2" or "scalar". They are
+/// chosen from the host's features when first used.
+STRATA_API_EXPORT const char* strata_cpu_kernel_isa(void);
+/// Caps the runtime's kernels at |isa| ("avx512", "avx2" or "scalar"; never
+/// above what the host has) for this process: to measure or test the AVX2
+/// kernels on an AVX-512 host. The generated code of an artifact keeps the
+/// instruction set it was compiled for (--target-cpu). INVALID_ARGUMENT for
+/// another name. Meant for start-up: kernel calls already running finish on
+/// the set they started with.
+STRATA_API_EXPORT strata_status_t strata_cpu_cap_kernel_isa(const char* isa);
 #ifdef __cplusplus
 }  // extern "C"
 #endif
