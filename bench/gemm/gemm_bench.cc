@@ -10,6 +10,8 @@
 //                          [--bf16] (B bf16 pairs, A rounded to bf16)
 //                          [--cold] (B evicted from the caches before
 //                          each timed call)
+//                          [--kernel-isa avx2|scalar] (the kernels capped
+//                          below the host's best)
 // Times the matmul the generated code imports on the GPT-2-small shapes,
 // B pre-packed as the compiler packs weights, and prints the median of 9
 // timed runs (after 2 warm-up runs) as GFLOP/s, % of the FMA peak and, for
@@ -136,6 +138,16 @@ int main(int argc, char** argv) {
     if (isModeFlag(argv[i])) --i;
     if (!std::strcmp(argv[i], "--threads")) threads = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--peak")) peakPerCore = std::atof(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--kernel-isa")) {
+      if (!std::strcmp(argv[i + 1], "avx2")) {
+        kernels::capMatmulIsa(kernels::MatmulIsa::kAvx2);
+      } else if (!std::strcmp(argv[i + 1], "scalar")) {
+        kernels::capMatmulIsa(kernels::MatmulIsa::kScalar);
+      } else if (std::strcmp(argv[i + 1], "avx512")) {
+        std::fprintf(stderr, "--kernel-isa expects avx512, avx2 or scalar\n");
+        return 1;
+      }
+    }
     long m, k, n;
     if (!std::strcmp(argv[i], "--shape") &&
         std::sscanf(argv[i + 1], "%ldx%ldx%ld", &m, &k, &n) == 3 && m > 0 &&
