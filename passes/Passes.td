@@ -181,6 +181,39 @@ def ApplyActivationScalesPass
   let dependentDialects = ["::strata::ir::StrataDialect"];
 }
 
+def SparseAttentionPass : Pass<"strata-sparse-attention", "mlir::ModuleOp"> {
+  let summary = "sliding-window and attention-sink sparsity on causal attention";
+  let description = [{
+    Every causal `strata.attention` (and `strata.cache_attention`) of every
+    function gets `window = W` (each query sees its last W keys) and, with
+    `sinks = S`, `sinks = S` (the first S keys stay visible too): long
+    contexts then cost O(T * W) attention instead of O(T^2). `layers`
+    restricts it to the attention ops with those indices, counted in
+    program order within each function (a decoder's layers; every function
+    of one model counts its layers alike). Non-causal attention (an
+    encoder's) and an op that already has a window (the model's own) are
+    left alone.
+
+    ```mlir
+    %o = strata.attention %q, %k, %v {causal} : ...
+    // with window=256 sinks=4 becomes
+    %o = strata.attention %q, %k, %v {causal, sinks = 4 : i64, window = 256 : i64} : ...
+    ```
+  }];
+  let options = [
+    Option<"window", "window", "int64_t", "0",
+           "keys each query sees, counting back from its own (0: dense)">,
+    Option<"sinks", "sinks", "int64_t", "0",
+           "leading keys every query sees besides its window">,
+    ListOption<"layers", "layers", "int64_t",
+               "indices of the attention ops to window (default: all)">,
+  ];
+  let statistics = [
+    Statistic<"numWindowed", "windowed-attention",
+              "attention ops given a window">,
+  ];
+}
+
 def Bf16ContractionsPass : Pass<"strata-bf16-contractions", "mlir::ModuleOp"> {
   let summary = "marks the linear layers of chosen entries to compute in bf16";
   let description = [{

@@ -133,6 +133,13 @@ std::string readOptions(const strata_compile_options_t *given,
            std::to_string(o.prefill_chunk);
   options.generation.prefillChunk = o.prefill_chunk;
   options.generation.allLogits = o.prefill_all_logits != 0;
+  if (o.attention_layer_count && !o.attention_layers)
+    return "attention_layers must not be NULL when attention_layer_count is "
+           "not 0";
+  options.sparsity.window = o.attention_window;
+  options.sparsity.sinks = o.attention_sinks;
+  options.sparsity.layers.assign(o.attention_layers,
+                                 o.attention_layers + o.attention_layer_count);
   for (size_t i = 0; i < o.binding_count; ++i) {
     llvm::StringRef spec = o.bindings[i] ? o.bindings[i] : "";
     auto [name, file] = spec.split('=');

@@ -112,6 +112,14 @@ typedef struct strata_compile_options_t {
   int64_t prefill_chunk;
   /* Nonzero: prefill also returns every position's logits (all_logits). */
   int32_t prefill_all_logits;
+  /* Sliding-window attention (docs/design/sparse-attention.md): each query
+   * of a causal attention sees its last |attention_window| keys (0: dense)
+   * and the first |attention_sinks|; |attention_layer_count| layer indices
+   * (0-based, program order) restrict it to those layers (0: all). */
+  int64_t attention_window;
+  int64_t attention_sinks;
+  const int64_t *attention_layers;
+  size_t attention_layer_count;
 } strata_compile_options_t;
 
 /* The struct_size of a 1.0 caller's options (the fields before

@@ -15,6 +15,7 @@
 #include "compiler/pipeline/Pipelines.h"
 #include "compiler/pipeline/SharedWeights.h"
 #include "dialects/strata/IR/StrataDialect.h"
+#include "dialects/strata/IR/StrataOps.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -30,6 +31,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <tuple>
 
 using namespace mlir;
 
@@ -99,6 +101,18 @@ LogicalResult checkCompileOptions(const CompileOptions &options, Location loc) {
     return emitError(loc) << "--calibration-data scales quantized weights: "
                              "it needs --decode-precision int4 or int8, or "
                              "--prefill-precision int8";
+  const AttentionSparsityOptions &sparsity = options.sparsity;
+  if (sparsity.window < 0 || sparsity.sinks < 0)
+    return emitError(loc) << "the attention window and sinks must be >= 0, "
+                             "got "
+                          << sparsity.window << " and " << sparsity.sinks;
+  if (sparsity.window == 0 && (sparsity.sinks > 0 || !sparsity.layers.empty()))
+    return emitError(loc) << "attention sinks and layers need a window "
+                             "(--attention-window)";
+  for (int64_t layer : sparsity.layers)
+    if (layer < 0)
+      return emitError(loc) << "attention layer indices must be >= 0, got "
+                            << layer;
   for (const auto &[name, max] : options.dims.explicitMaxima)
     if (name.empty() || max < 1)
       return emitError(loc) << "dim maximum '" << name << "=" << max
@@ -457,6 +471,36 @@ bool CompiledArtifact::writeToFile(const std::string &path,
   return assembled().writeToFile(path, error);
 }
 
+namespace {
+
+/// Windows the causal attention ops the options choose (the pass's own
+/// file: passes/SparseAttention.cpp).
+LogicalResult applySparsity(ModuleOp module,
+                            const AttentionSparsityOptions &sparsity) {
+  PassManager pm(module.getContext());
+  pm.enableVerifier(true);
+  SparseAttentionPassOptions pass;
+  pass.window = sparsity.window;
+  pass.sinks = sparsity.sinks;
+  pass.layers.assign(sparsity.layers.begin(), sparsity.layers.end());
+  pm.addPass(createSparseAttentionPass(pass));
+  return pm.run(module);
+}
+
+/// The attention ops of |module| with a window, and all of them.
+std::pair<int64_t, int64_t> countWindowed(ModuleOp module) {
+  int64_t windowed = 0, all = 0;
+  module.walk([&](Operation *op) {
+    if (!isa<ir::AttentionOp, ir::CacheAttentionOp>(op))
+      return;
+    ++all;
+    windowed += op->hasAttr("window");
+  });
+  return {windowed, all};
+}
+
+} // namespace
+
 FailureOr<CompiledArtifact> compileModel(MLIRContext &context,
                                          const CompileInput &input,
                                          const CompileOptions &options,
@@ -487,6 +531,9 @@ FailureOr<CompiledArtifact> compileModel(MLIRContext &context,
 
   if (failed(runFusion(*module, options, rep.missedFusions)))
     return failure();
+  if (options.sparsity.window > 0 &&
+      failed(applySparsity(*module, options.sparsity)))
+    return failure();
   std::optional<ActivationStatistics> stats;
   if (!options.precision.calibrationData.empty()) {
     FailureOr<ActivationStatistics> measured = calibrate(
@@ -511,6 +558,7 @@ FailureOr<CompiledArtifact> compileModel(MLIRContext &context,
   if (failed(applyPrecision(*module, options)))
     return failure();
   rep.fusedOps = countOps(*module);
+  std::tie(rep.windowedAttention, rep.attentionOps) = countWindowed(*module);
   rep.fusionDone = true;
   clock.done("fusion");
   if (options.emit == EmitKind::Mlir) {

@@ -95,6 +95,18 @@ struct PrecisionOptions {
   std::string calibrationFormat = "ids";
 };
 
+/// Sliding-window + sink attention (strata-sparse-attention,
+/// docs/design/sparse-attention.md).
+struct AttentionSparsityOptions {
+  /// Keys each query of a causal attention sees, counting back from its
+  /// own; 0: dense.
+  int64_t window = 0;
+  /// Leading keys every query sees besides its window (needs a window).
+  int64_t sinks = 0;
+  /// The attention ops (layers, in program order) to window; empty: all.
+  std::vector<int64_t> layers;
+};
+
 struct CompileOptions {
   /// The back end; only "cpu".
   std::string target = "cpu";
@@ -107,6 +119,7 @@ struct CompileOptions {
   DimMaximaOptions dims;
   GenerationOptions generation;
   PrecisionOptions precision;
+  AttentionSparsityOptions sparsity;
   /// Runs the fusion pipeline (off: to measure what fusion buys).
   bool fusion = true;
   /// fp32 attention calls the runtime's kernel (off: generic loops).

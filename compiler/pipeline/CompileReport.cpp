@@ -86,6 +86,9 @@ void printFusionReport(llvm::raw_ostream &os, const CompileReport &report) {
        << " contractions scaled, " << report.scaleFolds
        << " inputs folded into a norm, " << report.scaleMultiplies
        << " explicit multiplies\n";
+  if (report.windowedAttention > 0)
+    os << "sparse attention: " << report.windowedAttention << " of "
+       << report.attentionOps << " attention ops windowed\n";
 }
 
 void printCodegenReport(llvm::raw_ostream &os, const CompileReport &report) {

@@ -36,6 +36,9 @@ struct CompileReport {
   /// explicit multiplies inserted instead.
   int64_t calibrationTokens = 0, scaledContractions = 0, scaleFolds = 0,
           scaleMultiplies = 0;
+  /// --attention-window: the attention ops of the entry points that have a
+  /// window (the model's own included), of all of them.
+  int64_t windowedAttention = 0, attentionOps = 0;
 
   /// Set once code generation succeeded.
   bool codegenDone = false;

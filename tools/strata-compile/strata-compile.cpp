@@ -148,6 +148,23 @@ cl::list<std::string> keepFp32(
     cl::desc("parts a quantized entry leaves in fp32: lm_head"),
     cl::CommaSeparated);
 
+cl::opt<long> attentionWindow(
+    cl::cat(compileOptions), "attention-window",
+    cl::desc("keys each query of a causal attention sees, counting back "
+             "from its own (sliding-window attention; default 0: dense) "
+             "(docs/design/sparse-attention.md)"),
+    cl::init(0));
+cl::opt<long> attentionSinks(
+    cl::cat(compileOptions), "attention-sinks",
+    cl::desc("leading keys every query sees besides its window (attention "
+             "sinks)"),
+    cl::init(0));
+cl::list<long> attentionLayers(
+    cl::cat(compileOptions), "attention-layers",
+    cl::desc("the attention layers (0-based, in program order) the window "
+             "applies to (default: all)"),
+    cl::CommaSeparated);
+
 int fail(const llvm::Twine &message) {
   llvm::errs() << "strata-compile: error: " << message << "\n";
   return 1;
@@ -193,6 +210,10 @@ bool readOptions(strata::CompileInput &input, strata::CompileOptions &options) {
   options.precision.kvCache = kvCachePrecision;
   options.precision.calibrationData = calibrationData;
   options.precision.calibrationFormat = calibrationFormat;
+  options.sparsity.window = attentionWindow;
+  options.sparsity.sinks = attentionSinks;
+  options.sparsity.layers.assign(attentionLayers.begin(),
+                                 attentionLayers.end());
   for (const std::string &part : keepFp32) {
     if (part != "lm_head")
       return bad("--keep-fp32 expects lm_head, got '" + part + "'");

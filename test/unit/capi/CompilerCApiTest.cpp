@@ -541,9 +541,14 @@ TEST_F(CompilerCApiTest, GenerationAndPrecisionOptions) {
   EXPECT_TRUE(hasError("cannot read calibration data '" + missing))
       << errorText;
 
-  // No generation entries: main only.
+  // No generation entries: main only; its first attention layer windowed.
   options = smallDecoderOptions();
   options.no_generation_entries = 1;
+  const int64_t layers[] = {0};
+  options.attention_window = 8;
+  options.attention_sinks = 2;
+  options.attention_layers = layers;
+  options.attention_layer_count = 1;
   ASSERT_EQ(compile(kSmallDecoder, &options), STRATA_COMPILE_STATUS_OK)
       << errorText;
   expectOk(strata_module_load_file(artifact().c_str(), allocator, &module));
@@ -592,6 +597,15 @@ TEST_F(CompilerCApiTest, BadPrecisionValuesAreInvalidArguments) {
   EXPECT_EQ(compile(model, &options), STRATA_COMPILE_STATUS_INVALID_ARGUMENT);
   EXPECT_TRUE(hasError("--calibration-data scales quantized weights"))
       << errorText;
+
+  strata_compile_options_init(&options);
+  options.attention_sinks = 4;
+  EXPECT_EQ(compile(model, &options), STRATA_COMPILE_STATUS_INVALID_ARGUMENT);
+  EXPECT_TRUE(hasError("attention sinks and layers need a window"))
+      << errorText;
+  options.attention_window = 16;
+  options.attention_layer_count = 1;
+  EXPECT_EQ(compile(model, &options), STRATA_COMPILE_STATUS_INVALID_ARGUMENT);
 
   strata_compile_options_init(&options);
   options.prefill_chunk = -1;
