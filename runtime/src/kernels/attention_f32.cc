@@ -16,7 +16,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
+
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+#endif
 
 #include "../run_context.h"
 #include "attention_kv_kernels.h"
@@ -113,7 +118,7 @@ ScratchSizes scratchSizes(const Problem& p, bool blocked) {
   z.scores = roundUp16(blocked ? kBlockRows * kPanels * kW : p.sk);
   z.q = roundUp16(blocked ? kBlockRows * p.d : p.d);
   z.out = roundUp16(p.dv);
-  z.exact = roundUp16(p.sk);
+  z.exact = roundUp16(std::max(p.sk, p.dv));  // also the sinks' sums
   z.kvRow = roundUp16(std::max(p.d, p.dv));
   return z;
 }
@@ -218,13 +223,23 @@ void exactRow(const Problem& p, const Scratch& s, const float* q,
   for (int64_t c = 0; c < p.dv; ++c) o[c * p.o.sd] = acc[c] / sum;
 }
 
-// Raw dot products s[0, ncols) of row i -> unnormalized probabilities (0 for
-// hidden keys); their sum in |sum|. False if the row needs exactRow.
+// The probabilities of a row's visible keys in place (unnormalized; their
+// sum in |sum|), and zeros for the hidden keys the value product reads:
+// those in [0, sinkKeys) and [windowKeys, ncols), the rest left as they are
+// (a window's row is not charged for the whole context). False when no
+// visible key scores above the lowest float.
 bool softmaxRow(const Problem& p, const MatmulTiles& t, float* s,
                 int64_t ncols, const Visible& vis, const float* maskRow,
-                float* sum) {
+                int64_t sinkKeys, int64_t windowKeys, float* sum) {
   float best = -std::numeric_limits<float>::infinity();
   auto prepare = [&](int64_t j0, int64_t j1) {
+    if (j1 <= j0) return;
+    if (!maskRow || p.mask.sd == 1) {
+      const float top = t.scaleMax(s + j0, j1 - j0, p.scale,
+                                   maskRow ? maskRow + j0 : nullptr);
+      best = top > best ? top : best;
+      return;
+    }
     for (int64_t j = j0; j < j1; ++j) {
       float x = s[j] * p.scale;
       if (maskRow) x += maskRow[j * p.mask.sd];
@@ -236,8 +251,15 @@ bool softmaxRow(const Problem& p, const MatmulTiles& t, float* s,
   prepare(0, vis.sinkEnd);
   prepare(vis.lo, windowEnd);
   if (!(best > lowestFloat())) return false;
-  std::fill(s + vis.sinkEnd, s + vis.lo, 0.0f);
-  std::fill(s + windowEnd, s + ncols, 0.0f);
+  auto zero = [&](int64_t from, int64_t to) {
+    if (to > from) std::fill(s + from, s + to, 0.0f);
+  };
+  // Hidden: [sinkEnd, lo) and [windowEnd, ncols); each met with the two
+  // ranges read.
+  zero(vis.sinkEnd, std::min(vis.lo, sinkKeys));
+  zero(std::max(vis.sinkEnd, windowKeys), vis.lo);
+  zero(windowEnd, std::min(ncols, sinkKeys));
+  zero(std::max(windowEnd, windowKeys), ncols);
   *sum = t.expShifted(s, vis.sinkEnd, best) +
          t.expShifted(s + vis.lo, windowEnd - vis.lo, best);
   return true;
@@ -259,28 +281,38 @@ Head headOf(const Problem& p, int64_t b, int64_t h) {
   return x;
 }
 
-// scores[j] = q . K row j for j in [0, ncols) (int8: times the row's
-// scale), with unit-stride rows read where they lie.
+// The rows of one head's K or V from position j0 on.
+KvRows rowsFrom(const Problem& p, const KvOperand& o, const KvRows& x,
+                int64_t j0) {
+  return {x.p + j0 * o.ss * p.kvBytes, x.scales ? x.scales + j0 * o.scs
+                                                : nullptr};
+}
+
+// scores[j] = q . K row j for j in [j0, j1) (int8: times the row's scale),
+// with unit-stride rows read where they lie.
 void keyDots(const Problem& p, const MatmulTiles& t, const Scratch& s,
-             const Head& x, const float* q, int64_t ncols, float* scores) {
-  const KvRows& k = x.k;
+             const Head& x, const float* q, int64_t j0, int64_t j1,
+             float* scores) {
+  if (j1 <= j0) return;
+  const KvRows k = rowsFrom(p, p.k, x.k, j0);
+  const int64_t n = j1 - j0;
+  scores += j0;
   if (p.k.sd == 1) {
     switch (p.kvType) {
       case KvType::kF32:
-        return t.rowDotColumns(p.d, ncols, q,
-                               reinterpret_cast<const float*>(k.p), p.k.ss,
-                               scores, 1, false);
+        return t.rowDotColumns(p.d, n, q, reinterpret_cast<const float*>(k.p),
+                               p.k.ss, scores, 1, false);
       case KvType::kI8:
-        return p.kvKernels->dotI8(p.d, ncols, q,
+        return p.kvKernels->dotI8(p.d, n, q,
                                   reinterpret_cast<const int8_t*>(k.p), p.k.ss,
                                   k.scales, p.k.scs, scores);
       case KvType::kBf16:
-        return p.kvKernels->dotBf16(p.d, ncols, q,
+        return p.kvKernels->dotBf16(p.d, n, q,
                                     reinterpret_cast<const uint16_t*>(k.p),
                                     p.k.ss, scores);
     }
   }
-  for (int64_t j = 0; j < ncols; ++j) {
+  for (int64_t j = 0; j < n; ++j) {
     loadKvRow(p, p.k, k, j, 0, p.d, s.kvRow, 1);
     float dot = 0.0f;
     for (int64_t c = 0; c < p.d; ++c) dot += q[c] * s.kvRow[c];
@@ -288,29 +320,32 @@ void keyDots(const Problem& p, const MatmulTiles& t, const Scratch& s,
   }
 }
 
-// out[0, dv) = sum_j probs[j] * V row j over j in [0, ncols) (int8: each
+// out[0, dv) = sum_j probs[j] * V row j over j in [j0, j1) (int8: each
 // row's scale folded into its probability).
 void valueSums(const Problem& p, const MatmulTiles& t, const Scratch& s,
-               const Head& x, const float* probs, int64_t ncols, float* out) {
-  const KvRows& v = x.v;
+               const Head& x, const float* probs, int64_t j0, int64_t j1,
+               float* out) {
+  const KvRows v = rowsFrom(p, p.v, x.v, j0);
+  const int64_t n = std::max<int64_t>(j1 - j0, 0);
+  probs += j0;
   if (p.v.sd == 1) {
     switch (p.kvType) {
       case KvType::kF32:
-        return t.rowTimesRows(ncols, p.dv, probs, 1,
+        return t.rowTimesRows(n, p.dv, probs, 1,
                               reinterpret_cast<const float*>(v.p), p.v.ss,
                               out, false);
       case KvType::kI8:
-        return p.kvKernels->axpyI8(ncols, p.dv, probs,
+        return p.kvKernels->axpyI8(n, p.dv, probs,
                                    reinterpret_cast<const int8_t*>(v.p),
                                    p.v.ss, v.scales, p.v.scs, out);
       case KvType::kBf16:
-        return p.kvKernels->axpyBf16(ncols, p.dv, probs,
+        return p.kvKernels->axpyBf16(n, p.dv, probs,
                                      reinterpret_cast<const uint16_t*>(v.p),
                                      p.v.ss, out);
     }
   }
   std::fill(out, out + p.dv, 0.0f);
-  for (int64_t j = 0; j < ncols; ++j) {
+  for (int64_t j = 0; j < n; ++j) {
     loadKvRow(p, p.v, v, j, 0, p.dv, s.kvRow, 1);
     for (int64_t c = 0; c < p.dv; ++c) out[c] += probs[j] * s.kvRow[c];
   }
@@ -325,6 +360,7 @@ void runRows(const Problem& p, const MatmulTiles& t, const Scratch& s,
     const float* maskRow = x.mask ? x.mask + i * p.mask.ss : nullptr;
     float* oRow = x.o + i * p.o.ss;
     const int64_t ncols = std::min(p.sk, std::max(vis.hi + 1, vis.sinkEnd));
+    const int64_t windowEnd = std::min(ncols, std::max(vis.lo, vis.hi + 1));
     float sum = 0.0f;
     float* scores = s.scores;
     if (ncols > 0) {
@@ -333,20 +369,52 @@ void runRows(const Problem& p, const MatmulTiles& t, const Scratch& s,
         for (int64_t c = 0; c < p.d; ++c) copy[c] = qRow[c * p.q.sd];
         qRow = copy;
       }
-      keyDots(p, t, s, x, qRow, ncols, scores);
+      // Only the visible keys: the sinks and the window (a window makes
+      // the row's cost its width, not the context).
+      keyDots(p, t, s, x, qRow, 0, vis.sinkEnd, scores);
+      keyDots(p, t, s, x, qRow, vis.lo, windowEnd, scores);
     }
-    if (ncols <= 0 || !softmaxRow(p, t, scores, ncols, vis, maskRow, &sum)) {
+    // The value sums below read the sinks and the window only.
+    if (ncols <= 0 || !softmaxRow(p, t, scores, ncols, vis, maskRow,
+                                  vis.sinkEnd, vis.lo, &sum)) {
       exactRow(p, s, x.q + i * p.q.ss, x, maskRow, i, oRow);
       continue;
     }
     float* out = s.out;
-    valueSums(p, t, s, x, scores, ncols, out);
+    if (windowEnd > vis.lo)
+      valueSums(p, t, s, x, scores, vis.lo, windowEnd, out);
+    else
+      std::fill(out, out + p.dv, 0.0f);
+    if (vis.sinkEnd > 0) {
+      float* sinks = s.exact;
+      valueSums(p, t, s, x, scores, 0, vis.sinkEnd, sinks);
+      for (int64_t c = 0; c < p.dv; ++c) out[c] += sinks[c];
+    }
     const float inv = 1.0f / sum;
     for (int64_t c = 0; c < p.dv; ++c) oRow[c * p.o.sd] = out[c] * inv;
   }
 }
 
 // Many query rows: packed K^T and V, blocks of kBlockRows rows.
+// Four fp32 keys (rows |ss| floats apart, |d| dims each) into columns
+// 0..3 of a K^T panel ([d][32]).
+void transposeKeys4(const float* k, int64_t ss, int64_t d, float* panel) {
+  int64_t e = 0;
+#if defined(__SSE2__)
+  for (; e + 4 <= d; e += 4) {
+    __m128 r0 = _mm_loadu_ps(k + e), r1 = _mm_loadu_ps(k + ss + e),
+           r2 = _mm_loadu_ps(k + 2 * ss + e), r3 = _mm_loadu_ps(k + 3 * ss + e);
+    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+    _mm_storeu_ps(panel + e * kW, r0);
+    _mm_storeu_ps(panel + (e + 1) * kW, r1);
+    _mm_storeu_ps(panel + (e + 2) * kW, r2);
+    _mm_storeu_ps(panel + (e + 3) * kW, r3);
+  }
+#endif
+  for (; e < d; ++e)
+    for (int64_t c = 0; c < 4; ++c) panel[e * kW + c] = k[c * ss + e];
+}
+
 void runBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
                const Head& x) {
   const int64_t kPanels = ceilDiv(p.sk, kW), vPanels = ceilDiv(p.dv, kW);
@@ -354,22 +422,40 @@ void runBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
   // or int8 cache is widened and dequantized here, so the tiles below only
   // ever see fp32.
   float* kp = s.kPacked;
-  for (int64_t pk = 0; pk < kPanels; ++pk)
-    for (int64_t c = 0; c < kW; ++c) {
+  for (int64_t pk = 0; pk < kPanels; ++pk) {
+    float* panel = kp + pk * p.d * kW;
+    int64_t c = 0;
+    if (p.kvType == KvType::kF32 && p.k.sd == 1) {
+      // Whole fp32 keys four at a time, four dims at a time, through 4 x 4
+      // transposes (a scalar copy is most of a windowed block's cost).
+      const float* k = reinterpret_cast<const float*>(x.k.p);
+      for (; c + 4 <= kW && pk * kW + c + 4 <= p.sk; c += 4)
+        transposeKeys4(k + (pk * kW + c) * p.k.ss, p.k.ss, p.d,
+                       panel + c);
+    }
+    for (; c < kW; ++c) {
       const int64_t j = pk * kW + c;
-      float* dst = kp + pk * p.d * kW + c;
+      float* dst = panel + c;
       if (j < p.sk) {
         loadKvRow(p, p.k, x.k, j, 0, p.d, dst, kW);
       } else {
         for (int64_t e = 0; e < p.d; ++e) dst[e * kW] = 0.0f;
       }
     }
+  }
   float* vp = s.vPacked;
   for (int64_t pv = 0; pv < vPanels; ++pv) {
     const int64_t cols = std::min(kW, p.dv - pv * kW);
+    const bool rowsInPlace = p.kvType == KvType::kF32 && p.v.sd == 1;
     for (int64_t j = 0; j < p.sk; ++j) {
       float* dst = vp + (pv * p.sk + j) * kW;
-      loadKvRow(p, p.v, x.v, j, pv * kW, cols, dst, 1);
+      if (rowsInPlace)
+        std::memcpy(dst,
+                    reinterpret_cast<const float*>(x.v.p) + j * p.v.ss +
+                        pv * kW,
+                    cols * sizeof(float));
+      else
+        loadKvRow(p, p.v, x.v, j, pv * kW, cols, dst, 1);
       std::fill(dst + cols, dst + kW, 0.0f);
     }
   }
@@ -377,14 +463,31 @@ void runBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
   float inverse[kBlockRows];
   bool exact[kBlockRows];
   float cTile[8 * kW];
-  for (int64_t i0 = 0; i0 < p.sq; i0 += kBlockRows) {
-    const int64_t rows = std::min(kBlockRows, p.sq - i0);
+  // A block scores the keys from its first row's window start to its last
+  // row's key: a short window wastes less of that trapezoid in half-height
+  // blocks.
+  const int64_t blockRows =
+      p.window && p.windowSize <= 8 * kBlockRows ? kBlockRows / 2 : kBlockRows;
+  for (int64_t i0 = 0; i0 < p.sq; i0 += blockRows) {
+    const int64_t rows = std::min(blockRows, p.sq - i0);
     // Keys the block's rows see lie below its last row's bound.
     const Visible lastRow = visibleKeys(p, i0 + rows - 1);
     const int64_t ncols =
         std::min(p.sk, std::max(lastRow.hi + 1, lastRow.sinkEnd));
     const int64_t panels = ceilDiv(std::max<int64_t>(ncols, 0), kW);
     const int64_t ldS = std::max<int64_t>(panels * kW, 1);
+    // With a window, the key panels no row of the block sees (between the
+    // sinks and the first row's window) are neither scored nor multiplied:
+    // a block costs its window's width, not the context. Their scores are
+    // left for softmaxRow, which zeroes every hidden one.
+    const int64_t sinkPanels = ceilDiv(lastRow.sinkEnd, kW);
+    const int64_t firstPanel = std::min(
+        panels, std::max(sinkPanels, visibleKeys(p, i0).lo / kW));
+    // Keys [0, sinkKeys) and [windowKeys, ncols) hold every visible one
+    // (the value product reads no more of the sink panel than the sinks).
+    const int64_t sinkKeys = std::min(ncols, lastRow.sinkEnd);
+    const int64_t windowKeys = std::max(
+        sinkKeys, std::min(ncols, visibleKeys(p, i0).lo / kW * kW));
     float* scores = s.scores;
     const float* qBlock = x.q + i0 * p.q.ss;
     int64_t ldq = p.q.ss;
@@ -396,17 +499,20 @@ void runBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
       qBlock = copy;
       ldq = p.d;
     }
-    for (int64_t pk = 0; pk < panels; ++pk)
+    for (int64_t pk = 0; pk < panels; ++pk) {
+      if (pk == sinkPanels && pk < firstPanel) pk = firstPanel;
+      if (pk >= panels) break;
       for (int64_t r = 0; r < rows; r += t.mr)
         t.tile(std::min(t.mr, rows - r), p.d, qBlock + r * ldq, ldq,
                kp + pk * p.d * kW, scores + r * ldS + pk * kW, ldS, false);
+    }
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t i = i0 + r;
       const float* maskRow = x.mask ? x.mask + i * p.mask.ss : nullptr;
       float sum = 0.0f;
       exact[r] = ncols <= 0 ||
                  !softmaxRow(p, t, scores + r * ldS, ncols, visibleKeys(p, i),
-                             maskRow, &sum);
+                             maskRow, sinkKeys, windowKeys, &sum);
       if (exact[r])
         exactRow(p, s, x.q + i * p.q.ss, x, maskRow, i, x.o + i * p.o.ss);
       else
@@ -417,10 +523,16 @@ void runBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
       const int64_t cols = std::min(kW, p.dv - pv * kW);
       for (int64_t r = 0; r < rows; r += t.mr) {
         const int64_t tileRows = std::min(t.mr, rows - r);
-        for (int64_t k0 = 0; k0 < ncols; k0 += kKc)
-          t.tile(tileRows, std::min(kKc, ncols - k0),
-                 scores + r * ldS + k0, ldS, vp + (pv * p.sk + k0) * kW,
-                 cTile, kW, k0 > 0);
+        bool started = false;
+        auto product = [&](int64_t from, int64_t to) {
+          for (int64_t k0 = from; k0 < to; k0 += kKc) {
+            t.tile(tileRows, std::min(kKc, to - k0), scores + r * ldS + k0,
+                   ldS, vp + (pv * p.sk + k0) * kW, cTile, kW, started);
+            started = true;
+          }
+        };
+        product(0, sinkKeys);
+        product(windowKeys, ncols);
         for (int64_t rr = 0; rr < tileRows; ++rr) {
           if (exact[r + rr]) continue;
           float* oRow = x.o + (i0 + r + rr) * p.o.ss + pv * kW * p.o.sd;

@@ -107,6 +107,17 @@ float scalarExpShifted(float* x, int64_t n, float shift) {
   return sum;
 }
 
+float scalarScaleMax(float* x, int64_t n, float scale, const float* mask) {
+  float top = -INFINITY;
+  for (int64_t j = 0; j < n; ++j) {
+    float v = x[j] * scale;
+    if (mask) v += mask[j];
+    x[j] = v;
+    top = v > top ? v : top;
+  }
+  return top;
+}
+
 // The reference of the int8 kernels: the same order of sums (per group,
 // then scaled into the total), so the ISAs agree to rounding.
 void scalarGemvI8(int64_t rows, int64_t panels, int64_t k, const float* a,
@@ -132,7 +143,8 @@ const MatmulTiles kScalarTiles = {
     "scalar",           4,
     scalarTile,         scalarGemv,
     scalarRowTimesRows, scalarRowDotColumns,
-    scalarExpShifted,   scalarGemvI8};
+    scalarExpShifted,   scalarGemvI8,
+    scalarScaleMax};
 
 // The reference of the int4 kernels: exact int32 sums per group, then the
 // same float steps.

@@ -200,7 +200,8 @@ void quantizeGroups(int64_t k, int64_t kp, int64_t group, const float* a,
 }  // namespace
 
 const MatmulTiles kMatmulTilesAvx2 = {"avx2", 3, tile, gemv, rowTimesRows,
-                                     rowDotColumns, expShifted, gemvI8};
+                                     rowDotColumns, expShifted, gemvI8,
+                                     scaleMax};
 const MatmulGemvI4Fn kGemvI4Avx2 = gemvI4;
 const QuantizeGroupsFn kQuantizeGroupsAvx2 = quantizeGroups;
 

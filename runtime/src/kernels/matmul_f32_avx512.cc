@@ -88,6 +88,7 @@ void gemvI8(int64_t rows, int64_t panels, int64_t k, const float* a,
 }  // namespace
 
 const MatmulTiles kMatmulTilesAvx512 = {"avx512", 8, tile, gemv, rowTimesRows,
-                                     rowDotColumns, expShifted, gemvI8};
+                                     rowDotColumns, expShifted, gemvI8,
+                                     scaleMax};
 
 }  // namespace strata::runtime::kernels

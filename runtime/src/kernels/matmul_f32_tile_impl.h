@@ -194,6 +194,38 @@ float expShifted(float* x, int64_t n, float shift) {
   return total;
 }
 
+float scaleMax(float* x, int64_t n, float scale, const float* mask) {
+  constexpr int L = Vec::kLanes;
+  const typename Vec::V s = Vec::set1(scale);
+  typename Vec::V best = Vec::set1(-__builtin_inff());
+  int64_t j = 0;
+  for (; j + L <= n; j += L) {
+    typename Vec::V v = Vec::mul(Vec::load(x + j), s);
+    if (mask) v = Vec::add(v, Vec::load(mask + j));
+    Vec::store(x + j, v);
+    best = Vec::max(v, best);
+  }
+  if (j < n) {
+    // The tail through the same vector operations (a scalar multiply and
+    // add here could be contracted into an FMA, one rounding fewer).
+    float tx[L], tm[L];
+    for (int q = 0; q < L; ++q) {
+      tx[q] = j + q < n ? x[j + q] : 0.0f;
+      tm[q] = mask && j + q < n ? mask[j + q] : 0.0f;
+    }
+    typename Vec::V v = Vec::mul(Vec::load(tx), s);
+    if (mask) v = Vec::add(v, Vec::load(tm));
+    Vec::store(tx, v);
+    for (int64_t q = 0; j + q < n; ++q) {
+      x[j + q] = tx[q];
+      tm[q] = tx[q];
+    }
+    for (int64_t q = n - j; q < L; ++q) tm[q] = -__builtin_inff();
+    best = Vec::max(Vec::load(tm), best);
+  }
+  return Vec::maxOf(best);
+}
+
 // Weight-only int8: MR rows of A against P whole int8 panels (32 bytes per
 // k), widened to fp32 in registers. Each group of |group| k rows
 // accumulates unscaled into |part|, then meets its 32 column scales once:

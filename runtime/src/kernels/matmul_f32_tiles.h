@@ -54,6 +54,12 @@ using MatmulRowDotColumnsFn = void (*)(int64_t k, int64_t n, const float* a,
 /// smaller results flush towards 0.
 using ExpShiftedFn = float (*)(float* x, int64_t n, float shift);
 
+/// x[j] = x[j] * scale, plus mask[j] if |mask| (two roundings, not an
+/// FMA) for j in [0, n); returns the largest new value, NaNs skipped
+/// (-infinity if none): attention's scaled, masked scores.
+using ScaleMaxFn = float (*)(float* x, int64_t n, float scale,
+                             const float* mask);
+
 struct MatmulTiles {
   const char* name;
   int64_t mr;  // rows per register tile
@@ -63,6 +69,7 @@ struct MatmulTiles {
   MatmulRowDotColumnsFn rowDotColumns;
   ExpShiftedFn expShifted;
   MatmulGemvI8Fn gemvI8;
+  ScaleMaxFn scaleMax;
 };
 
 /// An int4 weight in either layout (STRATA_MM_LAYOUT_PANEL_I4_F16_BLOCKS or

@@ -27,6 +27,16 @@ struct Avx2Floats {
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
   }
+  static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
+  // The second operand where either is a NaN (as maxps).
+  static V max(V a, V b) { return _mm256_max_ps(a, b); }
+  static float maxOf(V v) {
+    __m128 m =
+        _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_movehdup_ps(m));
+    return _mm_cvtss_f32(m);
+  }
   // 8 int8 values widened to fp32.
   static V loadI8(const int8_t* p) {
     return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(

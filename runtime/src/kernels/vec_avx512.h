@@ -20,6 +20,10 @@ struct Avx512Floats {
   static V add(V a, V b) { return _mm512_add_ps(a, b); }
   static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
   static float sum(V v) { return _mm512_reduce_add_ps(v); }
+  static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+  // The second operand where either is a NaN (as maxps).
+  static V max(V a, V b) { return _mm512_max_ps(a, b); }
+  static float maxOf(V v) { return _mm512_reduce_max_ps(v); }
   // 16 int8 values widened to fp32.
   static V loadI8(const int8_t* p) {
     return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(

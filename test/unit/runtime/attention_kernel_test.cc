@@ -207,6 +207,15 @@ TEST_P(AttentionKernelTest, NonCausalAndWindowWithSinks) {
          kLowest}, 2);
   check({1, 2, 2, 1, 300, 32, 32, true, false, true, 64, 2, false, false,
          kLowest}, 1);
+  // Windows far shorter than the context (the kernel skips the key panels
+  // between the sinks and the window): a whole prompt, a chunk at the end
+  // of a longer context, decode rows, sinks inside a panel and none.
+  check({1, 2, 2, 300, 300, 32, 40, true, false, true, 40, 3, false, false,
+         kLowest}, 2);
+  check({1, 2, 1, 70, 500, 64, 64, true, false, true, 64, 4, false, false,
+         kLowest}, 2);
+  check({2, 2, 2, 3, 700, 16, 16, true, true, true, 100, 0, false, false,
+         kLowest}, 2);
 }
 
 // Rows that see no key (more queries than keys, causal) or only masked
