@@ -23,7 +23,9 @@
 // hold that much; sysconf's figure is the whole socket's in a VM): it is
 // not a DRAM figure; --cold reads a 256 MiB buffer before every call, so
 // that B comes from DRAM as a decode step's layer weights do (each read
-// once a step), and the figure is a DRAM one whatever B's size. With --w8a8, int8 multiply-adds count as fp32 FLOPs
+// once a step), and the figure is a DRAM one whatever B's size (with more
+// than one thread it also times waking the others, which sleep through
+// that pass). With --w8a8, int8 multiply-adds count as fp32 FLOPs
 // do (2 * M * N * K) and are compared to the same fp32 FMA peak, so its
 // fraction can pass 100%; each shape also times strata_rt_matmul_f32 on
 // the packed fp32 weight and prints the ratio of the two times. --bf16
