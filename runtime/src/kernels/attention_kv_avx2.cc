@@ -26,13 +26,6 @@ struct Vec : Avx2Floats {
   // vmaxps returns its second operand when either is NaN: |acc| is never
   // NaN, so a NaN lane of |x| leaves it as it was.
   static V maxKeep(V acc, V x) { return _mm256_max_ps(x, acc); }
-  static float hmax(V v) {
-    __m128 m =
-        _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-    m = _mm_max_ss(m, _mm_movehdup_ps(m));
-    return _mm_cvtss_f32(m);
-  }
   static bool notFinite(V ax) {
     return _mm256_movemask_ps(
                _mm256_cmp_ps(ax, set1(3.40282347e38f), _CMP_LE_OQ)) != 0xff;

@@ -30,7 +30,6 @@ struct Vec : Avx512Floats {
   // NaN, so a NaN lane of |x| leaves it as it was (the reference's
   // `x > amax ? x : amax`).
   static V maxKeep(V acc, V x) { return _mm512_max_ps(x, acc); }
-  static float hmax(V v) { return _mm512_reduce_max_ps(v); }
   static bool notFinite(V ax) {
     return _mm512_cmp_ps_mask(ax, set1(3.40282347e38f), _CMP_LE_OQ) != 0xffff;
   }

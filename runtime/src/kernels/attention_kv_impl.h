@@ -2,8 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Included by exactly one translation unit per ISA, inside an anonymous
 // namespace, after defining the vector traits `Vec` (load, store, set1,
-// zero, fma, add, sum, loadKv for int8 and bf16, and the quantizer's abs,
-// maxKeep, hmax, notFinite, storeQuantized, storeBf16). Nothing here may
+// zero, fma, add, sum, maxOf, loadKv for int8 and bf16, and the quantizer's abs,
+// maxKeep, notFinite, storeQuantized, storeBf16). Nothing here may
 // use std:: templates or libm: an inline function instantiated in an
 // AVX-512 unit could be picked by the linker for callers without AVX-512.
 
@@ -145,7 +145,7 @@ void quantizeI8(int64_t d, const float* x, int8_t* q, float* scale) {
     nonFinite |= Vec::notFinite(ax);
     amaxV = Vec::maxKeep(amaxV, ax);
   }
-  float amax = Vec::hmax(amaxV);
+  float amax = Vec::maxOf(amaxV);
   for (; e < d; ++e) {
     const float ax = __builtin_fabsf(x[e]);
     nonFinite |= !(ax <= 3.40282347e38f);
