@@ -2,8 +2,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Included by exactly one translation unit per ISA, inside an anonymous
 // namespace, after defining the vector traits `Vec` (load, store, set1,
-// zero, fma, add, sum, maxOf, loadKv for int8 and bf16, and the quantizer's abs,
-// maxKeep, notFinite, storeQuantized, storeBf16). Nothing here may
+// zero, fma, add, sum, maxOf, loadKv for int8 and bf16, and the
+// quantizer's abs, maxKeep, notFinite, storeQuantized, storeBf16). Nothing
+// here may
 // use std:: templates or libm: an inline function instantiated in an
 // AVX-512 unit could be picked by the linker for callers without AVX-512.
 
