@@ -4,9 +4,9 @@
 // namespace, after defining the vector traits `Vec` (load, store, set1,
 // zero, fma, add, sum, maxOf, loadKv for int8 and bf16, and the
 // quantizer's abs, maxKeep, notFinite, storeQuantized, storeBf16). Nothing
-// here may
-// use std:: templates or libm: an inline function instantiated in an
-// AVX-512 unit could be picked by the linker for callers without AVX-512.
+// here may use std:: templates or libm: an inline function instantiated in
+// an AVX-512 unit could be picked by the linker for callers without
+// AVX-512.
 
 // Scalar widening for the tails (bf16: the bits are the top half of fp32).
 inline float widen(int8_t x) { return static_cast<float>(x); }
