@@ -53,11 +53,15 @@ COMPONENTS = (
     # What the compiler tools share on LLVM's command line.
     Component("compiler-tools-common", ("tools/compiler-common/",), (),
               (MLIR,)),
+    # What the tools that link the runtime share on its public API.
+    Component("runtime-tools-common", ("tools/runtime-common/",),
+              ("runtime",), ()),
     # strata-run's generate command encodes prompts; strata-bench does not.
     Component("strata-run", ("tools/strata-run/",),
-              ("runtime", "tools-common", "tokenizers"), ()),
+              ("runtime", "tools-common", "runtime-tools-common",
+               "tokenizers"), ()),
     Component("runtime-tools", ("tools/strata-bench/",),
-              ("runtime", "tools-common"), ()),
+              ("runtime", "tools-common", "runtime-tools-common"), ()),
     Component("dialect", ("dialects/",), (), (MLIR,)),
     Component("import", ("compiler/import/",), ("dialect",), (MLIR, ONNX)),
     Component("passes", ("passes/",), ("dialect", "abi"), (MLIR,)),

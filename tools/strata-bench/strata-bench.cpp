@@ -20,7 +20,7 @@
 #include "Bench.h"
 #include "Plan.h"
 #include "tools/common/JsonText.h"
-#include "tools/common/KernelIsa.h"
+#include "tools/runtime-common/KernelIsa.h"
 #include "tools/common/ParseCount.h"
 
 using namespace strata::tools;

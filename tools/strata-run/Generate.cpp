@@ -22,7 +22,7 @@
 #include "strata/runtime/api.h"
 #include "strata/runtime/generate.h"
 #include "tools/common/JsonText.h"
-#include "tools/common/KernelIsa.h"
+#include "tools/runtime-common/KernelIsa.h"
 #include "tools/common/ParseCount.h"
 
 namespace strata::tools {

@@ -25,7 +25,7 @@
 #include "ToolErrors.h"
 #include "strata/runtime/api.h"
 #include "tools/common/JsonText.h"
-#include "tools/common/KernelIsa.h"
+#include "tools/runtime-common/KernelIsa.h"
 #include "tools/common/ParseCount.h"
 
 using namespace strata::tools;

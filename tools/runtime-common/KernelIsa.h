@@ -4,8 +4,8 @@
 // the runtime's kernels below the host's best set (the AVX2 kernels on an
 // AVX-512 host, to measure or check them there).
 
-#ifndef STRATA_TOOLS_COMMON_KERNELISA_H_
-#define STRATA_TOOLS_COMMON_KERNELISA_H_
+#ifndef STRATA_TOOLS_RUNTIME_COMMON_KERNELISA_H_
+#define STRATA_TOOLS_RUNTIME_COMMON_KERNELISA_H_
 
 #include <string>
 
@@ -27,4 +27,4 @@ inline std::string applyKernelIsa(const char *isa) {
 
 } // namespace strata::tools
 
-#endif // STRATA_TOOLS_COMMON_KERNELISA_H_
+#endif // STRATA_TOOLS_RUNTIME_COMMON_KERNELISA_H_
