@@ -158,6 +158,10 @@ void loadKvRow(const Problem& p, const KvOperand& o, const KvRows& x,
   switch (p.kvType) {
     case KvType::kF32: {
       const float* src = reinterpret_cast<const float*>(row);
+      if (o.sd == 1 && dstStride == 1) {
+        std::memcpy(dst, src, n * sizeof(float));
+        break;
+      }
       for (int64_t i = 0; i < n; ++i) dst[i * dstStride] = src[i * o.sd];
       break;
     }
@@ -395,7 +399,6 @@ void runRows(const Problem& p, const MatmulTiles& t, const Scratch& s,
   }
 }
 
-// Many query rows: packed K^T and V, blocks of kBlockRows rows.
 // Four fp32 keys (rows |ss| floats apart, |d| dims each) into columns
 // 0..3 of a K^T panel ([d][32]).
 void transposeKeys4(const float* k, int64_t ss, int64_t d, float* panel) {
@@ -415,6 +418,8 @@ void transposeKeys4(const float* k, int64_t ss, int64_t d, float* panel) {
     for (int64_t c = 0; c < 4; ++c) panel[e * kW + c] = k[c * ss + e];
 }
 
+// Many query rows: packed K^T and V, blocks of kBlockRows rows (half that
+// under a short window).
 void runBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
                const Head& x) {
   const int64_t kPanels = ceilDiv(p.sk, kW), vPanels = ceilDiv(p.dv, kW);
@@ -446,16 +451,9 @@ void runBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
   float* vp = s.vPacked;
   for (int64_t pv = 0; pv < vPanels; ++pv) {
     const int64_t cols = std::min(kW, p.dv - pv * kW);
-    const bool rowsInPlace = p.kvType == KvType::kF32 && p.v.sd == 1;
     for (int64_t j = 0; j < p.sk; ++j) {
       float* dst = vp + (pv * p.sk + j) * kW;
-      if (rowsInPlace)
-        std::memcpy(dst,
-                    reinterpret_cast<const float*>(x.v.p) + j * p.v.ss +
-                        pv * kW,
-                    cols * sizeof(float));
-      else
-        loadKvRow(p, p.v, x.v, j, pv * kW, cols, dst, 1);
+      loadKvRow(p, p.v, x.v, j, pv * kW, cols, dst, 1);
       std::fill(dst + cols, dst + kW, 0.0f);
     }
   }
@@ -480,14 +478,15 @@ void runBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
     // sinks and the first row's window) are neither scored nor multiplied:
     // a block costs its window's width, not the context. Their scores are
     // left for softmaxRow, which zeroes every hidden one.
-    const int64_t sinkPanels = ceilDiv(lastRow.sinkEnd, kW);
-    const int64_t firstPanel = std::min(
-        panels, std::max(sinkPanels, visibleKeys(p, i0).lo / kW));
+    const int64_t windowPanel = visibleKeys(p, i0).lo / kW;
+    const int64_t sinkPanels = std::min(panels, ceilDiv(lastRow.sinkEnd, kW));
+    const int64_t firstPanel =
+        std::min(panels, std::max(sinkPanels, windowPanel));
     // Keys [0, sinkKeys) and [windowKeys, ncols) hold every visible one
     // (the value product reads no more of the sink panel than the sinks).
     const int64_t sinkKeys = std::min(ncols, lastRow.sinkEnd);
-    const int64_t windowKeys = std::max(
-        sinkKeys, std::min(ncols, visibleKeys(p, i0).lo / kW * kW));
+    const int64_t windowKeys =
+        std::max(sinkKeys, std::min(ncols, windowPanel * kW));
     float* scores = s.scores;
     const float* qBlock = x.q + i0 * p.q.ss;
     int64_t ldq = p.q.ss;
@@ -499,13 +498,14 @@ void runBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
       qBlock = copy;
       ldq = p.d;
     }
-    for (int64_t pk = 0; pk < panels; ++pk) {
-      if (pk == sinkPanels && pk < firstPanel) pk = firstPanel;
-      if (pk >= panels) break;
-      for (int64_t r = 0; r < rows; r += t.mr)
-        t.tile(std::min(t.mr, rows - r), p.d, qBlock + r * ldq, ldq,
-               kp + pk * p.d * kW, scores + r * ldS + pk * kW, ldS, false);
-    }
+    auto score = [&](int64_t fromPanel, int64_t toPanel) {
+      for (int64_t pk = fromPanel; pk < toPanel; ++pk)
+        for (int64_t r = 0; r < rows; r += t.mr)
+          t.tile(std::min(t.mr, rows - r), p.d, qBlock + r * ldq, ldq,
+                 kp + pk * p.d * kW, scores + r * ldS + pk * kW, ldS, false);
+    };
+    score(0, sinkPanels);
+    score(firstPanel, panels);
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t i = i0 + r;
       const float* maskRow = x.mask ? x.mask + i * p.mask.ss : nullptr;
