@@ -10,8 +10,8 @@
 //                          [--bf16] (B bf16 pairs, A rounded to bf16)
 //                          [--cold] (B evicted from the caches before
 //                          each timed call)
-//                          [--kernel-isa avx2|scalar] (the kernels capped
-//                          below the host's best)
+//                          [--kernel-isa avx512|avx2|scalar] (the kernels
+//                          capped below the host's best)
 // Times the matmul the generated code imports on the GPT-2-small shapes,
 // B pre-packed as the compiler packs weights, and prints the median of 9
 // timed runs (after 2 warm-up runs) as GFLOP/s, % of the FMA peak and, for
@@ -30,7 +30,10 @@
 // fraction can pass 100%; each shape also times strata_rt_matmul_f32 on
 // the packed fp32 weight and prints the ratio of the two times. --bf16
 // does the same for strata_rt_matmul_f32_bf16 (bf16 multiply-adds counted
-// as fp32 FLOPs against the fp32 peak).
+// as fp32 FLOPs against the fp32 peak). Where the kernels use AMX tiles,
+// --bf16 and --w8a8 also print the fraction of the tile peak, measured
+// here as the fp32 one is: back-to-back tdpbf16ps (or tdpbusd) into six
+// independent tiles on every thread.
 
 #include <algorithm>
 #include <chrono>
@@ -43,6 +46,7 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/amx.h"
 #include "kernels/matmul_f32.h"
 #include "run_context.h"
 #include "strata_kernel_abi.h"
@@ -91,26 +95,82 @@ __attribute__((target("avx2,fma"))) double fmaLoop256() {
   return sum;
 }
 
-// GFLOP/s per core of the FMA width the kernels use, every thread busy.
-double measuredPeakPerCore(unsigned threads, int isa) {
-  if (isa > 1) return 2.0;  // scalar kernels: no meaningful vector peak
-  const int lanes = isa == 0 ? 16 : 8;
+constexpr long kTileIterations = 200000;
+
+// Six accumulator tiles, A and B loaded once: the tile unit's throughput.
+__attribute__((target("amx-tile,amx-bf16,amx-int8"))) double tileLoop(
+    bool int8) {
+  kernels::configureAmxTiles();
+  alignas(64) static const uint8_t zeros[16 * 64] = {};
+  _tile_loadd(6, zeros, 64);
+  _tile_loadd(7, zeros, 64);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  _tile_zero(4);
+  _tile_zero(5);
+  for (long i = 0; i < kTileIterations; ++i) {
+    if (int8) {
+      _tile_dpbusd(0, 6, 7);
+      _tile_dpbusd(1, 6, 7);
+      _tile_dpbusd(2, 6, 7);
+      _tile_dpbusd(3, 6, 7);
+      _tile_dpbusd(4, 6, 7);
+      _tile_dpbusd(5, 6, 7);
+    } else {
+      _tile_dpbf16ps(0, 6, 7);
+      _tile_dpbf16ps(1, 6, 7);
+      _tile_dpbf16ps(2, 6, 7);
+      _tile_dpbf16ps(3, 6, 7);
+      _tile_dpbf16ps(4, 6, 7);
+      _tile_dpbf16ps(5, 6, 7);
+    }
+  }
+  alignas(64) float out[16 * 16];
+  _tile_stored(0, out, 64);
+  kernels::releaseAmxTiles();
+  return out[0];
+}
+
+// Best of 7 short runs of |loop| on |threads| threads at once (robust to
+// noise): seconds.
+template <typename F>
+double bestParallelSeconds(unsigned threads, const F& loop) {
   std::vector<double> sink(threads);
   double best = 1e30;
-  for (int rep = 0; rep < 7; ++rep) {  // best of 7 short runs: robust to noise
+  for (int rep = 0; rep < 7; ++rep) {
     std::vector<std::thread> workers;
     const auto t0 = std::chrono::steady_clock::now();
     for (unsigned t = 0; t < threads; ++t)
-      workers.emplace_back([&, t] {
-        sink[t] = isa == 0 ? fmaLoop512() : fmaLoop256();
-      });
+      workers.emplace_back([&, t] { sink[t] = loop(); });
     for (std::thread& w : workers) w.join();
     best = std::min(best, std::chrono::duration<double>(
                               std::chrono::steady_clock::now() - t0)
                               .count());
   }
   if (sink[0] == 12345.0) std::printf(" ");  // keeps the loops alive
-  return 2.0 * lanes * kChains * double(kPeakIterations) / best / 1e9;
+  return best;
+}
+
+// GFLOP/s per core of the FMA width the kernels use, every thread busy.
+double measuredPeakPerCore(unsigned threads, kernels::MatmulIsa isa) {
+  using kernels::MatmulIsa;
+  if (isa == MatmulIsa::kScalar) return 2.0;  // no meaningful vector peak
+  const bool wide = isa == MatmulIsa::kAmx || isa == MatmulIsa::kAvx512;
+  const double seconds = bestParallelSeconds(
+      threads, [&] { return wide ? fmaLoop512() : fmaLoop256(); });
+  return 2.0 * (wide ? 16 : 8) * kChains * double(kPeakIterations) / seconds /
+         1e9;
+}
+
+// GFLOP/s (int8: GOP/s) per core of the tile unit, every thread busy: each
+// instruction 16 x 16 outputs of 32 bf16 (64 int8) products.
+double measuredTilePeakPerCore(unsigned threads, bool int8) {
+  const double seconds =
+      bestParallelSeconds(threads, [&] { return tileLoop(int8); });
+  const double macs = 16.0 * 16 * (int8 ? 64 : 32);
+  return 2.0 * macs * 6 * double(kTileIterations) / seconds / 1e9;
 }
 
 }  // namespace
@@ -141,12 +201,15 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--threads")) threads = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--peak")) peakPerCore = std::atof(argv[i + 1]);
     if (!std::strcmp(argv[i], "--kernel-isa")) {
-      if (!std::strcmp(argv[i + 1], "avx2")) {
+      if (!std::strcmp(argv[i + 1], "avx512")) {
+        kernels::capMatmulIsa(kernels::MatmulIsa::kAvx512);
+      } else if (!std::strcmp(argv[i + 1], "avx2")) {
         kernels::capMatmulIsa(kernels::MatmulIsa::kAvx2);
       } else if (!std::strcmp(argv[i + 1], "scalar")) {
         kernels::capMatmulIsa(kernels::MatmulIsa::kScalar);
-      } else if (std::strcmp(argv[i + 1], "avx512")) {
-        std::fprintf(stderr, "--kernel-isa expects avx512, avx2 or scalar\n");
+      } else if (std::strcmp(argv[i + 1], "amx")) {
+        std::fprintf(stderr,
+                     "--kernel-isa expects amx, avx512, avx2 or scalar\n");
         return 1;
       }
     }
@@ -179,17 +242,28 @@ int main(int argc, char** argv) {
   context.scratch = &scratch;
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> dist(-1, 1);
-  const int isa = static_cast<int>(kernels::matmulIsa());
+  const kernels::MatmulIsa isa = kernels::matmulIsa();
+  const char* isaNames[] = {"amx", "avx512", "avx2", "scalar"};
   if (peakPerCore <= 0) peakPerCore = measuredPeakPerCore(threads, isa);
+  // The tile peak of the product the tiles run (bf16 or int8).
+  const bool tiles = isa == kernels::MatmulIsa::kAmx && (bf16 || w8a8);
+  const double tilePeakPerCore =
+      tiles ? measuredTilePeakPerCore(threads, w8a8) : 0.0;
   constexpr double kCacheResidentBytes = 64.0 * (1 << 20);
-  std::printf("threads %u, ISA %d (0 avx512, 1 avx2, 2 scalar), "
-              "FMA peak %.1f GFLOP/s per core\n",
-              threads, isa, peakPerCore);
-  std::printf("%-18s %10s %10s %8s %10s%s\n", "MxKxN", "median ms", "GFLOP/s",
+  std::printf("threads %u, kernels %s, FMA peak %.1f GFLOP/s per core",
+              threads, isaNames[static_cast<int>(isa)], peakPerCore);
+  if (tiles)
+    std::printf(", %s tile peak %.0f GFLOP/s per core", w8a8 ? "int8" : "bf16",
+                tilePeakPerCore);
+  else if (kernels::amxUnavailableReason()[0])
+    std::printf(" (no AMX: %s)", kernels::amxUnavailableReason());
+  std::printf("\n");
+  std::printf("%-18s %10s %10s %8s %10s%s%s\n", "MxKxN", "median ms", "GFLOP/s",
               "% peak", "weight GB/s",
               w8a8   ? "    fp32 ms  fp32/w8a8"
               : bf16 ? "    fp32 ms  fp32/bf16"
-                     : "");
+                     : "",
+              tiles ? "  % tile peak" : "");
   for (const Shape& s : shapes) {
     std::vector<float> a(s.m * s.k), b(s.k * s.n), c(s.m * s.n);
     for (float& x : a) x = dist(rng);
@@ -330,9 +404,14 @@ int main(int argc, char** argv) {
     if (fp32Ms > 0)
       std::snprintf(ratio, sizeof(ratio), " %10.3f %9.2fx", fp32Ms,
                     fp32Ms / med);
-    std::printf("%-18s %10.3f %10.1f %7.1f%% %10.1f%s%s\n", shape, med,
+    char tileFraction[24] = "";
+    if (tiles && quantized)
+      std::snprintf(tileFraction, sizeof(tileFraction), " %11.1f%%",
+                    100.0 * gflops / (tilePeakPerCore * threads));
+    std::printf("%-18s %10.3f %10.1f %7.1f%% %10.1f%s%s%s\n", shape, med,
                 gflops, 100.0 * gflops / (peakPerCore * threads),
                 s.m == 1 ? weightBytes / (med * 1e6) : 0.0, ratio,
+                tileFraction,
                 s.m == 1 && weightBytes <= kCacheResidentBytes && !cold
                     ? " (cached)"
                     : "");

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "cpu_target.h"
+#include "kernels/amx.h"
 #include "kernels/matmul_f32.h"
 #include "strata_artifact_format.h"
 #include "strata_x86_features.h"
@@ -85,6 +86,8 @@ strata_status_t strata_cpu_features_check(uint64_t required,
 const char* strata_cpu_kernel_isa(void) {
   using strata::runtime::kernels::MatmulIsa;
   switch (strata::runtime::kernels::matmulIsa()) {
+    case MatmulIsa::kAmx:
+      return "amx";
     case MatmulIsa::kAvx512:
       return "avx512";
     case MatmulIsa::kAvx2:
@@ -98,7 +101,9 @@ const char* strata_cpu_kernel_isa(void) {
 strata_status_t strata_cpu_cap_kernel_isa(const char* isa) {
   using strata::runtime::kernels::MatmulIsa;
   MatmulIsa cap;
-  if (isa && !std::strcmp(isa, "avx512")) {
+  if (isa && !std::strcmp(isa, "amx")) {
+    cap = MatmulIsa::kAmx;
+  } else if (isa && !std::strcmp(isa, "avx512")) {
     cap = MatmulIsa::kAvx512;
   } else if (isa && !std::strcmp(isa, "avx2")) {
     cap = MatmulIsa::kAvx2;
@@ -107,11 +112,19 @@ strata_status_t strata_cpu_cap_kernel_isa(const char* isa) {
   } else {
     return STRATA_MAKE_STATUS(
         STRATA_STATUS_INVALID_ARGUMENT,
-        "unknown kernel instruction set '%s' (known: avx512, avx2, scalar)",
+        "unknown kernel instruction set '%s' (known: amx, avx512, avx2, "
+        "scalar)",
         isa ? isa : "(null)");
   }
   strata::runtime::kernels::capMatmulIsa(cap);
   return nullptr;
+}
+
+const char* strata_cpu_amx_status(void) {
+  using namespace strata::runtime::kernels;
+  if (matmulIsa() == MatmulIsa::kAmx) return nullptr;
+  if (amxPermitted()) return "capped below amx (strata_cpu_cap_kernel_isa)";
+  return amxUnavailableReason();
 }
 
 }  // extern "C"

@@ -24,6 +24,7 @@
 #include "buffer_cache.h"
 #include "cpu_quota.h"
 #include "io_binding_internal.h"
+#include "kernels/amx.h"
 #include "module_internal.h"
 #include "run_checks.h"
 #include "run_context.h"
@@ -411,6 +412,9 @@ strata_status_t strata_session_create(strata_module_t* module,
                               options->thread_count,
                               STRATA_SESSION_MAX_THREADS);
   }
+  // AMX tile data is granted per process: asked for here, once, so that
+  // no kernel call is the first to ask (strata_cpu_amx_status says why not).
+  (void)strata::runtime::kernels::amxPermitted();
   void* record = nullptr;
   STRATA_RETURN_IF_ERROR(strata_allocator_malloc(
       allocator, sizeof(strata_session_t), alignof(strata_session_t), &record));

@@ -1,6 +1,6 @@
 //===- KernelIsa.h - --kernel-isa: cap the runtime's kernels -------------===//
 // SPDX-License-Identifier: Apache-2.0
-// strata-run and strata-bench take --kernel-isa avx512|avx2|scalar to run
+// strata-run and strata-bench take --kernel-isa amx|avx512|avx2|scalar to run
 // the runtime's kernels below the host's best set (the AVX2 kernels on an
 // AVX-512 host, to measure or check them there).
 

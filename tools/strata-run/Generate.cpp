@@ -61,8 +61,8 @@ const char kUsage[] =
     "  --threads N               session thread count (default 0: one per "
     "CPU)\n"
     "  --kernel-isa ISA          the runtime kernels' instruction set at\n"
-    "                            most: avx512 (default: the host's best),\n"
-    "                            avx2 or scalar\n"
+    "                            most: amx (default: the host's best),\n"
+    "                            avx512, avx2 or scalar\n"
     "  --json                    no streaming: one JSON object per prompt\n";
 
 struct Options {

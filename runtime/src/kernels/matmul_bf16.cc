@@ -99,12 +99,14 @@ void scalarConvert(int64_t rows, int64_t k, int64_t kp, const float* a,
 }
 
 const Bf16Kernels kBf16Scalar = {"scalar", kScalarMr, Bf16AFormat::kWidened,
-                                 scalarTile, scalarConvert};
+                                 scalarTile, scalarConvert, false, nullptr,
+                                 nullptr};
 
 // The set for this CPU (pickKernelSet).
 const Bf16Kernels& bf16Kernels() {
 #if defined(__x86_64__)
-  return pickKernelSet(__builtin_cpu_supports("avx512bf16") &&
+  return pickKernelSet(kBf16Amx,
+                       __builtin_cpu_supports("avx512bf16") &&
                            __builtin_cpu_supports("avx512bw"),
                        kBf16Avx512Bf16, kBf16Avx2, kBf16Scalar);
 #else
@@ -139,27 +141,40 @@ void runBlock(const Problem& p, const Prepared& s, float* cTile, int64_t bi,
   const int64_t mr = kern.mr;
   int64_t ao, co;
   packedGemmBatchOffsets(p, bi, &ao, &co);
-  for (int64_t k0 = kBegin; k0 < kEnd; k0 += kKc) {
-    const int64_t kc = minOf(kKc, kEnd - k0);
+  if (kern.beginTask) kern.beginTask();
+  // A set that takes all of a pass's k in one call (wholeK) keeps its sums
+  // in tile registers across A's k blocks.
+  const int64_t kStep = kern.wholeK ? kEnd - kBegin : kKc;
+  for (int64_t k0 = kBegin; k0 < kEnd; k0 += kStep) {
+    const int64_t kc = minOf(kStep, kEnd - k0);
     // After the first k block the sums so far are in C.
     const bool loadC = k0 > 0 || p.accumulate;
-    for (int64_t panel = p0; panel < p1; ++panel) {
+    auto call = [&](int64_t panel, int64_t tt) {
       const int64_t n0 = panel * kW;
       const int64_t cols = minOf(kW, p.n - n0);
       const uint16_t* bSlice = s.b + panel * p.kp * kW + k0 * kW;
-      for (int64_t tt = t0; tt < t1; ++tt) {
-        const int64_t tile = bi * s.tilesPerBatch + tt;
-        const int64_t rows = minOf(mr, p.m - tt * mr);
-        const uint8_t* aSlice =
-            s.aTiles + tile * s.tileBytes + (k0 / kKc) * s.blockBytes;
-        float* cPtr = p.c + co + tt * mr * p.cm + n0 * p.cn;
-        writeThroughCTile(
-            p, cPtr, rows, cols, cTile, loadC, [&](float* c, int64_t ldc) {
-              kern.tile(rows, kc / 2, aSlice, bSlice, c, ldc, loadC);
-            });
-      }
+      const int64_t tile = bi * s.tilesPerBatch + tt;
+      const int64_t rows = minOf(mr, p.m - tt * mr);
+      const uint8_t* aSlice =
+          s.aTiles + tile * s.tileBytes + (k0 / kKc) * s.blockBytes;
+      float* cPtr = p.c + co + tt * mr * p.cm + n0 * p.cn;
+      writeThroughCTile(
+          p, cPtr, rows, cols, cTile, loadC, [&](float* c, int64_t ldc) {
+            kern.tile(rows, kc / 2, aSlice, bSlice, c, ldc, loadC);
+          });
+    };
+    // wholeK: each A tile against all the task's panels (its A rows stay
+    // in cache); else each panel slice against all the A tiles (the slice
+    // stays in L1).
+    if (kern.wholeK) {
+      for (int64_t tt = t0; tt < t1; ++tt)
+        for (int64_t panel = p0; panel < p1; ++panel) call(panel, tt);
+    } else {
+      for (int64_t panel = p0; panel < p1; ++panel)
+        for (int64_t tt = t0; tt < t1; ++tt) call(panel, tt);
     }
   }
+  if (kern.endTask) kern.endTask();
 }
 
 void run(strata_rt_context_t* context, Problem p) {
@@ -208,8 +223,9 @@ void run(strata_rt_context_t* context, Problem p) {
   const PackedGemmGrid grid =
       packedGemmGrid(context, batches, s.tilesPerBatch, panels,
                      ceilDiv(kMcRows, mr), kNcPanels);
-  for (int64_t kBegin = 0; kBegin < p.kp; kBegin += kKPass) {
-    const int64_t kEnd = minOf(p.kp, kBegin + kKPass);
+  const int64_t kPass = kern.wholeK ? p.kp : kKPass;
+  for (int64_t kBegin = 0; kBegin < p.kp; kBegin += kPass) {
+    const int64_t kEnd = minOf(p.kp, kBegin + kPass);
     runPackedGemmGrid(context, grid,
                       [&](uint32_t thread, int64_t bi, int64_t t0, int64_t t1,
                           int64_t p0, int64_t p1) {

@@ -121,7 +121,8 @@ void convert(int64_t rows, int64_t k, int64_t kp, const float* a, int64_t am,
 
 }  // namespace
 
-const Bf16Kernels kBf16Avx2 = {"avx2", kMr, Bf16AFormat::kWidened, tile,
-                               convert};
+const Bf16Kernels kBf16Avx2 = {"avx2",  kMr,     Bf16AFormat::kWidened,
+                               tile,    convert, false,   nullptr,
+                               nullptr};
 
 }  // namespace strata::runtime::kernels

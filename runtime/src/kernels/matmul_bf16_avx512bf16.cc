@@ -58,16 +58,23 @@ void tile(int64_t rows, int64_t pairs, const void* aTile, const uint16_t* b,
   });
 }
 
-// convertBf16Pairs, 32 elements at a time: vcvtne2ps2bf16 rounds as
-// strata_f32_to_bf16 does (nearest even, quiet NaNs, denormals to zero).
 void convert(int64_t rows, int64_t k, int64_t kp, const float* a, int64_t am,
              int64_t ak, void* tileOut) {
+  convertBf16PairsAvx512(kMr, rows, k, kp, a, am, ak,
+                         static_cast<uint16_t*>(tileOut));
+}
+
+}  // namespace
+
+// convertBf16Pairs, 32 elements at a time: vcvtne2ps2bf16 rounds as
+// strata_f32_to_bf16 does (nearest even, quiet NaNs, denormals to zero).
+void convertBf16PairsAvx512(int64_t mr, int64_t rows, int64_t k, int64_t kp,
+                            const float* a, int64_t am, int64_t ak,
+                            uint16_t* tile16) {
   if (ak != 1) {
-    convertBf16Pairs(kMr, rows, k, kp, a, am, ak,
-                     static_cast<uint16_t*>(tileOut));
+    convertBf16Pairs(mr, rows, k, kp, a, am, ak, tile16);
     return;
   }
-  uint16_t* tile16 = static_cast<uint16_t*>(tileOut);
   auto mask = [&](int64_t from) {
     return k - from >= 16 ? __mmask16(0xFFFF)
            : k > from     ? __mmask16((1u << (k - from)) - 1)
@@ -75,10 +82,10 @@ void convert(int64_t rows, int64_t k, int64_t kp, const float* a, int64_t am,
   };
   // 32 k (16 pairs) per store; blocks are whole multiples of 32, so the
   // stores past Kp stay inside the last block's row.
-  for (int64_t i = 0; i < kMr; ++i)
+  for (int64_t i = 0; i < mr; ++i)
     for (int64_t kk = 0; kk < kp; kk += 32) {
       uint16_t* out =
-          tile16 + (kk / kBf16Kc) * kMr * kBf16Kc + i * kBf16Kc + kk % kBf16Kc;
+          tile16 + (kk / kBf16Kc) * mr * kBf16Kc + i * kBf16Kc + kk % kBf16Kc;
       if (i >= rows) {
         _mm512_storeu_si512(out, _mm512_setzero_si512());
         continue;
@@ -90,9 +97,8 @@ void convert(int64_t rows, int64_t k, int64_t kp, const float* a, int64_t am,
     }
 }
 
-}  // namespace
-
-const Bf16Kernels kBf16Avx512Bf16 = {"avx512bf16", kMr, Bf16AFormat::kPairs,
-                                     tile, convert};
+const Bf16Kernels kBf16Avx512Bf16 = {
+    "avx512bf16", kMr, Bf16AFormat::kPairs, tile, convert, false, nullptr,
+    nullptr};
 
 }  // namespace strata::runtime::kernels

@@ -18,7 +18,8 @@
 // that FMA kernels broadcast it directly). Rows past M and k in [K, Kp)
 // hold 0; the rest of the last block is never read. Every set adds the same
 // exact products in the same order (the ABI header's), so the outputs agree bit
-// for bit (up to AVX512-BF16's flushing of values below 2^-126).
+// for bit (up to AVX512-BF16's flushing of values below 2^-126); the AMX
+// set adds them in the tile unit's order.
 
 #ifndef STRATA_RUNTIME_SRC_KERNELS_MATMUL_BF16_KERNELS_H_
 #define STRATA_RUNTIME_SRC_KERNELS_MATMUL_BF16_KERNELS_H_
@@ -34,7 +35,8 @@ constexpr int64_t kBf16Kc = 384;
 enum class Bf16AFormat { kPairs, kWidened };
 
 /// One register tile: C(i, j) for |rows| (1..mr) rows of one k block |a|
-/// of an A tile (its first |pairs| pairs of k) times one PANEL_BF16_PAIRS panel
+/// of an A tile (its first |pairs| pairs of k; with wholeK, |pairs| may go
+/// on into the next blocks) times one PANEL_BF16_PAIRS panel
 /// slice |b| (64 uint16 per pair), 32 contiguous columns of row i at c + i *
 /// ldc. Starts from those C values if |loadC|, else from 0, adds the products
 /// of each pair (odd k first) and stores the sums back to C.
@@ -57,16 +59,35 @@ void convertBf16Pairs(int64_t mr, int64_t rows, int64_t k, int64_t kp,
 void convertBf16Widened(int64_t mr, int64_t rows, int64_t k, int64_t kp,
                         const float* a, int64_t am, int64_t ak, float* tile);
 
+/// convertBf16Pairs with AVX-512 F/BW/BF16 (matmul_bf16_avx512bf16.cc): for
+/// the AVX512-BF16 and AMX sets. k past K is 0 up to the next multiple of
+/// 32 (whole vectors; AMX reads k 32 at a time).
+void convertBf16PairsAvx512(int64_t mr, int64_t rows, int64_t k, int64_t kp,
+                            const float* a, int64_t am, int64_t ak,
+                            uint16_t* tile);
+
+/// Brackets a task's tile calls (configures AMX tiles, then releases
+/// them); null for the sets that need nothing.
+using Bf16TaskFn = void (*)();
+
 struct Bf16Kernels {
   const char* name;
   int64_t mr;  // rows per register tile (and per A tile)
   Bf16AFormat aFormat;
   Bf16TileFn tile;
   Bf16ConvertFn convert;
+  // Whether |tile| takes all of K in one call (|pairs| past one k block:
+  // it goes on to A's next block itself), and a task runs each A tile
+  // against all its panels rather than each panel against all its A tiles.
+  bool wholeK;
+  Bf16TaskFn beginTask, endTask;
 };
 
-/// With AVX-512 F/BW and AVX512-BF16 (vdpbf16ps), and with AVX2 + FMA
+/// With AMX-BF16 tiles (tdpbf16ps; the products' sums in the hardware's
+/// order, so within the rounding bound of the others rather than bit for
+/// bit), with AVX-512 F/BW and AVX512-BF16 (vdpbf16ps), and with AVX2 + FMA
 /// (bf16 widened to fp32 in registers).
+extern const Bf16Kernels kBf16Amx;
 extern const Bf16Kernels kBf16Avx512Bf16;
 extern const Bf16Kernels kBf16Avx2;
 

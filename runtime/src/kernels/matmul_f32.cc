@@ -16,6 +16,7 @@
 #include <memory>
 
 #include "../run_context.h"
+#include "amx.h"
 #include "matmul_f32_tiles.h"
 #include "packed_gemm.h"
 #include "panel_schedule.h"
@@ -823,9 +824,15 @@ extern "C" void strataMatmulF32I4(strata_rt_context_t* context,
   run(context, p);
 }
 
+// Whether the AVX-512 level includes AMX (capMatmulIsa below kAmx clears it).
+std::atomic<bool> gAmxAllowed{true};
+
 MatmulIsa matmulIsa() {
   const MatmulTiles* t = &tiles();
-  if (t == &kMatmulTilesAvx512) return MatmulIsa::kAvx512;
+  if (t == &kMatmulTilesAvx512)
+    return gAmxAllowed.load(std::memory_order_relaxed) && amxPermitted()
+               ? MatmulIsa::kAmx
+               : MatmulIsa::kAvx512;
   if (t == &kMatmulTilesAvx2) return MatmulIsa::kAvx2;
   return MatmulIsa::kScalar;
 }
@@ -835,6 +842,7 @@ void capMatmulIsa(MatmulIsa isa) {
   if (isa == MatmulIsa::kScalar) t = &kScalarTiles;
   if (isa == MatmulIsa::kAvx2 && t == &kMatmulTilesAvx512)
     t = &kMatmulTilesAvx2;
+  gAmxAllowed.store(isa == MatmulIsa::kAmx, std::memory_order_relaxed);
   gTiles.store(t, std::memory_order_release);
 }
 

@@ -39,8 +39,10 @@ extern "C" void strataMatmulF32W8A8(strata_rt_context_t* context,
 extern "C" void strataMatmulF32Bf16(strata_rt_context_t* context,
                                     const int64_t* params);
 
-/// Instruction sets the kernel has code for, best first.
-enum class MatmulIsa { kAvx512, kAvx2, kScalar };
+/// Instruction sets the kernels have code for, best first. kAmx is
+/// kAvx512 plus AMX tiles for the bf16 and W8A8 matmuls (amx.h): the other
+/// kernels use AVX-512 under both.
+enum class MatmulIsa { kAmx, kAvx512, kAvx2, kScalar };
 
 /// The ISA the kernels use on this CPU (every kernel family follows it:
 /// pickKernelSet).

@@ -20,9 +20,9 @@
 
 namespace strata::runtime::kernels {
 
-void quantizeW8A8Rows(int64_t mr, int64_t rows, int64_t k, int64_t kp,
-                      const float* a, int64_t am, int64_t ak, uint8_t* tile,
-                      float* scale) {
+void quantizeW8A8Rows(W8A8ALayout layout, int64_t mr, int64_t rows, int64_t k,
+                      int64_t kp, const float* a, int64_t am, int64_t ak,
+                      uint8_t* tile, float* scale) {
   for (int64_t i = 0; i < mr; ++i) {
     float amax = 0.0f;
     int nonFinite = 0;
@@ -46,7 +46,8 @@ void quantizeW8A8Rows(int64_t mr, int64_t rows, int64_t k, int64_t kp,
         y = y == y ? y : 0.0f;
         v = static_cast<int>(y + (y >= 0.0f ? 0.5f : -0.5f));
       }
-      tile[((kk / 4) * mr + i) * 4 + kk % 4] = static_cast<uint8_t>(v + 128);
+      tile[w8a8QuadOffset(layout, mr, kp, i, kk / 4) + kk % 4] =
+          static_cast<uint8_t>(v + 128);
     }
     scale[i] = i >= rows ? 0.0f : nonFinite ? INFINITY : amax / 127.0f;
   }
@@ -56,7 +57,7 @@ namespace {
 
 constexpr int64_t kW = STRATA_PACK_PANEL_WIDTH;
 // k per block (a multiple of 4): a 24 KB panel slice stays in L1.
-constexpr int64_t kKc = 768;
+constexpr int64_t kKc = kW8A8Kc;
 constexpr int64_t kMcRows = 96;   // rows per task, rounded to whole tiles
 constexpr int64_t kNcPanels = 4;  // panels per task
 constexpr int64_t kCorrectionPanels = 16;  // panels per column-sum task
@@ -98,7 +99,8 @@ void scalarTile(int64_t rows, int64_t quads, const uint8_t* a, const int8_t* b,
 
 void scalarQuantize(int64_t rows, int64_t k, int64_t kp, const float* a,
                     int64_t am, int64_t ak, uint8_t* tile, float* scale) {
-  quantizeW8A8Rows(kScalarMr, rows, k, kp, a, am, ak, tile, scale);
+  quantizeW8A8Rows(W8A8ALayout::kQuads, kScalarMr, rows, k, kp, a, am, ak,
+                   tile, scale);
 }
 
 void scalarCorrections(int64_t panels, int64_t kp, const int8_t* b,
@@ -113,13 +115,16 @@ void scalarCorrections(int64_t panels, int64_t kp, const int8_t* b,
     }
 }
 
-const W8A8Kernels kW8A8Scalar = {"scalar", kScalarMr, scalarTile,
-                                 scalarQuantize, scalarCorrections};
+const W8A8Kernels kW8A8Scalar = {"scalar",         kScalarMr,
+                                 scalarTile,       scalarQuantize,
+                                 scalarCorrections, nullptr,
+                                 nullptr};
 
 // The set for this CPU (pickKernelSet).
 const W8A8Kernels& w8a8Kernels() {
 #if defined(__x86_64__)
-  return pickKernelSet(__builtin_cpu_supports("avx512vnni") &&
+  return pickKernelSet(kW8A8Amx,
+                       __builtin_cpu_supports("avx512vnni") &&
                            __builtin_cpu_supports("avx512bw"),
                        kW8A8Avx512Vnni, kW8A8Avx2, kW8A8Scalar);
 #else
@@ -163,6 +168,7 @@ void runBlock(const Problem& p, const Prepared& s, uint8_t* scratch, int64_t bi,
   int32_t* sums = reinterpret_cast<int32_t*>(scratch);
   float* cTile = reinterpret_cast<float*>(
       scratch + threadBytes(p, mr, s.mcTiles) - roundUp64(mr * kW * 4));
+  if (kern.beginTask) kern.beginTask();
   for (int64_t k0 = 0; k0 < p.kp; k0 += kKc) {
     const int64_t kc = minOf(kKc, p.kp - k0);
     const bool first = k0 == 0, last = k0 + kc == p.kp;
@@ -194,6 +200,7 @@ void runBlock(const Problem& p, const Prepared& s, uint8_t* scratch, int64_t bi,
       }
     }
   }
+  if (kern.endTask) kern.endTask();
 }
 
 void run(strata_rt_context_t* context, Problem p) {

@@ -91,7 +91,8 @@ void tile(int64_t rows, int64_t quads, const uint8_t* a, const int8_t* b,
 // reference loop serves.
 void quantize(int64_t rows, int64_t k, int64_t kp, const float* a, int64_t am,
               int64_t ak, uint8_t* tile, float* scale) {
-  quantizeW8A8Rows(kMr, rows, k, kp, a, am, ak, tile, scale);
+  quantizeW8A8Rows(W8A8ALayout::kQuads, kMr, rows, k, kp, a, am, ak, tile,
+                   scale);
 }
 
 void corrections(int64_t panels, int64_t kp, const int8_t* b, int32_t* out) {
@@ -122,6 +123,7 @@ void corrections(int64_t panels, int64_t kp, const int8_t* b, int32_t* out) {
 
 }  // namespace
 
-const W8A8Kernels kW8A8Avx2 = {"avx2", kMr, tile, quantize, corrections};
+const W8A8Kernels kW8A8Avx2 = {"avx2",      kMr,     tile,   quantize,
+                               corrections, nullptr, nullptr};
 
 }  // namespace strata::runtime::kernels

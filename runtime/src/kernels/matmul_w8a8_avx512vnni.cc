@@ -81,24 +81,33 @@ void tile(int64_t rows, int64_t quads, const uint8_t* a, const int8_t* b,
   });
 }
 
+void quantize(int64_t rows, int64_t k, int64_t kp, const float* a, int64_t am,
+              int64_t ak, uint8_t* tile, float* scale) {
+  quantizeW8A8RowsAvx512(W8A8ALayout::kQuads, kMr, rows, k, kp, a, am, ak,
+                         tile, scale);
+}
+
+}  // namespace
+
 // quantizeW8A8Rows, 16 elements at a time: the same fp32 operations in the
 // same order (max is exact, so its order does not matter), so the same
 // bytes and scales.
-void quantize(int64_t rows, int64_t k, int64_t kp, const float* a, int64_t am,
-              int64_t ak, uint8_t* tile, float* scale) {
+void quantizeW8A8RowsAvx512(W8A8ALayout layout, int64_t mr, int64_t rows,
+                            int64_t k, int64_t kp, const float* a, int64_t am,
+                            int64_t ak, uint8_t* tile, float* scale) {
   if (ak != 1) {
-    quantizeW8A8Rows(kMr, rows, k, kp, a, am, ak, tile, scale);
+    quantizeW8A8Rows(layout, mr, rows, k, kp, a, am, ak, tile, scale);
     return;
   }
   const __m512 limit = _mm512_set1_ps(3.4e38f);
   const __m512 hi = _mm512_set1_ps(127.0f), lo = _mm512_set1_ps(-127.0f);
   const __m512 half = _mm512_set1_ps(0.5f), minusHalf = _mm512_set1_ps(-0.5f);
   const __m512i offset = _mm512_set1_epi32(128);
-  for (int64_t i = 0; i < kMr; ++i) {
-    uint8_t* out = tile + i * 4;
+  for (int64_t i = 0; i < mr; ++i) {
     if (i >= rows) {
       for (int64_t t = 0; t < kp / 4; ++t)
-        __builtin_memcpy(out + t * kMr * 4, "\x80\x80\x80\x80", 4);
+        __builtin_memcpy(tile + w8a8QuadOffset(layout, mr, kp, i, t),
+                         "\x80\x80\x80\x80", 4);
       scale[i] = 0.0f;
       continue;
     }
@@ -128,18 +137,47 @@ void quantize(int64_t rows, int64_t k, int64_t kp, const float* a, int64_t am,
       y = _mm512_add_ps(y, _mm512_mask_mov_ps(minusHalf, nonNegative, half));
       const __m128i bytes = _mm512_cvtepi32_epi8(
           _mm512_add_epi32(_mm512_cvttps_epi32(y), offset));
-      // Four quads, each to its row's lane of the tile.
+      // Four quads, each to its place in the tile (in rows, one block
+      // holds all four: blocks are whole multiples of 16 k).
       const int64_t quads = (kp - kk) / 4 < 4 ? (kp - kk) / 4 : 4;
       alignas(16) uint8_t lanes[16];
       _mm_store_si128(reinterpret_cast<__m128i*>(lanes), bytes);
+      if (layout == W8A8ALayout::kRowBlocks) {
+        __builtin_memcpy(tile + w8a8QuadOffset(layout, mr, kp, i, kk / 4),
+                         lanes, quads * 4);
+        continue;
+      }
       for (int64_t q = 0; q < quads; ++q)
-        __builtin_memcpy(out + (kk / 4 + q) * kMr * 4, lanes + q * 4, 4);
+        __builtin_memcpy(tile + w8a8QuadOffset(layout, mr, kp, i, kk / 4 + q),
+                         lanes + q * 4, 4);
     }
     scale[i] = bad ? INFINITY : maxAbs / 127.0f;
   }
 }
 
-void corrections(int64_t panels, int64_t kp, const int8_t* b, int32_t* out) {
+void applyW8A8EpilogueAvx512(int64_t rows, const int32_t* sums,
+                             const W8A8Epilogue& e) {
+  const __m512i corr[2] = {_mm512_loadu_si512(e.corrections),
+                           _mm512_loadu_si512(e.corrections + 16)};
+  const __m512 bs[2] = {_mm512_loadu_ps(e.bScale),
+                        _mm512_loadu_ps(e.bScale + 16)};
+  for (int64_t i = 0; i < rows; ++i) {
+    const __m512 sa = _mm512_set1_ps(e.aScale[i]);
+    float* c = e.c + i * e.ldc;
+    for (int h = 0; h < 2; ++h) {
+      const __m512 dot = _mm512_cvtepi32_ps(_mm512_sub_epi32(
+          _mm512_loadu_si512(sums + i * 32 + h * 16), corr[h]));
+      const __m512 s = _mm512_mul_ps(sa, bs[h]);
+      _mm512_storeu_ps(
+          c + h * 16, e.loadC
+                          ? _mm512_fmadd_ps(dot, s, _mm512_loadu_ps(c + h * 16))
+                          : _mm512_mul_ps(dot, s));
+    }
+  }
+}
+
+void w8a8CorrectionsAvx512Vnni(int64_t panels, int64_t kp, const int8_t* b,
+                               int32_t* out) {
   const __m512i ones = _mm512_set1_epi8(1);
   for (int64_t p = 0; p < panels; ++p) {
     const int8_t* panel = b + p * kp * 32;
@@ -154,9 +192,8 @@ void corrections(int64_t panels, int64_t kp, const int8_t* b, int32_t* out) {
   }
 }
 
-}  // namespace
-
-const W8A8Kernels kW8A8Avx512Vnni = {"avx512vnni", kMr, tile, quantize,
-                                     corrections};
+const W8A8Kernels kW8A8Avx512Vnni = {
+    "avx512vnni", kMr,     tile, quantize, w8a8CorrectionsAvx512Vnni,
+    nullptr,      nullptr};
 
 }  // namespace strata::runtime::kernels

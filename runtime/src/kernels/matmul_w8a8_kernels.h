@@ -7,11 +7,13 @@
 // Declarations only: an inline function defined here and compiled into an
 // AVX-512 unit could be the copy the linker keeps for every caller.
 //
-// Quantized A is kept in row tiles of |mr| rows (the set's register tile),
-// interleaved by quads of k: byte (t * mr + i) * 4 + j of a tile holds
-// qa(i, 4t + j) + 128 (the unsigned operand of vpdpbusd), rows past M and
-// k past K hold 128 (qa = 0). Every set computes the same int32 sums, so
-// the outputs agree bit for bit.
+// Quantized A is kept in row tiles of |mr| rows (the set's register tile)
+// of qa(i, k) + 128 (the unsigned operand of vpdpbusd and tdpbusd), rows
+// past M and k past K holding 128 (qa = 0), in the set's layout
+// (w8a8QuadOffset): interleaved by quads of k for the vector sets (a row's
+// quad is one broadcast), in rows per k block for AMX (a tile row is 64
+// contiguous bytes of k). Every set computes the same int32 sums, so the
+// outputs agree bit for bit.
 
 #ifndef STRATA_RUNTIME_SRC_KERNELS_MATMUL_W8A8_KERNELS_H_
 #define STRATA_RUNTIME_SRC_KERNELS_MATMUL_W8A8_KERNELS_H_
@@ -19,6 +21,25 @@
 #include <cstdint>
 
 namespace strata::runtime::kernels {
+
+/// k per block of the driver (a multiple of 64, whole AMX steps): a 24 KB
+/// panel slice stays in L1 while the row tiles stream past it.
+constexpr int64_t kW8A8Kc = 768;
+
+enum class W8A8ALayout {
+  kQuads,      // byte (t * mr + i) * 4 + j holds k = 4t + j of row i
+  kRowBlocks,  // k block b at b * kW8A8Kc * mr, its rows kc_b bytes apart
+};
+
+/// Byte offset in an A tile of |mr| rows (|kp| k) of quad |t| of row |i|.
+/// Static: each unit keeps its own copy, compiled with its own flags.
+static inline int64_t w8a8QuadOffset(W8A8ALayout layout, int64_t mr,
+                                     int64_t kp, int64_t i, int64_t t) {
+  if (layout == W8A8ALayout::kQuads) return (t * mr + i) * 4;
+  const int64_t k = t * 4, k0 = k / kW8A8Kc * kW8A8Kc;
+  const int64_t kc = kp - k0 < kW8A8Kc ? kp - k0 : kW8A8Kc;
+  return k0 * mr + i * kc + (k - k0);
+}
 
 /// Where and how a register tile's final sums become C:
 ///   C(i, j) = dot(i, j) * (aScale[i] * bScale[j])  (+ C(i, j) if loadC)
@@ -57,11 +78,30 @@ using W8A8QuantizeFn = void (*)(int64_t rows, int64_t k, int64_t kp,
 using W8A8CorrectionsFn = void (*)(int64_t panels, int64_t kp, const int8_t* b,
                                    int32_t* corrections);
 
-/// The reference W8A8QuantizeFn for tiles of |mr| rows (any strides),
-/// which the vector sets match bit for bit.
-void quantizeW8A8Rows(int64_t mr, int64_t rows, int64_t k, int64_t kp,
-                      const float* a, int64_t am, int64_t ak, uint8_t* tile,
-                      float* scale);
+/// The reference W8A8QuantizeFn for tiles of |mr| rows (any strides) in
+/// |layout|, which the vector sets match bit for bit.
+void quantizeW8A8Rows(W8A8ALayout layout, int64_t mr, int64_t rows, int64_t k,
+                      int64_t kp, const float* a, int64_t am, int64_t ak,
+                      uint8_t* tile, float* scale);
+
+/// The same with AVX-512 F/BW (matmul_w8a8_avx512vnni.cc), for the
+/// AVX-512 VNNI and AMX sets.
+void quantizeW8A8RowsAvx512(W8A8ALayout layout, int64_t mr, int64_t rows,
+                            int64_t k, int64_t kp, const float* a, int64_t am,
+                            int64_t ak, uint8_t* tile, float* scale);
+
+/// The W8A8CorrectionsFn with AVX-512 VNNI (the VNNI and AMX sets').
+void w8a8CorrectionsAvx512Vnni(int64_t panels, int64_t kp, const int8_t* b,
+                               int32_t* corrections);
+
+/// Writes C from int32 sums (|rows| rows of 32, 32 apart) through
+/// |epilogue| as the W8A8TileFn does, with AVX-512 F (the AMX set's).
+void applyW8A8EpilogueAvx512(int64_t rows, const int32_t* sums,
+                             const W8A8Epilogue& epilogue);
+
+/// Brackets a task's tile calls (configures AMX tiles, then releases
+/// them); null for the sets that need nothing.
+using W8A8TaskFn = void (*)();
 
 struct W8A8Kernels {
   const char* name;
@@ -69,9 +109,12 @@ struct W8A8Kernels {
   W8A8TileFn tile;
   W8A8QuantizeFn quantize;
   W8A8CorrectionsFn corrections;
+  W8A8TaskFn beginTask, endTask;
 };
 
-/// With AVX-512 F/BW/VNNI (vpdpbusd) and with AVX2 (vpmaddwd).
+/// With AMX-INT8 tiles (tdpbusd), with AVX-512 F/BW/VNNI (vpdpbusd) and
+/// with AVX2 (vpmaddwd).
+extern const W8A8Kernels kW8A8Amx;
 extern const W8A8Kernels kW8A8Avx512Vnni;
 extern const W8A8Kernels kW8A8Avx2;
 

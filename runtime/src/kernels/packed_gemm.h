@@ -26,6 +26,7 @@ template <typename Set>
 const Set& pickKernelSet(bool avx512Usable, const Set& avx512, const Set& avx2,
                          const Set& scalar) {
   switch (matmulIsa()) {
+    case MatmulIsa::kAmx:
     case MatmulIsa::kAvx512:
       return avx512Usable ? avx512 : avx2;  // every AVX-512 CPU has AVX2
     case MatmulIsa::kAvx2:
@@ -34,6 +35,14 @@ const Set& pickKernelSet(bool avx512Usable, const Set& avx512, const Set& avx2,
       break;
   }
   return scalar;
+}
+
+/// The same with a set on AMX tiles, |amx| where they may be used.
+template <typename Set>
+const Set& pickKernelSet(const Set& amx, bool avx512Usable, const Set& avx512,
+                         const Set& avx2, const Set& scalar) {
+  if (matmulIsa() == MatmulIsa::kAmx) return amx;
+  return pickKernelSet(avx512Usable, avx512, avx2, scalar);
 }
 
 /// One call's operands: A [batch..., m, k] and C [batch..., m, n] strided

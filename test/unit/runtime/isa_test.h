@@ -6,6 +6,9 @@
 //   class MyTest : public IsaTest {};
 //   TEST_P(MyTest, Case) { ... }
 //   INSTANTIATE_TEST_SUITE_P(Isa, MyTest, kAllIsas, isaName);
+//
+// kAllIsas leaves out kAmx, under which only the bf16 and W8A8 matmuls
+// differ from kAvx512; their tests use kPackedGemmIsas.
 
 #ifndef STRATA_TEST_UNIT_RUNTIME_ISA_TEST_H_
 #define STRATA_TEST_UNIT_RUNTIME_ISA_TEST_H_
@@ -14,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kernels/amx.h"
 #include "kernels/matmul_f32.h"
 
 namespace strata::runtime::kernels {
@@ -21,11 +25,15 @@ namespace strata::runtime::kernels {
 class IsaTest : public ::testing::TestWithParam<MatmulIsa> {
  protected:
   void SetUp() override {
-    if (GetParam() == MatmulIsa::kAvx512 && matmulIsa() != MatmulIsa::kAvx512)
+    const MatmulIsa best = matmulIsa();
+    if (GetParam() == MatmulIsa::kAmx && best != MatmulIsa::kAmx)
+      GTEST_SKIP() << "no AMX: " << amxUnavailableReason();
+    if (GetParam() == MatmulIsa::kAvx512 && best != MatmulIsa::kAvx512 &&
+        best != MatmulIsa::kAmx)
       GTEST_SKIP() << "no AVX-512 on this CPU";
     if (GetParam() == MatmulIsa::kAvx2 && matmulIsa() == MatmulIsa::kScalar)
       GTEST_SKIP() << "no AVX2 on this CPU";
-    saved_ = matmulIsa();
+    saved_ = best;
     capMatmulIsa(GetParam());
   }
   void TearDown() override { capMatmulIsa(saved_); }
@@ -37,8 +45,13 @@ class IsaTest : public ::testing::TestWithParam<MatmulIsa> {
 inline const auto kAllIsas = ::testing::Values(
     MatmulIsa::kAvx512, MatmulIsa::kAvx2, MatmulIsa::kScalar);
 
+inline const auto kPackedGemmIsas =
+    ::testing::Values(MatmulIsa::kAmx, MatmulIsa::kAvx512, MatmulIsa::kAvx2,
+                      MatmulIsa::kScalar);
+
 inline std::string isaName(const ::testing::TestParamInfo<MatmulIsa>& info) {
   switch (info.param) {
+    case MatmulIsa::kAmx: return "amx";
     case MatmulIsa::kAvx512: return "avx512";
     case MatmulIsa::kAvx2: return "avx2";
     default: return "scalar";

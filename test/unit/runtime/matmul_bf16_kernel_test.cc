@@ -13,10 +13,12 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "isa_test.h"
 #include "kernel_context.h"
+#include "kernels/amx.h"
 #include "kernels/matmul_f32.h"
 #include "packed_gemm_test_util.h"
 #include "quantized_matmul_params.h"
@@ -68,7 +70,8 @@ struct Operands : PackedGemmOperands {
 };
 
 // Checks every output against the exact sum of the bf16 products and,
-// with |bitExact|, against the ABI's fp32 sums bit for bit.
+// with |bitExact|, against the ABI's fp32 sums bit for bit (not on AMX,
+// whose tile unit adds the products in its own order).
 //
 // Tolerance: each output is 2 * ceil(K / 2) fp32 additions of exact
 // products to a start value (0 or C), so, whatever the order, its error is
@@ -78,6 +81,7 @@ struct Operands : PackedGemmOperands {
 // addition.
 void expectMatches(Operands& o, bool bitExact = true) {
   const Case& c = o.c;
+  bitExact = bitExact && matmulIsa() != MatmulIsa::kAmx;
   const int64_t additions = (c.k + 1) / 2 * 2;
   std::vector<float> ra(c.k);
   for (int64_t b = 0; b < c.batch; ++b)
@@ -215,7 +219,25 @@ TEST_P(MatmulBf16KernelTest, Threads) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, MatmulBf16KernelTest, kAllIsas, isaName);
+// A ragged tail of k pairs (not a multiple of AMX's 16) in every k block,
+// and rows of a 32-row AMX tile on both sides of 16.
+TEST_P(MatmulBf16KernelTest, TileTails) {
+  for (const Case& c : {Case{17, 33, 390, true}, Case{31, 64, 34, false},
+                        Case{32, 40, 768 + 2, true}, Case{48, 96, 4, false}})
+    check(c);
+}
+
+INSTANTIATE_TEST_SUITE_P(Isa, MatmulBf16KernelTest, kPackedGemmIsas, isaName);
+
+// Where Linux refuses AMX tile data the matmul runs on the next set down,
+// with its results (on any host: without AMX nothing changes).
+TEST(MatmulBf16KernelTest, AmxRefusedFallsBack) {
+  simulateAmxRefusalForTesting(true);
+  EXPECT_NE(matmulIsa(), MatmulIsa::kAmx);
+  EXPECT_NE(std::string(amxUnavailableReason()), "");
+  check({45, 70, 800, true});
+  simulateAmxRefusalForTesting(false);
+}
 
 TEST(MatmulBf16KernelTest, PackedLayout) {
   const int64_t k = 5, n = 35;

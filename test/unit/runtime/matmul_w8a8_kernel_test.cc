@@ -14,10 +14,12 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "isa_test.h"
 #include "kernel_context.h"
+#include "kernels/amx.h"
 #include "kernels/matmul_f32.h"
 #include "packed_gemm_test_util.h"
 #include "quantized_matmul_params.h"
@@ -183,7 +185,30 @@ TEST_P(MatmulW8A8KernelTest, Threads) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, MatmulW8A8KernelTest, kAllIsas, isaName);
+// A ragged tail of k quads (not a multiple of AMX's 16) in the last k
+// block, and rows of a 32-row AMX tile on both sides of 16.
+TEST_P(MatmulW8A8KernelTest, TileTails) {
+  for (const Case& c : {Case{17, 33, 772, true}, Case{31, 64, 36, false},
+                        Case{32, 40, 1540, true}, Case{48, 96, 4, false}}) {
+    Operands o(c);
+    o.run(2);
+    expectMatches(o);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Isa, MatmulW8A8KernelTest, kPackedGemmIsas, isaName);
+
+// Where Linux refuses AMX tile data the matmul runs on the next set down
+// (the same bits: every set computes the same sums).
+TEST(MatmulW8A8KernelTest, AmxRefusedFallsBack) {
+  simulateAmxRefusalForTesting(true);
+  EXPECT_NE(matmulIsa(), MatmulIsa::kAmx);
+  EXPECT_NE(std::string(amxUnavailableReason()), "");
+  Operands o({45, 70, 1600, true});
+  o.run(2);
+  expectMatches(o);
+  simulateAmxRefusalForTesting(false);
+}
 
 // Every ISA computes the same int32 sums and the same fp32 steps after
 // them: bit-identical outputs.
@@ -193,7 +218,8 @@ TEST(MatmulW8A8KernelTest, IsasAgreeBitForBit) {
                         Case{1, 33, 5, true}}) {
     std::vector<std::vector<float>> results;
     for (MatmulIsa isa :
-         {MatmulIsa::kScalar, MatmulIsa::kAvx2, MatmulIsa::kAvx512}) {
+         {MatmulIsa::kScalar, MatmulIsa::kAvx2, MatmulIsa::kAvx512,
+          MatmulIsa::kAmx}) {
       capMatmulIsa(isa);  // never above what the CPU has
       Operands o(c);
       o.A(0, 0, 0) = NAN;

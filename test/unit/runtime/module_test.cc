@@ -299,13 +299,18 @@ TEST(CpuTest, DetectionAgreesWithTheCompiler) {
   EXPECT_EQ(strata_cpu_host_supports(nullptr), 0);
 }
 
-// The kernels' ISA follows the host's features and can be capped below
-// them, never raised above.
+// The kernels' ISA follows the host's features (AMX where Linux grants the
+// tiles) and can be capped below them, never raised above.
 TEST(CpuTest, KernelIsaCap) {
+  const bool amx = strata_cpu_amx_status() == nullptr;
   const bool avx512 = strata_cpu_host_supports("avx512f");
   const bool avx2 = strata_cpu_host_supports("avx2") &&
                     strata_cpu_host_supports("fma");
-  const std::string best = avx512 ? "avx512" : avx2 ? "avx2" : "scalar";
+  const std::string best =
+      amx ? "amx" : avx512 ? "avx512" : avx2 ? "avx2" : "scalar";
+  if (!amx) {
+    EXPECT_NE(std::string(strata_cpu_amx_status()), "");
+  }
   EXPECT_EQ(std::string(strata_cpu_kernel_isa()), best);
   EXPECT_EQ(strata_cpu_cap_kernel_isa("avx2"), nullptr);
   EXPECT_EQ(std::string(strata_cpu_kernel_isa()), avx2 ? "avx2" : "scalar");
@@ -322,6 +327,11 @@ TEST(CpuTest, KernelIsaCap) {
   strata_status_free(status);
   EXPECT_EQ(std::string(strata_cpu_kernel_isa()), "scalar");
   EXPECT_EQ(strata_cpu_cap_kernel_isa("avx512"), nullptr);
+  EXPECT_EQ(std::string(strata_cpu_kernel_isa()), amx ? "avx512" : best);
+  if (amx) {
+    EXPECT_NE(strata_cpu_amx_status(), nullptr);  // says it is capped
+  }
+  EXPECT_EQ(strata_cpu_cap_kernel_isa("amx"), nullptr);
   EXPECT_EQ(std::string(strata_cpu_kernel_isa()), best);
 }
 

@@ -36,16 +36,23 @@ STRATA_API_EXPORT strata_status_t strata_cpu_features_check(uint64_t required,
                                                             uint64_t available);
 
 /// The instruction set of the runtime's own kernels (matmuls, attention,
-/// quantizers) in this process: "avx512", "avx2" or "scalar". They are
-/// chosen from the host's features when first used.
+/// quantizers) in this process: "amx" (the AVX-512 kernels, with the bf16
+/// and W8A8 matmuls on AMX tiles), "avx512", "avx2" or "scalar". They are
+/// chosen from the host's features when first used; AMX also needs Linux's
+/// grant of tile data to the process, requested once (session creation
+/// requests it), and without it the kernels stay at "avx512".
 STRATA_API_EXPORT const char* strata_cpu_kernel_isa(void);
-/// Caps the runtime's kernels at |isa| ("avx512", "avx2" or "scalar"; never
-/// above what the host has) for this process: to measure or test the AVX2
-/// kernels on an AVX-512 host. The generated code of an artifact keeps the
-/// instruction set it was compiled for (--target-cpu). INVALID_ARGUMENT for
-/// another name. Meant for start-up: kernel calls already running finish on
-/// the set they started with.
+/// Caps the runtime's kernels at |isa| ("amx", "avx512", "avx2" or
+/// "scalar"; never above what the host has) for this process: to measure
+/// or test the lower kernels on a better host. The generated code of an
+/// artifact keeps the instruction set it was compiled for (--target-cpu).
+/// INVALID_ARGUMENT for another name. Meant for start-up: kernel calls
+/// already running finish on the set they started with.
 STRATA_API_EXPORT strata_status_t strata_cpu_cap_kernel_isa(const char* isa);
+/// NULL when the kernels use AMX tiles; else why not, in words ("this CPU
+/// ... has no AMX", "Linux refused AMX tile data ...", capped): what a tool
+/// prints so that a user on an AMX host learns why bf16 is not faster.
+STRATA_API_EXPORT const char* strata_cpu_amx_status(void);
 #ifdef __cplusplus
 }  // extern "C"
 #endif
