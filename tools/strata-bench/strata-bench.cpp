@@ -258,15 +258,17 @@ int runTool(const Options &options) {
   long long rss = peakRssBytes();
   if (!options.json) {
     std::printf("load %.3f s (prefill %.3f s, decode %.3f s), peak RSS %.1f "
-                "MB, %ld thread(s)\n",
+                "MB, %ld thread(s), kernels %s\n",
                 load, bench.prefillLoadSeconds(), bench.decodeLoadSeconds(),
-                static_cast<double>(rss) / 1e6, options.threads);
+                static_cast<double>(rss) / 1e6, options.threads,
+                strata_cpu_kernel_isa());
     return 0;
   }
   std::string json =
       "{\"prefill_artifact\": " + jsonString(options.prefill) +
       ", \"decode_artifact\": " + jsonString(options.decode) +
       ", \"threads\": " + std::to_string(options.threads) +
+      ", \"kernel_isa\": " + jsonString(strata_cpu_kernel_isa()) +
       ", \"warmup\": " + std::to_string(options.warmup) +
       ", \"seed\": " + std::to_string(options.seed) +
       ", \"load_seconds\": " + jsonNumber(load) +
