@@ -43,6 +43,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <immintrin.h>
+#include <new>
 #include <random>
 #include <thread>
 #include <vector>
@@ -56,6 +57,27 @@
 using namespace strata::runtime;
 
 namespace {
+
+// Operands at 64-byte boundaries, as a session's buffers and an
+// artifact's weights are: a tile row (64 bytes) that straddles two cache
+// lines made the AMX kernels twice as slow here as in a session.
+template <typename T>
+struct Aligned64 {
+  using value_type = T;
+  Aligned64() = default;
+  template <typename U>
+  Aligned64(const Aligned64<U>&) {}
+  T* allocate(size_t n) {
+    void* p = std::aligned_alloc(64, (n * sizeof(T) + 63) / 64 * 64);
+    if (!p) throw std::bad_alloc();
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t) { std::free(p); }
+  template <typename U>
+  bool operator==(const Aligned64<U>&) const { return true; }
+};
+template <typename T>
+using Buffer = std::vector<T, Aligned64<T>>;
 
 // Independent FMA chains per thread: enough to cover the FMA latency times
 // the two FMA ports of current cores.
@@ -284,12 +306,13 @@ int main(int argc, char** argv) {
                      : "",
               tiles ? "  % tile peak" : "");
   for (const Shape& s : shapes) {
-    std::vector<float> a(s.m * s.k), b(s.k * s.n), c(s.m * s.n);
+    Buffer<float> a(s.m * s.k), b(s.k * s.n), c(s.m * s.n);
     for (float& x : a) x = dist(rng);
     for (float& x : b) x = dist(rng);
-    std::vector<float> packed(strata_packed_b_f32_elements(s.k, s.n));
+    Buffer<float> packed(strata_packed_b_f32_elements(s.k, s.n));
     strata_pack_b_f32(b.data(), s.k, s.n, s.n, 1, packed.data());
-    std::vector<int8_t> q(s.k * s.n), packedQ(packed.size());
+    std::vector<int8_t> q(s.k * s.n);
+    Buffer<int8_t> packedQ(packed.size());
     std::vector<float> scales(packed.size() / s.k, 1.0f / 127);
     for (size_t i = 0; i < q.size(); ++i)
       q[i] = static_cast<int8_t>(b[i] * 127);
@@ -298,7 +321,7 @@ int main(int argc, char** argv) {
     // W8A8: symmetric per-column int8, in quads of rows.
     std::vector<float> scalesW(packed.size() / s.k, 0.0f);
     std::vector<int8_t> qW(s.k * s.n);
-    std::vector<int8_t> packedW(strata_packed_b_i8_quads_bytes(s.k, s.n));
+    Buffer<int8_t> packedW(strata_packed_b_i8_quads_bytes(s.k, s.n));
     if (w8a8 && s.packed) {
       for (int64_t j = 0; j < s.n; ++j) {
         float amax = 0;
@@ -312,7 +335,7 @@ int main(int argc, char** argv) {
       strata_pack_b_i8_quads(qW.data(), s.k, s.n, s.n, 1, packedW.data());
     }
     // bf16: the fp32 weight rounded, in pairs of rows.
-    std::vector<uint16_t> packedBf16;
+    Buffer<uint16_t> packedBf16;
     if (bf16 && s.packed) {
       packedBf16.resize(strata_packed_b_bf16_pairs_elements(s.k, s.n));
       strata_pack_b_bf16_pairs(b.data(), s.k, s.n, s.n, 1, packedBf16.data());
@@ -323,7 +346,7 @@ int main(int argc, char** argv) {
       q4[i] = static_cast<int8_t>(b[i] * 7);
     std::vector<float> scales4(
         (s.k + kGroup - 1) / kGroup * (packed.size() / s.k), 1.0f / 7);
-    std::vector<uint8_t> packedQ4;
+    Buffer<uint8_t> packedQ4;
     if (int4 && int4F32Scales) {
       packedQ4.resize(strata_packed_b_i4_bytes(s.k, s.n, kGroup));
       strata_pack_b_i4(q4.data(), s.k, s.n, s.n, 1, kGroup, packedQ4.data());

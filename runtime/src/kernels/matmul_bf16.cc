@@ -57,6 +57,11 @@ constexpr int64_t kKc = kBf16Kc;
 // all of a long K in one task they would not (K = 3072: 12% slower).
 constexpr int64_t kKPass = 2 * kKc;
 constexpr int64_t kMcRows = 96;   // rows per task, rounded to whole tiles
+// With wholeK (AMX): a task's panel block (4 x 32 columns of all of K) is
+// read from the last-level cache once per task, so more rows a task (a
+// prompt of 512 in one): 96 rows made B's reads from L3 a third of a
+// 512 x 768 x 3072 product on 2 threads and halved one shape's speed.
+constexpr int64_t kWholeKMcRows = 512;
 constexpr int64_t kNcPanels = 4;  // panels per task
 constexpr int64_t kScalarMr = 4;
 
@@ -222,7 +227,8 @@ void run(strata_rt_context_t* context, Problem p) {
 
   const PackedGemmGrid grid =
       packedGemmGrid(context, batches, s.tilesPerBatch, panels,
-                     ceilDiv(kMcRows, mr), kNcPanels);
+                     ceilDiv(kern.wholeK ? kWholeKMcRows : kMcRows, mr),
+                     kNcPanels);
   const int64_t kPass = kern.wholeK ? p.kp : kKPass;
   for (int64_t kBegin = 0; kBegin < p.kp; kBegin += kPass) {
     const int64_t kEnd = minOf(p.kp, kBegin + kPass);
