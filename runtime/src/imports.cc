@@ -48,7 +48,17 @@ const Import kImports[] = {
 
 }  // namespace
 
-strata_status_t bindImports(const NativeCode& code) {
+static_assert(sizeof(kImports) / sizeof(kImports[0]) <= 32,
+              "bindImports' mask has 32 bits");
+
+size_t importCount() { return sizeof(kImports) / sizeof(kImports[0]); }
+
+const char* importName(size_t i) {
+  return i < importCount() ? kImports[i].name : nullptr;
+}
+
+strata_status_t bindImports(const NativeCode& code, uint32_t* boundMask) {
+  *boundMask = 0;
   const auto* declared = static_cast<const uint32_t*>(
       code.find(STRATA_IMPORT_SYMBOL_PREFIX "count"));
   if (!declared) {
@@ -57,10 +67,12 @@ strata_status_t bindImports(const NativeCode& code) {
                               STRATA_IMPORT_SYMBOL_PREFIX "count");
   }
   uint32_t bound = 0;
-  for (const Import& import : kImports) {
+  for (size_t i = 0; i < importCount(); ++i) {
+    const Import& import = kImports[i];
     std::string symbol = std::string(STRATA_IMPORT_SYMBOL_PREFIX) + import.name;
     if (void* slot = code.find(symbol.c_str())) {
       *static_cast<void**>(slot) = import.function;
+      *boundMask |= uint32_t{1} << i;
       ++bound;
     }
   }

@@ -7,15 +7,24 @@
 #ifndef STRATA_RUNTIME_SRC_IMPORTS_H_
 #define STRATA_RUNTIME_SRC_IMPORTS_H_
 
+#include <cstddef>
+#include <cstdint>
+
 #include "native_code.h"
 #include "strata/runtime/status.h"
 
 namespace strata::runtime {
 
-/// Binds the imports of |code|. INCOMPATIBLE if the code imports a function
-/// this runtime does not provide (it reports how many it imports in
+/// Binds the imports of |code| and sets bit i of |bound| for each import i
+/// (importName) it binds. INCOMPATIBLE if the code imports a function this
+/// runtime does not provide (it reports how many it imports in
 /// `__strata_import_count`).
-strata_status_t bindImports(const NativeCode& code);
+strata_status_t bindImports(const NativeCode& code, uint32_t* bound);
+
+/// The runtime's imports: their number and the name of import |i| (a
+/// static string; null past the end).
+size_t importCount();
+const char* importName(size_t i);
 
 }  // namespace strata::runtime
 

@@ -20,6 +20,7 @@
 #include "checksum.h"
 #include "cpu_target.h"
 #include "imports.h"
+#include "kernels/matmul_f32.h"
 #include "module_internal.h"
 #include "strata/runtime/cpu.h"
 #include "strata_artifact_format.h"
@@ -130,7 +131,7 @@ strata_status_t loadModule(const uint8_t* data, size_t size, void* mapping,
   buildSignatures(module);
   strata_status_t status =
       module->code.load(view.cpuCode.data, view.cpuCode.size);
-  if (!status) status = bindImports(module->code);
+  if (!status) status = bindImports(module->code, &module->imports);
   for (size_t e = 0; !status && e < module->entries.size(); ++e) {
     EntryRecord& entry = module->entries[e];
     status = module->code.resolve(entry.signature.symbol, &entry.function);
@@ -380,6 +381,48 @@ const char* strata_module_cpu_feature(const strata_module_t* module,
 
 uint64_t strata_module_cpu_features(const strata_module_t* module) {
   return legacyCpuFeatureBits(module->cpuTarget->features);
+}
+
+namespace {
+
+// The kernel imports of |module| in the runtime's order: the one at
+// |index|, or null.
+const char* kernelImportAt(const strata_module_t* module, size_t index) {
+  for (size_t i = 0; i < strata::runtime::importCount(); ++i) {
+    const char* name = strata::runtime::importName(i);
+    if (!(module->imports >> i & 1u) ||
+        !strata::runtime::kernels::kernelSetOfImport(name))
+      continue;
+    if (index-- == 0) return name;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+size_t strata_module_kernel_count(const strata_module_t* module) {
+  size_t n = 0;
+  while (module && kernelImportAt(module, n)) ++n;
+  return n;
+}
+
+strata_status_t strata_module_kernel(const strata_module_t* module,
+                                     size_t index, const char** import_name,
+                                     const char** kernel_set) {
+  if (!module || !import_name || !kernel_set) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                              "module, import_name and kernel_set must be "
+                              "non-null");
+  }
+  const char* name = kernelImportAt(module, index);
+  if (!name) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_OUT_OF_RANGE,
+                              "kernel index %zu is out of range (%zu kernels)",
+                              index, strata_module_kernel_count(module));
+  }
+  *import_name = name;
+  *kernel_set = strata::runtime::kernels::kernelSetOfImport(name);
+  return nullptr;
 }
 
 uint64_t strata_module_weights_size(const strata_module_t* module) {

@@ -50,6 +50,8 @@ struct strata_module_t {
   /// The CPU code's target descriptor, in |manifest|.
   const strata::format::CpuTarget* cpuTarget = nullptr;
   strata::runtime::NativeCode code;
+  /// Bit i: the code imports the runtime's import i (importName).
+  uint32_t imports = 0;
 };
 
 #endif  // STRATA_RUNTIME_SRC_MODULE_INTERNAL_H_

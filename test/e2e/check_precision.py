@@ -168,6 +168,33 @@ def bits_per_byte(logits, seqs):
     return float(nll.mean() / math.log(2))
 
 
+# The matmul import each prefill precision's artifact must call.
+PREFILL_IMPORTS = {"bf16-prefill": "strata_rt_matmul_f32_bf16",
+                   "w8a8-prefill": "strata_rt_matmul_f32_w8a8",
+                   "w8a8-smooth-prefill": "strata_rt_matmul_f32_w8a8"}
+
+
+def kernel_problems(bin_dir, artifact, precision):
+    """The artifact's kernels (strata-run --inspect --json) for a prefill
+    precision: its matmul import is listed, and served by AMX tiles exactly
+    when the runtime's kernels are `amx`. Returns (the set, problems)."""
+    proc = subprocess.run([os.path.join(bin_dir, "strata-run"), artifact,
+                           "--inspect", "--json"], capture_output=True,
+                          text=True, check=True, timeout=120)
+    info = json.loads(proc.stdout)
+    sets = {k["import"]: k["set"] for k in info["kernels"]}
+    want = PREFILL_IMPORTS.get(precision)
+    if not want:
+        return None, []
+    if want not in sets:
+        return None, [f"{precision}: {want} not among the kernels {sets}"]
+    on_tiles = sets[want].startswith("amx-")
+    if on_tiles != (info["kernel_isa"] == "amx"):
+        return sets[want], [f"{precision}: {want} runs on {sets[want]} with "
+                            f"kernels {info['kernel_isa']}"]
+    return sets[want], []
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("models_dir")
@@ -205,6 +232,12 @@ def main():
                             artifact, "--quiet", "--max-batch", str(SLOTS),
                             "--max-seq", str(LENGTH)] + flags,
                            check=True, timeout=900)
+            kernel, found = kernel_problems(args.bin_dir, artifact, precision)
+            problems += found
+            if kernel:
+                print(f"{precision}: {PREFILL_IMPORTS[precision]} on "
+                      f"{kernel}")
+                results.setdefault("kernels", {})[precision] = kernel
             score = strata_prefill_logits if precision in PREFILL_SCORED \
                 else strata_logits
             logits[precision] = score(args.bin_dir, artifact, seqs, tmp,

@@ -24,6 +24,7 @@
 #include "Npy.h"
 #include "ToolErrors.h"
 #include "strata/runtime/api.h"
+#include "strata/runtime/cpu.h"
 #include "tools/common/JsonText.h"
 #include "tools/runtime-common/KernelIsa.h"
 #include "tools/common/ParseCount.h"
@@ -184,6 +185,17 @@ void printInspect(const strata_module_t *module) {
   std::printf(
       "\nweights: %llu bytes\n",
       static_cast<unsigned long long>(strata_module_weights_size(module)));
+  // Which runtime kernel each matmul (by precision) and attention uses
+  // here, and why not AMX where it is not.
+  std::printf("kernels: %s", strata_cpu_kernel_isa());
+  if (const char *amx = strata_cpu_amx_status())
+    std::printf(" (no AMX tiles: %s)", amx);
+  std::printf("\n");
+  for (size_t i = 0; i < strata_module_kernel_count(module); ++i) {
+    const char *import = nullptr, *set = nullptr;
+    if (!strata_module_kernel(module, i, &import, &set))
+      std::printf("kernel %s: %s\n", import, set);
+  }
   for (size_t i = 0; i < strata_module_symbolic_dim_count(module); ++i) {
     const strata_symbolic_dim_t *dim = strata_module_symbolic_dim(module, i);
     if (dim->max == STRATA_DIM_MAX_FROM_DATA)
@@ -241,7 +253,19 @@ void printInspectJson(const strata_module_t *module) {
     json += (i ? ", " : "") + jsonString(strata_module_cpu_feature(module, i));
   json += "], \"weights_bytes\": " +
           std::to_string(strata_module_weights_size(module)) +
-          ", \"dims\": [";
+          ", \"kernel_isa\": " + jsonString(strata_cpu_kernel_isa()) +
+          ", \"amx_status\": " +
+          (strata_cpu_amx_status() ? jsonString(strata_cpu_amx_status())
+                                   : std::string("null")) +
+          ", \"kernels\": [";
+  for (size_t i = 0; i < strata_module_kernel_count(module); ++i) {
+    const char *import = nullptr, *set = nullptr;
+    if (strata_module_kernel(module, i, &import, &set))
+      continue;
+    json += (i ? ", " : "") + std::string("{\"import\": ") +
+            jsonString(import) + ", \"set\": " + jsonString(set) + "}";
+  }
+  json += "], \"dims\": [";
   for (size_t i = 0; i < strata_module_symbolic_dim_count(module); ++i) {
     const strata_symbolic_dim_t *dim = strata_module_symbolic_dim(module, i);
     json += (i ? ", " : "") + std::string("{\"name\": ") +

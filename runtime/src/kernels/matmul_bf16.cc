@@ -244,6 +244,8 @@ void run(strata_rt_context_t* context, Problem p) {
 
 }  // namespace
 
+const char* matmulBf16KernelSet() { return bf16Kernels().name; }
+
 extern "C" void strataMatmulF32Bf16(strata_rt_context_t* context,
                                     const int64_t* params) {
   pollCancel(context);  // before any object: a cancel skips this frame

@@ -39,6 +39,17 @@ extern "C" void strataMatmulF32W8A8(strata_rt_context_t* context,
 extern "C" void strataMatmulF32Bf16(strata_rt_context_t* context,
                                     const int64_t* params);
 
+/// The kernel set that serves an import on this host now ("amx-bf16",
+/// "avx512bf16", "avx512vnni", "avx2", "scalar", ...), or null for a name
+/// that is not a kernel import (strata_module_kernel).
+const char* kernelSetOfImport(const char* importName);
+
+/// The set names of each family (the drivers' choices).
+const char* matmulF32KernelSet();
+const char* matmulI4KernelSet();
+const char* matmulBf16KernelSet();
+const char* matmulW8A8KernelSet();
+
 /// Instruction sets the kernels have code for, best first. kAmx is
 /// kAvx512 plus AMX tiles for the bf16 and W8A8 matmuls (amx.h): the other
 /// kernels use AVX-512 under both.

@@ -270,6 +270,8 @@ void run(strata_rt_context_t* context, Problem p) {
 
 }  // namespace
 
+const char* matmulW8A8KernelSet() { return w8a8Kernels().name; }
+
 extern "C" void strataMatmulF32W8A8(strata_rt_context_t* context,
                                     const int64_t* params) {
   pollCancel(context);  // before any object: a cancel skips this frame

@@ -250,6 +250,24 @@ TEST(ModuleTest, HostFeaturesAreAccepted) {
   EXPECT_EQ(strata_module_cpu_feature(module.get(), host.size()), nullptr);
 }
 
+// The test kernels import no runtime kernel (only the allocator and the
+// thread pool): the list is empty and its accessor says why not. The
+// e2e precision check lists real ones (test/e2e/check_precision.py).
+TEST(ModuleTest, KernelListOfCodeWithoutKernelImports) {
+  LoadedModule module(writeArtifact(standardWriter()));
+  STRATA_ASSERT_OK(module.load());
+  EXPECT_EQ(strata_module_kernel_count(module.get()), 0u);
+  const char *import = nullptr, *set = nullptr;
+  auto [code, message] =
+      consumeStatus(strata_module_kernel(module.get(), 0, &import, &set));
+  EXPECT_EQ(code, STRATA_STATUS_OUT_OF_RANGE);
+  EXPECT_NE(message.find("0 kernels"), std::string::npos) << message;
+  auto [nullCode, nullMessage] =
+      consumeStatus(strata_module_kernel(module.get(), 0, nullptr, &set));
+  EXPECT_EQ(nullCode, STRATA_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(strata_module_kernel_count(nullptr), 0u);
+}
+
 // Every feature the host lacks is named, not only the first.
 TEST(ModuleTest, MissingCpuFeaturesAreIncompatibleOnThisHost) {
   std::vector<std::string> lacking;

@@ -18,7 +18,7 @@
 #include "strata/runtime/thread_pool.h"
 
 /// Runtime API version: (major << 16) | minor. A major bump breaks the ABI.
-#define STRATA_RUNTIME_API_VERSION ((0 << 16) | 6)
+#define STRATA_RUNTIME_API_VERSION ((0 << 16) | 7)
 
 #ifdef __cplusplus
 extern "C" {

@@ -183,6 +183,21 @@ STRATA_API_EXPORT const char* strata_module_cpu_feature(
 STRATA_API_EXPORT uint64_t
 strata_module_cpu_features(const strata_module_t* module);
 
+/// The number of runtime kernels the native code calls (matmuls of each
+/// precision, attention); strata_module_kernel names them.
+STRATA_API_EXPORT size_t
+strata_module_kernel_count(const strata_module_t* module);
+
+/// Kernel |index|: the import the code calls (|import_name|, e.g.
+/// "strata_rt_matmul_f32_bf16": every matmul of that precision calls it)
+/// and the kernel set that serves it in this process now (|kernel_set|,
+/// e.g. "amx-bf16", "avx512bf16", "avx512vnni", "avx512", "avx2",
+/// "scalar": the host's, as capped by strata_cpu_cap_kernel_isa). Both
+/// borrowed, static. OUT_OF_RANGE past strata_module_kernel_count.
+STRATA_API_EXPORT strata_status_t strata_module_kernel(
+    const strata_module_t* module, size_t index, const char** import_name,
+    const char** kernel_set);
+
 /// The size of the weights section in bytes.
 STRATA_API_EXPORT uint64_t
 strata_module_weights_size(const strata_module_t* module);
