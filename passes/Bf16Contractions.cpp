@@ -4,8 +4,10 @@
 // twice the fp32 rate or more. This pass marks the linear layers of the
 // chosen entries to compute their products in bf16: the weight stored as
 // bf16 (rounded to nearest even at compile time), each activation rounded
-// to bf16 where the kernel reads it, sums in fp32. Norms, softmax, the
-// residual stream and the logits stay fp32 (docs/design/precision.md).
+// to bf16 where the kernel reads it, sums in fp32; and the chosen entries'
+// attention, whose two products may then read bf16-rounded queries, keys,
+// probabilities and values (the softmax between them stays fp32). Norms,
+// the residual stream and the logits stay fp32 (docs/design/precision.md).
 //
 // The mark (strata.compute_type = bf16 on the op, carried to its
 // contraction by the lowering) is a licence, not a change of the IR's
@@ -51,6 +53,15 @@ struct Bf16ContractionsPass
         op->setAttr(ir::kComputeTypeAttr, bf16);
         ++numMarked;
       }
+      func.walk([&](Operation *op) {
+        if (!isa<ir::AttentionOp, ir::CacheAttentionOp>(op) ||
+            !cast<RankedTensorType>(op->getResult(0).getType())
+                 .getElementType()
+                 .isF32())
+          return;
+        op->setAttr(ir::kComputeTypeAttr, bf16);
+        ++numMarked;
+      });
     }
   }
 };

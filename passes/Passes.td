@@ -221,9 +221,14 @@ def Bf16ContractionsPass : Pass<"strata-bf16-contractions", "mlir::ModuleOp"> {
     `strata.matmul` of an activation by a constant 2-D fp32 weight, gets
     `strata.compute_type = bf16`: its weight is stored as bf16 and its
     products are of bf16-rounded operands, summed in fp32 (the CPU back end
-    calls `strata_rt_matmul_f32_bf16`). Norms, softmax, the residual stream
-    and the logits stay fp32. With `keep-fp32-lm-head` the contraction that
-    produces a returned value (the LM head) is left alone.
+    calls `strata_rt_matmul_f32_bf16`). Its fp32 `strata.attention` and
+    `strata.cache_attention` ops get the same mark: their two products
+    (query-key, probability-value) may read bf16-rounded operands, with
+    the softmax between them in fp32 (the CPU back end sets
+    STRATA_ATTN_FLAG_BF16_PRODUCTS; AMX hosts run them on tiles). Norms,
+    the softmax, the residual stream and the logits stay fp32. With
+    `keep-fp32-lm-head` the contraction that produces a returned value (the
+    LM head) is left alone.
 
     ```mlir
     %y = strata.linear %x, %w, %b : (tensor<?x768xf32>, tensor<768x2304xf32>, tensor<2304xf32>) -> tensor<?x2304xf32>

@@ -8,7 +8,8 @@
 // and with a window of W keys plus S sinks, R query rows at the end of the
 // context (default T: a whole prompt; 1: a decode step). Prints the median
 // of N (default 7) timed calls after 2 warm-up calls of each, and the
-// ratio.
+// ratio; then dense with STRATA_ATTN_FLAG_BF16_PRODUCTS (the bf16 prefill
+// policy: AMX tiles where the kernels are `amx`, else the same fp32 code).
 
 #include <algorithm>
 #include <chrono>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "kernels/attention_f32.h"
+#include "kernels/matmul_f32.h"
 #include "run_context.h"
 #include "strata_kernel_abi.h"
 #include "thread_pool.h"
@@ -74,10 +76,11 @@ int main(int argc, char** argv) {
   context.pool = &pool;
   context.scratch = &scratch;
 
-  auto time = [&](bool windowed) {
+  auto time = [&](bool windowed, bool bf16Products) {
     int64_t p[STRATA_ATTN_PARAM_COUNT] = {};
     p[STRATA_ATTN_FLAGS] =
-        STRATA_ATTN_FLAG_CAUSAL | (windowed ? STRATA_ATTN_FLAG_WINDOW : 0);
+        STRATA_ATTN_FLAG_CAUSAL | (windowed ? STRATA_ATTN_FLAG_WINDOW : 0) |
+        (bf16Products ? STRATA_ATTN_FLAG_BF16_PRODUCTS : 0);
     p[STRATA_ATTN_BATCH] = 1;
     p[STRATA_ATTN_HEADS] = heads;
     p[STRATA_ATTN_KV_HEADS] = heads;
@@ -111,10 +114,14 @@ int main(int argc, char** argv) {
     std::sort(ms.begin(), ms.end());
     return ms[ms.size() / 2];
   };
-  const double dense = time(false), windowed = time(true);
+  const double dense = time(false, false), windowed = time(true, false);
+  const double bf16 = time(false, true);
   std::printf("attention T=%ld rows=%ld heads=%ld d=%ld threads=%ld: dense "
-              "causal %.3f ms, window %ld + %ld sinks %.3f ms, %.2fx\n",
+              "causal %.3f ms, window %ld + %ld sinks %.3f ms, %.2fx; dense "
+              "with bf16 products (kernels %s) %.3f ms, %.2fx\n",
               seq, rows, heads, dim, threads, dense, window, sinks, windowed,
-              dense / windowed);
+              dense / windowed, kernels::matmulIsa() == kernels::MatmulIsa::kAmx
+                                    ? "amx" : "not amx",
+              bf16, dense / bf16);
   return 0;
 }

@@ -360,6 +360,11 @@ enum {
 /* A hidden key scores the lowest finite float plus its MASK value (as
  * strata.attention's mask_hidden), instead of the lowest float alone. */
 #define STRATA_ATTN_FLAG_MASK_HIDDEN 4
+/* The products Q K^T and P V may read their operands rounded to bf16 (sums
+ * in fp32; the softmax between them fp32): the bf16 precision policy's
+ * licence, as strata.compute_type = bf16 on a contraction. A kernel may
+ * ignore it and compute them in fp32. */
+#define STRATA_ATTN_FLAG_BF16_PRODUCTS 8
 
 /*
  * strata_rt_attention_kv(strata_rt_context_t* context,

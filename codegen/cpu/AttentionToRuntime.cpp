@@ -183,9 +183,14 @@ private:
     float scale32 = static_cast<float>(scale);
     uint32_t scaleBits;
     std::memcpy(&scaleBits, &scale32, sizeof(scaleBits));
+    // The bf16 precision policy's mark (strata-bf16-contractions): the
+    // products may read bf16-rounded operands.
+    auto computeType = op->getAttrOfType<TypeAttr>(ir::kComputeTypeAttr);
+    const bool bf16Products = computeType && computeType.getValue().isBF16();
     int64_t flags = (causal ? STRATA_ATTN_FLAG_CAUSAL : 0) |
                     (window ? STRATA_ATTN_FLAG_WINDOW : 0) |
-                    (maskHidden ? STRATA_ATTN_FLAG_MASK_HIDDEN : 0);
+                    (maskHidden ? STRATA_ATTN_FLAG_MASK_HIDDEN : 0) |
+                    (bf16Products ? STRATA_ATTN_FLAG_BF16_PRODUCTS : 0);
 
     SmallVector<std::pair<int64_t, Value>> fields = {
         {STRATA_ATTN_FLAGS, idx(flags)},

@@ -1,4 +1,4 @@
-// RUN: strata-opt %s --strata-bf16-contractions="functions=prefill" | FileCheck %s
+// RUN: strata-opt %s --strata-bf16-contractions="functions=prefill,prefill_attention" | FileCheck %s
 // RUN: strata-opt %s --strata-bf16-contractions="functions=prefill keep-fp32-lm-head=true" | FileCheck %s --check-prefix=HEAD
 
 // Only the chosen function's linear layers are marked: its linear and its
@@ -11,6 +11,12 @@
 //       CHECK:   strata.linear {{.+}} {strata.compute_type = bf16}
 //       CHECK:   strata.matmul %{{.+}}, %{{.+}} : (tensor<?x2xf32>, tensor<2x?xf32>)
 //       CHECK:   strata.matmul {{.+}} {strata.compute_type = bf16} : (tensor<1x?x2xf32>, tensor<2x3xf32>)
+// The chosen function's fp32 attention is marked too (its products), an
+// fp16 one is not.
+// CHECK-LABEL: func.func @prefill_attention
+//       CHECK:   strata.attention {{.+}}strata.compute_type = bf16{{.+}} : (tensor<1x2x8x16xf32>
+//       CHECK:   strata.attention
+//   CHECK-NOT:   strata.compute_type
 // HEAD-LABEL: func.func @prefill
 //       HEAD:   strata.linear {{.+}} {strata.compute_type = bf16}
 //   HEAD-NOT:   strata.compute_type
@@ -29,5 +35,11 @@ module {
     %shape = strata.constant dense<[-1, 3]> : tensor<2xi64>
     %flat = strata.reshape %logits, %shape : (tensor<1x?x3xf32>, tensor<2xi64>) -> tensor<?x3xf32>
     return %s, %flat : tensor<?x?xf32>, tensor<?x3xf32>
+  }
+  func.func @prefill_attention(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>,
+                               %h: tensor<1x2x8x16xf16>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf16>) {
+    %o = strata.attention %q, %k, %v {causal} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+    %o16 = strata.attention %h, %h, %h : (tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16>) -> tensor<1x2x8x16xf16>
+    return %o, %o16 : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf16>
   }
 }

@@ -24,7 +24,10 @@
 #endif
 
 #include "../run_context.h"
+#include "amx.h"
+#include "attention_amx.h"
 #include "attention_kv_kernels.h"
+#include "matmul_f32.h"
 #include "matmul_f32_tiles.h"
 #include "strata_kernel_abi.h"
 
@@ -55,7 +58,8 @@ struct KvOperand {
 
 struct Problem {
   bool causal, window;
-  bool maskHidden;  // STRATA_ATTN_FLAG_MASK_HIDDEN
+  bool maskHidden;    // STRATA_ATTN_FLAG_MASK_HIDDEN
+  bool bf16Products;  // STRATA_ATTN_FLAG_BF16_PRODUCTS
   int64_t batch, heads, kvHeads, sq, sk, d, dv, windowSize, sinks;
   float scale;
   Operand q, mask, o;
@@ -94,27 +98,41 @@ bool isVisible(const Visible& v, int64_t j) {
 }
 
 // One pool thread's scratch: regions of one block of the run context's
-// kernel scratch, sized for the problem before the loop starts.
+// kernel scratch, sized for the problem before the loop starts. The AMX
+// blocks use the bf16 regions (attention_amx.h's layouts) instead of the
+// fp32 packed K and V.
 struct Scratch {
   float *kPacked, *vPacked, *scores, *q, *out, *exact, *kvRow;
+  uint16_t *keyPairs, *valuePairs, *qRows, *probRows;
+  float* outTile;
 };
 
 // Floats of each region (a multiple of 16, so regions stay 64-byte
 // aligned). The row path needs no packed K/V and one row of scores.
 struct ScratchSizes {
   int64_t kPacked, vPacked, scores, q, out, exact, kvRow;
+  int64_t keyPairs, valuePairs, qRows, probRows, outTile;
   int64_t total() const {
-    return kPacked + vPacked + scores + q + out + exact + kvRow;
+    return kPacked + vPacked + scores + q + out + exact + kvRow + keyPairs +
+           valuePairs + qRows + probRows + outTile;
   }
 };
 
 int64_t roundUp16(int64_t n) { return (std::max<int64_t>(n, 1) + 15) / 16 * 16; }
 
-ScratchSizes scratchSizes(const Problem& p, bool blocked) {
+ScratchSizes scratchSizes(const Problem& p, bool blocked, bool amx) {
   const int64_t kPanels = ceilDiv(p.sk, kW), vPanels = ceilDiv(p.dv, kW);
   ScratchSizes z;
-  z.kPacked = blocked ? roundUp16(kPanels * p.d * kW) : 0;
-  z.vPacked = blocked ? roundUp16(vPanels * p.sk * kW) : 0;
+  const bool fp32Blocks = blocked && !amx;
+  z.kPacked = fp32Blocks ? roundUp16(kPanels * p.d * kW) : 0;
+  z.vPacked = fp32Blocks ? roundUp16(vPanels * p.sk * kW) : 0;
+  // bf16 regions: two elements a float.
+  const int64_t dp = amxRoundUp32(p.d), skp = amxRoundUp32(p.sk);
+  z.keyPairs = amx ? roundUp16(skp * dp / 2) : 0;
+  z.valuePairs = amx ? roundUp16(amxRoundUp32(p.dv) * skp / 2) : 0;
+  z.qRows = amx ? roundUp16(kBlockRows * dp / 2) : 0;
+  z.probRows = amx ? roundUp16(kBlockRows * skp / 2) : 0;
+  z.outTile = amx ? roundUp16(kBlockRows * kW) : 0;
   z.scores = roundUp16(blocked ? kBlockRows * kPanels * kW : p.sk);
   z.q = roundUp16(blocked ? kBlockRows * p.d : p.d);
   z.out = roundUp16(p.dv);
@@ -133,6 +151,17 @@ Scratch scratchAt(uint8_t* block, const ScratchSizes& z) {
   s.out = s.q + z.q;
   s.exact = s.out + z.out;
   s.kvRow = s.exact + z.exact;
+  float* next = s.kvRow + z.kvRow;
+  auto bf16Region = [&](int64_t floats) {
+    uint16_t* region = reinterpret_cast<uint16_t*>(next);
+    next += floats;
+    return region;
+  };
+  s.keyPairs = bf16Region(z.keyPairs);
+  s.valuePairs = bf16Region(z.valuePairs);
+  s.qRows = bf16Region(z.qRows);
+  s.probRows = bf16Region(z.probRows);
+  s.outTile = next;
   return s;
 }
 
@@ -544,6 +573,78 @@ void runBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
   }
 }
 
+// runBlocks with the products on AMX tiles (STRATA_ATTN_FLAG_BF16_PRODUCTS
+// where matmulIsa() is kAmx; fp32 K and V, contiguous rows, no window:
+// useAmxBlocks): K and V packed once as bf16 pairs, each block's query rows
+// and probabilities converted to bf16 rows. The softmax, the rows with
+// nothing visible and the output scaling are runBlocks'.
+void runBlocksAmx(const Problem& p, const MatmulTiles& t, const Scratch& s,
+                  const Head& x) {
+  const int64_t dp = amxRoundUp32(p.d), skp = amxRoundUp32(p.sk);
+  const int64_t vPanels = ceilDiv(p.dv, kW);
+  packKeyPairsAmx(reinterpret_cast<const float*>(x.k.p), p.k.ss, p.sk, p.d,
+                  s.keyPairs);
+  packValuePairsAmx(reinterpret_cast<const float*>(x.v.p), p.v.ss, p.sk, p.dv,
+                    s.valuePairs);
+  float inverse[kBlockRows];
+  bool exact[kBlockRows];
+  for (int64_t i0 = 0; i0 < p.sq; i0 += kBlockRows) {
+    const int64_t rows = std::min(kBlockRows, p.sq - i0);
+    const Visible lastRow = visibleKeys(p, i0 + rows - 1);
+    const int64_t ncols = std::min(p.sk, lastRow.hi + 1);
+    const int64_t panels = ceilDiv(std::max<int64_t>(ncols, 0), kW);
+    const int64_t ldS = std::max<int64_t>(panels * kW, 1);
+    const float* qBlock = x.q + i0 * p.q.ss;
+    int64_t ldq = p.q.ss;
+    if (p.q.sd != 1) {
+      float* copy = s.q;
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < p.d; ++c)
+          copy[r * p.d + c] = qBlock[r * p.q.ss + c * p.q.sd];
+      qBlock = copy;
+      ldq = p.d;
+    }
+    float* scores = s.scores;
+    if (panels > 0) {
+      convertRowsAmx(qBlock, ldq, rows, p.d, s.qRows, dp);
+      queryKeyTilesAmx(rows, dp, s.qRows, s.keyPairs, 0, panels, scores, ldS);
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t i = i0 + r;
+      const float* maskRow = x.mask ? x.mask + i * p.mask.ss : nullptr;
+      float sum = 0.0f;
+      exact[r] = ncols <= 0 ||
+                 !softmaxRow(p, t, scores + r * ldS, ncols, visibleKeys(p, i),
+                             maskRow, 0, 0, &sum);
+      if (exact[r])
+        exactRow(p, s, x.q + i * p.q.ss, x, maskRow, i, x.o + i * p.o.ss);
+      else
+        inverse[r] = 1.0f / sum;
+    }
+    if (ncols <= 0) continue;
+    // Keys past ncols (and the hidden ones softmaxRow zeroed) weigh 0.
+    convertRowsAmx(scores, ldS, rows, ncols, s.probRows, skp);
+    for (int64_t pv = 0; pv < vPanels; ++pv) {
+      const int64_t cols = std::min(kW, p.dv - pv * kW);
+      probValueTilesAmx(rows, amxRoundUp32(ncols), s.probRows, skp,
+                        s.valuePairs, skp, pv, s.outTile);
+      for (int64_t r = 0; r < rows; ++r) {
+        if (exact[r]) continue;
+        float* oRow = x.o + (i0 + r) * p.o.ss + pv * kW * p.o.sd;
+        for (int64_t c = 0; c < cols; ++c)
+          oRow[c * p.o.sd] = s.outTile[r * kW + c] * inverse[r];
+      }
+    }
+  }
+}
+
+// Whether runBlocksAmx takes the problem's prefill blocks.
+bool useAmxBlocks(const Problem& p) {
+  return p.bf16Products && matmulIsa() == MatmulIsa::kAmx &&
+         p.kvType == KvType::kF32 && !p.window && p.k.sd == 1 &&
+         p.v.sd == 1;
+}
+
 Operand operandAt(const int64_t* params, int64_t slot) {
   return {reinterpret_cast<const float*>(static_cast<intptr_t>(params[slot])),
           params[slot + 1], params[slot + 2], params[slot + 3],
@@ -580,6 +681,7 @@ Problem decodeProblem(const int64_t* params) {
   p.causal = (flags & STRATA_ATTN_FLAG_CAUSAL) != 0;
   p.window = (flags & STRATA_ATTN_FLAG_WINDOW) != 0;
   p.maskHidden = (flags & STRATA_ATTN_FLAG_MASK_HIDDEN) != 0;
+  p.bf16Products = (flags & STRATA_ATTN_FLAG_BF16_PRODUCTS) != 0;
   p.batch = params[STRATA_ATTN_BATCH];
   p.heads = params[STRATA_ATTN_HEADS];
   p.kvHeads = params[STRATA_ATTN_KV_HEADS];
@@ -638,7 +740,8 @@ void run(strata_rt_context_t* context, Problem& p, const ImportNames& names) {
   }
   const MatmulTiles& t = matmulTiles();
   const bool blocked = p.sq > kRowPathMaxRows && p.sk > 0;
-  const ScratchSizes sizes = scratchSizes(p, blocked);
+  const bool amx = blocked && useAmxBlocks(p);
+  const ScratchSizes sizes = scratchSizes(p, blocked, amx);
   size_t stride = 0;
   uint8_t* scratch = kernelScratch(
       context, static_cast<size_t>(sizes.total()) * sizeof(float), &stride);
@@ -666,13 +769,17 @@ void run(strata_rt_context_t* context, Problem& p, const ImportNames& names) {
     // The row's own key count (at most sk, so the scratch fits it).
     Problem row = p;
     if (p.kvLengths) row.sk = p.kvLengths[b];
+    if (amx) configureAmxTiles();
     for (int64_t h = first; h < last; ++h) {
       const Head x = headOf(p, b, h);
-      if (blocked && row.sk > 0)
+      if (blocked && row.sk > 0 && amx)
+        runBlocksAmx(row, t, s, x);
+      else if (blocked && row.sk > 0)
         runBlocks(row, t, s, x);
       else
         runRows(row, t, s, x);
     }
+    if (amx) releaseAmxTiles();
   });
 }
 

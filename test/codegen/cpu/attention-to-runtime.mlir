@@ -83,3 +83,17 @@ func.func @bf16_cache_attention(%q: tensor<?x4x1x16xf32>, %k: tensor<3x2x64x16xb
   %o = strata.cache_attention %q, %k, %v, %slots, %lengths : (tensor<?x4x1x16xf32>, tensor<3x2x64x16xbf16>, tensor<3x2x64x16xbf16>, tensor<?xi64>, tensor<?xi64>) -> tensor<?x4x1x16xf32>
   return %o : tensor<?x4x1x16xf32>
 }
+
+// The bf16 precision policy's mark on an attention (strata-bf16-contractions)
+// becomes STRATA_ATTN_FLAG_BF16_PRODUCTS: flags 9 = causal (1) + bf16
+// products (8), the first field after the result buffer.
+// CHECK-LABEL: func.func @attention_bf16_products
+//       CHECK:   %[[OUT:.+]] = memref.alloc() : memref<1x4x8x16xf32>
+//       CHECK:   memref.extract_strided_metadata %[[OUT]]
+//  CHECK-NEXT:   arith.constant 9 : index
+//  CHECK-NEXT:   arith.constant 4 : index
+//       CHECK:   call @strata_rt_attention_f32
+func.func @attention_bf16_products(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  %o = strata.attention %q, %k, %v {causal, strata.compute_type = bf16} : (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x4x8x16xf32>
+  return %o : tensor<1x4x8x16xf32>
+}

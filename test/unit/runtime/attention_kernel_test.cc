@@ -37,6 +37,7 @@ struct Case {
   bool maskAllButLast = false;  // batch 1: only the last key unmasked
   bool maskHidden = false;      // STRATA_ATTN_FLAG_MASK_HIDDEN
   bool maskEverything = false;  // every key of every batch at maskFill
+  bool bf16Products = false;    // STRATA_ATTN_FLAG_BF16_PRODUCTS
 };
 
 // A [B, H, S, X] tensor, sequence-major or dim-major inside each head.
@@ -64,7 +65,9 @@ void setOperand(int64_t* params, int64_t slot, const float* p, int64_t sb,
   params[slot + 4] = sd;
 }
 
-void check(const Case& c, uint32_t threads) {
+// |out|: the kernel's output, if wanted.
+void check(const Case& c, uint32_t threads,
+           std::vector<float>* out = nullptr) {
   std::mt19937 rng(static_cast<uint32_t>(c.sq * 977 + c.sk * 31 + c.d));
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   Tensor4 q(c.batch, c.heads, c.sq, c.d, c.transposeQ);
@@ -89,7 +92,8 @@ void check(const Case& c, uint32_t threads) {
   int64_t p[STRATA_ATTN_PARAM_COUNT] = {};
   p[STRATA_ATTN_FLAGS] = (c.causal ? STRATA_ATTN_FLAG_CAUSAL : 0) |
                          (c.window ? STRATA_ATTN_FLAG_WINDOW : 0) |
-                         (c.maskHidden ? STRATA_ATTN_FLAG_MASK_HIDDEN : 0);
+                         (c.maskHidden ? STRATA_ATTN_FLAG_MASK_HIDDEN : 0) |
+                         (c.bf16Products ? STRATA_ATTN_FLAG_BF16_PRODUCTS : 0);
   p[STRATA_ATTN_BATCH] = c.batch;
   p[STRATA_ATTN_HEADS] = c.heads;
   p[STRATA_ATTN_KV_HEADS] = c.kvHeads;
@@ -114,18 +118,25 @@ void check(const Case& c, uint32_t threads) {
   const double lowest = -std::numeric_limits<float>::max();
   const int64_t group = c.heads / c.kvHeads;
   std::vector<double> ref(o.data.size());
+  // With bf16 products, each output's bound (tolerance below).
+  std::vector<double> bound(o.data.size(), 0.0);
   double maxRef = 0;
   for (int64_t b = 0; b < c.batch; ++b)
     for (int64_t h = 0; h < c.heads; ++h)
       for (int64_t i = 0; i < c.sq; ++i) {
         const int64_t last = i + c.sk - c.sq;
         std::vector<double> s(c.sk);
+        double scoreError = 0, maxV = 0;
         for (int64_t j = 0; j < c.sk; ++j) {
           bool visible = !c.causal || j <= last;
           if (c.window) visible = visible && (j > last - c.windowSize || j < c.sinks);
-          double dot = 0;
-          for (int64_t e = 0; e < c.d; ++e)
+          double dot = 0, magnitude = 0;
+          for (int64_t e = 0; e < c.d; ++e) {
             dot += double(q.at(b, h, i, e)) * k.at(b, h / group, j, e);
+            magnitude +=
+                std::fabs(double(q.at(b, h, i, e)) * k.at(b, h / group, j, e));
+          }
+          if (visible) scoreError = std::max(scoreError, magnitude * scale);
           // fp32 arithmetic for the masked sum, as the definition runs.
           float x = static_cast<float>(dot) * scale;
           if (c.mask) x += mask[b * c.sk + j];
@@ -139,7 +150,18 @@ void check(const Case& c, uint32_t threads) {
         for (double x : s) best = std::max(best, x);
         double sum = 0;
         for (double& x : s) sum += (x = std::exp(x - best));
+        for (int64_t j = 0; j < c.sk; ++j)
+          for (int64_t e = 0; e < c.dv; ++e)
+            maxV = std::max(maxV, double(std::fabs(v.at(b, h / group, j, e))));
+        // bf16 products: each operand rounded (relative 2^-9), so a score
+        // moves by at most 2^-8 of its terms' magnitude; the probabilities
+        // (relative to their sum) by twice the largest score move, then
+        // their own rounding (2^-8 with V's): the output by that much of
+        // max |V|.
+        const double rowBound =
+            (2 * 0x1p-8 * scoreError + 0x1p-7) * maxV * 1.01;
         for (int64_t e = 0; e < c.dv; ++e) {
+          bound[b * o.sb + h * o.sh + i * o.ss + e] = rowBound;
           double acc = 0;
           for (int64_t j = 0; j < c.sk; ++j) acc += s[j] * v.at(b, h / group, j, e);
           const double y = c.sk ? acc / sum : 0.0;
@@ -149,14 +171,63 @@ void check(const Case& c, uint32_t threads) {
       }
   const double tolerance = 2e-5 * std::max(1.0, maxRef);
   for (size_t n = 0; n < ref.size(); ++n)
-    ASSERT_NEAR(o.data[n], ref[n], tolerance)
+    ASSERT_NEAR(o.data[n], ref[n],
+                tolerance + (c.bf16Products ? bound[n] : 0.0))
         << "element " << n << " of B" << c.batch << " H" << c.heads << "/"
         << c.kvHeads << " Sq" << c.sq << " Sk" << c.sk << " D" << c.d << " Dv"
         << c.dv << " causal=" << c.causal << " mask=" << c.mask
         << " window=" << c.window << " threads=" << threads;
+  if (out) *out = o.data;
 }
 
 class AttentionKernelTest : public IsaTest {};
+
+// With STRATA_ATTN_FLAG_BF16_PRODUCTS: on AMX the prefill blocks' products
+// run on bf16 tiles (within the rounding bound), elsewhere in fp32 (the
+// flag is a licence); causal with a padding mask, GQA, head dims that are
+// not multiples of 32, a ragged last block, rows with nothing visible,
+// decode rows, and a window (which keeps the fp32 blocks).
+class AttentionBf16ProductsTest : public IsaTest {};
+
+TEST_P(AttentionBf16ProductsTest, PrefillBlocks) {
+  const float lowest = -std::numeric_limits<float>::max();
+  auto bf16 = [](Case c) {
+    c.bf16Products = true;
+    return c;
+  };
+  for (uint32_t threads : {1u, 2u})
+    check(bf16({2, 3, 3, 150, 150, 64, 64, true, true, false, 0, 0, false,
+                false, lowest}), threads);
+  check(bf16({1, 2, 2, 70, 70, 40, 24, true, false, false, 0, 0, false, false,
+              lowest}), 2);
+  check(bf16({1, 8, 2, 40, 40, 32, 32, true, false, false, 0, 0, true, true,
+              lowest}), 2);
+  check(bf16({1, 4, 4, 33, 97, 80, 72, false, true, false, 0, 0, false,
+              false, lowest}), 2);
+  Case everything = bf16({2, 2, 2, 20, 20, 16, 16, true, true, false, 0, 0,
+                          false, false, lowest});
+  everything.maskEverything = true;
+  check(everything, 2);
+  check(bf16({2, 4, 4, 1, 300, 64, 64, true, true, false, 0, 0, false, false,
+              lowest}), 2);
+  check(bf16({1, 2, 2, 100, 100, 64, 64, true, false, true, 16, 4, false,
+              false, lowest}), 2);
+}
+
+// On AMX the flag changes the products (the bf16 tiles ran), elsewhere
+// nothing.
+TEST_P(AttentionBf16ProductsTest, FlagReachesTheTiles) {
+  Case c{1, 2, 2, 64, 64, 64, 64, true, false, false, 0, 0, false, false,
+         -std::numeric_limits<float>::max()};
+  std::vector<float> fp32, bf16;
+  check(c, 1, &fp32);
+  c.bf16Products = true;
+  check(c, 1, &bf16);
+  EXPECT_EQ(fp32 != bf16, matmulIsa() == MatmulIsa::kAmx);
+}
+
+INSTANTIATE_TEST_SUITE_P(Isa, AttentionBf16ProductsTest, kPackedGemmIsas,
+                         isaName);
 
 constexpr float kLowest = -std::numeric_limits<float>::max();
 
