@@ -100,15 +100,6 @@ void tileRows(int64_t rows, int64_t pairs, const uint16_t* a,
   const int64_t whole = pairs / kStepPairs;
   for (int64_t s = 0; s < whole; ++s) {
     const int64_t t = s * kStepPairs;
-#ifdef PFA
-    if (s + PFD < whole) {
-      const int64_t tn = t + PFD * kStepPairs;
-      const char* an = reinterpret_cast<const char*>(a + (tn / kBlockPairs) * kMr * kBf16Kc + (tn % kBlockPairs) * 2);
-      const char* bn = reinterpret_cast<const char*>(b + tn * kPanel * 2);
-      for (int l = 0; l < 32; ++l) _mm_prefetch(bn + l * 64, _MM_HINT_T0);
-      if (PFA) for (int l = 0; l < 32; ++l) _mm_prefetch(an + l * kARowBytes, _MM_HINT_T0);
-    }
-#endif
     step<kTwoRowTiles>(
         a + (t / kBlockPairs) * kMr * kBf16Kc + (t % kBlockPairs) * 2,
         kARowBytes, b + t * kPanel * 2, kBPairBytes);
