@@ -1,9 +1,8 @@
 //===- attention_amx.cc - Attention products of prefill blocks on AMX -----===//
 // SPDX-License-Identifier: Apache-2.0
 // Built with AMX and AVX-512 flags; called only where AMX tiles may be used
-// (attention_amx.h). Both products use the matmul's 32 x 32 blocking: four
-// fp32 accumulator tiles (tmm0-3), two A tiles of 16 rows (tmm4-5) and two
-// B tiles of 16 columns (tmm6-7) per step of 32 bf16 k.
+// (attention_amx.h). Both products use the matmul's 32 x 32 block
+// (amx_block.h), one step a 32 bf16 k.
 
 #include "attention_amx.h"
 
@@ -14,12 +13,13 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
 #include "amx.h"
+#include "amx_block.h"
 
 namespace strata::runtime::kernels {
 namespace {
 
 constexpr int64_t kPanel = 32;
-constexpr int64_t kPairRowBytes = kPanel * 4;  // 32 columns x 2 bf16
+constexpr int64_t kPairRowBytes = kAmxPanelRowBytes;  // 32 columns x 2 bf16
 
 __mmask16 firstLanes(int64_t n) {
   return n >= 16 ? __mmask16(0xFFFF) : n > 0 ? __mmask16((1u << n) - 1) : 0;
@@ -36,26 +36,11 @@ __m256i bf16x16(const float* src, int64_t n) {
 // steps of 32 k; stored to |c| (|ldc| floats per row).
 void block32(const uint8_t* a, int64_t aStride, const uint8_t* b,
              int64_t steps, float* c, int64_t ldc) {
-  _tile_zero(0);
-  _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
-  for (int64_t s = 0; s < steps; ++s) {
-    const uint8_t* as = a + s * 64;
-    const uint8_t* bs = b + s * 16 * kPairRowBytes;
-    _tile_loadd(4, as, aStride);
-    _tile_loadd(6, bs, kPairRowBytes);
-    _tile_loadd(7, bs + 64, kPairRowBytes);
-    _tile_dpbf16ps(0, 4, 6);
-    _tile_dpbf16ps(1, 4, 7);
-    _tile_loadd(5, as + 16 * aStride, aStride);
-    _tile_dpbf16ps(2, 5, 6);
-    _tile_dpbf16ps(3, 5, 7);
-  }
-  _tile_stored(0, c, ldc * 4);
-  _tile_stored(1, c + 16, ldc * 4);
-  _tile_stored(2, c + 16 * ldc, ldc * 4);
-  _tile_stored(3, c + 16 * ldc + 16, ldc * 4);
+  amxZeroBlock<true>();
+  for (int64_t s = 0; s < steps; ++s)
+    amxStep<AmxProduct::kBf16, true>(a + s * 64, aStride,
+                                     b + s * 16 * kAmxPanelRowBytes);
+  amxStoreBlock<true>(c, ldc * 4);
   amxMemoryFence(c);
 }
 

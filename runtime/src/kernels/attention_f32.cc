@@ -447,6 +447,42 @@ void transposeKeys4(const float* k, int64_t ss, int64_t d, float* panel) {
     for (int64_t c = 0; c < 4; ++c) panel[e * kW + c] = k[c * ss + e];
 }
 
+// A block's query rows [i0, i0 + rows) with unit stride: where they lie,
+// or copied into s.q; |ldq| gets their row stride.
+const float* blockQueries(const Problem& p, const Scratch& s, const Head& x,
+                          int64_t i0, int64_t rows, int64_t* ldq) {
+  const float* q = x.q + i0 * p.q.ss;
+  *ldq = p.q.ss;
+  if (p.q.sd == 1) return q;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < p.d; ++c)
+      s.q[r * p.d + c] = q[r * p.q.ss + c * p.q.sd];
+  *ldq = p.d;
+  return s.q;
+}
+
+// The softmax of a block's score rows (softmaxRow; the value product reads
+// keys [0, sinkKeys) and [windowKeys, ncols)): a row with nothing visible
+// is written by exactRow and flagged in |exact|, the others get their
+// 1 / sum in |inverse|.
+void blockSoftmax(const Problem& p, const MatmulTiles& t, const Scratch& s,
+                  const Head& x, float* scores, int64_t ldS, int64_t i0,
+                  int64_t rows, int64_t ncols, int64_t sinkKeys,
+                  int64_t windowKeys, bool* exact, float* inverse) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t i = i0 + r;
+    const float* maskRow = x.mask ? x.mask + i * p.mask.ss : nullptr;
+    float sum = 0.0f;
+    exact[r] = ncols <= 0 ||
+               !softmaxRow(p, t, scores + r * ldS, ncols, visibleKeys(p, i),
+                           maskRow, sinkKeys, windowKeys, &sum);
+    if (exact[r])
+      exactRow(p, s, x.q + i * p.q.ss, x, maskRow, i, x.o + i * p.o.ss);
+    else
+      inverse[r] = 1.0f / sum;
+  }
+}
+
 // Many query rows: packed K^T and V, blocks of kBlockRows rows (half that
 // under a short window).
 void runBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
@@ -517,16 +553,8 @@ void runBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
     const int64_t windowKeys =
         std::max(sinkKeys, std::min(ncols, windowPanel * kW));
     float* scores = s.scores;
-    const float* qBlock = x.q + i0 * p.q.ss;
-    int64_t ldq = p.q.ss;
-    if (p.q.sd != 1) {
-      float* copy = s.q;
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < p.d; ++c)
-          copy[r * p.d + c] = qBlock[r * p.q.ss + c * p.q.sd];
-      qBlock = copy;
-      ldq = p.d;
-    }
+    int64_t ldq;
+    const float* qBlock = blockQueries(p, s, x, i0, rows, &ldq);
     auto score = [&](int64_t fromPanel, int64_t toPanel) {
       for (int64_t pk = fromPanel; pk < toPanel; ++pk)
         for (int64_t r = 0; r < rows; r += t.mr)
@@ -535,18 +563,8 @@ void runBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
     };
     score(0, sinkPanels);
     score(firstPanel, panels);
-    for (int64_t r = 0; r < rows; ++r) {
-      const int64_t i = i0 + r;
-      const float* maskRow = x.mask ? x.mask + i * p.mask.ss : nullptr;
-      float sum = 0.0f;
-      exact[r] = ncols <= 0 ||
-                 !softmaxRow(p, t, scores + r * ldS, ncols, visibleKeys(p, i),
-                             maskRow, sinkKeys, windowKeys, &sum);
-      if (exact[r])
-        exactRow(p, s, x.q + i * p.q.ss, x, maskRow, i, x.o + i * p.o.ss);
-      else
-        inverse[r] = 1.0f / sum;
-    }
+    blockSoftmax(p, t, s, x, scores, ldS, i0, rows, ncols, sinkKeys,
+                 windowKeys, exact, inverse);
     if (ncols <= 0) continue;
     for (int64_t pv = 0; pv < vPanels; ++pv) {
       const int64_t cols = std::min(kW, p.dv - pv * kW);
@@ -594,33 +612,15 @@ void runBlocksAmx(const Problem& p, const MatmulTiles& t, const Scratch& s,
     const int64_t ncols = std::min(p.sk, lastRow.hi + 1);
     const int64_t panels = ceilDiv(std::max<int64_t>(ncols, 0), kW);
     const int64_t ldS = std::max<int64_t>(panels * kW, 1);
-    const float* qBlock = x.q + i0 * p.q.ss;
-    int64_t ldq = p.q.ss;
-    if (p.q.sd != 1) {
-      float* copy = s.q;
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < p.d; ++c)
-          copy[r * p.d + c] = qBlock[r * p.q.ss + c * p.q.sd];
-      qBlock = copy;
-      ldq = p.d;
-    }
     float* scores = s.scores;
     if (panels > 0) {
+      int64_t ldq;
+      const float* qBlock = blockQueries(p, s, x, i0, rows, &ldq);
       convertRowsAmx(qBlock, ldq, rows, p.d, s.qRows, dp);
       queryKeyTilesAmx(rows, dp, s.qRows, s.keyPairs, 0, panels, scores, ldS);
     }
-    for (int64_t r = 0; r < rows; ++r) {
-      const int64_t i = i0 + r;
-      const float* maskRow = x.mask ? x.mask + i * p.mask.ss : nullptr;
-      float sum = 0.0f;
-      exact[r] = ncols <= 0 ||
-                 !softmaxRow(p, t, scores + r * ldS, ncols, visibleKeys(p, i),
-                             maskRow, 0, 0, &sum);
-      if (exact[r])
-        exactRow(p, s, x.q + i * p.q.ss, x, maskRow, i, x.o + i * p.o.ss);
-      else
-        inverse[r] = 1.0f / sum;
-    }
+    blockSoftmax(p, t, s, x, scores, ldS, i0, rows, ncols, 0, 0, exact,
+                 inverse);
     if (ncols <= 0) continue;
     // Keys past ncols (and the hidden ones softmaxRow zeroed) weigh 0.
     convertRowsAmx(scores, ldS, rows, ncols, s.probRows, skp);

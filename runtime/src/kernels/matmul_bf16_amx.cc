@@ -20,6 +20,7 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
 #include "amx.h"
+#include "amx_block.h"
 #include "matmul_bf16_kernels.h"
 
 namespace strata::runtime::kernels {
@@ -28,46 +29,8 @@ namespace {
 constexpr int64_t kMr = 32;
 constexpr int64_t kPanel = 32;                     // columns of a panel
 constexpr int64_t kARowBytes = kBf16Kc * 2;        // between rows of A
-constexpr int64_t kBPairBytes = kPanel * 2 * 2;    // one pair of a panel
+constexpr int64_t kBPairBytes = kAmxPanelRowBytes;  // one pair of a panel
 constexpr int64_t kStepPairs = 16;                 // k pairs per tile step
-
-// One step of 16 pairs: A rows at |a| (|aStride| bytes apart), B pairs at
-// |b| (|bStride| bytes apart, columns 16-31 at +64 bytes).
-template <bool kTwoRowTiles>
-inline void step(const void* a, int64_t aStride, const void* b,
-                 int64_t bStride) {
-  _tile_loadd(4, a, aStride);
-  _tile_loadd(6, b, bStride);
-  _tile_loadd(7, static_cast<const uint8_t*>(b) + 64, bStride);
-  _tile_dpbf16ps(0, 4, 6);
-  _tile_dpbf16ps(1, 4, 7);
-  if (kTwoRowTiles) {
-    _tile_loadd(5, static_cast<const uint8_t*>(a) + 16 * aStride, aStride);
-    _tile_dpbf16ps(2, 5, 6);
-    _tile_dpbf16ps(3, 5, 7);
-  }
-}
-
-// C tiles from (or to) |c|, |ld| floats between rows.
-template <bool kTwoRowTiles>
-inline void loadC(const float* c, int64_t ld) {
-  _tile_loadd(0, c, ld * 4);
-  _tile_loadd(1, c + 16, ld * 4);
-  if (kTwoRowTiles) {
-    _tile_loadd(2, c + 16 * ld, ld * 4);
-    _tile_loadd(3, c + 16 * ld + 16, ld * 4);
-  }
-}
-
-template <bool kTwoRowTiles>
-inline void storeC(float* c, int64_t ld) {
-  _tile_stored(0, c, ld * 4);
-  _tile_stored(1, c + 16, ld * 4);
-  if (kTwoRowTiles) {
-    _tile_stored(2, c + 16 * ld, ld * 4);
-    _tile_stored(3, c + 16 * ld + 16, ld * 4);
-  }
-}
 
 template <bool kTwoRowTiles>
 void tileRows(int64_t rows, int64_t pairs, const uint16_t* a,
@@ -85,14 +48,9 @@ void tileRows(int64_t rows, int64_t pairs, const uint16_t* a,
         std::memcpy(local + i * kPanel, c + i * ldc, kPanel * 4);
       amxMemoryFence(local);
     }
-    loadC<kTwoRowTiles>(cp, ld);
+    amxLoadBlock<kTwoRowTiles>(cp, ld * 4);
   } else {
-    _tile_zero(0);
-    _tile_zero(1);
-    if (kTwoRowTiles) {
-      _tile_zero(2);
-      _tile_zero(3);
-    }
+    amxZeroBlock<kTwoRowTiles>();
   }
   // Whole steps, block by block (A's next k block is kMr rows of kBf16Kc
   // further on; B's pairs run on).
@@ -100,9 +58,9 @@ void tileRows(int64_t rows, int64_t pairs, const uint16_t* a,
   const int64_t whole = pairs / kStepPairs;
   for (int64_t s = 0; s < whole; ++s) {
     const int64_t t = s * kStepPairs;
-    step<kTwoRowTiles>(
+    amxStep<AmxProduct::kBf16, kTwoRowTiles>(
         a + (t / kBlockPairs) * kMr * kBf16Kc + (t % kBlockPairs) * 2,
-        kARowBytes, b + t * kPanel * 2, kBPairBytes);
+        kARowBytes, b + t * kPanel * 2);
   }
   if (const int64_t tail = pairs % kStepPairs) {
     alignas(64) uint16_t aTail[kRows * 2 * kStepPairs] = {};
@@ -116,9 +74,10 @@ void tileRows(int64_t rows, int64_t pairs, const uint16_t* a,
                 tail * kBPairBytes);
     amxMemoryFence(aTail);
     amxMemoryFence(bTail);
-    step<kTwoRowTiles>(aTail, 2 * kStepPairs * 2, bTail, kBPairBytes);
+    amxStep<AmxProduct::kBf16, kTwoRowTiles>(aTail, 2 * kStepPairs * 2,
+                                             bTail);
   }
-  storeC<kTwoRowTiles>(cp, ld);
+  amxStoreBlock<kTwoRowTiles>(cp, ld * 4);
   amxMemoryFence(cp);
   if (!direct)
     for (int64_t i = 0; i < rows; ++i)

@@ -19,6 +19,7 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
 #include "amx.h"
+#include "amx_block.h"
 #include "matmul_w8a8_kernels.h"
 
 namespace strata::runtime::kernels {
@@ -26,43 +27,9 @@ namespace {
 
 constexpr int64_t kMr = 32;
 constexpr int64_t kPanel = 32;     // columns of a panel
-constexpr int64_t kQuadBytes = 128;  // one quad of a panel
+constexpr int64_t kQuadBytes = kAmxPanelRowBytes;  // one quad of a panel
 constexpr int64_t kStepQuads = 16;   // k quads per tile step
 constexpr int64_t kAccRowBytes = kPanel * 4;
-
-template <bool kTwoRowTiles>
-inline void step(const void* a, int64_t aStride, const void* b) {
-  _tile_loadd(4, a, aStride);
-  _tile_loadd(6, b, kQuadBytes);
-  _tile_loadd(7, static_cast<const uint8_t*>(b) + 64, kQuadBytes);
-  _tile_dpbusd(0, 4, 6);
-  _tile_dpbusd(1, 4, 7);
-  if (kTwoRowTiles) {
-    _tile_loadd(5, static_cast<const uint8_t*>(a) + 16 * aStride, aStride);
-    _tile_dpbusd(2, 5, 6);
-    _tile_dpbusd(3, 5, 7);
-  }
-}
-
-template <bool kTwoRowTiles>
-inline void loadSums(const int32_t* acc) {
-  _tile_loadd(0, acc, kAccRowBytes);
-  _tile_loadd(1, acc + 16, kAccRowBytes);
-  if (kTwoRowTiles) {
-    _tile_loadd(2, acc + 16 * kPanel, kAccRowBytes);
-    _tile_loadd(3, acc + 16 * kPanel + 16, kAccRowBytes);
-  }
-}
-
-template <bool kTwoRowTiles>
-inline void storeSums(int32_t* acc) {
-  _tile_stored(0, acc, kAccRowBytes);
-  _tile_stored(1, acc + 16, kAccRowBytes);
-  if (kTwoRowTiles) {
-    _tile_stored(2, acc + 16 * kPanel, kAccRowBytes);
-    _tile_stored(3, acc + 16 * kPanel + 16, kAccRowBytes);
-  }
-}
 
 // |a|: the tile's k block, rows 4 * |quads| bytes apart; |acc|: mr x 32
 // int32 between k blocks (the driver's per-thread scratch holds all mr
@@ -74,19 +41,14 @@ void tileRows(int64_t rows, int64_t quads, const uint8_t* a, const int8_t* b,
   const int64_t aStride = quads * 4;
   amxMemoryFence(acc);
   if (loadAcc) {
-    loadSums<kTwoRowTiles>(acc);
+    amxLoadBlock<kTwoRowTiles>(acc, kAccRowBytes);
   } else {
-    _tile_zero(0);
-    _tile_zero(1);
-    if (kTwoRowTiles) {
-      _tile_zero(2);
-      _tile_zero(3);
-    }
+    amxZeroBlock<kTwoRowTiles>();
   }
   const int64_t whole = quads / kStepQuads;
   for (int64_t s = 0; s < whole; ++s)
-    step<kTwoRowTiles>(a + s * 4 * kStepQuads, aStride,
-                       b + s * kStepQuads * kQuadBytes);
+    amxStep<AmxProduct::kInt8, kTwoRowTiles>(
+        a + s * 4 * kStepQuads, aStride, b + s * kStepQuads * kQuadBytes);
   if (const int64_t tail = quads % kStepQuads) {
     alignas(64) uint8_t aTail[kRows * 4 * kStepQuads] = {};
     alignas(64) int8_t bTail[kStepQuads * kQuadBytes] = {};
@@ -97,15 +59,15 @@ void tileRows(int64_t rows, int64_t quads, const uint8_t* a, const int8_t* b,
                 tail * kQuadBytes);
     amxMemoryFence(aTail);
     amxMemoryFence(bTail);
-    step<kTwoRowTiles>(aTail, 4 * kStepQuads, bTail);
+    amxStep<AmxProduct::kInt8, kTwoRowTiles>(aTail, 4 * kStepQuads, bTail);
   }
   if (!e) {
-    storeSums<kTwoRowTiles>(acc);
+    amxStoreBlock<kTwoRowTiles>(acc, kAccRowBytes);
     amxMemoryFence(acc);
     return;
   }
   alignas(64) int32_t sums[kRows * kPanel];
-  storeSums<kTwoRowTiles>(sums);
+  amxStoreBlock<kTwoRowTiles>(sums, kAccRowBytes);
   amxMemoryFence(sums);
   applyW8A8EpilogueAvx512(rows, sums, *e);
 }
