@@ -483,16 +483,17 @@ void blockSoftmax(const Problem& p, const MatmulTiles& t, const Scratch& s,
   }
 }
 
-// Many query rows: packed K^T and V, blocks of kBlockRows rows (half that
-// under a short window).
+// Many query rows: packed K^T and V (with |packKv|; else the previous
+// head's, the same K/V head), blocks of kBlockRows rows (half that under a
+// short window).
 void runBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
-               const Head& x) {
+               const Head& x, bool packKv) {
   const int64_t kPanels = ceilDiv(p.sk, kW), vPanels = ceilDiv(p.dv, kW);
   // K^T panel pk: [d][32 keys]; V panel pv: [key][32 value dims]. A bf16
   // or int8 cache is widened and dequantized here, so the tiles below only
   // ever see fp32.
   float* kp = s.kPacked;
-  for (int64_t pk = 0; pk < kPanels; ++pk) {
+  for (int64_t pk = 0; packKv && pk < kPanels; ++pk) {
     float* panel = kp + pk * p.d * kW;
     int64_t c = 0;
     if (p.kvType == KvType::kF32 && p.k.sd == 1) {
@@ -514,7 +515,7 @@ void runBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
     }
   }
   float* vp = s.vPacked;
-  for (int64_t pv = 0; pv < vPanels; ++pv) {
+  for (int64_t pv = 0; packKv && pv < vPanels; ++pv) {
     const int64_t cols = std::min(kW, p.dv - pv * kW);
     for (int64_t j = 0; j < p.sk; ++j) {
       float* dst = vp + (pv * p.sk + j) * kW;
@@ -597,13 +598,15 @@ void runBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
 // and probabilities converted to bf16 rows. The softmax, the rows with
 // nothing visible and the output scaling are runBlocks'.
 void runBlocksAmx(const Problem& p, const MatmulTiles& t, const Scratch& s,
-                  const Head& x) {
+                  const Head& x, bool packKv) {
   const int64_t dp = amxRoundUp32(p.d), skp = amxRoundUp32(p.sk);
   const int64_t vPanels = ceilDiv(p.dv, kW);
-  packKeyPairsAmx(reinterpret_cast<const float*>(x.k.p), p.k.ss, p.sk, p.d,
-                  s.keyPairs);
-  packValuePairsAmx(reinterpret_cast<const float*>(x.v.p), p.v.ss, p.sk, p.dv,
-                    s.valuePairs);
+  if (packKv) {
+    packKeyPairsAmx(reinterpret_cast<const float*>(x.k.p), p.k.ss, p.sk,
+                    p.d, s.keyPairs);
+    packValuePairsAmx(reinterpret_cast<const float*>(x.v.p), p.v.ss, p.sk,
+                      p.dv, s.valuePairs);
+  }
   float inverse[kBlockRows];
   bool exact[kBlockRows];
   for (int64_t i0 = 0; i0 < p.sq; i0 += kBlockRows) {
@@ -772,10 +775,11 @@ void run(strata_rt_context_t* context, Problem& p, const ImportNames& names) {
     if (amx) configureAmxTiles();
     for (int64_t h = first; h < last; ++h) {
       const Head x = headOf(p, b, h);
+      // A task's heads share one K/V head: packed for the first only.
       if (blocked && row.sk > 0 && amx)
-        runBlocksAmx(row, t, s, x);
+        runBlocksAmx(row, t, s, x, h == first);
       else if (blocked && row.sk > 0)
-        runBlocks(row, t, s, x);
+        runBlocks(row, t, s, x, h == first);
       else
         runRows(row, t, s, x);
     }
