@@ -21,29 +21,39 @@ namespace {
 struct Import {
   const char* name;
   void* function;
+  // The kernel set serving it on this host now (strata_module_kernel);
+  // null for the imports that are not kernels.
+  const char* (*kernelSet)();
 };
+
+template <typename F>
+void* address(F* function) {
+  return reinterpret_cast<void*>(function);
+}
 
 // Every function generated code may import (ABI version 2).
 const Import kImports[] = {
-    {"strata_rt_matmul_f32", reinterpret_cast<void*>(&kernels::strataMatmulF32)},
-    {"strata_rt_matmul_f32_i8",
-     reinterpret_cast<void*>(&kernels::strataMatmulF32I8)},
-    {"strata_rt_matmul_f32_i4",
-     reinterpret_cast<void*>(&kernels::strataMatmulF32I4)},
-    {"strata_rt_matmul_f32_w8a8",
-     reinterpret_cast<void*>(&kernels::strataMatmulF32W8A8)},
-    {"strata_rt_matmul_f32_bf16",
-     reinterpret_cast<void*>(&kernels::strataMatmulF32Bf16)},
-    {"strata_rt_alloc", reinterpret_cast<void*>(&strataRtAlloc)},
-    {"strata_rt_free", reinterpret_cast<void*>(&strataRtFree)},
-    {"strata_rt_parallel_for", reinterpret_cast<void*>(&strataRtParallelFor)},
-    {"strata_rt_attention_f32",
-     reinterpret_cast<void*>(&kernels::strataAttentionF32)},
-    {"strata_rt_attention_kv",
-     reinterpret_cast<void*>(&kernels::strataAttentionKv)},
-    {"strata_rt_kv_quantize",
-     reinterpret_cast<void*>(&kernels::strataKvQuantize)},
-    {"strata_rt_check_failed", reinterpret_cast<void*>(&strataRtCheckFailed)},
+    {"strata_rt_matmul_f32", address(&kernels::strataMatmulF32),
+     kernels::matmulF32KernelSet},
+    // Weight-only int8 runs on the fp32 tiles' gemv.
+    {"strata_rt_matmul_f32_i8", address(&kernels::strataMatmulF32I8),
+     kernels::matmulF32KernelSet},
+    {"strata_rt_matmul_f32_i4", address(&kernels::strataMatmulF32I4),
+     kernels::matmulI4KernelSet},
+    {"strata_rt_matmul_f32_w8a8", address(&kernels::strataMatmulF32W8A8),
+     kernels::matmulW8A8KernelSet},
+    {"strata_rt_matmul_f32_bf16", address(&kernels::strataMatmulF32Bf16),
+     kernels::matmulBf16KernelSet},
+    {"strata_rt_alloc", address(&strataRtAlloc), nullptr},
+    {"strata_rt_free", address(&strataRtFree), nullptr},
+    {"strata_rt_parallel_for", address(&strataRtParallelFor), nullptr},
+    // Attention runs on the fp32 tiles.
+    {"strata_rt_attention_f32", address(&kernels::strataAttentionF32),
+     kernels::matmulF32KernelSet},
+    {"strata_rt_attention_kv", address(&kernels::strataAttentionKv),
+     kernels::matmulF32KernelSet},
+    {"strata_rt_kv_quantize", address(&kernels::strataKvQuantize), nullptr},
+    {"strata_rt_check_failed", address(&strataRtCheckFailed), nullptr},
 };
 
 }  // namespace
@@ -55,6 +65,11 @@ size_t importCount() { return sizeof(kImports) / sizeof(kImports[0]); }
 
 const char* importName(size_t i) {
   return i < importCount() ? kImports[i].name : nullptr;
+}
+
+const char* importKernelSet(size_t i) {
+  return i < importCount() && kImports[i].kernelSet ? kImports[i].kernelSet()
+                                                    : nullptr;
 }
 
 strata_status_t bindImports(const NativeCode& code, uint32_t* boundMask) {

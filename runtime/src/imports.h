@@ -21,10 +21,12 @@ namespace strata::runtime {
 /// `__strata_import_count`).
 strata_status_t bindImports(const NativeCode& code, uint32_t* bound);
 
-/// The runtime's imports: their number and the name of import |i| (a
-/// static string; null past the end).
+/// The runtime's imports: their number, the name of import |i| (a static
+/// string; null past the end) and, for a kernel, the set that serves it on
+/// this host now ("amx-bf16", "avx512", ...; null for the others).
 size_t importCount();
 const char* importName(size_t i);
+const char* importKernelSet(size_t i);
 
 }  // namespace strata::runtime
 

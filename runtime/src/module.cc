@@ -20,7 +20,6 @@
 #include "checksum.h"
 #include "cpu_target.h"
 #include "imports.h"
-#include "kernels/matmul_f32.h"
 #include "module_internal.h"
 #include "strata/runtime/cpu.h"
 #include "strata_artifact_format.h"
@@ -385,24 +384,22 @@ uint64_t strata_module_cpu_features(const strata_module_t* module) {
 
 namespace {
 
-// The kernel imports of |module| in the runtime's order: the one at
-// |index|, or null.
-const char* kernelImportAt(const strata_module_t* module, size_t index) {
+// The import number (importName) of |module|'s kernel |index|, in the
+// runtime's order of imports, or -1.
+int64_t kernelImportAt(const strata_module_t* module, size_t index) {
   for (size_t i = 0; i < strata::runtime::importCount(); ++i) {
-    const char* name = strata::runtime::importName(i);
-    if (!(module->imports >> i & 1u) ||
-        !strata::runtime::kernels::kernelSetOfImport(name))
+    if (!(module->imports >> i & 1u) || !strata::runtime::importKernelSet(i))
       continue;
-    if (index-- == 0) return name;
+    if (index-- == 0) return static_cast<int64_t>(i);
   }
-  return nullptr;
+  return -1;
 }
 
 }  // namespace
 
 size_t strata_module_kernel_count(const strata_module_t* module) {
   size_t n = 0;
-  while (module && kernelImportAt(module, n)) ++n;
+  while (module && kernelImportAt(module, n) >= 0) ++n;
   return n;
 }
 
@@ -414,14 +411,14 @@ strata_status_t strata_module_kernel(const strata_module_t* module,
                               "module, import_name and kernel_set must be "
                               "non-null");
   }
-  const char* name = kernelImportAt(module, index);
-  if (!name) {
+  const int64_t import = kernelImportAt(module, index);
+  if (import < 0) {
     return STRATA_MAKE_STATUS(STRATA_STATUS_OUT_OF_RANGE,
                               "kernel index %zu is out of range (%zu kernels)",
                               index, strata_module_kernel_count(module));
   }
-  *import_name = name;
-  *kernel_set = strata::runtime::kernels::kernelSetOfImport(name);
+  *import_name = strata::runtime::importName(static_cast<size_t>(import));
+  *kernel_set = strata::runtime::importKernelSet(static_cast<size_t>(import));
   return nullptr;
 }
 

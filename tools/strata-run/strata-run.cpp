@@ -17,6 +17,7 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "EntryInputs.h"
@@ -175,6 +176,22 @@ const char *stateScopeName(strata_state_scope_t scope) {
   return scope == STRATA_STATE_SCOPE_SHARED ? "shared" : "per-sequence";
 }
 
+// The runtime kernels |module| calls: (import, the set serving it here).
+std::vector<std::pair<const char *, const char *>>
+moduleKernels(const strata_module_t *module) {
+  std::vector<std::pair<const char *, const char *>> kernels;
+  for (size_t i = 0; i < strata_module_kernel_count(module); ++i) {
+    const char *import = nullptr, *set = nullptr;
+    if (strata_status_t status =
+            strata_module_kernel(module, i, &import, &set)) {
+      strata_status_free(status);  // in range: cannot happen
+      continue;
+    }
+    kernels.emplace_back(import, set);
+  }
+  return kernels;
+}
+
 void printInspect(const strata_module_t *module) {
   std::printf("cpu features:");
   size_t featureCount = strata_module_cpu_feature_count(module);
@@ -191,11 +208,8 @@ void printInspect(const strata_module_t *module) {
   if (const char *amx = strata_cpu_amx_status())
     std::printf(" (no AMX tiles: %s)", amx);
   std::printf("\n");
-  for (size_t i = 0; i < strata_module_kernel_count(module); ++i) {
-    const char *import = nullptr, *set = nullptr;
-    if (!strata_module_kernel(module, i, &import, &set))
-      std::printf("kernel %s: %s\n", import, set);
-  }
+  for (const auto &[import, set] : moduleKernels(module))
+    std::printf("kernel %s: %s\n", import, set);
   for (size_t i = 0; i < strata_module_symbolic_dim_count(module); ++i) {
     const strata_symbolic_dim_t *dim = strata_module_symbolic_dim(module, i);
     if (dim->max == STRATA_DIM_MAX_FROM_DATA)
@@ -258,12 +272,11 @@ void printInspectJson(const strata_module_t *module) {
           (strata_cpu_amx_status() ? jsonString(strata_cpu_amx_status())
                                    : std::string("null")) +
           ", \"kernels\": [";
-  for (size_t i = 0; i < strata_module_kernel_count(module); ++i) {
-    const char *import = nullptr, *set = nullptr;
-    if (strata_module_kernel(module, i, &import, &set))
-      continue;
-    json += (i ? ", " : "") + std::string("{\"import\": ") +
+  bool first = true;
+  for (const auto &[import, set] : moduleKernels(module)) {
+    json += (first ? "" : ", ") + std::string("{\"import\": ") +
             jsonString(import) + ", \"set\": " + jsonString(set) + "}";
+    first = false;
   }
   json += "], \"dims\": [";
   for (size_t i = 0; i < strata_module_symbolic_dim_count(module); ++i) {

@@ -836,24 +836,6 @@ const char* matmulI4KernelSet() {
                                    : "scalar";
 }
 
-const char* kernelSetOfImport(const char* importName) {
-  const struct {
-    const char* import;
-    const char* (*set)();
-  } kFamilies[] = {
-      {"strata_rt_matmul_f32", matmulF32KernelSet},
-      {"strata_rt_matmul_f32_i8", matmulF32KernelSet},  // the fp32 tiles' gemv
-      {"strata_rt_matmul_f32_i4", matmulI4KernelSet},
-      {"strata_rt_matmul_f32_bf16", matmulBf16KernelSet},
-      {"strata_rt_matmul_f32_w8a8", matmulW8A8KernelSet},
-      {"strata_rt_attention_f32", matmulF32KernelSet},  // on the fp32 tiles
-      {"strata_rt_attention_kv", matmulF32KernelSet},
-  };
-  for (const auto& f : kFamilies)
-    if (importName && !std::strcmp(importName, f.import)) return f.set();
-  return nullptr;
-}
-
 MatmulIsa matmulIsa() {
   const MatmulTiles* t = &tiles();
   if (t == &kMatmulTilesAvx512)

@@ -39,12 +39,9 @@ extern "C" void strataMatmulF32W8A8(strata_rt_context_t* context,
 extern "C" void strataMatmulF32Bf16(strata_rt_context_t* context,
                                     const int64_t* params);
 
-/// The kernel set that serves an import on this host now ("amx-bf16",
-/// "avx512bf16", "avx512vnni", "avx2", "scalar", ...), or null for a name
-/// that is not a kernel import (strata_module_kernel).
-const char* kernelSetOfImport(const char* importName);
-
-/// The set names of each family (the drivers' choices).
+/// The name of the kernel set each family uses on this host now (the
+/// drivers' choices: "amx-bf16", "avx512bf16", "avx512vnni", "avx2",
+/// "scalar", ...; imports.cc lists them per import).
 const char* matmulF32KernelSet();
 const char* matmulI4KernelSet();
 const char* matmulBf16KernelSet();
