@@ -47,9 +47,9 @@ const Import kImports[] = {
     {"strata_rt_alloc", address(&strataRtAlloc), nullptr},
     {"strata_rt_free", address(&strataRtFree), nullptr},
     {"strata_rt_parallel_for", address(&strataRtParallelFor), nullptr},
-    // Attention runs on the fp32 tiles.
     {"strata_rt_attention_f32", address(&kernels::strataAttentionF32),
-     kernels::matmulF32KernelSet},
+     kernels::attentionF32KernelSet},
+    // A compressed cache's attention runs on the fp32 tiles.
     {"strata_rt_attention_kv", address(&kernels::strataAttentionKv),
      kernels::matmulF32KernelSet},
     {"strata_rt_kv_quantize", address(&kernels::strataKvQuantize), nullptr},

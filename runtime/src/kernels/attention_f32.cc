@@ -789,6 +789,11 @@ void run(strata_rt_context_t* context, Problem& p, const ImportNames& names) {
 
 }  // namespace
 
+const char* attentionF32KernelSet() {
+  return matmulIsa() == MatmulIsa::kAmx ? "avx512 (bf16 products: amx-bf16)"
+                                        : matmulTiles().name;
+}
+
 extern "C" void strataAttentionF32(strata_rt_context_t* context,
                                    const int64_t* params) {
   pollCancel(context);  // before any object: a cancel skips this frame

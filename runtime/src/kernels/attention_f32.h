@@ -19,6 +19,11 @@ namespace strata::runtime::kernels {
 extern "C" void strataAttentionF32(strata_rt_context_t* context,
                                    const int64_t* params);
 
+/// The kernel set strata_rt_attention_f32 runs on here: the fp32 tiles',
+/// and on AMX hosts the bf16 tiles for the products of attention marked
+/// with STRATA_ATTN_FLAG_BF16_PRODUCTS.
+const char* attentionF32KernelSet();
+
 /// strata_rt_attention_kv: the same over an fp32, bf16 or int8 (per-token
 /// scales) K/V cache; decodes STRATA_ATTN_KV_PARAM_COUNT params.
 extern "C" void strataAttentionKv(strata_rt_context_t* context,
