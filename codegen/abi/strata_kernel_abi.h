@@ -403,6 +403,30 @@ enum {
 };
 
 /*
+ * strata_rt_attention_ring(strata_rt_context_t* context,
+ *                          const int64_t* params)
+ *
+ * strata_rt_attention_kv over a ring-buffer cache (the sliding-window
+ * layers' cache: a sequence's first RING_KEPT positions, its sinks, and its
+ * last RING_ROWS - RING_KEPT ones): the same params at the same indices,
+ * then the two below, STRATA_ATTN_RING_PARAM_COUNT in all. Key j of a row
+ * (position j of its sequence) is at sequence index
+ *   j                                          for j < RING_KEPT,
+ *   RING_KEPT + (j - RING_KEPT) % (RING_ROWS - RING_KEPT)   otherwise
+ * of K and V (whose sequence dims hold RING_ROWS rows); SK bounds the
+ * lengths, not the rows. CAUSAL, WINDOW and KV_LENGTHS are required, and
+ * SINKS <= RING_KEPT < RING_ROWS and SQ + WINDOW - 1 <= RING_ROWS -
+ * RING_KEPT (every key a query row sees still in the ring after the SQ new
+ * ones were written); anything else ends the run (INTERNAL). A new import
+ * rather than a flag, so that a runtime without rings refuses the code.
+ */
+enum {
+  STRATA_ATTN_RING_KEPT = 48,
+  STRATA_ATTN_RING_ROWS = 49,
+  STRATA_ATTN_RING_PARAM_COUNT = 50
+};
+
+/*
  * strata_rt_kv_quantize(strata_rt_context_t* context, const int64_t* params)
  *
  * Writes fp32 rows X[b, h, r, :] (b < BATCH, h < KV_HEADS, r < ROWS, each

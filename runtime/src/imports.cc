@@ -52,6 +52,9 @@ const Import kImports[] = {
     // A compressed cache's attention runs on the fp32 tiles.
     {"strata_rt_attention_kv", address(&kernels::strataAttentionKv),
      kernels::matmulF32KernelSet},
+    // A sliding-window layer's ring-buffer cache: the same kernel.
+    {"strata_rt_attention_ring", address(&kernels::strataAttentionRing),
+     kernels::matmulF32KernelSet},
     {"strata_rt_kv_quantize", address(&kernels::strataKvQuantize), nullptr},
     {"strata_rt_check_failed", address(&strataRtCheckFailed), nullptr},
 };

@@ -72,10 +72,29 @@ struct Problem {
   const int64_t* kvSlots;
   const int64_t* kvLengths;
   int64_t kvSlotCount;
+  // A ring-buffer cache (strata_rt_attention_ring): positions below
+  // ringKept in place, the later ones cycling through rows [ringKept,
+  // ringRows). ringRows 0: position j is row j.
+  int64_t ringKept, ringRows;
 };
 
 float lowestFloat() { return -std::numeric_limits<float>::max(); }
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The row of K and V holding key (position) j.
+int64_t kvIndex(const Problem& p, int64_t j) {
+  if (p.ringRows == 0 || j < p.ringKept) return j;
+  return p.ringKept + (j - p.ringKept) % (p.ringRows - p.ringKept);
+}
+
+// The end of the keys from j on (before j1) that lie in consecutive rows:
+// j1, or where the kept rows or the ring end.
+int64_t kvRunEnd(const Problem& p, int64_t j, int64_t j1) {
+  if (p.ringRows == 0) return j1;
+  if (j < p.ringKept) return std::min(j1, p.ringKept);
+  const int64_t ring = p.ringRows - p.ringKept;
+  return std::min(j1, j + ring - (j - p.ringKept) % ring);
+}
 
 // Keys query row i sees: [0, sinkEnd) and [lo, hi] (empty when hi < lo).
 struct Visible {
@@ -102,7 +121,7 @@ bool isVisible(const Visible& v, int64_t j) {
 // blocks use the bf16 regions (attention_amx.h's layouts) instead of the
 // fp32 packed K and V.
 struct Scratch {
-  float *kPacked, *vPacked, *scores, *q, *out, *exact, *kvRow;
+  float *kPacked, *vPacked, *scores, *q, *out, *exact, *kvRow, *part;
   uint16_t *keyPairs, *valuePairs, *qRows, *probRows;
   float* outTile;
 };
@@ -110,11 +129,11 @@ struct Scratch {
 // Floats of each region (a multiple of 16, so regions stay 64-byte
 // aligned). The row path needs no packed K/V and one row of scores.
 struct ScratchSizes {
-  int64_t kPacked, vPacked, scores, q, out, exact, kvRow;
+  int64_t kPacked, vPacked, scores, q, out, exact, kvRow, part;
   int64_t keyPairs, valuePairs, qRows, probRows, outTile;
   int64_t total() const {
-    return kPacked + vPacked + scores + q + out + exact + kvRow + keyPairs +
-           valuePairs + qRows + probRows + outTile;
+    return kPacked + vPacked + scores + q + out + exact + kvRow + part +
+           keyPairs + valuePairs + qRows + probRows + outTile;
   }
 };
 
@@ -138,6 +157,7 @@ ScratchSizes scratchSizes(const Problem& p, bool blocked, bool amx) {
   z.out = roundUp16(p.dv);
   z.exact = roundUp16(std::max(p.sk, p.dv));  // also the sinks' sums
   z.kvRow = roundUp16(std::max(p.d, p.dv));
+  z.part = p.ringRows ? roundUp16(p.dv) : 0;  // a wrapped range's 2nd sum
   return z;
 }
 
@@ -151,7 +171,8 @@ Scratch scratchAt(uint8_t* block, const ScratchSizes& z) {
   s.out = s.q + z.q;
   s.exact = s.out + z.out;
   s.kvRow = s.exact + z.exact;
-  float* next = s.kvRow + z.kvRow;
+  s.part = s.kvRow + z.kvRow;
+  float* next = s.part + z.part;
   auto bf16Region = [&](int64_t floats) {
     uint16_t* region = reinterpret_cast<uint16_t*>(next);
     next += floats;
@@ -183,7 +204,8 @@ struct Head {
 void loadKvRow(const Problem& p, const KvOperand& o, const KvRows& x,
                int64_t j, int64_t e0, int64_t n, float* dst,
                int64_t dstStride) {
-  const uint8_t* row = x.p + (j * o.ss + e0 * o.sd) * p.kvBytes;
+  const int64_t r = kvIndex(p, j);
+  const uint8_t* row = x.p + (r * o.ss + e0 * o.sd) * p.kvBytes;
   switch (p.kvType) {
     case KvType::kF32: {
       const float* src = reinterpret_cast<const float*>(row);
@@ -196,7 +218,7 @@ void loadKvRow(const Problem& p, const KvOperand& o, const KvRows& x,
     }
     case KvType::kI8: {
       const int8_t* src = reinterpret_cast<const int8_t*>(row);
-      const float scale = x.scales[j * o.scs];
+      const float scale = x.scales[r * o.scs];
       for (int64_t i = 0; i < n; ++i)
         dst[i * dstStride] = static_cast<float>(src[i * o.sd]) * scale;
       break;
@@ -314,18 +336,19 @@ Head headOf(const Problem& p, int64_t b, int64_t h) {
   return x;
 }
 
-// The rows of one head's K or V from position j0 on.
+// The rows of one head's K or V from position j0 on (consecutive up to
+// kvRunEnd).
 KvRows rowsFrom(const Problem& p, const KvOperand& o, const KvRows& x,
                 int64_t j0) {
-  return {x.p + j0 * o.ss * p.kvBytes, x.scales ? x.scales + j0 * o.scs
-                                                : nullptr};
+  const int64_t r = kvIndex(p, j0);
+  return {x.p + r * o.ss * p.kvBytes, x.scales ? x.scales + r * o.scs
+                                               : nullptr};
 }
 
-// scores[j] = q . K row j for j in [j0, j1) (int8: times the row's scale),
-// with unit-stride rows read where they lie.
-void keyDots(const Problem& p, const MatmulTiles& t, const Scratch& s,
-             const Head& x, const float* q, int64_t j0, int64_t j1,
-             float* scores) {
+// keyDots over keys in consecutive rows.
+void keyDotsRun(const Problem& p, const MatmulTiles& t, const Scratch& s,
+                const Head& x, const float* q, int64_t j0, int64_t j1,
+                float* scores) {
   if (j1 <= j0) return;
   const KvRows k = rowsFrom(p, p.k, x.k, j0);
   const int64_t n = j1 - j0;
@@ -346,18 +369,29 @@ void keyDots(const Problem& p, const MatmulTiles& t, const Scratch& s,
     }
   }
   for (int64_t j = 0; j < n; ++j) {
-    loadKvRow(p, p.k, k, j, 0, p.d, s.kvRow, 1);
+    loadKvRow(p, p.k, x.k, j0 + j, 0, p.d, s.kvRow, 1);
     float dot = 0.0f;
     for (int64_t c = 0; c < p.d; ++c) dot += q[c] * s.kvRow[c];
     scores[j] = dot;
   }
 }
 
-// out[0, dv) = sum_j probs[j] * V row j over j in [j0, j1) (int8: each
-// row's scale folded into its probability).
-void valueSums(const Problem& p, const MatmulTiles& t, const Scratch& s,
-               const Head& x, const float* probs, int64_t j0, int64_t j1,
-               float* out) {
+// scores[j] = q . K row j for j in [j0, j1) (int8: times the row's scale),
+// with unit-stride rows read where they lie (a ring's range in two runs).
+void keyDots(const Problem& p, const MatmulTiles& t, const Scratch& s,
+             const Head& x, const float* q, int64_t j0, int64_t j1,
+             float* scores) {
+  for (int64_t j = j0; j < j1;) {
+    const int64_t end = kvRunEnd(p, j, j1);
+    keyDotsRun(p, t, s, x, q, j, end, scores);
+    j = end;
+  }
+}
+
+// valueSums over keys in consecutive rows.
+void valueSumsRun(const Problem& p, const MatmulTiles& t, const Scratch& s,
+                  const Head& x, const float* probs, int64_t j0, int64_t j1,
+                  float* out) {
   const KvRows v = rowsFrom(p, p.v, x.v, j0);
   const int64_t n = std::max<int64_t>(j1 - j0, 0);
   probs += j0;
@@ -379,8 +413,24 @@ void valueSums(const Problem& p, const MatmulTiles& t, const Scratch& s,
   }
   std::fill(out, out + p.dv, 0.0f);
   for (int64_t j = 0; j < n; ++j) {
-    loadKvRow(p, p.v, v, j, 0, p.dv, s.kvRow, 1);
+    loadKvRow(p, p.v, x.v, j0 + j, 0, p.dv, s.kvRow, 1);
     for (int64_t c = 0; c < p.dv; ++c) out[c] += probs[j] * s.kvRow[c];
+  }
+}
+
+// out[0, dv) = sum_j probs[j] * V row j over j in [j0, j1) (int8: each
+// row's scale folded into its probability); a ring's range wraps at most
+// once, its second run summed in s.part.
+void valueSums(const Problem& p, const MatmulTiles& t, const Scratch& s,
+               const Head& x, const float* probs, int64_t j0, int64_t j1,
+               float* out) {
+  const int64_t end = kvRunEnd(p, j0, j1);
+  valueSumsRun(p, t, s, x, probs, j0, end, out);
+  for (int64_t j = end; j < j1;) {
+    const int64_t next = kvRunEnd(p, j, j1);
+    valueSumsRun(p, t, s, x, probs, j, next, s.part);
+    for (int64_t c = 0; c < p.dv; ++c) out[c] += s.part[c];
+    j = next;
   }
 }
 
@@ -491,18 +541,34 @@ void runBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
   const int64_t kPanels = ceilDiv(p.sk, kW), vPanels = ceilDiv(p.dv, kW);
   // K^T panel pk: [d][32 keys]; V panel pv: [key][32 value dims]. A bf16
   // or int8 cache is widened and dequantized here, so the tiles below only
-  // ever see fp32.
+  // ever see fp32. Under a window only the panels some block reads are
+  // packed: the sinks' and those from the first row's window on.
+  int64_t sinkPanelsRead = kPanels, windowPanelsFrom = kPanels;
+  if (p.window) {
+    sinkPanelsRead = std::min(kPanels, ceilDiv(std::min(p.sinks, p.sk), kW));
+    windowPanelsFrom = std::max(sinkPanelsRead, visibleKeys(p, 0).lo / kW);
+  }
+  auto packed = [&](int64_t panel) {
+    return panel < sinkPanelsRead || panel >= windowPanelsFrom;
+  };
   float* kp = s.kPacked;
   for (int64_t pk = 0; packKv && pk < kPanels; ++pk) {
+    if (!packed(pk)) continue;
     float* panel = kp + pk * p.d * kW;
     int64_t c = 0;
     if (p.kvType == KvType::kF32 && p.k.sd == 1) {
       // Whole fp32 keys four at a time, four dims at a time, through 4 x 4
       // transposes (a scalar copy is most of a windowed block's cost).
       const float* k = reinterpret_cast<const float*>(x.k.p);
-      for (; c + 4 <= kW && pk * kW + c + 4 <= p.sk; c += 4)
-        transposeKeys4(k + (pk * kW + c) * p.k.ss, p.k.ss, p.d,
-                       panel + c);
+      for (; c + 4 <= kW && pk * kW + c + 4 <= p.sk; c += 4) {
+        const int64_t j = pk * kW + c;
+        if (kvRunEnd(p, j, j + 4) == j + 4) {
+          transposeKeys4(k + kvIndex(p, j) * p.k.ss, p.k.ss, p.d, panel + c);
+          continue;
+        }
+        for (int64_t i = 0; i < 4; ++i)  // four keys across a ring's end
+          loadKvRow(p, p.k, x.k, j + i, 0, p.d, panel + c + i, kW);
+      }
     }
     for (; c < kW; ++c) {
       const int64_t j = pk * kW + c;
@@ -518,6 +584,10 @@ void runBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
   for (int64_t pv = 0; packKv && pv < vPanels; ++pv) {
     const int64_t cols = std::min(kW, p.dv - pv * kW);
     for (int64_t j = 0; j < p.sk; ++j) {
+      if (!packed(j / kW)) {
+        j = windowPanelsFrom * kW - 1;
+        continue;
+      }
       float* dst = vp + (pv * p.sk + j) * kW;
       loadKvRow(p, p.v, x.v, j, pv * kW, cols, dst, 1);
       std::fill(dst + cols, dst + kW, 0.0f);
@@ -711,6 +781,7 @@ Problem decodeProblem(const int64_t* params) {
   p.kvSlotCount = params[STRATA_ATTN_KV_SLOT_COUNT];
   p.kvLengths = reinterpret_cast<const int64_t*>(
       static_cast<intptr_t>(params[STRATA_ATTN_KV_LENGTHS]));
+  p.ringKept = p.ringRows = 0;
   return p;
 }
 
@@ -719,6 +790,7 @@ Problem decodeProblem(const int64_t* params) {
 struct ImportNames {
   const char* slot;
   const char* length;
+  const char* ring;
 };
 
 void run(strata_rt_context_t* context, Problem& p, const ImportNames& names) {
@@ -740,6 +812,24 @@ void run(strata_rt_context_t* context, Problem& p, const ImportNames& names) {
       failRunInternal(context, names.length, p.kvLengths[b]);
       return;
     }
+  }
+  // A ring holds every key a row sees: the kept sinks, then the window of
+  // the first query row up to the last one's key.
+  if (p.ringRows != 0 &&
+      (!p.causal || !p.window || !p.kvLengths || p.sinks < 0 ||
+       p.sinks > p.ringKept || p.ringKept >= p.ringRows ||
+       p.windowSize < 1 ||
+       p.sq > p.ringRows - p.ringKept - p.windowSize + 1)) {
+    failRunInternal(context, names.ring, p.ringRows);
+    return;
+  }
+  // With lengths, no row sees more keys than the longest one: the scratch
+  // is sized for that, not for the whole cache.
+  if (p.kvLengths) {
+    int64_t longest = 0;
+    for (int64_t b = 0; b < p.batch; ++b)
+      longest = std::max(longest, p.kvLengths[b]);
+    p.sk = longest;
   }
   const MatmulTiles& t = matmulTiles();
   const bool blocked = p.sq > kRowPathMaxRows && p.sk > 0;
@@ -800,13 +890,15 @@ extern "C" void strataAttentionF32(strata_rt_context_t* context,
   Problem p = decodeProblem(params);
   run(context, p,
       {"strata_rt_attention_f32: KV slot",
-       "strata_rt_attention_f32: KV length"});
+       "strata_rt_attention_f32: KV length", ""});
 }
 
-extern "C" void strataAttentionKv(strata_rt_context_t* context,
-                                  const int64_t* params) {
-  pollCancel(context);  // before any object: a cancel skips this frame
-  Problem p = decodeProblem(params);
+namespace {
+
+// strata_rt_attention_kv's fields: the element type of K and V (false when
+// the run has ended).
+bool decodeKvFields(strata_rt_context_t* context, const int64_t* params,
+                    Problem& p) {
   const int64_t dtype = params[STRATA_ATTN_KV_DTYPE];
   switch (dtype) {
     case 0:
@@ -823,16 +915,41 @@ extern "C" void strataAttentionKv(strata_rt_context_t* context,
       p.v = kvOperandAt(params, STRATA_ATTN_V, STRATA_ATTN_V_SCALES);
       if (!p.k.scales || !p.v.scales) {
         failRunInternal(context, "strata_rt_attention_kv: int8 scales", 0);
-        return;
+        return false;
       }
       break;
     default:
       failRunInternal(context, "strata_rt_attention_kv: KV_DTYPE", dtype);
-      return;
+      return false;
   }
   p.kvKernels = &attentionKvKernels();
+  return true;
+}
+
+}  // namespace
+
+extern "C" void strataAttentionKv(strata_rt_context_t* context,
+                                  const int64_t* params) {
+  pollCancel(context);  // before any object: a cancel skips this frame
+  Problem p = decodeProblem(params);
+  if (!decodeKvFields(context, params, p)) return;
   run(context, p,
-      {"strata_rt_attention_kv: KV slot", "strata_rt_attention_kv: KV length"});
+      {"strata_rt_attention_kv: KV slot", "strata_rt_attention_kv: KV length",
+       ""});
+}
+
+extern "C" void strataAttentionRing(strata_rt_context_t* context,
+                                    const int64_t* params) {
+  pollCancel(context);  // before any object: a cancel skips this frame
+  Problem p = decodeProblem(params);
+  if (!decodeKvFields(context, params, p)) return;
+  p.ringKept = params[STRATA_ATTN_RING_KEPT];
+  p.ringRows = params[STRATA_ATTN_RING_ROWS];
+  if (p.ringRows <= 0) p.ringRows = -1;  // never linear: refused in run
+  run(context, p,
+      {"strata_rt_attention_ring: KV slot",
+       "strata_rt_attention_ring: KV length",
+       "strata_rt_attention_ring: ring rows"});
 }
 
 }  // namespace strata::runtime::kernels

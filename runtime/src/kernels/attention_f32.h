@@ -29,6 +29,12 @@ const char* attentionF32KernelSet();
 extern "C" void strataAttentionKv(strata_rt_context_t* context,
                                   const int64_t* params);
 
+/// strata_rt_attention_ring: strata_rt_attention_kv over a ring-buffer
+/// cache (a window's sinks and its last rows); decodes
+/// STRATA_ATTN_RING_PARAM_COUNT params.
+extern "C" void strataAttentionRing(strata_rt_context_t* context,
+                                    const int64_t* params);
+
 }  // namespace strata::runtime::kernels
 
 #endif  // STRATA_RUNTIME_SRC_KERNELS_ATTENTION_F32_H_

@@ -41,6 +41,9 @@ TEST(AttentionKvAbiTest, ParamIndices) {
   EXPECT_EQ(STRATA_ATTN_K_SCALES, 40);
   EXPECT_EQ(STRATA_ATTN_V_SCALES, 44);
   EXPECT_EQ(STRATA_ATTN_KV_PARAM_COUNT, 48);
+  EXPECT_EQ(STRATA_ATTN_RING_KEPT, 48);
+  EXPECT_EQ(STRATA_ATTN_RING_ROWS, 49);
+  EXPECT_EQ(STRATA_ATTN_RING_PARAM_COUNT, 50);
   EXPECT_EQ(STRATA_KVQ_SRC, 5);
   EXPECT_EQ(STRATA_KVQ_DST, 10);
   EXPECT_EQ(STRATA_KVQ_SCALES, 15);
@@ -160,12 +163,57 @@ Inputs makeInputs(const Case& c, int64_t dtype) {
   return in;
 }
 
-// Runs strata_rt_attention_kv; O is [B, H, Sq, Dv] contiguous.
+// A ring-buffer layout of the caches (strata_rt_attention_ring): positions
+// below |kept| in place, the later ones cycling through rows [kept, rows).
+struct Ring {
+  int64_t kept, rows;
+  int64_t index(int64_t j) const {
+    return j < kept ? j : kept + (j - kept) % (rows - kept);
+  }
+};
+
+// |lin| (capacity |cap|) in ring rows, as a sequence that wrote positions
+// 0 .. lengths[slot] - 1 in order leaves it: each row holds the last
+// position that maps to it.
+Cache ringOf(const Cache& lin, int64_t slots, int64_t heads, int64_t cap,
+             int64_t d, const Ring& ring,
+             const std::vector<int64_t>& slotLengths) {
+  Cache r = lin;
+  const bool dimMajor = lin.sd != 1;
+  r.sd = dimMajor ? ring.rows : 1;
+  r.ss = dimMajor ? 1 : d;
+  r.sh = ring.rows * d;
+  r.sb = heads * ring.rows * d;
+  r.f32.assign(slots * r.sb, 0.0f);
+  r.i8.assign(r.f32.size(), 0);
+  r.bf16.assign(r.f32.size(), 0);
+  r.scales.assign(slots * heads * ring.rows, 0.0f);
+  r.deq.clear();  // the reference reads the linear cache
+  for (int64_t b = 0; b < slots; ++b)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t j = 0; j < std::min(slotLengths[b], cap); ++j) {
+        const int64_t row = ring.index(j);
+        r.scales[(b * heads + h) * ring.rows + row] =
+            lin.scales[(b * heads + h) * cap + j];
+        for (int64_t e = 0; e < d; ++e) {
+          const int64_t from = b * lin.sb + h * lin.sh + j * lin.ss + e * lin.sd;
+          const int64_t to = b * r.sb + h * r.sh + row * r.ss + e * r.sd;
+          r.f32[to] = lin.f32[from];
+          r.i8[to] = lin.i8[from];
+          r.bf16[to] = lin.bf16[from];
+        }
+      }
+  return r;
+}
+
+// Runs strata_rt_attention_kv (with |ring|: strata_rt_attention_ring over
+// caches in that layout); O is [B, H, Sq, Dv] contiguous.
 std::vector<float> runKernel(const Case& c, const Inputs& in, int64_t dtype,
-                             uint32_t threads, bool f32Import = false) {
+                             uint32_t threads, bool f32Import = false,
+                             const Ring* ring = nullptr) {
   const float scale = 1.0f / std::sqrt(float(c.d));
   std::vector<float> o(c.batch * c.heads * c.sq * c.dv, 12345.0f);
-  int64_t p[STRATA_ATTN_KV_PARAM_COUNT] = {};
+  int64_t p[STRATA_ATTN_RING_PARAM_COUNT] = {};
   p[STRATA_ATTN_FLAGS] = (c.causal ? STRATA_ATTN_FLAG_CAUSAL : 0) |
                          (c.window ? STRATA_ATTN_FLAG_WINDOW : 0) |
                          (c.maskHidden ? STRATA_ATTN_FLAG_MASK_HIDDEN : 0);
@@ -196,13 +244,18 @@ std::vector<float> runKernel(const Case& c, const Inputs& in, int64_t dtype,
   if (!c.lengths.empty())
     p[STRATA_ATTN_KV_LENGTHS] = reinterpret_cast<intptr_t>(c.lengths.data());
   p[STRATA_ATTN_KV_DTYPE] = dtype;
+  const int64_t rows = ring ? ring->rows : c.sk;
   if (dtype == STRATA_DTYPE_I8) {
-    setScales(p, STRATA_ATTN_K_SCALES, in.k, c.kvHeads, c.sk);
-    setScales(p, STRATA_ATTN_V_SCALES, in.v, c.kvHeads, c.sk);
+    setScales(p, STRATA_ATTN_K_SCALES, in.k, c.kvHeads, rows);
+    setScales(p, STRATA_ATTN_V_SCALES, in.v, c.kvHeads, rows);
   }
   ThreadPool pool(threads);
   KernelContext context(&pool);
-  if (f32Import)
+  if (ring) {
+    p[STRATA_ATTN_RING_KEPT] = ring->kept;
+    p[STRATA_ATTN_RING_ROWS] = ring->rows;
+    strataAttentionRing(context.get(), p);
+  } else if (f32Import)
     strataAttentionF32(context.get(), p);
   else
     strataAttentionKv(context.get(), p);
@@ -253,9 +306,25 @@ std::vector<double> reference(const Case& c, const Inputs& in) {
   return ref;
 }
 
-void check(const Case& c, int64_t dtype, uint32_t threads) {
+void check(const Case& c, int64_t dtype, uint32_t threads,
+           const Ring* ring = nullptr) {
   const Inputs in = makeInputs(c, dtype);
-  const std::vector<float> o = runKernel(c, in, dtype, threads);
+  std::vector<float> o;
+  if (ring) {
+    // Each slot holds what its row wrote (one row per slot here).
+    const int64_t slots = c.slotCount ? c.slotCount : c.batch;
+    std::vector<int64_t> written(slots, 0);
+    for (int64_t b = 0; b < c.batch; ++b)
+      written[c.slots.empty() ? b : c.slots[b]] = c.lengths[b];
+    const Inputs ringIn{in.q, in.mask,
+                        ringOf(in.k, slots, c.kvHeads, c.sk, c.d, *ring,
+                               written),
+                        ringOf(in.v, slots, c.kvHeads, c.sk, c.dv, *ring,
+                               written)};
+    o = runKernel(c, ringIn, dtype, threads, false, ring);
+  } else {
+    o = runKernel(c, in, dtype, threads);
+  }
   const std::vector<double> ref = reference(c, in);
   double maxRef = 0;
   for (double y : ref) maxRef = std::max(maxRef, std::fabs(y));
@@ -387,14 +456,16 @@ TEST_P(AttentionKvKernelTest, FidelityAgainstFp32Cache) {
 
 // Calls the import as a checked run would (a trap set); returns the
 // failure kind if it ended the run, 0 if it returned.
-int64_t endedRunKind(strata_rt_context_t* context, const int64_t* params) {
+int64_t endedRunKind(strata_rt_context_t* context, const int64_t* params,
+                     void (*import)(strata_rt_context_t*, const int64_t*) =
+                         strataAttentionKv) {
   RunTrap trap;
   context->trap = &trap;
   if (setjmp(trap.jump) != 0) {
     context->trap = nullptr;
     return trap.failure.kind;
   }
-  strataAttentionKv(context, params);
+  import(context, params);
   context->trap = nullptr;
   return 0;
 }
@@ -420,6 +491,94 @@ TEST(AttentionKvErrorsTest, UnknownDtypeAndMissingScales) {
     KernelContext context;
     EXPECT_EQ(endedRunKind(context.get(), p), kInternalFailure) << dtype;
     EXPECT_EQ(o, std::vector<float>(c.heads * c.dv, 7.0f));
+  }
+}
+
+// A ring-buffer cache gives what the whole cache gives: decode rows whose
+// windows wrap around the ring or not, a prefill chunk that wrapped it
+// (the smallest ring that holds it), sinks kept apart, kept rows past the
+// sinks, no sinks, a dim-major V; fp32, int8 and bf16.
+TEST_P(AttentionKvKernelTest, RingBufferCache) {
+  for (int64_t dtype :
+       {int64_t{STRATA_DTYPE_F32}, int64_t{STRATA_DTYPE_I8},
+        int64_t{STRATA_DTYPE_BF16}}) {
+    for (int64_t sq : {1, 3}) {
+      Case c{3, 4, 2, sq, 300, 32, 32};
+      c.window = true;
+      c.windowSize = 64;
+      c.sinks = 4;
+      c.slots = {1, 2, 0};
+      c.slotCount = 3;
+      c.lengths = {300, 151, 60};
+      const Ring ring{4, 4 + 64 + sq - 1 + 5};
+      check(c, dtype, 2, &ring);
+    }
+    {
+      Case c{1, 4, 1, 40, 300, 64, 64};  // a chunk at the end of 300
+      c.window = true;
+      c.windowSize = 32;
+      c.sinks = 4;
+      c.lengths = {300};
+      const Ring exact{4, 4 + 32 + 40 - 1};
+      check(c, dtype, 2, &exact);
+      const Ring keptMore{8, 8 + 32 + 40 + 20};
+      check(c, dtype, 1, &keptMore);
+    }
+    {
+      Case c{2, 2, 2, 70, 500, 40, 24};  // no sinks, ragged dims
+      c.window = true;
+      c.windowSize = 16;
+      c.lengths = {500, 70};
+      c.dimMajorV = true;
+      const Ring ring{0, 16 + 70 - 1 + 3};
+      check(c, dtype, 2, &ring);
+    }
+  }
+}
+
+// A ring that cannot hold a row's window and the new rows, or a ring call
+// without a window or lengths, ends the run (INTERNAL) before anything is
+// written.
+TEST(AttentionKvErrorsTest, RingThatCannotHoldTheWindow) {
+  Case c{1, 2, 2, 8, 64, 16, 16};
+  const Inputs in = makeInputs(c, STRATA_DTYPE_F32);
+  const int64_t lengths[1] = {64};
+  struct Bad {
+    int64_t flags, window, sinks, kept, rows;
+    bool lengths;
+  };
+  const int64_t causalWindow = STRATA_ATTN_FLAG_CAUSAL | STRATA_ATTN_FLAG_WINDOW;
+  for (const Bad& bad : {
+           Bad{causalWindow, 16, 2, 2, 2 + 16 + 8 - 2, true},  // one row short
+           Bad{causalWindow, 16, 4, 2, 40, true},   // sinks past the kept rows
+           Bad{causalWindow, 16, 2, 40, 40, true},  // no ring rows
+           Bad{causalWindow, 16, 2, 2, 0, true},    // no rows at all
+           Bad{STRATA_ATTN_FLAG_CAUSAL, 16, 2, 2, 40, true},  // no window
+           Bad{causalWindow, 16, 2, 2, 40, false},            // no lengths
+       }) {
+    int64_t p[STRATA_ATTN_RING_PARAM_COUNT] = {};
+    std::vector<float> o(c.heads * c.sq * c.dv, 7.0f);
+    p[STRATA_ATTN_FLAGS] = bad.flags;
+    p[STRATA_ATTN_BATCH] = 1;
+    p[STRATA_ATTN_HEADS] = p[STRATA_ATTN_KV_HEADS] = 2;
+    p[STRATA_ATTN_SQ] = c.sq;
+    p[STRATA_ATTN_SK] = 64;
+    p[STRATA_ATTN_HEAD_DIM] = p[STRATA_ATTN_VALUE_DIM] = 16;
+    p[STRATA_ATTN_WINDOW] = bad.window;
+    p[STRATA_ATTN_SINKS] = bad.sinks;
+    setOperand(p, STRATA_ATTN_Q, in.q.data(), 2 * 8 * 16, 8 * 16, 16, 1);
+    setOperand(p, STRATA_ATTN_K, in.k.data(), 2 * 40 * 16, 40 * 16, 16, 1);
+    setOperand(p, STRATA_ATTN_V, in.v.data(), 2 * 40 * 16, 40 * 16, 16, 1);
+    setOperand(p, STRATA_ATTN_O, o.data(), 2 * 8 * 16, 8 * 16, 16, 1);
+    if (bad.lengths)
+      p[STRATA_ATTN_KV_LENGTHS] = reinterpret_cast<intptr_t>(lengths);
+    p[STRATA_ATTN_RING_KEPT] = bad.kept;
+    p[STRATA_ATTN_RING_ROWS] = bad.rows;
+    KernelContext context;
+    EXPECT_EQ(endedRunKind(context.get(), p, strataAttentionRing),
+              kInternalFailure)
+        << bad.kept << " " << bad.rows;
+    EXPECT_EQ(o, std::vector<float>(c.heads * c.sq * c.dv, 7.0f));
   }
 }
 
