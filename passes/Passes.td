@@ -68,7 +68,11 @@ def SplitPrefillDecodePass : Pass<"strata-split-prefill-decode",
     graph without past) are written into a per-layer cache state tensor
     `[slots, kv_heads, context, head_dim]` by `strata.cache_write`, and
     `strata.cache_attention` reads it; `kv-cache=bf16|int8` compresses it
-    (int8 rows: head_dim + 4 bytes, the last 4 the row's scale). Position ids, an input or
+    (int8 rows: head_dim + 4 bytes, the last 4 the row's scale). An
+    attention with a window (`strata-sparse-attention`) gets a ring cache
+    of `sinks + window + prefill-length - 1` rows when that is less than
+    the context (`ring_kept`/`ring_context` on both cache ops), so its
+    memory does not grow with the context. Position ids, an input or
     `range(past_length, past_length + sequence)` indexing a table, become
     the rows' positions; past inputs, present outputs and the attention
     mask go. `main` is unchanged. A graph the split cannot carry over keeps
@@ -87,6 +91,12 @@ def SplitPrefillDecodePass : Pass<"strata-split-prefill-decode",
            "sequences the cache holds (the decode batch maximum)">,
     Option<"context", "context", "int64_t", "1024",
            "tokens one sequence may hold">,
+    Option<"prefillLength", "prefill-length", "int64_t", "0",
+           "the most tokens one prefill call takes (0: the context); sizes "
+           "the ring caches">,
+    Option<"ringCaches", "ring-caches", "bool", "true",
+           "a windowed attention's cache holds its sinks, its window and one "
+           "prefill call's rows (a ring) when that is less than the context">,
     Option<"allLogits", "all-logits", "bool", "false",
            "prefill also returns every position's logits (all_logits)">,
     Option<"source", "source", "std::string", "\"main\"",

@@ -81,6 +81,9 @@ struct DecoderShape {
   llvm::SmallDenseSet<unsigned> pastArgs;
   /// Per attention, in program order: its key and value caches' shapes.
   SmallVector<std::pair<RankedTensorType, RankedTensorType>> caches;
+  /// Per attention: the rows a ring cache keeps in place (its sinks), or
+  /// nullopt for a cache of the whole context.
+  SmallVector<std::optional<int64_t>> ringKept;
 };
 
 /// The new keys or values of an attention operand: the second operand of
@@ -238,10 +241,14 @@ void eraseDeadOps(func::FuncOp f, Value keep = {}) {
 
 class Splitter {
 public:
-  Splitter(ModuleOp module, int64_t slots, int64_t context, bool allLogits,
+  Splitter(ModuleOp module, int64_t slots, int64_t context,
+           int64_t prefillLength, bool ringCaches, bool allLogits,
            StringRef source, StringRef kvCache)
       : module_(module), slots_(slots), context_(context),
-        allLogits_(allLogits), source_(source), kvCache_(kvCache) {}
+        prefillLength_(prefillLength > 0 ? std::min(prefillLength, context)
+                                         : context),
+        ringCaches_(ringCaches), allLogits_(allLogits), source_(source),
+        kvCache_(kvCache) {}
 
   /// Adds the entries; failure (with a warning emitted) leaves the module
   /// as it was.
@@ -261,6 +268,9 @@ public:
         prefill.erase();
       return failure();
     }
+    module_->setAttr(ir::kGenerationContextAttr,
+                     IntegerAttr::get(IntegerType::get(module_.getContext(), 64),
+                                      context_));
     return success();
   }
 
@@ -309,6 +319,20 @@ private:
           shape.pastArgs.insert(
               asArgument(kv.getDefiningOp<ConcatOp>().getInputs()[0])
                   .getArgNumber());
+      // A window's cache is a ring when that is smaller than the context:
+      // its sinks, then the window and one prefill call's new rows.
+      std::optional<int64_t> kept;
+      int64_t rows = context_;
+      if (std::optional<int64_t> window = op.getWindow();
+          window && ringCaches_) {
+        const int64_t sinks = op.getSinks().value_or(0);
+        const int64_t ring = sinks + *window + prefillLength_ - 1;
+        if (ring < context_) {
+          kept = sinks;
+          rows = ring;
+        }
+      }
+      shape.ringKept.push_back(kept);
       auto cacheType = [&](Value kv) {
         auto t = cast<RankedTensorType>(kv.getType());
         int64_t dim = t.getDimSize(3);
@@ -323,7 +347,7 @@ private:
           element = IntegerType::get(t.getContext(), 8);
           dim += 4;
         }
-        return RankedTensorType::get({slots_, t.getDimSize(1), context_, dim},
+        return RankedTensorType::get({slots_, t.getDimSize(1), rows, dim},
                                      element);
       };
       shape.caches.push_back({cacheType(op.getKey()), cacheType(op.getValue())});
@@ -599,6 +623,8 @@ private:
     SmallVector<Value> cacheArgs;
     SmallVector<StringAttr> stateNames;
     for (auto [layer, types] : llvm::enumerate(shape.caches)) {
+      // A ring's rows are its own extent, not the context.
+      const char *rowsName = shape.ringKept[layer] ? "" : "context";
       for (auto [kind, type] : {std::pair{"key", types.first},
                                 std::pair{"value", types.second}}) {
         std::string state =
@@ -609,7 +635,7 @@ private:
             DictionaryAttr::get(
                 ctx, {b.getNamedAttr("strata.state", b.getStringAttr(state)),
                       b.getNamedAttr("strata.dims",
-                                     strings({"slots", "", "context", ""}))}),
+                                     strings({"slots", "", rowsName, ""}))}),
             loc);
         cacheArgs.push_back(entry.getArgument(index));
         stateNames.push_back(b.getStringAttr(state));
@@ -638,13 +664,19 @@ private:
       Value k = newEntries(op.getKey(), &shape);
       Value v = newEntries(op.getValue(), &shape);
       Value kc = cacheArgs[2 * layer], vc = cacheArgs[2 * layer + 1];
+      IntegerAttr kept, ringContext;
+      if (std::optional<int64_t> ringKept = shape.ringKept[layer]) {
+        kept = b.getI64IntegerAttr(*ringKept);
+        ringContext = b.getI64IntegerAttr(context_);
+      }
       Value k1 = CacheWriteOp::create(b, at, kc.getType(), kc, k, in.slots,
-                                      in.writeStarts);
+                                      in.writeStarts, kept, ringContext);
       Value v1 = CacheWriteOp::create(b, at, vc.getType(), vc, v, in.slots,
-                                      in.writeStarts);
+                                      in.writeStarts, kept, ringContext);
       auto attended = CacheAttentionOp::create(
           b, at, op.getType(), op.getQuery(), k1, v1, in.slots, in.lengths,
-          op.getScaleAttr(), op.getWindowAttr(), op.getSinksAttr());
+          op.getScaleAttr(), op.getWindowAttr(), op.getSinksAttr(), kept,
+          ringContext);
       op.getResult().replaceAllUsesWith(attended.getResult());
       op.erase();
       updatedCaches.push_back(k1);
@@ -769,6 +801,8 @@ private:
 
   ModuleOp module_;
   int64_t slots_, context_;
+  int64_t prefillLength_;  // the most new rows one prefill call writes
+  bool ringCaches_;
   bool allLogits_;
   std::string source_;
   std::string kvCache_;
@@ -790,7 +824,8 @@ struct SplitPrefillDecodePass
       return signalPassFailure();
     }
     // A failed split warned and left 'main' alone: not a pass failure.
-    (void)Splitter(getOperation(), slots, context, allLogits, source, kvCache)
+    (void)Splitter(getOperation(), slots, context, prefillLength, ringCaches,
+                   allLogits, source, kvCache)
         .run();
   }
 };

@@ -507,6 +507,8 @@ typedef enum strata_check_kind_e {
   STRATA_CHECK_CACHE_SLOT = 8,
   /* KV cache positions [a, b) fall outside the context [0, c) */
   STRATA_CHECK_CACHE_POSITIONS = 9,
+  /* a new rows at once exceed the b a ring-buffer KV cache holds */
+  STRATA_CHECK_CACHE_RING = 10,
 } strata_check_kind_t;
 
 /* The largest extent a dim computed from tensor values (Range, Expand,

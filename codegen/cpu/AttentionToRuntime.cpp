@@ -35,6 +35,12 @@ namespace {
 
 constexpr llvm::StringLiteral kAttentionImport = "strata_rt_attention_f32";
 constexpr llvm::StringLiteral kCompressedCacheImport = "strata_rt_attention_kv";
+constexpr llvm::StringLiteral kRingCacheImport = "strata_rt_attention_ring";
+
+// A ring cache's kept rows and the positions its sequences reach.
+struct RingLayout {
+  int64_t kept, context;
+};
 
 bool isF32Rank4(Type t) {
   auto r = dyn_cast<RankedTensorType>(t);
@@ -47,7 +53,9 @@ public:
       : symbols_(module),
         call_(module, symbols_, kAttentionImport, STRATA_ATTN_PARAM_COUNT),
         callKv_(module, symbols_, kCompressedCacheImport,
-                STRATA_ATTN_KV_PARAM_COUNT) {}
+                STRATA_ATTN_KV_PARAM_COUNT),
+        callRing_(module, symbols_, kRingCacheImport,
+                  STRATA_ATTN_RING_PARAM_COUNT) {}
 
   unsigned run() {
     SmallVector<AttentionOp> ops;
@@ -100,7 +108,7 @@ private:
                                      op.getValue(), op.getMask());
     emitCall(op, op.getQuery(), op.getKey(), op.getValue(), op.getMask(),
              /*cacheRows=*/{}, op.getScale(), op.getCausal(), op.getWindow(),
-             op.getSinks(), op.getMaskHidden());
+             op.getSinks(), op.getMaskHidden(), /*ring=*/std::nullopt);
   }
 
   // Row b reads slot slots[b] of the caches in place and sees its first
@@ -109,20 +117,27 @@ private:
     OpBuilder b(op);
     auto cache = cast<RankedTensorType>(op.getKeyCache().getType());
     Value queries = tensor::DimOp::create(b, op.getLoc(), op.getQuery(), 2);
+    std::optional<RingLayout> ring;
+    if (std::optional<int64_t> kept = op.getRingKept())
+      ring = RingLayout{*kept, *op.getRingContext()};
     lowering::checkCacheLengths(b, op.getLoc(), op.getSlots(), op.getLengths(),
                                 queries, cache.getDimSize(0),
-                                cache.getDimSize(2));
+                                ring ? ring->context : cache.getDimSize(2));
+    if (ring)
+      lowering::checkRingWrite(b, op.getLoc(), queries,
+                               cache.getDimSize(2) - ring->kept -
+                                   *op.getWindow() + 1);
     emitCall(op, op.getQuery(), op.getKeyCache(), op.getValueCache(), Value(),
              std::pair{op.getSlots(), op.getLengths()}, op.getScale(),
              /*causal=*/true, op.getWindow(), op.getSinks(),
-             /*maskHidden=*/false);
+             /*maskHidden=*/false, ring);
   }
 
   void emitCall(Operation *op, Value query, Value key, Value value,
                 Value maskTensor, std::optional<std::pair<Value, Value>> rows,
                 std::optional<APFloat> scaleAttr, bool causal,
                 std::optional<int64_t> window, std::optional<int64_t> sinks,
-                bool maskHidden) {
+                bool maskHidden, std::optional<RingLayout> ring) {
     auto func = op->getParentOfType<func::FuncOp>();
     if (!func)
       return;
@@ -198,7 +213,8 @@ private:
         {STRATA_ATTN_HEADS, idx(qType.getDimSize(1))},
         {STRATA_ATTN_KV_HEADS, idx(kType.getDimSize(1))},
         {STRATA_ATTN_SQ, qMeta.getSizes()[2]},
-        {STRATA_ATTN_SK, kMeta.getSizes()[2]},
+        // A ring's rows are not its keys: SK bounds the lengths.
+        {STRATA_ATTN_SK, ring ? idx(ring->context) : kMeta.getSizes()[2]},
         {STRATA_ATTN_HEAD_DIM, qMeta.getSizes()[3]},
         {STRATA_ATTN_VALUE_DIM, valueDim},
         {STRATA_ATTN_SCALE, idx(int64_t(scaleBits))},
@@ -251,9 +267,12 @@ private:
       for (int64_t i = 0; i < 5; ++i)
         fields.push_back({STRATA_ATTN_MASK + i, idx(0)});
     }
-    if (compressed) {
-      fields.push_back({STRATA_ATTN_KV_DTYPE,
-                        idx(int8Cache ? STRATA_DTYPE_I8 : STRATA_DTYPE_BF16)});
+    if (compressed || ring) {
+      fields.push_back(
+          {STRATA_ATTN_KV_DTYPE,
+           idx(int8Cache            ? STRATA_DTYPE_I8
+               : kvElement.isBF16() ? STRATA_DTYPE_BF16
+                                    : STRATA_DTYPE_F32)});
       // Each int8 row's scale sits after its values: the row's address plus
       // its value count, with the cache's strides counted in floats (a row
       // of D + 4 bytes, D a multiple of 4, keeps every scale aligned).
@@ -275,7 +294,13 @@ private:
       };
       scales(STRATA_ATTN_K_SCALES, k, kMeta, qMeta.getSizes()[3]);
       scales(STRATA_ATTN_V_SCALES, v, vMeta, valueDim);
-      callKv_.emit(b, loc, func, fields);
+      if (ring) {
+        fields.push_back({STRATA_ATTN_RING_KEPT, idx(ring->kept)});
+        fields.push_back({STRATA_ATTN_RING_ROWS, kMeta.getSizes()[2]});
+        callRing_.emit(b, loc, func, fields);
+      } else {
+        callKv_.emit(b, loc, func, fields);
+      }
     } else {
       call_.emit(b, loc, func, fields);
     }
@@ -288,7 +313,7 @@ private:
   }
 
   SymbolTable symbols_;
-  RuntimeCall call_, callKv_;
+  RuntimeCall call_, callKv_, callRing_;
   int64_t calls_ = 0;
 };
 

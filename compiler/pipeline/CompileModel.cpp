@@ -204,6 +204,12 @@ LogicalResult runFusion(ModuleOp module, const CompileOptions &options,
   return fusion.run(module);
 }
 
+/// Prompt tokens per prefill call when a sliding window is asked for and
+/// --prefill-chunk is not: a windowed layer's ring cache holds its sinks,
+/// its window and one call's tokens, and 512-token chunks cost prefill
+/// little against whole prompts (their matmuls are already compute-bound).
+constexpr int64_t kDefaultWindowedPrefillChunk = 512;
+
 /// The maxima of the generation entries' dims: an explicit --dim, else the
 /// batch maximum for the slots and the sequence maximum for the context.
 struct GenerationDims {
@@ -221,6 +227,8 @@ GenerationDims generationDims(const CompileOptions &options) {
   g.slots = explicitOr("slots", batch ? batch->max : dims.maxBatch);
   g.context = explicitOr("context", dims.maxSeq);
   int64_t chunk = options.generation.prefillChunk;
+  if (chunk == 0 && options.sparsity.window > 0)
+    chunk = kDefaultWindowedPrefillChunk;
   g.prefillLength = explicitOr(
       "prefill_length", chunk > 0 ? std::min(chunk, g.context) : g.context);
   return g;
@@ -240,6 +248,7 @@ LogicalResult addGenerationEntries(ModuleOp module,
   SplitPrefillDecodePassOptions split;
   split.slots = g.slots;
   split.context = g.context;
+  split.prefillLength = g.prefillLength;
   split.allLogits = options.generation.allLogits;
   split.source = source.str();
   split.kvCache = options.precision.kvCache;
@@ -293,6 +302,9 @@ FailureOr<ActivationStatistics> calibrate(ModuleOp module,
   variantOptions.generation.entries = true;
   variantOptions.generation.allLogits = true;
   variantOptions.generation.prefillChunk = 0;
+  // Whole sequences in one call: no windowed chunk default (the module is
+  // already windowed; its caches then span the context).
+  variantOptions.sparsity.window = 0;
   DimMaximaOptions dims = options.dims;
   if (failed(addGenerationEntries(*variant, variantOptions, dims, source)))
     return failure();

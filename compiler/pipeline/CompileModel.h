@@ -57,7 +57,9 @@ struct GenerationOptions {
   /// Adds the entries when the graph is a causal decoder.
   bool entries = true;
   /// The longest prompt chunk one prefill call takes (the dim
-  /// prefill_length); 0: the context (--max-seq).
+  /// prefill_length); 0: the context (--max-seq), or with a sliding window
+  /// (sparsity.window) kDefaultWindowedPrefillChunk, so that the windowed
+  /// layers' ring caches stay small.
   int64_t prefillChunk = 0;
   /// Prefill also returns every position's logits (output all_logits).
   bool allLogits = false;

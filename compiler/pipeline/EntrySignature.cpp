@@ -11,6 +11,7 @@
 #include "codegen/cpu/Passes.h"
 #include "compiler/pipeline/OutputBounds.h"
 #include "compiler/pipeline/StateTensors.h"
+#include "dialects/strata/IR/StrataOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -168,7 +169,15 @@ LogicalResult EntrySignatures::describeInputs(ModuleOp module,
   if (entries_.empty())
     return module.emitError() << "the module has no public function to "
                                  "compile as an entry point";
-  return describeStates(module, *states);
+  if (failed(describeStates(module, *states)))
+    return failure();
+  // The generation contract's context, which no state has as its extent
+  // when every KV cache is a ring.
+  if (auto context =
+          module->getAttrOfType<IntegerAttr>(ir::kGenerationContextAttr))
+    if (!claim("context", context.getInt(), "input"))
+      return module.emitError() << "dim 'context' has two maxima";
+  return success();
 }
 
 LogicalResult

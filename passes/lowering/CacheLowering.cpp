@@ -8,7 +8,9 @@
 // a gather of the rows' slots and a plain attention with a mask of the keys
 // each row sees: a copy of the cache rows, acceptable for the generic path.
 // A compressed cache's rows are encoded before the write and decoded after
-// the gather (CacheEncoding.cpp).
+// the gather (CacheEncoding.cpp). A ring cache is written token by token
+// (a write may wrap around the ring) and its mask derives from each row's
+// length which position every ring row holds.
 
 #include "passes/lowering/LoweringUtils.h"
 #include "passes/lowering/RuntimeChecks.h"
@@ -32,6 +34,21 @@ Value indexConstant(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
 
+/// The row of a ring cache holding position |position| (an index):
+/// position itself below |kept|, then cycling through [kept, rows).
+Value ringRow(OpBuilder &b, Location loc, Value position, int64_t kept,
+              int64_t rows) {
+  Value keptValue = indexConstant(b, loc, kept);
+  Value cycled = arith::AddIOp::create(
+      b, loc, keptValue,
+      arith::RemUIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, position, keptValue),
+          indexConstant(b, loc, rows - kept)));
+  Value inPlace = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                        position, keptValue);
+  return arith::SelectOp::create(b, loc, inPlace, position, cycled);
+}
+
 FailureOr<Value> lowerCacheWrite(CacheWriteOp op, CacheWriteOp::Adaptor adaptor,
                                  ConversionPatternRewriter &rewriter) {
   Location loc = op.getLoc();
@@ -41,38 +58,65 @@ FailureOr<Value> lowerCacheWrite(CacheWriteOp op, CacheWriteOp::Adaptor adaptor,
   // A compressed cache stores the rows encoded (bf16, or int8 with scales).
   update = encodeCacheRows(rewriter, loc, update, cacheType.getElementType());
   Value count = dimValue(rewriter, loc, update, 2);
+  std::optional<int64_t> ringKept = op.getRingKept();
+  const int64_t rows = cacheType.getDimSize(2);
   checkCacheRows(rewriter, loc, slots, positions, count,
-                 cacheType.getDimSize(0), cacheType.getDimSize(2));
+                 cacheType.getDimSize(0),
+                 ringKept ? *op.getRingContext() : rows);
+  if (ringKept)
+    checkRingWrite(rewriter, loc, count, rows - *ringKept);
   Value zero = indexConstant(rewriter, loc, 0);
   Value one = indexConstant(rewriter, loc, 1);
-  Value rows = dimValue(rewriter, loc, update, 0);
+  Value batch = dimValue(rewriter, loc, update, 0);
+  // A ring takes one token at a time (its slice may wrap), a linear cache
+  // a row's tokens at once.
+  OpFoldResult tokens =
+      ringKept ? rewriter.getIndexAttr(1) : getAsOpFoldResult(count);
   SmallVector<OpFoldResult> sizes = {
       rewriter.getIndexAttr(1), rewriter.getIndexAttr(cacheType.getDimSize(1)),
-      getAsOpFoldResult(count), rewriter.getIndexAttr(cacheType.getDimSize(3))};
+      tokens, rewriter.getIndexAttr(cacheType.getDimSize(3))};
   SmallVector<OpFoldResult> strides(4, rewriter.getIndexAttr(1));
+  auto insert = [&](OpBuilder &b, Location l, Value into, Value row,
+                    OpFoldResult token, Value slot, Value position) -> Value {
+    SmallVector<OpFoldResult> from = {row, b.getIndexAttr(0), token,
+                                      b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> to = {slot, b.getIndexAttr(0), position,
+                                    b.getIndexAttr(0)};
+    Value part =
+        tensor::ExtractSliceOp::create(b, l, update, from, sizes, strides);
+    return tensor::InsertSliceOp::create(b, l, part, into, to, sizes, strides);
+  };
   auto loop = scf::ForOp::create(
-      rewriter, loc, zero, rows, one, ValueRange{cache},
+      rewriter, loc, zero, batch, one, ValueRange{cache},
       [&](OpBuilder &b, Location l, Value row, ValueRange carried) {
         auto element = [&](Value tensor) -> Value {
           Value v = tensor::ExtractOp::create(b, l, tensor, ValueRange{row});
           return arith::IndexCastOp::create(b, l, b.getIndexType(), v);
         };
         Value slot = element(slots), position = element(positions);
-        SmallVector<OpFoldResult> from = {row, b.getIndexAttr(0),
-                                          b.getIndexAttr(0), b.getIndexAttr(0)};
-        SmallVector<OpFoldResult> to = {slot, b.getIndexAttr(0), position,
-                                        b.getIndexAttr(0)};
-        Value part =
-            tensor::ExtractSliceOp::create(b, l, update, from, sizes, strides);
-        Value written = tensor::InsertSliceOp::create(b, l, part, carried[0],
-                                                      to, sizes, strides);
-        scf::YieldOp::create(b, l, written);
+        if (!ringKept) {
+          scf::YieldOp::create(
+              b, l,
+              insert(b, l, carried[0], row, b.getIndexAttr(0), slot, position));
+          return;
+        }
+        auto tokenLoop = scf::ForOp::create(
+            b, l, zero, count, one, ValueRange{carried[0]},
+            [&](OpBuilder &nb, Location nl, Value token, ValueRange into) {
+              Value at = ringRow(
+                  nb, nl, arith::AddIOp::create(nb, nl, position, token),
+                  *ringKept, rows);
+              scf::YieldOp::create(
+                  nb, nl, insert(nb, nl, into[0], row, token, slot, at));
+            });
+        scf::YieldOp::create(b, l, tokenLoop.getResult(0));
       });
   return loop.getResult(0);
 }
 
 /// The keys row b sees at query t: j <= t + lengths[b] - T, narrowed by a
-/// window (and widened by its sinks) as strata.attention defines them.
+/// window (and widened by its sinks) as strata.attention defines them;
+/// over a ring's |context| rows, key j is the position that row holds.
 Value visibleKeysMask(OpBuilder &b, Location loc, CacheAttentionOp op,
                       Value query, Value lengths, int64_t context) {
   MLIRContext *ctx = b.getContext();
@@ -101,8 +145,31 @@ Value visibleKeysMask(OpBuilder &b, Location loc, CacheAttentionOp op,
         Value j = linalg::IndexOp::create(nb, l, 3);
         Value diagonal = arith::SubIOp::create(
             nb, l, arith::AddIOp::create(nb, l, t, length), queries);
+        Value held = Value();  // a ring row that holds no position yet
+        if (std::optional<int64_t> kept = op.getRingKept()) {
+          // Row j >= kept holds the latest position p <= length - 1 with
+          // p = j (mod ring), p >= kept: p = last - ((last - j) mod ring).
+          Value ring = indexConstant(nb, l, context - *kept);
+          Value last =
+              arith::SubIOp::create(nb, l, length, indexConstant(nb, l, 1));
+          Value back = arith::RemSIOp::create(
+              nb, l, arith::SubIOp::create(nb, l, last, j), ring);
+          back = arith::RemSIOp::create(
+              nb, l, arith::AddIOp::create(nb, l, back, ring), ring);
+          Value cycled = arith::SubIOp::create(nb, l, last, back);
+          Value keptValue = indexConstant(nb, l, *kept);
+          Value inPlace = arith::CmpIOp::create(
+              nb, l, arith::CmpIPredicate::slt, j, keptValue);
+          held = arith::OrIOp::create(
+              nb, l, inPlace,
+              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, cycled,
+                                    keptValue));
+          j = arith::SelectOp::create(nb, l, inPlace, j, cycled);
+        }
         Value visible = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sle,
                                               j, diagonal);
+        if (held)
+          visible = arith::AndIOp::create(nb, l, visible, held);
         if (window) {
           Value first = arith::SubIOp::create(
               nb, l, diagonal, indexConstant(nb, l, *window));
@@ -127,8 +194,13 @@ FailureOr<Value> lowerCacheAttention(CacheAttentionOp op,
   RankedTensorType cacheType = typeOf(adaptor.getKeyCache());
   int64_t context = cacheType.getDimSize(2);
   Value queries = dimValue(rewriter, loc, query, 2);
+  std::optional<int64_t> ringKept = op.getRingKept();
   checkCacheLengths(rewriter, loc, slots, lengths, queries,
-                    cacheType.getDimSize(0), context);
+                    cacheType.getDimSize(0),
+                    ringKept ? *op.getRingContext() : context);
+  if (ringKept)
+    checkRingWrite(rewriter, loc, queries,
+                   context - *ringKept - *op.getWindow() + 1);
   // Each row's slot, all of its context; the mask hides what it has not
   // written.
   auto gathered = [&](Value cache) -> Value {

@@ -317,6 +317,15 @@ void checkCacheRows(OpBuilder &b, Location loc, Value slots, Value positions,
   checkCacheRanges(b, loc, slots, positions, zero, count, slotCount, context);
 }
 
+void checkRingWrite(OpBuilder &b, Location loc, Value count,
+                    int64_t capacity) {
+  Value n = toI64(b, loc, count);
+  Value limit = i64Constant(b, loc, capacity);
+  emitCheck(b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, n, limit),
+            STRATA_CHECK_CACHE_RING, n, limit, i64Constant(b, loc, 0));
+}
+
 void checkCacheLengths(OpBuilder &b, Location loc, Value slots, Value lengths,
                        Value count, int64_t slotCount, int64_t context) {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);

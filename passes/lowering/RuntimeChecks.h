@@ -72,6 +72,11 @@ void checkCacheRows(mlir::OpBuilder &b, mlir::Location loc, mlir::Value slots,
                     mlir::Value positions, mlir::Value count,
                     int64_t slotCount, int64_t context);
 
+/// Fails the run when |count| (an index) new tokens exceed |capacity|, what
+/// a ring-buffer cache holds at once.
+void checkRingWrite(mlir::OpBuilder &b, mlir::Location loc, mlir::Value count,
+                    int64_t capacity);
+
 /// The same for rows reading their slot's first lengths[r] keys, the last
 /// |count| of them new: positions [lengths[r] - |count|, lengths[r]).
 void checkCacheLengths(mlir::OpBuilder &b, mlir::Location loc,

@@ -113,6 +113,12 @@ strata_status_t checkFailureStatus(const CheckFailure& f) {
                     ") fall outside the context [0, %" PRId64 ")",
                     f.a, f.b, f.c);
       break;
+    case STRATA_CHECK_CACHE_RING:
+      std::snprintf(what, sizeof what,
+                    "%" PRId64 " new tokens at once exceed the %" PRId64
+                    " a ring-buffer KV cache holds",
+                    f.a, f.b);
+      break;
     default:
       std::snprintf(what, sizeof what,
                     "run-time check %" PRId64 " failed (%" PRId64 ", %" PRId64

@@ -82,3 +82,42 @@ func.func @attend_int8(%q: tensor<?x4x1x4xf32>, %k: tensor<3x2x8x8xi8>, %v: tens
   %0 = strata.cache_attention %q, %k, %v, %slots, %lengths : (tensor<?x4x1x4xf32>, tensor<3x2x8x8xi8>, tensor<3x2x8x8xi8>, tensor<?xi64>, tensor<?xi64>) -> tensor<?x4x1x4xf32>
   return %0 : tensor<?x4x1x4xf32>
 }
+
+// A ring write (2 rows kept, 6 cycling) checks the positions against the
+// ring's context (100) and the tokens against the 6 rows, then inserts
+// token by token at position p's row: p below 2, else 2 + (p - 2) mod 6.
+// CHECK-LABEL: func.func @ring_write
+//       CHECK:   arith.constant 100 : i64
+//       CHECK:   kind = 9 : i64
+//       CHECK:   kind = 10 : i64
+//       CHECK:   scf.for
+//       CHECK:     scf.for %[[T:.+]] = %{{.+}} to %{{.+}} step
+//       CHECK:       %[[P:.+]] = arith.addi %{{.+}}, %[[T]] : index
+//       CHECK:       arith.subi %[[P]], %c2
+//       CHECK:       arith.remui %{{.+}}, %c6
+//       CHECK:       arith.cmpi ult, %[[P]], %c2
+//       CHECK:       %[[ROW:.+]] = arith.select
+//       CHECK:       tensor.insert_slice %{{.+}} into %{{.+}}[%{{.+}}, 0, %[[ROW]], 0] [1, 2, 1, 4]
+func.func @ring_write(%cache: tensor<3x2x8x4xf32>, %new: tensor<?x2x?x4xf32>,
+                      %slots: tensor<?xi64> {strata.name = "slots"},
+                      %positions: tensor<?xi64> {strata.name = "positions"}) -> tensor<3x2x8x4xf32> {
+  %0 = strata.cache_write %cache, %new, %slots, %positions {ring_kept = 2 : i64, ring_context = 100 : i64} : (tensor<3x2x8x4xf32>, tensor<?x2x?x4xf32>, tensor<?xi64>, tensor<?xi64>) -> tensor<3x2x8x4xf32>
+  return %0 : tensor<3x2x8x4xf32>
+}
+
+// The generic attention over a ring: the mask spans the 8 rows, each row
+// j >= 2 standing for the latest position p = last - ((last - j) mod 6)
+// its sequence wrote, hidden while p < 2 (not written yet); then the plain
+// attention's lowering.
+// CHECK-LABEL: func.func @ring_attend
+//       CHECK:   linalg.generic {{.+}} outs(%{{.+}} : tensor<?x1x1x8xi1>)
+//       CHECK:     arith.remsi
+//       CHECK:     arith.remsi
+//       CHECK:     arith.cmpi sge
+//       CHECK:     arith.select
+//       CHECK:     arith.cmpi sle
+func.func @ring_attend(%q: tensor<?x2x1x4xf32>, %k: tensor<3x2x8x4xf32>, %v: tensor<3x2x8x4xf32>,
+                       %slots: tensor<?xi64>, %lengths: tensor<?xi64>) -> tensor<?x2x1x4xf32> {
+  %0 = strata.cache_attention %q, %k, %v, %slots, %lengths {window = 4 : i64, sinks = 2 : i64, ring_kept = 2 : i64, ring_context = 100 : i64} : (tensor<?x2x1x4xf32>, tensor<3x2x8x4xf32>, tensor<3x2x8x4xf32>, tensor<?xi64>, tensor<?xi64>) -> tensor<?x2x1x4xf32>
+  return %0 : tensor<?x2x1x4xf32>
+}

@@ -337,6 +337,20 @@ static LogicalResult verifyCacheElements(Operation *op, llvm::StringRef name,
   return success();
 }
 
+/// The ring attributes of the cache ops: both or neither, 0 <= kept <
+/// rows <= context.
+static LogicalResult verifyRing(Operation *op, std::optional<int64_t> kept,
+                                std::optional<int64_t> context, int64_t rows) {
+  if (kept.has_value() != context.has_value())
+    return op->emitOpError() << "expected 'ring_kept' and 'ring_context' "
+                             << "together";
+  if (kept && (*kept < 0 || *kept >= rows || *context < rows))
+    return op->emitOpError()
+           << "expected 0 <= ring_kept (" << *kept << ") < cache rows ("
+           << rows << ") <= ring_context (" << *context << ")";
+  return success();
+}
+
 LogicalResult CacheWriteOp::verify() {
   ArrayRef<int64_t> cache = shapeOf(getCache()), update = shapeOf(getUpdate());
   if (cache.size() != 4 || update.size() != 4)
@@ -360,6 +374,12 @@ LogicalResult CacheWriteOp::verify() {
       extentsMismatch(rows, shapeOf(getPositions())[0]))
     return emitOpError() << "expected one slot and one position per update "
                          << "row (" << formatShape(rows) << ")";
+  if (failed(verifyRing(*this, getRingKept(), getRingContext(), cache[2])))
+    return failure();
+  if (getRingKept() && !ShapedType::isDynamic(update[2]) &&
+      update[2] > cache[2] - *getRingKept())
+    return emitOpError() << "writes " << update[2] << " rows into a ring of "
+                         << cache[2] - *getRingKept();
   return success();
 }
 
@@ -403,6 +423,21 @@ LogicalResult CacheAttentionOp::verify() {
       return emitOpError() << "expected 'sinks' >= 0, got " << *sinks;
     if (!getWindow())
       return emitOpError() << "'sinks' requires 'window'";
+  }
+  if (failed(verifyRing(*this, getRingKept(), getRingContext(), k[2])))
+    return failure();
+  if (std::optional<int64_t> kept = getRingKept()) {
+    std::optional<int64_t> window = getWindow();
+    if (!window)
+      return emitOpError() << "a ring cache requires 'window'";
+    if (getSinks().value_or(0) > *kept)
+      return emitOpError() << "expected 'sinks' <= ring_kept (" << *kept
+                           << ")";
+    const int64_t newRows = ShapedType::isDynamic(q[2]) ? 1 : q[2];
+    if (newRows + *window - 1 > k[2] - *kept)
+      return emitOpError() << "a ring of " << k[2] - *kept
+                           << " rows cannot hold a window of " << *window
+                           << " and " << newRows << " new rows";
   }
   return verifyResultShape(*this, {q[0], q[1], q[2], valueDim}, getResult());
 }

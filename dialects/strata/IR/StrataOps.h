@@ -32,6 +32,11 @@ inline constexpr llvm::StringLiteral kActivationBitsAttr =
 /// (bf16: operands rounded to bf16, sums in fp32). Set by
 /// strata-bf16-contractions.
 inline constexpr llvm::StringLiteral kComputeTypeAttr = "strata.compute_type";
+/// Module attribute (I64) the prefill/decode split sets: the tokens one
+/// sequence may hold, the `context` dim of the generation contract (no
+/// state has that extent when every KV cache is a ring).
+inline constexpr llvm::StringLiteral kGenerationContextAttr =
+    "strata.generation_context";
 } // namespace strata::ir
 
 #endif // STRATA_DIALECTS_STRATA_IR_STRATAOPS_H_

@@ -512,6 +512,13 @@ def Strata_CacheWriteOp : Strata_Op<"cache_write",
     `strata-split-prefill-decode` from the key/value tensors feeding an
     attention; the cache is a state tensor the result is written back to.
 
+    A ring (`ring_kept` and `ring_context`, both or neither; a sliding
+    window's cache) holds a sequence's first `ring_kept` positions and its
+    latest `R - ring_kept`, R the cache's `context` dim: position `p < ring_context`
+    is stored at row `p` if `p < ring_kept`, else at row `ring_kept + (p -
+    ring_kept) mod (R - ring_kept)`, overwriting the older position there.
+    One write holds at most `R - ring_kept` new rows.
+
     A compressed cache takes an fp32 update: `bf16` stores each value
     rounded to nearest even; `i8` stores each D-value row (one token of one
     head) as symmetric int8, `q = round_half_away(clamp(x * 127 / amax,
@@ -527,7 +534,9 @@ def Strata_CacheWriteOp : Strata_Op<"cache_write",
   }];
   let arguments = (ins Strata_CacheTensor:$cache, Strata_FloatTensor:$update,
                    TensorRankOf<[I64], [1]>:$slots,
-                   TensorRankOf<[I64], [1]>:$positions);
+                   TensorRankOf<[I64], [1]>:$positions,
+                   OptionalAttr<I64Attr>:$ring_kept,
+                   OptionalAttr<I64Attr>:$ring_context);
   let results = (outs Strata_CacheTensor:$result);
   let assemblyFormat = [{
     $cache `,` $update `,` $slots `,` $positions attr-dict `:`
@@ -551,7 +560,11 @@ def Strata_CacheAttentionOp : Strata_Op<"cache_attention",
     `strata-split-prefill-decode` from a causal `strata.attention`.
     The caches may be compressed as `strata.cache_write` stores them (both
     `bf16`, or both `i8` with last dims D + 4 and Dv + 4): attention then
-    reads the dequantized values.
+    reads the dequantized values. With `ring_kept` and `ring_context` they
+    are rings as `strata.cache_write` writes them (lengths up to
+    `ring_context`): a `window` is required, `sinks <= ring_kept`, and
+    `T + window - 1 <= R - ring_kept`, so that every key a query sees is
+    still in the ring.
 
     ```mlir
     %o = strata.cache_attention %q, %kc, %vc, %slots, %lengths : (tensor<?x12x1x64xf32>, tensor<8x4x1024x64xf32>, tensor<8x4x1024x64xf32>, tensor<?xi64>, tensor<?xi64>) -> tensor<?x12x1x64xf32>
@@ -562,7 +575,9 @@ def Strata_CacheAttentionOp : Strata_Op<"cache_attention",
                    TensorRankOf<[I64], [1]>:$slots,
                    TensorRankOf<[I64], [1]>:$lengths,
                    OptionalAttr<F32Attr>:$scale,
-                   OptionalAttr<I64Attr>:$window, OptionalAttr<I64Attr>:$sinks);
+                   OptionalAttr<I64Attr>:$window, OptionalAttr<I64Attr>:$sinks,
+                   OptionalAttr<I64Attr>:$ring_kept,
+                   OptionalAttr<I64Attr>:$ring_context);
   let results = (outs Strata_FloatTensor:$result);
   let assemblyFormat = [{
     $query `,` $key_cache `,` $value_cache `,` $slots `,` $lengths attr-dict

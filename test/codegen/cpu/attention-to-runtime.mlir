@@ -84,6 +84,24 @@ func.func @bf16_cache_attention(%q: tensor<?x4x1x16xf32>, %k: tensor<3x2x64x16xb
   return %o : tensor<?x4x1x16xf32>
 }
 
+// A ring cache (a window's sinks and its last rows) goes to
+// strata_rt_attention_ring: SK is the context the lengths are checked
+// against (1000, not the 40 rows), the fp32 element type
+// (STRATA_DTYPE_F32 = 1), then the kept rows and the ring's rows; the
+// tokens at once are checked against what the ring holds (kind 10).
+// CHECK-LABEL: func.func @ring_cache_attention
+//       CHECK:   arith.constant 1000 : i64
+//       CHECK:   strata.check {{.+}}{kind = 9 : i64
+//       CHECK:   strata.check {{.+}}{kind = 10 : i64
+//       CHECK:   arith.constant 1000 : index
+//       CHECK:   call @strata_rt_attention_ring
+//   CHECK-NOT:   call @strata_rt_attention_kv
+func.func @ring_cache_attention(%q: tensor<?x4x?x16xf32>, %k: tensor<3x2x40x16xf32>, %v: tensor<3x2x40x16xf32>,
+                                %slots: tensor<?xi64>, %lengths: tensor<?xi64>) -> tensor<?x4x?x16xf32> {
+  %o = strata.cache_attention %q, %k, %v, %slots, %lengths {window = 16 : i64, sinks = 4 : i64, ring_kept = 4 : i64, ring_context = 1000 : i64} : (tensor<?x4x?x16xf32>, tensor<3x2x40x16xf32>, tensor<3x2x40x16xf32>, tensor<?xi64>, tensor<?xi64>) -> tensor<?x4x?x16xf32>
+  return %o : tensor<?x4x?x16xf32>
+}
+
 // The bf16 precision policy's mark on an attention (strata-bf16-contractions)
 // becomes STRATA_ATTN_FLAG_BF16_PRODUCTS: flags 9 = causal (1) + bf16
 // products (8), the first field after the result buffer.

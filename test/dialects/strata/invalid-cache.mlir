@@ -44,3 +44,56 @@ func.func @int8_result_dim(%q: tensor<1x2x1x4xf32>, %k: tensor<2x1x8x8xi8>, %v: 
   %0 = strata.cache_attention %q, %k, %v, %s, %s : (tensor<1x2x1x4xf32>, tensor<2x1x8x8xi8>, tensor<2x1x8x8xi8>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x2x1x8xf32>
   return %0 : tensor<1x2x1x8xf32>
 }
+
+// -----
+
+// A ring's attributes come together.
+func.func @ring_half(%c: tensor<2x1x8x4xf32>, %u: tensor<1x1x1x4xf32>, %s: tensor<1xi64>) -> tensor<2x1x8x4xf32> {
+  // expected-error @+1 {{expected 'ring_kept' and 'ring_context' together}}
+  %0 = strata.cache_write %c, %u, %s, %s {ring_kept = 2 : i64} : (tensor<2x1x8x4xf32>, tensor<1x1x1x4xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x1x8x4xf32>
+  return %0 : tensor<2x1x8x4xf32>
+}
+
+// -----
+
+// A ring keeps fewer rows in place than it has, in a context at least as
+// long.
+func.func @ring_all_kept(%c: tensor<2x1x8x4xf32>, %u: tensor<1x1x1x4xf32>, %s: tensor<1xi64>) -> tensor<2x1x8x4xf32> {
+  // expected-error @+1 {{expected 0 <= ring_kept (8) < cache rows (8) <= ring_context (64)}}
+  %0 = strata.cache_write %c, %u, %s, %s {ring_kept = 8 : i64, ring_context = 64 : i64} : (tensor<2x1x8x4xf32>, tensor<1x1x1x4xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x1x8x4xf32>
+  return %0 : tensor<2x1x8x4xf32>
+}
+
+// -----
+
+// One write fits in the ring.
+func.func @ring_write_too_long(%c: tensor<2x1x8x4xf32>, %u: tensor<1x1x7x4xf32>, %s: tensor<1xi64>) -> tensor<2x1x8x4xf32> {
+  // expected-error @+1 {{writes 7 rows into a ring of 6}}
+  %0 = strata.cache_write %c, %u, %s, %s {ring_kept = 2 : i64, ring_context = 64 : i64} : (tensor<2x1x8x4xf32>, tensor<1x1x7x4xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x1x8x4xf32>
+  return %0 : tensor<2x1x8x4xf32>
+}
+
+// -----
+
+// Attention over a ring needs a window, within the ring with the new rows.
+func.func @ring_without_window(%q: tensor<1x2x1x4xf32>, %k: tensor<2x1x8x4xf32>, %s: tensor<1xi64>) -> tensor<1x2x1x4xf32> {
+  // expected-error @+1 {{a ring cache requires 'window'}}
+  %0 = strata.cache_attention %q, %k, %k, %s, %s {ring_kept = 2 : i64, ring_context = 64 : i64} : (tensor<1x2x1x4xf32>, tensor<2x1x8x4xf32>, tensor<2x1x8x4xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x2x1x4xf32>
+  return %0 : tensor<1x2x1x4xf32>
+}
+
+// -----
+
+func.func @ring_window_too_wide(%q: tensor<1x2x3x4xf32>, %k: tensor<2x1x8x4xf32>, %s: tensor<1xi64>) -> tensor<1x2x3x4xf32> {
+  // expected-error @+1 {{a ring of 6 rows cannot hold a window of 5 and 3 new rows}}
+  %0 = strata.cache_attention %q, %k, %k, %s, %s {window = 5 : i64, sinks = 2 : i64, ring_kept = 2 : i64, ring_context = 64 : i64} : (tensor<1x2x3x4xf32>, tensor<2x1x8x4xf32>, tensor<2x1x8x4xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x2x3x4xf32>
+  return %0 : tensor<1x2x3x4xf32>
+}
+
+// -----
+
+func.func @ring_sinks_not_kept(%q: tensor<1x2x1x4xf32>, %k: tensor<2x1x8x4xf32>, %s: tensor<1xi64>) -> tensor<1x2x1x4xf32> {
+  // expected-error @+1 {{expected 'sinks' <= ring_kept (1)}}
+  %0 = strata.cache_attention %q, %k, %k, %s, %s {window = 4 : i64, sinks = 2 : i64, ring_kept = 1 : i64, ring_context = 64 : i64} : (tensor<1x2x1x4xf32>, tensor<2x1x8x4xf32>, tensor<2x1x8x4xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x2x1x4xf32>
+  return %0 : tensor<1x2x1x4xf32>
+}
