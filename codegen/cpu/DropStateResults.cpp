@@ -18,12 +18,13 @@ namespace strata::codegen::cpu {
 namespace {
 
 // |v| itself, or the buffer a loop that only writes into it passes through
-// (a bufferized scf.for yielding its iter_arg unchanged: a KV cache write).
+// (a bufferized scf.for yielding its iter_arg unchanged, or through loops
+// nested in it that do: a KV cache write, token by token into a ring).
 Value sameBuffer(Value v) {
   while (auto loop = v.getDefiningOp<scf::ForOp>()) {
     unsigned i = cast<OpResult>(v).getResultNumber();
     auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
-    if (yield.getOperand(i) != loop.getRegionIterArg(i))
+    if (sameBuffer(yield.getOperand(i)) != loop.getRegionIterArg(i))
       break;
     v = loop.getInitArgs()[i];
   }

@@ -12,7 +12,12 @@
 #   (fp32 sums in another order); that mask applied to a reference is
 #   strata_rt_attention_f32's own kernel test;
 # - the windowed model's bits per byte against dense (reported, and it
-#   must differ: the stretches are longer than the window).
+#   must differ: the stretches are longer than the window);
+# - with 16-token prefill chunks the windowed layers' caches are rings of
+#   4 + 64 + 16 - 1 = 83 rows (checked in the artifact's states), written
+#   and read around the ring 3 times over a stretch: decode steps and
+#   chunked prefill give the whole caches' logits (runtime kernel and
+#   generic lowering alike) within 1e-4.
 #
 # Usage: check_sparse_attention.py MODELS_DIR BIN_DIR [--json OUT]
 import argparse
@@ -36,8 +41,46 @@ VARIANTS = {
     "window-generic": ["--attention-window", str(WINDOW), "--attention-sinks",
                        str(SINKS), "--no-runtime-attention"],
 }
+RING_CHUNK = 16
+RING_ROWS = SINKS + WINDOW + RING_CHUNK - 1
+RING = ["--prefill-chunk", str(RING_CHUNK)]
+VARIANTS.update({"window-ring": VARIANTS["window"] + RING,
+                 "window-ring-generic": VARIANTS["window-generic"] + RING})
 PREFILL = {"window-prefill": VARIANTS["window"],
-           "window-prefill-generic": VARIANTS["window-generic"]}
+           "window-prefill-generic": VARIANTS["window-generic"],
+           "window-ring-prefill": VARIANTS["window"] + RING,
+           "window-ring-prefill-generic": VARIANTS["window-generic"] + RING}
+
+
+def chunked_prefill_logits(bin_dir, artifact, seqs, tmp, tag):
+    """cp.strata_prefill_logits in RING_CHUNK-token prefill calls."""
+    save = cp.saver(tmp, tag)
+    lines, calls = [], []
+    for s in range(cp.SLOTS):
+        for c0 in range(0, cp.LENGTH - 1, RING_CHUNK):
+            c1 = min(c0 + RING_CHUNK, cp.LENGTH - 1)
+            lines.append(
+                f"prefill input_ids={save(f'p{s}_{c0}', seqs[s:s + 1, c0:c1])} "
+                f"slot={save(f'slot{s}', np.array(s, np.int64))} "
+                f"start={save(f'start{c0}', np.array(c0, np.int64))}")
+            calls.append(s)
+    out = cp.run_steps(bin_dir, artifact, lines, tmp, tag)
+    rows = [[] for _ in range(cp.SLOTS)]
+    for step, s in enumerate(calls):
+        rows[s].append(np.load(os.path.join(out, str(step),
+                                            "all_logits.npy"))[0])
+    return np.stack([np.concatenate(r) for r in rows])
+
+
+def ring_rows(bin_dir, artifact):
+    """The sequence dim of the first layer's key cache, from --inspect."""
+    proc = subprocess.run([os.path.join(bin_dir, "strata-run"), artifact,
+                           "--inspect"], capture_output=True, text=True,
+                          check=True, timeout=120)
+    for line in proc.stdout.splitlines():
+        if line.startswith("state kv_cache.0.key:"):
+            return line.split("[", 1)[1].split(",")[2].strip()
+    return None
 
 
 def main():
@@ -59,7 +102,20 @@ def main():
                             str(cp.SLOTS), "--max-seq", str(cp.LENGTH)] +
                            (["--prefill-logits", "all"] if prefill else []) +
                            flags, check=True, timeout=900)
-            score = cp.strata_prefill_logits if prefill else cp.strata_logits
+            ring = "ring" in name
+            rows = ring_rows(args.bin_dir, artifact)
+            if ring and rows != str(RING_ROWS):
+                problems.append(f"{name}: key cache rows {rows}, expected a "
+                                f"ring of {RING_ROWS}")
+            if not ring and rows != f"context<={cp.LENGTH}":
+                problems.append(f"{name}: key cache rows {rows}, expected "
+                                f"the context")
+            if prefill and ring:
+                score = chunked_prefill_logits
+            elif prefill:
+                score = cp.strata_prefill_logits
+            else:
+                score = cp.strata_logits
             logits[name] = score(args.bin_dir, artifact, seqs, tmp, name)
 
     def apart(a, b):
@@ -71,7 +127,11 @@ def main():
         results[name] = {"bpb": cp.bits_per_byte(logits[name], seqs)}
     checks = [("window-context", "dense", 1e-5),
               ("window", "window-generic", 1e-4),
-              ("window-prefill", "window-prefill-generic", 1e-4)]
+              ("window-prefill", "window-prefill-generic", 1e-4),
+              ("window-ring", "window", 1e-4),
+              ("window-ring-generic", "window-generic", 1e-4),
+              ("window-ring-prefill", "window-prefill", 1e-4),
+              ("window-ring-prefill-generic", "window-prefill-generic", 1e-4)]
     for a, b, bound in checks:
         d = apart(a, b)
         results[f"{a}_vs_{b}_max_abs"] = d
