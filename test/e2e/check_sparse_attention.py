@@ -72,6 +72,26 @@ def chunked_prefill_logits(bin_dir, artifact, seqs, tmp, tag):
     return np.stack([np.concatenate(r) for r in rows])
 
 
+def hostile_ring_calls(bin_dir, artifact, seqs, tmp):
+    """A ring holds positions up to the context like any cache: a decode
+    past it, or before 0, is a clear INVALID_ARGUMENT. Returns problems."""
+    save = cp.saver(tmp, "hostile")
+    problems = []
+    for position in (cp.LENGTH, -1):
+        line = (f"decode input_ids={save('ids', seqs[:1, :1])} "
+                f"slots={save('slot', np.zeros(1, np.int64))} "
+                f"positions={save(f'pos{position}', np.array([position]))}")
+        want = (f"KV cache positions [{position}, {position + 1}) fall "
+                f"outside the context [0, {cp.LENGTH})")
+        try:
+            cp.run_steps(bin_dir, artifact, [line], tmp, f"hostile{position}")
+            problems.append(f"ring decode at position {position} ran")
+        except RuntimeError as e:
+            if want not in str(e):
+                problems.append(f"ring decode at {position}: {e}")
+    return problems
+
+
 def ring_rows(bin_dir, artifact):
     """The sequence dim of the first layer's key cache, from --inspect."""
     proc = subprocess.run([os.path.join(bin_dir, "strata-run"), artifact,
@@ -117,6 +137,9 @@ def main():
             else:
                 score = cp.strata_logits
             logits[name] = score(args.bin_dir, artifact, seqs, tmp, name)
+            if name == "window-ring":
+                problems += hostile_ring_calls(args.bin_dir, artifact, seqs,
+                                               tmp)
 
     def apart(a, b):
         return float(np.abs(logits[a] - logits[b]).max())

@@ -9,7 +9,7 @@
 # fixtures (see gen_torch_fixtures.py). A size already in the cache with a
 # matching meta.json is skipped. Run with /usr/bin/python3 (torch 1.13).
 #
-# Usage: /usr/bin/python3 test/models/gen_size_ladder.py [gpt2-small|gpt2-medium ...]
+# Usage: /usr/bin/python3 test/models/gen_size_ladder.py [gpt2-small|gpt2-medium|gpt2-small-2k|gpt2-small-16k ...]
 import json
 import os
 import sys
@@ -28,6 +28,9 @@ SIZES = {
     "gpt2-medium": dict(vocab=50257, n_positions=1024, hidden=1024, layers=24, heads=16),
     # GPT-2-small with 2048 positions: long generations (bench/generation.py).
     "gpt2-small-2k": dict(vocab=50257, n_positions=2048, hidden=768, layers=12, heads=12),
+    # GPT-2-small with 16,640 positions: sliding-window decode at 16K
+    # context (bench/long_context.py).
+    "gpt2-small-16k": dict(vocab=50257, n_positions=16640, hidden=768, layers=12, heads=12),
 }
 VERSION = 1  # bump when the generated graphs change
 
