@@ -74,14 +74,16 @@ def chunked_prefill_logits(bin_dir, artifact, seqs, tmp, tag):
 
 def hostile_ring_calls(bin_dir, artifact, seqs, tmp):
     """A ring holds positions up to the context like any cache: a decode
-    past it, or before 0, is a clear INVALID_ARGUMENT. Returns problems."""
+    past it (here the position table's gather says so first), or before 0
+    (the cache's check), is a clear INVALID_ARGUMENT. Returns problems."""
     save = cp.saver(tmp, "hostile")
     problems = []
     for position in (cp.LENGTH, -1):
         line = (f"decode input_ids={save('ids', seqs[:1, :1])} "
                 f"slots={save('slot', np.zeros(1, np.int64))} "
                 f"positions={save(f'pos{position}', np.array([position]))}")
-        want = (f"KV cache positions [{position}, {position + 1}) fall "
+        want = (f"index {position} is out of range" if position > 0 else
+                f"KV cache positions [{position}, {position + 1}) fall "
                 f"outside the context [0, {cp.LENGTH})")
         try:
             cp.run_steps(bin_dir, artifact, [line], tmp, f"hostile{position}")
