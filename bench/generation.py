@@ -93,7 +93,9 @@ def compile_artifact(bin_dir, model, out, extra):
 def strata_generate(bin_dir, artifact, prompts, new_tokens, threads, tmp,
                     rss=False, kernel_isa=""):
     """Per-prompt JSON records of `strata-run generate` (all prompts in one
-    batch), and the resident set samples (kB) when |rss|; |kernel_isa| caps
+    batch), and the resident set samples (time, VmRSS kB, RssAnon kB: the
+    whole set, and the part that is not file pages such as the mapped
+    weights) when |rss|; |kernel_isa| caps
     the runtime's kernels (strata-run --kernel-isa)."""
     path = os.path.join(tmp, "prompts.txt")
     with open(path, "w") as f:
@@ -111,10 +113,14 @@ def strata_generate(bin_dir, artifact, prompts, new_tokens, threads, tmp,
             while proc.poll() is None:
                 try:
                     with open(f"/proc/{proc.pid}/status") as f:
+                        fields = {}
                         for line in f:
-                            if line.startswith("VmRSS:"):
-                                samples.append((time.time(),
-                                                int(line.split()[1])))
+                            if line.startswith(("VmRSS:", "RssAnon:")):
+                                name, kb = line.split()[:2]
+                                fields[name] = int(kb)
+                    if len(fields) == 2:
+                        samples.append((time.time(), fields["VmRSS:"],
+                                        fields["RssAnon:"]))
                 except OSError:
                     return
                 time.sleep(0.02)
@@ -316,12 +322,12 @@ def main():
             t0 = samples[0][0]
             first_token_s = t0 + (rec[0]["ttft_ms"] + 50 *
                                   rec[0]["tpot_ms"]) / 1e3
-            after = [kb for t, kb in samples if t >= first_token_s]
+            after = [kb for t, kb, _ in samples if t >= first_token_s]
             result["rss"] = {"tokens": len(rec[0]["tokens"]),
                              "after_50_tokens_mb": after[0] / 1024
                              if after else None,
                              "end_mb": samples[-1][1] / 1024,
-                             "max_mb": max(kb for _, kb in samples) / 1024}
+                             "max_mb": max(s[1] for s in samples) / 1024}
     report(result, a.out)
 
 

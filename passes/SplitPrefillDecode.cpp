@@ -325,11 +325,13 @@ private:
       int64_t rows = context_;
       if (std::optional<int64_t> window = op.getWindow();
           window && ringCaches_) {
+        // Compared term by term: a window far past the context must not
+        // overflow the sum (every term here is at most the context).
         const int64_t sinks = op.getSinks().value_or(0);
-        const int64_t ring = sinks + *window + prefillLength_ - 1;
-        if (ring < context_) {
+        if (sinks < context_ && *window < context_ - sinks &&
+            prefillLength_ - 1 < context_ - sinks - *window) {
           kept = sinks;
-          rows = ring;
+          rows = sinks + *window + prefillLength_ - 1;
         }
       }
       shape.ringKept.push_back(kept);

@@ -226,8 +226,15 @@ GenerationDims generationDims(const CompileOptions &options) {
   GenerationDims g;
   g.slots = explicitOr("slots", batch ? batch->max : dims.maxBatch);
   g.context = explicitOr("context", dims.maxSeq);
+  // With a window the chunk defaults to kDefaultWindowedPrefillChunk where
+  // that makes the windowed caches rings (sinks + window + chunk - 1 rows
+  // below the context); otherwise whole prompts, as without a window.
   int64_t chunk = options.generation.prefillChunk;
-  if (chunk == 0 && options.sparsity.window > 0)
+  const AttentionSparsityOptions &sparsity = options.sparsity;
+  if (chunk == 0 && sparsity.window > 0 && sparsity.sinks >= 0 &&
+      sparsity.window < g.context - sparsity.sinks &&
+      kDefaultWindowedPrefillChunk - 1 <
+          g.context - sparsity.sinks - sparsity.window)
     chunk = kDefaultWindowedPrefillChunk;
   g.prefillLength = explicitOr(
       "prefill_length", chunk > 0 ? std::min(chunk, g.context) : g.context);

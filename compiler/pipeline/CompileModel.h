@@ -58,8 +58,8 @@ struct GenerationOptions {
   bool entries = true;
   /// The longest prompt chunk one prefill call takes (the dim
   /// prefill_length); 0: the context (--max-seq), or with a sliding window
-  /// (sparsity.window) kDefaultWindowedPrefillChunk, so that the windowed
-  /// layers' ring caches stay small.
+  /// (sparsity.window) 512 tokens where that makes the windowed layers'
+  /// caches rings shorter than the context.
   int64_t prefillChunk = 0;
   /// Prefill also returns every position's logits (output all_logits).
   bool allLogits = false;

@@ -434,7 +434,8 @@ LogicalResult CacheAttentionOp::verify() {
       return emitOpError() << "expected 'sinks' <= ring_kept (" << *kept
                            << ")";
     const int64_t newRows = ShapedType::isDynamic(q[2]) ? 1 : q[2];
-    if (newRows + *window - 1 > k[2] - *kept)
+    // Without forming newRows + window, which a huge window overflows.
+    if (*window > k[2] - *kept || newRows - 1 > k[2] - *kept - *window)
       return emitOpError() << "a ring of " << k[2] - *kept
                            << " rows cannot hold a window of " << *window
                            << " and " << newRows << " new rows";

@@ -534,8 +534,8 @@ void blockSoftmax(const Problem& p, const MatmulTiles& t, const Scratch& s,
 }
 
 // Many query rows: packed K^T and V (with |packKv|; else the previous
-// head's, the same K/V head), blocks of kBlockRows rows (half that under a
-// short window).
+// head's, the same K/V head), blocks of kBlockRows rows (a quarter of that
+// under a short window).
 void runBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
                const Head& x, bool packKv) {
   const int64_t kPanels = ceilDiv(p.sk, kW), vPanels = ceilDiv(p.dv, kW);
@@ -606,8 +606,8 @@ void runBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
   bool exact[kBlockRows];
   float cTile[8 * kW];
   // A block scores the keys from its first row's window start to its last
-  // row's key: a short window wastes less of that trapezoid in half-height
-  // blocks.
+  // row's key: a short window wastes less of that trapezoid in 16-row
+  // blocks (5.4x -> 5.8x over dense at T = 4096, W = 256, than 32 rows).
   const int64_t blockRows =
       p.window && p.windowSize <= 8 * kBlockRows ? kBlockRows / 4 : kBlockRows;
   for (int64_t i0 = 0; i0 < p.sq; i0 += blockRows) {
