@@ -76,24 +76,36 @@ struct Problem {
   // ringKept in place, the later ones cycling through rows [ringKept,
   // ringRows). ringRows 0: position j is row j.
   int64_t ringKept, ringRows;
+  // Keys no query row sees, between the sinks' panels and the first row's
+  // window, dropped from view (dropKeysBeforeWindow): key j >= gapAt is
+  // position j + gap. gap 0: key j is position j.
+  int64_t gapAt, gap;
 };
 
 float lowestFloat() { return -std::numeric_limits<float>::max(); }
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// The row of K and V holding key (position) j.
+// The position of key j (past a dropped gap) and the row of K and V
+// holding it.
+int64_t kvPosition(const Problem& p, int64_t j) {
+  return p.gap != 0 && j >= p.gapAt ? j + p.gap : j;
+}
 int64_t kvIndex(const Problem& p, int64_t j) {
+  j = kvPosition(p, j);
   if (p.ringRows == 0 || j < p.ringKept) return j;
   return p.ringKept + (j - p.ringKept) % (p.ringRows - p.ringKept);
 }
 
 // The end of the keys from j on (before j1) that lie in consecutive rows:
-// j1, or where the kept rows or the ring end.
+// j1, or where a dropped gap, the kept rows or the ring end.
 int64_t kvRunEnd(const Problem& p, int64_t j, int64_t j1) {
+  if (p.gap != 0 && j < p.gapAt) j1 = std::min(j1, p.gapAt);
   if (p.ringRows == 0) return j1;
-  if (j < p.ringKept) return std::min(j1, p.ringKept);
+  const int64_t shift = kvPosition(p, j) - j;
+  const int64_t position = j + shift;
+  if (position < p.ringKept) return std::min(j1, p.ringKept - shift);
   const int64_t ring = p.ringRows - p.ringKept;
-  return std::min(j1, j + ring - (j - p.ringKept) % ring);
+  return std::min(j1, j + ring - (position - p.ringKept) % ring);
 }
 
 // Keys query row i sees: [0, sinkEnd) and [lo, hi] (empty when hi < lo).
@@ -790,7 +802,23 @@ Problem decodeProblem(const int64_t* params) {
   p.kvLengths = reinterpret_cast<const int64_t*>(
       static_cast<intptr_t>(params[STRATA_ATTN_KV_LENGTHS]));
   p.ringKept = p.ringRows = 0;
+  p.gapAt = p.gap = 0;
   return p;
+}
+
+// Drops from |row|'s view the keys between its sinks' panels and its first
+// query's window, which no query row sees (causal, windowed, no mask to
+// read them by position): its scratch and packing then span the window and
+// the new rows, not the whole context. Key panels stay aligned.
+void dropKeysBeforeWindow(Problem& row) {
+  if (!row.window || !row.causal || row.mask.p || row.sk <= 0) return;
+  const int64_t kept =
+      ceilDiv(std::min(std::max<int64_t>(row.sinks, 0), row.sk), kW) * kW;
+  const int64_t from = visibleKeys(row, 0).lo / kW * kW;
+  if (from <= kept) return;
+  row.gapAt = kept;
+  row.gap = from - kept;
+  row.sk -= row.gap;
 }
 
 // Failure messages of one import (static strings, as failRunInternal
@@ -831,18 +859,23 @@ void run(strata_rt_context_t* context, Problem& p, const ImportNames& names) {
     failRunInternal(context, names.ring, p.ringRows);
     return;
   }
-  // With lengths, no row sees more keys than the longest one: the scratch
-  // is sized for that, not for the whole cache.
-  if (p.kvLengths) {
-    int64_t longest = 0;
-    for (int64_t b = 0; b < p.batch; ++b)
-      longest = std::max(longest, p.kvLengths[b]);
-    p.sk = longest;
-  }
+  // Each row's own view: its key count, less the keys before its window
+  // (dropKeysBeforeWindow). The scratch is sized for the widest view, not
+  // for the whole cache.
+  auto rowView = [&](int64_t b) {
+    Problem row = p;
+    if (p.kvLengths) row.sk = p.kvLengths[b];
+    dropKeysBeforeWindow(row);
+    return row;
+  };
+  Problem widest = p;
+  widest.sk = 0;
+  for (int64_t b = 0; b < p.batch; ++b)
+    widest.sk = std::max(widest.sk, rowView(b).sk);
   const MatmulTiles& t = matmulTiles();
-  const bool blocked = p.sq > kRowPathMaxRows && p.sk > 0;
+  const bool blocked = p.sq > kRowPathMaxRows && widest.sk > 0;
   const bool amx = blocked && useAmxBlocks(p);
-  const ScratchSizes sizes = scratchSizes(p, blocked, amx);
+  const ScratchSizes sizes = scratchSizes(widest, blocked, amx);
   size_t stride = 0;
   uint8_t* scratch = kernelScratch(
       context, static_cast<size_t>(sizes.total()) * sizeof(float), &stride);
@@ -867,9 +900,8 @@ void run(strata_rt_context_t* context, Problem& p, const ImportNames& names) {
     const int64_t last =
         std::min((rest / parts + 1) * group, first + perPart);
     const Scratch s = scratchAt(scratch + thread * stride, sizes);
-    // The row's own key count (at most sk, so the scratch fits it).
-    Problem row = p;
-    if (p.kvLengths) row.sk = p.kvLengths[b];
+    // The row's own view (the scratch fits it).
+    const Problem row = rowView(b);
     if (amx) configureAmxTiles();
     for (int64_t h = first; h < last; ++h) {
       const Head x = headOf(p, b, h);
