@@ -54,6 +54,9 @@ struct AttentionMatch {
   /// removed once recognized.
   SmallVector<Mask, 2> masks;
   bool causal = false;
+  /// A sliding window (and its sinks) the causal mask also had.
+  std::optional<int64_t> window;
+  int64_t sinks = 0;
   // The additive masks apply after the causal one (mask_hidden).
   bool maskHidden = false;
   /// The masked scores are clamped to the lowest float (transformers'
@@ -483,7 +486,16 @@ matchAttention(SoftmaxOp softmax, std::string &reason, bool &candidate) {
   SmallVector<AttentionMatch::Mask, 2> kept;
   for (AttentionMatch::Mask m : match.masks) {
     std::optional<MaskBand> band = analyzeMask(m.value, m.kind);
-    bool whole = band && isCausal(*band);
+    // A causal band with a sliding window (Mistral-style exports) becomes
+    // the `window` and `sinks` attributes beside `causal`.
+    std::optional<int64_t> window;
+    if (band && !match.causal)
+      window = band->endAlignedWindow(sq, sk);
+    if (window) {
+      match.window = window;
+      match.sinks = band->sinks;
+    }
+    bool whole = band && (isCausal(*band) || window);
     std::optional<MaskSplit> split;
     if (!whole && !match.causal)
       split = splitMask(m.value, m.kind, isCausal);
@@ -642,7 +654,11 @@ struct FuseMatmulSoftmaxMatmul : OpRewritePattern<SoftmaxOp> {
         rewriter, loc, match->root->getResult(0).getType(), query, key,
         value, mask, scale,
         match->causal ? rewriter.getUnitAttr() : UnitAttr(),
-        /*window=*/IntegerAttr(), /*sinks=*/IntegerAttr(),
+        match->window ? rewriter.getI64IntegerAttr(*match->window)
+                      : IntegerAttr(),
+        match->window && match->sinks > 0
+            ? rewriter.getI64IntegerAttr(match->sinks)
+            : IntegerAttr(),
         match->maskHidden ? rewriter.getUnitAttr() : UnitAttr());
     // Shapes of a folded scale are those of the value it scaled; done
     // before the root goes, while every op of the chain is still alive.

@@ -591,6 +591,19 @@ bool MaskBand::isEndAlignedCausal(const SymbolicIndex &sq,
                   : isKnownLessEqual(cols - constant(1), causal);
 }
 
+std::optional<int64_t>
+MaskBand::endAlignedWindow(const SymbolicIndex &sq,
+                           const SymbolicIndex &sk) const {
+  if (rows != sq || cols != sk || !diagonal || *diagonal != sk - sq ||
+      sinks < 0)
+    return std::nullopt;
+  std::optional<SymbolicIndex> w = window();
+  std::optional<int64_t> width = w ? w->getConstant() : std::nullopt;
+  if (!width || *width < 1)
+    return std::nullopt;
+  return width;
+}
+
 void MaskBand::print(llvm::raw_ostream &os) const {
   auto bound = [&](const std::optional<SymbolicIndex> &b) {
     if (b)

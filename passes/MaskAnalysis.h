@@ -56,6 +56,12 @@ struct MaskBand {
   /// |sk| keys: query i sees key j iff j <= i + sk - sq.
   bool isEndAlignedCausal(const SymbolicIndex &sq,
                           const SymbolicIndex &sk) const;
+  /// The window W if the band is strata.attention's `causal` with `window
+  /// = W` (a constant >= 1) and `sinks` for |sq| queries and |sk| keys:
+  /// query i sees key j iff j <= i + sk - sq and (j > i + sk - sq - W or
+  /// j < sinks).
+  std::optional<int64_t> endAlignedWindow(const SymbolicIndex &sq,
+                                          const SymbolicIndex &sk) const;
   /// Writes `rows R, cols C, diagonal D, window W, sinks S` (`none` for an
   /// unset bound).
   void print(llvm::raw_ostream &os) const;
