@@ -68,8 +68,14 @@ LogicalResult convertRotaryEmbedding(ImportContext &ctx) {
 
   // cos/sin: [max_pos, half] gathered by position_ids [B, S], or [B, S, half].
   Value cos = ctx.input(1), sin = ctx.input(2);
+  if (typeOf(cos) != typeOf(sin))
+    return ctx.error() << "expected cos and sin caches of one type";
   if (ctx.hasInput(3)) {
     RankedTensorType tc = typeOf(cos), tp = ctx.inputType(3);
+    if (tc.getRank() != 2 || tp.getRank() != 2 ||
+        !tp.getElementType().isInteger())
+      return ctx.error() << "with position_ids, expected 2-D cos/sin caches "
+                            "and 2-D integer position ids";
     auto gathered = RankedTensorType::get(
         {tp.getDimSize(0), tp.getDimSize(1), tc.getDimSize(1)},
         tc.getElementType());
