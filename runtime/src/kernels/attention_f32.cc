@@ -169,7 +169,8 @@ ScratchSizes scratchSizes(const Problem& p, bool blocked, bool amx) {
   z.out = roundUp16(p.dv);
   z.exact = roundUp16(std::max(p.sk, p.dv));  // also the sinks' sums
   z.kvRow = roundUp16(std::max(p.d, p.dv));
-  z.part = p.ringRows ? roundUp16(p.dv) : 0;  // a wrapped range's 2nd sum
+  // A range read in two runs (a ring's wrap) sums its second run here.
+  z.part = roundUp16(p.dv);
   return z;
 }
 
