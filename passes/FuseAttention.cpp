@@ -659,7 +659,8 @@ struct FuseMatmulSoftmaxMatmul : OpRewritePattern<SoftmaxOp> {
         match->window && match->sinks > 0
             ? rewriter.getI64IntegerAttr(match->sinks)
             : IntegerAttr(),
-        match->maskHidden ? rewriter.getUnitAttr() : UnitAttr());
+        match->maskHidden ? rewriter.getUnitAttr() : UnitAttr(),
+        /*global_topk=*/IntegerAttr(), /*global_block=*/IntegerAttr());
     // Shapes of a folded scale are those of the value it scaled; done
     // before the root goes, while every op of the chain is still alive.
     llvm::SmallPtrSet<Operation *, 16> inChain(match->ops.begin(),

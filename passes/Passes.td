@@ -202,7 +202,10 @@ def SparseAttentionPass : Pass<"strata-sparse-attention", "mlir::ModuleOp"> {
     program order within each function (a decoder's layers; every function
     of one model counts its layers alike). Non-causal attention (an
     encoder's) and an op that already has a window (the model's own) are
-    left alone.
+    left alone. `global-topk = K` also gives each windowed op
+    `global_topk = K, global_block = B` (`global-block`, default 64): each
+    query adds the K earlier key blocks of B keys it scores highest to its
+    window (block-sparse global attention, as MoBA selects them).
 
     ```mlir
     %o = strata.attention %q, %k, %v {causal} : ...
@@ -217,6 +220,11 @@ def SparseAttentionPass : Pass<"strata-sparse-attention", "mlir::ModuleOp"> {
            "leading keys every query sees besides its window">,
     ListOption<"layers", "layers", "int64_t",
                "indices of the attention ops to window (default: all)">,
+    Option<"globalTopk", "global-topk", "int64_t", "0",
+           "key blocks each query adds to its window, those it scores "
+           "highest (0: none)">,
+    Option<"globalBlock", "global-block", "int64_t", "64",
+           "keys per global block">,
   ];
   let statistics = [
     Statistic<"numWindowed", "windowed-attention",

@@ -1,8 +1,9 @@
 //===- SparseAttention.cpp - Sliding-window + sink attention ------------===//
 // SPDX-License-Identifier: Apache-2.0
 // Gives causal attention a window and sinks (Mistral's sliding window,
-// StreamingLLM's attention sinks), as strata-compile's --attention-window,
-// --attention-sinks and --attention-layers ask. The ops already carry the
+// StreamingLLM's attention sinks) and optionally top-k global key blocks,
+// as strata-compile's --attention-window, --attention-sinks,
+// --attention-global-topk, --attention-block and --attention-layers ask. The ops already carry the
 // attributes and every lowering honours them (the runtime kernel's blocks
 // stop at the keys a window hides); this pass only chooses them.
 
@@ -36,7 +37,18 @@ struct SparseAttentionPass
           << s;
       return signalPassFailure();
     }
+    if (globalTopk < 0 || globalBlock < 1) {
+      getOperation().emitError()
+          << "global top-k must be >= 0 and the global block >= 1, got "
+          << globalTopk << " and " << globalBlock;
+      return signalPassFailure();
+    }
     if (w == 0) {
+      if (globalTopk > 0) {
+        getOperation().emitError()
+            << "global blocks need a window (--attention-window)";
+        return signalPassFailure();
+      }
       if (s > 0) {
         getOperation().emitError()
             << "attention sinks need a window (--attention-window)";
@@ -64,6 +76,10 @@ struct SparseAttentionPass
         op->setAttr("window", b.getI64IntegerAttr(w));
         if (s > 0)
           op->setAttr("sinks", b.getI64IntegerAttr(s));
+        if (globalTopk > 0) {
+          op->setAttr("global_topk", b.getI64IntegerAttr(globalTopk));
+          op->setAttr("global_block", b.getI64IntegerAttr(globalBlock));
+        }
         ++numWindowed;
       });
     }

@@ -320,11 +320,12 @@ private:
               asArgument(kv.getDefiningOp<ConcatOp>().getInputs()[0])
                   .getArgNumber());
       // A window's cache is a ring when that is smaller than the context:
-      // its sinks, then the window and one prefill call's new rows.
+      // its sinks, then the window and one prefill call's new rows. Global
+      // blocks may pick any earlier key: the whole cache stays.
       std::optional<int64_t> kept;
       int64_t rows = context_;
       if (std::optional<int64_t> window = op.getWindow();
-          window && ringCaches_) {
+          window && ringCaches_ && !op.getGlobalTopk()) {
         // Compared term by term: a window far past the context must not
         // overflow the sum (every term here is at most the context).
         const int64_t sinks = op.getSinks().value_or(0);
@@ -678,7 +679,7 @@ private:
       auto attended = CacheAttentionOp::create(
           b, at, op.getType(), op.getQuery(), k1, v1, in.slots, in.lengths,
           op.getScaleAttr(), op.getWindowAttr(), op.getSinksAttr(), kept,
-          ringContext);
+          ringContext, op.getGlobalTopkAttr(), op.getGlobalBlockAttr());
       op.getResult().replaceAllUsesWith(attended.getResult());
       op.erase();
       updatedCaches.push_back(k1);

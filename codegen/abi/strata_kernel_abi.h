@@ -427,6 +427,31 @@ enum {
 };
 
 /*
+ * strata_rt_attention_global(strata_rt_context_t* context,
+ *                            const int64_t* params)
+ *
+ * strata_rt_attention_kv with top-k global key blocks (block-sparse global
+ * attention beside a sliding window): the same params at the same indices,
+ * then the two below, STRATA_ATTN_GLOBAL_PARAM_COUNT in all. With L the
+ * row's key count and last = i + L - SQ query i's own key, key block c is
+ * keys [c * BLOCK, (c + 1) * BLOCK); it is a candidate for query i when
+ * SINKS < (c + 1) * BLOCK <= last - WINDOW + 1 (wholly before the window,
+ * not wholly among the sinks), and its score for query head h is
+ *   Q[b, h, i, :] . sum_{j in block c} K[b, h / g, j, :]
+ * (dequantized keys; the block sum is formed in fp32, the order of its
+ * terms unspecified). Query i of head h also sees the keys of the TOPK
+ * candidates that score highest (ties to the lower c). CAUSAL and WINDOW
+ * are required, TOPK >= 1 and BLOCK >= 1; anything else ends the run
+ * (INTERNAL). A new import rather than a flag, so that a runtime without
+ * global blocks refuses the code.
+ */
+enum {
+  STRATA_ATTN_GLOBAL_TOPK = 48,
+  STRATA_ATTN_GLOBAL_BLOCK = 49,
+  STRATA_ATTN_GLOBAL_PARAM_COUNT = 50
+};
+
+/*
  * strata_rt_kv_quantize(strata_rt_context_t* context, const int64_t* params)
  *
  * Writes fp32 rows X[b, h, r, :] (b < BATCH, h < KV_HEADS, r < ROWS, each

@@ -36,11 +36,25 @@ namespace {
 constexpr llvm::StringLiteral kAttentionImport = "strata_rt_attention_f32";
 constexpr llvm::StringLiteral kCompressedCacheImport = "strata_rt_attention_kv";
 constexpr llvm::StringLiteral kRingCacheImport = "strata_rt_attention_ring";
+constexpr llvm::StringLiteral kGlobalBlocksImport =
+    "strata_rt_attention_global";
 
 // A ring cache's kept rows and the positions its sequences reach.
 struct RingLayout {
   int64_t kept, context;
 };
+
+// Top-k global blocks: the blocks each query adds and their keys.
+struct GlobalLayout {
+  int64_t topk, block;
+};
+
+std::optional<GlobalLayout> globalLayoutOf(std::optional<int64_t> topk,
+                                           std::optional<int64_t> block) {
+  if (!topk || !block)
+    return std::nullopt;
+  return GlobalLayout{*topk, *block};
+}
 
 bool isF32Rank4(Type t) {
   auto r = dyn_cast<RankedTensorType>(t);
@@ -55,7 +69,9 @@ public:
         callKv_(module, symbols_, kCompressedCacheImport,
                 STRATA_ATTN_KV_PARAM_COUNT),
         callRing_(module, symbols_, kRingCacheImport,
-                  STRATA_ATTN_RING_PARAM_COUNT) {}
+                  STRATA_ATTN_RING_PARAM_COUNT),
+        callGlobal_(module, symbols_, kGlobalBlocksImport,
+                    STRATA_ATTN_GLOBAL_PARAM_COUNT) {}
 
   unsigned run() {
     SmallVector<AttentionOp> ops;
@@ -108,7 +124,8 @@ private:
                                      op.getValue(), op.getMask());
     emitCall(op, op.getQuery(), op.getKey(), op.getValue(), op.getMask(),
              /*cacheRows=*/{}, op.getScale(), op.getCausal(), op.getWindow(),
-             op.getSinks(), op.getMaskHidden(), /*ring=*/std::nullopt);
+             op.getSinks(), op.getMaskHidden(), /*ring=*/std::nullopt,
+             globalLayoutOf(op.getGlobalTopk(), op.getGlobalBlock()));
   }
 
   // Row b reads slot slots[b] of the caches in place and sees its first
@@ -130,14 +147,16 @@ private:
     emitCall(op, op.getQuery(), op.getKeyCache(), op.getValueCache(), Value(),
              std::pair{op.getSlots(), op.getLengths()}, op.getScale(),
              /*causal=*/true, op.getWindow(), op.getSinks(),
-             /*maskHidden=*/false, ring);
+             /*maskHidden=*/false, ring,
+             globalLayoutOf(op.getGlobalTopk(), op.getGlobalBlock()));
   }
 
   void emitCall(Operation *op, Value query, Value key, Value value,
                 Value maskTensor, std::optional<std::pair<Value, Value>> rows,
                 std::optional<APFloat> scaleAttr, bool causal,
                 std::optional<int64_t> window, std::optional<int64_t> sinks,
-                bool maskHidden, std::optional<RingLayout> ring) {
+                bool maskHidden, std::optional<RingLayout> ring,
+                std::optional<GlobalLayout> global) {
     auto func = op->getParentOfType<func::FuncOp>();
     if (!func)
       return;
@@ -267,7 +286,7 @@ private:
       for (int64_t i = 0; i < 5; ++i)
         fields.push_back({STRATA_ATTN_MASK + i, idx(0)});
     }
-    if (compressed || ring) {
+    if (compressed || ring || global) {
       fields.push_back(
           {STRATA_ATTN_KV_DTYPE,
            idx(int8Cache            ? STRATA_DTYPE_I8
@@ -298,6 +317,10 @@ private:
         fields.push_back({STRATA_ATTN_RING_KEPT, idx(ring->kept)});
         fields.push_back({STRATA_ATTN_RING_ROWS, kMeta.getSizes()[2]});
         callRing_.emit(b, loc, func, fields);
+      } else if (global) {
+        fields.push_back({STRATA_ATTN_GLOBAL_TOPK, idx(global->topk)});
+        fields.push_back({STRATA_ATTN_GLOBAL_BLOCK, idx(global->block)});
+        callGlobal_.emit(b, loc, func, fields);
       } else {
         callKv_.emit(b, loc, func, fields);
       }
@@ -313,7 +336,7 @@ private:
   }
 
   SymbolTable symbols_;
-  RuntimeCall call_, callKv_, callRing_;
+  RuntimeCall call_, callKv_, callRing_, callGlobal_;
   int64_t calls_ = 0;
 };
 

@@ -140,6 +140,8 @@ std::string readOptions(const strata_compile_options_t *given,
   options.sparsity.sinks = o.attention_sinks;
   options.sparsity.layers.assign(o.attention_layers,
                                  o.attention_layers + o.attention_layer_count);
+  options.sparsity.globalTopk = o.attention_global_topk;
+  options.sparsity.globalBlock = o.attention_block ? o.attention_block : 64;
   for (size_t i = 0; i < o.binding_count; ++i) {
     llvm::StringRef spec = o.bindings[i] ? o.bindings[i] : "";
     auto [name, file] = spec.split('=');

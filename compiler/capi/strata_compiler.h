@@ -120,6 +120,11 @@ typedef struct strata_compile_options_t {
   int64_t attention_sinks;
   const int64_t *attention_layers;
   size_t attention_layer_count;
+  /* Top-k global blocks: each windowed query also sees the
+   * |attention_global_topk| earlier blocks of |attention_block| keys it
+   * scores highest (0: none; attention_block 0: 64). */
+  int64_t attention_global_topk;
+  int64_t attention_block;
 } strata_compile_options_t;
 
 /* The struct_size of a 1.0 caller's options (the fields before

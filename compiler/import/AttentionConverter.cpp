@@ -285,7 +285,9 @@ LogicalResult convertAttention(ImportContext &ctx) {
     y = AttentionOp::create(ctx.b(), ctx.loc(), type, q, k, v, mask,
                             scale ? ctx.b().getF32FloatAttr(*scale)
                                   : FloatAttr(),
-                            *causal != 0, IntegerAttr(), IntegerAttr());
+                            *causal != 0, IntegerAttr(), IntegerAttr(),
+                            /*mask_hidden=*/false, IntegerAttr(),
+                            IntegerAttr());
   } else {
     if (ShapedType::isDynamic(pastLength))
       return ctx.error() << "a causal mask with a past of dynamic length "

@@ -183,7 +183,8 @@ static LogicalResult setMergedAttention(ImportContext &ctx,
     return failure();
   Value y = AttentionOp::create(ctx.b(), ctx.loc(), q.getType(), q, k, v, mask,
                                 *scale, heads.unidirectional, IntegerAttr(),
-                                IntegerAttr());
+                                IntegerAttr(), /*mask_hidden=*/false,
+                                IntegerAttr(), IntegerAttr());
   ctx.setOutput(0, mergeHeads(ctx, y));
   return success();
 }

@@ -109,6 +109,14 @@ LogicalResult checkCompileOptions(const CompileOptions &options, Location loc) {
   if (sparsity.window == 0 && (sparsity.sinks > 0 || !sparsity.layers.empty()))
     return emitError(loc) << "attention sinks and layers need a window "
                              "(--attention-window)";
+  if (sparsity.globalTopk < 0 || sparsity.globalBlock < 1)
+    return emitError(loc) << "the attention's global top-k must be >= 0 and "
+                             "its block >= 1, got "
+                          << sparsity.globalTopk << " and "
+                          << sparsity.globalBlock;
+  if (sparsity.window == 0 && sparsity.globalTopk > 0)
+    return emitError(loc) << "global attention blocks are added to a window "
+                             "(--attention-window)";
   for (int64_t layer : sparsity.layers)
     if (layer < 0)
       return emitError(loc) << "attention layer indices must be >= 0, got "
@@ -231,7 +239,8 @@ GenerationDims generationDims(const CompileOptions &options) {
   // below the context); otherwise whole prompts, as without a window.
   int64_t chunk = options.generation.prefillChunk;
   const AttentionSparsityOptions &sparsity = options.sparsity;
-  if (chunk == 0 && sparsity.window > 0 && sparsity.sinks >= 0 &&
+  if (chunk == 0 && sparsity.window > 0 && sparsity.globalTopk == 0 &&
+      sparsity.sinks >= 0 &&
       sparsity.window < g.context - sparsity.sinks &&
       kDefaultWindowedPrefillChunk - 1 <
           g.context - sparsity.sinks - sparsity.window)
@@ -502,6 +511,8 @@ LogicalResult applySparsity(ModuleOp module,
   pass.window = sparsity.window;
   pass.sinks = sparsity.sinks;
   pass.layers.assign(sparsity.layers.begin(), sparsity.layers.end());
+  pass.globalTopk = sparsity.globalTopk;
+  pass.globalBlock = sparsity.globalBlock;
   pm.addPass(createSparseAttentionPass(pass));
   return pm.run(module);
 }

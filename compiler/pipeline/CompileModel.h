@@ -107,6 +107,10 @@ struct AttentionSparsityOptions {
   int64_t sinks = 0;
   /// The attention ops (layers, in program order) to window; empty: all.
   std::vector<int64_t> layers;
+  /// Key blocks each windowed query adds to its window, the ones it
+  /// scores highest (0: none), and the keys per block.
+  int64_t globalTopk = 0;
+  int64_t globalBlock = 64;
 };
 
 struct CompileOptions {

@@ -12,6 +12,7 @@
 // (a write may wrap around the ring) and its mask derives from each row's
 // length which position every ring row holds.
 
+#include "passes/lowering/GlobalBlocks.h"
 #include "passes/lowering/LoweringUtils.h"
 #include "passes/lowering/RuntimeChecks.h"
 
@@ -117,12 +118,17 @@ FailureOr<Value> lowerCacheWrite(CacheWriteOp op, CacheWriteOp::Adaptor adaptor,
 /// The keys row b sees at query t: j <= t + lengths[b] - T, narrowed by a
 /// window (and widened by its sinks) as strata.attention defines them;
 /// over a ring's |context| rows, key j is the position that row holds.
+/// With global blocks (|ranks| from globalBlockRanks), a query also sees
+/// the keys of the blocks it chose: the mask is then per head.
 Value visibleKeysMask(OpBuilder &b, Location loc, CacheAttentionOp op,
-                      Value query, Value lengths, int64_t context) {
+                      Value query, Value lengths, int64_t context,
+                      std::optional<GlobalBlocks> global, Value ranks) {
   MLIRContext *ctx = b.getContext();
   RankedTensorType q = typeOf(query);
   auto maskType = RankedTensorType::get(
-      {q.getDimSize(0), 1, q.getDimSize(2), context}, b.getI1Type());
+      {q.getDimSize(0), global ? q.getDimSize(1) : 1, q.getDimSize(2),
+       context},
+      b.getI1Type());
   SmallVector<Value> dynamic;
   if (q.isDynamicDim(0))
     dynamic.push_back(dimValue(b, loc, query, 0));
@@ -178,6 +184,13 @@ Value visibleKeysMask(OpBuilder &b, Location loc, CacheAttentionOp op,
           Value sink = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt,
                                              j, indexConstant(nb, l, sinks));
           Value kept = arith::OrIOp::create(nb, l, inWindow, sink);
+          if (global)
+            kept = arith::OrIOp::create(
+                nb, l, kept,
+                isInChosenBlock(nb, l, ranks, *global,
+                                linalg::IndexOp::create(nb, l, 0),
+                                linalg::IndexOp::create(nb, l, 1), t, j,
+                                diagonal));
           visible = arith::AndIOp::create(nb, l, visible, kept);
         }
         linalg::YieldOp::create(nb, l, visible);
@@ -216,11 +229,29 @@ FailureOr<Value> lowerCacheAttention(CacheAttentionOp op,
   Value keys = decodeCacheRows(rewriter, loc, gathered(adaptor.getKeyCache()));
   Value values =
       decodeCacheRows(rewriter, loc, gathered(adaptor.getValueCache()));
-  Value mask = visibleKeysMask(rewriter, loc, op, query, lengths, context);
+  std::optional<GlobalBlocks> global;
+  Value ranks;
+  if (std::optional<int64_t> topk = op.getGlobalTopk()) {
+    global = GlobalBlocks{*topk, *op.getGlobalBlock(), *op.getWindow(),
+                          op.getSinks().value_or(0)};
+    // Query t of row b sees up to key t + lengths[b] - T.
+    ranks = globalBlockRanks(
+        rewriter, loc, query, keys, *global,
+        [&](OpBuilder &b, Location l, Value row, Value t) -> Value {
+          Value length = arith::IndexCastOp::create(
+              b, l, b.getIndexType(),
+              tensor::ExtractOp::create(b, l, lengths, ValueRange{row}));
+          return arith::SubIOp::create(
+              b, l, arith::AddIOp::create(b, l, t, length), queries);
+        });
+  }
+  Value mask = visibleKeysMask(rewriter, loc, op, query, lengths, context,
+                               global, ranks);
   auto attention = AttentionOp::create(
       rewriter, loc, op.getType(), query, keys, values, mask,
       op.getScaleAttr(), /*causal=*/nullptr, /*window=*/nullptr,
-      /*sinks=*/nullptr, /*mask_hidden=*/nullptr);
+      /*sinks=*/nullptr, /*mask_hidden=*/nullptr, /*global_topk=*/nullptr,
+      /*global_block=*/nullptr);
   return attention.getResult();
 }
 

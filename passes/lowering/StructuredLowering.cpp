@@ -5,6 +5,7 @@
 // spelled out as two contractions around a masked softmax (the tiled
 // flash-style kernel replaces this in the fusion/codegen work).
 
+#include "passes/lowering/GlobalBlocks.h"
 #include "passes/lowering/LoweringUtils.h"
 #include "passes/lowering/RuntimeChecks.h"
 
@@ -517,6 +518,17 @@ FailureOr<Value> lowerAttention(AttentionOp op, AttentionOp::Adaptor adaptor,
     operands.push_back(mask);
   Value sq = dimValue(rewriter, loc, q, 2), sk = dimValue(rewriter, loc, k, 2);
   Value offset = arith::SubIOp::create(rewriter, loc, sk, sq);
+  // Top-k global blocks: each block's rank among a query's candidates.
+  std::optional<GlobalBlocks> global;
+  Value ranks;
+  if (std::optional<int64_t> topk = op.getGlobalTopk(); topk && window) {
+    global = GlobalBlocks{*topk, *op.getGlobalBlock(), *window, sinks};
+    ranks = globalBlockRanks(
+        rewriter, loc, q, k, *global,
+        [&](OpBuilder &b, Location l, Value, Value i) -> Value {
+          return arith::AddIOp::create(b, l, i, offset);
+        });
+  }
   // Scale, add/apply the mask, and apply causal/window/sink visibility.
   Value masked = buildElementwise(
       rewriter, loc, scoresType, operands,
@@ -549,8 +561,14 @@ FailureOr<Value> lowerAttention(AttentionOp op, AttentionOp::Adaptor adaptor,
           Value sink = arith::CmpIOp::create(
               b, l, arith::CmpIPredicate::slt, j,
               arith::ConstantIndexOp::create(b, l, sinks));
-          visible = arith::AndIOp::create(
-              b, l, visible, arith::OrIOp::create(b, l, inWindow, sink));
+          Value kept = arith::OrIOp::create(b, l, inWindow, sink);
+          if (global)
+            kept = arith::OrIOp::create(
+                b, l, kept,
+                isInChosenBlock(b, l, ranks, *global,
+                                linalg::IndexOp::create(b, l, 0),
+                                linalg::IndexOp::create(b, l, 1), i, j, last));
+          visible = arith::AndIOp::create(b, l, visible, kept);
         }
         Value hidden = ninf;
         if (op.getMaskHidden() && a.size() > 1 && !a[1].getType().isInteger(1))

@@ -55,6 +55,9 @@ const Import kImports[] = {
     // A sliding-window layer's ring-buffer cache: the same kernel.
     {"strata_rt_attention_ring", address(&kernels::strataAttentionRing),
      kernels::matmulF32KernelSet},
+    // Top-k global blocks beside a window: the same kernel's row path.
+    {"strata_rt_attention_global", address(&kernels::strataAttentionGlobal),
+     kernels::matmulF32KernelSet},
     {"strata_rt_kv_quantize", address(&kernels::strataKvQuantize), nullptr},
     {"strata_rt_check_failed", address(&strataRtCheckFailed), nullptr},
 };

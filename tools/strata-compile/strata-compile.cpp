@@ -159,6 +159,15 @@ cl::opt<long> attentionSinks(
     cl::desc("leading keys every query sees besides its window (attention "
              "sinks)"),
     cl::init(0));
+cl::opt<long> attentionGlobalTopk(
+    cl::cat(compileOptions), "attention-global-topk",
+    cl::desc("key blocks each windowed query adds to its window, the ones "
+             "it scores highest (top-k global blocks; default 0: none)"),
+    cl::init(0));
+cl::opt<long> attentionBlock(
+    cl::cat(compileOptions), "attention-block",
+    cl::desc("keys per global block (--attention-global-topk)"),
+    cl::init(64));
 cl::list<long> attentionLayers(
     cl::cat(compileOptions), "attention-layers",
     cl::desc("the attention layers (0-based, in program order) the window "
@@ -212,6 +221,8 @@ bool readOptions(strata::CompileInput &input, strata::CompileOptions &options) {
   options.precision.calibrationFormat = calibrationFormat;
   options.sparsity.window = attentionWindow;
   options.sparsity.sinks = attentionSinks;
+  options.sparsity.globalTopk = attentionGlobalTopk;
+  options.sparsity.globalBlock = attentionBlock;
   options.sparsity.layers.assign(attentionLayers.begin(),
                                  attentionLayers.end());
   for (const std::string &part : keepFp32) {

@@ -253,6 +253,26 @@ LogicalResult RmsNormOp::verify() {
 // AttentionOp
 //===----------------------------------------------------------------------===//
 
+/// The global-block attributes of the attention ops: both or neither, each
+/// >= 1, on causal windowed attention (the blocks are added to a window).
+static LogicalResult verifyGlobalBlocks(Operation *op,
+                                        std::optional<int64_t> topk,
+                                        std::optional<int64_t> block,
+                                        bool windowed, bool causal) {
+  if (topk.has_value() != block.has_value())
+    return op->emitOpError() << "expected 'global_topk' and 'global_block' "
+                             << "together";
+  if (!topk)
+    return success();
+  if (*topk < 1 || *block < 1)
+    return op->emitOpError() << "expected 'global_topk' and 'global_block' "
+                             << ">= 1, got " << *topk << " and " << *block;
+  if (!windowed || !causal)
+    return op->emitOpError() << "global blocks require causal attention "
+                             << "with a 'window'";
+  return success();
+}
+
 LogicalResult AttentionOp::verify() {
   ArrayRef<int64_t> q = shapeOf(getQuery()), k = shapeOf(getKey()),
                     v = shapeOf(getValue());
@@ -296,6 +316,9 @@ LogicalResult AttentionOp::verify() {
     if (!getWindow())
       return emitOpError() << "'sinks' requires 'window'";
   }
+  if (failed(verifyGlobalBlocks(*this, getGlobalTopk(), getGlobalBlock(),
+                                getWindow().has_value(), getCausal())))
+    return failure();
   return verifyResultShape(*this, {q[0], q[1], q[2], v[3]}, getResult());
 }
 
@@ -426,6 +449,11 @@ LogicalResult CacheAttentionOp::verify() {
   }
   if (failed(verifyRing(*this, getRingKept(), getRingContext(), k[2])))
     return failure();
+  if (failed(verifyGlobalBlocks(*this, getGlobalTopk(), getGlobalBlock(),
+                                getWindow().has_value(), /*causal=*/true)))
+    return failure();
+  if (getGlobalTopk() && getRingKept())
+    return emitOpError() << "global blocks need the whole cache, not a ring";
   if (std::optional<int64_t> kept = getRingKept()) {
     std::optional<int64_t> window = getWindow();
     if (!window)

@@ -470,6 +470,12 @@ def Strata_AttentionOp : Strata_Op<"attention",
     aligned to the end (query `i` sees keys `<= i + Sk - Sq`). `window`
     limits each query to the last `window` keys and `sinks` keeps the first
     `sinks` keys visible (sliding-window + attention-sink sparsity).
+    `global_topk = K` with `global_block = B` (both or neither; causal and
+    `window` required) adds to each query's window the K key blocks
+    `[cB, cB + B)` it scores highest, the score of block c being
+    `q . sum of the block's keys` (per head; ties to the lower c), among
+    the blocks wholly before its window and not wholly among its sinks:
+    `S < (c + 1)B <= last - window + 1`, `last` the query's own key.
     A key hidden by `causal` or `window` scores the lowest finite float;
     with `mask_hidden` a float mask is added to that score too, as in a
     graph that hides keys first and adds the mask after (GPT-2's
@@ -487,7 +493,9 @@ def Strata_AttentionOp : Strata_Op<"attention",
                    Optional<RankedTensorOf<[I1, F16, BF16, F32, F64]>>:$mask,
                    OptionalAttr<F32Attr>:$scale, UnitAttr:$causal,
                    OptionalAttr<I64Attr>:$window, OptionalAttr<I64Attr>:$sinks,
-                   UnitAttr:$mask_hidden);
+                   UnitAttr:$mask_hidden,
+                   OptionalAttr<I64Attr>:$global_topk,
+                   OptionalAttr<I64Attr>:$global_block);
   let results = (outs Strata_FloatTensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`mask` $mask^)? attr-dict `:`
@@ -554,8 +562,9 @@ def Strata_CacheAttentionOp : Strata_Op<"cache_attention",
     `key_cache [slots, Hkv, context, D]` and `value_cache [slots, Hkv,
     context, Dv]`: row `b` sees its first `lengths[b]` keys (its T new
     ones last), query `t` the keys `j <= t + lengths[b] - T` (causal,
-    aligned to the row's end), with `window` and `sinks` as in
-    `strata.attention` relative to that diagonal. `result [B, H, T, Dv]`.
+    aligned to the row's end), with `window`, `sinks`, `global_topk` and
+    `global_block` as in `strata.attention` relative to that diagonal
+    (global blocks need the whole cache: not with a ring). `result [B, H, T, Dv]`.
     `H` is a multiple of `Hkv`; `scale` defaults to `1/sqrt(D)`. Made by
     `strata-split-prefill-decode` from a causal `strata.attention`.
     The caches may be compressed as `strata.cache_write` stores them (both
@@ -577,7 +586,9 @@ def Strata_CacheAttentionOp : Strata_Op<"cache_attention",
                    OptionalAttr<F32Attr>:$scale,
                    OptionalAttr<I64Attr>:$window, OptionalAttr<I64Attr>:$sinks,
                    OptionalAttr<I64Attr>:$ring_kept,
-                   OptionalAttr<I64Attr>:$ring_context);
+                   OptionalAttr<I64Attr>:$ring_context,
+                   OptionalAttr<I64Attr>:$global_topk,
+                   OptionalAttr<I64Attr>:$global_block);
   let results = (outs Strata_FloatTensor:$result);
   let assemblyFormat = [{
     $query `,` $key_cache `,` $value_cache `,` $slots `,` $lengths attr-dict

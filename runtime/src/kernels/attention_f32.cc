@@ -80,6 +80,10 @@ struct Problem {
   // window, dropped from view (dropKeysBeforeWindow): key j >= gapAt is
   // position j + gap. gap 0: key j is position j.
   int64_t gapAt, gap;
+  // Top-k global blocks (strata_rt_attention_global): each query row also
+  // sees the globalTopk candidate blocks of globalBlock keys it scores
+  // highest. 0: none.
+  int64_t globalTopk, globalBlock;
 };
 
 float lowestFloat() { return -std::numeric_limits<float>::max(); }
@@ -128,12 +132,26 @@ bool isVisible(const Visible& v, int64_t j) {
   return j < v.sinkEnd || (j >= v.lo && j <= v.hi);
 }
 
+// The global blocks one query row chose: blocks [first, end) of |block|
+// keys, block c taken when chosen[c] != 0. end == first: none.
+struct GlobalPick {
+  const float* chosen;
+  int64_t first, end, block;
+  bool has(int64_t j) const {
+    const int64_t c = end > first ? j / block : -1;
+    return c >= first && c < end && chosen[c] != 0.0f;
+  }
+};
+
 // One pool thread's scratch: regions of one block of the run context's
 // kernel scratch, sized for the problem before the loop starts. The AMX
 // blocks use the bf16 regions (attention_amx.h's layouts) instead of the
 // fp32 packed K and V.
 struct Scratch {
   float *kPacked, *vPacked, *scores, *q, *out, *exact, *kvRow, *part;
+  // Global blocks: each block's key sum ([blocks][d]), a row's block
+  // scores, and which blocks it chose (nonzero).
+  float *blockSums, *blockScores, *chosen;
   uint16_t *keyPairs, *valuePairs, *qRows, *probRows;
   float* outTile;
 };
@@ -142,10 +160,12 @@ struct Scratch {
 // aligned). The row path needs no packed K/V and one row of scores.
 struct ScratchSizes {
   int64_t kPacked, vPacked, scores, q, out, exact, kvRow, part;
+  int64_t blockSums, blockScores, chosen;
   int64_t keyPairs, valuePairs, qRows, probRows, outTile;
   int64_t total() const {
     return kPacked + vPacked + scores + q + out + exact + kvRow + part +
-           keyPairs + valuePairs + qRows + probRows + outTile;
+           blockSums + blockScores + chosen + keyPairs + valuePairs + qRows +
+           probRows + outTile;
   }
 };
 
@@ -171,6 +191,9 @@ ScratchSizes scratchSizes(const Problem& p, bool blocked, bool amx) {
   z.kvRow = roundUp16(std::max(p.d, p.dv));
   // A range read in two runs (a ring's wrap) sums its second run here.
   z.part = roundUp16(p.dv);
+  const int64_t blocks = p.globalTopk > 0 ? p.sk / p.globalBlock : 0;
+  z.blockSums = blocks > 0 ? roundUp16(blocks * p.d) : 0;
+  z.blockScores = z.chosen = blocks > 0 ? roundUp16(blocks) : 0;
   return z;
 }
 
@@ -185,7 +208,10 @@ Scratch scratchAt(uint8_t* block, const ScratchSizes& z) {
   s.exact = s.out + z.out;
   s.kvRow = s.exact + z.exact;
   s.part = s.kvRow + z.kvRow;
-  float* next = s.part + z.part;
+  s.blockSums = s.part + z.part;
+  s.blockScores = s.blockSums + z.blockSums;
+  s.chosen = s.blockScores + z.blockScores;
+  float* next = s.chosen + z.chosen;
   auto bf16Region = [&](int64_t floats) {
     uint16_t* region = reinterpret_cast<uint16_t*>(next);
     next += floats;
@@ -252,7 +278,8 @@ void loadKvRow(const Problem& p, const KvOperand& o, const KvRows& x,
 // For rows the fast path cannot take: no visible key, or every visible
 // score at the lowest float.
 void exactRow(const Problem& p, const Scratch& s, const float* q,
-              const Head& x, const float* maskRow, int64_t i, float* o) {
+              const Head& x, const float* maskRow, int64_t i, float* o,
+              const GlobalPick& pick = {nullptr, 0, 0, 1}) {
   if (p.sk == 0) {
     // No keys: the product with V sums nothing.
     for (int64_t c = 0; c < p.dv; ++c) o[c * p.o.sd] = 0.0f;
@@ -264,7 +291,7 @@ void exactRow(const Problem& p, const Scratch& s, const float* q,
   float best = -std::numeric_limits<float>::infinity();
   for (int64_t j = 0; j < p.sk; ++j) {
     float s = lowestFloat();
-    if (isVisible(vis, j)) {
+    if (isVisible(vis, j) || pick.has(j)) {
       loadKvRow(p, p.k, x.k, j, 0, p.d, row, 1);
       float dot = 0.0f;
       for (int64_t c = 0; c < p.d; ++c) dot += q[c * p.q.sd] * row[c];
@@ -296,24 +323,31 @@ void exactRow(const Problem& p, const Scratch& s, const float* q,
 // those in [0, sinkKeys) and [windowKeys, ncols), the rest left as they are
 // (a window's row is not charged for the whole context). False when no
 // visible key scores above the lowest float.
+// Scores [j0, j1) of a row scaled and masked in place; |best| raised to
+// their maximum.
+void scaleAndMask(const Problem& p, const MatmulTiles& t, float* s,
+                  const float* maskRow, int64_t j0, int64_t j1, float* best) {
+  if (j1 <= j0) return;
+  if (!maskRow || p.mask.sd == 1) {
+    const float top = t.scaleMax(s + j0, j1 - j0, p.scale,
+                                 maskRow ? maskRow + j0 : nullptr);
+    *best = top > *best ? top : *best;
+    return;
+  }
+  for (int64_t j = j0; j < j1; ++j) {
+    float x = s[j] * p.scale;
+    if (maskRow) x += maskRow[j * p.mask.sd];
+    s[j] = x;
+    *best = x > *best ? x : *best;
+  }
+}
+
 bool softmaxRow(const Problem& p, const MatmulTiles& t, float* s,
                 int64_t ncols, const Visible& vis, const float* maskRow,
                 int64_t sinkKeys, int64_t windowKeys, float* sum) {
   float best = -std::numeric_limits<float>::infinity();
   auto prepare = [&](int64_t j0, int64_t j1) {
-    if (j1 <= j0) return;
-    if (!maskRow || p.mask.sd == 1) {
-      const float top = t.scaleMax(s + j0, j1 - j0, p.scale,
-                                   maskRow ? maskRow + j0 : nullptr);
-      best = top > best ? top : best;
-      return;
-    }
-    for (int64_t j = j0; j < j1; ++j) {
-      float x = s[j] * p.scale;
-      if (maskRow) x += maskRow[j * p.mask.sd];
-      s[j] = x;
-      best = x > best ? x : best;
-    }
+    scaleAndMask(p, t, s, maskRow, j0, j1, &best);
   };
   const int64_t windowEnd = std::max(vis.lo, vis.hi + 1);
   prepare(0, vis.sinkEnd);
@@ -486,6 +520,112 @@ void runRows(const Problem& p, const MatmulTiles& t, const Scratch& s,
       valueSums(p, t, s, x, scores, 0, vis.sinkEnd, sinks);
       for (int64_t c = 0; c < p.dv; ++c) out[c] += sinks[c];
     }
+    const float inv = 1.0f / sum;
+    for (int64_t c = 0; c < p.dv; ++c) oRow[c * p.o.sd] = out[c] * inv;
+  }
+}
+
+// The key sum of every block a query row of this head may choose (those
+// before the last row's window), in s.blockSums: each block's keys added
+// in order, dequantized.
+void sumKeyBlocks(const Problem& p, const Scratch& s, const Head& x) {
+  const int64_t block = p.globalBlock;
+  const int64_t blocks = visibleKeys(p, p.sq - 1).lo / block;
+  for (int64_t c = 0; c < blocks; ++c) {
+    float* sum = s.blockSums + c * p.d;
+    std::fill(sum, sum + p.d, 0.0f);
+    for (int64_t j = c * block; j < (c + 1) * block; ++j) {
+      loadKvRow(p, p.k, x.k, j, 0, p.d, s.kvRow, 1);
+      for (int64_t e = 0; e < p.d; ++e) sum[e] += s.kvRow[e];
+    }
+  }
+}
+
+// Query row i's global blocks: the candidates (wholly before its window,
+// not wholly among its sinks) scored by q . key sum, the globalTopk
+// highest taken (ties to the lower block; a NaN score is never taken).
+GlobalPick chooseBlocks(const Problem& p, const MatmulTiles& t,
+                        const Scratch& s, const float* q, const Visible& vis) {
+  const int64_t block = p.globalBlock;
+  GlobalPick pick{s.chosen, 0, vis.lo / block, block};
+  pick.first = std::min(std::max<int64_t>(p.sinks, 0) / block, pick.end);
+  const int64_t n = pick.end - pick.first;
+  if (n <= 0) return pick;
+  float* chosen = s.chosen;
+  float* score = s.blockScores;
+  if (p.globalTopk >= n) {
+    std::fill(chosen + pick.first, chosen + pick.end, 1.0f);
+    return pick;
+  }
+  std::fill(chosen + pick.first, chosen + pick.end, 0.0f);
+  t.rowDotColumns(p.d, n, q, s.blockSums + pick.first * p.d, p.d,
+                  score + pick.first, 1, false);
+  for (int64_t taken = 0; taken < p.globalTopk; ++taken) {
+    int64_t best = -1;
+    for (int64_t c = pick.first; c < pick.end; ++c)
+      if (chosen[c] == 0.0f && score[c] == score[c] &&
+          (best < 0 || score[c] > score[best]))
+        best = c;
+    if (best < 0) break;
+    chosen[best] = 1.0f;
+  }
+  return pick;
+}
+
+// The row path with top-k global blocks: each row scores and sums its
+// sinks, its chosen blocks and its window. |sumKeys|: the task's first
+// head, which forms the block sums its heads share.
+void runGlobalRows(const Problem& p, const MatmulTiles& t, const Scratch& s,
+                   const Head& x, bool sumKeys) {
+  if (sumKeys) sumKeyBlocks(p, s, x);
+  for (int64_t i = 0; i < p.sq; ++i) {
+    const Visible vis = visibleKeys(p, i);
+    const float* maskRow = x.mask ? x.mask + i * p.mask.ss : nullptr;
+    float* oRow = x.o + i * p.o.ss;
+    const float* qRow = x.q + i * p.q.ss;
+    if (p.q.sd != 1) {
+      for (int64_t c = 0; c < p.d; ++c) s.q[c] = qRow[c * p.q.sd];
+      qRow = s.q;
+    }
+    const GlobalPick pick = chooseBlocks(p, t, s, qRow, vis);
+    const int64_t windowEnd =
+        std::min(p.sk, std::max(vis.lo, vis.hi + 1));
+    // The row's keys as ascending disjoint ranges: the sinks, runs of
+    // chosen blocks (less any sinks in them), the window.
+    auto forRanges = [&](auto&& fn) {
+      if (vis.sinkEnd > 0) fn(int64_t{0}, vis.sinkEnd);
+      for (int64_t c = pick.first; c < pick.end;) {
+        if (pick.chosen[c] == 0.0f) {
+          ++c;
+          continue;
+        }
+        int64_t c1 = c + 1;
+        while (c1 < pick.end && pick.chosen[c1] != 0.0f) ++c1;
+        fn(std::max(c * pick.block, vis.sinkEnd), c1 * pick.block);
+        c = c1;
+      }
+      if (windowEnd > vis.lo) fn(vis.lo, windowEnd);
+    };
+    float* scores = s.scores;
+    float best = -std::numeric_limits<float>::infinity();
+    forRanges([&](int64_t j0, int64_t j1) {
+      keyDots(p, t, s, x, qRow, j0, j1, scores);
+      scaleAndMask(p, t, scores, maskRow, j0, j1, &best);
+    });
+    if (!(best > lowestFloat())) {
+      exactRow(p, s, x.q + i * p.q.ss, x, maskRow, i, oRow, pick);
+      continue;
+    }
+    float sum = 0.0f;
+    forRanges([&](int64_t j0, int64_t j1) {
+      sum += t.expShifted(scores + j0, j1 - j0, best);
+    });
+    float* out = s.out;
+    std::fill(out, out + p.dv, 0.0f);
+    forRanges([&](int64_t j0, int64_t j1) {
+      valueSums(p, t, s, x, scores, j0, j1, s.exact);
+      for (int64_t c = 0; c < p.dv; ++c) out[c] += s.exact[c];
+    });
     const float inv = 1.0f / sum;
     for (int64_t c = 0; c < p.dv; ++c) oRow[c * p.o.sd] = out[c] * inv;
   }
@@ -804,6 +944,7 @@ Problem decodeProblem(const int64_t* params) {
       static_cast<intptr_t>(params[STRATA_ATTN_KV_LENGTHS]));
   p.ringKept = p.ringRows = 0;
   p.gapAt = p.gap = 0;
+  p.globalTopk = p.globalBlock = 0;
   return p;
 }
 
@@ -812,7 +953,9 @@ Problem decodeProblem(const int64_t* params) {
 // read them by position): its scratch and packing then span the window and
 // the new rows, not the whole context. Key panels stay aligned.
 void dropKeysBeforeWindow(Problem& row) {
-  if (!row.window || !row.causal || row.mask.p || row.sk <= 0) return;
+  if (!row.window || !row.causal || row.mask.p || row.sk <= 0 ||
+      row.globalTopk > 0)
+    return;
   const int64_t kept =
       ceilDiv(std::min(std::max<int64_t>(row.sinks, 0), row.sk), kW) * kW;
   const int64_t from = visibleKeys(row, 0).lo / kW * kW;
@@ -828,6 +971,7 @@ struct ImportNames {
   const char* slot;
   const char* length;
   const char* ring;
+  const char* global;
 };
 
 void run(strata_rt_context_t* context, Problem& p, const ImportNames& names) {
@@ -860,6 +1004,13 @@ void run(strata_rt_context_t* context, Problem& p, const ImportNames& names) {
     failRunInternal(context, names.ring, p.ringRows);
     return;
   }
+  // Global blocks add to a causal window over a whole cache.
+  if (p.globalTopk != 0 &&
+      (!p.causal || !p.window || p.ringRows != 0 || p.globalTopk < 1 ||
+       p.globalBlock < 1 || p.windowSize < 1)) {
+    failRunInternal(context, names.global, p.globalTopk);
+    return;
+  }
   // Each row's own view: its key count, less the keys before its window
   // (dropKeysBeforeWindow). The scratch is sized for the widest view, not
   // for the whole cache.
@@ -874,7 +1025,8 @@ void run(strata_rt_context_t* context, Problem& p, const ImportNames& names) {
   for (int64_t b = 0; b < p.batch; ++b)
     widest.sk = std::max(widest.sk, rowView(b).sk);
   const MatmulTiles& t = matmulTiles();
-  const bool blocked = p.sq > kRowPathMaxRows && widest.sk > 0;
+  const bool blocked =
+      p.sq > kRowPathMaxRows && widest.sk > 0 && p.globalTopk == 0;
   const bool amx = blocked && useAmxBlocks(p);
   const ScratchSizes sizes = scratchSizes(widest, blocked, amx);
   size_t stride = 0;
@@ -907,7 +1059,9 @@ void run(strata_rt_context_t* context, Problem& p, const ImportNames& names) {
     for (int64_t h = first; h < last; ++h) {
       const Head x = headOf(p, b, h);
       // A task's heads share one K/V head: packed for the first only.
-      if (blocked && row.sk > 0 && amx)
+      if (p.globalTopk > 0)
+        runGlobalRows(row, t, s, x, h == first);
+      else if (blocked && row.sk > 0 && amx)
         runBlocksAmx(row, t, s, x, h == first);
       else if (blocked && row.sk > 0)
         runBlocks(row, t, s, x, h == first);
@@ -931,7 +1085,7 @@ extern "C" void strataAttentionF32(strata_rt_context_t* context,
   Problem p = decodeProblem(params);
   run(context, p,
       {"strata_rt_attention_f32: KV slot",
-       "strata_rt_attention_f32: KV length", ""});
+       "strata_rt_attention_f32: KV length", "", ""});
 }
 
 namespace {
@@ -976,7 +1130,7 @@ extern "C" void strataAttentionKv(strata_rt_context_t* context,
   if (!decodeKvFields(context, params, p)) return;
   run(context, p,
       {"strata_rt_attention_kv: KV slot", "strata_rt_attention_kv: KV length",
-       ""});
+       "", ""});
 }
 
 extern "C" void strataAttentionRing(strata_rt_context_t* context,
@@ -990,7 +1144,21 @@ extern "C" void strataAttentionRing(strata_rt_context_t* context,
   run(context, p,
       {"strata_rt_attention_ring: KV slot",
        "strata_rt_attention_ring: KV length",
-       "strata_rt_attention_ring: ring rows"});
+       "strata_rt_attention_ring: ring rows", ""});
+}
+
+extern "C" void strataAttentionGlobal(strata_rt_context_t* context,
+                                      const int64_t* params) {
+  pollCancel(context);  // before any object: a cancel skips this frame
+  Problem p = decodeProblem(params);
+  if (!decodeKvFields(context, params, p)) return;
+  p.globalTopk = params[STRATA_ATTN_GLOBAL_TOPK];
+  p.globalBlock = params[STRATA_ATTN_GLOBAL_BLOCK];
+  if (p.globalTopk <= 0) p.globalTopk = -1;  // never dense: refused in run
+  run(context, p,
+      {"strata_rt_attention_global: KV slot",
+       "strata_rt_attention_global: KV length", "",
+       "strata_rt_attention_global: global blocks"});
 }
 
 }  // namespace strata::runtime::kernels

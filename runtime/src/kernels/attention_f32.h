@@ -35,6 +35,12 @@ extern "C" void strataAttentionKv(strata_rt_context_t* context,
 extern "C" void strataAttentionRing(strata_rt_context_t* context,
                                     const int64_t* params);
 
+/// strata_rt_attention_global: strata_rt_attention_kv with top-k global
+/// key blocks beside a window; decodes STRATA_ATTN_GLOBAL_PARAM_COUNT
+/// params.
+extern "C" void strataAttentionGlobal(strata_rt_context_t* context,
+                                      const int64_t* params);
+
 }  // namespace strata::runtime::kernels
 
 #endif  // STRATA_RUNTIME_SRC_KERNELS_ATTENTION_F32_H_

@@ -44,6 +44,9 @@ TEST(AttentionKvAbiTest, ParamIndices) {
   EXPECT_EQ(STRATA_ATTN_RING_KEPT, 48);
   EXPECT_EQ(STRATA_ATTN_RING_ROWS, 49);
   EXPECT_EQ(STRATA_ATTN_RING_PARAM_COUNT, 50);
+  EXPECT_EQ(STRATA_ATTN_GLOBAL_TOPK, 48);
+  EXPECT_EQ(STRATA_ATTN_GLOBAL_BLOCK, 49);
+  EXPECT_EQ(STRATA_ATTN_GLOBAL_PARAM_COUNT, 50);
   EXPECT_EQ(STRATA_KVQ_SRC, 5);
   EXPECT_EQ(STRATA_KVQ_DST, 10);
   EXPECT_EQ(STRATA_KVQ_SCALES, 15);
@@ -121,6 +124,7 @@ struct Case {
   bool dimMajorV = false;
   bool maskEverything = false;  // every key at the lowest float
   bool maskHidden = false;
+  int64_t globalTopk = 0, globalBlock = 0;  // strata_rt_attention_global
 };
 
 void setOperand(int64_t* p, int64_t slot, const void* data, int64_t sb,
@@ -255,11 +259,42 @@ std::vector<float> runKernel(const Case& c, const Inputs& in, int64_t dtype,
     p[STRATA_ATTN_RING_KEPT] = ring->kept;
     p[STRATA_ATTN_RING_ROWS] = ring->rows;
     strataAttentionRing(context.get(), p);
+  } else if (c.globalTopk > 0) {
+    p[STRATA_ATTN_GLOBAL_TOPK] = c.globalTopk;
+    p[STRATA_ATTN_GLOBAL_BLOCK] = c.globalBlock;
+    strataAttentionGlobal(context.get(), p);
   } else if (f32Import)
     strataAttentionF32(context.get(), p);
   else
     strataAttentionKv(context.get(), p);
   return o;
+}
+
+// The key blocks query row (b, h, i) chose (global_topk): the candidates
+// sinks < (c + 1) * block <= last - window + 1 ranked by q . key sum in
+// double, the globalTopk highest (ties to the lower block).
+std::vector<bool> chosenBlocks(const Case& c, const Inputs& in, int64_t b,
+                               int64_t kb, int64_t h, int64_t i,
+                               int64_t last) {
+  const int64_t blocks = c.sk / c.globalBlock + 1;
+  std::vector<bool> chosen(blocks, false);
+  std::vector<std::pair<double, int64_t>> ranked;
+  for (int64_t cb = 0; cb < blocks; ++cb) {
+    const int64_t end = (cb + 1) * c.globalBlock;
+    if (end <= c.sinks || end > last - c.windowSize + 1) continue;
+    double score = 0;
+    for (int64_t e = 0; e < c.d; ++e) {
+      double sum = 0;
+      for (int64_t j = cb * c.globalBlock; j < end; ++j)
+        sum += in.k.at(kb, h / (c.heads / c.kvHeads), j, e);
+      score += double(in.q[((b * c.heads + h) * c.sq + i) * c.d + e]) * sum;
+    }
+    ranked.push_back({-score, cb});
+  }
+  std::sort(ranked.begin(), ranked.end());
+  for (size_t n = 0; n < ranked.size() && int64_t(n) < c.globalTopk; ++n)
+    chosen[ranked[n].second] = true;
+  return chosen;
 }
 
 // strata.attention's definition in double over the dequantized cache.
@@ -274,11 +309,15 @@ std::vector<double> reference(const Case& c, const Inputs& in) {
       for (int64_t i = 0; i < c.sq; ++i) {
         const int64_t last = i + len - c.sq;
         const bool masked = c.mask || c.maskEverything;
+        std::vector<bool> chosen;
+        if (c.globalTopk > 0) chosen = chosenBlocks(c, in, b, kb, h, i, last);
         std::vector<double> s(len);
         for (int64_t j = 0; j < len; ++j) {
           bool visible = !c.causal || j <= last;
           if (c.window)
-            visible = visible && (j > last - c.windowSize || j < c.sinks);
+            visible = visible && (j > last - c.windowSize || j < c.sinks ||
+                                  (c.globalTopk > 0 &&
+                                   chosen[j / c.globalBlock]));
           double dot = 0;
           for (int64_t e = 0; e < c.d; ++e)
             dot += double(in.q[((b * c.heads + h) * c.sq + i) * c.d + e]) *
@@ -533,6 +572,92 @@ TEST_P(AttentionKvKernelTest, RingBufferCache) {
       const Ring ring{0, 16 + 70 - 1 + 3};
       check(c, dtype, 2, &ring);
     }
+  }
+}
+
+// Top-k global blocks beside a window and sinks match the reference that
+// chooses the same blocks: decode rows over slots and lengths, grouped
+// heads, a prefill chunk at the end of a longer context, a whole prompt
+// with a padding mask, sinks that end inside a block, more blocks asked
+// for than there are candidates, a dim-major V; fp32, int8 and bf16.
+TEST_P(AttentionKvKernelTest, GlobalBlocks) {
+  for (int64_t dtype :
+       {int64_t{STRATA_DTYPE_F32}, int64_t{STRATA_DTYPE_I8},
+        int64_t{STRATA_DTYPE_BF16}}) {
+    for (int64_t sq : {1, 3}) {
+      Case c{3, 4, 2, sq, 300, 32, 32};
+      c.window = true;
+      c.windowSize = 48;
+      c.sinks = 4;
+      c.globalTopk = 3;
+      c.globalBlock = 16;
+      c.slots = {1, 2, 0};
+      c.slotCount = 3;
+      c.lengths = {300, 151, 60};
+      check(c, dtype, 2);
+    }
+    {
+      Case c{1, 4, 1, 40, 300, 64, 64};  // a chunk at the end of 300
+      c.window = true;
+      c.windowSize = 32;
+      c.sinks = 20;  // block 1 partly among the sinks
+      c.globalTopk = 2;
+      c.globalBlock = 16;
+      c.lengths = {300};
+      check(c, dtype, 2);
+    }
+    {
+      Case c{2, 2, 2, 70, 70, 40, 24};  // whole prompts, a padding mask
+      c.window = true;
+      c.windowSize = 8;
+      c.mask = true;
+      c.globalTopk = 4;
+      c.globalBlock = 5;
+      c.dimMajorV = true;
+      check(c, dtype, 1);
+      c.globalTopk = 100;  // every candidate
+      check(c, dtype, 2);
+    }
+  }
+}
+
+// Global blocks without a causal window, or with no blocks or no keys a
+// block, end the run (INTERNAL) before anything is written.
+TEST(AttentionKvErrorsTest, GlobalBlocksWithoutAWindow) {
+  Case c{1, 2, 2, 8, 64, 16, 16};
+  const Inputs in = makeInputs(c, STRATA_DTYPE_F32);
+  struct Bad {
+    int64_t flags, window, topk, block;
+  };
+  const int64_t causalWindow = STRATA_ATTN_FLAG_CAUSAL | STRATA_ATTN_FLAG_WINDOW;
+  for (const Bad& bad : {
+           Bad{STRATA_ATTN_FLAG_CAUSAL, 16, 2, 8},  // no window
+           Bad{STRATA_ATTN_FLAG_WINDOW, 16, 2, 8},  // not causal
+           Bad{causalWindow, 0, 2, 8},              // an empty window
+           Bad{causalWindow, 16, 0, 8},             // no blocks
+           Bad{causalWindow, 16, 2, 0},             // empty blocks
+       }) {
+    int64_t p[STRATA_ATTN_GLOBAL_PARAM_COUNT] = {};
+    std::vector<float> o(c.heads * c.sq * c.dv, 7.0f);
+    p[STRATA_ATTN_FLAGS] = bad.flags;
+    p[STRATA_ATTN_BATCH] = 1;
+    p[STRATA_ATTN_HEADS] = p[STRATA_ATTN_KV_HEADS] = 2;
+    p[STRATA_ATTN_SQ] = c.sq;
+    p[STRATA_ATTN_SK] = 64;
+    p[STRATA_ATTN_HEAD_DIM] = p[STRATA_ATTN_VALUE_DIM] = 16;
+    p[STRATA_ATTN_WINDOW] = bad.window;
+    setOperand(p, STRATA_ATTN_Q, in.q.data(), 2 * 8 * 16, 8 * 16, 16, 1);
+    setOperand(p, STRATA_ATTN_K, in.k.data(), 2 * 64 * 16, 64 * 16, 16, 1);
+    setOperand(p, STRATA_ATTN_V, in.v.data(), 2 * 64 * 16, 64 * 16, 16, 1);
+    setOperand(p, STRATA_ATTN_O, o.data(), 2 * 8 * 16, 8 * 16, 16, 1);
+    p[STRATA_ATTN_GLOBAL_TOPK] = bad.topk;
+    p[STRATA_ATTN_GLOBAL_BLOCK] = bad.block;
+    KernelContext context;
+    EXPECT_EQ(endedRunKind(context.get(), p, strataAttentionGlobal),
+              kInternalFailure)
+        << bad.flags << " " << bad.window << " " << bad.topk << " "
+        << bad.block;
+    EXPECT_EQ(o, std::vector<float>(c.heads * c.sq * c.dv, 7.0f));
   }
 }
 
