@@ -30,21 +30,22 @@ struct SparseAttentionPass
   using SparseAttentionPassBase::SparseAttentionPassBase;
 
   void runOnOperation() override {
-    const int64_t w = window, s = sinks;
+    const int64_t w = window, s = sinks, topk = globalTopk,
+                  block = globalBlock;
     if (w < 0 || s < 0) {
       getOperation().emitError()
           << "attention window and sinks must be >= 0, got " << w << " and "
           << s;
       return signalPassFailure();
     }
-    if (globalTopk < 0 || globalBlock < 1) {
+    if (topk < 0 || block < 1) {
       getOperation().emitError()
           << "global top-k must be >= 0 and the global block >= 1, got "
-          << globalTopk << " and " << globalBlock;
+          << topk << " and " << block;
       return signalPassFailure();
     }
     if (w == 0) {
-      if (globalTopk > 0) {
+      if (topk > 0) {
         getOperation().emitError()
             << "global blocks need a window (--attention-window)";
         return signalPassFailure();
@@ -76,9 +77,9 @@ struct SparseAttentionPass
         op->setAttr("window", b.getI64IntegerAttr(w));
         if (s > 0)
           op->setAttr("sinks", b.getI64IntegerAttr(s));
-        if (globalTopk > 0) {
-          op->setAttr("global_topk", b.getI64IntegerAttr(globalTopk));
-          op->setAttr("global_block", b.getI64IntegerAttr(globalBlock));
+        if (topk > 0) {
+          op->setAttr("global_topk", b.getI64IntegerAttr(topk));
+          op->setAttr("global_block", b.getI64IntegerAttr(block));
         }
         ++numWindowed;
       });

@@ -1,6 +1,7 @@
 // RUN: strata-opt %s --strata-split-prefill-decode="slots=4 context=64 prefill-length=8" | FileCheck %s
 // RUN: strata-opt %s --strata-split-prefill-decode="slots=4 context=64 prefill-length=8 ring-caches=false" | FileCheck %s --check-prefix=LINEAR
 // RUN: strata-opt %s --strata-split-prefill-decode="slots=4 context=14 prefill-length=8" | FileCheck %s --check-prefix=SHORT
+// RUN: strata-opt %s --strata-sparse-attention="window=6 sinks=2 global-topk=1 global-block=2" --strata-split-prefill-decode="slots=4 context=64 prefill-length=8" | FileCheck %s --check-prefix=GLOBAL
 
 // A windowed attention's cache is a ring of sinks + window + prefill-length
 // - 1 = 2 + 6 + 8 - 1 = 15 rows: it keeps the 2 sinks in place and the
@@ -29,6 +30,17 @@
 // SHORT-NOT: ring_kept
 // SHORT: tensor<4x1x14x4xf32> {strata.dims = ["slots", "", "context", ""], strata.state = "kv_cache.0.key"}
 // SHORT-NOT: ring_kept
+
+// Top-k global blocks may choose any earlier key: that layer (the second,
+// windowed by the sparse-attention pass) keeps the whole context, and its
+// cache attention the blocks.
+// GLOBAL-LABEL: func.func @prefill(
+//  GLOBAL-SAME:     tensor<4x1x15x4xf32> {strata.dims = ["slots", "", "", ""], strata.state = "kv_cache.0.key"}
+//  GLOBAL-SAME:     tensor<4x1x64x4xf32> {strata.dims = ["slots", "", "context", ""], strata.state = "kv_cache.1.key"}
+//       GLOBAL:   strata.cache_attention {{.+}} {ring_context = 64 : i64, ring_kept = 2 : i64, sinks = 2 : i64, window = 6 : i64}
+//       GLOBAL:   strata.cache_attention {{.+}} {global_block = 2 : i64, global_topk = 1 : i64, sinks = 2 : i64, window = 6 : i64}
+// GLOBAL-LABEL: func.func @decode(
+//       GLOBAL:   strata.cache_attention {{.+}} {global_block = 2 : i64, global_topk = 1 : i64, sinks = 2 : i64, window = 6 : i64}
 func.func @main(%ids: tensor<?x?xi64> {strata.name = "input_ids", strata.dims = ["batch", "sequence"]})
     -> (tensor<?x?x8xf32> {strata.name = "logits"}) {
   %emb = strata.constant dense<0.5> : tensor<8x4xf32>

@@ -115,3 +115,18 @@ func.func @attention_bf16_products(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16
   %o = strata.attention %q, %k, %v {causal, strata.compute_type = bf16} : (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x4x8x16xf32>
   return %o : tensor<1x4x8x16xf32>
 }
+
+// Top-k global blocks go to strata_rt_attention_global, prefill and cache
+// attention alike: the compressed-cache fields (fp32 here), then 3 blocks
+// of 16 keys.
+// CHECK-LABEL: func.func @global_blocks
+//       CHECK:   call @strata_rt_attention_global
+//       CHECK:   call @strata_rt_attention_global
+//   CHECK-NOT:   call @strata_rt_attention_f32
+func.func @global_blocks(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %cq: tensor<?x4x1x16xf32>,
+                         %kc: tensor<3x2x64x16xf32>, %slots: tensor<?xi64>, %lengths: tensor<?xi64>)
+    -> (tensor<1x4x8x16xf32>, tensor<?x4x1x16xf32>) {
+  %o = strata.attention %q, %k, %k {causal, window = 4 : i64, global_topk = 3 : i64, global_block = 16 : i64} : (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x4x8x16xf32>
+  %c = strata.cache_attention %cq, %kc, %kc, %slots, %lengths {window = 4 : i64, global_topk = 3 : i64, global_block = 16 : i64} : (tensor<?x4x1x16xf32>, tensor<3x2x64x16xf32>, tensor<3x2x64x16xf32>, tensor<?xi64>, tensor<?xi64>) -> tensor<?x4x1x16xf32>
+  return %o, %c : tensor<1x4x8x16xf32>, tensor<?x4x1x16xf32>
+}

@@ -97,3 +97,20 @@ func.func @ring_sinks_not_kept(%q: tensor<1x2x1x4xf32>, %k: tensor<2x1x8x4xf32>,
   %0 = strata.cache_attention %q, %k, %k, %s, %s {window = 4 : i64, sinks = 2 : i64, ring_kept = 1 : i64, ring_context = 64 : i64} : (tensor<1x2x1x4xf32>, tensor<2x1x8x4xf32>, tensor<2x1x8x4xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x2x1x4xf32>
   return %0 : tensor<1x2x1x4xf32>
 }
+
+// -----
+
+// Global blocks may choose any earlier key: not over a ring.
+func.func @global_blocks_over_ring(%q: tensor<1x2x1x4xf32>, %k: tensor<2x1x8x4xf32>, %s: tensor<1xi64>) -> tensor<1x2x1x4xf32> {
+  // expected-error @+1 {{global blocks need the whole cache, not a ring}}
+  %0 = strata.cache_attention %q, %k, %k, %s, %s {window = 4 : i64, sinks = 2 : i64, ring_kept = 2 : i64, ring_context = 64 : i64, global_topk = 1 : i64, global_block = 2 : i64} : (tensor<1x2x1x4xf32>, tensor<2x1x8x4xf32>, tensor<2x1x8x4xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x2x1x4xf32>
+  return %0 : tensor<1x2x1x4xf32>
+}
+
+// -----
+
+func.func @global_blocks_without_window(%q: tensor<1x2x1x4xf32>, %k: tensor<2x1x8x4xf32>, %s: tensor<1xi64>) -> tensor<1x2x1x4xf32> {
+  // expected-error @+1 {{global blocks require causal attention with a 'window'}}
+  %0 = strata.cache_attention %q, %k, %k, %s, %s {global_topk = 1 : i64, global_block = 2 : i64} : (tensor<1x2x1x4xf32>, tensor<2x1x8x4xf32>, tensor<2x1x8x4xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x2x1x4xf32>
+  return %0 : tensor<1x2x1x4xf32>
+}

@@ -190,3 +190,35 @@ func.func @quantized_linear_w8a8_groups(%x: tensor<2x8xf32>, %q: tensor<8x3xi8>,
   %0 = strata.quantized_linear %x, %q, %s {activation_bits = 8 : i64, bits = 8 : i64, group_size = 4 : i64} : (tensor<2x8xf32>, tensor<8x3xi8>, tensor<2x3xf32>) -> tensor<2x3xf32>
   return
 }
+
+// -----
+
+func.func @attention_topk_without_block(%q: tensor<1x2x8x64xf32>) {
+  // expected-error @+1 {{'strata.attention' op expected 'global_topk' and 'global_block' together}}
+  %0 = strata.attention %q, %q, %q {causal, window = 4 : i64, global_topk = 2 : i64} : (tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>) -> tensor<1x2x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_topk_zero(%q: tensor<1x2x8x64xf32>) {
+  // expected-error @+1 {{'strata.attention' op expected 'global_topk' and 'global_block' >= 1, got 0 and 16}}
+  %0 = strata.attention %q, %q, %q {causal, window = 4 : i64, global_topk = 0 : i64, global_block = 16 : i64} : (tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>) -> tensor<1x2x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_topk_without_window(%q: tensor<1x2x8x64xf32>) {
+  // expected-error @+1 {{'strata.attention' op global blocks require causal attention with a 'window'}}
+  %0 = strata.attention %q, %q, %q {causal, global_topk = 2 : i64, global_block = 16 : i64} : (tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>) -> tensor<1x2x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_topk_not_causal(%q: tensor<1x2x8x64xf32>) {
+  // expected-error @+1 {{'strata.attention' op global blocks require causal attention with a 'window'}}
+  %0 = strata.attention %q, %q, %q {window = 4 : i64, global_topk = 2 : i64, global_block = 16 : i64} : (tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>) -> tensor<1x2x8x64xf32>
+  return
+}
