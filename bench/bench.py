@@ -357,59 +357,6 @@ def plots(res, out):
 
 
 # --------------------------------------------------------------------------- #
-# Ablation: a row per optimization (fp32 dense baseline first)
-# --------------------------------------------------------------------------- #
-ABLATION_ROWS = [
-    # (row, design's quoted claim: throughput gain, latency reduction, accuracy loss)
-    ("fp32 dense baseline", "1x / 0% / 0"),
-    ("int8 weight quantization", "2.3x / -45% / <1%"),
-    ("dynamic batching", "1.8x / -30% / none"),
-    ("sliding-window attention", "1.5x / -25% / 2-3%"),
-    ("combined", "4.7x / -68% / <2%"),
-]
-
-
-def ablation(args):
-    """Throughput = generation tokens/s at batch 16, latency = decode step at
-    context 128 (batch 1), accuracy = held-out bits/byte of the trained model.
-    Rows run on Strata once its flags exist; until then the baseline row is
-    measured on onnxruntime (fp32, dense) and the rest read pending."""
-    sys.path.insert(0, os.path.join(ROOT, "test", "models", "trained"))
-    import eval_bpb
-    d = os.path.abspath(args.model if os.path.isdir(args.model)
-                        else os.path.join(ROOT, "test", "models", "fixtures", "bytegpt"))
-    t = max(args.threads)
-    e = engines.OrtEngine(d, t, "ort")
-    tput, lat = [], []
-    for _ in range(args.rounds):
-        tput.append(16 * GEN_TOKENS / e.generate(16, GEN_PROMPT, GEN_TOKENS)[0])
-        lat.append(1e3 * e.decode(128, 1))
-    bpb, _ = eval_bpb.heldout_bpb(os.path.join(d, "prefill.onnx"),
-                                  os.path.join(d, "heldout.txt"), t, session=e.pre,
-                                  max_bytes=args.bpb_bytes)
-    ts, ls = stats(tput), stats(lat)
-    rows = ["| optimization | engine | throughput (tok/s, batch 16) | gain | "
-            "decode latency (ms, ctx 128) | reduction | held-out bpb | accuracy loss | "
-            "design claim (quoted, not measured) |", "|" + "---|" * 9]
-    for name, claim in ABLATION_ROWS:
-        if name.startswith("fp32"):
-            rows.append("| %s | onnxruntime (Strata pending) | %s | 1.00x | %s | 0%% | %.3f | 0 | %s |"
-                        % (name, fmt(ts, 0), fmt(ls, 2), bpb, claim))
-        else:
-            rows.append("| %s | strata | pending | pending | pending | pending | pending | "
-                        "pending | %s |" % (name, claim))
-    table = "\n".join(rows)
-    print("\n## Ablation (%s, %d threads, %d rounds)\n" % (os.path.basename(d), t, args.rounds))
-    print(table)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "ablation.json"), "w") as f:
-        json.dump({"model": d, "threads": t, "throughput": ts, "latency_ms": ls, "bpb": bpb,
-                   "rows": [r[0] for r in ABLATION_ROWS]}, f, indent=1)
-    with open(os.path.join(args.out, "ablation.md"), "w") as f:
-        f.write(table + "\n")
-
-
-# --------------------------------------------------------------------------- #
 # Main procedure
 # --------------------------------------------------------------------------- #
 def machine():
@@ -439,8 +386,6 @@ def main():
                          "strata-compile) and report their recorded compile time")
     ap.add_argument("--strata-warmup", type=int, default=1,
                     help="untimed runs of each workload in each strata-bench round")
-    ap.add_argument("--bpb-bytes", type=int, default=None,
-                    help="ablation: score only the first N held-out bytes (smoke test)")
     ap.add_argument("--rss-worker", nargs=3, metavar=("DIR", "VARIANT", "THREADS"),
                     help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -448,7 +393,8 @@ def main():
         return rss_worker(args.rss_worker[0], args.rss_worker[1], int(args.rss_worker[2]))
     args.threads = [int(t) for t in args.threads.split(",")]
     if args.ablation:
-        return ablation(args)
+        import ablation
+        return ablation.run(args, stats, fmt)
 
     import onnxruntime as ort
     d = model_dir(args.model)

@@ -3,6 +3,7 @@
 // Usage: strata-attention-bench [--threads N] [--seq T] [--window W]
 //                               [--sinks S] [--heads H] [--head-dim D]
 //                               [--rows R] [--repeat N]
+//                               [--global-topk K] [--block B]
 // Times the runtime's attention kernel on one sequence of T tokens (GPT-2
 // small's 12 heads of 64 by default): causal over the whole context (dense)
 // and with a window of W keys plus S sinks, R query rows at the end of the
@@ -10,6 +11,8 @@
 // of N (default 7) timed calls after 2 warm-up calls of each, and the
 // ratio; then dense with STRATA_ATTN_FLAG_BF16_PRODUCTS (the bf16 prefill
 // policy: AMX tiles where the kernels are `amx`, else the same fp32 code).
+// With --global-topk K, also the window with K top-k global blocks of B
+// keys (default 64) each (strata_rt_attention_global).
 
 #include <algorithm>
 #include <chrono>
@@ -42,7 +45,7 @@ void setOperand(int64_t* params, int64_t slot, const float* p, int64_t sb,
 
 int main(int argc, char** argv) {
   long threads = 1, seq = 4096, window = 256, sinks = 4, heads = 12, dim = 64,
-       rows = -1, repeat = 7;
+       rows = -1, repeat = 7, globalTopk = 0, block = 64;
   for (int i = 1; i + 1 < argc; i += 2) {
     const long v = std::atol(argv[i + 1]);
     if (!std::strcmp(argv[i], "--threads")) threads = v;
@@ -53,6 +56,8 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--head-dim")) dim = v;
     else if (!std::strcmp(argv[i], "--rows")) rows = v;
     else if (!std::strcmp(argv[i], "--repeat")) repeat = v;
+    else if (!std::strcmp(argv[i], "--global-topk")) globalTopk = v;
+    else if (!std::strcmp(argv[i], "--block")) block = v;
     else {
       std::fprintf(stderr, "unknown option %s\n", argv[i]);
       return 1;
@@ -60,7 +65,7 @@ int main(int argc, char** argv) {
   }
   if (rows < 0 || rows > seq) rows = seq;
   if (repeat < 1 || threads < 1 || seq < 1 || window < 1 || sinks < 0 || heads < 1 ||
-      dim < 1) {
+      dim < 1 || globalTopk < 0 || block < 1) {
     std::fprintf(stderr, "sizes must be positive\n");
     return 1;
   }
@@ -76,8 +81,8 @@ int main(int argc, char** argv) {
   context.pool = &pool;
   context.scratch = &scratch;
 
-  auto time = [&](bool windowed, bool bf16Products) {
-    int64_t p[STRATA_ATTN_PARAM_COUNT] = {};
+  auto time = [&](bool windowed, bool bf16Products, bool global = false) {
+    int64_t p[STRATA_ATTN_GLOBAL_PARAM_COUNT] = {};
     p[STRATA_ATTN_FLAGS] =
         STRATA_ATTN_FLAG_CAUSAL | (windowed ? STRATA_ATTN_FLAG_WINDOW : 0) |
         (bf16Products ? STRATA_ATTN_FLAG_BF16_PRODUCTS : 0);
@@ -102,10 +107,15 @@ int main(int argc, char** argv) {
                1);
     setOperand(p, STRATA_ATTN_O, o.data(), heads * rows * dim, rows * dim,
                dim, 1);
+    p[STRATA_ATTN_GLOBAL_TOPK] = globalTopk;
+    p[STRATA_ATTN_GLOBAL_BLOCK] = block;
     std::vector<double> ms;
     for (long r = 0; r < repeat + 2; ++r) {
       auto t0 = std::chrono::steady_clock::now();
-      kernels::strataAttentionF32(&context, p);
+      if (global)
+        kernels::strataAttentionGlobal(&context, p);
+      else
+        kernels::strataAttentionF32(&context, p);
       auto t1 = std::chrono::steady_clock::now();
       if (r >= 2)
         ms.push_back(
@@ -123,5 +133,11 @@ int main(int argc, char** argv) {
               dense / windowed, kernels::matmulIsa() == kernels::MatmulIsa::kAmx
                                     ? "amx" : "not amx",
               bf16, dense / bf16);
+  if (globalTopk > 0) {
+    const double global = time(true, false, true);
+    std::printf("  window %ld + %ld sinks + %ld global blocks of %ld: %.3f "
+                "ms, %.2fx faster than dense\n",
+                window, sinks, globalTopk, block, global, dense / global);
+  }
   return 0;
 }

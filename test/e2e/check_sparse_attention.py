@@ -17,7 +17,14 @@
 #   4 + 64 + 16 - 1 = 83 rows (checked in the artifact's states), written
 #   and read around the ring 3 times over a stretch: decode steps and
 #   chunked prefill give the whole caches' logits (runtime kernel and
-#   generic lowering alike) within 1e-4.
+#   generic lowering alike) within 1e-4;
+# - with 2 top-k global blocks of 16 keys beside that window, the runtime
+#   kernel's logits match the generic lowering's (each spells the block
+#   choice by its definition: block key sums, q . sum, the top 2) within
+#   1e-4 in decode steps and in one prefill call, decode steps match the
+#   prefill call and 16-token chunked prefill (the caches stay whole: the
+#   blocks may be anywhere before the window), and the blocks change the
+#   logits; bits per byte with and without them are reported.
 #
 # Usage: check_sparse_attention.py MODELS_DIR BIN_DIR [--json OUT]
 import argparse
@@ -46,10 +53,21 @@ RING_ROWS = SINKS + WINDOW + RING_CHUNK - 1
 RING = ["--prefill-chunk", str(RING_CHUNK)]
 VARIANTS.update({"window-ring": VARIANTS["window"] + RING,
                  "window-ring-generic": VARIANTS["window-generic"] + RING})
+TOPK, BLOCK = 2, 16
+GLOBAL = ["--attention-global-topk", str(TOPK), "--attention-block",
+          str(BLOCK)]
+VARIANTS.update({"window-topk": VARIANTS["window"] + GLOBAL,
+                 "window-topk-generic": VARIANTS["window-generic"] + GLOBAL})
 PREFILL = {"window-prefill": VARIANTS["window"],
            "window-prefill-generic": VARIANTS["window-generic"],
            "window-ring-prefill": VARIANTS["window"] + RING,
-           "window-ring-prefill-generic": VARIANTS["window-generic"] + RING}
+           "window-ring-prefill-generic": VARIANTS["window-generic"] + RING,
+           "window-topk-prefill": VARIANTS["window-topk"],
+           "window-topk-prefill-generic": VARIANTS["window-topk-generic"],
+           "window-topk-chunked-prefill": VARIANTS["window-topk"] + RING}
+# Prefill variants scored in RING_CHUNK-token calls.
+CHUNKED = {"window-ring-prefill", "window-ring-prefill-generic",
+           "window-topk-chunked-prefill"}
 
 
 def chunked_prefill_logits(bin_dir, artifact, seqs, tmp, tag):
@@ -132,7 +150,7 @@ def main():
             if not ring and rows != f"context<={cp.LENGTH}":
                 problems.append(f"{name}: key cache rows {rows}, expected "
                                 f"the context")
-            if prefill and ring:
+            if name in CHUNKED:
                 score = chunked_prefill_logits
             elif prefill:
                 score = cp.strata_prefill_logits
@@ -156,7 +174,11 @@ def main():
               ("window-ring", "window", 1e-4),
               ("window-ring-generic", "window-generic", 1e-4),
               ("window-ring-prefill", "window-prefill", 1e-4),
-              ("window-ring-prefill-generic", "window-prefill-generic", 1e-4)]
+              ("window-ring-prefill-generic", "window-prefill-generic", 1e-4),
+              ("window-topk", "window-topk-generic", 1e-4),
+              ("window-topk-prefill", "window-topk-prefill-generic", 1e-4),
+              ("window-topk", "window-topk-prefill", 1e-4),
+              ("window-topk-chunked-prefill", "window-topk-prefill", 1e-4)]
     for a, b, bound in checks:
         d = apart(a, b)
         results[f"{a}_vs_{b}_max_abs"] = d
@@ -167,9 +189,14 @@ def main():
     print(f"bits per byte: dense {dense:.4f}, window {WINDOW} + {SINKS} "
           f"sinks {windowed:.4f} ({windowed / dense:.4f}x), prefill-scored "
           f"{results['window-prefill']['bpb']:.4f}")
+    topk = results["window-topk"]["bpb"]
+    print(f"bits per byte with {TOPK} global blocks of {BLOCK}: {topk:.4f} "
+          f"({topk / dense:.4f}x dense)")
     if apart("window", "dense") < 1e-3:
         problems.append("the window changed nothing on stretches longer "
                         "than it")
+    if apart("window-topk", "window") < 1e-3:
+        problems.append("the global blocks changed nothing")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)

@@ -38,6 +38,9 @@ constexpr int64_t kW = STRATA_PACK_PANEL_WIDTH;
 constexpr int64_t kBlockRows = 64;  // query rows per block
 constexpr int64_t kKc = 256;        // k block of P x V (a V slice in L1)
 constexpr int64_t kRowPathMaxRows = 4;
+// How many times more keys a block of rows may read through tiles than its
+// rows see one by one, before they go one by one (global blocks).
+constexpr int64_t kTileAdvantage = 4;
 
 struct Operand {
   const float* p;
@@ -151,7 +154,7 @@ struct Scratch {
   float *kPacked, *vPacked, *scores, *q, *out, *exact, *kvRow, *part;
   // Global blocks: each block's key sum ([blocks][d]), a row's block
   // scores, and which blocks it chose (nonzero).
-  float *blockSums, *blockScores, *chosen;
+  float *blockSums, *blockScores, *chosen, *scoredPanels;
   uint16_t *keyPairs, *valuePairs, *qRows, *probRows;
   float* outTile;
 };
@@ -160,11 +163,11 @@ struct Scratch {
 // aligned). The row path needs no packed K/V and one row of scores.
 struct ScratchSizes {
   int64_t kPacked, vPacked, scores, q, out, exact, kvRow, part;
-  int64_t blockSums, blockScores, chosen;
+  int64_t blockSums, blockScores, chosen, scoredPanels;
   int64_t keyPairs, valuePairs, qRows, probRows, outTile;
   int64_t total() const {
     return kPacked + vPacked + scores + q + out + exact + kvRow + part +
-           blockSums + blockScores + chosen + keyPairs + valuePairs + qRows +
+           blockSums + blockScores + chosen + scoredPanels + keyPairs + valuePairs + qRows +
            probRows + outTile;
   }
 };
@@ -193,7 +196,11 @@ ScratchSizes scratchSizes(const Problem& p, bool blocked, bool amx) {
   z.part = roundUp16(p.dv);
   const int64_t blocks = p.globalTopk > 0 ? p.sk / p.globalBlock : 0;
   z.blockSums = blocks > 0 ? roundUp16(blocks * p.d) : 0;
-  z.blockScores = z.chosen = blocks > 0 ? roundUp16(blocks) : 0;
+  // Blocks of rows: each row's choice, then which any row chose.
+  z.blockScores = blocks > 0 ? roundUp16(blocks) : 0;
+  z.chosen = blocks > 0 ? roundUp16((blocked ? kBlockRows + 1 : 1) * blocks)
+                        : 0;
+  z.scoredPanels = p.globalTopk > 0 && blocked ? roundUp16(kPanels) : 0;
   return z;
 }
 
@@ -211,7 +218,8 @@ Scratch scratchAt(uint8_t* block, const ScratchSizes& z) {
   s.blockSums = s.part + z.part;
   s.blockScores = s.blockSums + z.blockSums;
   s.chosen = s.blockScores + z.blockScores;
-  float* next = s.chosen + z.chosen;
+  s.scoredPanels = s.chosen + z.chosen;
+  float* next = s.scoredPanels + z.scoredPanels;
   auto bf16Region = [&](int64_t floats) {
     uint16_t* region = reinterpret_cast<uint16_t*>(next);
     next += floats;
@@ -545,13 +553,13 @@ void sumKeyBlocks(const Problem& p, const Scratch& s, const Head& x) {
 // not wholly among its sinks) scored by q . key sum, the globalTopk
 // highest taken (ties to the lower block; a NaN score is never taken).
 GlobalPick chooseBlocks(const Problem& p, const MatmulTiles& t,
-                        const Scratch& s, const float* q, const Visible& vis) {
+                        const Scratch& s, const float* q, const Visible& vis,
+                        float* chosen) {
   const int64_t block = p.globalBlock;
-  GlobalPick pick{s.chosen, 0, vis.lo / block, block};
+  GlobalPick pick{chosen, 0, vis.lo / block, block};
   pick.first = std::min(std::max<int64_t>(p.sinks, 0) / block, pick.end);
   const int64_t n = pick.end - pick.first;
   if (n <= 0) return pick;
-  float* chosen = s.chosen;
   float* score = s.blockScores;
   if (p.globalTopk >= n) {
     std::fill(chosen + pick.first, chosen + pick.end, 1.0f);
@@ -572,62 +580,75 @@ GlobalPick chooseBlocks(const Problem& p, const MatmulTiles& t,
   return pick;
 }
 
+// Calls fn(j0, j1) on a row's visible keys as ascending disjoint ranges:
+// its sinks, the runs of its chosen blocks (less any sinks in them), its
+// window.
+template <typename Fn>
+void forVisibleRanges(const Problem& p, const Visible& vis,
+                      const GlobalPick& pick, Fn&& fn) {
+  if (vis.sinkEnd > 0) fn(int64_t{0}, vis.sinkEnd);
+  for (int64_t c = pick.first; c < pick.end;) {
+    if (pick.chosen[c] == 0.0f) {
+      ++c;
+      continue;
+    }
+    int64_t c1 = c + 1;
+    while (c1 < pick.end && pick.chosen[c1] != 0.0f) ++c1;
+    fn(std::max(c * pick.block, vis.sinkEnd), c1 * pick.block);
+    c = c1;
+  }
+  const int64_t windowEnd = std::min(p.sk, std::max(vis.lo, vis.hi + 1));
+  if (windowEnd > vis.lo) fn(vis.lo, windowEnd);
+}
+
 // The row path with top-k global blocks: each row scores and sums its
 // sinks, its chosen blocks and its window. |sumKeys|: the task's first
 // head, which forms the block sums its heads share.
+// Query row i (its query |qRow|, unit stride) over the keys it sees with
+// the blocks |pick| holds, against K and V where they lie.
+void attendGlobalRow(const Problem& p, const MatmulTiles& t, const Scratch& s,
+                     const Head& x, int64_t i, const float* qRow,
+                     const GlobalPick& pick) {
+  const Visible vis = visibleKeys(p, i);
+  const float* maskRow = x.mask ? x.mask + i * p.mask.ss : nullptr;
+  float* oRow = x.o + i * p.o.ss;
+  auto forRanges = [&](auto&& fn) { forVisibleRanges(p, vis, pick, fn); };
+  float* scores = s.scores;
+  float best = -std::numeric_limits<float>::infinity();
+  forRanges([&](int64_t j0, int64_t j1) {
+    keyDots(p, t, s, x, qRow, j0, j1, scores);
+    scaleAndMask(p, t, scores, maskRow, j0, j1, &best);
+  });
+  if (!(best > lowestFloat())) {
+    exactRow(p, s, x.q + i * p.q.ss, x, maskRow, i, oRow, pick);
+    return;
+  }
+  float sum = 0.0f;
+  forRanges([&](int64_t j0, int64_t j1) {
+    sum += t.expShifted(scores + j0, j1 - j0, best);
+  });
+  float* out = s.out;
+  std::fill(out, out + p.dv, 0.0f);
+  forRanges([&](int64_t j0, int64_t j1) {
+    valueSums(p, t, s, x, scores, j0, j1, s.exact);
+    for (int64_t c = 0; c < p.dv; ++c) out[c] += s.exact[c];
+  });
+  const float inv = 1.0f / sum;
+  for (int64_t c = 0; c < p.dv; ++c) oRow[c * p.o.sd] = out[c] * inv;
+}
+
 void runGlobalRows(const Problem& p, const MatmulTiles& t, const Scratch& s,
                    const Head& x, bool sumKeys) {
   if (sumKeys) sumKeyBlocks(p, s, x);
   for (int64_t i = 0; i < p.sq; ++i) {
-    const Visible vis = visibleKeys(p, i);
-    const float* maskRow = x.mask ? x.mask + i * p.mask.ss : nullptr;
-    float* oRow = x.o + i * p.o.ss;
     const float* qRow = x.q + i * p.q.ss;
     if (p.q.sd != 1) {
       for (int64_t c = 0; c < p.d; ++c) s.q[c] = qRow[c * p.q.sd];
       qRow = s.q;
     }
-    const GlobalPick pick = chooseBlocks(p, t, s, qRow, vis);
-    const int64_t windowEnd =
-        std::min(p.sk, std::max(vis.lo, vis.hi + 1));
-    // The row's keys as ascending disjoint ranges: the sinks, runs of
-    // chosen blocks (less any sinks in them), the window.
-    auto forRanges = [&](auto&& fn) {
-      if (vis.sinkEnd > 0) fn(int64_t{0}, vis.sinkEnd);
-      for (int64_t c = pick.first; c < pick.end;) {
-        if (pick.chosen[c] == 0.0f) {
-          ++c;
-          continue;
-        }
-        int64_t c1 = c + 1;
-        while (c1 < pick.end && pick.chosen[c1] != 0.0f) ++c1;
-        fn(std::max(c * pick.block, vis.sinkEnd), c1 * pick.block);
-        c = c1;
-      }
-      if (windowEnd > vis.lo) fn(vis.lo, windowEnd);
-    };
-    float* scores = s.scores;
-    float best = -std::numeric_limits<float>::infinity();
-    forRanges([&](int64_t j0, int64_t j1) {
-      keyDots(p, t, s, x, qRow, j0, j1, scores);
-      scaleAndMask(p, t, scores, maskRow, j0, j1, &best);
-    });
-    if (!(best > lowestFloat())) {
-      exactRow(p, s, x.q + i * p.q.ss, x, maskRow, i, oRow, pick);
-      continue;
-    }
-    float sum = 0.0f;
-    forRanges([&](int64_t j0, int64_t j1) {
-      sum += t.expShifted(scores + j0, j1 - j0, best);
-    });
-    float* out = s.out;
-    std::fill(out, out + p.dv, 0.0f);
-    forRanges([&](int64_t j0, int64_t j1) {
-      valueSums(p, t, s, x, scores, j0, j1, s.exact);
-      for (int64_t c = 0; c < p.dv; ++c) out[c] += s.exact[c];
-    });
-    const float inv = 1.0f / sum;
-    for (int64_t c = 0; c < p.dv; ++c) oRow[c * p.o.sd] = out[c] * inv;
+    const GlobalPick pick =
+        chooseBlocks(p, t, s, qRow, visibleKeys(p, i), s.chosen);
+    attendGlobalRow(p, t, s, x, i, qRow, pick);
   }
 }
 
@@ -689,23 +710,18 @@ void blockSoftmax(const Problem& p, const MatmulTiles& t, const Scratch& s,
 // Many query rows: packed K^T and V (with |packKv|; else the previous
 // head's, the same K/V head), blocks of kBlockRows rows (a quarter of that
 // under a short window).
-void runBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
-               const Head& x, bool packKv) {
+// K^T panel pk: [d][32 keys]; V panel pv: [key][32 value dims], in the
+// scratch's packed regions. A bf16 or int8 cache is widened and dequantized
+// here, so the tiles only ever see fp32. Only panels below
+// |sinkPanelsRead| and from |windowPanelsFrom| on are packed.
+void packPanels(const Problem& p, const Scratch& s, const Head& x,
+                int64_t sinkPanelsRead, int64_t windowPanelsFrom) {
   const int64_t kPanels = ceilDiv(p.sk, kW), vPanels = ceilDiv(p.dv, kW);
-  // K^T panel pk: [d][32 keys]; V panel pv: [key][32 value dims]. A bf16
-  // or int8 cache is widened and dequantized here, so the tiles below only
-  // ever see fp32. Under a window only the panels some block reads are
-  // packed: the sinks' and those from the first row's window on.
-  int64_t sinkPanelsRead = kPanels, windowPanelsFrom = kPanels;
-  if (p.window) {
-    sinkPanelsRead = std::min(kPanels, ceilDiv(std::min(p.sinks, p.sk), kW));
-    windowPanelsFrom = std::max(sinkPanelsRead, visibleKeys(p, 0).lo / kW);
-  }
   auto packed = [&](int64_t panel) {
     return panel < sinkPanelsRead || panel >= windowPanelsFrom;
   };
   float* kp = s.kPacked;
-  for (int64_t pk = 0; packKv && pk < kPanels; ++pk) {
+  for (int64_t pk = 0; pk < kPanels; ++pk) {
     if (!packed(pk)) continue;
     float* panel = kp + pk * p.d * kW;
     int64_t c = 0;
@@ -734,7 +750,7 @@ void runBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
     }
   }
   float* vp = s.vPacked;
-  for (int64_t pv = 0; packKv && pv < vPanels; ++pv) {
+  for (int64_t pv = 0; pv < vPanels; ++pv) {
     const int64_t cols = std::min(kW, p.dv - pv * kW);
     for (int64_t j = 0; j < p.sk; ++j) {
       if (!packed(j / kW)) {
@@ -754,6 +770,24 @@ void runBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
       std::fill(dst + cols, dst + kW, 0.0f);
     }
   }
+}
+
+void runBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
+               const Head& x, bool packKv) {
+  const int64_t kPanels = ceilDiv(p.sk, kW), vPanels = ceilDiv(p.dv, kW);
+  // Under a window only the panels some block reads are packed: the
+  // sinks' and those from the first row's window on.
+  if (packKv) {
+    int64_t sinkPanelsRead = kPanels, windowPanelsFrom = kPanels;
+    if (p.window) {
+      sinkPanelsRead =
+          std::min(kPanels, ceilDiv(std::min(p.sinks, p.sk), kW));
+      windowPanelsFrom = std::max(sinkPanelsRead, visibleKeys(p, 0).lo / kW);
+    }
+    packPanels(p, s, x, sinkPanelsRead, windowPanelsFrom);
+  }
+  const float* kp = s.kPacked;
+  const float* vp = s.vPacked;
 
   float inverse[kBlockRows];
   bool exact[kBlockRows];
@@ -817,6 +851,153 @@ void runBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
           float* oRow = x.o + (i0 + r + rr) * p.o.ss + pv * kW * p.o.sd;
           for (int64_t c = 0; c < cols; ++c)
             oRow[c * p.o.sd] = cTile[rr * kW + c] * inverse[r + rr];
+        }
+      }
+    }
+  }
+}
+
+// Many query rows with global blocks: runBlocks' packed panels (all of
+// them: a block may be anywhere) and tiles over the keys a block of rows
+// reads: the sinks, the blocks any of its rows chose, and its window span.
+// Each row's softmax keeps its own visible keys and zeroes the rest of
+// what the block reads.
+void runGlobalBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
+                     const Head& x, bool packKv) {
+  const int64_t kPanels = ceilDiv(p.sk, kW), vPanels = ceilDiv(p.dv, kW);
+  if (packKv) {
+    sumKeyBlocks(p, s, x);
+    packPanels(p, s, x, kPanels, kPanels);
+  }
+  const float* kp = s.kPacked;
+  const float* vp = s.vPacked;
+  const int64_t block = p.globalBlock;
+  const int64_t blocks = p.sk / block;
+  float* anyChose = s.chosen + kBlockRows * blocks;
+  float* scoredPanel = s.scoredPanels;
+  float inverse[kBlockRows];
+  bool exact[kBlockRows];
+  GlobalPick picks[kBlockRows];
+  float cTile[8 * kW];
+  const int64_t blockRows =
+      p.windowSize <= 8 * kBlockRows ? kBlockRows / 4 : kBlockRows;
+  for (int64_t i0 = 0; i0 < p.sq; i0 += blockRows) {
+    const int64_t rows = std::min(blockRows, p.sq - i0);
+    const Visible firstRow = visibleKeys(p, i0);
+    const Visible lastRow = visibleKeys(p, i0 + rows - 1);
+    const int64_t ncols =
+        std::min(p.sk, std::max(lastRow.hi + 1, lastRow.sinkEnd));
+    if (ncols <= 0) {
+      for (int64_t r = 0; r < rows; ++r)
+        exactRow(p, s, x.q + (i0 + r) * p.q.ss, x,
+                 x.mask ? x.mask + (i0 + r) * p.mask.ss : nullptr, i0 + r,
+                 x.o + (i0 + r) * p.o.ss);
+      continue;
+    }
+    const int64_t ldS = ceilDiv(ncols, kW) * kW;
+    int64_t ldq;
+    const float* qBlock = blockQueries(p, s, x, i0, rows, &ldq);
+    // Each row's blocks, and which any row chose.
+    const int64_t lastEnd = lastRow.lo / block;
+    std::fill(anyChose, anyChose + lastEnd, 0.0f);
+    for (int64_t r = 0; r < rows; ++r) {
+      picks[r] = chooseBlocks(p, t, s, qBlock + r * ldq, visibleKeys(p, i0 + r),
+                              s.chosen + r * blocks);
+      for (int64_t c = picks[r].first; c < picks[r].end; ++c)
+        if (picks[r].chosen[c] != 0.0f) anyChose[c] = 1.0f;
+    }
+    // The keys the block reads, as ascending disjoint ranges.
+    const int64_t sinkKeys = std::min(ncols, lastRow.sinkEnd);
+    const int64_t windowKeys = std::max(sinkKeys, std::min(ncols, firstRow.lo));
+    auto forRead = [&](auto&& fn) {
+      if (sinkKeys > 0) fn(int64_t{0}, sinkKeys);
+      for (int64_t c = 0; c < lastEnd;) {
+        if (anyChose[c] == 0.0f) {
+          ++c;
+          continue;
+        }
+        int64_t c1 = c + 1;
+        while (c1 < lastEnd && anyChose[c1] != 0.0f) ++c1;
+        const int64_t j0 = std::max(c * block, sinkKeys);
+        const int64_t j1 = std::min(c1 * block, windowKeys);
+        if (j1 > j0) fn(j0, j1);
+        c = c1;
+      }
+      if (ncols > windowKeys) fn(windowKeys, ncols);
+    };
+    // Rows that chose apart make the block read much more than each row
+    // sees: then each row alone, against K and V where they lie (a tile's
+    // product costs about a quarter of a row's per key).
+    int64_t readKeys = 0, seenKeys = 0;
+    forRead([&](int64_t j0, int64_t j1) { readKeys += j1 - j0; });
+    for (int64_t r = 0; r < rows; ++r)
+      forVisibleRanges(p, visibleKeys(p, i0 + r), picks[r],
+                       [&](int64_t j0, int64_t j1) { seenKeys += j1 - j0; });
+    if (readKeys * rows > kTileAdvantage * seenKeys) {
+      for (int64_t r = 0; r < rows; ++r)
+        attendGlobalRow(p, t, s, x, i0 + r, qBlock + r * ldq, picks[r]);
+      continue;
+    }
+    // Score every panel the read keys touch, once.
+    const int64_t panels = ldS / kW;
+    std::fill(scoredPanel, scoredPanel + panels, 0.0f);
+    forRead([&](int64_t j0, int64_t j1) {
+      for (int64_t pk = j0 / kW; pk < ceilDiv(j1, kW); ++pk)
+        scoredPanel[pk] = 1.0f;
+    });
+    float* scores = s.scores;
+    for (int64_t pk = 0; pk < panels; ++pk) {
+      if (scoredPanel[pk] == 0.0f) continue;
+      for (int64_t r = 0; r < rows; r += t.mr)
+        t.tile(std::min(t.mr, rows - r), p.d, qBlock + r * ldq, ldq,
+               kp + pk * p.d * kW, scores + r * ldS + pk * kW, ldS, false);
+    }
+    // Each row: the softmax of its own keys; zeros for the rest it reads.
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t i = i0 + r;
+      const Visible vis = visibleKeys(p, i);
+      const float* maskRow = x.mask ? x.mask + i * p.mask.ss : nullptr;
+      float* row = scores + r * ldS;
+      float best = -std::numeric_limits<float>::infinity();
+      forVisibleRanges(p, vis, picks[r], [&](int64_t j0, int64_t j1) {
+        scaleAndMask(p, t, row, maskRow, j0, j1, &best);
+      });
+      exact[r] = !(best > lowestFloat());
+      if (exact[r]) {
+        exactRow(p, s, x.q + i * p.q.ss, x, maskRow, i, x.o + i * p.o.ss,
+                 picks[r]);
+        continue;
+      }
+      float sum = 0.0f;
+      float* kept = s.exact;
+      forVisibleRanges(p, vis, picks[r], [&](int64_t j0, int64_t j1) {
+        sum += t.expShifted(row + j0, j1 - j0, best);
+        std::copy(row + j0, row + j1, kept + j0);
+      });
+      forRead([&](int64_t j0, int64_t j1) { std::fill(row + j0, row + j1, 0.0f); });
+      forVisibleRanges(p, vis, picks[r], [&](int64_t j0, int64_t j1) {
+        std::copy(kept + j0, kept + j1, row + j0);
+      });
+      inverse[r] = 1.0f / sum;
+    }
+    for (int64_t pv = 0; pv < vPanels; ++pv) {
+      const int64_t cols = std::min(kW, p.dv - pv * kW);
+      for (int64_t r = 0; r < rows; r += t.mr) {
+        const int64_t tileRows = std::min(t.mr, rows - r);
+        bool started = false;
+        forRead([&](int64_t from, int64_t to) {
+          for (int64_t k0 = from; k0 < to; k0 += kKc) {
+            t.tile(tileRows, std::min(kKc, to - k0), scores + r * ldS + k0,
+                   ldS, vp + (pv * p.sk + k0) * kW, cTile, kW, started);
+            started = true;
+          }
+        });
+        for (int64_t rr = 0; rr < tileRows; ++rr) {
+          if (exact[r + rr]) continue;
+          float* oRow = x.o + (i0 + r + rr) * p.o.ss + pv * kW * p.o.sd;
+          for (int64_t c = 0; c < cols; ++c)
+            oRow[c * p.o.sd] = started ? cTile[rr * kW + c] * inverse[r + rr]
+                                       : 0.0f;
         }
       }
     }
@@ -1025,8 +1206,7 @@ void run(strata_rt_context_t* context, Problem& p, const ImportNames& names) {
   for (int64_t b = 0; b < p.batch; ++b)
     widest.sk = std::max(widest.sk, rowView(b).sk);
   const MatmulTiles& t = matmulTiles();
-  const bool blocked =
-      p.sq > kRowPathMaxRows && widest.sk > 0 && p.globalTopk == 0;
+  const bool blocked = p.sq > kRowPathMaxRows && widest.sk > 0;
   const bool amx = blocked && useAmxBlocks(p);
   const ScratchSizes sizes = scratchSizes(widest, blocked, amx);
   size_t stride = 0;
@@ -1059,7 +1239,9 @@ void run(strata_rt_context_t* context, Problem& p, const ImportNames& names) {
     for (int64_t h = first; h < last; ++h) {
       const Head x = headOf(p, b, h);
       // A task's heads share one K/V head: packed for the first only.
-      if (p.globalTopk > 0)
+      if (p.globalTopk > 0 && blocked && row.sk > 0)
+        runGlobalBlocks(row, t, s, x, h == first);
+      else if (p.globalTopk > 0)
         runGlobalRows(row, t, s, x, h == first);
       else if (blocked && row.sk > 0 && amx)
         runBlocksAmx(row, t, s, x, h == first);

@@ -608,6 +608,18 @@ TEST_F(CompilerCApiTest, BadPrecisionValuesAreInvalidArguments) {
   EXPECT_EQ(compile(model, &options), STRATA_COMPILE_STATUS_INVALID_ARGUMENT);
 
   strata_compile_options_init(&options);
+  options.attention_global_topk = 2;
+  EXPECT_EQ(compile(model, &options), STRATA_COMPILE_STATUS_INVALID_ARGUMENT);
+  EXPECT_TRUE(hasError("global attention blocks are added to a window"))
+      << errorText;
+  options.attention_window = 16;
+  options.attention_block = -4;
+  EXPECT_EQ(compile(model, &options), STRATA_COMPILE_STATUS_INVALID_ARGUMENT);
+  EXPECT_TRUE(hasError("global top-k must be >= 0 and its block >= 1, got 2 "
+                       "and -4"))
+      << errorText;
+
+  strata_compile_options_init(&options);
   options.prefill_chunk = -1;
   EXPECT_EQ(compile(model, &options), STRATA_COMPILE_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(access(artifact().c_str(), F_OK), 0);
