@@ -135,8 +135,11 @@ def strata_generate(bin_dir, artifact, prompts, new_tokens, threads, tmp,
 
 
 def report(result, out):
-    """Prints |result| as JSON, and writes it to |out| if given."""
-    text = json.dumps(result, indent=1)
+    """Prints |result| as JSON, and writes it to |out| if given; paths
+    under the home directory read ~/... (results hold no path of this
+    machine)."""
+    text = json.dumps(result, indent=1).replace(
+        os.path.expanduser("~") + "/", "~/")
     print(text)
     if out:
         with open(out, "w") as f:

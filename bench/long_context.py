@@ -13,8 +13,8 @@
 # - the windowed artifact's resident set while it generates --long tokens
 #   after a 16-token prompt (sampled every 20 ms): after 1,000 tokens and
 #   at the end, whole and anonymous (without the file pages of the mapped
-#   weights, which grow as new positions and token ids touch embedding
-#   rows). --rounds 0 measures the resident set alone.
+#   weights, resident from the load on). --rounds 0 measures the resident
+#   set alone.
 #
 # Usage: bench/long_context.py [--model-dir DIR] [--threads 2] [--rounds 3]
 #        [--steps 32] [--long 16000] [--out FILE.json]

@@ -482,6 +482,10 @@ matchAttention(SoftmaxOp softmax, std::string &reason, bool &candidate) {
   auto isCausal = [&](const MaskBand &band) {
     return band.isEndAlignedCausal(sq, sk);
   };
+  // A causal band with or without a sliding window.
+  auto isCausalOrWindow = [&](const MaskBand &band) {
+    return isCausal(band) || band.endAlignedWindow(sq, sk).has_value();
+  };
   bool additiveSeen = false;
   SmallVector<AttentionMatch::Mask, 2> kept;
   for (AttentionMatch::Mask m : match.masks) {
@@ -498,11 +502,17 @@ matchAttention(SoftmaxOp softmax, std::string &reason, bool &candidate) {
     bool whole = band && (isCausal(*band) || window);
     std::optional<MaskSplit> split;
     if (!whole && !match.causal)
-      split = splitMask(m.value, m.kind, isCausal);
+      split = splitMask(m.value, m.kind, isCausalOrWindow);
     if (split && split->rest &&
         !broadcastsTo(cast<RankedTensorType>(split->rest.getType()).getShape(),
                       scoresShape))
       split.reset();
+    // A sliding window and a padding mask (Mistral-style exports with an
+    // attention mask): the window becomes attributes, the padding a mask.
+    if (split && !isCausal(split->band)) {
+      match.window = split->band.endAlignedWindow(sq, sk);
+      match.sinks = split->band.sinks;
+    }
     // Under a clamp every hidden key scores the lowest float, whatever
     // mask is added to it: no mask_hidden.
     if (whole || split) {

@@ -469,6 +469,13 @@ std::optional<Reading> triluReading(TriluOp trilu, int64_t rank) {
 /// and / or of two bool masks, and the sum of two additive ones (a key is
 /// visible where both add 0).
 std::optional<Reading> combinedReading(Operation *op, int depth) {
+  // and(x, true): x (transformers' mask functions and in a constant true).
+  if (isa<AndOp>(op))
+    for (int i = 0; i < 2; ++i)
+      if (isOneElement(op->getOperand(i)) &&
+          evaluateScalarConstant(op->getOperand(i)) ==
+              std::optional<double>(1.0))
+        return readingOf(op->getOperand(1 - i), depth + 1);
   std::optional<Reading> a = readingOf(op->getOperand(0), depth + 1);
   std::optional<Reading> b = readingOf(op->getOperand(1), depth + 1);
   if (!a || !b || a->additive != b->additive || a->additive != isa<AddOp>(op))
@@ -674,6 +681,16 @@ splitMask(Value mask, MaskKind kind,
   // A broadcast of the condition: the attention broadcasts the rest itself.
   while (auto expand = keep.getDefiningOp<ExpandOp>())
     keep = expand.getInput();
+  // and(band, other) where the band is itself a conjunction (a causal
+  // mask and a sliding window) the flattening below would take apart.
+  if (auto conj = keep.getDefiningOp<AndOp>())
+    for (auto [part, other] : {std::pair(conj.getLhs(), conj.getRhs()),
+                               std::pair(conj.getRhs(), conj.getLhs())})
+      if (std::optional<MaskBand> band = wantedBand(part, MaskKind::Keep)) {
+        split.band = *band;
+        split.rest = other;
+        return split;
+      }
   // The conjuncts of and(...) trees, without constant true ones.
   SmallVector<Value> parts, pending = {keep};
   while (!pending.empty() && parts.size() + pending.size() <= 8) {

@@ -4,6 +4,7 @@
 //                               [--sinks S] [--heads H] [--head-dim D]
 //                               [--rows R] [--repeat N]
 //                               [--global-topk K] [--block B]
+//                               [--query-correlation R]
 // Times the runtime's attention kernel on one sequence of T tokens (GPT-2
 // small's 12 heads of 64 by default): causal over the whole context (dense)
 // and with a window of W keys plus S sinks, R query rows at the end of the
@@ -12,10 +13,15 @@
 // ratio; then dense with STRATA_ATTN_FLAG_BF16_PRODUCTS (the bf16 prefill
 // policy: AMX tiles where the kernels are `amx`, else the same fp32 code).
 // With --global-topk K, also the window with K top-k global blocks of B
-// keys (default 64) each (strata_rt_attention_global).
+// keys (default 64) each (strata_rt_attention_global). Queries are
+// independent uniform draws, the worst case for global blocks (neighbouring
+// rows choose apart); with --query-correlation R in [0, 1) each row is R
+// times the previous one plus sqrt(1 - R^2) times a fresh draw, as
+// neighbouring positions of a real model are alike.
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -46,8 +52,13 @@ void setOperand(int64_t* params, int64_t slot, const float* p, int64_t sb,
 int main(int argc, char** argv) {
   long threads = 1, seq = 4096, window = 256, sinks = 4, heads = 12, dim = 64,
        rows = -1, repeat = 7, globalTopk = 0, block = 64;
+  double correlation = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     const long v = std::atol(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--query-correlation")) {
+      correlation = std::atof(argv[i + 1]);
+      continue;
+    }
     if (!std::strcmp(argv[i], "--threads")) threads = v;
     else if (!std::strcmp(argv[i], "--seq")) seq = v;
     else if (!std::strcmp(argv[i], "--window")) window = v;
@@ -65,7 +76,8 @@ int main(int argc, char** argv) {
   }
   if (rows < 0 || rows > seq) rows = seq;
   if (repeat < 1 || threads < 1 || seq < 1 || window < 1 || sinks < 0 || heads < 1 ||
-      dim < 1 || globalTopk < 0 || block < 1) {
+      dim < 1 || globalTopk < 0 || block < 1 || !(correlation >= 0) ||
+      !(correlation < 1)) {
     std::fprintf(stderr, "sizes must be positive\n");
     return 1;
   }
@@ -75,6 +87,13 @@ int main(int argc, char** argv) {
       v(heads * seq * dim), o(heads * rows * dim);
   for (auto* t : {&q, &k, &v})
     for (float& x : *t) x = dist(rng);
+  const float fresh = static_cast<float>(std::sqrt(1 - correlation * correlation));
+  for (long h = 0; h < heads; ++h)
+    for (long r = 1; r < rows; ++r)
+      for (long e = 0; e < dim; ++e) {
+        float* x = &q[(h * rows + r) * dim + e];
+        *x = static_cast<float>(correlation) * x[-dim] + fresh * *x;
+      }
   ThreadPool pool(static_cast<uint32_t>(threads));
   KernelScratch scratch(strata_allocator_system());
   strata_rt_context_t context;
@@ -135,9 +154,10 @@ int main(int argc, char** argv) {
               bf16, dense / bf16);
   if (globalTopk > 0) {
     const double global = time(true, false, true);
-    std::printf("  window %ld + %ld sinks + %ld global blocks of %ld: %.3f "
-                "ms, %.2fx faster than dense\n",
-                window, sinks, globalTopk, block, global, dense / global);
+    std::printf("  window %ld + %ld sinks + %ld global blocks of %ld (query "
+                "correlation %.2f): %.3f ms, %.2fx faster than dense\n",
+                window, sinks, globalTopk, block, correlation, global,
+                dense / global);
   }
   return 0;
 }

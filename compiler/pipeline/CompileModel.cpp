@@ -31,6 +31,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <limits>
 #include <tuple>
 
 using namespace mlir;
@@ -224,7 +225,21 @@ struct GenerationDims {
   int64_t slots, context, prefillLength;
 };
 
-GenerationDims generationDims(const CompileOptions &options) {
+/// The windows (and sinks) of |module|'s causal attention ops without
+/// global blocks: the layers a ring cache can serve, whether the window
+/// came from --attention-window or from the export's own mask.
+SmallVector<std::pair<int64_t, int64_t>> ringableWindows(ModuleOp module) {
+  SmallVector<std::pair<int64_t, int64_t>> windows;
+  if (module)
+    module.walk([&](ir::AttentionOp op) {
+      if (op.getCausal() && op.getWindow() && !op.getGlobalTopk())
+        windows.push_back({*op.getWindow(), op.getSinks().value_or(0)});
+    });
+  return windows;
+}
+
+GenerationDims generationDims(const CompileOptions &options,
+                              ModuleOp module = {}) {
   const DimMaximaOptions &dims = options.dims;
   auto explicitOr = [&](const char *name, int64_t fallback) {
     auto it = dims.explicitMaxima.find(name);
@@ -238,13 +253,11 @@ GenerationDims generationDims(const CompileOptions &options) {
   // that makes the windowed caches rings (sinks + window + chunk - 1 rows
   // below the context); otherwise whole prompts, as without a window.
   int64_t chunk = options.generation.prefillChunk;
-  const AttentionSparsityOptions &sparsity = options.sparsity;
-  if (chunk == 0 && sparsity.window > 0 && sparsity.globalTopk == 0 &&
-      sparsity.sinks >= 0 &&
-      sparsity.window < g.context - sparsity.sinks &&
-      kDefaultWindowedPrefillChunk - 1 <
-          g.context - sparsity.sinks - sparsity.window)
-    chunk = kDefaultWindowedPrefillChunk;
+  for (auto [window, sinks] : ringableWindows(module))
+    if (chunk == 0 && sinks >= 0 && sinks < g.context &&
+        window < g.context - sinks &&
+        kDefaultWindowedPrefillChunk - 1 < g.context - sinks - window)
+      chunk = kDefaultWindowedPrefillChunk;
   g.prefillLength = explicitOr(
       "prefill_length", chunk > 0 ? std::min(chunk, g.context) : g.context);
   return g;
@@ -258,7 +271,7 @@ LogicalResult addGenerationEntries(ModuleOp module,
                                    llvm::StringRef source) {
   if (!options.generation.entries)
     return success();
-  GenerationDims g = generationDims(options);
+  GenerationDims g = generationDims(options, module);
   PassManager pm(module.getContext());
   pm.enableVerifier(true);
   SplitPrefillDecodePassOptions split;
@@ -317,10 +330,10 @@ FailureOr<ActivationStatistics> calibrate(ModuleOp module,
   CompileOptions variantOptions = options;
   variantOptions.generation.entries = true;
   variantOptions.generation.allLogits = true;
-  variantOptions.generation.prefillChunk = 0;
-  // Whole sequences in one call: no windowed chunk default (the module is
-  // already windowed; its caches then span the context).
-  variantOptions.sparsity.window = 0;
+  // Whole sequences in one call, so no windowed chunk default: the caches
+  // of windowed layers then span the context.
+  variantOptions.generation.prefillChunk =
+      std::numeric_limits<int64_t>::max();
   DimMaximaOptions dims = options.dims;
   if (failed(addGenerationEntries(*variant, variantOptions, dims, source)))
     return failure();

@@ -58,8 +58,9 @@ struct GenerationOptions {
   bool entries = true;
   /// The longest prompt chunk one prefill call takes (the dim
   /// prefill_length); 0: the context (--max-seq), or with a sliding window
-  /// (sparsity.window) 512 tokens where that makes the windowed layers'
-  /// caches rings shorter than the context.
+  /// (--attention-window or the export's own mask, without global blocks)
+  /// 512 tokens where that makes the windowed layers' caches rings shorter
+  /// than the context.
   int64_t prefillChunk = 0;
   /// Prefill also returns every position's logits (output all_logits).
   bool allLogits = false;

@@ -3,10 +3,17 @@
 # Exports a tiny random-weight transformers LlamaForCausalLM (eager attention,
 # grouped-query K/V repeated by expand + reshape, the float causal + padding
 # mask of transformers' masking utilities) with torch.onnx.export
-# (dynamo=False), the way current releases spell the graph:
+# (dynamo=False), the way current releases spell the graph, and the same
+# layers as a MistralForCausalLM with a 4-token sliding window (its mask:
+# causal, k > q - 4 and padding, and-ed together):
 #   transformers_llama_op17_prefill  input_ids, attention_mask, position_ids
 #                                    -> logits, present.N.key/value
 #   transformers_llama_op17_past     the same plus past_key_values.N.key/value
+#   transformers_mistral_op17_prefill  the Mistral model's prefill
+# (No Mistral with-past export: transformers' sliding-window cache makes the
+# traced graph keep the last W - 1 past rows and build its mask for S + W -
+# 1 keys whatever the past length, so it runs only for pasts of W - 1 rows
+# or more; onnxruntime fails on shorter ones too.)
 # Dims are named as in Hugging Face exports: batch_size, sequence_length,
 # past_sequence_length, total_sequence_length. Both fixtures share weights.
 # Each lands in fixtures/<name>/ as model.onnx plus meta.json (the format of
@@ -28,7 +35,8 @@ import warnings
 
 import torch
 import transformers
-from transformers import DynamicCache, LlamaConfig, LlamaForCausalLM
+from transformers import (DynamicCache, LlamaConfig, LlamaForCausalLM,
+                          MistralConfig, MistralForCausalLM)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXPORTED_WITH = {"torch": "2.15.0", "transformers": "5.24.0"}
@@ -42,22 +50,27 @@ CONFIG = dict(vocab_size=256, hidden_size=64, num_hidden_layers=2,
               intermediate_size=176, max_position_embeddings=128,
               rms_norm_eps=1e-6, tie_word_embeddings=False)
 SEED = 20261201
+SLIDING_WINDOW = 4
 
-# name: kind
+# name: (kind, family)
 FIXTURES = {
-    "transformers_llama_op17_prefill": "prefill",
-    "transformers_llama_op17_past": "past",
+    "transformers_llama_op17_prefill": ("prefill", "llama"),
+    "transformers_llama_op17_past": ("past", "llama"),
+    "transformers_mistral_op17_prefill": ("prefill", "mistral"),
 }
 
 
-def build():
+def build(family="llama"):
     """The random-weight model. Weights have std 1/sqrt(hidden) (norm gains
     1 +- 0.1) so attention scores are O(1) and a wrong mask or scale shows in
     the logits; transformers' 0.02 init would hide it."""
-    cfg = LlamaConfig(**CONFIG)
+    if family == "mistral":
+        cfg = MistralConfig(**CONFIG, sliding_window=SLIDING_WINDOW)
+    else:
+        cfg = LlamaConfig(**CONFIG)
     cfg._attn_implementation = "eager"
     torch.manual_seed(SEED)
-    model = LlamaForCausalLM(cfg)
+    model = (MistralForCausalLM if family == "mistral" else LlamaForCausalLM)(cfg)
     g = torch.Generator().manual_seed(SEED)
     with torch.no_grad():
         for name, p in sorted(model.named_parameters()):
@@ -120,8 +133,8 @@ def signature(kind, cfg):
 
 
 def export(name, out_dir):
-    kind = FIXTURES[name]
-    cfg, model = build()
+    kind, family = FIXTURES[name]
+    cfg, model = build(family)
     args, names, outputs, axes = signature(kind, cfg)
     buf = io.BytesIO()
     with warnings.catch_warnings():
@@ -135,16 +148,16 @@ def export(name, out_dir):
     with open(os.path.join(d, "model.onnx"), "wb") as f:
         f.write(buf.getvalue())
     with open(os.path.join(d, "meta.json"), "w") as f:
-        json.dump(metadata(name, kind, cfg, names, outputs, axes), f,
+        json.dump(metadata(name, kind, family, cfg, names, outputs, axes), f,
                   indent=1, sort_keys=True)
         f.write("\n")
     return len(buf.getvalue())
 
 
-def metadata(name, kind, cfg, inputs, outputs, axes):
+def metadata(name, kind, family, cfg, inputs, outputs, axes):
     layers = cfg.num_hidden_layers
-    return {
-        "name": name, "family": "llama", "kind": kind, "opset": OPSET,
+    meta = {
+        "name": name, "family": family, "kind": kind, "opset": OPSET,
         "exporter": "torch.onnx.export dynamo=False (torch %s, transformers %s)"
                     % (torch.__version__.split("+")[0], transformers.__version__),
         "generator": "test/models/gen_transformers_fixtures.py",
@@ -163,13 +176,16 @@ def metadata(name, kind, cfg, inputs, outputs, axes):
         "expected_after_fusion": {"layer_norm": 0, "rms_norm": 2 * layers + 1,
                                   "gelu": 0, "attention": layers},
     }
+    if family == "mistral":
+        meta["sliding_window"] = SLIDING_WINDOW
+    return meta
 
 
 def verify(name, out_dir):
     """Runs the torch model on the saved onnxruntime reference inputs and
     returns the worst abs difference to the saved outputs."""
     import numpy as np
-    cfg, model = build()
+    cfg, model = build(FIXTURES[name][1])
     wrapper = Decoder(cfg, model)
     worst = 0.0
     ref = os.path.join(out_dir, name, "ref")

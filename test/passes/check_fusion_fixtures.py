@@ -12,7 +12,9 @@ and checks that
     op,
   - in a causal model ("causal": true) every fused attention has the
     `causal` attribute, and with grouped-query attention ("kv_heads" below
-    "heads") every one takes the key/value heads unrepeated, and
+    "heads") every one takes the key/value heads unrepeated; with a
+    "sliding_window" W every one has `window = W` (the export's own band
+    mask read as the attribute, no option given), and
   - the report lists no unfused fusion candidate.
 Usage: python check_fusion_fixtures.py MODELS_DIR STRATA_COMPILE
 Prints one line per model and a closing "N passed, M failed"."""
@@ -59,6 +61,9 @@ def check_attention(ir, meta):
         attrs, operands = m.group(1) or "", m.group(2)
         if meta.get("causal") and not re.search(r"\bcausal\b", attrs):
             problems.append("an attention without 'causal'")
+        window = meta.get("sliding_window")
+        if window and not re.search(r"\bwindow = %d : i64" % window, attrs):
+            problems.append("an attention without 'window = %d'" % window)
         types = re.findall(r"tensor<([^>]*)>", operands)
         if heads and kv_heads and kv_heads < heads and len(types) >= 2:
             key_heads = types[1].split("x")[1]
@@ -98,7 +103,7 @@ def check_model(tool, model, meta, tmp):
     # The generators list no SiLU count: Llama-style MLPs gate with one SiLU
     # per layer (SwiGLU), the GPT-2/BERT ones have none.
     expected.setdefault(
-        "silu", meta.get("layers", 0) if meta.get("family") == "llama" else 0)
+        "silu", meta.get("layers", 0) if meta.get("family") in ("llama", "mistral") else 0)
     for op, want in sorted(expected.items()):
         got = fused.get(op)
         counts.append(f"{op} {got}/{want}")

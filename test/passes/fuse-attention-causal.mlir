@@ -226,3 +226,35 @@ func.func @fuse_sliding_window_mask(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x5x8x
   %o = strata.matmul %p, %v : (tensor<1x2x4x5xf32>, tensor<1x2x5x8xf32>) -> tensor<1x2x4x8xf32>
   return %o : tensor<1x2x4x8xf32>
 }
+
+// -----
+
+// The sliding window and a padding mask in one condition, as transformers
+// builds them for a Mistral-style export with an attention mask:
+// and(causal and (q - k < 3), padding). The window becomes `causal` and
+// `window`, the padding stays the mask.
+// CHECK-LABEL: func.func @fuse_sliding_window_and_padding
+//       CHECK:   strata.attention %{{.+}}, %{{.+}}, %{{.+}} mask %{{.+}} {causal, scale = {{.+}}, window = 3 : i64} :
+func.func @fuse_sliding_window_and_padding(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %pad: tensor<1x1x1x4xi1>) -> tensor<1x2x4x8xf32> {
+  %c0 = strata.constant dense<0> : tensor<i64>
+  %c1 = strata.constant dense<1> : tensor<i64>
+  %c3 = strata.constant dense<3> : tensor<i64>
+  %c4 = strata.constant dense<4> : tensor<i64>
+  %shape_q = strata.constant dense<[1, 1, 4, 1]> : tensor<4xi64>
+  %shape_k = strata.constant dense<[1, 1, 1, 4]> : tensor<4xi64>
+  %lowest = strata.constant dense<-3.40282347E+38> : tensor<f32>
+  %pos = strata.range %c0, %c4, %c1 : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<4xi64>
+  %qp = strata.reshape %pos, %shape_q : (tensor<4xi64>, tensor<4xi64>) -> tensor<1x1x4x1xi64>
+  %kp = strata.reshape %pos, %shape_k : (tensor<4xi64>, tensor<4xi64>) -> tensor<1x1x1x4xi64>
+  %causal = strata.less_equal %kp, %qp : (tensor<1x1x1x4xi64>, tensor<1x1x4x1xi64>) -> tensor<1x1x4x4xi1>
+  %diff = strata.sub %qp, %kp : (tensor<1x1x4x1xi64>, tensor<1x1x1x4xi64>) -> tensor<1x1x4x4xi64>
+  %near = strata.less %diff, %c3 : (tensor<1x1x4x4xi64>, tensor<i64>) -> tensor<1x1x4x4xi1>
+  %window = strata.and %causal, %near : (tensor<1x1x4x4xi1>, tensor<1x1x4x4xi1>) -> tensor<1x1x4x4xi1>
+  %m = strata.and %window, %pad : (tensor<1x1x4x4xi1>, tensor<1x1x1x4xi1>) -> tensor<1x1x4x4xi1>
+  %kt = strata.transpose %k, [0, 1, 3, 2] : tensor<1x2x4x8xf32> -> tensor<1x2x8x4xf32>
+  %s = strata.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %w = strata.where %m, %s, %lowest : (tensor<1x1x4x4xi1>, tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %p = strata.softmax %w {axis = -1 : i64} : tensor<1x2x4x4xf32>
+  %o = strata.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
