@@ -813,11 +813,12 @@ void runBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
     const int64_t sinkPanels = std::min(panels, ceilDiv(lastRow.sinkEnd, kW));
     const int64_t firstPanel =
         std::min(panels, std::max(sinkPanels, windowPanel));
-    // Keys [0, sinkKeys) and [windowKeys, ncols) hold every visible one
-    // (the value product reads no more of the sink panel than the sinks).
+    // Keys [0, sinkKeys) and [windowKeys, ncols) hold every visible one:
+    // the value product reads no more of the sink panel than the sinks,
+    // nor of the first window panel than from the first row's window on.
     const int64_t sinkKeys = std::min(ncols, lastRow.sinkEnd);
     const int64_t windowKeys =
-        std::max(sinkKeys, std::min(ncols, windowPanel * kW));
+        std::max(sinkKeys, std::min(ncols, visibleKeys(p, i0).lo));
     float* scores = s.scores;
     int64_t ldq;
     const float* qBlock = blockQueries(p, s, x, i0, rows, &ldq);
