@@ -44,17 +44,17 @@ Value toF32(OpBuilder &b, Location loc, Value x) {
 // Block c is a candidate for a query whose last key is |last|: wholly
 // before its window and not wholly among its sinks,
 // sinks < (c + 1) * block <= last - window + 1.
-Value isCandidate(OpBuilder &b, Location loc, const GlobalBlocks &spec,
-                  Value c, Value last) {
+Value isCandidate(OpBuilder &b, Location loc, const GlobalBlocks &spec, Value c,
+                  Value last) {
   Value end = arith::MulIOp::create(
       b, loc, arith::AddIOp::create(b, loc, c, index(b, loc, 1)),
       index(b, loc, spec.block));
-  Value windowStart = arith::SubIOp::create(b, loc, last,
-                                            index(b, loc, spec.window - 1));
+  Value windowStart =
+      arith::SubIOp::create(b, loc, last, index(b, loc, spec.window - 1));
   Value pastSinks = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
                                           end, index(b, loc, spec.sinks));
-  Value beforeWindow = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::sle, end, windowStart);
+  Value beforeWindow = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
+                                             end, windowStart);
   return arith::AndIOp::create(b, loc, pastSinks, beforeWindow);
 }
 
@@ -75,10 +75,10 @@ Value globalBlockRanks(OpBuilder &b, Location loc, Value query, Value keys,
   Type f32 = b.getF32Type();
 
   // sums[b, g, c, e] = sum over keys j of block c of keys[b, g, j, e].
-  auto sumsType = RankedTensorType::get(
-      {kt.getDimSize(0), kt.getDimSize(1), ceilBlocks(kt.getDimSize(2)),
-       kt.getDimSize(3)},
-      f32);
+  auto sumsType =
+      RankedTensorType::get({kt.getDimSize(0), kt.getDimSize(1),
+                             ceilBlocks(kt.getDimSize(2)), kt.getDimSize(3)},
+                            f32);
   SmallVector<Value> sumsDynamic = dynamicExtents(sumsType, [&](int64_t i) {
     return i == 2 ? blocks : dimValue(b, loc, keys, i);
   });
@@ -87,8 +87,8 @@ Value globalBlockRanks(OpBuilder &b, Location loc, Value query, Value keys,
           b, loc, TypeRange{sumsType}, ValueRange{keys},
           ValueRange{zerosOf(b, loc, sumsType, sumsDynamic)},
           {AffineMap::getMultiDimIdentityMap(4, ctx),
-           AffineMap::get(4, 0,
-                          {d(0), d(1), d(2).floorDiv(spec.block), d(3)}, ctx)},
+           AffineMap::get(4, 0, {d(0), d(1), d(2).floorDiv(spec.block), d(3)},
+                          ctx)},
           {utils::IteratorType::parallel, utils::IteratorType::parallel,
            utils::IteratorType::reduction, utils::IteratorType::parallel},
           [&](OpBuilder &nb, Location l, ValueRange a) {
@@ -99,10 +99,10 @@ Value globalBlockRanks(OpBuilder &b, Location loc, Value query, Value keys,
           .getResult(0);
 
   // scores[b, h, i, c] = sum_e query[b, h, i, e] * sums[b, h / group, c, e]
-  auto scoresType = RankedTensorType::get(
-      {qt.getDimSize(0), qt.getDimSize(1), qt.getDimSize(2),
-       ceilBlocks(kt.getDimSize(2))},
-      f32);
+  auto scoresType =
+      RankedTensorType::get({qt.getDimSize(0), qt.getDimSize(1),
+                             qt.getDimSize(2), ceilBlocks(kt.getDimSize(2))},
+                            f32);
   auto scoresDynamic = [&](RankedTensorType type) {
     return dynamicExtents(type, [&](int64_t i) {
       return i == 3 ? blocks : dimValue(b, loc, query, i);
@@ -127,8 +127,7 @@ Value globalBlockRanks(OpBuilder &b, Location loc, Value query, Value keys,
 
   // ranks[b, h, i, c] = #{candidates c2 : scores c2 > scores c, or equal
   // and c2 < c}.
-  auto ranksType = RankedTensorType::get(scoresType.getShape(),
-                                         b.getI32Type());
+  auto ranksType = RankedTensorType::get(scoresType.getShape(), b.getI32Type());
   return linalg::GenericOp::create(
              b, loc, TypeRange{ranksType}, ValueRange{scores, scores},
              ValueRange{zerosOf(b, loc, ranksType, scoresDynamic(ranksType))},
@@ -148,15 +147,15 @@ Value globalBlockRanks(OpBuilder &b, Location loc, Value query, Value keys,
                    nb, l, arith::CmpFPredicate::OGT, a[1], a[0]);
                Value tie = arith::AndIOp::create(
                    nb, l,
-                   arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
-                                         a[1], a[0]),
+                   arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, a[1],
+                                         a[0]),
                    arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ult,
                                          other, c));
                Value beats = arith::AndIOp::create(
                    nb, l, isCandidate(nb, l, spec, other, last),
                    arith::OrIOp::create(nb, l, higher, tie));
-               Value one = arith::ExtUIOp::create(nb, l, nb.getI32Type(),
-                                                  beats);
+               Value one =
+                   arith::ExtUIOp::create(nb, l, nb.getI32Type(), beats);
                linalg::YieldOp::create(
                    nb, l, Value(arith::AddIOp::create(nb, l, a[2], one)));
              })

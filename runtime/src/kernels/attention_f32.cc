@@ -167,8 +167,8 @@ struct ScratchSizes {
   int64_t keyPairs, valuePairs, qRows, probRows, outTile;
   int64_t total() const {
     return kPacked + vPacked + scores + q + out + exact + kvRow + part +
-           blockSums + blockScores + chosen + scoredPanels + keyPairs + valuePairs + qRows +
-           probRows + outTile;
+           blockSums + blockScores + chosen + scoredPanels + keyPairs +
+           valuePairs + qRows + probRows + outTile;
   }
 };
 
@@ -975,7 +975,9 @@ void runGlobalBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
         sum += t.expShifted(row + j0, j1 - j0, best);
         std::copy(row + j0, row + j1, kept + j0);
       });
-      forRead([&](int64_t j0, int64_t j1) { std::fill(row + j0, row + j1, 0.0f); });
+      forRead([&](int64_t j0, int64_t j1) {
+        std::fill(row + j0, row + j1, 0.0f);
+      });
       forVisibleRanges(p, vis, picks[r], [&](int64_t j0, int64_t j1) {
         std::copy(kept + j0, kept + j1, row + j0);
       });
