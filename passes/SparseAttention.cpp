@@ -3,9 +3,10 @@
 // Gives causal attention a window and sinks (Mistral's sliding window,
 // StreamingLLM's attention sinks) and optionally top-k global key blocks,
 // as strata-compile's --attention-window, --attention-sinks,
-// --attention-global-topk, --attention-block and --attention-layers ask. The ops already carry the
-// attributes and every lowering honours them (the runtime kernel's blocks
-// stop at the keys a window hides); this pass only chooses them.
+// --attention-global-topk, --attention-block and --attention-layers ask.
+// The ops already carry the attributes and every lowering honours them
+// (the runtime kernel's blocks stop at the keys a window hides); this pass
+// only chooses them.
 
 #include "passes/Passes.h"
 

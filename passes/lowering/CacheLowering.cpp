@@ -176,23 +176,12 @@ Value visibleKeysMask(OpBuilder &b, Location loc, CacheAttentionOp op,
                                               j, diagonal);
         if (held)
           visible = arith::AndIOp::create(nb, l, visible, held);
-        if (window) {
-          Value first = arith::SubIOp::create(
-              nb, l, diagonal, indexConstant(nb, l, *window));
-          Value inWindow = arith::CmpIOp::create(
-              nb, l, arith::CmpIPredicate::sgt, j, first);
-          Value sink = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt,
-                                             j, indexConstant(nb, l, sinks));
-          Value kept = arith::OrIOp::create(nb, l, inWindow, sink);
-          if (global)
-            kept = arith::OrIOp::create(
-                nb, l, kept,
-                isInChosenBlock(nb, l, ranks, *global,
-                                linalg::IndexOp::create(nb, l, 0),
-                                linalg::IndexOp::create(nb, l, 1), t, j,
-                                diagonal));
-          visible = arith::AndIOp::create(nb, l, visible, kept);
-        }
+        if (window)
+          visible = arith::AndIOp::create(
+              nb, l, visible,
+              isKeptByWindow(nb, l, j, diagonal, *window, sinks, global,
+                             ranks, linalg::IndexOp::create(nb, l, 0),
+                             linalg::IndexOp::create(nb, l, 1), t));
         linalg::YieldOp::create(nb, l, visible);
       });
   return generic.getResult(0);
@@ -232,8 +221,9 @@ FailureOr<Value> lowerCacheAttention(CacheAttentionOp op,
   std::optional<GlobalBlocks> global;
   Value ranks;
   if (std::optional<int64_t> topk = op.getGlobalTopk()) {
-    global = GlobalBlocks{*topk, *op.getGlobalBlock(), *op.getWindow(),
-                          op.getSinks().value_or(0)};
+    std::optional<int64_t> block = op.getGlobalBlock(),
+                           window = op.getWindow(), sinks = op.getSinks();
+    global = GlobalBlocks{*topk, *block, *window, sinks.value_or(0)};
     // Query t of row b sees up to key t + lengths[b] - T.
     ranks = globalBlockRanks(
         rewriter, loc, query, keys, *global,

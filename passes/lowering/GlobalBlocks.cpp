@@ -1,11 +1,12 @@
-//===- GlobalBlocks.cpp - Top-k global key blocks in linalg ---------------===//
+//===- GlobalBlocks.cpp - A window's keys in linalg -----------------------===//
 // SPDX-License-Identifier: Apache-2.0
 // Three generics: each key block's sum (a reduction whose output map
 // folds keys into blocks), each query's score of each block (a
 // contraction over the head dim), and each block's rank among the query's
 // candidates (a reduction over the other blocks). A key is in a chosen
 // block when its block is a candidate ranked below topk: the top-k without
-// a sort, O(blocks^2) per query, acceptable for the reference path.
+// a sort, O(blocks^2) per query, acceptable for the reference path. A
+// window keeps a key in it, among its sinks or in such a block.
 
 #include "passes/lowering/GlobalBlocks.h"
 
@@ -175,6 +176,23 @@ Value isInChosenBlock(OpBuilder &b, Location loc, Value ranks,
           std::min<int64_t>(spec.topk, std::numeric_limits<int32_t>::max())));
   return arith::AndIOp::create(b, loc, isCandidate(b, loc, spec, c, last),
                                ranked);
+}
+
+Value isKeptByWindow(OpBuilder &b, Location loc, Value j, Value last,
+                     int64_t window, int64_t sinks,
+                     const std::optional<GlobalBlocks> &global, Value ranks,
+                     Value row, Value head, Value queryIndex) {
+  Value first = arith::SubIOp::create(b, loc, last, index(b, loc, window - 1));
+  Value inWindow =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, j, first);
+  Value sink = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, j,
+                                     index(b, loc, sinks));
+  Value kept = arith::OrIOp::create(b, loc, inWindow, sink);
+  if (!global)
+    return kept;
+  return arith::OrIOp::create(b, loc, kept,
+                              isInChosenBlock(b, loc, ranks, *global, row,
+                                              head, queryIndex, j, last));
 }
 
 } // namespace strata::lowering

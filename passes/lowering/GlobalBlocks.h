@@ -1,9 +1,10 @@
-//===- GlobalBlocks.h - Top-k global key blocks in linalg -------*- C++ -*-===//
+//===- GlobalBlocks.h - A window's keys in linalg ---------------*- C++ -*-===//
 // SPDX-License-Identifier: Apache-2.0
-// The generic lowering's spelling of strata.attention's global_topk /
-// global_block: which key blocks a query adds to its window, by the
-// definition (block sums, block scores, each block's rank among the
-// query's candidates), for the attention and cache-attention masks.
+// The generic lowering's spelling of strata.attention's window, sinks and
+// global_topk / global_block: which keys a window keeps, including the key
+// blocks a query adds to it, by the definition (block sums, block scores,
+// each block's rank among the query's candidates), for the attention and
+// cache-attention masks.
 
 #ifndef STRATA_PASSES_LOWERING_GLOBALBLOCKS_H
 #define STRATA_PASSES_LOWERING_GLOBALBLOCKS_H
@@ -12,6 +13,8 @@
 #include "mlir/IR/Value.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <optional>
 
 namespace strata::lowering {
 
@@ -41,6 +44,16 @@ mlir::Value isInChosenBlock(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Value row, mlir::Value head,
                             mlir::Value queryIndex, mlir::Value j,
                             mlir::Value last);
+
+/// Inside a linalg body: whether the window keeps key |j| of a query whose
+/// last key is |last|: j > last - window, j < sinks, or (with |global|) j
+/// in a block query (|row|, |head|, |queryIndex|) chose (isInChosenBlock).
+mlir::Value isKeptByWindow(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value j, mlir::Value last, int64_t window,
+                           int64_t sinks,
+                           const std::optional<GlobalBlocks> &global,
+                           mlir::Value ranks, mlir::Value row,
+                           mlir::Value head, mlir::Value queryIndex);
 
 } // namespace strata::lowering
 

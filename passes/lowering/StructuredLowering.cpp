@@ -522,7 +522,8 @@ FailureOr<Value> lowerAttention(AttentionOp op, AttentionOp::Adaptor adaptor,
   std::optional<GlobalBlocks> global;
   Value ranks;
   if (std::optional<int64_t> topk = op.getGlobalTopk(); topk && window) {
-    global = GlobalBlocks{*topk, *op.getGlobalBlock(), *window, sinks};
+    std::optional<int64_t> block = op.getGlobalBlock();
+    global = GlobalBlocks{*topk, *block, *window, sinks};
     ranks = globalBlockRanks(
         rewriter, loc, q, k, *global,
         [&](OpBuilder &b, Location l, Value, Value i) -> Value {
@@ -553,23 +554,12 @@ FailureOr<Value> lowerAttention(AttentionOp op, AttentionOp::Adaptor adaptor,
         if (causal)
           visible =
               arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, j, last);
-        if (window) {
-          Value first = arith::SubIOp::create(
-              b, l, last, arith::ConstantIndexOp::create(b, l, *window - 1));
-          Value inWindow =
-              arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, j, first);
-          Value sink = arith::CmpIOp::create(
-              b, l, arith::CmpIPredicate::slt, j,
-              arith::ConstantIndexOp::create(b, l, sinks));
-          Value kept = arith::OrIOp::create(b, l, inWindow, sink);
-          if (global)
-            kept = arith::OrIOp::create(
-                b, l, kept,
-                isInChosenBlock(b, l, ranks, *global,
-                                linalg::IndexOp::create(b, l, 0),
-                                linalg::IndexOp::create(b, l, 1), i, j, last));
-          visible = arith::AndIOp::create(b, l, visible, kept);
-        }
+        if (window)
+          visible = arith::AndIOp::create(
+              b, l, visible,
+              isKeptByWindow(b, l, j, last, *window, sinks, global, ranks,
+                             linalg::IndexOp::create(b, l, 0),
+                             linalg::IndexOp::create(b, l, 1), i));
         Value hidden = ninf;
         if (op.getMaskHidden() && a.size() > 1 && !a[1].getType().isInteger(1))
           hidden = arith::AddFOp::create(b, l, ninf, a[1]);

@@ -326,11 +326,6 @@ void exactRow(const Problem& p, const Scratch& s, const float* q,
   for (int64_t c = 0; c < p.dv; ++c) o[c * p.o.sd] = acc[c] / sum;
 }
 
-// The probabilities of a row's visible keys in place (unnormalized; their
-// sum in |sum|), and zeros for the hidden keys the value product reads:
-// those in [0, sinkKeys) and [windowKeys, ncols), the rest left as they are
-// (a window's row is not charged for the whole context). False when no
-// visible key scores above the lowest float.
 // Scores [j0, j1) of a row scaled and masked in place; |best| raised to
 // their maximum.
 void scaleAndMask(const Problem& p, const MatmulTiles& t, float* s,
@@ -350,6 +345,11 @@ void scaleAndMask(const Problem& p, const MatmulTiles& t, float* s,
   }
 }
 
+// The probabilities of a row's visible keys in place (unnormalized; their
+// sum in |sum|), and zeros for the hidden keys the value product reads:
+// those in [0, sinkKeys) and [windowKeys, ncols), the rest left as they are
+// (a window's row is not charged for the whole context). False when no
+// visible key scores above the lowest float.
 bool softmaxRow(const Problem& p, const MatmulTiles& t, float* s,
                 int64_t ncols, const Visible& vis, const float* maskRow,
                 int64_t sinkKeys, int64_t windowKeys, float* sum) {
@@ -601,9 +601,6 @@ void forVisibleRanges(const Problem& p, const Visible& vis,
   if (windowEnd > vis.lo) fn(vis.lo, windowEnd);
 }
 
-// The row path with top-k global blocks: each row scores and sums its
-// sinks, its chosen blocks and its window. |sumKeys|: the task's first
-// head, which forms the block sums its heads share.
 // Query row i (its query |qRow|, unit stride) over the keys it sees with
 // the blocks |pick| holds, against K and V where they lie.
 void attendGlobalRow(const Problem& p, const MatmulTiles& t, const Scratch& s,
@@ -637,6 +634,9 @@ void attendGlobalRow(const Problem& p, const MatmulTiles& t, const Scratch& s,
   for (int64_t c = 0; c < p.dv; ++c) oRow[c * p.o.sd] = out[c] * inv;
 }
 
+// The row path with top-k global blocks: each row scores and sums its
+// sinks, its chosen blocks and its window. |sumKeys|: the task's first
+// head, which forms the block sums its heads share.
 void runGlobalRows(const Problem& p, const MatmulTiles& t, const Scratch& s,
                    const Head& x, bool sumKeys) {
   if (sumKeys) sumKeyBlocks(p, s, x);
@@ -707,9 +707,6 @@ void blockSoftmax(const Problem& p, const MatmulTiles& t, const Scratch& s,
   }
 }
 
-// Many query rows: packed K^T and V (with |packKv|; else the previous
-// head's, the same K/V head), blocks of kBlockRows rows (a quarter of that
-// under a short window).
 // K^T panel pk: [d][32 keys]; V panel pv: [key][32 value dims], in the
 // scratch's packed regions. A bf16 or int8 cache is widened and dequantized
 // here, so the tiles only ever see fp32. Only panels below
@@ -772,6 +769,9 @@ void packPanels(const Problem& p, const Scratch& s, const Head& x,
   }
 }
 
+// Many query rows: packed K^T and V (with |packKv|; else the previous
+// head's, the same K/V head), blocks of kBlockRows rows (a quarter of that
+// under a short window).
 void runBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
                const Head& x, bool packKv) {
   const int64_t kPanels = ceilDiv(p.sk, kW), vPanels = ceilDiv(p.dv, kW);
@@ -878,6 +878,7 @@ void runGlobalBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
   float* scoredPanel = s.scoredPanels;
   float inverse[kBlockRows];
   bool exact[kBlockRows];
+  Visible views[kBlockRows];
   GlobalPick picks[kBlockRows];
   float cTile[8 * kW];
   const int64_t blockRows =
@@ -902,7 +903,8 @@ void runGlobalBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
     const int64_t lastEnd = lastRow.lo / block;
     std::fill(anyChose, anyChose + lastEnd, 0.0f);
     for (int64_t r = 0; r < rows; ++r) {
-      picks[r] = chooseBlocks(p, t, s, qBlock + r * ldq, visibleKeys(p, i0 + r),
+      views[r] = visibleKeys(p, i0 + r);
+      picks[r] = chooseBlocks(p, t, s, qBlock + r * ldq, views[r],
                               s.chosen + r * blocks);
       for (int64_t c = picks[r].first; c < picks[r].end; ++c)
         if (picks[r].chosen[c] != 0.0f) anyChose[c] = 1.0f;
@@ -932,7 +934,7 @@ void runGlobalBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
     int64_t readKeys = 0, seenKeys = 0;
     forRead([&](int64_t j0, int64_t j1) { readKeys += j1 - j0; });
     for (int64_t r = 0; r < rows; ++r)
-      forVisibleRanges(p, visibleKeys(p, i0 + r), picks[r],
+      forVisibleRanges(p, views[r], picks[r],
                        [&](int64_t j0, int64_t j1) { seenKeys += j1 - j0; });
     if (readKeys * rows > kTileAdvantage * seenKeys) {
       for (int64_t r = 0; r < rows; ++r)
@@ -956,7 +958,7 @@ void runGlobalBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
     // Each row: the softmax of its own keys; zeros for the rest it reads.
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t i = i0 + r;
-      const Visible vis = visibleKeys(p, i);
+      const Visible& vis = views[r];
       const float* maskRow = x.mask ? x.mask + i * p.mask.ss : nullptr;
       float* row = scores + r * ldS;
       float best = -std::numeric_limits<float>::infinity();

@@ -621,6 +621,24 @@ TEST_P(AttentionKvKernelTest, GlobalBlocks) {
   }
 }
 
+// The params of one 2-head row of |c|'s 8 queries (d = 16) over |rows| key
+// rows of |in|, writing |o|, with |flags| and a window of |window| keys:
+// the error tests' problem, each then breaking it its own way.
+void setSmallProblem(int64_t* p, const Case& c, const Inputs& in, float* o,
+                     int64_t flags, int64_t window, int64_t rows) {
+  p[STRATA_ATTN_FLAGS] = flags;
+  p[STRATA_ATTN_BATCH] = 1;
+  p[STRATA_ATTN_HEADS] = p[STRATA_ATTN_KV_HEADS] = 2;
+  p[STRATA_ATTN_SQ] = c.sq;
+  p[STRATA_ATTN_SK] = 64;
+  p[STRATA_ATTN_HEAD_DIM] = p[STRATA_ATTN_VALUE_DIM] = 16;
+  p[STRATA_ATTN_WINDOW] = window;
+  setOperand(p, STRATA_ATTN_Q, in.q.data(), 2 * 8 * 16, 8 * 16, 16, 1);
+  setOperand(p, STRATA_ATTN_K, in.k.data(), 2 * rows * 16, rows * 16, 16, 1);
+  setOperand(p, STRATA_ATTN_V, in.v.data(), 2 * rows * 16, rows * 16, 16, 1);
+  setOperand(p, STRATA_ATTN_O, o, 2 * 8 * 16, 8 * 16, 16, 1);
+}
+
 // Global blocks without a causal window, or with no blocks or no keys a
 // block, end the run (INTERNAL) before anything is written.
 TEST(AttentionKvErrorsTest, GlobalBlocksWithoutAWindow) {
@@ -639,17 +657,7 @@ TEST(AttentionKvErrorsTest, GlobalBlocksWithoutAWindow) {
        }) {
     int64_t p[STRATA_ATTN_GLOBAL_PARAM_COUNT] = {};
     std::vector<float> o(c.heads * c.sq * c.dv, 7.0f);
-    p[STRATA_ATTN_FLAGS] = bad.flags;
-    p[STRATA_ATTN_BATCH] = 1;
-    p[STRATA_ATTN_HEADS] = p[STRATA_ATTN_KV_HEADS] = 2;
-    p[STRATA_ATTN_SQ] = c.sq;
-    p[STRATA_ATTN_SK] = 64;
-    p[STRATA_ATTN_HEAD_DIM] = p[STRATA_ATTN_VALUE_DIM] = 16;
-    p[STRATA_ATTN_WINDOW] = bad.window;
-    setOperand(p, STRATA_ATTN_Q, in.q.data(), 2 * 8 * 16, 8 * 16, 16, 1);
-    setOperand(p, STRATA_ATTN_K, in.k.data(), 2 * 64 * 16, 64 * 16, 16, 1);
-    setOperand(p, STRATA_ATTN_V, in.v.data(), 2 * 64 * 16, 64 * 16, 16, 1);
-    setOperand(p, STRATA_ATTN_O, o.data(), 2 * 8 * 16, 8 * 16, 16, 1);
+    setSmallProblem(p, c, in, o.data(), bad.flags, bad.window, 64);
     p[STRATA_ATTN_GLOBAL_TOPK] = bad.topk;
     p[STRATA_ATTN_GLOBAL_BLOCK] = bad.block;
     KernelContext context;
@@ -683,18 +691,8 @@ TEST(AttentionKvErrorsTest, RingThatCannotHoldTheWindow) {
        }) {
     int64_t p[STRATA_ATTN_RING_PARAM_COUNT] = {};
     std::vector<float> o(c.heads * c.sq * c.dv, 7.0f);
-    p[STRATA_ATTN_FLAGS] = bad.flags;
-    p[STRATA_ATTN_BATCH] = 1;
-    p[STRATA_ATTN_HEADS] = p[STRATA_ATTN_KV_HEADS] = 2;
-    p[STRATA_ATTN_SQ] = c.sq;
-    p[STRATA_ATTN_SK] = 64;
-    p[STRATA_ATTN_HEAD_DIM] = p[STRATA_ATTN_VALUE_DIM] = 16;
-    p[STRATA_ATTN_WINDOW] = bad.window;
+    setSmallProblem(p, c, in, o.data(), bad.flags, bad.window, 40);
     p[STRATA_ATTN_SINKS] = bad.sinks;
-    setOperand(p, STRATA_ATTN_Q, in.q.data(), 2 * 8 * 16, 8 * 16, 16, 1);
-    setOperand(p, STRATA_ATTN_K, in.k.data(), 2 * 40 * 16, 40 * 16, 16, 1);
-    setOperand(p, STRATA_ATTN_V, in.v.data(), 2 * 40 * 16, 40 * 16, 16, 1);
-    setOperand(p, STRATA_ATTN_O, o.data(), 2 * 8 * 16, 8 * 16, 16, 1);
     if (bad.lengths)
       p[STRATA_ATTN_KV_LENGTHS] = reinterpret_cast<intptr_t>(lengths);
     p[STRATA_ATTN_RING_KEPT] = bad.kept;
