@@ -5,11 +5,14 @@
 # mask of transformers' masking utilities) with torch.onnx.export
 # (dynamo=False), the way current releases spell the graph, and the same
 # layers as a MistralForCausalLM with a 4-token sliding window (its mask:
-# causal, k > q - 4 and padding, and-ed together):
+# causal, k > q - 4 and padding, and-ed together), and as a
+# Qwen2ForCausalLM whose layers alternate a 4-token sliding window (layer 0)
+# with full causal attention (layer 1), each layer with its own mask:
 #   transformers_llama_op17_prefill  input_ids, attention_mask, position_ids
 #                                    -> logits, present.N.key/value
 #   transformers_llama_op17_past     the same plus past_key_values.N.key/value
 #   transformers_mistral_op17_prefill  the Mistral model's prefill
+#   transformers_qwen2_op17_prefill    the alternating Qwen2 model's prefill
 # (No Mistral with-past export: transformers' sliding-window cache makes the
 # traced graph keep the last W - 1 past rows and build its mask for S + W -
 # 1 keys whatever the past length, so it runs only for pasts of W - 1 rows
@@ -36,7 +39,8 @@ import warnings
 import torch
 import transformers
 from transformers import (DynamicCache, LlamaConfig, LlamaForCausalLM,
-                          MistralConfig, MistralForCausalLM)
+                          MistralConfig, MistralForCausalLM, Qwen2Config,
+                          Qwen2ForCausalLM)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXPORTED_WITH = {"torch": "2.15.0", "transformers": "5.24.0"}
@@ -57,7 +61,12 @@ FIXTURES = {
     "transformers_llama_op17_prefill": ("prefill", "llama"),
     "transformers_llama_op17_past": ("past", "llama"),
     "transformers_mistral_op17_prefill": ("prefill", "mistral"),
+    "transformers_qwen2_op17_prefill": ("prefill", "qwen2"),
 }
+
+# The alternating model's layer kinds, as Gemma-2/3 and Qwen2 configs spell
+# them, and the window each layer's attention must carry after fusion.
+QWEN2_LAYER_TYPES = ["sliding_attention", "full_attention"]
 
 
 def build(family="llama"):
@@ -66,11 +75,18 @@ def build(family="llama"):
     the logits; transformers' 0.02 init would hide it."""
     if family == "mistral":
         cfg = MistralConfig(**CONFIG, sliding_window=SLIDING_WINDOW)
+        model_class = MistralForCausalLM
+    elif family == "qwen2":
+        cfg = Qwen2Config(**CONFIG, sliding_window=SLIDING_WINDOW,
+                          use_sliding_window=True,
+                          layer_types=QWEN2_LAYER_TYPES)
+        model_class = Qwen2ForCausalLM
     else:
         cfg = LlamaConfig(**CONFIG)
+        model_class = LlamaForCausalLM
     cfg._attn_implementation = "eager"
     torch.manual_seed(SEED)
-    model = (MistralForCausalLM if family == "mistral" else LlamaForCausalLM)(cfg)
+    model = model_class(cfg)
     g = torch.Generator().manual_seed(SEED)
     with torch.no_grad():
         for name, p in sorted(model.named_parameters()):
@@ -178,6 +194,9 @@ def metadata(name, kind, family, cfg, inputs, outputs, axes):
     }
     if family == "mistral":
         meta["sliding_window"] = SLIDING_WINDOW
+    if family == "qwen2":
+        meta["layer_windows"] = [SLIDING_WINDOW if t == "sliding_attention"
+                                 else None for t in QWEN2_LAYER_TYPES]
     return meta
 
 

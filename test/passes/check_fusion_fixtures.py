@@ -14,7 +14,10 @@ and checks that
     `causal` attribute, and with grouped-query attention ("kv_heads" below
     "heads") every one takes the key/value heads unrepeated; with a
     "sliding_window" W every one has `window = W` (the export's own band
-    mask read as the attribute, no option given), and
+    mask read as the attribute, no option given); with "layer_windows"
+    (one entry per layer, a window or null, for models alternating local
+    and global layers) the N-th attention has exactly the N-th layer's
+    window or none, and
   - the report lists no unfused fusion candidate.
 Usage: python check_fusion_fixtures.py MODELS_DIR STRATA_COMPILE
 Prints one line per model and a closing "N passed, M failed"."""
@@ -54,11 +57,21 @@ def check_attention(ir, meta):
     attention against the generator's meta.json."""
     problems = []
     heads, kv_heads = meta.get("heads"), meta.get("kv_heads")
+    layer_windows = meta.get("layer_windows")
+    seen = 0
     for line in ir.splitlines():
         m = ATTENTION.search(line)
         if not m:
             continue
         attrs, operands = m.group(1) or "", m.group(2)
+        if layer_windows is not None:
+            want = layer_windows[seen] if seen < len(layer_windows) else None
+            got = re.search(r"\bwindow = (\d+) : i64", attrs)
+            got = int(got.group(1)) if got else None
+            if got != want:
+                problems.append("attention %d has window %s, expected %s"
+                                % (seen, got, want))
+        seen += 1
         if meta.get("causal") and not re.search(r"\bcausal\b", attrs):
             problems.append("an attention without 'causal'")
         window = meta.get("sliding_window")
@@ -70,6 +83,9 @@ def check_attention(ir, meta):
             if key_heads != str(kv_heads):
                 problems.append("an attention with key heads %s, expected %d"
                                 % (key_heads, kv_heads))
+    if layer_windows is not None and seen != len(layer_windows):
+        problems.append("%d attentions for %d layer windows"
+                        % (seen, len(layer_windows)))
     return problems
 
 
@@ -103,7 +119,7 @@ def check_model(tool, model, meta, tmp):
     # The generators list no SiLU count: Llama-style MLPs gate with one SiLU
     # per layer (SwiGLU), the GPT-2/BERT ones have none.
     expected.setdefault(
-        "silu", meta.get("layers", 0) if meta.get("family") in ("llama", "mistral") else 0)
+        "silu", meta.get("layers", 0) if meta.get("family") in ("llama", "mistral", "qwen2") else 0)
     for op, want in sorted(expected.items()):
         got = fused.get(op)
         counts.append(f"{op} {got}/{want}")
