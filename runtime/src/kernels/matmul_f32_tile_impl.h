@@ -182,14 +182,13 @@ float expShifted(float* x, int64_t n, float shift) {
   }
   float total = Vec::sum(sum);
   if (j < n) {
+    // The tail through masked lanes (the others exp(-100), never stored).
     float tail[L];
-    for (int q = 0; q < L; ++q) tail[q] = j + q < n ? x[j + q] - shift : -100.0f;
-    typename Vec::V e = Vec::exp(Vec::load(tail));
+    const typename Vec::V e =
+        Vec::exp(Vec::sub(Vec::loadFirst(x + j, n - j, shift - 100.0f), s));
+    Vec::storeFirst(x + j, e, n - j);
     Vec::store(tail, e);
-    for (int64_t q = 0; j + q < n; ++q) {
-      x[j + q] = tail[q];
-      total += tail[q];
-    }
+    for (int64_t q = 0; j + q < n; ++q) total += tail[q];
   }
   return total;
 }
@@ -206,22 +205,13 @@ float scaleMax(float* x, int64_t n, float scale, const float* mask) {
     best = Vec::max(v, best);
   }
   if (j < n) {
-    // The tail through the same vector operations (a scalar multiply and
-    // add here could be contracted into an FMA, one rounding fewer).
-    float tx[L], tm[L];
-    for (int q = 0; q < L; ++q) {
-      tx[q] = j + q < n ? x[j + q] : 0.0f;
-      tm[q] = mask && j + q < n ? mask[j + q] : 0.0f;
-    }
-    typename Vec::V v = Vec::mul(Vec::load(tx), s);
-    if (mask) v = Vec::add(v, Vec::load(tm));
-    Vec::store(tx, v);
-    for (int64_t q = 0; j + q < n; ++q) {
-      x[j + q] = tx[q];
-      tm[q] = tx[q];
-    }
-    for (int64_t q = n - j; q < L; ++q) tm[q] = -__builtin_inff();
-    best = Vec::max(Vec::load(tm), best);
+    // The tail through the same vector operations on masked lanes (a
+    // scalar multiply and add here could be contracted into an FMA, one
+    // rounding fewer).
+    typename Vec::V v = Vec::mul(Vec::loadFirst(x + j, n - j, 0.0f), s);
+    if (mask) v = Vec::add(v, Vec::loadFirst(mask + j, n - j, 0.0f));
+    Vec::storeFirst(x + j, v, n - j);
+    best = Vec::max(Vec::keepFirst(v, n - j, -__builtin_inff()), best);
   }
   return Vec::maxOf(best);
 }

@@ -37,6 +37,25 @@ struct Avx2Floats {
     m = _mm_max_ss(m, _mm_movehdup_ps(m));
     return _mm_cvtss_f32(m);
   }
+  // Lanes [0, n) of p and |fill| in the others (0 <= n < 8; reads only
+  // the first n floats); the first n lanes stored (writes only those).
+  static __m256i firstLanes(int64_t n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)),
+                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+  static V loadFirst(const float* p, int64_t n, float fill) {
+    const __m256i m = firstLanes(n);
+    return _mm256_blendv_ps(set1(fill), _mm256_maskload_ps(p, m),
+                            _mm256_castsi256_ps(m));
+  }
+  static void storeFirst(float* p, V v, int64_t n) {
+    _mm256_maskstore_ps(p, firstLanes(n), v);
+  }
+  // |fill| in lanes [n, 8).
+  static V keepFirst(V v, int64_t n, float fill) {
+    return _mm256_blendv_ps(set1(fill), v,
+                            _mm256_castsi256_ps(firstLanes(n)));
+  }
   // 8 int8 values widened to fp32.
   static V loadI8(const int8_t* p) {
     return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(

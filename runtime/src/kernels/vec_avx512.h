@@ -24,6 +24,21 @@ struct Avx512Floats {
   // The second operand where either is a NaN (as maxps).
   static V max(V a, V b) { return _mm512_max_ps(a, b); }
   static float maxOf(V v) { return _mm512_reduce_max_ps(v); }
+  // Lanes [0, n) of p and |fill| in the others (0 <= n < 16; reads only
+  // the first n floats); the first n lanes stored (writes only those).
+  static __mmask16 firstLanes(int64_t n) {
+    return static_cast<__mmask16>((1u << n) - 1);
+  }
+  static V loadFirst(const float* p, int64_t n, float fill) {
+    return _mm512_mask_loadu_ps(set1(fill), firstLanes(n), p);
+  }
+  static void storeFirst(float* p, V v, int64_t n) {
+    _mm512_mask_storeu_ps(p, firstLanes(n), v);
+  }
+  // |fill| in lanes [n, 16).
+  static V keepFirst(V v, int64_t n, float fill) {
+    return _mm512_mask_mov_ps(set1(fill), firstLanes(n), v);
+  }
   // 16 int8 values widened to fp32.
   static V loadI8(const int8_t* p) {
     return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
