@@ -211,6 +211,18 @@ LogicalResult convertUnary(ImportContext &ctx) {
   else if (op == "Abs") y = AbsOp::create(b, loc, type, x);
   else if (op == "Sin") y = SinOp::create(b, loc, type, x);
   else if (op == "Cos") y = CosOp::create(b, loc, type, x);
+  else if (op == "Tan") y = TanOp::create(b, loc, type, x);
+  else if (op == "Asin") y = AsinOp::create(b, loc, type, x);
+  else if (op == "Acos") y = AcosOp::create(b, loc, type, x);
+  else if (op == "Atan") y = AtanOp::create(b, loc, type, x);
+  else if (op == "Sinh") y = SinhOp::create(b, loc, type, x);
+  else if (op == "Cosh") y = CoshOp::create(b, loc, type, x);
+  else if (op == "Asinh") y = AsinhOp::create(b, loc, type, x);
+  else if (op == "Acosh") y = AcoshOp::create(b, loc, type, x);
+  else if (op == "Atanh") y = AtanhOp::create(b, loc, type, x);
+  else if (op == "Floor") y = FloorOp::create(b, loc, type, x);
+  else if (op == "Ceil") y = CeilOp::create(b, loc, type, x);
+  else if (op == "Round") y = RoundOp::create(b, loc, type, x);
   else if (op == "Neg") {
     y = NegOp::create(b, loc, type, x);
     if (const std::optional<KnownInts> &in = ctx.inputKnown(0)) {

@@ -169,6 +169,12 @@ LogicalResult convertSoftmax(ImportContext &ctx) {
   return success();
 }
 
+// ReduceMean, ReduceSum, ReduceMax and ReduceMin map onto strata's
+// reductions (ReduceMin as the negated maximum of the negated input); the
+// rest are those with elementwise ops around them, as the spec defines
+// them: ReduceL1 = sum |x|, ReduceL2 = sqrt(sum x^2), ReduceSumSquare =
+// sum x^2, ReduceLogSum = log(sum x), ReduceLogSumExp = log(sum exp(x -
+// max)) + max.
 LogicalResult convertReduce(ImportContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();
@@ -184,10 +190,35 @@ LogicalResult convertReduce(ImportContext &ctx) {
   auto axesOrNone = ctx.intsAttrOrInput("axes", inputOpset);
   if (failed(axesOrNone))
     return failure();
+  const bool isFloat = isa<FloatType>(in.getElementType());
+  const bool isBool = in.getElementType().isInteger(1);
+  const bool floatOnly = op == "ReduceL2" || op == "ReduceLogSum" ||
+                         op == "ReduceLogSumExp";
+  if (floatOnly && !isFloat)
+    return ctx.error() << "expected a float input, got "
+                       << in.getElementType();
+  if (isBool && op != "ReduceMax" && op != "ReduceMin")
+    return ctx.error() << "bool inputs are supported by ReduceMax and "
+                          "ReduceMin only";
+  OpBuilder &b = ctx.b();
+  Location loc = ctx.loc();
+  auto unary = [&](auto opTag, Value v) -> Value {
+    using OpT = decltype(opTag);
+    return OpT::create(b, loc, v.getType(), v);
+  };
+  auto constLike = [&](Value v, double c) {
+    return ctx.constScalar(typeOf(v).getElementType(), c);
+  };
+  auto binary = [&](auto opTag, Value x, Value y) -> Value {
+    using OpT = decltype(opTag);
+    return broadcastOp<OpT>(ctx, x, y);
+  };
+  Value x = ctx.input(0);
   SmallVector<int64_t> axes = axesOrNone->value_or(SmallVector<int64_t>());
   if (axes.empty()) {
     if (*noop) {
-      ctx.setOutput(0, ctx.input(0));
+      // Nothing reduced; ReduceSumSquare still squares.
+      ctx.setOutput(0, op == "ReduceSumSquare" ? binary(MulOp(), x, x) : x);
       return success();
     }
     for (int64_t d = 0; d < rank; ++d)
@@ -202,27 +233,61 @@ LogicalResult convertReduce(ImportContext &ctx) {
     normalized.push_back(*n);
   }
   llvm::sort(normalized);
-  auto type = RankedTensorType::get(
-      inferReduceShape(in.getShape(), normalized, *keepDims != 0),
-      in.getElementType());
-  OpBuilder &b = ctx.b();
   DenseI64ArrayAttr axesAttr = b.getDenseI64ArrayAttr(normalized);
-  BoolAttr keep = b.getBoolAttr(*keepDims != 0);
+  // One strata reduction of |v| over the axes.
+  auto reduce = [&](auto opTag, Value v, bool keep) -> Value {
+    using OpT = decltype(opTag);
+    RankedTensorType t = typeOf(v);
+    auto type = RankedTensorType::get(
+        inferReduceShape(t.getShape(), normalized, keep), t.getElementType());
+    return OpT::create(b, loc, type, v, axesAttr, b.getBoolAttr(keep));
+  };
+  const bool keep = *keepDims != 0;
+  // The largest element, or (negated around it) the smallest: floats by
+  // negation, integers by -1 - x (no overflow, order reversed), bools as
+  // i8 0/1 ("any" and "all").
+  auto extreme = [&](Value v, bool smallest) -> Value {
+    RankedTensorType t = typeOf(v);
+    if (isBool)
+      v = CastOp::create(b, loc,
+                         RankedTensorType::get(t.getShape(), b.getI8Type()),
+                         v);
+    auto flip = [&](Value w) -> Value {
+      if (isFloat)
+        return unary(NegOp(), w);
+      return binary(SubOp(), constLike(w, -1), w);
+    };
+    Value r = smallest ? flip(reduce(ReduceMaxOp(), flip(v), keep))
+                       : reduce(ReduceMaxOp(), v, keep);
+    if (isBool)
+      r = CastOp::create(
+          b, loc,
+          RankedTensorType::get(typeOf(r).getShape(), b.getI1Type()), r);
+    return r;
+  };
   Value y;
   if (op == "ReduceMean")
-    y = ReduceMeanOp::create(b, ctx.loc(), type, ctx.input(0), axesAttr, keep);
+    y = reduce(ReduceMeanOp(), x, keep);
   else if (op == "ReduceSum")
-    y = ReduceSumOp::create(b, ctx.loc(), type, ctx.input(0), axesAttr, keep);
-  else if (!in.getElementType().isInteger(1))
-    y = ReduceMaxOp::create(b, ctx.loc(), type, ctx.input(0), axesAttr, keep);
-  else {
-    // ReduceMax of bools (opset 20) is "any": reduce 0/1 as i8.
-    auto asI8 = [&](RankedTensorType t) {
-      return RankedTensorType::get(t.getShape(), b.getI8Type());
-    };
-    Value x = CastOp::create(b, ctx.loc(), asI8(in), ctx.input(0));
-    x = ReduceMaxOp::create(b, ctx.loc(), asI8(type), x, axesAttr, keep);
-    y = CastOp::create(b, ctx.loc(), type, x);
+    y = reduce(ReduceSumOp(), x, keep);
+  else if (op == "ReduceMax" || op == "ReduceMin")
+    y = extreme(x, op == "ReduceMin");
+  else if (op == "ReduceL1")
+    y = reduce(ReduceSumOp(), unary(AbsOp(), x), keep);
+  else if (op == "ReduceSumSquare")
+    y = reduce(ReduceSumOp(), binary(MulOp(), x, x), keep);
+  else if (op == "ReduceL2")
+    y = unary(SqrtOp(), reduce(ReduceSumOp(), binary(MulOp(), x, x), keep));
+  else if (op == "ReduceLogSum")
+    y = unary(LogOp(), reduce(ReduceSumOp(), x, keep));
+  else if (op == "ReduceLogSumExp") {
+    Value m = reduce(ReduceMaxOp(), x, /*keep=*/true);
+    Value sum = reduce(ReduceSumOp(), unary(ExpOp(), binary(SubOp(), x, m)),
+                       keep);
+    y = binary(AddOp(), unary(LogOp(), sum),
+               keep ? m : reduce(ReduceMaxOp(), x, /*keep=*/false));
+  } else {
+    return ctx.error() << "no reduction for this op";
   }
   ctx.setOutput(0, y);
   return success();

@@ -34,6 +34,8 @@ llvm::ArrayRef<OpConverter> supportedOps();
 mlir::LogicalResult convertBinary(ImportContext &ctx);
 mlir::LogicalResult convertVariadicMinMax(ImportContext &ctx);
 mlir::LogicalResult convertUnary(ImportContext &ctx);
+mlir::LogicalResult convertActivation(ImportContext &ctx);
+mlir::LogicalResult convertClip(ImportContext &ctx);
 mlir::LogicalResult convertWhere(ImportContext &ctx);
 mlir::LogicalResult convertCast(ImportContext &ctx);
 mlir::LogicalResult convertIdentity(ImportContext &ctx);

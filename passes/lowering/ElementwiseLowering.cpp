@@ -210,6 +210,10 @@ Value sinBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
 Value cosBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
   return math::CosOp::create(b, l, a[0]);
 }
+template <typename MathOp>
+Value mathBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  return MathOp::create(b, l, a[0]);
+}
 Value negBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
   if (isFloat(a[0]))
     return arith::NegFOp::create(b, l, a[0]);
@@ -442,6 +446,18 @@ void populateElementwiseLoweringPatterns(RewritePatternSet &patterns) {
                ElementwisePattern<SiluOp, siluBody>,
                ElementwisePattern<SinOp, sinBody>,
                ElementwisePattern<CosOp, cosBody>,
+               ElementwisePattern<TanOp, mathBody<math::TanOp>>,
+               ElementwisePattern<AsinOp, mathBody<math::AsinOp>>,
+               ElementwisePattern<AcosOp, mathBody<math::AcosOp>>,
+               ElementwisePattern<AtanOp, mathBody<math::AtanOp>>,
+               ElementwisePattern<SinhOp, mathBody<math::SinhOp>>,
+               ElementwisePattern<CoshOp, mathBody<math::CoshOp>>,
+               ElementwisePattern<AsinhOp, mathBody<math::AsinhOp>>,
+               ElementwisePattern<AcoshOp, mathBody<math::AcoshOp>>,
+               ElementwisePattern<AtanhOp, mathBody<math::AtanhOp>>,
+               ElementwisePattern<FloorOp, mathBody<math::FloorOp>>,
+               ElementwisePattern<CeilOp, mathBody<math::CeilOp>>,
+               ElementwisePattern<RoundOp, mathBody<math::RoundEvenOp>>,
                ElementwisePattern<NegOp, negBody>,
                ElementwisePattern<AbsOp, absBody>,
                ElementwisePattern<ReluOp, reluBody>,

@@ -23,3 +23,37 @@ func.func @pow_float(%x: tensor<3xf32>, %y: tensor<3xf32>) -> tensor<3xf32> {
   %0 = strata.pow %x, %y : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
   return %0 : tensor<3xf32>
 }
+
+// -----
+
+// The inverse and hyperbolic trigonometric functions and the roundings are
+// math ops (libm calls or LLVM intrinsics later); ONNX Round rounds halves
+// to even.
+// CHECK-LABEL: func.func @math_functions
+//       CHECK:   math.tan
+//       CHECK:   math.asin
+//       CHECK:   math.acos
+//       CHECK:   math.atan
+//       CHECK:   math.sinh
+//       CHECK:   math.cosh
+//       CHECK:   math.asinh
+//       CHECK:   math.acosh
+//       CHECK:   math.atanh
+//       CHECK:   math.floor
+//       CHECK:   math.ceil
+//       CHECK:   math.roundeven
+func.func @math_functions(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = strata.tan %x : tensor<3xf32>
+  %1 = strata.asin %0 : tensor<3xf32>
+  %2 = strata.acos %1 : tensor<3xf32>
+  %3 = strata.atan %2 : tensor<3xf32>
+  %4 = strata.sinh %3 : tensor<3xf32>
+  %5 = strata.cosh %4 : tensor<3xf32>
+  %6 = strata.asinh %5 : tensor<3xf32>
+  %7 = strata.acosh %6 : tensor<3xf32>
+  %8 = strata.atanh %7 : tensor<3xf32>
+  %9 = strata.floor %8 : tensor<3xf32>
+  %10 = strata.ceil %9 : tensor<3xf32>
+  %11 = strata.round %10 : tensor<3xf32>
+  return %11 : tensor<3xf32>
+}

@@ -171,6 +171,20 @@ def Strata_SiluOp
     : Strata_UnaryOp<"silu", "x * sigmoid(x)", "`Mul(x, Sigmoid(x))`">;
 def Strata_SinOp : Strata_UnaryOp<"sin", "sin(x)", "`Sin`">;
 def Strata_CosOp : Strata_UnaryOp<"cos", "cos(x)", "`Cos`">;
+def Strata_TanOp : Strata_UnaryOp<"tan", "tan(x)", "`Tan`">;
+def Strata_AsinOp : Strata_UnaryOp<"asin", "asin(x)", "`Asin`">;
+def Strata_AcosOp : Strata_UnaryOp<"acos", "acos(x)", "`Acos`">;
+def Strata_AtanOp : Strata_UnaryOp<"atan", "atan(x)", "`Atan`">;
+def Strata_SinhOp : Strata_UnaryOp<"sinh", "sinh(x)", "`Sinh`">;
+def Strata_CoshOp : Strata_UnaryOp<"cosh", "cosh(x)", "`Cosh`">;
+def Strata_AsinhOp : Strata_UnaryOp<"asinh", "asinh(x)", "`Asinh`">;
+def Strata_AcoshOp : Strata_UnaryOp<"acosh", "acosh(x)", "`Acosh`">;
+def Strata_AtanhOp : Strata_UnaryOp<"atanh", "atanh(x)", "`Atanh`">;
+def Strata_FloorOp : Strata_UnaryOp<"floor", "floor(x)", "`Floor`">;
+def Strata_CeilOp : Strata_UnaryOp<"ceil", "ceil(x)", "`Ceil`">;
+def Strata_RoundOp
+    : Strata_UnaryOp<"round", "x rounded to the nearest integer, halves to even",
+                     "`Round`">;
 def Strata_NegOp
     : Strata_UnaryOp<"neg", "-x", "`Neg`", Strata_NumericTensor> {
   let hasFolder = 1;

@@ -74,6 +74,30 @@ func.func @elementwise_unary(%x: tensor<2x?xf32>, %i: tensor<3xi32>, %p: tensor<
   %9 = strata.sin %x : tensor<2x?xf32>
   // CHECK: strata.cos
   %10 = strata.cos %x : tensor<2x?xf32>
+  // CHECK: strata.tan
+  %t0 = strata.tan %x : tensor<2x?xf32>
+  // CHECK: strata.asin
+  %t1 = strata.asin %x : tensor<2x?xf32>
+  // CHECK: strata.acos
+  %t2 = strata.acos %x : tensor<2x?xf32>
+  // CHECK: strata.atan
+  %t3 = strata.atan %x : tensor<2x?xf32>
+  // CHECK: strata.sinh
+  %t4 = strata.sinh %x : tensor<2x?xf32>
+  // CHECK: strata.cosh
+  %t5 = strata.cosh %x : tensor<2x?xf32>
+  // CHECK: strata.asinh
+  %t6 = strata.asinh %x : tensor<2x?xf32>
+  // CHECK: strata.acosh
+  %t7 = strata.acosh %x : tensor<2x?xf32>
+  // CHECK: strata.atanh
+  %t8 = strata.atanh %x : tensor<2x?xf32>
+  // CHECK: strata.floor
+  %t9 = strata.floor %x : tensor<2x?xf32>
+  // CHECK: strata.ceil
+  %t10 = strata.ceil %x : tensor<2x?xf32>
+  // CHECK: strata.round
+  %t11 = strata.round %x : tensor<2x?xf32>
   // CHECK: strata.neg %{{.*}} : tensor<3xi32>
   %11 = strata.neg %i : tensor<3xi32>
   // CHECK: strata.abs
