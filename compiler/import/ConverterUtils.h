@@ -29,6 +29,19 @@ mlir::Value broadcastOp(ImportContext &ctx, mlir::Value a, mlir::Value b) {
       mlir::RankedTensorType::get(*dims, typeOf(a).getElementType()), a, b);
 }
 
+/// A comparison OpT(a, b): an i1 tensor of the numpy-broadcast shape; null
+/// if the shapes do not broadcast (the caller reports it).
+template <typename OpT>
+mlir::Value broadcastCompare(ImportContext &ctx, mlir::Value a, mlir::Value b) {
+  std::optional<llvm::SmallVector<int64_t>> dims =
+      ir::broadcastShapes(typeOf(a).getShape(), typeOf(b).getShape());
+  if (!dims)
+    return {};
+  return OpT::create(
+      ctx.b(), ctx.loc(),
+      mlir::RankedTensorType::get(*dims, ctx.b().getI1Type()), a, b);
+}
+
 /// The node's float attribute `scale` as an F32Attr; a null attribute when
 /// it is absent or 0 (contrib ops use 0 for "1/sqrt(head_dim)").
 inline mlir::FailureOr<mlir::FloatAttr> optionalScale(ImportContext &ctx) {

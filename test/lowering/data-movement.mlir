@@ -66,3 +66,24 @@ func.func @concat_single_non_empty(%a: tensor<2x8xf32>, %e: tensor<2x0xf32>) -> 
   %0 = strata.concat %a, %e {axis = 1 : i64} : (tensor<2x8xf32>, tensor<2x0xf32>) -> tensor<2x8xf32>
   return %0 : tensor<2x8xf32>
 }
+
+// -----
+
+// gather_elements reads data at the result's own index, with the index
+// along the axis taken from `indices` (range-checked, negatives wrapped),
+// and a dim the verifier could not bound (dynamic) clamped to the data's.
+// CHECK-LABEL: func.func @gather_elements_dynamic
+//  CHECK-SAME:   (%[[X:.+]]: tensor<?x5xf32>, %[[I:.+]]: tensor<?x2xi64>)
+//       CHECK:   strata.check
+//       CHECK:   %[[N:.+]] = tensor.dim %[[X]], %{{.+}} : tensor<?x5xf32>
+//       CHECK:   %[[LAST:.+]] = arith.subi %[[N]], %{{.+}} : index
+//       CHECK:   linalg.generic
+//       CHECK:     %[[R:.+]] = linalg.index 0 : index
+//       CHECK:     %[[C:.+]] = linalg.index 1 : index
+//       CHECK:     tensor.extract %[[I]][%[[R]], %[[C]]] : tensor<?x2xi64>
+//       CHECK:     %[[ROW:.+]] = arith.minsi %[[R]], %[[LAST]] : index
+//       CHECK:     tensor.extract %[[X]][%[[ROW]], %{{.+}}] : tensor<?x5xf32>
+func.func @gather_elements_dynamic(%x: tensor<?x5xf32>, %i: tensor<?x2xi64>) -> tensor<?x2xf32> {
+  %0 = strata.gather_elements %x, %i {axis = 1 : i64} : (tensor<?x5xf32>, tensor<?x2xi64>) -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}

@@ -486,6 +486,22 @@ LogicalResult GatherOp::verify() {
   return verifyResultShape(*this, expected, getResult());
 }
 
+LogicalResult GatherElementsOp::verify() {
+  ArrayRef<int64_t> data = shapeOf(getData()), indices = shapeOf(getIndices());
+  FailureOr<int64_t> axis = verifyAxis(*this, "axis", getAxis(), data.size());
+  if (failed(axis))
+    return failure();
+  if (indices.size() != data.size())
+    return emitOpError() << "expected 'indices' of rank " << data.size()
+                         << ", got " << formatShape(indices);
+  for (size_t d = 0; d < data.size(); ++d)
+    if (static_cast<int64_t>(d) != *axis && !ShapedType::isDynamic(data[d]) &&
+        !ShapedType::isDynamic(indices[d]) && indices[d] > data[d])
+      return emitOpError() << "'indices' dim " << d << " (" << indices[d]
+                           << ") exceeds the data's (" << data[d] << ")";
+  return verifyResultShape(*this, indices, getResult());
+}
+
 LogicalResult QuantizedGatherOp::verify() {
   ArrayRef<int64_t> table = shapeOf(getTable()), scales = shapeOf(getScales());
   ArrayRef<int64_t> indices = shapeOf(getIndices()),

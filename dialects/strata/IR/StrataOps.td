@@ -635,6 +635,27 @@ def Strata_GatherOp : Strata_Op<"gather",
   let hasVerifier = 1;
 }
 
+def Strata_GatherElementsOp : Strata_Op<"gather_elements",
+    [AllElementTypesMatch<["data", "result"]>]> {
+  let summary = "gathers single elements along one axis by an index tensor";
+  let description = [{
+    `result[i_0, ..., i_axis, ...] = data[i_0, ..., indices[i_0, ..., i_axis,
+    ...], ...]`: `indices` has the rank of `data`, the result its shape, and
+    every other dim of `indices` is at most the data's. Negative indices
+    count from the end. From ONNX `GatherElements`.
+
+    ```mlir
+    %e = strata.gather_elements %x, %i {axis = 1 : i64} : (tensor<4x10xf32>, tensor<4x1xi64>) -> tensor<4x1xf32>
+    ```
+  }];
+  let arguments = (ins Strata_AnyTensor:$data, Strata_IndexTensor:$indices,
+                   DefaultValuedAttr<I64Attr, "0">:$axis);
+  let results = (outs Strata_AnyTensor:$result);
+  let assemblyFormat =
+      "$data `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Strata_QuantizedGatherOp : Strata_Op<"quantized_gather"> {
   let summary = "embedding lookup in a table quantized per row";
   let description = [{

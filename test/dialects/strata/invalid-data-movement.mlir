@@ -1,5 +1,5 @@
 // RUN: strata-opt %s --split-input-file --verify-diagnostics
-// Verifier errors of gather, quantized_gather, reshape, transpose, concat, slice, split,
+// Verifier errors of gather, gather_elements, quantized_gather, reshape, transpose, concat, slice, split,
 // expand, tile and trilu.
 
 func.func @gather_axis(%d: tensor<8x4xf32>, %i: tensor<2xi64>) {
@@ -13,6 +13,22 @@ func.func @gather_axis(%d: tensor<8x4xf32>, %i: tensor<2xi64>) {
 func.func @gather_wrong_result(%d: tensor<8x4xf32>, %i: tensor<1x2xi64>) {
   // expected-error @+1 {{'strata.gather' op expected result shape 1x2x4, got 2x4}}
   %0 = strata.gather %d, %i : (tensor<8x4xf32>, tensor<1x2xi64>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @gather_elements_rank(%d: tensor<8x4xf32>, %i: tensor<2xi64>) {
+  // expected-error @+1 {{'strata.gather_elements' op expected 'indices' of rank 2, got 2}}
+  %0 = strata.gather_elements %d, %i : (tensor<8x4xf32>, tensor<2xi64>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @gather_elements_wider(%d: tensor<8x4xf32>, %i: tensor<2x5xi64>) {
+  // expected-error @+1 {{'strata.gather_elements' op 'indices' dim 1 (5) exceeds the data's (4)}}
+  %0 = strata.gather_elements %d, %i {axis = 0 : i64} : (tensor<8x4xf32>, tensor<2x5xi64>) -> tensor<2x5xf32>
   return
 }
 
