@@ -293,6 +293,33 @@ LogicalResult convertReduce(ImportContext &ctx) {
   return success();
 }
 
+// GlobalAveragePool and GlobalMaxPool: the mean or maximum over the
+// spatial dims of [N, C, spatial...], kept as 1s.
+LogicalResult convertGlobalPool(ImportContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  RankedTensorType in = ctx.inputType(0);
+  if (in.getRank() < 3 || !isa<FloatType>(in.getElementType()))
+    return ctx.error() << "expected a float input [N, C, spatial...], got "
+                       << in;
+  SmallVector<int64_t> axes;
+  for (int64_t d = 2; d < in.getRank(); ++d)
+    axes.push_back(d);
+  auto type = RankedTensorType::get(
+      inferReduceShape(in.getShape(), axes, /*keepDims=*/true),
+      in.getElementType());
+  OpBuilder &b = ctx.b();
+  DenseI64ArrayAttr axesAttr = b.getDenseI64ArrayAttr(axes);
+  BoolAttr keep = b.getBoolAttr(true);
+  Value y = ctx.node().op_type() == "GlobalMaxPool"
+                ? Value(ReduceMaxOp::create(b, ctx.loc(), type, ctx.input(0),
+                                            axesAttr, keep))
+                : Value(ReduceMeanOp::create(b, ctx.loc(), type, ctx.input(0),
+                                             axesAttr, keep));
+  ctx.setOutput(0, y);
+  return success();
+}
+
 // The normalized shape of a norm over [axis, rank); scale/bias are reshaped
 // to it when they carry extra leading 1s.
 static Value fitToNormalizedShape(ImportContext &ctx, Value v,

@@ -387,6 +387,59 @@ LogicalResult convertTranspose(ImportContext &ctx) {
   return success();
 }
 
+// DepthToSpace and SpaceToDepth on [N, C, H, W] with block b: a reshape to
+// 6-D, a transpose and a reshape back, as the spec defines them (DCR: the
+// depth splits block-row, block-column, channel; CRD: channel first).
+// C, H and W must be static; N may be dynamic.
+LogicalResult convertDepthSpace(ImportContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  const bool toSpace = ctx.node().op_type() == "DepthToSpace";
+  RankedTensorType in = ctx.inputType(0);
+  FailureOr<int64_t> block = ctx.intAttr("blocksize", 0);
+  FailureOr<std::string> mode = ctx.stringAttr("mode", "DCR");
+  if (failed(block) || failed(mode))
+    return failure();
+  if (*mode != "DCR" && *mode != "CRD")
+    return ctx.error() << "'mode' must be DCR or CRD, got '" << *mode << "'";
+  if (in.getRank() != 4 || ShapedType::isDynamicShape(in.getShape().drop_front()))
+    return ctx.error() << "expected [N, C, H, W] with static C, H, W, got "
+                       << formatShape(in.getShape());
+  const int64_t b = *block, n = in.getDimSize(0), c = in.getDimSize(1),
+                h = in.getDimSize(2), w = in.getDimSize(3);
+  if (b < 1 || (toSpace ? c % (b * b) != 0 : h % b != 0 || w % b != 0))
+    return ctx.error() << "'blocksize' " << b << " does not divide "
+                       << formatShape(in.getShape());
+  SmallVector<int64_t> split, perm, merged;
+  if (toSpace && *mode == "DCR") {
+    split = {n, b, b, c / (b * b), h, w};
+    perm = {0, 3, 4, 1, 5, 2};
+  } else if (toSpace) {
+    split = {n, c / (b * b), b, b, h, w};
+    perm = {0, 1, 4, 2, 5, 3};
+  } else {
+    split = {n, c, h / b, b, w / b, b};
+    perm = {0, 3, 5, 1, 2, 4};
+  }
+  merged = toSpace ? SmallVector<int64_t>{n, c / (b * b), h * b, w * b}
+                   : SmallVector<int64_t>{n, c * b * b, h / b, w / b};
+  auto sources = [](ArrayRef<int64_t> dims) {
+    SmallVector<DimSource> s{DimSource::fromInput(0)};
+    for (int64_t d : dims.drop_front())
+      s.push_back(DimSource::fixed(d));
+    return s;
+  };
+  Value x = ctx.reshapeTo(ctx.input(0), split, sources(split));
+  SmallVector<int64_t> permuted;
+  for (int64_t p : perm)
+    permuted.push_back(split[p]);
+  x = TransposeOp::create(
+      ctx.b(), ctx.loc(),
+      RankedTensorType::get(permuted, in.getElementType()), x, perm);
+  ctx.setOutput(0, ctx.reshapeTo(x, merged, sources(merged)));
+  return success();
+}
+
 LogicalResult convertConcat(ImportContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();
