@@ -35,7 +35,9 @@ LogicalResult checkLowerable(Operation *op) {
            ir::GreaterOp, ir::GreaterEqualOp, ir::NegOp, ir::AbsOp, ir::ReluOp,
            ir::WhereOp, ir::CastOp, ir::ConstantOp, ir::ReshapeOp,
            ir::TransposeOp, ir::ConcatOp, ir::SliceOp, ir::SplitOp,
-           ir::GatherOp, ir::ExpandOp, ir::TileOp, ir::ShapeOp>(op))
+           ir::GatherOp, ir::GatherElementsOp, ir::ExpandOp, ir::TileOp,
+           ir::ShapeOp, ir::BitwiseAndOp, ir::BitwiseOrOp, ir::BitwiseXorOp,
+           ir::BitwiseNotOp, ir::ShiftLeftOp, ir::ShiftRightOp>(op))
     for (Type t :
          llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes()))
       if (auto tt = dyn_cast<RankedTensorType>(t);

@@ -143,6 +143,21 @@ static Value buildBinary(ImportContext &ctx, StringRef op, Value a, Value b) {
   if (op == "Greater") return createBinary<GreaterOp>(ctx, type, a, b);
   if (op == "GreaterOrEqual")
     return createBinary<GreaterEqualOp>(ctx, type, a, b);
+  if (op == "BitwiseAnd") return createBinary<BitwiseAndOp>(ctx, type, a, b);
+  if (op == "BitwiseOr") return createBinary<BitwiseOrOp>(ctx, type, a, b);
+  if (op == "BitwiseXor") return createBinary<BitwiseXorOp>(ctx, type, a, b);
+  if (op == "BitShift") {
+    FailureOr<std::string> direction = ctx.stringAttr("direction", "");
+    if (failed(direction))
+      return {};
+    if (*direction == "LEFT")
+      return createBinary<ShiftLeftOp>(ctx, type, a, b);
+    if (*direction == "RIGHT")
+      return createBinary<ShiftRightOp>(ctx, type, a, b);
+    ctx.error() << "'direction' must be LEFT or RIGHT, got '" << *direction
+                << "'";
+    return {};
+  }
   if (op == "And") return createBinary<AndOp>(ctx, type, a, b);
   if (op == "Or") return createBinary<OrOp>(ctx, type, a, b);
   ctx.error() << "no binary lowering";
@@ -223,6 +238,7 @@ LogicalResult convertUnary(ImportContext &ctx) {
   else if (op == "Floor") y = FloorOp::create(b, loc, type, x);
   else if (op == "Ceil") y = CeilOp::create(b, loc, type, x);
   else if (op == "Round") y = RoundOp::create(b, loc, type, x);
+  else if (op == "BitwiseNot") y = BitwiseNotOp::create(b, loc, type, x);
   else if (op == "Neg") {
     y = NegOp::create(b, loc, type, x);
     if (const std::optional<KnownInts> &in = ctx.inputKnown(0)) {

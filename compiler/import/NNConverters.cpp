@@ -169,7 +169,7 @@ LogicalResult convertSoftmax(ImportContext &ctx) {
   return success();
 }
 
-// ReduceMean, ReduceSum, ReduceMax and ReduceMin map onto strata's
+// ReduceMean, ReduceSum, ReduceProd, ReduceMax and ReduceMin map onto strata's
 // reductions (ReduceMin as the negated maximum of the negated input); the
 // rest are those with elementwise ops around them, as the spec defines
 // them: ReduceL1 = sum |x|, ReduceL2 = sqrt(sum x^2), ReduceSumSquare =
@@ -272,6 +272,8 @@ LogicalResult convertReduce(ImportContext &ctx) {
     y = reduce(ReduceSumOp(), x, keep);
   else if (op == "ReduceMax" || op == "ReduceMin")
     y = extreme(x, op == "ReduceMin");
+  else if (op == "ReduceProd")
+    y = reduce(ReduceProdOp(), x, keep);
   else if (op == "ReduceL1")
     y = reduce(ReduceSumOp(), unary(AbsOp(), x), keep);
   else if (op == "ReduceSumSquare")

@@ -232,6 +232,48 @@ Value reluBody(OpBuilder &b, Location l, ValueRange a, Operation *op) {
     return a[0];
   return maxScalar(b, l, a[0], scalarConstant(b, l, a[0].getType(), 0));
 }
+Value bitwiseAndBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  return arith::AndIOp::create(b, l, a[0], a[1]);
+}
+Value bitwiseOrBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  return arith::OrIOp::create(b, l, a[0], a[1]);
+}
+Value bitwiseXorBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  return arith::XOrIOp::create(b, l, a[0], a[1]);
+}
+Value bitwiseNotBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
+  return arith::XOrIOp::create(b, l, a[0],
+                               scalarConstant(b, l, a[0].getType(), -1));
+}
+// Shifts by the bit width or more (or by a negative amount) are poison in
+// LLVM; they give what shifting one bit at a time would: 0, or the sign
+// for an arithmetic right shift.
+template <bool Left>
+Value shiftBody(OpBuilder &b, Location l, ValueRange a, Operation *op) {
+  Value x = a[0], n = a[1];
+  Type t = x.getType();
+  const bool logical = Left || isUnsignedOp(op);
+  Value width = scalarConstant(b, l, t, t.getIntOrFloatBitWidth());
+  Value tooFar = arith::CmpIOp::create(
+      b, l, logical ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge, n,
+      width);
+  if (!logical)
+    tooFar = arith::OrIOp::create(
+        b, l, tooFar,
+        arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, n,
+                              scalarConstant(b, l, t, 0)));
+  Value safe = arith::SelectOp::create(b, l, tooFar,
+                                       scalarConstant(b, l, t, 0), n);
+  Value shifted =
+      Left ? Value(arith::ShLIOp::create(b, l, x, safe))
+           : logical ? Value(arith::ShRUIOp::create(b, l, x, safe))
+                     : Value(arith::ShRSIOp::create(b, l, x, safe));
+  Value beyond =
+      logical ? scalarConstant(b, l, t, 0)
+              : Value(arith::ShRSIOp::create(
+                    b, l, x, scalarConstant(b, l, t, t.getIntOrFloatBitWidth() - 1)));
+  return arith::SelectOp::create(b, l, tooFar, beyond, shifted);
+}
 Value notBody(OpBuilder &b, Location l, ValueRange a, Operation *) {
   return arith::XOrIOp::create(b, l, a[0],
                                arith::ConstantIntOp::create(b, l, 1, 1));
@@ -462,6 +504,12 @@ void populateElementwiseLoweringPatterns(RewritePatternSet &patterns) {
                ElementwisePattern<AbsOp, absBody>,
                ElementwisePattern<ReluOp, reluBody>,
                ElementwisePattern<NotOp, notBody>,
+               ElementwisePattern<BitwiseAndOp, bitwiseAndBody>,
+               ElementwisePattern<BitwiseOrOp, bitwiseOrBody>,
+               ElementwisePattern<BitwiseXorOp, bitwiseXorBody>,
+               ElementwisePattern<BitwiseNotOp, bitwiseNotBody>,
+               ElementwisePattern<ShiftLeftOp, shiftBody<true>>,
+               ElementwisePattern<ShiftRightOp, shiftBody<false>>,
                ElementwisePattern<WhereOp, whereBody>,
                ElementwisePattern<GeluOp, geluBody>,
                OneResultLowering<CastOp, lowerCast>,

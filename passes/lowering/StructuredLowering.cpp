@@ -320,11 +320,16 @@ Value lowerReduce(OpT op, typename OpT::Adaptor adaptor,
   SmallVector<int64_t> axes =
       normalizedAxes(op.getAxes(), typeOf(in).getRank());
   bool isMax = std::is_same_v<OpT, ReduceMaxOp>;
-  Value init = scalarConstant(rewriter, loc, et, isMax ? lowest(et) : 0.0);
+  bool isProd = std::is_same_v<OpT, ReduceProdOp>;
+  Value init = scalarConstant(rewriter, loc, et,
+                              isMax ? lowest(et) : isProd ? 1.0 : 0.0);
   Value r = buildReduction(rewriter, loc, in, axes, op.getKeepdims(), init,
                            [&](OpBuilder &b, Location l, ValueRange a) {
-                             return isMax ? maxScalar(b, l, a[0], a[1])
-                                          : sumScalar(b, l, a[0], a[1]);
+                             if (isMax)
+                               return maxScalar(b, l, a[0], a[1]);
+                             if (isProd)
+                               return mulScalar(b, l, a[0], a[1]);
+                             return sumScalar(b, l, a[0], a[1]);
                            });
   if (std::is_same_v<OpT, ReduceMeanOp>) {
     Value count = countOf(rewriter, loc, in, axes, et);
@@ -633,6 +638,7 @@ void populateStructuredLoweringPatterns(RewritePatternSet &patterns) {
            OneResultLowering<ReduceSumOp, lowerReduce<ReduceSumOp>>,
            OneResultLowering<ReduceMeanOp, lowerReduce<ReduceMeanOp>>,
            OneResultLowering<ReduceMaxOp, lowerReduce<ReduceMaxOp>>,
+           OneResultLowering<ReduceProdOp, lowerReduce<ReduceProdOp>>,
            OneResultLowering<SoftmaxOp, lowerSoftmax<SoftmaxOp, false>>,
            OneResultLowering<LogSoftmaxOp, lowerSoftmax<LogSoftmaxOp, true>>,
            OneResultLowering<LayerNormOp, lowerNorm<LayerNormOp, false>>,

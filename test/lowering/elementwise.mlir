@@ -57,3 +57,33 @@ func.func @math_functions(%x: tensor<3xf32>) -> tensor<3xf32> {
   %11 = strata.round %10 : tensor<3xf32>
   return %11 : tensor<3xf32>
 }
+
+// -----
+
+// Shifts by the bit width or more are poison in LLVM: the body selects 0
+// for them (a logical shift of unsigned elements) instead.
+// CHECK-LABEL: func.func @shift_guarded
+//       CHECK:   linalg.generic
+//       CHECK:     %[[FAR:.+]] = arith.cmpi uge, %[[N:.+]], %{{.+}} : i8
+//       CHECK:     %[[SAFE:.+]] = arith.select %[[FAR]], %{{.+}}, %[[N]] : i8
+//       CHECK:     %[[S:.+]] = arith.shrui %{{.+}}, %[[SAFE]] : i8
+//       CHECK:     arith.select %[[FAR]], %{{.+}}, %[[S]] : i8
+func.func @shift_guarded(%x: tensor<4xui8>, %n: tensor<4xui8>) -> tensor<4xui8> {
+  %0 = strata.shift_right %x, %n : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  return %0 : tensor<4xui8>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @bitwise
+//       CHECK:   arith.andi
+//       CHECK:   arith.xori %{{.+}}, %{{.+}} : i32
+//       CHECK:   arith.ori
+//       CHECK:   arith.xori
+func.func @bitwise(%a: tensor<4xi32>, %b: tensor<4xi32>) -> tensor<4xi32> {
+  %0 = strata.bitwise_and %a, %b : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %1 = strata.bitwise_not %0 : tensor<4xi32>
+  %2 = strata.bitwise_or %1, %b : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %3 = strata.bitwise_xor %2, %a : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  return %3 : tensor<4xi32>
+}

@@ -44,6 +44,8 @@ def Strata_CacheTensor : RankedTensorOf<[F16, BF16, F32, F64, I8]>;
 def Strata_NumericTensor : RankedTensorOf<[F16, BF16, F32, F64, I8, I16, I32,
                                            I64, UI8, UI16, UI32, UI64]>;
 def Strata_BoolTensor : RankedTensorOf<[I1]>;
+def Strata_IntegerTensor : RankedTensorOf<[I8, I16, I32, I64, UI8, UI16, UI32,
+                                           UI64]>;
 def Strata_AnyTensor : RankedTensorOf<[F16, BF16, F32, F64, I1, I8, I16, I32,
                                        I64, UI8, UI16, UI32, UI64]>;
 // What strata.cast converts between: every type above plus the 8- and 4-bit

@@ -90,6 +90,10 @@ void ReduceMaxOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                               MLIRContext *context) {
   results.add<NormalizeReduceAxes<ReduceMaxOp>>(context);
 }
+void ReduceProdOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                               MLIRContext *context) {
+  results.add<NormalizeReduceAxes<ReduceProdOp>>(context);
+}
 
 //===----------------------------------------------------------------------===//
 // ReshapeOp

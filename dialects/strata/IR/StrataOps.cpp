@@ -79,6 +79,11 @@ STRATA_BROADCAST_VERIFIER(GreaterOp)
 STRATA_BROADCAST_VERIFIER(GreaterEqualOp)
 STRATA_BROADCAST_VERIFIER(AndOp)
 STRATA_BROADCAST_VERIFIER(OrOp)
+STRATA_BROADCAST_VERIFIER(BitwiseAndOp)
+STRATA_BROADCAST_VERIFIER(BitwiseOrOp)
+STRATA_BROADCAST_VERIFIER(BitwiseXorOp)
+STRATA_BROADCAST_VERIFIER(ShiftLeftOp)
+STRATA_BROADCAST_VERIFIER(ShiftRightOp)
 #undef STRATA_BROADCAST_VERIFIER
 
 //===----------------------------------------------------------------------===//
@@ -201,6 +206,9 @@ LogicalResult ReduceMeanOp::verify() {
   return verifyReduce(*this, getInput(), getAxes(), getKeepdims(), getResult());
 }
 LogicalResult ReduceMaxOp::verify() {
+  return verifyReduce(*this, getInput(), getAxes(), getKeepdims(), getResult());
+}
+LogicalResult ReduceProdOp::verify() {
   return verifyReduce(*this, getInput(), getAxes(), getKeepdims(), getResult());
 }
 

@@ -96,6 +96,22 @@ def Strata_MaxOp : Strata_ArithBinaryOp<"max", "Max", Strata_NumericTensor,
 def Strata_MinOp : Strata_ArithBinaryOp<"min", "Min", Strata_NumericTensor,
                                         [Commutative]>;
 
+def Strata_BitwiseAndOp : Strata_ArithBinaryOp<"bitwise_and", "BitwiseAnd",
+    Strata_IntegerTensor, [Commutative]>;
+def Strata_BitwiseOrOp : Strata_ArithBinaryOp<"bitwise_or", "BitwiseOr",
+    Strata_IntegerTensor, [Commutative]>;
+def Strata_BitwiseXorOp : Strata_ArithBinaryOp<"bitwise_xor", "BitwiseXor",
+    Strata_IntegerTensor, [Commutative]>;
+def Strata_ShiftLeftOp : Strata_ArithBinaryOp<"shift_left",
+    "BitShift(direction = LEFT)", Strata_IntegerTensor> {
+  let summary = "elementwise left shift; shifts of the bit width or more give 0";
+}
+def Strata_ShiftRightOp : Strata_ArithBinaryOp<"shift_right",
+    "BitShift(direction = RIGHT)", Strata_IntegerTensor> {
+  let summary = "elementwise right shift (logical on unsigned, arithmetic on "
+                "signed); shifts of the bit width or more give 0 or the sign";
+}
+
 class Strata_CompareOp<string mnemonic, string onnxName, string relation,
                        list<Trait> traits = []>
     : Strata_BroadcastBinaryOp<mnemonic, Strata_NumericTensor,
@@ -192,6 +208,8 @@ def Strata_NegOp
 def Strata_AbsOp : Strata_UnaryOp<"abs", "|x|", "`Abs`", Strata_NumericTensor>;
 def Strata_ReluOp
     : Strata_UnaryOp<"relu", "max(x, 0)", "`Relu`", Strata_NumericTensor>;
+def Strata_BitwiseNotOp : Strata_UnaryOp<"bitwise_not", "~x", "`BitwiseNot`",
+                                          Strata_IntegerTensor>;
 def Strata_NotOp
     : Strata_UnaryOp<"not", "logical not", "`Not`", Strata_BoolTensor> {
   let hasFolder = 1;
@@ -371,6 +389,8 @@ def Strata_ReduceMeanOp
     : Strata_ReduceOp<"reduce_mean", "ReduceMean", "the mean">;
 def Strata_ReduceMaxOp
     : Strata_ReduceOp<"reduce_max", "ReduceMax", "the maximum">;
+def Strata_ReduceProdOp
+    : Strata_ReduceOp<"reduce_prod", "ReduceProd", "a product">;
 
 class Strata_SoftmaxLikeOp<string mnemonic, string onnxName, string formula>
     : Strata_Op<mnemonic, [SameOperandsAndResultType]> {
