@@ -46,6 +46,16 @@ LogicalResult checkLowerable(Operation *op) {
                << "unsigned element type " << tt.getElementType()
                << " is not supported by the CPU lowering yet"
                << lowering::describeOnnxNodes(op->getLoc());
+  // Windows: the padded extents, the output's and (average pooling) the
+  // per-window counts are computed from static spatial dims.
+  if (isa<ir::ConvOp, ir::PoolOp>(op)) {
+    auto in = cast<RankedTensorType>(op->getOperand(0).getType());
+    if (llvm::any_of(in.getShape().drop_front(2), ShapedType::isDynamic))
+      return op->emitOpError()
+             << "expected static spatial dims, got "
+             << ir::formatShape(in.getShape())
+             << lowering::describeOnnxNodes(op->getLoc());
+  }
   // Attention: the grouping of query heads onto key/value heads is an
   // affine map with a constant divisor, and the default scale needs D.
   if (auto attention = dyn_cast<ir::AttentionOp>(op)) {
@@ -88,6 +98,7 @@ struct LowerToLinalgPass : impl::LowerToLinalgPassBase<LowerToLinalgPass> {
     lowering::populateStructuredLoweringPatterns(patterns);
     lowering::populateDataMovementLoweringPatterns(patterns);
     lowering::populateCacheLoweringPatterns(patterns);
+    lowering::populateWindowLoweringPatterns(patterns);
     // The conversion's own "failed to legalize" error carries only the
     // location, which tools print as the model file: add the node names.
     ScopedDiagnosticHandler addNodes(&getContext(), [](Diagnostic &diag) {

@@ -71,6 +71,8 @@ mlir::LogicalResult convertGemm(ImportContext &ctx);
 mlir::LogicalResult convertSoftmax(ImportContext &ctx);
 mlir::LogicalResult convertReduce(ImportContext &ctx);
 mlir::LogicalResult convertGlobalPool(ImportContext &ctx);
+mlir::LogicalResult convertConv(ImportContext &ctx);
+mlir::LogicalResult convertPool(ImportContext &ctx);
 mlir::LogicalResult convertBatchNormalization(ImportContext &ctx);
 mlir::LogicalResult convertInstanceNormalization(ImportContext &ctx);
 mlir::LogicalResult convertGroupNormalization(ImportContext &ctx);

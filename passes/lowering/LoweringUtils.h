@@ -157,6 +157,7 @@ void populateElementwiseLoweringPatterns(mlir::RewritePatternSet &patterns);
 void populateStructuredLoweringPatterns(mlir::RewritePatternSet &patterns);
 void populateDataMovementLoweringPatterns(mlir::RewritePatternSet &patterns);
 void populateCacheLoweringPatterns(mlir::RewritePatternSet &patterns);
+void populateWindowLoweringPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace strata::lowering
 

@@ -130,6 +130,19 @@ int64_t sliceExtent(int64_t dim, int64_t start, int64_t end, int64_t step) {
   return start > end ? (start - end + (-step) - 1) / (-step) : 0;
 }
 
+int64_t windowExtent(int64_t size, int64_t kernel, int64_t stride,
+                     int64_t dilation, int64_t begin, int64_t end, bool ceil) {
+  if (mlir::ShapedType::isDynamic(size))
+    return mlir::ShapedType::kDynamic;
+  const int64_t span = size + begin + end - dilation * (kernel - 1) - 1;
+  if (span < 0 || stride < 1)
+    return -1;
+  int64_t out = (ceil ? (span + stride - 1) / stride : span / stride) + 1;
+  if (ceil && (out - 1) * stride >= size + begin)
+    --out;
+  return out;
+}
+
 std::optional<int64_t> staticElementCount(llvm::ArrayRef<int64_t> shape) {
   int64_t count = 1;
   for (int64_t d : shape) {

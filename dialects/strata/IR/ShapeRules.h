@@ -57,6 +57,15 @@ int64_t sliceExtent(int64_t dim, int64_t start, int64_t end, int64_t step);
 /// product overflows int64.
 std::optional<int64_t> staticElementCount(llvm::ArrayRef<int64_t> shape);
 
+/// The output extent of a sliding window (convolution, pooling) over an
+/// extent |size| padded by |begin| and |end|: the window of |kernel| taps
+/// |dilation| apart moved by |stride|; rounded up with |ceil| (less one
+/// when that last window would start past the input and its begin
+/// padding). Dynamic if |size| is; negative when no window fits.
+int64_t windowExtent(int64_t size, int64_t kernel, int64_t stride,
+                     int64_t dilation, int64_t begin, int64_t end,
+                     bool ceil = false);
+
 /// Formats a shape as "2x?x64" (scalar: "scalar") for diagnostics.
 std::string formatShape(llvm::ArrayRef<int64_t> shape);
 

@@ -494,6 +494,102 @@ LogicalResult GatherOp::verify() {
   return verifyResultShape(*this, expected, getResult());
 }
 
+// The window attributes of conv and pool over D spatial dims: strides and
+// dilations >= 1, pads >= 0 (2 D of them), kernel >= 1.
+static LogicalResult verifyWindow(Operation *op, int64_t spatial,
+                                  ArrayRef<int64_t> kernel,
+                                  ArrayRef<int64_t> strides,
+                                  ArrayRef<int64_t> dilations,
+                                  ArrayRef<int64_t> pads) {
+  auto check = [&](StringRef name, ArrayRef<int64_t> v, int64_t size,
+                   int64_t least) -> LogicalResult {
+    if (static_cast<int64_t>(v.size()) != size)
+      return op->emitOpError() << "expected " << size << " '" << name
+                               << "' for " << spatial << " spatial dims, got "
+                               << v.size();
+    for (int64_t x : v)
+      if (x < least)
+        return op->emitOpError() << "expected '" << name << "' >= " << least
+                                 << ", got " << x;
+    return success();
+  };
+  if (spatial < 1)
+    return op->emitOpError() << "expected an input [N, C, spatial...]";
+  if (failed(check("kernel", kernel, spatial, 1)) ||
+      failed(check("strides", strides, spatial, 1)) ||
+      failed(check("dilations", dilations, spatial, 1)) ||
+      failed(check("pads", pads, 2 * spatial, 0)))
+    return failure();
+  return success();
+}
+
+// [N, C, O...] over input [N, _, S...] with |channels| output channels.
+static SmallVector<int64_t>
+windowResultShape(ArrayRef<int64_t> in, int64_t channels,
+                  ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                  ArrayRef<int64_t> dilations, ArrayRef<int64_t> pads,
+                  bool ceil) {
+  const int64_t spatial = in.size() - 2;
+  SmallVector<int64_t> shape{in[0], channels};
+  for (int64_t d = 0; d < spatial; ++d)
+    shape.push_back(windowExtent(in[d + 2], kernel[d], strides[d],
+                                 dilations[d], pads[d], pads[spatial + d],
+                                 ceil));
+  return shape;
+}
+
+LogicalResult ConvOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput()), w = shapeOf(getWeight());
+  const int64_t spatial = static_cast<int64_t>(in.size()) - 2;
+  if (w.size() != in.size())
+    return emitOpError() << "expected a weight of rank " << in.size()
+                         << ", got " << formatShape(w);
+  if (llvm::any_of(w.drop_front(2), ShapedType::isDynamic) ||
+      ShapedType::isDynamic(w[0]) || ShapedType::isDynamic(w[1]))
+    return emitOpError() << "expected a static weight, got " << formatShape(w);
+  if (failed(verifyWindow(*this, spatial, w.drop_front(2), getStrides(),
+                          getDilations(), getPads())))
+    return failure();
+  const int64_t group = getGroup();
+  if (group < 1 || w[0] % group != 0)
+    return emitOpError() << "'group' " << group << " must divide the "
+                         << w[0] << " output channels";
+  if (!ShapedType::isDynamic(in[1]) && in[1] != w[1] * group)
+    return emitOpError() << "expected " << w[1] * group
+                         << " input channels (weight [M, C / group, ...] with "
+                         << "group " << group << "), got " << in[1];
+  if (getBias() && shapeOf(getBias()) != ArrayRef<int64_t>{w[0]})
+    return emitOpError() << "expected a bias of shape [" << w[0] << "], got "
+                         << formatShape(shapeOf(getBias()));
+  SmallVector<int64_t> expected =
+      windowResultShape(in, w[0], w.drop_front(2), getStrides(),
+                        getDilations(), getPads(), false);
+  if (llvm::any_of(expected, [](int64_t e) { return e < 0 && !ShapedType::isDynamic(e); }))
+    return emitOpError() << "the kernel does not fit the padded input "
+                         << formatShape(in);
+  return verifyResultShape(*this, expected, getResult());
+}
+
+LogicalResult PoolOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput());
+  const int64_t spatial = static_cast<int64_t>(in.size()) - 2;
+  if (getKind() != "max" && getKind() != "avg" && getKind() != "lp")
+    return emitOpError() << "expected 'kind' max, avg or lp, got '"
+                         << getKind() << "'";
+  if (getP() < 1)
+    return emitOpError() << "expected 'p' >= 1, got " << getP();
+  if (failed(verifyWindow(*this, spatial, getKernel(), getStrides(),
+                          getDilations(), getPads())))
+    return failure();
+  SmallVector<int64_t> expected =
+      windowResultShape(in, in[1], getKernel(), getStrides(), getDilations(),
+                        getPads(), getCeilMode());
+  if (llvm::any_of(expected, [](int64_t e) { return e < 0 && !ShapedType::isDynamic(e); }))
+    return emitOpError() << "the window does not fit the padded input "
+                         << formatShape(in);
+  return verifyResultShape(*this, expected, getResult());
+}
+
 LogicalResult GatherElementsOp::verify() {
   ArrayRef<int64_t> data = shapeOf(getData()), indices = shapeOf(getIndices());
   FailureOr<int64_t> axis = verifyAxis(*this, "axis", getAxis(), data.size());

@@ -325,6 +325,63 @@ def Strata_LinearOp : Strata_Op<"linear",
   let hasVerifier = 1;
 }
 
+def Strata_ConvOp : Strata_Op<"conv",
+    [AllElementTypesMatch<["input", "weight", "result"]>]> {
+  let summary = "grouped N-D convolution with strides, dilations and padding";
+  let description = [{
+    `result[n, m, o...] = bias[m] + sum_{c, k...} x[n, g * C / G + c,
+    o * stride + k * dilation - pad_begin] * weight[m, c, k...]` over
+    `input` [N, C, S...] and `weight` [M, C / G, K...] (G = `group`, g =
+    m / (M / G)), zero outside the input. `pads` holds the begin pads of
+    the D spatial dims, then the end pads; the result is [N, M, O...] with
+    O = (S + begin + end - dilation * (K - 1) - 1) / stride + 1. From ONNX
+    `Conv` (auto_pad resolved to explicit pads).
+
+    ```mlir
+    %y = strata.conv %x, %w, %b {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 3, 3, 3, 3>, group = 1 : i64} : (tensor<1x3x224x224xf32>, tensor<64x3x7x7xf32>, tensor<64xf32>) -> tensor<1x64x112x112xf32>
+    ```
+  }];
+  let arguments = (ins Strata_FloatTensor:$input, Strata_FloatTensor:$weight,
+                   Optional<Strata_FloatTensor>:$bias,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
+                   DenseI64ArrayAttr:$pads,
+                   DefaultValuedAttr<I64Attr, "1">:$group);
+  let results = (outs Strata_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Strata_PoolOp : Strata_Op<"pool", [AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "max, average or Lp pooling over N-D windows";
+  let description = [{
+    Reduces each window `o * stride + k * dilation - pad_begin` (k over
+    `kernel`) of `input` [N, C, S...] per (n, c): `kind = "max"` takes the
+    largest element (padding never wins), `"avg"` the sum over `divisor`
+    (with `count_include_pad` the window positions inside the padded
+    extent, else those inside the input), `"lp"` `(sum |x|^p)^(1/p)`.
+    `pads` holds the begin pads, then the end pads. The result is [N, C,
+    O...] with O = (S + begin + end - dilation * (K - 1) - 1) / stride + 1,
+    rounded up with `ceil_mode` (less one when that last window would start
+    past the input and its begin padding); the windows past the end padding
+    count nothing. From ONNX `MaxPool`, `AveragePool`, `LpPool`.
+
+    ```mlir
+    %y = strata.pool %x {kind = "max", kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>} : tensor<1x64x112x112xf32> -> tensor<1x64x56x56xf32>
+    ```
+  }];
+  let arguments = (ins Strata_FloatTensor:$input, StrAttr:$kind,
+                   DenseI64ArrayAttr:$kernel, DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$dilations, DenseI64ArrayAttr:$pads,
+                   DefaultValuedAttr<I64Attr, "2">:$p,
+                   UnitAttr:$count_include_pad, UnitAttr:$ceil_mode);
+  let results = (outs Strata_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Strata_QuantizedLinearOp : Strata_Op<"quantized_linear",
     [AllElementTypesMatch<["input", "result"]>]> {
   let summary = "dense layer over a weight-only quantized [K, N] weight";
