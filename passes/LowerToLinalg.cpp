@@ -35,7 +35,8 @@ LogicalResult checkLowerable(Operation *op) {
            ir::GreaterOp, ir::GreaterEqualOp, ir::NegOp, ir::AbsOp, ir::ReluOp,
            ir::WhereOp, ir::CastOp, ir::ConstantOp, ir::ReshapeOp,
            ir::TransposeOp, ir::ConcatOp, ir::SliceOp, ir::SplitOp,
-           ir::GatherOp, ir::GatherElementsOp, ir::ExpandOp, ir::TileOp,
+           ir::GatherOp, ir::GatherElementsOp, ir::PadOp, ir::ExpandOp,
+           ir::TileOp,
            ir::ShapeOp, ir::BitwiseAndOp, ir::BitwiseOrOp, ir::BitwiseXorOp,
            ir::BitwiseNotOp, ir::ShiftLeftOp, ir::ShiftRightOp>(op))
     for (Type t :

@@ -50,6 +50,8 @@ mlir::LogicalResult convertSqueeze(ImportContext &ctx);
 mlir::LogicalResult convertUnsqueeze(ImportContext &ctx);
 mlir::LogicalResult convertTranspose(ImportContext &ctx);
 mlir::LogicalResult convertDepthSpace(ImportContext &ctx);
+mlir::LogicalResult convertPad(ImportContext &ctx);
+mlir::LogicalResult convertCenterCropPad(ImportContext &ctx);
 mlir::LogicalResult convertConcat(ImportContext &ctx);
 mlir::LogicalResult convertSlice(ImportContext &ctx);
 mlir::LogicalResult convertSplit(ImportContext &ctx);

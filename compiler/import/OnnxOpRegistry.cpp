@@ -95,6 +95,8 @@ const OpConverter kConverters[] = {
     {"", "Unsqueeze", 1, kMax, convertUnsqueeze},
     {"", "Transpose", 1, kMax, convertTranspose},
     {"", "DepthToSpace", 11, kMax, convertDepthSpace},
+    {"", "Pad", 2, kMax, convertPad},
+    {"", "CenterCropPad", 18, kMax, convertCenterCropPad},
     {"", "SpaceToDepth", 1, kMax, convertDepthSpace},
     {"", "Concat", 4, kMax, convertConcat},
     {"", "Slice", 1, kMax, convertSlice},

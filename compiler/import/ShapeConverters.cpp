@@ -387,6 +387,141 @@ LogicalResult convertTranspose(ImportContext &ctx) {
   return success();
 }
 
+// Pad: the pads from the attribute (before opset 11) or the constant input,
+// for every dim or (opset 18) the dims listed in `axes`; the constant
+// value from the attribute or the optional 0-D input.
+LogicalResult convertPad(ImportContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  RankedTensorType in = ctx.inputType(0);
+  const int64_t rank = in.getRank();
+  FailureOr<std::string> mode = ctx.stringAttr("mode", "constant");
+  if (failed(mode))
+    return failure();
+  SmallVector<int64_t> given;
+  Value value;
+  OpBuilder &b = ctx.b();
+  if (ctx.opset() < 11) {
+    FailureOr<std::optional<SmallVector<int64_t>>> pads = ctx.intsAttr("pads");
+    FailureOr<float> v = ctx.floatAttr("value", 0.0f);
+    if (failed(pads) || failed(v))
+      return failure();
+    if (!*pads)
+      return ctx.error() << "expected attribute 'pads'";
+    given = **pads;
+    if (*v != 0.0f)
+      value = ctx.constScalar(in.getElementType(), *v);
+  } else {
+    if (!ctx.hasInput(1))
+      return ctx.error() << "expected input 'pads'";
+    std::optional<SmallVector<int64_t>> pads = ctx.inputConstInts(1);
+    if (!pads)
+      return ctx.error() << "'pads' must be a constant";
+    given = *pads;
+    if (ctx.hasInput(2)) {
+      value = ctx.input(2);
+      if (typeOf(value).getRank() != 0)
+        value = ctx.reshapeTo(value, {}, {});
+    }
+  }
+  SmallVector<int64_t> axes;
+  if (ctx.hasInput(3)) {
+    std::optional<SmallVector<int64_t>> a = ctx.inputConstInts(3);
+    if (!a)
+      return ctx.error() << "'axes' must be a constant";
+    for (int64_t x : *a) {
+      std::optional<int64_t> n = normalizeAxis(x, rank);
+      if (!n)
+        return ctx.error() << "axis " << x << " is out of range for rank "
+                           << rank;
+      axes.push_back(*n);
+    }
+  } else {
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  }
+  const int64_t n = axes.size();
+  if (static_cast<int64_t>(given.size()) != 2 * n)
+    return ctx.error() << "expected " << 2 * n << " pads, got " << given.size();
+  SmallVector<int64_t> pads(2 * rank, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    pads[axes[i]] = given[i];
+    pads[rank + axes[i]] = given[n + i];
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    const int64_t s = in.getDimSize(d);
+    if (ShapedType::isDynamic(s)) {
+      shape.push_back(s);
+      continue;
+    }
+    const int64_t size = s + pads[d] + pads[rank + d];
+    if (size < 0)
+      return ctx.error() << "the pads of dim " << d << " remove more than its "
+                         << s << " elements";
+    shape.push_back(size);
+  }
+  ctx.setOutput(0, PadOp::create(b, ctx.loc(),
+                                 RankedTensorType::get(shape,
+                                                       in.getElementType()),
+                                 ctx.input(0), value,
+                                 b.getDenseI64ArrayAttr(pads),
+                                 b.getStringAttr(*mode)));
+  return success();
+}
+
+// CenterCropPad: each listed dim cropped around its center or padded with
+// zeros on both sides (the odd element after), to the constant `shape`.
+LogicalResult convertCenterCropPad(ImportContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  RankedTensorType in = ctx.inputType(0);
+  const int64_t rank = in.getRank();
+  std::optional<SmallVector<int64_t>> target = ctx.inputConstInts(1);
+  if (!target)
+    return ctx.error() << "'shape' must be a constant";
+  FailureOr<std::optional<SmallVector<int64_t>>> axesAttr =
+      ctx.intsAttr("axes");
+  if (failed(axesAttr))
+    return failure();
+  SmallVector<int64_t> axes;
+  if (*axesAttr) {
+    for (int64_t x : **axesAttr) {
+      std::optional<int64_t> n = normalizeAxis(x, rank);
+      if (!n)
+        return ctx.error() << "axis " << x << " is out of range for rank "
+                           << rank;
+      axes.push_back(*n);
+    }
+  } else {
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  }
+  if (target->size() != axes.size())
+    return ctx.error() << "'shape' has " << target->size() << " entries for "
+                       << axes.size() << " axes";
+  SmallVector<int64_t> pads(2 * rank, 0), shape(in.getShape());
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t d = axes[i], s = in.getDimSize(d), t = (*target)[i];
+    if (ShapedType::isDynamic(s) || t < 0)
+      return ctx.error() << "expected a static dim " << d
+                         << " and a non-negative target, got "
+                         << formatShape(in.getShape()) << " and " << t;
+    const int64_t begin = t >= s ? (t - s) / 2 : -((s - t) / 2);
+    pads[d] = begin;
+    pads[rank + d] = t - s - begin;
+    shape[d] = t;
+  }
+  OpBuilder &b = ctx.b();
+  ctx.setOutput(0, PadOp::create(b, ctx.loc(),
+                                 RankedTensorType::get(shape,
+                                                       in.getElementType()),
+                                 ctx.input(0), Value(),
+                                 b.getDenseI64ArrayAttr(pads),
+                                 b.getStringAttr("constant")));
+  return success();
+}
+
 // DepthToSpace and SpaceToDepth on [N, C, H, W] with block b: a reshape to
 // 6-D, a transpose and a reshape back, as the spec defines them (DCR: the
 // depth splits block-row, block-column, channel; CRD: channel first).

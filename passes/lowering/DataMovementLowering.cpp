@@ -394,6 +394,91 @@ Value lowerGatherElements(GatherElementsOp op,
       });
 }
 
+// Each output element reads the input at its own index less the begin pad,
+// mapped back inside by the mode. Constant mode reads a copy of the input
+// with one more slab of the value at the end of every dim, an index outside
+// the input pointing into that slab: no read leaves the copy, even from an
+// empty input.
+Value lowerPad(PadOp op, PadOp::Adaptor adaptor,
+               ConversionPatternRewriter &rewriter) {
+  Location loc = op.getLoc();
+  Value in = adaptor.getInput();
+  RankedTensorType it = typeOf(in);
+  auto out = cast<RankedTensorType>(op.getType());
+  const int64_t r = it.getRank();
+  ArrayRef<int64_t> pads = op.getPads();
+  const StringRef mode = op.getMode();
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d < r; ++d)
+    sizes.push_back(dimValue(rewriter, loc, in, d));
+  SmallVector<Value> dynamic = dynamicExtents(out, [&](int64_t d) {
+    return arith::AddIOp::create(
+        rewriter, loc, sizes[d], cIndex(rewriter, loc, pads[d] + pads[r + d]));
+  });
+  Value source = in;
+  if (mode == "constant") {
+    Value fill = adaptor.getValue()
+                     ? Value(tensor::ExtractOp::create(rewriter, loc,
+                                                       adaptor.getValue(),
+                                                       ValueRange{}))
+                     : scalarConstant(rewriter, loc, it.getElementType(), 0);
+    SmallVector<int64_t> shape(it.getShape());
+    for (int64_t &s : shape)
+      if (!ShapedType::isDynamic(s))
+        ++s;
+    SmallVector<OpFoldResult> lo(r, rewriter.getIndexAttr(0)),
+        hi(r, rewriter.getIndexAttr(1));
+    source = tensor::PadOp::create(
+        rewriter, loc, RankedTensorType::get(shape, it.getElementType()), in,
+        lo, hi, fill);
+  }
+  return buildIndexedGeneric(
+      rewriter, loc, out, dynamic,
+      [&](OpBuilder &b, Location l, ValueRange idx) -> Value {
+        Value zero = cIndex(b, l, 0), one = cIndex(b, l, 1);
+        SmallVector<Value> src;
+        for (int64_t d = 0; d < r; ++d) {
+          Value s = arith::SubIOp::create(b, l, idx[d], cIndex(b, l, pads[d]));
+          Value size = sizes[d];
+          Value last = arith::SubIOp::create(b, l, size, one);
+          if (mode == "wrap" || mode == "reflect") {
+            // A non-negative remainder of the period.
+            Value period =
+                mode == "wrap"
+                    ? size
+                    : arith::MaxSIOp::create(
+                          b, l, arith::MulIOp::create(b, l, last, cIndex(b, l, 2)),
+                          one);
+            Value rem = arith::RemSIOp::create(b, l, s, period);
+            Value neg = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
+                                              rem, zero);
+            s = arith::SelectOp::create(
+                b, l, neg, arith::AddIOp::create(b, l, rem, period), rem);
+            if (mode == "reflect") {
+              Value past = arith::CmpIOp::create(
+                  b, l, arith::CmpIPredicate::sgt, s, last);
+              s = arith::SelectOp::create(
+                  b, l, past, arith::SubIOp::create(b, l, period, s), s);
+            }
+          }
+          if (mode == "constant") {
+            Value ok = arith::AndIOp::create(
+                b, l,
+                arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, s, zero),
+                arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, s,
+                                      size));
+            src.push_back(arith::SelectOp::create(b, l, ok, s, size));
+            continue;
+          }
+          // Edge mode, and the other modes' reads: clamped inside.
+          s = arith::MinSIOp::create(b, l, arith::MaxSIOp::create(b, l, s, zero),
+                                     last);
+          src.push_back(s);
+        }
+        return tensor::ExtractOp::create(b, l, source, src);
+      });
+}
+
 //===----------------------------------------------------------------------===//
 // expand, tile, trilu
 //===----------------------------------------------------------------------===//
@@ -707,6 +792,7 @@ void populateDataMovementLoweringPatterns(RewritePatternSet &patterns) {
                OneResultLowering<SliceOp, lowerSlice>,
                OneResultLowering<GatherOp, lowerGather>,
                OneResultLowering<GatherElementsOp, lowerGatherElements>,
+               OneResultLowering<PadOp, lowerPad>,
                OneResultLowering<QuantizedGatherOp, lowerQuantizedGather>,
                OneResultLowering<ExpandOp, lowerExpand>,
                OneResultLowering<TileOp, lowerTile>,

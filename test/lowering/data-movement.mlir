@@ -87,3 +87,32 @@ func.func @gather_elements_dynamic(%x: tensor<?x5xf32>, %i: tensor<?x2xi64>) -> 
   %0 = strata.gather_elements %x, %i {axis = 1 : i64} : (tensor<?x5xf32>, tensor<?x2xi64>) -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
+
+// -----
+
+// Constant padding reads a copy of the input with a slab of the value at
+// the end of each dim; an index outside the input points into the slab.
+// CHECK-LABEL: func.func @pad_constant
+//       CHECK:   %[[EXT:.+]] = tensor.pad %{{.+}} low[0, 0] high[1, 1]
+//       CHECK:   linalg.generic
+//       CHECK:     arith.select
+//       CHECK:     arith.select
+//       CHECK:     tensor.extract %[[EXT]]
+func.func @pad_constant(%x: tensor<?x4xf32>, %v: tensor<f32>) -> tensor<?x7xf32> {
+  %0 = strata.pad %x, %v {mode = "constant", pads = array<i64: 1, 2, 0, 1>} : (tensor<?x4xf32>, tensor<f32>) -> tensor<?x7xf32>
+  return %0 : tensor<?x7xf32>
+}
+
+// -----
+
+// Reflection folds the index into a period of 2 * (S - 1) and back.
+// CHECK-LABEL: func.func @pad_reflect
+//       CHECK:   linalg.generic
+//       CHECK:     arith.remsi
+//       CHECK:     arith.cmpi sgt
+//       CHECK:     arith.minsi
+//       CHECK:     tensor.extract
+func.func @pad_reflect(%x: tensor<3xf32>) -> tensor<7xf32> {
+  %0 = strata.pad %x {mode = "reflect", pads = array<i64: 2, 2>} : (tensor<3xf32>) -> tensor<7xf32>
+  return %0 : tensor<7xf32>
+}

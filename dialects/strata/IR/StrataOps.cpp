@@ -590,6 +590,38 @@ LogicalResult PoolOp::verify() {
   return verifyResultShape(*this, expected, getResult());
 }
 
+LogicalResult PadOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput());
+  ArrayRef<int64_t> pads = getPads();
+  const int64_t rank = in.size();
+  if (static_cast<int64_t>(pads.size()) != 2 * rank)
+    return emitOpError() << "expected " << 2 * rank << " 'pads', got "
+                         << pads.size();
+  StringRef mode = getMode();
+  if (mode != "constant" && mode != "reflect" && mode != "edge" &&
+      mode != "wrap")
+    return emitOpError() << "expected 'mode' constant, reflect, edge or "
+                            "wrap, got '" << mode << "'";
+  if (getValue() && !shapeOf(getValue()).empty())
+    return emitOpError() << "expected a 0-D 'value'";
+  SmallVector<int64_t> expected;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (ShapedType::isDynamic(in[d])) {
+      expected.push_back(ShapedType::kDynamic);
+      continue;
+    }
+    const int64_t size = in[d] + pads[d] + pads[rank + d];
+    if (size < 0)
+      return emitOpError() << "the pads of dim " << d << " remove more than its "
+                           << in[d] << " elements";
+    if (mode != "constant" && size > 0 && in[d] == 0)
+      return emitOpError() << "mode '" << mode << "' cannot pad the empty dim "
+                           << d;
+    expected.push_back(size);
+  }
+  return verifyResultShape(*this, expected, getResult());
+}
+
 LogicalResult GatherElementsOp::verify() {
   ArrayRef<int64_t> data = shapeOf(getData()), indices = shapeOf(getIndices());
   FailureOr<int64_t> axis = verifyAxis(*this, "axis", getAxis(), data.size());

@@ -891,6 +891,29 @@ def Strata_ExpandOp : Strata_Op<"expand",
   let hasVerifier = 1;
 }
 
+def Strata_PadOp : Strata_Op<"pad", [AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "pads (or, with negative pads, crops) every dim";
+  let description = [{
+    `pads` holds each dim's begin pad, then each dim's end pad; a negative
+    pad removes elements. The new elements are `value` (0 when absent)
+    with `mode = "constant"`, the input mirrored about its edge element
+    with `"reflect"`, the edge element repeated with `"edge"`, and the
+    input repeated with `"wrap"`. From ONNX `Pad` and `CenterCropPad`.
+
+    ```mlir
+    %y = strata.pad %x {mode = "reflect", pads = array<i64: 0, 2, 0, 2>} : (tensor<3x4xf32>) -> tensor<3x8xf32>
+    ```
+  }];
+  let arguments = (ins Strata_AnyTensor:$input,
+                   Optional<Strata_AnyTensor>:$value,
+                   DenseI64ArrayAttr:$pads, StrAttr:$mode);
+  let results = (outs Strata_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input (`,` $value^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Strata_TileOp : Strata_Op<"tile",
     [AllElementTypesMatch<["input", "result"]>]> {
   let summary = "repeats a tensor along each dim";

@@ -1,5 +1,5 @@
 // RUN: strata-opt %s --split-input-file --verify-diagnostics
-// Verifier errors of gather, gather_elements, quantized_gather, reshape, transpose, concat, slice, split,
+// Verifier errors of gather, gather_elements, pad, quantized_gather, reshape, transpose, concat, slice, split,
 // expand, tile and trilu.
 
 func.func @gather_axis(%d: tensor<8x4xf32>, %i: tensor<2xi64>) {
@@ -29,6 +29,22 @@ func.func @gather_elements_rank(%d: tensor<8x4xf32>, %i: tensor<2xi64>) {
 func.func @gather_elements_wider(%d: tensor<8x4xf32>, %i: tensor<2x5xi64>) {
   // expected-error @+1 {{'strata.gather_elements' op 'indices' dim 1 (5) exceeds the data's (4)}}
   %0 = strata.gather_elements %d, %i {axis = 0 : i64} : (tensor<8x4xf32>, tensor<2x5xi64>) -> tensor<2x5xf32>
+  return
+}
+
+// -----
+
+func.func @pad_mode(%x: tensor<3xf32>) {
+  // expected-error @+1 {{'strata.pad' op expected 'mode' constant, reflect, edge or wrap, got 'mirror'}}
+  %0 = strata.pad %x {mode = "mirror", pads = array<i64: 1, 1>} : (tensor<3xf32>) -> tensor<5xf32>
+  return
+}
+
+// -----
+
+func.func @pad_crops_too_much(%x: tensor<3xf32>) {
+  // expected-error @+1 {{'strata.pad' op the pads of dim 0 remove more than its 3 elements}}
+  %0 = strata.pad %x {mode = "constant", pads = array<i64: -2, -2>} : (tensor<3xf32>) -> tensor<0xf32>
   return
 }
 
