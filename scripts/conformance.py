@@ -222,10 +222,11 @@ def data_dir(case):
 
 def parameter_bindings(case):
     """{input name: .pb path} freezing the test's parameters to their test
-    data: integer inputs of rank <= 1 and at most 64 elements, and scalars
-    of any type. Node tests feed axes, split sizes, a CumSum axis, Range's
-    bounds or Dropout's ratio as graph inputs; Strata needs them at compile
-    time, as a user binds them with `--bind`."""
+    data: integer and float inputs of rank <= 1 and at most 64 elements,
+    and scalars of any type. Node tests feed axes, split sizes, a CumSum
+    axis, Range's bounds, Dropout's ratio or Resize's scales and roi as
+    graph inputs; Strata needs them at compile time, as a user binds them
+    with `--bind`."""
     model = onnx.load(case.path, load_external_data=False)
     bound = {}
     for i, value in enumerate(model.graph.input):
@@ -235,8 +236,9 @@ def parameter_bindings(case):
             continue
         tensor = onnx.load_tensor(pb)
         size = onnx.numpy_helper.to_array(tensor).size
-        integer = elem in (onnx.TensorProto.INT32, onnx.TensorProto.INT64)
-        if ((integer and len(tensor.dims) <= 1 and size <= 64)
+        small = elem in (onnx.TensorProto.INT32, onnx.TensorProto.INT64,
+                         onnx.TensorProto.FLOAT)
+        if ((small and len(tensor.dims) <= 1 and size <= 64)
                 or (len(tensor.dims) == 0 and elem in NPY_TYPES)):
             bound[value.name] = pb
     return bound

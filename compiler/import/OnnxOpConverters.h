@@ -51,6 +51,7 @@ mlir::LogicalResult convertUnsqueeze(ImportContext &ctx);
 mlir::LogicalResult convertTranspose(ImportContext &ctx);
 mlir::LogicalResult convertDepthSpace(ImportContext &ctx);
 mlir::LogicalResult convertPad(ImportContext &ctx);
+mlir::LogicalResult convertResize(ImportContext &ctx);
 mlir::LogicalResult convertWindowFunction(ImportContext &ctx);
 mlir::LogicalResult convertCenterCropPad(ImportContext &ctx);
 mlir::LogicalResult convertConcat(ImportContext &ctx);

@@ -96,6 +96,8 @@ const OpConverter kConverters[] = {
     {"", "Transpose", 1, kMax, convertTranspose},
     {"", "DepthToSpace", 11, kMax, convertDepthSpace},
     {"", "Pad", 2, kMax, convertPad},
+    {"", "Resize", 10, kMax, convertResize},
+    {"", "Upsample", 7, 9, convertResize},
     {"", "HannWindow", 17, kMax, convertWindowFunction},
     {"", "HammingWindow", 17, kMax, convertWindowFunction},
     {"", "BlackmanWindow", 17, kMax, convertWindowFunction},
