@@ -14,6 +14,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <limits>
+
 using namespace mlir;
 using namespace strata::ir;
 
@@ -168,7 +170,131 @@ LogicalResult convertConv(ImportContext &ctx) {
                                   b.getDenseI64ArrayAttr(w->strides),
                                   b.getDenseI64ArrayAttr(w->dilations),
                                   b.getDenseI64ArrayAttr(w->pads),
-                                  b.getI64IntegerAttr(*group)));
+                                  b.getI64IntegerAttr(*group),
+                                  DenseI64ArrayAttr()));
+  return success();
+}
+
+// ConvTranspose as the convolution it is the adjoint of: the input's
+// elements `strides` apart, padded by dilation * (K - 1) - pad at the start
+// (and to the requested output extent at the end), convolved at stride 1
+// with the weight [C, M / G, K...] regrouped to [M, C / G, K...] and
+// flipped along its spatial dims. Output extent and pads as the
+// reference: output_shape (with auto_pad splitting the total padding) or
+// stride * (S - 1) + output_padding + dilation * (K - 1) + 1 - pads.
+LogicalResult convertConvTranspose(ImportContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  RankedTensorType in = ctx.inputType(0), wt = ctx.inputType(1);
+  if (!isa<FloatType>(in.getElementType()))
+    return ctx.error() << "expected a float input, got " << in.getElementType();
+  const int64_t rank = in.getRank(), spatial = rank - 2;
+  if (spatial < 1 || wt.getRank() != rank || !wt.hasStaticShape())
+    return ctx.error() << "expected a static weight of rank " << rank
+                       << ", got " << formatShape(wt.getShape());
+  if (llvm::any_of(in.getShape().drop_front(2), ShapedType::isDynamic))
+    return ctx.error() << "expected static spatial dims, got "
+                       << formatShape(in.getShape());
+  FailureOr<int64_t> group = ctx.intAttr("group", 1);
+  FailureOr<SmallVector<int64_t>> strides = intsOr(ctx, "strides", spatial, 1);
+  FailureOr<SmallVector<int64_t>> dilations =
+      intsOr(ctx, "dilations", spatial, 1);
+  FailureOr<SmallVector<int64_t>> outputPadding =
+      intsOr(ctx, "output_padding", spatial, 0);
+  FailureOr<std::optional<SmallVector<int64_t>>> padsAttr = ctx.intsAttr("pads");
+  FailureOr<std::optional<SmallVector<int64_t>>> outputShape =
+      ctx.intsAttr("output_shape");
+  FailureOr<std::string> autoPad = ctx.stringAttr("auto_pad", "NOTSET");
+  if (failed(group) || failed(strides) || failed(dilations) ||
+      failed(outputPadding) || failed(padsAttr) || failed(outputShape) ||
+      failed(autoPad))
+    return failure();
+  const int64_t g = *group, c = wt.getDimSize(0), mg = wt.getDimSize(1);
+  if (g < 1 || c % g != 0 || (!in.isDynamicDim(1) && in.getDimSize(1) != c))
+    return ctx.error() << "weight " << formatShape(wt.getShape())
+                       << " does not match input " << formatShape(in.getShape())
+                       << " with group " << g;
+  SmallVector<int64_t> kernel(wt.getShape().drop_front(2)), pads, out;
+  for (int64_t d = 0; d < spatial; ++d)
+    if ((*strides)[d] < 1 || (*dilations)[d] < 1)
+      return ctx.error() << "strides and dilations must be >= 1";
+  auto natural = [&](int64_t d) {
+    return (*strides)[d] * (in.getDimSize(d + 2) - 1) + (*outputPadding)[d] +
+           (kernel[d] - 1) * (*dilations)[d] + 1;
+  };
+  const bool same = *autoPad == "SAME_UPPER" || *autoPad == "SAME_LOWER";
+  if (*outputShape && static_cast<int64_t>((*outputShape)->size()) != spatial)
+    return ctx.error() << "'output_shape' needs " << spatial << " entries";
+  if (!same) {
+    // Explicit pads (default 0); an output_shape past the natural extent
+    // only adds bias-valued elements at the end.
+    if (*padsAttr && static_cast<int64_t>((*padsAttr)->size()) != 2 * spatial)
+      return ctx.error() << "'pads' has " << (*padsAttr)->size()
+                         << " entries, expected " << 2 * spatial;
+    pads = *padsAttr ? **padsAttr : SmallVector<int64_t>(2 * spatial, 0);
+    for (int64_t d = 0; d < spatial; ++d)
+      out.push_back(*outputShape ? (**outputShape)[d]
+                                 : natural(d) - pads[d] - pads[spatial + d]);
+  } else {
+    pads.assign(2 * spatial, 0);
+    for (int64_t d = 0; d < spatial; ++d) {
+      const int64_t target = *outputShape
+                                 ? (**outputShape)[d]
+                                 : in.getDimSize(d + 2) * (*strides)[d];
+      const int64_t total = natural(d) - target;
+      const int64_t half = total / 2;
+      pads[d] = *autoPad == "SAME_UPPER" ? half : total - half;
+      pads[spatial + d] = total - pads[d];
+      out.push_back(target);
+    }
+  }
+  // The equivalent convolution's pads.
+  SmallVector<int64_t> convPads(2 * spatial);
+  for (int64_t d = 0; d < spatial; ++d) {
+    const int64_t reach = (kernel[d] - 1) * (*dilations)[d];
+    const int64_t dilated = (in.getDimSize(d + 2) - 1) * (*strides)[d] + 1;
+    convPads[d] = reach - pads[d];
+    convPads[spatial + d] = out[d] - dilated - convPads[d] + reach;
+    if (out[d] < 1)
+      return ctx.error() << "output extent " << out[d] << " for dim " << d + 2;
+  }
+  // [C, M/G, K...] -> [G, C/G, M/G, K...] -> [G, M/G, C/G, K...] ->
+  // [M, C/G, K...], flipped along K.
+  OpBuilder &b = ctx.b();
+  Location loc = ctx.loc();
+  Type et = wt.getElementType();
+  SmallVector<int64_t> grouped{g, c / g, mg};
+  llvm::append_range(grouped, kernel);
+  Value w = ctx.reshapeTo(ctx.input(1), grouped, {});
+  SmallVector<int64_t> perm{0, 2, 1}, permuted{g, mg, c / g};
+  for (int64_t d = 0; d < spatial; ++d) {
+    perm.push_back(3 + d);
+    permuted.push_back(kernel[d]);
+  }
+  w = TransposeOp::create(b, loc, RankedTensorType::get(permuted, et), w, perm);
+  SmallVector<int64_t> regrouped{g * mg, c / g};
+  llvm::append_range(regrouped, kernel);
+  w = ctx.reshapeTo(w, regrouped, {});
+  SmallVector<int64_t> starts, ends, steps, axes;
+  for (int64_t d = 0; d < spatial; ++d) {
+    starts.push_back(kernel[d] - 1);
+    ends.push_back(std::numeric_limits<int64_t>::min());
+    steps.push_back(-1);
+    axes.push_back(d + 2);
+  }
+  w = SliceOp::create(b, loc, RankedTensorType::get(regrouped, et), w,
+                      ctx.constI64(starts), ctx.constI64(ends),
+                      ctx.constI64(steps), b.getDenseI64ArrayAttr(axes));
+  SmallVector<int64_t> shape{in.getDimSize(0), g * mg};
+  llvm::append_range(shape, out);
+  Value bias = ctx.hasInput(2) ? ctx.input(2) : Value();
+  ctx.setOutput(0, ConvOp::create(
+                       b, loc, RankedTensorType::get(shape, in.getElementType()),
+                       ctx.input(0), w, bias,
+                       b.getDenseI64ArrayAttr(SmallVector<int64_t>(spatial, 1)),
+                       b.getDenseI64ArrayAttr(*dilations),
+                       b.getDenseI64ArrayAttr(convPads), b.getI64IntegerAttr(g),
+                       b.getDenseI64ArrayAttr(*strides)));
   return success();
 }
 

@@ -76,6 +76,7 @@ mlir::LogicalResult convertSoftmax(ImportContext &ctx);
 mlir::LogicalResult convertReduce(ImportContext &ctx);
 mlir::LogicalResult convertGlobalPool(ImportContext &ctx);
 mlir::LogicalResult convertConv(ImportContext &ctx);
+mlir::LogicalResult convertConvTranspose(ImportContext &ctx);
 mlir::LogicalResult convertPool(ImportContext &ctx);
 mlir::LogicalResult convertBatchNormalization(ImportContext &ctx);
 mlir::LogicalResult convertInstanceNormalization(ImportContext &ctx);

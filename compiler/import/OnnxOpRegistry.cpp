@@ -138,6 +138,7 @@ const OpConverter kConverters[] = {
      convertNegativeLogLikelihoodLoss},
     {"", "SoftmaxCrossEntropyLoss", 12, kMax, convertSoftmaxCrossEntropyLoss},
     {"", "Conv", 1, kMax, convertConv},
+    {"", "ConvTranspose", 1, kMax, convertConvTranspose},
     {"", "MaxPool", 1, kMax, convertPool},
     {"", "AveragePool", 7, kMax, convertPool},
     {"", "LpPool", 2, kMax, convertPool},

@@ -54,6 +54,60 @@ Value padSpatial(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> pads,
                                scalarConstant(b, loc, t.getElementType(), value));
 }
 
+/// |x| [N, C, S...] with its spatial elements |dilations| apart (zeros
+/// between) and padded by |pads| with zeros, a negative pad cropping: a
+/// zero tensor with the kept input elements inserted at stride.
+Value placeInput(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> pads,
+                 ArrayRef<int64_t> dilations) {
+  auto t = cast<RankedTensorType>(x.getType());
+  const int64_t rank = t.getRank(), spatial = rank - 2;
+  const bool plain = llvm::all_of(dilations, [](int64_t i) { return i == 1; }) &&
+                     llvm::all_of(pads, [](int64_t p) { return p >= 0; });
+  if (plain)
+    return padSpatial(b, loc, x, pads, SmallVector<int64_t>(spatial, 0), 0.0);
+  Type et = t.getElementType();
+  SmallVector<int64_t> shape(t.getShape());
+  SmallVector<OpFoldResult> srcOffsets(rank, b.getIndexAttr(0)),
+      dstOffsets(rank, b.getIndexAttr(0)), sizes, dstStrides(rank, b.getIndexAttr(1));
+  for (int64_t d = 0; d < 2; ++d)
+    sizes.push_back(t.isDynamicDim(d) ? OpFoldResult(dimValue(b, loc, x, d))
+                                      : OpFoldResult(b.getIndexAttr(t.getDimSize(d))));
+  bool empty = false;
+  for (int64_t d = 0; d < spatial; ++d) {
+    const int64_t s = t.getDimSize(d + 2), i = dilations[d];
+    const int64_t begin = pads[d], end = pads[spatial + d];
+    const int64_t extent = std::max<int64_t>(0, (s - 1) * i + 1 + begin + end);
+    shape[d + 2] = extent;
+    // Input elements j land at j * i + begin; keep those inside [0, extent).
+    const int64_t j0 = begin < 0 ? (-begin + i - 1) / i : 0;
+    const int64_t j1 =
+        extent - 1 - begin < 0 ? 0
+                               : std::min<int64_t>(s, (extent - 1 - begin) / i + 1);
+    const int64_t count = std::max<int64_t>(0, j1 - j0);
+    empty |= count == 0;
+    srcOffsets[d + 2] = b.getIndexAttr(j0);
+    dstOffsets[d + 2] = b.getIndexAttr(j0 * i + begin);
+    sizes.push_back(b.getIndexAttr(count));
+    dstStrides[d + 2] = b.getIndexAttr(i);
+  }
+  auto type = RankedTensorType::get(shape, et);
+  SmallVector<Value> dynamic;
+  for (int64_t d = 0; d < rank; ++d)
+    if (type.isDynamicDim(d))
+      dynamic.push_back(dimValue(b, loc, x, d));
+  Value zeros =
+      linalg::FillOp::create(b, loc,
+                             ValueRange{scalarConstant(b, loc, et, 0)},
+                             ValueRange{emptyTensor(b, loc, type, dynamic)})
+          .getResult(0);
+  if (empty)
+    return zeros;
+  SmallVector<OpFoldResult> unit(rank, b.getIndexAttr(1));
+  Value kept = tensor::ExtractSliceOp::create(b, loc, x, srcOffsets, sizes, unit);
+  return tensor::InsertSliceOp::create(b, loc, kept, zeros, dstOffsets, sizes,
+                                       dstStrides);
+}
+
 /// The output [N, C', O...] filled with |init|, N read from |like|.
 Value filledOutput(OpBuilder &b, Location loc, RankedTensorType type,
                    Value like, Value init) {
@@ -90,8 +144,9 @@ Value lowerConv(ConvOp op, ConvOp::Adaptor adaptor,
   const int64_t m = wt.getDimSize(0), cg = wt.getDimSize(1);
   const int64_t mg = m / op.getGroup();
   Type et = out.getElementType();
-  Value padded = padSpatial(rewriter, loc, x, op.getPads(),
-                            SmallVector<int64_t>(spatial, 0), 0.0);
+  Value padded = placeInput(
+      rewriter, loc, x, op.getPads(),
+      op.getInputDilations().value_or(SmallVector<int64_t>(spatial, 1)));
   // Dims: n, m, o_1..o_D, c, k_1..k_D.
   const int64_t dims = 2 + spatial + 1 + spatial;
   const int64_t cDim = 2 + spatial, firstTap = cDim + 1;

@@ -45,3 +45,17 @@ func.func @max_pads_lowest(%x: tensor<1x2x5xf32>) -> tensor<1x2x3xf32> {
   %0 = strata.pool %x {dilations = array<i64: 1>, kernel = array<i64: 3>, kind = "max", pads = array<i64: 1, 1>, strides = array<i64: 2>} : tensor<1x2x5xf32> -> tensor<1x2x3xf32>
   return %0 : tensor<1x2x3xf32>
 }
+
+// -----
+
+// A transposed convolution's input: its elements `input_dilations` apart
+// inside zeros (an insert at stride), a negative pad cropping.
+// CHECK-LABEL: func.func @input_dilations
+//       CHECK:   %[[Z:.+]] = linalg.fill
+//       CHECK:   %[[K:.+]] = tensor.extract_slice %{{.+}}[0, 0, 1] [1, 1, 2] [1, 1, 1] : tensor<1x1x3xf32> to tensor<1x1x2xf32>
+//       CHECK:   tensor.insert_slice %[[K]] into %[[Z]][0, 0, 1] [1, 1, 2] [1, 1, 3] : tensor<1x1x2xf32> into tensor<1x1x6xf32>
+//       CHECK:   linalg.generic
+func.func @input_dilations(%x: tensor<1x1x3xf32>, %w: tensor<2x1x2xf32>) -> tensor<1x2x5xf32> {
+  %0 = strata.conv %x, %w {dilations = array<i64: 1>, group = 1 : i64, input_dilations = array<i64: 3>, pads = array<i64: -2, 1>, strides = array<i64: 1>} : (tensor<1x1x3xf32>, tensor<2x1x2xf32>) -> tensor<1x2x5xf32>
+  return %0 : tensor<1x2x5xf32>
+}

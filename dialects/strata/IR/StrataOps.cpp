@@ -10,6 +10,8 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/SmallSet.h"
 
+#include <limits>
+
 using namespace mlir;
 
 namespace strata::ir {
@@ -500,7 +502,8 @@ static LogicalResult verifyWindow(Operation *op, int64_t spatial,
                                   ArrayRef<int64_t> kernel,
                                   ArrayRef<int64_t> strides,
                                   ArrayRef<int64_t> dilations,
-                                  ArrayRef<int64_t> pads) {
+                                  ArrayRef<int64_t> pads,
+                                  bool negativePads = false) {
   auto check = [&](StringRef name, ArrayRef<int64_t> v, int64_t size,
                    int64_t least) -> LogicalResult {
     if (static_cast<int64_t>(v.size()) != size)
@@ -518,7 +521,8 @@ static LogicalResult verifyWindow(Operation *op, int64_t spatial,
   if (failed(check("kernel", kernel, spatial, 1)) ||
       failed(check("strides", strides, spatial, 1)) ||
       failed(check("dilations", dilations, spatial, 1)) ||
-      failed(check("pads", pads, 2 * spatial, 0)))
+      failed(check("pads", pads, 2 * spatial,
+                   negativePads ? std::numeric_limits<int64_t>::min() : 0)))
     return failure();
   return success();
 }
@@ -548,8 +552,18 @@ LogicalResult ConvOp::verify() {
       ShapedType::isDynamic(w[0]) || ShapedType::isDynamic(w[1]))
     return emitOpError() << "expected a static weight, got " << formatShape(w);
   if (failed(verifyWindow(*this, spatial, w.drop_front(2), getStrides(),
-                          getDilations(), getPads())))
+                          getDilations(), getPads(), /*negativePads=*/true)))
     return failure();
+  SmallVector<int64_t> dilated(in);
+  if (std::optional<ArrayRef<int64_t>> id = getInputDilations()) {
+    if (static_cast<int64_t>(id->size()) != spatial ||
+        llvm::any_of(*id, [](int64_t x) { return x < 1; }))
+      return emitOpError() << "expected " << spatial
+                           << " 'input_dilations' >= 1";
+    for (int64_t d = 0; d < spatial; ++d)
+      if (!ShapedType::isDynamic(in[d + 2]))
+        dilated[d + 2] = in[d + 2] == 0 ? 0 : (in[d + 2] - 1) * (*id)[d] + 1;
+  }
   const int64_t group = getGroup();
   if (group < 1 || w[0] % group != 0)
     return emitOpError() << "'group' " << group << " must divide the "
@@ -562,7 +576,7 @@ LogicalResult ConvOp::verify() {
     return emitOpError() << "expected a bias of shape [" << w[0] << "], got "
                          << formatShape(shapeOf(getBias()));
   SmallVector<int64_t> expected =
-      windowResultShape(in, w[0], w.drop_front(2), getStrides(),
+      windowResultShape(dilated, w[0], w.drop_front(2), getStrides(),
                         getDilations(), getPads(), false);
   if (llvm::any_of(expected, [](int64_t e) { return e < 0 && !ShapedType::isDynamic(e); }))
     return emitOpError() << "the kernel does not fit the padded input "

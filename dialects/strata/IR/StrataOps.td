@@ -333,9 +333,13 @@ def Strata_ConvOp : Strata_Op<"conv",
     o * stride + k * dilation - pad_begin] * weight[m, c, k...]` over
     `input` [N, C, S...] and `weight` [M, C / G, K...] (G = `group`, g =
     m / (M / G)), zero outside the input. `pads` holds the begin pads of
-    the D spatial dims, then the end pads; the result is [N, M, O...] with
-    O = (S + begin + end - dilation * (K - 1) - 1) / stride + 1. From ONNX
-    `Conv` (auto_pad resolved to explicit pads).
+    the D spatial dims, then the end pads (negative ones crop); the result
+    is [N, M, O...] with O = (S + begin + end - dilation * (K - 1) - 1) /
+    stride + 1. With `input_dilations` the input's elements first move
+    that far apart (zeros between them, S becoming (S - 1) * i + 1): a
+    transposed convolution is this over the flipped, transposed weight.
+    From ONNX `Conv` and `ConvTranspose` (auto_pad resolved to explicit
+    pads).
 
     ```mlir
     %y = strata.conv %x, %w, %b {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 3, 3, 3, 3>, group = 1 : i64} : (tensor<1x3x224x224xf32>, tensor<64x3x7x7xf32>, tensor<64xf32>) -> tensor<1x64x112x112xf32>
@@ -345,7 +349,8 @@ def Strata_ConvOp : Strata_Op<"conv",
                    Optional<Strata_FloatTensor>:$bias,
                    DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
                    DenseI64ArrayAttr:$pads,
-                   DefaultValuedAttr<I64Attr, "1">:$group);
+                   DefaultValuedAttr<I64Attr, "1">:$group,
+                   OptionalAttr<DenseI64ArrayAttr>:$input_dilations);
   let results = (outs Strata_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? attr-dict `:`
