@@ -94,6 +94,7 @@ mlir::LogicalResult convertQuantizeLinear(ImportContext &ctx);
 mlir::LogicalResult convertDequantizeLinear(ImportContext &ctx);
 mlir::LogicalResult convertDynamicQuantizeLinear(ImportContext &ctx);
 mlir::LogicalResult convertMatMulInteger(ImportContext &ctx);
+mlir::LogicalResult convertQLinearMatMul(ImportContext &ctx);
 mlir::LogicalResult convertMatMulNBits(ImportContext &ctx);
 
 mlir::LogicalResult convertContribGelu(ImportContext &ctx);

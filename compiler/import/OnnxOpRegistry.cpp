@@ -159,6 +159,7 @@ const OpConverter kConverters[] = {
     {"", "DequantizeLinear", 10, kMax, convertDequantizeLinear},
     {"", "DynamicQuantizeLinear", 11, kMax, convertDynamicQuantizeLinear},
     {"", "MatMulInteger", 10, kMax, convertMatMulInteger},
+    {"", "QLinearMatMul", 10, kMax, convertQLinearMatMul},
     // onnxruntime contrib ops seen in optimized exports.
     {kMs, "Gelu", 1, 1, convertContribGelu},
     {kMs, "FastGelu", 1, 1, convertContribGelu},

@@ -370,4 +370,65 @@ LogicalResult convertMatMulInteger(ImportContext &ctx) {
   return success();
 }
 
+// QLinearMatMul: the int32 product of the shifted operands (an exact fp32
+// matmul, as MatMulInteger) times a_scale * b_scale / y_scale (formed in the
+// scales' own type, as the reference), quantized to y_zero_point's type.
+LogicalResult convertQLinearMatMul(ImportContext &ctx) {
+  if (failed(ctx.requireInputs(8)))
+    return failure();
+  auto shifted = [&](unsigned index, unsigned zpIndex,
+                     bool perRow) -> FailureOr<Value> {
+    Value x = ctx.input(index);
+    Type t = typeOf(x).getElementType();
+    if (!t.isSignlessInteger(8) && !t.isUnsignedInteger(8))
+      return ctx.error() << "only int8 and uint8 operands are supported, got "
+                         << typeOf(x);
+    Value y = toF32(ctx, x);
+    Value zp = ctx.input(zpIndex);
+    if (typeOf(zp).getElementType() != t)
+      return ctx.error() << "expected the zero point of input " << index
+                         << " to be " << t;
+    if (isZero(zp))
+      return y;
+    RankedTensorType z = typeOf(zp);
+    if (perRow && z.getRank() == 1 && z.getDimSize(0) != 1)
+      zp = ctx.reshapeTo(zp, {z.getDimSize(0), 1}, {});
+    Value r = broadcastOp<SubOp>(ctx, y, toF32(ctx, zp));
+    if (!r)
+      return ctx.error() << "zero point of input " << index
+                         << " does not broadcast";
+    return r;
+  };
+  FailureOr<Value> a = shifted(0, 2, /*perRow=*/true);
+  FailureOr<Value> b = shifted(3, 5, /*perRow=*/false);
+  if (failed(a) || failed(b))
+    return failure();
+  std::optional<SmallVector<int64_t>> dims =
+      inferMatmulShape(typeOf(*a).getShape(), typeOf(*b).getShape());
+  if (!dims)
+    return ctx.error() << "input shapes are not compatible for QLinearMatMul";
+  Type f32 = ctx.b().getF32Type();
+  Value c = MatmulOp::create(ctx.b(), ctx.loc(),
+                             RankedTensorType::get(*dims, f32), *a, *b);
+  Value as = ctx.input(1), bs = ctx.input(4), ys = ctx.input(6);
+  for (Value s : {as, bs, ys})
+    if (!isa<FloatType>(typeOf(s).getElementType()) ||
+        typeOf(s).getElementType() != typeOf(as).getElementType())
+      return ctx.error() << "expected float scales of one type";
+  if (typeOf(as).getRank() == 1 && typeOf(as).getDimSize(0) != 1)
+    as = ctx.reshapeTo(as, {typeOf(as).getDimSize(0), 1}, {});
+  Value scale = broadcastOp<DivOp>(ctx, broadcastOp<MulOp>(ctx, as, bs), ys);
+  if (!scale)
+    return ctx.error() << "the scales do not broadcast";
+  Value v = binary<MulOp>(ctx, c, toF32(ctx, scale));
+  Value yzp = ctx.input(7);
+  Type target = typeOf(yzp).getElementType();
+  if (!target.isSignlessInteger(8) && !target.isUnsignedInteger(8))
+    return ctx.error() << "only int8 and uint8 outputs are supported";
+  ctx.setOutput(0, quantizeScaled(ctx, v,
+                                  isZero(yzp) ? Value() : toF32(ctx, yzp),
+                                  target));
+  return success();
+}
+
 } // namespace strata::import
