@@ -52,6 +52,7 @@ mlir::LogicalResult convertTranspose(ImportContext &ctx);
 mlir::LogicalResult convertDepthSpace(ImportContext &ctx);
 mlir::LogicalResult convertPad(ImportContext &ctx);
 mlir::LogicalResult convertResize(ImportContext &ctx);
+mlir::LogicalResult convertAffineGrid(ImportContext &ctx);
 mlir::LogicalResult convertWindowFunction(ImportContext &ctx);
 mlir::LogicalResult convertCenterCropPad(ImportContext &ctx);
 mlir::LogicalResult convertConcat(ImportContext &ctx);

@@ -97,6 +97,7 @@ const OpConverter kConverters[] = {
     {"", "DepthToSpace", 11, kMax, convertDepthSpace},
     {"", "Pad", 2, kMax, convertPad},
     {"", "Resize", 10, kMax, convertResize},
+    {"", "AffineGrid", 20, kMax, convertAffineGrid},
     {"", "Upsample", 7, 9, convertResize},
     {"", "HannWindow", 17, kMax, convertWindowFunction},
     {"", "HammingWindow", 17, kMax, convertWindowFunction},

@@ -452,4 +452,82 @@ LogicalResult convertResize(ImportContext &ctx) {
   return success();
 }
 
+// AffineGrid(theta [N, D, D + 1], size [N, C, spatial...]): the normalized
+// coordinates of every output position in [-1, 1] (pixel centers, or the
+// corners with align_corners), x first, as a constant [D + 1, positions]
+// with a row of ones; theta times it, moved to [N, spatial..., D].
+LogicalResult convertAffineGrid(ImportContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  RankedTensorType theta = ctx.inputType(0);
+  std::optional<SmallVector<int64_t>> size = ctx.inputConstInts(1);
+  if (!size)
+    return ctx.error() << "'size' must be a constant";
+  FailureOr<int64_t> alignCorners = ctx.intAttr("align_corners", 0);
+  if (failed(alignCorners))
+    return failure();
+  const int64_t spatial = static_cast<int64_t>(size->size()) - 2;
+  if ((spatial != 2 && spatial != 3) || theta.getRank() != 3 ||
+      theta.getDimSize(1) != spatial || theta.getDimSize(2) != spatial + 1 ||
+      !isa<FloatType>(theta.getElementType()))
+    return ctx.error() << "expected theta [N, " << spatial << ", "
+                       << spatial + 1 << "] of floats for a size of "
+                       << size->size() << " entries, got " << theta;
+  SmallVector<int64_t> extents(size->begin() + 2, size->end());
+  int64_t positions = 1;
+  for (int64_t e : extents) {
+    if (e < 1 || e > (int64_t{1} << 14))
+      return ctx.error() << "invalid grid extent " << e;
+    positions *= e;
+  }
+  if (positions > (int64_t{1} << 22))
+    return ctx.error() << "the grid of " << positions << " positions is too large";
+  auto coordinate = [&](int64_t i, int64_t n) {
+    if (*alignCorners)
+      return n == 1 ? -1.0 : -1.0 + i * (2.0 / (n - 1));
+    return -1.0 + (2.0 / n) / 2 + i * (2.0 / n);
+  };
+  // Rows x, y[, z], 1 over positions in row-major (z, y, x) order.
+  SmallVector<double> base((spatial + 1) * positions);
+  for (int64_t p = 0; p < positions; ++p) {
+    int64_t rest = p;
+    for (int64_t d = spatial - 1; d >= 0; --d) {
+      const int64_t i = rest % extents[d];
+      rest /= extents[d];
+      // Dim d of the extents is coordinate spatial - 1 - d (x is last).
+      base[(spatial - 1 - d) * positions + p] = coordinate(i, extents[d]);
+    }
+    base[spatial * positions + p] = 1.0;
+  }
+  OpBuilder &b = ctx.b();
+  Location loc = ctx.loc();
+  Type et = theta.getElementType();
+  SmallVector<APFloat> values;
+  for (double v : base) {
+    APFloat f(v);
+    bool lost;
+    f.convert(cast<FloatType>(et).getFloatSemantics(),
+              APFloat::rmNearestTiesToEven, &lost);
+    values.push_back(f);
+  }
+  auto baseType = RankedTensorType::get({spatial + 1, positions}, et);
+  Value grid = ConstantOp::create(b, loc, DenseElementsAttr::get(baseType, values));
+  const int64_t n = theta.getDimSize(0);
+  Value product = MatmulOp::create(
+      b, loc, RankedTensorType::get({n, spatial, positions}, et), ctx.input(0),
+      grid);
+  Value moved = TransposeOp::create(
+      b, loc, RankedTensorType::get({n, positions, spatial}, et), product,
+      ArrayRef<int64_t>{0, 2, 1});
+  SmallVector<int64_t> shape{n};
+  llvm::append_range(shape, extents);
+  shape.push_back(spatial);
+  SmallVector<DimSource> sources{DimSource::fromInput(0)};
+  for (int64_t e : extents)
+    sources.push_back(DimSource::fixed(e));
+  sources.push_back(DimSource::fixed(spatial));
+  ctx.setOutput(0, ctx.reshapeTo(moved, shape, sources));
+  return success();
+}
+
 } // namespace strata::import
