@@ -155,9 +155,9 @@ LogicalResult convertOneHot(ImportContext &ctx) {
   std::optional<double> depthValue = ctx.inputConstFloat(1);
   if (!depthValue)
     return ctx.error() << "'depth' must be a constant";
-  const int64_t depth = static_cast<int64_t>(*depthValue);
-  if (depth < 1 || depth > (int64_t{1} << 24))
+  if (!(*depthValue >= 1 && *depthValue <= double(int64_t{1} << 24)))
     return ctx.error() << "'depth' " << *depthValue << " is out of range";
+  const int64_t depth = static_cast<int64_t>(*depthValue);
   RankedTensorType it = ctx.inputType(0), vt = ctx.inputType(2);
   if (!vt.hasStaticShape() || vt.getNumElements() != 2)
     return ctx.error() << "'values' must hold 2 elements, got "
@@ -231,7 +231,8 @@ LogicalResult convertEyeLike(ImportContext &ctx) {
       return ctx.error() << "unsupported 'dtype' " << dtype->i();
   }
   const int64_t rows = in.getDimSize(0), cols = in.getDimSize(1);
-  if (rows * cols > (int64_t{1} << 26))
+  if (rows > (int64_t{1} << 24) || cols > (int64_t{1} << 24) ||
+      rows * cols > (int64_t{1} << 24))
     return ctx.error() << "the identity of " << rows << "x" << cols
                        << " elements is too large a constant";
   // Positions (i, j) with j - i == k: row positions against columns.

@@ -28,6 +28,10 @@ struct Window {
   bool ceil = false;
 };
 
+// Window attributes beyond this magnitude are rejected: the extent
+// arithmetic stays far from overflow.
+constexpr int64_t kMaxWindowValue = int64_t{1} << 30;
+
 /// An ints attribute of |size| entries, |dflt| in each when absent.
 FailureOr<SmallVector<int64_t>> intsOr(ImportContext &ctx, StringRef name,
                                        int64_t size, int64_t dflt) {
@@ -41,6 +45,11 @@ FailureOr<SmallVector<int64_t>> intsOr(ImportContext &ctx, StringRef name,
                 << " entries, expected " << size;
     return failure();
   }
+  for (int64_t x : **v)
+    if (x > kMaxWindowValue || x < -kMaxWindowValue) {
+      ctx.error() << "'" << name << "' value " << x << " is out of range";
+      return failure();
+    }
   return **v;
 }
 
@@ -68,6 +77,11 @@ FailureOr<Window> readWindow(ImportContext &ctx, RankedTensorType in,
     }
     w.kernel = **k;
   }
+  for (int64_t k : w.kernel)
+    if (k > kMaxWindowValue) {
+      ctx.error() << "kernel extent " << k << " is out of range";
+      return failure();
+    }
   FailureOr<SmallVector<int64_t>> strides = intsOr(ctx, "strides", spatial, 1);
   FailureOr<SmallVector<int64_t>> dilations =
       intsOr(ctx, "dilations", spatial, 1);
@@ -215,6 +229,14 @@ LogicalResult convertConvTranspose(ImportContext &ctx) {
                        << " does not match input " << formatShape(in.getShape())
                        << " with group " << g;
   SmallVector<int64_t> kernel(wt.getShape().drop_front(2)), pads, out;
+  for (const auto &list : {*padsAttr, *outputShape})
+    if (list && llvm::any_of(*list, [](int64_t x) {
+          return x > kMaxWindowValue || x < -kMaxWindowValue;
+        }))
+      return ctx.error() << "a pad or output extent is out of range";
+  for (int64_t d = 0; d < spatial; ++d)
+    if (in.getDimSize(d + 2) > kMaxWindowValue || kernel[d] > kMaxWindowValue)
+      return ctx.error() << "extents out of range";
   for (int64_t d = 0; d < spatial; ++d)
     if ((*strides)[d] < 1 || (*dilations)[d] < 1)
       return ctx.error() << "strides and dilations must be >= 1";

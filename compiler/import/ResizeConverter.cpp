@@ -394,6 +394,20 @@ LogicalResult convertResize(ImportContext &ctx) {
   // Per axis: the scale and the output extent.
   SmallVector<double> scale(rank, 1.0);
   SmallVector<int64_t> out(in.getShape());
+  // Every scale, size and resulting extent is checked as a double first: a
+  // huge or NaN value must not reach an integer conversion.
+  constexpr double kMaxExtent = double(int64_t{1} << 24);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const double v = scales ? (*scales)[i] : (*sizes)[i];
+    const double extent =
+        scales ? v * static_cast<double>(in.isDynamicDim(axes[i])
+                                             ? 1
+                                             : in.getDimSize(axes[i]))
+               : v;
+    if (!(v > 0) || !(extent < kMaxExtent))
+      return ctx.error() << "invalid scale or size " << v << " for dim "
+                         << axes[i];
+  }
   if (sizes) {
     SmallVector<double> ratio;
     for (size_t i = 0; i < axes.size(); ++i)
@@ -409,7 +423,10 @@ LogicalResult convertResize(ImportContext &ctx) {
                            : *std::max_element(ratio.begin(), ratio.end());
       for (int64_t a : axes) {
         scale[a] = s;
-        out[a] = static_cast<int64_t>(s * in.getDimSize(a) + 0.5);
+        const double extent = s * in.getDimSize(a) + 0.5;
+        if (!(extent < kMaxExtent))
+          return ctx.error() << "invalid size for dim " << a;
+        out[a] = static_cast<int64_t>(extent);
       }
     } else {
       return ctx.error() << "unknown keep_aspect_ratio_policy '" << *policy
@@ -436,6 +453,13 @@ LogicalResult convertResize(ImportContext &ctx) {
       roiStart[axes[i]] = (*roi)[i];
       roiEnd[axes[i]] = (*roi)[axes.size() + i];
     }
+  // Antialiased downscaling reads about 4 / scale taps per output.
+  if (m.antialias)
+    for (int64_t a : axes)
+      if (!in.isDynamicDim(a) && scale[a] < 1 &&
+          !(static_cast<double>(out[a]) * (4.0 / scale[a] + 4) < kMaxExtent))
+        return ctx.error() << "antialiasing dim " << a << " at scale "
+                           << scale[a] << " needs too many taps";
   Value x = ctx.input(0);
   for (int64_t d = rank - 1; d >= 0; --d) {
     if (!llvm::is_contained(axes, d) || in.isDynamicDim(d) ||

@@ -443,6 +443,9 @@ LogicalResult convertPad(ImportContext &ctx) {
   const int64_t n = axes.size();
   if (static_cast<int64_t>(given.size()) != 2 * n)
     return ctx.error() << "expected " << 2 * n << " pads, got " << given.size();
+  for (int64_t p : given)
+    if (p > (int64_t{1} << 30) || p < -(int64_t{1} << 30))
+      return ctx.error() << "pad " << p << " is out of range";
   SmallVector<int64_t> pads(2 * rank, 0);
   for (int64_t i = 0; i < n; ++i) {
     pads[axes[i]] = given[i];
@@ -503,7 +506,7 @@ LogicalResult convertCenterCropPad(ImportContext &ctx) {
   SmallVector<int64_t> pads(2 * rank, 0), shape(in.getShape());
   for (size_t i = 0; i < axes.size(); ++i) {
     const int64_t d = axes[i], s = in.getDimSize(d), t = (*target)[i];
-    if (ShapedType::isDynamic(s) || t < 0)
+    if (ShapedType::isDynamic(s) || t < 0 || t > (int64_t{1} << 30))
       return ctx.error() << "expected a static dim " << d
                          << " and a non-negative target, got "
                          << formatShape(in.getShape()) << " and " << t;

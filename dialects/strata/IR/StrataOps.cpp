@@ -510,10 +510,13 @@ static LogicalResult verifyWindow(Operation *op, int64_t spatial,
       return op->emitOpError() << "expected " << size << " '" << name
                                << "' for " << spatial << " spatial dims, got "
                                << v.size();
+    // Bounded so that the extent arithmetic cannot overflow.
+    constexpr int64_t kMost = int64_t{1} << 30;
     for (int64_t x : v)
-      if (x < least)
-        return op->emitOpError() << "expected '" << name << "' >= " << least
-                                 << ", got " << x;
+      if (x < std::max(least, -kMost) || x > kMost)
+        return op->emitOpError() << "expected '" << name << "' in ["
+                                 << std::max(least, -kMost) << ", " << kMost
+                                 << "], got " << x;
     return success();
   };
   if (spatial < 1)
