@@ -5,6 +5,7 @@
 #include "compiler/import/ImportContext.h"
 
 #include "dialects/strata/IR/ConstantValues.h"
+#include "dialects/strata/IR/ShapeRules.h"
 #include "dialects/strata/IR/StrataOps.h"
 
 #include <onnx/onnx_pb.h>
@@ -229,6 +230,37 @@ Value ImportContext::constI64(ArrayRef<int64_t> values, bool scalar) {
   auto type = RankedTensorType::get(shape, builder_.getI64Type());
   return ConstantOp::create(builder_, loc_,
                             DenseElementsAttr::get(type, values));
+}
+
+Value ImportContext::constFloats(Type elementType, ArrayRef<int64_t> shape,
+                                 ArrayRef<double> values) {
+  const llvm::fltSemantics &semantics =
+      cast<FloatType>(elementType).getFloatSemantics();
+  SmallVector<APFloat> floats;
+  for (double v : values) {
+    APFloat f(v);
+    bool lost;
+    f.convert(semantics, APFloat::rmNearestTiesToEven, &lost);
+    floats.push_back(f);
+  }
+  return ConstantOp::create(
+      builder_, loc_,
+      DenseElementsAttr::get(RankedTensorType::get(shape, elementType),
+                             floats));
+}
+
+FailureOr<SmallVector<int64_t>>
+ImportContext::normalizedAxes(ArrayRef<int64_t> axes, int64_t rank) {
+  SmallVector<int64_t> out;
+  for (int64_t a : axes) {
+    std::optional<int64_t> n = normalizeAxis(a, rank);
+    if (!n || llvm::is_contained(out, *n)) {
+      error() << "invalid or repeated axis " << a << " for rank " << rank;
+      return failure();
+    }
+    out.push_back(*n);
+  }
+  return out;
 }
 
 Value ImportContext::constScalar(Type elementType, double value) {

@@ -119,6 +119,15 @@ public:
   mlir::Value constI64(llvm::ArrayRef<int64_t> values, bool scalar = false);
   /// A 0-D strata.constant of |elementType| holding |value|.
   mlir::Value constScalar(mlir::Type elementType, double value);
+  /// A strata.constant of float |elementType| and |shape| holding |values|
+  /// (row-major), each rounded to nearest even.
+  mlir::Value constFloats(mlir::Type elementType, llvm::ArrayRef<int64_t> shape,
+                          llvm::ArrayRef<double> values);
+  /// |axes| with negative entries counted from the back of a rank-|rank|
+  /// tensor, in their order; an error naming the first invalid or repeated
+  /// one.
+  mlir::FailureOr<llvm::SmallVector<int64_t>>
+  normalizedAxes(llvm::ArrayRef<int64_t> axes, int64_t rank);
   /// A 1-D i64 shape tensor for |dims|, reading dynamic extents of |source|
   /// at run time (strata.shape + slices + concat) only where needed.
   mlir::Value buildShape(mlir::Value source, llvm::ArrayRef<DimSource> dims);

@@ -224,14 +224,10 @@ LogicalResult convertReduce(ImportContext &ctx) {
     for (int64_t d = 0; d < rank; ++d)
       axes.push_back(d);
   }
-  SmallVector<int64_t> normalized;
-  for (int64_t a : axes) {
-    std::optional<int64_t> n = normalizeAxis(a, rank);
-    if (!n || llvm::is_contained(normalized, *n))
-      return ctx.error() << "invalid or repeated axis " << a << " for rank "
-                         << rank;
-    normalized.push_back(*n);
-  }
+  FailureOr<SmallVector<int64_t>> valid = ctx.normalizedAxes(axes, rank);
+  if (failed(valid))
+    return failure();
+  SmallVector<int64_t> normalized = *valid;
   llvm::sort(normalized);
   DenseI64ArrayAttr axesAttr = b.getDenseI64ArrayAttr(normalized);
   // One strata reduction of |v| over the axes.

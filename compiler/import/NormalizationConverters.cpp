@@ -227,14 +227,10 @@ LogicalResult convertMeanVarianceNormalization(ImportContext &ctx) {
     return failure();
   SmallVector<int64_t> axes =
       axesAttr->value_or(SmallVector<int64_t>{0, 2, 3});
-  SmallVector<int64_t> normalized;
-  for (int64_t a : axes) {
-    std::optional<int64_t> n = normalizeAxis(a, in.getRank());
-    if (!n || llvm::is_contained(normalized, *n))
-      return ctx.error() << "invalid or repeated axis " << a << " for rank "
-                         << in.getRank();
-    normalized.push_back(*n);
-  }
+  FailureOr<SmallVector<int64_t>> valid = ctx.normalizedAxes(axes, in.getRank());
+  if (failed(valid))
+    return failure();
+  SmallVector<int64_t> normalized = *valid;
   llvm::sort(normalized);
   Value x = ctx.input(0);
   Type e = in.getElementType();

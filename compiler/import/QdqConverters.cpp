@@ -289,7 +289,8 @@ LogicalResult convertDynamicQuantizeLinear(ImportContext &ctx) {
   return success();
 }
 
-// (x - zero_point) in fp32 for one MatMulInteger operand; a 1-D zero point
+// (x - zero_point) in fp32 for one MatMulInteger or QLinearMatMul operand
+// (its zero point two inputs later); a 1-D zero point
 // of A is per row ([M] -> [M, 1]).
 static FailureOr<Value> shiftedOperand(ImportContext &ctx, unsigned index,
                                        bool perRow) {
@@ -376,31 +377,10 @@ LogicalResult convertMatMulInteger(ImportContext &ctx) {
 LogicalResult convertQLinearMatMul(ImportContext &ctx) {
   if (failed(ctx.requireInputs(8)))
     return failure();
-  auto shifted = [&](unsigned index, unsigned zpIndex,
-                     bool perRow) -> FailureOr<Value> {
-    Value x = ctx.input(index);
-    Type t = typeOf(x).getElementType();
-    if (!t.isSignlessInteger(8) && !t.isUnsignedInteger(8))
-      return ctx.error() << "only int8 and uint8 operands are supported, got "
-                         << typeOf(x);
-    Value y = toF32(ctx, x);
-    Value zp = ctx.input(zpIndex);
-    if (typeOf(zp).getElementType() != t)
-      return ctx.error() << "expected the zero point of input " << index
-                         << " to be " << t;
-    if (isZero(zp))
-      return y;
-    RankedTensorType z = typeOf(zp);
-    if (perRow && z.getRank() == 1 && z.getDimSize(0) != 1)
-      zp = ctx.reshapeTo(zp, {z.getDimSize(0), 1}, {});
-    Value r = broadcastOp<SubOp>(ctx, y, toF32(ctx, zp));
-    if (!r)
-      return ctx.error() << "zero point of input " << index
-                         << " does not broadcast";
-    return r;
-  };
-  FailureOr<Value> a = shifted(0, 2, /*perRow=*/true);
-  FailureOr<Value> b = shifted(3, 5, /*perRow=*/false);
+  // The operands at 0 and 3 have their zero points 2 inputs later, as
+  // MatMulInteger's.
+  FailureOr<Value> a = shiftedOperand(ctx, 0, /*perRow=*/true);
+  FailureOr<Value> b = shiftedOperand(ctx, 3, /*perRow=*/false);
   if (failed(a) || failed(b))
     return failure();
   std::optional<SmallVector<int64_t>> dims =

@@ -270,16 +270,7 @@ Value applyAxis(ImportContext &ctx, Value x, int64_t axis, const AxisMap &map,
   }
   g = ctx.reshapeTo(g, split, sources);
   auto floats = [&](ArrayRef<double> values, ArrayRef<int64_t> shape) {
-    auto type = RankedTensorType::get(shape, element);
-    SmallVector<APFloat> fs;
-    for (double v : values) {
-      APFloat f(v);
-      bool lost;
-      f.convert(cast<FloatType>(element).getFloatSemantics(),
-                APFloat::rmNearestTiesToEven, &lost);
-      fs.push_back(f);
-    }
-    return ConstantOp::create(b, loc, DenseElementsAttr::get(type, fs));
+    return ctx.constFloats(element, shape, values);
   };
   SmallVector<int64_t> wShape{out, taps};
   wShape.append(rank - axis - 1, 1);
@@ -344,12 +335,10 @@ LogicalResult convertResize(ImportContext &ctx) {
   if (failed(axesAttr))
     return failure();
   if (*axesAttr) {
-    for (int64_t a : **axesAttr) {
-      std::optional<int64_t> n = normalizeAxis(a, rank);
-      if (!n)
-        return ctx.error() << "axis " << a << " is out of range";
-      axes.push_back(*n);
-    }
+    FailureOr<SmallVector<int64_t>> n = ctx.normalizedAxes(**axesAttr, rank);
+    if (failed(n))
+      return failure();
+    axes = *n;
   } else {
     for (int64_t d = 0; d < rank; ++d)
       axes.push_back(d);
@@ -526,16 +515,7 @@ LogicalResult convertAffineGrid(ImportContext &ctx) {
   OpBuilder &b = ctx.b();
   Location loc = ctx.loc();
   Type et = theta.getElementType();
-  SmallVector<APFloat> values;
-  for (double v : base) {
-    APFloat f(v);
-    bool lost;
-    f.convert(cast<FloatType>(et).getFloatSemantics(),
-              APFloat::rmNearestTiesToEven, &lost);
-    values.push_back(f);
-  }
-  auto baseType = RankedTensorType::get({spatial + 1, positions}, et);
-  Value grid = ConstantOp::create(b, loc, DenseElementsAttr::get(baseType, values));
+  Value grid = ctx.constFloats(et, {spatial + 1, positions}, base);
   const int64_t n = theta.getDimSize(0);
   Value product = MatmulOp::create(
       b, loc, RankedTensorType::get({n, spatial, positions}, et), ctx.input(0),

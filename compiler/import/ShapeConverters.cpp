@@ -429,13 +429,10 @@ LogicalResult convertPad(ImportContext &ctx) {
     std::optional<SmallVector<int64_t>> a = ctx.inputConstInts(3);
     if (!a)
       return ctx.error() << "'axes' must be a constant";
-    for (int64_t x : *a) {
-      std::optional<int64_t> n = normalizeAxis(x, rank);
-      if (!n)
-        return ctx.error() << "axis " << x << " is out of range for rank "
-                           << rank;
-      axes.push_back(*n);
-    }
+    FailureOr<SmallVector<int64_t>> n = ctx.normalizedAxes(*a, rank);
+    if (failed(n))
+      return failure();
+    axes = *n;
   } else {
     for (int64_t d = 0; d < rank; ++d)
       axes.push_back(d);
@@ -489,13 +486,10 @@ LogicalResult convertCenterCropPad(ImportContext &ctx) {
     return failure();
   SmallVector<int64_t> axes;
   if (*axesAttr) {
-    for (int64_t x : **axesAttr) {
-      std::optional<int64_t> n = normalizeAxis(x, rank);
-      if (!n)
-        return ctx.error() << "axis " << x << " is out of range for rank "
-                           << rank;
-      axes.push_back(*n);
-    }
+    FailureOr<SmallVector<int64_t>> n = ctx.normalizedAxes(**axesAttr, rank);
+    if (failed(n))
+      return failure();
+    axes = *n;
   } else {
     for (int64_t d = 0; d < rank; ++d)
       axes.push_back(d);

@@ -54,27 +54,20 @@ LogicalResult convertWindowFunction(ImportContext &ctx) {
                     static_cast<double>(i) / denominator);
     values.push_back(w);
   }
-  auto type = RankedTensorType::get({n}, element);
-  Attribute attr;
-  if (auto f = dyn_cast<FloatType>(element)) {
-    SmallVector<APFloat> fs;
-    for (double v : values) {
-      APFloat x(v);
-      bool lost;
-      x.convert(f.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
-      fs.push_back(x);
-    }
-    attr = DenseElementsAttr::get(type, fs);
-  } else {
-    SmallVector<APInt> is;
-    for (double v : values)
-      is.push_back(APInt(element.getIntOrFloatBitWidth(),
+  if (isa<FloatType>(element)) {
+    ctx.setOutput(0, ctx.constFloats(element, {n}, values));
+    return success();
+  }
+  // Integer outputs truncate, as the reference's cast.
+  SmallVector<APInt> ints;
+  for (double v : values)
+    ints.push_back(APInt(element.getIntOrFloatBitWidth(),
                          static_cast<int64_t>(v), /*isSigned=*/true,
                          /*implicitTrunc=*/true));
-    attr = DenseElementsAttr::get(type, is);
-  }
-  ctx.setOutput(0, ConstantOp::create(ctx.b(), ctx.loc(),
-                                      cast<DenseElementsAttr>(attr)));
+  ctx.setOutput(0, ConstantOp::create(
+                       ctx.b(), ctx.loc(),
+                       DenseElementsAttr::get(
+                           RankedTensorType::get({n}, element), ints)));
   return success();
 }
 
