@@ -50,15 +50,10 @@ public:
   template <typename OpT> Value compare(Value a, Value b) {
     if (!a || !b)
       return {};
-    std::optional<SmallVector<int64_t>> dims =
-        broadcastShapes(typeOf(a).getShape(), typeOf(b).getShape());
-    if (!dims) {
+    Value r = broadcastCompare<OpT>(ctx_, a, b);
+    if (!r)
       reportShapes(a, b);
-      return {};
-    }
-    return OpT::create(ctx_.b(), ctx_.loc(),
-                       RankedTensorType::get(*dims, ctx_.b().getI1Type()), a,
-                       b);
+    return r;
   }
   Value where(Value cond, Value x, Value y) {
     if (!cond || !x || !y)

@@ -90,25 +90,13 @@ FailureOr<Value> argExtreme(ImportContext &ctx, Value x, int64_t axis,
   return reversed(ctx, reduceAlong<ReduceMaxOp>(ctx, firstKey, axis, keep));
 }
 
-FailureOr<int64_t> axisOf(ImportContext &ctx, int64_t dflt, int64_t rank) {
-  FailureOr<int64_t> attr = ctx.intAttr("axis", dflt);
-  if (failed(attr))
-    return failure();
-  std::optional<int64_t> axis = normalizeAxis(*attr, rank);
-  if (!axis) {
-    ctx.error() << "'axis' " << *attr << " is out of range for rank " << rank;
-    return failure();
-  }
-  return *axis;
-}
-
 } // namespace
 
 LogicalResult convertArgExtreme(ImportContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();
   RankedTensorType in = ctx.inputType(0);
-  FailureOr<int64_t> axis = axisOf(ctx, 0, in.getRank());
+  FailureOr<int64_t> axis = ctx.axisAttr("axis", 0, in.getRank());
   FailureOr<int64_t> keep = ctx.intAttr("keepdims", 1);
   FailureOr<int64_t> last = ctx.intAttr("select_last_index", 0);
   if (failed(axis) || failed(keep) || failed(last))
@@ -128,7 +116,7 @@ LogicalResult convertHardmax(ImportContext &ctx) {
   RankedTensorType in = ctx.inputType(0);
   if (!isa<FloatType>(in.getElementType()))
     return ctx.error() << "expected a float input, got " << in.getElementType();
-  FailureOr<int64_t> axis = axisOf(ctx, -1, in.getRank());
+  FailureOr<int64_t> axis = ctx.axisAttr("axis", -1, in.getRank());
   if (failed(axis))
     return failure();
   FailureOr<Value> index = argExtreme(ctx, ctx.input(0), *axis,
@@ -163,7 +151,7 @@ LogicalResult convertOneHot(ImportContext &ctx) {
     return ctx.error() << "'values' must hold 2 elements, got "
                        << formatShape(vt.getShape());
   const int64_t rank = it.getRank() + 1;
-  FailureOr<int64_t> axis = axisOf(ctx, -1, rank);
+  FailureOr<int64_t> axis = ctx.axisAttr("axis", -1, rank);
   if (failed(axis))
     return failure();
   OpBuilder &b = ctx.b();

@@ -263,6 +263,20 @@ ImportContext::normalizedAxes(ArrayRef<int64_t> axes, int64_t rank) {
   return out;
 }
 
+FailureOr<int64_t> ImportContext::axisAttr(StringRef name, int64_t dflt,
+                                           int64_t rank) {
+  FailureOr<int64_t> attr = intAttr(name, dflt);
+  if (failed(attr))
+    return failure();
+  std::optional<int64_t> axis = normalizeAxis(*attr, rank);
+  if (!axis) {
+    error() << "'" << name << "' " << *attr << " is out of range for rank "
+            << rank;
+    return failure();
+  }
+  return *axis;
+}
+
 Value ImportContext::constScalar(Type elementType, double value) {
   auto type = RankedTensorType::get({}, elementType);
   Attribute attr;

@@ -128,6 +128,11 @@ public:
   /// one.
   mlir::FailureOr<llvm::SmallVector<int64_t>>
   normalizedAxes(llvm::ArrayRef<int64_t> axes, int64_t rank);
+  /// The int attribute |name| (|dflt| when absent) as an axis of a
+  /// rank-|rank| tensor, negative values counted from the back; an error
+  /// when out of range.
+  mlir::FailureOr<int64_t> axisAttr(llvm::StringRef name, int64_t dflt,
+                                    int64_t rank);
   /// A 1-D i64 shape tensor for |dims|, reading dynamic extents of |source|
   /// at run time (strata.shape + slices + concat) only where needed.
   mlir::Value buildShape(mlir::Value source, llvm::ArrayRef<DimSource> dims);

@@ -55,13 +55,9 @@ LogicalResult convertGatherElements(ImportContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();
   RankedTensorType data = ctx.inputType(0), indices = ctx.inputType(1);
-  FailureOr<int64_t> axisAttr = ctx.intAttr("axis", 0);
-  if (failed(axisAttr))
+  FailureOr<int64_t> axis = ctx.axisAttr("axis", 0, data.getRank());
+  if (failed(axis))
     return failure();
-  std::optional<int64_t> axis = normalizeAxis(*axisAttr, data.getRank());
-  if (!axis)
-    return ctx.error() << "'axis' " << *axisAttr
-                       << " is out of range for rank " << data.getRank();
   auto type = RankedTensorType::get(indices.getShape(), data.getElementType());
   ctx.setOutput(0, GatherElementsOp::create(ctx.b(), ctx.loc(), type,
                                             ctx.input(0), ctx.input(1),

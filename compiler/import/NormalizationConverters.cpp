@@ -83,6 +83,18 @@ SmallVector<int64_t> axesFrom(int64_t from, int64_t rank, bool skipChannel) {
   return axes;
 }
 
+/// Inputs |first| and |first| + 1 (named |names|) as per-channel vectors;
+/// nulls (reported) when either is not a static [channels].
+std::pair<Value, Value> channelPair(ImportContext &ctx, unsigned first,
+                                    int64_t rank, int64_t channels,
+                                    std::pair<StringRef, StringRef> names) {
+  Value a = perChannel(ctx, ctx.input(first), rank, channels, names.first);
+  if (!a)
+    return {};
+  return {a, perChannel(ctx, ctx.input(first + 1), rank, channels,
+                        names.second)};
+}
+
 LogicalResult requireFloatNC(ImportContext &ctx, RankedTensorType in) {
   if (!isa<FloatType>(in.getElementType()))
     return ctx.error() << "expected a float input, got " << in.getElementType();
@@ -107,10 +119,11 @@ LogicalResult convertBatchNormalization(ImportContext &ctx) {
     return failure();
   const int64_t rank = in.getRank(), channels = in.getDimSize(1);
   Value x = ctx.input(0);
-  Value scale = perChannel(ctx, ctx.input(1), rank, channels, "scale");
-  Value bias = perChannel(ctx, ctx.input(2), rank, channels, "B");
-  Value mean = perChannel(ctx, ctx.input(3), rank, channels, "input_mean");
-  Value var = perChannel(ctx, ctx.input(4), rank, channels, "input_var");
+  auto [scale, bias] = channelPair(ctx, 1, rank, channels, {"scale", "B"});
+  auto [mean, var] =
+      scale && bias
+          ? channelPair(ctx, 3, rank, channels, {"input_mean", "input_var"})
+          : std::pair<Value, Value>();
   if (!scale || !bias || !mean || !var)
     return failure();
   if (!*training) {
@@ -149,8 +162,7 @@ LogicalResult convertInstanceNormalization(ImportContext &ctx) {
   if (failed(epsilon))
     return failure();
   const int64_t rank = in.getRank(), channels = in.getDimSize(1);
-  Value scale = perChannel(ctx, ctx.input(1), rank, channels, "scale");
-  Value bias = perChannel(ctx, ctx.input(2), rank, channels, "B");
+  auto [scale, bias] = channelPair(ctx, 1, rank, channels, {"scale", "B"});
   if (!scale || !bias)
     return failure();
   Value x = ctx.input(0);

@@ -34,16 +34,6 @@ static Value toF32(ImportContext &ctx, Value v) {
   return castTo(ctx, v, ctx.b().getF32Type());
 }
 
-// A comparison (i1 result) of broadcast operands.
-template <typename OpT>
-static Value compare(ImportContext &ctx, Value a, Value b) {
-  std::optional<SmallVector<int64_t>> dims =
-      broadcastShapes(typeOf(a).getShape(), typeOf(b).getShape());
-  assert(dims && "operands built to broadcast");
-  return OpT::create(ctx.b(), ctx.loc(),
-                     RankedTensorType::get(*dims, ctx.b().getI1Type()), a, b);
-}
-
 template <typename OpT>
 static Value binary(ImportContext &ctx, Value a, Value b) {
   Value r = broadcastOp<OpT>(ctx, a, b);
@@ -73,11 +63,11 @@ static Value roundHalfEven(ImportContext &ctx, Value v) {
   Value half = ctx.constScalar(f32, 0.5), zero = ctx.constScalar(f32, 0);
   Value rem = ModOp::create(ctx.b(), ctx.loc(), t.getType(), t,
                             ctx.constScalar(f32, 2), /*fmod=*/true);
-  Value even = compare<EqualOp>(ctx, rem, zero);
+  Value even = broadcastCompare<EqualOp>(ctx, rem, zero);
   Value odd = NotOp::create(ctx.b(), ctx.loc(), even.getType(), even);
-  Value tie = binary<AndOp>(ctx, compare<EqualOp>(ctx, ad, half), odd);
-  Value up = binary<OrOp>(ctx, compare<GreaterOp>(ctx, ad, half), tie);
-  Value step = select(ctx, compare<LessOp>(ctx, d, zero),
+  Value tie = binary<AndOp>(ctx, broadcastCompare<EqualOp>(ctx, ad, half), odd);
+  Value up = binary<OrOp>(ctx, broadcastCompare<GreaterOp>(ctx, ad, half), tie);
+  Value step = select(ctx, broadcastCompare<LessOp>(ctx, d, zero),
                       ctx.constScalar(f32, -1), ctx.constScalar(f32, 1));
   return binary<AddOp>(ctx, t, select(ctx, up, step, zero));
 }
@@ -275,7 +265,7 @@ LogicalResult convertDynamicQuantizeLinear(ImportContext &ctx) {
   xmin = binary<MinOp>(ctx, xmin, zero);
   Value range = binary<SubOp>(ctx, xmax, xmin);
   Value scale =
-      select(ctx, compare<EqualOp>(ctx, range, zero), ctx.constScalar(f32, 1),
+      select(ctx, broadcastCompare<EqualOp>(ctx, range, zero), ctx.constScalar(f32, 1),
              binary<DivOp>(ctx, range, ctx.constScalar(f32, 255)));
   Value zpRaw = binary<SubOp>(ctx, zero, binary<DivOp>(ctx, xmin, scale));
   zpRaw = binary<MinOp>(ctx, binary<MaxOp>(ctx, zpRaw, zero),

@@ -120,6 +120,27 @@ Value filledOutput(OpBuilder &b, Location loc, RankedTensorType type,
       .getResult(0);
 }
 
+/// A parallel linalg.generic over |out| (a dynamic N read from |like|)
+/// that only writes its output: |operands| read through |maps|.
+Value pointwise(OpBuilder &b, Location loc, RankedTensorType out, Value like,
+                ValueRange operands, ArrayRef<AffineMap> maps, ScalarFn body) {
+  SmallVector<Value> dynamic;
+  for (int64_t d = 0; d < out.getRank(); ++d)
+    if (out.isDynamicDim(d))
+      dynamic.push_back(dimValue(b, loc, like, d));
+  SmallVector<AffineMap> all(maps);
+  all.push_back(b.getMultiDimIdentityMap(out.getRank()));
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{out}, operands,
+             ValueRange{emptyTensor(b, loc, out, dynamic)}, all,
+             SmallVector<utils::IteratorType>(out.getRank(),
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location l, ValueRange a) {
+               linalg::YieldOp::create(nb, l, body(nb, l, a));
+             })
+      .getResult(0);
+}
+
 /// Affine read positions o_i * stride_i + k_i * dilation_i of a generic
 /// whose dims are (n, c, o_1..o_D, [extra], k_1..k_D).
 SmallVector<AffineExpr> tapPositions(MLIRContext *ctx, int64_t spatial,
@@ -181,22 +202,12 @@ Value lowerConv(ConvOp op, ConvOp::Adaptor adaptor,
           .getResult(0);
   if (Value bias = adaptor.getBias()) {
     const int64_t rank = out.getRank();
-    SmallVector<AffineMap> maps{
-        rewriter.getMultiDimIdentityMap(rank),
-        AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx),
-        rewriter.getMultiDimIdentityMap(rank)};
-    y = linalg::GenericOp::create(
-            rewriter, loc, TypeRange{out}, ValueRange{y, bias},
-            ValueRange{filledOutput(rewriter, loc, out, x,
-                                    scalarConstant(rewriter, loc, et, 0))},
-            maps,
-            SmallVector<utils::IteratorType>(rank,
-                                             utils::IteratorType::parallel),
-            [&](OpBuilder &b, Location l, ValueRange a) {
-              linalg::YieldOp::create(
-                  b, l, Value(arith::AddFOp::create(b, l, a[0], a[1])));
-            })
-            .getResult(0);
+    y = pointwise(rewriter, loc, out, x, {y, bias},
+                  {rewriter.getMultiDimIdentityMap(rank),
+                   AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx)},
+                  [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                    return arith::AddFOp::create(b, l, a[0], a[1]);
+                  });
   }
   return y;
 }
@@ -324,26 +335,15 @@ Value lowerPool(PoolOp op, PoolOp::Adaptor adaptor,
       spatialExprs.push_back(getAffineDimExpr(d, ctx));
     maps.push_back(AffineMap::get(rank, 0, spatialExprs, ctx));
   }
-  maps.push_back(rewriter.getMultiDimIdentityMap(rank));
-  return linalg::GenericOp::create(
-             rewriter, loc, TypeRange{out}, operands,
-             ValueRange{filledOutput(rewriter, loc, out, x,
-                                     scalarConstant(rewriter, loc, et, 0))},
-             maps,
-             SmallVector<utils::IteratorType>(rank,
-                                              utils::IteratorType::parallel),
-             [&](OpBuilder &b, Location l, ValueRange a) {
-               Value r;
-               if (!isLp)
-                 r = arith::DivFOp::create(b, l, a[0], a[1]);
-               else if (p == 2)
-                 r = math::SqrtOp::create(b, l, a[0]);
-               else
-                 r = math::PowFOp::create(b, l, a[0],
-                                          scalarConstant(b, l, et, 1.0 / p));
-               linalg::YieldOp::create(b, l, r);
-             })
-      .getResult(0);
+  return pointwise(rewriter, loc, out, x, operands, maps,
+                   [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                     if (!isLp)
+                       return arith::DivFOp::create(b, l, a[0], a[1]);
+                     if (p == 2)
+                       return math::SqrtOp::create(b, l, a[0]);
+                     return math::PowFOp::create(
+                         b, l, a[0], scalarConstant(b, l, et, 1.0 / p));
+                   });
 }
 
 } // namespace
