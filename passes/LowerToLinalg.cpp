@@ -100,6 +100,9 @@ struct LowerToLinalgPass : impl::LowerToLinalgPassBase<LowerToLinalgPass> {
     lowering::populateDataMovementLoweringPatterns(patterns);
     lowering::populateCacheLoweringPatterns(patterns);
     lowering::populateWindowLoweringPatterns(patterns);
+    lowering::populateScatterLoweringPatterns(patterns);
+    lowering::populateTopKLoweringPatterns(patterns);
+    lowering::populateEinsumLoweringPatterns(patterns);
     // The conversion's own "failed to legalize" error carries only the
     // location, which tools print as the model file: add the node names.
     ScopedDiagnosticHandler addNodes(&getContext(), [](Diagnostic &diag) {

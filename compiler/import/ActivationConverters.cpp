@@ -10,6 +10,7 @@
 #include "compiler/import/OnnxOpConverters.h"
 
 #include "compiler/import/ConverterUtils.h"
+#include "compiler/import/Formula.h"
 #include "dialects/strata/IR/ShapeRules.h"
 #include "dialects/strata/IR/StrataOps.h"
 
@@ -24,78 +25,6 @@ using namespace strata::ir;
 namespace strata::import {
 
 namespace {
-
-/// Elementwise building blocks on values of one element type, with numpy
-/// broadcasting; a null Value once a shape did not broadcast (reported).
-class Formula {
-public:
-  Formula(ImportContext &ctx, Type element) : ctx_(ctx), element_(element) {}
-
-  Value c(double value) { return ctx_.constScalar(element_, value); }
-
-  template <typename OpT> Value unary(Value x) {
-    if (!x)
-      return {};
-    return OpT::create(ctx_.b(), ctx_.loc(), x.getType(), x);
-  }
-  template <typename OpT> Value binary(Value a, Value b) {
-    if (!a || !b)
-      return {};
-    Value r = broadcastOp<OpT>(ctx_, a, b);
-    if (!r)
-      reportShapes(a, b);
-    return r;
-  }
-  /// A comparison: an i1 result of the broadcast shape.
-  template <typename OpT> Value compare(Value a, Value b) {
-    if (!a || !b)
-      return {};
-    Value r = broadcastCompare<OpT>(ctx_, a, b);
-    if (!r)
-      reportShapes(a, b);
-    return r;
-  }
-  Value where(Value cond, Value x, Value y) {
-    if (!cond || !x || !y)
-      return {};
-    std::optional<SmallVector<int64_t>> dims =
-        broadcastShapes(typeOf(cond).getShape(), typeOf(x).getShape());
-    if (dims)
-      dims = broadcastShapes(*dims, typeOf(y).getShape());
-    if (!dims) {
-      reportShapes(x, y);
-      return {};
-    }
-    return WhereOp::create(
-        ctx_.b(), ctx_.loc(),
-        RankedTensorType::get(*dims, typeOf(x).getElementType()), cond, x, y);
-  }
-  Value add(Value a, Value b) { return binary<AddOp>(a, b); }
-  Value sub(Value a, Value b) { return binary<SubOp>(a, b); }
-  Value mul(Value a, Value b) { return binary<MulOp>(a, b); }
-  Value div(Value a, Value b) { return binary<DivOp>(a, b); }
-  Value max(Value a, Value b) { return binary<MaxOp>(a, b); }
-  Value min(Value a, Value b) { return binary<MinOp>(a, b); }
-  Value exp(Value x) { return unary<ExpOp>(x); }
-  Value log(Value x) { return unary<LogOp>(x); }
-  Value abs(Value x) { return unary<AbsOp>(x); }
-  Value neg(Value x) { return unary<NegOp>(x); }
-  /// log(1 + exp(x)) as max(x, 0) + log(1 + exp(-|x|)): the same value
-  /// without exp's overflow for large x.
-  Value softplus(Value x) {
-    return add(max(x, c(0)), log(add(c(1), exp(neg(abs(x))))));
-  }
-
-private:
-  void reportShapes(Value a, Value b) {
-    ctx_.error() << "input shapes " << formatShape(typeOf(a).getShape())
-                 << " and " << formatShape(typeOf(b).getShape())
-                 << " are not broadcastable";
-  }
-
-  ImportContext &ctx_;
-  Type element_;
-};
 
 bool isFloatTensor(Value v) {
   return isa<FloatType>(typeOf(v).getElementType());

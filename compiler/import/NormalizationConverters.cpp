@@ -7,11 +7,14 @@
 // with training_mode, the batch's own and returns the updated running ones;
 // InstanceNormalization and GroupNormalization normalize over the spatial
 // dims of each (sample, channel) or (sample, group);
-// MeanVarianceNormalization divides by the standard deviation plus 1e-9.
+// MeanVarianceNormalization divides by the standard deviation plus 1e-9;
+// LRN divides by a power of the mean square over neighbouring channels,
+// an average pool of x^2 whose window runs over the channels.
 
 #include "compiler/import/OnnxOpConverters.h"
 
 #include "compiler/import/ConverterUtils.h"
+#include "compiler/import/Formula.h"
 #include "dialects/strata/IR/ShapeRules.h"
 #include "dialects/strata/IR/StrataOps.h"
 
@@ -255,6 +258,61 @@ LogicalResult convertMeanVarianceNormalization(ImportContext &ctx) {
   std = broadcastOp<AddOp>(ctx, std, ctx.constScalar(e, 1e-9));
   ctx.setOutput(0, broadcastOp<DivOp>(ctx, broadcastOp<SubOp>(ctx, x, mean),
                                       std));
+  return success();
+}
+
+LogicalResult convertLrn(ImportContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  RankedTensorType in = ctx.inputType(0);
+  FailureOr<int64_t> size = ctx.intAttr("size", 0);
+  FailureOr<float> alpha = ctx.floatAttr("alpha", 1e-4f);
+  FailureOr<float> beta = ctx.floatAttr("beta", 0.75f);
+  FailureOr<float> bias = ctx.floatAttr("bias", 1.0f);
+  if (failed(size) || failed(alpha) || failed(beta) || failed(bias))
+    return failure();
+  if (*size < 1 || *size > (int64_t{1} << 20))
+    return ctx.error() << "'size' " << *size << " is out of range";
+  if (in.getRank() < 2 || !isa<FloatType>(in.getElementType()))
+    return ctx.error() << "expected a float input of rank >= 2";
+  // [N, C, rest...] as [N, 1, C, prod(rest)]: the pool's window of `size`
+  // rows with (size - 1) / 2 zero rows before and the rest after covers
+  // exactly the channels the spec sums; counting the padding, its average
+  // is the sum / size.
+  int64_t rest = 1;
+  for (int64_t d : in.getShape().drop_front(2)) {
+    if (ShapedType::isDynamic(d))
+      return ctx.error() << "expected static dims after the channels, got "
+                         << formatShape(in.getShape());
+    rest *= d;
+  }
+  const int64_t channels = in.getDimSize(1);
+  Formula f(ctx, in.getElementType());
+  Value x = ctx.input(0);
+  Value square = ctx.reshapeTo(
+      f.mul(x, x), {in.getDimSize(0), 1, channels, rest},
+      {DimSource::fromInput(0), DimSource::fixed(1), DimSource::fromInput(1),
+       DimSource::fixed(rest)});
+  RankedTensorType st = typeOf(square);
+  OpBuilder &b = ctx.b();
+  const int64_t before = (*size - 1) / 2, after = *size - 1 - before;
+  Value mean = PoolOp::create(
+      b, ctx.loc(), st, square, b.getStringAttr("avg"),
+      b.getDenseI64ArrayAttr({*size, 1}), b.getDenseI64ArrayAttr({1, 1}),
+      b.getDenseI64ArrayAttr({1, 1}),
+      b.getDenseI64ArrayAttr({before, 0, after, 0}), b.getI64IntegerAttr(2),
+      b.getUnitAttr(), UnitAttr());
+  SmallVector<DimSource> back = {DimSource::fromInput(0),
+                                 DimSource::fromInput(2)};
+  for (int64_t d : in.getShape().drop_front(2))
+    back.push_back(DimSource::fixed(d));
+  mean = ctx.reshapeTo(mean, in.getShape(), back);
+  Value denominator = f.pow(f.add(f.c(*bias), f.mul(f.c(*alpha), mean)),
+                            f.c(*beta));
+  Value y = f.div(x, denominator);
+  if (!y)
+    return failure();
+  ctx.setOutput(0, y);
   return success();
 }
 

@@ -10,6 +10,7 @@ namespace strata::import {
 namespace {
 constexpr int64_t kMax = 23; // newest opset whose semantics we implement
 constexpr llvm::StringLiteral kMs = "com.microsoft";
+constexpr llvm::StringLiteral kTraining = "ai.onnx.preview.training";
 
 const OpConverter kConverters[] = {
     // Elementwise binary (numpy broadcasting).
@@ -109,6 +110,14 @@ const OpConverter kConverters[] = {
     {"", "Split", 2, kMax, convertSplit},
     {"", "Gather", 1, kMax, convertGather},
     {"", "GatherElements", 11, kMax, convertGatherElements},
+    {"", "GatherND", 11, kMax, convertGatherND},
+    {"", "Scatter", 9, 10, convertScatterElements},
+    {"", "ScatterElements", 11, kMax, convertScatterElements},
+    {"", "ScatterND", 11, kMax, convertScatterND},
+    {"", "TopK", 1, kMax, convertTopK},
+    {"", "Einsum", 12, kMax, convertEinsum},
+    {"", "LRN", 1, kMax, convertLrn},
+    {"", "ReverseSequence", 10, kMax, convertReverseSequence},
     {"", "Expand", 8, kMax, convertExpand},
     {"", "Tile", 6, kMax, convertTile},
     {"", "ConstantOfShape", 9, kMax, convertConstantOfShape},
@@ -162,6 +171,9 @@ const OpConverter kConverters[] = {
     {"", "MatMulInteger", 10, kMax, convertMatMulInteger},
     {"", "QLinearMatMul", 10, kMax, convertQLinearMatMul},
     // onnxruntime contrib ops seen in optimized exports.
+    {kTraining, "Adagrad", 1, 1, convertTrainingOptimizer},
+    {kTraining, "Adam", 1, 1, convertTrainingOptimizer},
+    {kTraining, "Momentum", 1, 1, convertTrainingOptimizer},
     {kMs, "Gelu", 1, 1, convertContribGelu},
     {kMs, "FastGelu", 1, 1, convertContribGelu},
     {kMs, "BiasGelu", 1, 1, convertContribGelu},

@@ -318,18 +318,6 @@ Value lowerSlice(SliceOp op, SliceOp::Adaptor adaptor,
       });
 }
 
-// The index |raw| of a gather along an axis of |extent|: negative indices
-// count from the end. The range check (checkIndicesInRange) ends a run with
-// an index out of range; the clamp keeps every read inside the tensor all
-// the same.
-Value gatheredIndex(OpBuilder &b, Location l, Value raw, Value extent) {
-  Value i = arith::IndexCastOp::create(b, l, b.getIndexType(), raw);
-  i = wrapNegative(b, l, i, extent, cIndex(b, l, 0));
-  i = arith::MaxSIOp::create(b, l, i, cIndex(b, l, 0));
-  return arith::MinSIOp::create(
-      b, l, i, arith::SubIOp::create(b, l, extent, cIndex(b, l, 1)));
-}
-
 Value lowerGather(GatherOp op, GatherOp::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) {
   Location loc = op.getLoc();
@@ -390,6 +378,43 @@ Value lowerGatherElements(GatherElementsOp op,
         for (int64_t d = 0; d < r; ++d)
           if (clampTo[d])
             in[d] = arith::MinSIOp::create(b, l, in[d], clampTo[d]);
+        return in;
+      });
+}
+
+Value lowerGatherND(GatherNDOp op, GatherNDOp::Adaptor adaptor,
+                    ConversionPatternRewriter &rewriter) {
+  Location loc = op.getLoc();
+  Value data = adaptor.getData(), indices = adaptor.getIndices();
+  auto out = cast<RankedTensorType>(op.getType());
+  const int64_t q = typeOf(indices).getRank();
+  const int64_t batch = op.getBatchDims();
+  const int64_t width = typeOf(indices).getDimSize(q - 1);
+  checkIndexTuplesInRange(rewriter, loc, indices, data, batch);
+  for (int64_t d = 0; d < batch; ++d)
+    checkExtentsEqual(rewriter, loc, dimValue(rewriter, loc, indices, d),
+                      dimValue(rewriter, loc, data, d), d,
+                      STRATA_CHECK_EXTENT_MISMATCH);
+  SmallVector<Value> addressed;
+  for (int64_t j = 0; j < width; ++j)
+    addressed.push_back(dimValue(rewriter, loc, data, batch + j));
+  SmallVector<Value> dynamic = dynamicExtents(out, [&](int64_t d) {
+    return d + 1 < q ? dimValue(rewriter, loc, indices, d)
+                     : dimValue(rewriter, loc, data, d - (q - 1) + batch + width);
+  });
+  return buildGatherCopy(
+      rewriter, loc, out, dynamic, data,
+      [&](OpBuilder &b, Location l, ValueRange idx) {
+        SmallVector<Value> in(idx.take_front(batch)),
+            tuple(idx.take_front(q - 1));
+        tuple.push_back(Value());
+        for (int64_t j = 0; j < width; ++j) {
+          tuple.back() = cIndex(b, l, j);
+          in.push_back(gatheredIndex(
+              b, l, tensor::ExtractOp::create(b, l, indices, tuple),
+              addressed[j]));
+        }
+        llvm::append_range(in, idx.drop_front(q - 1));
         return in;
       });
 }
@@ -792,6 +817,7 @@ void populateDataMovementLoweringPatterns(RewritePatternSet &patterns) {
                OneResultLowering<SliceOp, lowerSlice>,
                OneResultLowering<GatherOp, lowerGather>,
                OneResultLowering<GatherElementsOp, lowerGatherElements>,
+               OneResultLowering<GatherNDOp, lowerGatherND>,
                OneResultLowering<PadOp, lowerPad>,
                OneResultLowering<QuantizedGatherOp, lowerQuantizedGather>,
                OneResultLowering<ExpandOp, lowerExpand>,

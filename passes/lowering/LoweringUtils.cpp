@@ -189,6 +189,23 @@ Value maxScalar(OpBuilder &b, Location loc, Value x, Value y) {
   return floatOrIntOp<arith::MaximumFOp, arith::MaxSIOp>(b, loc, x, y);
 }
 
+Value minScalar(OpBuilder &b, Location loc, Value x, Value y) {
+  return floatOrIntOp<arith::MinimumFOp, arith::MinSIOp>(b, loc, x, y);
+}
+
+Value gatheredIndex(OpBuilder &b, Location loc, Value raw, Value extent) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i, zero);
+  i = arith::SelectOp::create(b, loc, negative,
+                              arith::AddIOp::create(b, loc, i, extent), i);
+  i = arith::MaxSIOp::create(b, loc, i, zero);
+  Value last = arith::SubIOp::create(
+      b, loc, extent, arith::ConstantIndexOp::create(b, loc, 1));
+  return arith::MinSIOp::create(b, loc, i, last);
+}
+
 std::string describeOnnxNodes(Location loc) {
   SmallVector<StringRef> names;
   loc->walk([&](Location l) {

@@ -92,6 +92,15 @@ mlir::Value mulScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
                       mlir::Value y);
 mlir::Value maxScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
                       mlir::Value y);
+mlir::Value minScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                      mlir::Value y);
+
+/// The index |raw| (an integer scalar) of an access along a dim of |extent|
+/// (an index): negative values count from the end. The range check
+/// (checkIndicesInRange) ends a run with an index out of range; the clamp
+/// into the dim keeps every access inside the tensor all the same.
+mlir::Value gatheredIndex(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value raw, mlir::Value extent);
 
 /// fp32 KV rows |rows| [B, H, T, D] in a cache's |element| type, as
 /// strata.cache_write stores them: bf16 rounded to nearest even, or int8
@@ -158,6 +167,9 @@ void populateStructuredLoweringPatterns(mlir::RewritePatternSet &patterns);
 void populateDataMovementLoweringPatterns(mlir::RewritePatternSet &patterns);
 void populateCacheLoweringPatterns(mlir::RewritePatternSet &patterns);
 void populateWindowLoweringPatterns(mlir::RewritePatternSet &patterns);
+void populateScatterLoweringPatterns(mlir::RewritePatternSet &patterns);
+void populateTopKLoweringPatterns(mlir::RewritePatternSet &patterns);
+void populateEinsumLoweringPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace strata::lowering
 

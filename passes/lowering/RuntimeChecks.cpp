@@ -145,6 +145,23 @@ void checkIndicesInRange(OpBuilder &b, Location loc, Value indices,
             indices);
 }
 
+void checkIndexTuplesInRange(OpBuilder &b, Location loc, Value indices,
+                             Value data, int64_t firstDim) {
+  auto type = cast<RankedTensorType>(indices.getType());
+  const int64_t rank = type.getRank(), width = type.getDimSize(rank - 1);
+  for (int64_t j = 0; j < width; ++j) {
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
+        sizes = tensor::getMixedSizes(b, loc, indices),
+        strides(rank, b.getIndexAttr(1));
+    offsets.back() = b.getIndexAttr(j);
+    sizes.back() = b.getIndexAttr(1);
+    Value column = tensor::ExtractSliceOp::create(b, loc, indices, offsets,
+                                                  sizes, strides);
+    Value extent = dimValue(b, loc, data, firstDim + j);
+    checkIndicesInRange(b, loc, column, extent);
+  }
+}
+
 void checkExtentsEqual(OpBuilder &b, Location loc, Value actual,
                        Value expected, int64_t dim, strata_check_kind_t kind,
                        Value checked) {

@@ -33,6 +33,12 @@ void emitCheck(mlir::OpBuilder &b, mlir::Location loc, mlir::Value failed,
 void checkIndicesInRange(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::Value indices, mlir::Value extent);
 
+/// Fails the run unless every tuple in the last dim of |indices| ([..., K])
+/// addresses |data|: element j in range for dim |firstDim| + j.
+void checkIndexTuplesInRange(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::Value indices, mlir::Value data,
+                             int64_t firstDim);
+
 /// Fails the run unless extent |actual| equals |expected| (both indices);
 /// |dim| names the dim in the message. Static pairs need no check.
 void checkExtentsEqual(mlir::OpBuilder &b, mlir::Location loc,

@@ -5,10 +5,12 @@
 
 #include "dialects/strata/IR/StrataOps.h"
 
+#include "dialects/strata/IR/EinsumEquation.h"
 #include "dialects/strata/IR/ShapeRules.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <limits>
 
@@ -653,6 +655,148 @@ LogicalResult GatherElementsOp::verify() {
       return emitOpError() << "'indices' dim " << d << " (" << indices[d]
                            << ") exceeds the data's (" << data[d] << ")";
   return verifyResultShape(*this, indices, getResult());
+}
+
+// Static extents that differ (dynamic ones are checked at run time).
+static bool extentsConflict(int64_t a, int64_t b) {
+  return !ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b;
+}
+
+static LogicalResult verifyReduction(Operation *op, StringRef reduction) {
+  if (reduction == "none" || reduction == "add" || reduction == "mul" ||
+      reduction == "max" || reduction == "min")
+    return success();
+  return op->emitOpError() << "unknown reduction '" << reduction
+                           << "' (expected none, add, mul, max or min)";
+}
+
+// The tuple width K of |indices| ([..., K], K static and in [1, |limit|]).
+static FailureOr<int64_t> verifyTupleWidth(Operation *op,
+                                           ArrayRef<int64_t> indices,
+                                           int64_t limit) {
+  if (indices.empty() || ShapedType::isDynamic(indices.back()) ||
+      indices.back() < 1 || indices.back() > limit)
+    return op->emitOpError()
+           << "expected 'indices' with a static last dim in [1, " << limit
+           << "], got " << formatShape(indices);
+  return indices.back();
+}
+
+LogicalResult GatherNDOp::verify() {
+  ArrayRef<int64_t> data = shapeOf(getData()), indices = shapeOf(getIndices());
+  const int64_t batch = getBatchDims();
+  const int64_t r = data.size(), q = indices.size();
+  if (batch < 0 || batch >= std::min(r, q))
+    return emitOpError() << "'batch_dims' " << batch
+                         << " must be below the ranks of 'data' and 'indices'";
+  FailureOr<int64_t> k = verifyTupleWidth(*this, indices, r - batch);
+  if (failed(k))
+    return failure();
+  for (int64_t d = 0; d < batch; ++d)
+    if (extentsConflict(data[d], indices[d]))
+      return emitOpError() << "batch dim " << d << " differs: " << data[d]
+                           << " vs " << indices[d];
+  SmallVector<int64_t> expected(indices.drop_back());
+  llvm::append_range(expected, data.drop_front(batch + *k));
+  return verifyResultShape(*this, expected, getResult());
+}
+
+LogicalResult ScatterElementsOp::verify() {
+  ArrayRef<int64_t> data = shapeOf(getData()), indices = shapeOf(getIndices()),
+                    updates = shapeOf(getUpdates());
+  if (failed(verifyReduction(*this, getReduction())))
+    return failure();
+  FailureOr<int64_t> axis = verifyAxis(*this, "axis", getAxis(), data.size());
+  if (failed(axis))
+    return failure();
+  if (indices.size() != data.size() || !isCompatibleShape(indices, updates))
+    return emitOpError() << "expected 'indices' and 'updates' of one shape of "
+                         << "rank " << data.size() << ", got "
+                         << formatShape(indices) << " and "
+                         << formatShape(updates);
+  for (size_t d = 0; d < data.size(); ++d)
+    if (static_cast<int64_t>(d) != *axis && !ShapedType::isDynamic(data[d]) &&
+        !ShapedType::isDynamic(indices[d]) && indices[d] > data[d])
+      return emitOpError() << "'indices' dim " << d << " (" << indices[d]
+                           << ") exceeds the data's (" << data[d] << ")";
+  return success();
+}
+
+LogicalResult ScatterNDOp::verify() {
+  ArrayRef<int64_t> data = shapeOf(getData()), indices = shapeOf(getIndices()),
+                    updates = shapeOf(getUpdates());
+  if (failed(verifyReduction(*this, getReduction())))
+    return failure();
+  FailureOr<int64_t> k = verifyTupleWidth(*this, indices, data.size());
+  if (failed(k))
+    return failure();
+  SmallVector<int64_t> expected(indices.drop_back());
+  llvm::append_range(expected, data.drop_front(*k));
+  if (!isCompatibleShape(expected, updates))
+    return emitOpError() << "expected 'updates' of shape "
+                         << formatShape(expected) << ", got "
+                         << formatShape(updates);
+  return success();
+}
+
+LogicalResult TopKOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput());
+  FailureOr<int64_t> axis = verifyAxis(*this, "axis", getAxis(), in.size());
+  if (failed(axis))
+    return failure();
+  if (getK() < 0 ||
+      (!ShapedType::isDynamic(in[*axis]) && getK() > in[*axis]))
+    return emitOpError() << "'k' " << getK() << " must lie in [0, "
+                         << in[*axis] << "], the extent of the axis";
+  SmallVector<int64_t> expected(in);
+  expected[*axis] = getK();
+  if (!isCompatibleShape(expected, shapeOf(getIndices())))
+    return emitOpError() << "expected indices of shape "
+                         << formatShape(expected) << ", got "
+                         << formatShape(shapeOf(getIndices()));
+  return verifyResultShape(*this, expected, getValues());
+}
+
+LogicalResult EinsumOp::verify() {
+  EinsumEquation eq;
+  std::string error;
+  if (!parseEinsumEquation(getEquation(), eq, error))
+    return emitOpError() << "invalid equation '" << getEquation()
+                         << "': " << error;
+  if (eq.operands.size() != getInputs().size())
+    return emitOpError() << "equation names " << eq.operands.size()
+                         << " operands, got " << getInputs().size();
+  Type element = getResult().getType().getElementType();
+  llvm::StringMap<int64_t> extents; // the largest static extent seen
+  for (auto [letters, input] : llvm::zip(eq.operands, getInputs())) {
+    auto type = tensorType(input);
+    if (type.getElementType() != element)
+      return emitOpError() << "expected operands of the result's element type";
+    if (static_cast<int64_t>(letters.size()) != type.getRank())
+      return emitOpError() << "equation operand '" << letters << "' names "
+                           << letters.size() << " dims, the operand has "
+                           << type.getRank();
+    for (auto [c, extent] : llvm::zip(letters, type.getShape())) {
+      if (ShapedType::isDynamic(extent) || extent == 1)
+        continue;
+      int64_t &seen = extents[StringRef(&c, 1)];
+      if (seen > 1 && seen != extent)
+        return emitOpError() << "dim '" << c << "' has extents " << seen
+                             << " and " << extent;
+      seen = extent;
+    }
+  }
+  auto out = cast<RankedTensorType>(getResult().getType());
+  if (static_cast<int64_t>(eq.result.size()) != out.getRank())
+    return emitOpError() << "equation result names " << eq.result.size()
+                         << " dims, the result has " << out.getRank();
+  for (auto [c, extent] : llvm::zip(eq.result, out.getShape())) {
+    auto it = extents.find(StringRef(&c, 1));
+    if (it != extents.end() && extentsConflict(it->second, extent))
+      return emitOpError() << "result dim '" << c << "' is " << extent
+                           << ", the operands give " << it->second;
+  }
+  return success();
 }
 
 LogicalResult QuantizedGatherOp::verify() {

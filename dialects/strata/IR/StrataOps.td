@@ -738,6 +738,135 @@ def Strata_GatherElementsOp : Strata_Op<"gather_elements",
   let hasVerifier = 1;
 }
 
+def Strata_GatherNDOp : Strata_Op<"gather_nd",
+    [AllElementTypesMatch<["data", "result"]>]> {
+  let summary = "gathers slices addressed by index tuples";
+  let description = [{
+    The last dim of `indices` (extent K) holds tuples addressing the dims
+    `batch_dims .. batch_dims + K - 1` of `data`; the first `batch_dims`
+    dims of both are shared batch dims. The result is `indices.shape[:-1] ++
+    data.shape[batch_dims + K:]`. Negative indices count from the end. From
+    ONNX `GatherND`.
+
+    ```mlir
+    %g = strata.gather_nd %x, %i : (tensor<2x3x4xf32>, tensor<5x2xi64>) -> tensor<5x4xf32>
+    ```
+  }];
+  let arguments = (ins Strata_AnyTensor:$data, Strata_IndexTensor:$indices,
+                   DefaultValuedAttr<I64Attr, "0">:$batch_dims);
+  let results = (outs Strata_AnyTensor:$result);
+  let assemblyFormat =
+      "$data `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Strata_ScatterElementsOp : Strata_Op<"scatter_elements",
+    [AllTypesMatch<["data", "result"]>,
+     AllElementTypesMatch<["data", "updates"]>]> {
+  let summary = "writes single elements along one axis at an index tensor";
+  let description = [{
+    The result is `data` with, for every index `u` of `updates`, the element
+    at `u` with its `axis` coordinate replaced by `indices[u]` set to
+    `updates[u]` (`reduction` "none"), or combined with it ("add", "mul",
+    "max", "min"). `indices` has the shape of `updates`, rank of `data`.
+    Updates apply in row-major order: with "none", the last of duplicate
+    indices wins. Negative indices count from the end. From ONNX
+    `ScatterElements` and `Scatter`.
+
+    ```mlir
+    %s = strata.scatter_elements %x, %i, %u {axis = 1 : i64, reduction = "add"} : (tensor<3x5xf32>, tensor<3x2xi64>, tensor<3x2xf32>) -> tensor<3x5xf32>
+    ```
+  }];
+  let arguments = (ins Strata_NumericTensor:$data,
+                   Strata_IndexTensor:$indices,
+                   Strata_NumericTensor:$updates,
+                   DefaultValuedAttr<I64Attr, "0">:$axis,
+                   DefaultValuedStrAttr<StrAttr, "none">:$reduction);
+  let results = (outs Strata_NumericTensor:$result);
+  let assemblyFormat = [{
+    $data `,` $indices `,` $updates attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Strata_ScatterNDOp : Strata_Op<"scatter_nd",
+    [AllTypesMatch<["data", "result"]>,
+     AllElementTypesMatch<["data", "updates"]>]> {
+  let summary = "writes slices addressed by index tuples";
+  let description = [{
+    The last dim of `indices` (extent K) holds tuples addressing the first K
+    dims of `data`; `updates` has the shape `indices.shape[:-1] ++
+    data.shape[K:]`. The result is `data` with each addressed slice set to
+    (`reduction` "none") or combined with ("add", "mul", "max", "min") its
+    update, in row-major order of the tuples. Negative indices count from
+    the end. From ONNX `ScatterND`.
+
+    ```mlir
+    %s = strata.scatter_nd %x, %i, %u : (tensor<4x4x4xf32>, tensor<2x1xi64>, tensor<2x4x4xf32>) -> tensor<4x4x4xf32>
+    ```
+  }];
+  let arguments = (ins Strata_NumericTensor:$data,
+                   Strata_IndexTensor:$indices,
+                   Strata_NumericTensor:$updates,
+                   DefaultValuedStrAttr<StrAttr, "none">:$reduction);
+  let results = (outs Strata_NumericTensor:$result);
+  let assemblyFormat = [{
+    $data `,` $indices `,` $updates attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Strata_TopKOp : Strata_Op<"top_k",
+    [AllElementTypesMatch<["input", "values"]>]> {
+  let summary = "the k largest (or smallest) elements along one axis";
+  let description = [{
+    Along `axis`, the `k` largest elements (smallest when `largest` is
+    false) in order, best first, and their indices (i64). Equal values
+    order by index, the lower first; NaN ranks above every number. The
+    result dims are the input's with `axis` replaced by `k`. From ONNX
+    `TopK` with a constant K (its `sorted` = 0 allows any order; this
+    order is one).
+
+    ```mlir
+    %v, %i = strata.top_k %x {axis = 1 : i64, k = 3 : i64} : tensor<2x50xf32> -> (tensor<2x3xf32>, tensor<2x3xi64>)
+    ```
+  }];
+  let arguments = (ins Strata_NumericTensor:$input, I64Attr:$k,
+                   DefaultValuedAttr<I64Attr, "-1">:$axis,
+                   DefaultValuedAttr<BoolAttr, "true">:$largest);
+  let results = (outs Strata_NumericTensor:$values,
+                 RankedTensorOf<[I64]>:$indices);
+  let assemblyFormat = [{
+    $input attr-dict `:` type($input) `->` `(` type($values) `,`
+    type($indices) `)`
+  }];
+  let hasVerifier = 1;
+}
+
+def Strata_EinsumOp : Strata_Op<"einsum"> {
+  let summary = "a sum of products over named dims";
+  let description = [{
+    `equation` names each operand's dims with one letter each and the
+    result's after `->` ("bij,bjk->bik"); every letter of the result appears
+    in some operand, and letters missing from the result are summed over. A
+    letter repeated in one operand reads its diagonal. Equal letters have
+    equal extents (or 1 in some operands: broadcast). From ONNX `Einsum`,
+    its ellipsis expanded and its implicit output made explicit at import.
+
+    ```mlir
+    %c = strata.einsum %a, %b {equation = "bij,bjk->bik"} : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Strata_NumericTensor>:$inputs,
+                   StrAttr:$equation);
+  let results = (outs Strata_NumericTensor:$result);
+  let assemblyFormat =
+      "$inputs attr-dict `:` functional-type($inputs, results)";
+  let hasVerifier = 1;
+}
+
 def Strata_QuantizedGatherOp : Strata_Op<"quantized_gather"> {
   let summary = "embedding lookup in a table quantized per row";
   let description = [{
