@@ -68,6 +68,7 @@ mlir::LogicalResult convertEinsum(ImportContext &ctx);
 mlir::LogicalResult convertTrainingOptimizer(ImportContext &ctx);
 mlir::LogicalResult convertLrn(ImportContext &ctx);
 mlir::LogicalResult convertReverseSequence(ImportContext &ctx);
+mlir::LogicalResult convertRecurrent(ImportContext &ctx);
 mlir::LogicalResult convertArgExtreme(ImportContext &ctx);
 mlir::LogicalResult convertHardmax(ImportContext &ctx);
 mlir::LogicalResult convertOneHot(ImportContext &ctx);

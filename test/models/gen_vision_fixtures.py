@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-# ===- test/models/gen_vision_fixtures.py - CNN / ViT / UNet exports -------===#
-# Exports three small random-weight vision models with torch.onnx.export
+# ===- test/models/gen_vision_fixtures.py - CNN / ViT / UNet / OCR / audio ===#
+# Exports small random-weight vision and audio models with torch.onnx.export
 # (dynamo=False, opset 17, eval mode, a dynamic batch dim), the way current
 # torch spells them:
 #   vision_resnet_op17  a ResNet-style CNN: conv-BN-ReLU stem, max pooling,
@@ -13,6 +13,13 @@
 #                       pre-LN transformer blocks, a head on the class token
 #   vision_unet_op17    a UNet-style block: strided conv down, ConvTranspose
 #                       up, bilinear Resize, skip concat, grouped conv
+#   vision_crnn_op17    a CRNN text recognizer as OCR toolkits build it: a
+#                       conv-BN-ReLU backbone pooled to one row, the columns
+#                       as a sequence through a bidirectional LSTM and a
+#                       bidirectional GRU, per-column class log-probabilities
+#   audio_whisper_op17  a Whisper-style audio encoder: two Conv1d + GELU
+#                       (the second strided), sinusoidal positions, two
+#                       pre-LN transformer blocks, a final LayerNorm
 # Each lands in fixtures/<name>/ as model.onnx plus meta.json;
 # make_references.py writes the onnxruntime references (random normal
 # pixels). Weights: std 1/sqrt(fan-in) so activations stay O(1); BN running
@@ -128,10 +135,64 @@ class UNet(nn.Module):
         return self.out(F.relu(self.mix(torch.cat([a, u], dim=1))))
 
 
+class CRNN(nn.Module):
+    HEIGHT, WIDTH, CLASSES = 16, 48, 37
+
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Sequential(
+            nn.Conv2d(1, 16, 3, 1, 1), nn.BatchNorm2d(16), nn.ReLU(),
+            nn.MaxPool2d(2, 2),
+            nn.Conv2d(16, 32, 3, 1, 1), nn.BatchNorm2d(32), nn.ReLU(),
+            nn.MaxPool2d((2, 1), (2, 1)),
+            nn.Conv2d(32, 32, 3, 1, 1), nn.BatchNorm2d(32), nn.ReLU(),
+            nn.AdaptiveAvgPool2d((1, None)))
+        self.lstm = nn.LSTM(32, 24, bidirectional=True)
+        self.gru = nn.GRU(48, 16, bidirectional=True)
+        self.head = nn.Linear(32, self.CLASSES)
+
+    def forward(self, x):
+        f = self.backbone(x).squeeze(2).permute(2, 0, 1)  # [W, B, C]
+        y, _ = self.lstm(f)
+        y, _ = self.gru(y)
+        return F.log_softmax(self.head(y), dim=-1)
+
+
+class WhisperEncoder(nn.Module):
+    MELS, FRAMES, D = 16, 64, 48
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv1d(self.MELS, self.D, 3, padding=1)
+        self.conv2 = nn.Conv1d(self.D, self.D, 3, stride=2, padding=1)
+        t = torch.arange(self.FRAMES // 2).float()[:, None]
+        freq = torch.exp(-torch.arange(0, self.D, 2).float()
+                         * (torch.log(torch.tensor(10000.0)) / self.D))
+        pos = torch.cat([torch.sin(t * freq), torch.cos(t * freq)], dim=1)
+        self.register_buffer("pos", pos[None])
+        self.blocks = nn.ModuleList([Block(self.D, 4) for _ in range(2)])
+        self.norm = nn.LayerNorm(self.D)
+
+    def forward(self, x):
+        x = F.gelu(self.conv1(x))
+        x = F.gelu(self.conv2(x)).transpose(1, 2) + self.pos
+        for blk in self.blocks:
+            x = blk(x)
+        return self.norm(x)
+
+
 FIXTURES = {
     "vision_resnet_op17": ResNet,
     "vision_vit_op17": ViT,
     "vision_unet_op17": UNet,
+    "vision_crnn_op17": CRNN,
+    "audio_whisper_op17": WhisperEncoder,
+}
+
+INPUTS = {
+    "vision_crnn_op17": ("pixel_values", (2, 1, CRNN.HEIGHT, CRNN.WIDTH)),
+    "audio_whisper_op17": ("input_features",
+                           (2, WhisperEncoder.MELS, WhisperEncoder.FRAMES)),
 }
 
 
@@ -158,27 +219,31 @@ def build(name):
 
 def export(name, out_dir):
     model = build(name)
-    x = torch.randn(2, 3, IMAGE, IMAGE, generator=torch.Generator().manual_seed(1))
+    input_name, shape = INPUTS.get(name, ("pixel_values", (2, 3, IMAGE, IMAGE)))
+    x = torch.randn(*shape, generator=torch.Generator().manual_seed(1))
+    # The CRNN's output is [columns, batch, classes].
+    out_batch = 1 if name == "vision_crnn_op17" else 0
     buf = io.BytesIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(model, (x,), buf, opset_version=OPSET,
-                          input_names=["pixel_values"], output_names=["output"],
-                          dynamic_axes={"pixel_values": {0: "batch"},
-                                        "output": {0: "batch"}},
+                          input_names=[input_name], output_names=["output"],
+                          dynamic_axes={input_name: {0: "batch"},
+                                        "output": {out_batch: "batch"}},
                           do_constant_folding=True, dynamo=False)
     d = os.path.join(out_dir, name)
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "model.onnx"), "wb") as f:
         f.write(buf.getvalue())
-    meta = {"name": name, "kind": "vision", "opset": OPSET,
+    meta = {"name": name, "kind": name.split("_")[0], "opset": OPSET,
             "exporter": "torch.onnx.export dynamo=False (torch %s)"
                         % torch.__version__.split("+")[0],
             "generator": "test/models/gen_vision_fixtures.py",
-            "inputs": ["pixel_values"], "outputs": ["output"],
-            "dim_names": {"pixel_values": {"0": "batch"}, "output": {"0": "batch"}},
-            "image": IMAGE}
-    if name == "vision_vit_op17":
+            "inputs": [input_name], "outputs": ["output"],
+            "dim_names": {input_name: {"0": "batch"},
+                          "output": {str(out_batch): "batch"}},
+            "input_shape": list(shape[1:])}
+    if name in ("vision_vit_op17", "audio_whisper_op17"):
         # The encoder's norms, exact GELUs and non-causal attentions fuse.
         meta.update({"causal": False, "gelu_approximate": "none",
                      "expected_after_fusion": {"layer_norm": 5, "rms_norm": 0,
