@@ -248,7 +248,11 @@ LogicalResult convertRecurrent(ImportContext &ctx) {
     return ctx.error() << "expected a rank-3 float input, got "
                        << formatShape(xt.getShape());
   const int64_t steps = xt.getDimSize(*layout ? 1 : 0);
-  const int64_t inputSize = xt.getDimSize(2);
+  // The input size is W's: an input whose last dim the importer could not
+  // resolve (a Reshape to [T, B, -1] with a dynamic batch) is reshaped to
+  // it, which checks the element count at run time.
+  const int64_t inputSize = wt.getRank() == 3 ? wt.getDimSize(2)
+                                              : ShapedType::kDynamic;
   const int64_t h = *hidden;
   if (ShapedType::isDynamic(steps) || ShapedType::isDynamic(inputSize) ||
       steps > 4096)
@@ -298,6 +302,17 @@ LogicalResult convertRecurrent(ImportContext &ctx) {
   OpBuilder &b = ctx.b();
   // [T, B, I] whatever the layout.
   Value x = ctx.input(0);
+  if (xt.isDynamicDim(2)) {
+    const int64_t batchAxis = *layout ? 0 : 1;
+    SmallVector<int64_t> dims(xt.getShape());
+    dims[2] = inputSize;
+    SmallVector<DimSource> sources(3, DimSource::fixed(steps));
+    sources[batchAxis] = ShapedType::isDynamic(dims[batchAxis])
+                             ? DimSource::fromInput(batchAxis)
+                             : DimSource::fixed(dims[batchAxis]);
+    sources[2] = DimSource::fixed(inputSize);
+    x = ctx.reshapeTo(x, dims, sources);
+  }
   if (*layout)
     x = TransposeOp::create(
         b, ctx.loc(),

@@ -146,7 +146,7 @@ class CRNN(nn.Module):
             nn.Conv2d(16, 32, 3, 1, 1), nn.BatchNorm2d(32), nn.ReLU(),
             nn.MaxPool2d((2, 1), (2, 1)),
             nn.Conv2d(32, 32, 3, 1, 1), nn.BatchNorm2d(32), nn.ReLU(),
-            nn.AdaptiveAvgPool2d((1, None)))
+            nn.AvgPool2d((4, 1)))  # the 4 remaining rows to one
         self.lstm = nn.LSTM(32, 24, bidirectional=True)
         self.gru = nn.GRU(48, 16, bidirectional=True)
         self.head = nn.Linear(32, self.CLASSES)
@@ -244,10 +244,12 @@ def export(name, out_dir):
                           "output": {str(out_batch): "batch"}},
             "input_shape": list(shape[1:])}
     if name in ("vision_vit_op17", "audio_whisper_op17"):
-        # The encoder's norms, exact GELUs and non-causal attentions fuse.
+        # The encoder's norms, exact GELUs (Whisper's two after its convs
+        # too) and non-causal attentions fuse.
         meta.update({"causal": False, "gelu_approximate": "none",
-                     "expected_after_fusion": {"layer_norm": 5, "rms_norm": 0,
-                                               "gelu": 2, "attention": 2}})
+                     "expected_after_fusion": {
+                         "layer_norm": 5, "rms_norm": 0, "attention": 2,
+                         "gelu": 4 if name == "audio_whisper_op17" else 2}})
     with open(os.path.join(d, "meta.json"), "w") as f:
         json.dump(meta, f, indent=1, sort_keys=True)
         f.write("\n")
