@@ -222,8 +222,12 @@ std::optional<Contraction> classify(linalg::GenericOp op, AffineMap aMap,
 }
 
 // The weight global a B operand reads, if B is a memref.get_global of a
-// constant dense_resource global (the importer's weights).
+// constant dense_resource global (the importer's weights), or a collapsed
+// view of one (a convolution's [M, C, K...] weight read as [M, C * K]: the
+// same elements in the same order).
 memref::GlobalOp weightGlobal(Value b, SymbolTable &symbols) {
+  if (auto view = b.getDefiningOp<memref::CollapseShapeOp>())
+    b = view.getSrc();
   auto get = b.getDefiningOp<memref::GetGlobalOp>();
   if (!get)
     return nullptr;

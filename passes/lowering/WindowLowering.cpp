@@ -8,6 +8,7 @@
 // constant tensor of per-window counts computed here (spatial dims are
 // static). Direct loops: correct for every shape, not yet GEMM speed.
 
+#include "passes/lowering/ConvAsGemm.h"
 #include "passes/lowering/LoweringUtils.h"
 
 #include "dialects/strata/IR/ShapeRules.h"
@@ -154,6 +155,9 @@ SmallVector<AffineExpr> tapPositions(MLIRContext *ctx, int64_t spatial,
   return exprs;
 }
 
+Value directConv(OpBuilder &rewriter, Location loc, ConvOp op, Value x,
+                 Value padded, Value w);
+
 Value lowerConv(ConvOp op, ConvOp::Adaptor adaptor,
                 ConversionPatternRewriter &rewriter) {
   Location loc = op.getLoc();
@@ -162,12 +166,35 @@ Value lowerConv(ConvOp op, ConvOp::Adaptor adaptor,
   auto wt = cast<RankedTensorType>(w.getType());
   auto out = cast<RankedTensorType>(op.getType());
   const int64_t spatial = wt.getRank() - 2;
-  const int64_t m = wt.getDimSize(0), cg = wt.getDimSize(1);
-  const int64_t mg = m / op.getGroup();
-  Type et = out.getElementType();
   Value padded = placeInput(
       rewriter, loc, x, op.getPads(),
       op.getInputDilations().value_or(SmallVector<int64_t>(spatial, 1)));
+  if (Value y = convAsGemm(rewriter, loc, op, padded, w, adaptor.getBias()))
+    return y;
+  Value y = directConv(rewriter, loc, op, x, padded, w);
+  if (Value bias = adaptor.getBias()) {
+    const int64_t rank = out.getRank();
+    y = pointwise(rewriter, loc, out, x, {y, bias},
+                  {rewriter.getMultiDimIdentityMap(rank),
+                   AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx)},
+                  [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                    return arith::AddFOp::create(b, l, a[0], a[1]);
+                  });
+  }
+  return y;
+}
+
+/// The convolution as one generic over (n, m, o_1..o_D, c, k_1..k_D),
+/// without the bias: every form, at loop speed.
+Value directConv(OpBuilder &rewriter, Location loc, ConvOp op, Value x,
+                 Value padded, Value w) {
+  MLIRContext *ctx = rewriter.getContext();
+  auto wt = cast<RankedTensorType>(w.getType());
+  auto out = cast<RankedTensorType>(op.getType());
+  const int64_t spatial = wt.getRank() - 2;
+  const int64_t m = wt.getDimSize(0), cg = wt.getDimSize(1);
+  const int64_t mg = m / op.getGroup();
+  Type et = out.getElementType();
   // Dims: n, m, o_1..o_D, c, k_1..k_D.
   const int64_t dims = 2 + spatial + 1 + spatial;
   const int64_t cDim = 2 + spatial, firstTap = cDim + 1;
@@ -200,15 +227,6 @@ Value lowerConv(ConvOp op, ConvOp::Adaptor adaptor,
                                     Value(arith::AddFOp::create(b, l, a[2], p)));
           })
           .getResult(0);
-  if (Value bias = adaptor.getBias()) {
-    const int64_t rank = out.getRank();
-    y = pointwise(rewriter, loc, out, x, {y, bias},
-                  {rewriter.getMultiDimIdentityMap(rank),
-                   AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx)},
-                  [](OpBuilder &b, Location l, ValueRange a) -> Value {
-                    return arith::AddFOp::create(b, l, a[0], a[1]);
-                  });
-  }
   return y;
 }
 

@@ -1,21 +1,59 @@
 // RUN: strata-opt %s --split-input-file \
 // RUN:   --pass-pipeline='builtin.module(func.func(strata-lower-to-linalg))' | FileCheck %s
 
-// A grouped convolution: the input padded with zeros, one generic whose
-// input channel is (m floordiv M/G) * C/G + c and whose taps are strided
-// reduction dims, then the bias along the channel dim.
-// CHECK-DAG: #[[IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, (d1 floordiv 3) * 2 + d4, d2 * 2 + d5, d3 * 2 + d6)>
-// CHECK-DAG: #[[W:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>
+// A grouped convolution as im2col + contraction: the padded input copied
+// into columns [N, G, C/G, KH, KW, OH, OW] (collapsed to [N, G, C/G * K,
+// P]), the weight viewed as [G, M/G, C/G * K], one multiply-accumulate
+// generic over (n, g, m, p, k) writing [N, G, M/G, P] (the [N, M, OH, OW]
+// output in place), then the bias along the channel dim.
+// CHECK-DAG: #[[COL:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1 * 2 + d2, d5 * 2 + d3, d6 * 2 + d4)>
+// CHECK-DAG: #[[W:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d2, d4)>
+// CHECK-DAG: #[[X:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d3)>
+// CHECK-DAG: #[[Y:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
 // CHECK-LABEL: func.func @grouped_conv
 //       CHECK:   %[[P:.+]] = tensor.pad %{{.+}} low[0, 0, 1, 1] high[0, 0, 1, 1]
-//       CHECK:   linalg.generic {indexing_maps = [#[[IN]], #[[W]], #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[P]], %{{.+}} : tensor<?x4x11x11xf32>, tensor<6x2x3x3xf32>)
+//       CHECK:   %[[C:.+]] = linalg.generic {indexing_maps = [#[[COL]], #{{.+}}]{{.*}} ins(%[[P]] : tensor<?x4x11x11xf32>) outs(%{{.+}} : tensor<?x2x2x3x3x5x5xf32>)
+//       CHECK:   %[[CC:.+]] = tensor.collapse_shape %[[C]] {{.*}} into tensor<?x2x18x25xf32>
+//       CHECK:   %[[WC:.+]] = tensor.collapse_shape %{{.+}} {{.*}} into tensor<6x18xf32>
+//       CHECK:   %[[WE:.+]] = tensor.expand_shape %[[WC]] {{.*}} into tensor<2x3x18xf32>
+//       CHECK:   linalg.generic {indexing_maps = [#[[W]], #[[X]], #[[Y]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[WE]], %[[CC]] : tensor<2x3x18xf32>, tensor<?x2x18x25xf32>) outs(%{{.+}} : tensor<?x2x3x25xf32>)
 //       CHECK:     arith.mulf
 //       CHECK:     arith.addf
+//       CHECK:   tensor.expand_shape {{.*}} into tensor<?x6x5x5xf32>
 //       CHECK:   linalg.generic
 //       CHECK:     arith.addf
 func.func @grouped_conv(%x: tensor<?x4x9x9xf32>, %w: tensor<6x2x3x3xf32>, %b: tensor<6xf32>) -> tensor<?x6x5x5xf32> {
   %0 = strata.conv %x, %w, %b {dilations = array<i64: 1, 1>, group = 2 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<?x4x9x9xf32>, tensor<6x2x3x3xf32>, tensor<6xf32>) -> tensor<?x6x5x5xf32>
   return %0 : tensor<?x6x5x5xf32>
+}
+
+// -----
+
+// A 1x1 convolution with unit strides and no padding reads its input as
+// the columns: no copy, only views.
+// CHECK-LABEL: func.func @pointwise_conv
+//   CHECK-NOT:   tensor.pad
+//       CHECK:   tensor.expand_shape %{{.+}} {{.*}} into tensor<1x1x8x4x4xf32>
+//       CHECK:   tensor.collapse_shape %{{.+}} {{.*}} into tensor<1x1x8x16xf32>
+//   CHECK-NOT:   linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"
+//       CHECK:   linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]
+func.func @pointwise_conv(%x: tensor<1x8x4x4xf32>, %w: tensor<16x8x1x1xf32>) -> tensor<1x16x4x4xf32> {
+  %0 = strata.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x8x4x4xf32>, tensor<16x8x1x1xf32>) -> tensor<1x16x4x4xf32>
+  return %0 : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+// A depthwise convolution (one input channel per group) keeps the direct
+// generic: the input channel is (m floordiv M/G) * C/G + c and the taps
+// are strided reduction dims.
+// CHECK-DAG: #[[IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1 + d4, d2 * 2 + d5, d3 * 2 + d6)>
+// CHECK-LABEL: func.func @depthwise_conv
+//       CHECK:   %[[P:.+]] = tensor.pad %{{.+}} low[0, 0, 1, 1] high[0, 0, 1, 1]
+//       CHECK:   linalg.generic {indexing_maps = [#[[IN]], #{{.+}}, #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[P]], %{{.+}} : tensor<?x4x11x11xf32>, tensor<4x1x3x3xf32>)
+func.func @depthwise_conv(%x: tensor<?x4x9x9xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<?x4x5x5xf32> {
+  %0 = strata.conv %x, %w {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<?x4x9x9xf32>, tensor<4x1x3x3xf32>) -> tensor<?x4x5x5xf32>
+  return %0 : tensor<?x4x5x5xf32>
 }
 
 // -----
