@@ -490,6 +490,28 @@ def FuseRmsNormPass : InterfacePass<"strata-fuse-rms-norm",
   let dependentDialects = ["::strata::ir::StrataDialect"];
 }
 
+def FoldChannelAffinePass : InterfacePass<"strata-fold-channel-affine",
+                                          "mlir::FunctionOpInterface"> {
+  let summary = "fold per-channel scale/shift ops into the conv or linear before";
+  let description = [{
+    An op that multiplies, divides, adds or subtracts a per-output-channel
+    constant (computed from constants: an inference BatchNormalization's
+    `(y - mean) / sqrt(var + eps) * scale + bias`, a layer scale) on the
+    only use of a `strata.conv` or `strata.linear` with constant fp32
+    weight and bias that nothing else reads is folded into them: the
+    weight's rows (conv) or columns (linear) of channel c scaled by s[c],
+    the bias s[c] b[c] + t[c]. Repeated to a fixpoint; the layer keeps the
+    fused location and counts the ops in `strata.folded_channel_ops`.
+
+    ```mlir
+    %y = strata.conv %x, %w {...} : (...) -> tensor<1x8x4x4xf32>
+    %z = strata.mul %y, %s : (tensor<1x8x4x4xf32>, tensor<8x1x1xf32>) -> tensor<1x8x4x4xf32>
+    // becomes
+    %z = strata.conv %x, %w2, %b2 {strata.folded_channel_ops = 1 : i64, ...}
+    ```
+  }];
+}
+
 def FuseSiblingLinearsPass : InterfacePass<"strata-fuse-sibling-linears",
                                            "mlir::FunctionOpInterface"> {
   let summary = "fuse linears of one input into one linear and a split";

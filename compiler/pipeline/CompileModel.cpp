@@ -542,6 +542,20 @@ std::pair<int64_t, int64_t> countWindowed(ModuleOp module) {
   return {windowed, all};
 }
 
+/// Fills the report's counts of folded per-channel ops and of convolutions.
+void countLayerFolds(ModuleOp module, CompileReport &rep) {
+  module.walk([&](Operation *op) {
+    if (auto conv = dyn_cast<ir::ConvOp>(op)) {
+      ++rep.convolutions;
+      rep.convolutionsWithBias += conv.getBias() != nullptr;
+    }
+    if (auto folds = op->getAttrOfType<IntegerAttr>(ir::kFoldedChannelOpsAttr)) {
+      rep.foldedChannelOps += folds.getInt();
+      ++rep.foldedLayers;
+    }
+  });
+}
+
 } // namespace
 
 FailureOr<CompiledArtifact> compileModel(MLIRContext &context,
@@ -602,6 +616,7 @@ FailureOr<CompiledArtifact> compileModel(MLIRContext &context,
     return failure();
   rep.fusedOps = countOps(*module);
   std::tie(rep.windowedAttention, rep.attentionOps) = countWindowed(*module);
+  countLayerFolds(*module, rep);
   rep.fusionDone = true;
   clock.done("fusion");
   if (options.emit == EmitKind::Mlir) {

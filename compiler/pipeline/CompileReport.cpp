@@ -77,6 +77,12 @@ void printFusionReport(llvm::raw_ostream &os, const CompileReport &report) {
     os << llvm::format("  %-20s %8d %8d\n", name,
                        countOf(report.importedOps, name),
                        countOf(report.fusedOps, name));
+  if (report.convolutions > 0 || report.foldedLayers > 0)
+    os << "  convolutions: " << report.convolutions << " ("
+       << report.convolutionsWithBias << " with a bias)\n"
+       << "  per-channel scale/shift ops folded into conv/linear weights: "
+       << report.foldedChannelOps << " on " << report.foldedLayers
+       << " layers\n";
   os << "  unfused candidates: " << report.missedFusions.size() << "\n";
   for (const MissedFusion &m : report.missedFusions)
     os << "    " << m.location << ": " << m.message << "\n";

@@ -39,6 +39,11 @@ struct CompileReport {
   /// --attention-window: the attention ops of the entry points that have a
   /// window (the model's own included), of all of them.
   int64_t windowedAttention = 0, attentionOps = 0;
+  /// Per-channel scale/shift ops (inference BatchNormalizations) folded
+  /// into convolution and linear weights, and the layers that took them;
+  /// the convolutions, and those with a bias.
+  int64_t foldedChannelOps = 0, foldedLayers = 0, convolutions = 0,
+          convolutionsWithBias = 0;
 
   /// Set once code generation succeeded.
   bool codegenDone = false;

@@ -29,6 +29,9 @@ void buildFusionPipeline(mlir::OpPassManager &pm,
   // still see one linear per projection; before the entries are split off
   // and weights quantized, which then see the fused weights once.
   fn.addPass(createFuseSiblingLinearsPass());
+  // After attention fusion, which reads a scale multiplied after a query
+  // projection as the attention's own.
+  fn.addPass(createFoldChannelAffinePass());
   fn.addPass(mlir::createCanonicalizerPass());
   fn.addPass(mlir::createCSEPass());
 }

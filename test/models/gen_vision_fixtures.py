@@ -11,6 +11,10 @@
 #   vision_vit_op17     a ViT-style encoder: a Conv patch embedding (kernel =
 #                       stride = 8), class token and learned positions, two
 #                       pre-LN transformer blocks, a head on the class token
+#   vision_resnet_bn_op17  the same CNN with every BatchNormalization kept
+#                       as a node (TrainingMode.PRESERVE in eval mode, as
+#                       exporters that do not fold them emit it): Strata
+#                       folds the six after a convolution into its weights
 #   vision_unet_op17    a UNet-style block: strided conv down, ConvTranspose
 #                       up, bilinear Resize, skip concat, grouped conv
 #   vision_crnn_op17    a CRNN text recognizer as OCR toolkits build it: a
@@ -183,6 +187,7 @@ class WhisperEncoder(nn.Module):
 
 FIXTURES = {
     "vision_resnet_op17": ResNet,
+    "vision_resnet_bn_op17": ResNet,
     "vision_vit_op17": ViT,
     "vision_unet_op17": UNet,
     "vision_crnn_op17": CRNN,
@@ -230,7 +235,10 @@ def export(name, out_dir):
                           input_names=[input_name], output_names=["output"],
                           dynamic_axes={input_name: {0: "batch"},
                                         "output": {out_batch: "batch"}},
-                          do_constant_folding=True, dynamo=False)
+                          do_constant_folding=True, dynamo=False,
+                          training=(torch.onnx.TrainingMode.PRESERVE
+                                    if name == "vision_resnet_bn_op17"
+                                    else torch.onnx.TrainingMode.EVAL))
     d = os.path.join(out_dir, name)
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "model.onnx"), "wb") as f:
@@ -243,6 +251,13 @@ def export(name, out_dir):
             "dim_names": {input_name: {"0": "batch"},
                           "output": {str(out_batch): "batch"}},
             "input_shape": list(shape[1:])}
+    if name == "vision_resnet_bn_op17":
+        # The BatchNormalization after the residual add stays (its sqrt),
+        # as does the global average pool (a reduce_mean).
+        meta.update({"expected_folded_batch_norms": 6,
+                     "allow_after_fusion": ["reduce_mean", "sqrt"],
+                     "expected_after_fusion": {"layer_norm": 0, "rms_norm": 0,
+                                               "gelu": 0, "attention": 0}})
     if name in ("vision_vit_op17", "audio_whisper_op17"):
         # The encoder's norms, exact GELUs (Whisper's two after its convs
         # too) and non-causal attentions fuse.

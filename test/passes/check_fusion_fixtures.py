@@ -9,7 +9,8 @@ and checks that
   - the fused GELUs use the approximation the generator recorded
     ("gelu_approximate": "none", "tanh" or a list of both),
   - no erf, tanh, softmax, reduce_mean, pow or sqrt is left outside a fused
-    op,
+    op (but those "allow_after_fusion" lists: a CNN's global average pool
+    is a reduce_mean),
   - in a causal model ("causal": true) every fused attention has the
     `causal` attribute, and with grouped-query attention ("kv_heads" below
     "heads") every one takes the key/value heads unrepeated; with a
@@ -17,7 +18,10 @@ and checks that
     mask read as the attribute, no option given); with "layer_windows"
     (one entry per layer, a window or null, for models alternating local
     and global layers) the N-th attention has exactly the N-th layer's
-    window or none, and
+    window or none,
+  - with "expected_folded_batch_norms" N, exactly N layers took the
+    per-channel scale/shift ops of a BatchNormalization (4 each, as the
+    importer writes one) into their weights, and
   - the report lists no unfused fusion candidate.
 Usage: python check_fusion_fixtures.py MODELS_DIR STRATA_COMPILE
 Prints one line per model and a closing "N passed, M failed"."""
@@ -32,6 +36,7 @@ import tempfile
 LEFTOVER = ("erf", "tanh", "softmax", "reduce_mean", "pow", "sqrt")
 ATTENTION = re.compile(r"= strata\.attention [^{:]*(\{[^}]*\})? : \((.*)\) ->")
 REPORT_ROW = re.compile(r"^\s+strata\.(\w+)\s+(\d+)\s+(\d+)$")
+FOLDED = re.compile(r"folded into conv/linear weights: (\d+) on (\d+) layers")
 
 
 def models_of(fixture_dir, meta):
@@ -103,9 +108,13 @@ def check_model(tool, model, meta, tmp):
     fused = {}
     missed = []
     in_missed = False
+    folded = (0, 0)
     for line in proc.stdout.splitlines():
         row = REPORT_ROW.match(line)
-        if row:
+        fold = FOLDED.search(line)
+        if fold:
+            folded = (int(fold.group(1)), int(fold.group(2)))
+        elif row:
             fused[row.group(1)] = int(row.group(3))
         elif line.strip().startswith("unfused candidates:"):
             in_missed = True
@@ -131,7 +140,15 @@ def check_model(tool, model, meta, tmp):
     if want_modes is not None and modes != want_modes:
         problems.append(f"gelu approximations {modes}, expected {want_modes}")
     problems += check_attention(ir, meta)
+    want_folds = meta.get("expected_folded_batch_norms")
+    if want_folds is not None:
+        counts.append(f"folded batch norms {folded[1]}/{want_folds}")
+        if folded != (4 * want_folds, want_folds):
+            problems.append(f"{folded[0]} ops folded into {folded[1]} layers, "
+                            f"expected {4 * want_folds} into {want_folds}")
     for op in LEFTOVER:
+        if op in meta.get("allow_after_fusion", ()):
+            continue
         n = len(re.findall(r"= strata\." + op + r" ", ir))
         if n:
             problems.append(f"{n} strata.{op} left after fusion")

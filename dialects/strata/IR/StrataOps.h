@@ -32,6 +32,11 @@ inline constexpr llvm::StringLiteral kActivationBitsAttr =
 /// (bf16: operands rounded to bf16, sums in fp32). Set by
 /// strata-bf16-contractions.
 inline constexpr llvm::StringLiteral kComputeTypeAttr = "strata.compute_type";
+/// Discardable I64Attr on strata.conv / strata.linear: how many
+/// per-channel scale/shift ops (an inference BatchNormalization's) were
+/// folded into its weight and bias. Set by strata-fold-channel-affine.
+inline constexpr llvm::StringLiteral kFoldedChannelOpsAttr =
+    "strata.folded_channel_ops";
 /// Module attribute (I64) the prefill/decode split sets: the tokens one
 /// sequence may hold, the `context` dim of the generation contract (no
 /// state has that extent when every KV cache is a ring).
