@@ -28,6 +28,7 @@ namespace strata::lowering {
 
 namespace {
 
+
 // |x| with the dim groups |groups| merged (collapse) or split (expand).
 Value collapse(OpBuilder &b, Location loc, Value x,
                ArrayRef<ReassociationIndices> groups) {
@@ -80,21 +81,23 @@ Value convAsGemm(OpBuilder &b, Location loc, ConvOp op, Value padded,
   };
 
   // Columns [N, G, O_1..O_D, C/G, K_1..K_D], collapsed to [N, G, P,
-  // C/G * K]: a copy generic over those dims.
-  const int64_t dims = 3 + 2 * spatial, firstChannel = 2 + spatial;
+  // C/G * K]: a copy generic writing them in order. (Its first loop, the
+  // images, is what the back end splits over threads; a channel-first
+  // order that would split a single image scatters the writes and
+  // measured 20-30% slower on ResNet-50.)
+  const bool grouped = groups > 1;
+  const int64_t dims = 3 + 2 * spatial, channelDim = 2 + spatial;
+  auto loop = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
   SmallVector<int64_t> shape{batch, groups};
   for (int64_t d = 0; d < spatial; ++d)
     shape.push_back(out.getDimSize(d + 2));
   shape.push_back(cg);
   for (int64_t d = 0; d < spatial; ++d)
     shape.push_back(wt.getDimSize(d + 2));
-  SmallVector<AffineExpr> read{
-      getAffineDimExpr(0, ctx),
-      getAffineDimExpr(1, ctx) * cg + getAffineDimExpr(firstChannel, ctx)};
+  SmallVector<AffineExpr> read{loop(0), loop(1) * cg + loop(channelDim)};
   for (int64_t d = 0; d < spatial; ++d)
-    read.push_back(getAffineDimExpr(2 + d, ctx) * op.getStrides()[d] +
-                   getAffineDimExpr(firstChannel + 1 + d, ctx) *
-                       op.getDilations()[d]);
+    read.push_back(loop(2 + d) * op.getStrides()[d] +
+                   loop(channelDim + 1 + d) * op.getDilations()[d]);
   auto columnType = RankedTensorType::get(shape, et);
   Value columns =
       linalg::GenericOp::create(
@@ -109,7 +112,7 @@ Value convAsGemm(OpBuilder &b, Location loc, ConvOp op, Value padded,
           })
           .getResult(0);
   columns = collapse(b, loc, columns,
-                     groupsEndingAt({1, 2, firstChannel, dims}));
+                     groupsEndingAt({1, 2, channelDim, dims}));
 
   // Weight [M, C/G, K...] as [M, C/G * K] (one group: the constant the
   // back end packs at compile time) or [G, M/G, C/G * K].
@@ -149,23 +152,30 @@ Value convAsGemm(OpBuilder &b, Location loc, ConvOp op, Value padded,
 
   // The output [N, M, O...] reads the product transposed (plus the bias):
   // one pass, where a strided C would cost the matmul a scatter and a
-  // gather of every tile per k block.
+  // gather of every tile per k block. Loops (m, n, o...): with one group
+  // the channel loop indexes every operand bare (threads take channels).
   const int64_t rank = out.getRank();
-  AffineExpr channel = getAffineDimExpr(1, ctx), position =
-                                                     getAffineConstantExpr(0, ctx);
+  AffineExpr channel = getAffineDimExpr(0, ctx),
+             image = getAffineDimExpr(1, ctx),
+             position = getAffineConstantExpr(0, ctx);
   for (int64_t d = 0; d < spatial; ++d)
     position = position * out.getDimSize(d + 2) + getAffineDimExpr(2 + d, ctx);
   SmallVector<Value> operands{product};
   SmallVector<AffineMap> maps{AffineMap::get(
       rank, 0,
-      {getAffineDimExpr(0, ctx), channel.floorDiv(mg), position,
-       channel % mg},
+      grouped ? SmallVector<AffineExpr>{image, channel.floorDiv(mg), position,
+                                        channel % mg}
+              : SmallVector<AffineExpr>{image, getAffineConstantExpr(0, ctx),
+                                        position, channel},
       ctx)};
   if (bias) {
     operands.push_back(bias);
     maps.push_back(AffineMap::get(rank, 0, {channel}, ctx));
   }
-  maps.push_back(b.getMultiDimIdentityMap(rank));
+  SmallVector<AffineExpr> outExprs{image, channel};
+  for (int64_t d = 0; d < spatial; ++d)
+    outExprs.push_back(getAffineDimExpr(2 + d, ctx));
+  maps.push_back(AffineMap::get(rank, 0, outExprs, ctx));
   return linalg::GenericOp::create(
              b, loc, TypeRange{out}, operands, ValueRange{withBatch(out)},
              maps,

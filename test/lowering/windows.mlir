@@ -5,12 +5,13 @@
 // into columns [N, G, OH, OW, C/G, KH, KW] (collapsed to [N, G, P, C/G *
 // K]), the weight viewed as [G, M/G, C/G * K], one multiply-accumulate
 // generic over (n, g, p, m, k) writing [N, G, P, M/G], then one generic
-// writing it transposed to [N, M, OH, OW] with the bias added.
+// writing it transposed to [N, M, OH, OW] with the bias added (loops m,
+// n, o...: the channels first, which the back end splits over threads).
 // CHECK-DAG: #[[COL:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1 * 2 + d4, d2 * 2 + d5, d3 * 2 + d6)>
 // CHECK-DAG: #[[X:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
 // CHECK-DAG: #[[W:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d3, d4)>
 // CHECK-DAG: #[[Y:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
-// CHECK-DAG: #[[T:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1 floordiv 3, d2 * 5 + d3, d1 mod 3)>
+// CHECK-DAG: #[[T:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, d0 floordiv 3, d2 * 5 + d3, d0 mod 3)>
 // CHECK-LABEL: func.func @grouped_conv
 //       CHECK:   %[[P:.+]] = tensor.pad %{{.+}} low[0, 0, 1, 1] high[0, 0, 1, 1]
 //       CHECK:   %[[C:.+]] = linalg.generic {indexing_maps = [#[[COL]], #{{.+}}]{{.*}} ins(%[[P]] : tensor<?x4x11x11xf32>) outs(%{{.+}} : tensor<?x2x5x5x2x3x3xf32>)
