@@ -159,7 +159,7 @@ def flops(path, batch):
         dim = inp.type.tensor_type.shape.dim[0]
         dim.Clear()
         dim.dim_value = batch
-    model = shape_inference.infer_shapes(model)
+    model = shape_inference.infer_shapes(model, data_prop=True)
     shapes = {v.name: [d.dim_value for d in v.type.tensor_type.shape.dim]
               for v in list(model.graph.value_info) + list(model.graph.input)
               + list(model.graph.output)}
