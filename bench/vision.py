@@ -79,24 +79,10 @@ def resnet50():
 def vit_b16():
     import torch
     from torch import nn
-    import torch.nn.functional as F
 
-    class Block(nn.Module):
-        def __init__(self, d, heads):
-            super().__init__()
-            self.n1, self.n2 = nn.LayerNorm(d), nn.LayerNorm(d)
-            self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
-            self.fc1, self.fc2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
-            self.heads = heads
-
-        def forward(self, x):
-            b, t, d = x.shape
-            q, k, v = self.qkv(self.n1(x)).split(d, dim=-1)
-            split = lambda z: z.reshape(b, t, self.heads, d // self.heads).transpose(1, 2)
-            a = torch.softmax(split(q) @ split(k).transpose(-1, -2) /
-                              (d // self.heads) ** 0.5, dim=-1) @ split(v)
-            x = x + self.proj(a.transpose(1, 2).reshape(b, t, d))
-            return x + self.fc2(F.gelu(self.fc1(self.n2(x))))
+    # The fixtures' pre-LN transformer block, at ViT-B/16's width.
+    sys.path.insert(0, os.path.join(ROOT, "test", "models"))
+    from gen_vision_fixtures import Block
 
     class ViT(nn.Module):
         def __init__(self, d=768, heads=12, depth=12, patch=16, image=224):

@@ -353,33 +353,15 @@ Value lowerGatherElements(GatherElementsOp op,
                           ConversionPatternRewriter &rewriter) {
   Location loc = op.getLoc();
   Value data = adaptor.getData(), indices = adaptor.getIndices();
-  RankedTensorType dt = typeOf(data), ixt = typeOf(indices);
   auto out = cast<RankedTensorType>(op.getType());
-  int64_t r = dt.getRank();
-  int64_t axis = normalizedAxis(op.getAxis(), r);
+  int64_t axis = normalizedAxis(op.getAxis(), typeOf(data).getRank());
   SmallVector<Value> dynamic = dynamicExtents(
       out, [&](int64_t d) { return dimValue(rewriter, loc, indices, d); });
-  Value extent = dimValue(rewriter, loc, data, axis);
-  checkIndicesInRange(rewriter, loc, indices, extent);
-  // Dims where the verifier could not prove indices no wider than the data
-  // (dynamic ones) are clamped to it: a read never leaves the tensor.
-  SmallVector<Value> clampTo(r);
-  for (int64_t d = 0; d < r; ++d)
-    if (d != axis && (dt.isDynamicDim(d) || ixt.isDynamicDim(d)))
-      clampTo[d] = arith::SubIOp::create(rewriter, loc,
-                                         dimValue(rewriter, loc, data, d),
-                                         cIndex(rewriter, loc, 1));
-  return buildGatherCopy(
-      rewriter, loc, out, dynamic, data,
-      [&](OpBuilder &b, Location l, ValueRange idx) {
-        SmallVector<Value> in(idx.begin(), idx.end());
-        in[axis] = gatheredIndex(
-            b, l, tensor::ExtractOp::create(b, l, indices, idx), extent);
-        for (int64_t d = 0; d < r; ++d)
-          if (clampTo[d])
-            in[d] = arith::MinSIOp::create(b, l, in[d], clampTo[d]);
-        return in;
-      });
+  AxisPositions positions(rewriter, loc, data, indices, axis);
+  return buildGatherCopy(rewriter, loc, out, dynamic, data,
+                         [&](OpBuilder &b, Location l, ValueRange idx) {
+                           return positions.at(b, l, idx);
+                         });
 }
 
 Value lowerGatherND(GatherNDOp op, GatherNDOp::Adaptor adaptor,

@@ -3,6 +3,7 @@
 // See LoweringUtils.h.
 
 #include "passes/lowering/LoweringUtils.h"
+#include "passes/lowering/RuntimeChecks.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -204,6 +205,31 @@ Value gatheredIndex(OpBuilder &b, Location loc, Value raw, Value extent) {
   Value last = arith::SubIOp::create(
       b, loc, extent, arith::ConstantIndexOp::create(b, loc, 1));
   return arith::MinSIOp::create(b, loc, i, last);
+}
+
+AxisPositions::AxisPositions(OpBuilder &b, Location loc, Value data,
+                             Value indices, int64_t axis)
+    : indices_(indices), axis_(axis) {
+  RankedTensorType dt = typeOf(data), ixt = typeOf(indices);
+  extent_ = dimValue(b, loc, data, axis);
+  checkIndicesInRange(b, loc, indices, extent_);
+  clampTo_.resize(dt.getRank());
+  for (int64_t d = 0; d < dt.getRank(); ++d)
+    if (d != axis && (dt.isDynamicDim(d) || ixt.isDynamicDim(d)))
+      clampTo_[d] = arith::SubIOp::create(
+          b, loc, dimValue(b, loc, data, d),
+          arith::ConstantIndexOp::create(b, loc, 1));
+}
+
+SmallVector<Value> AxisPositions::at(OpBuilder &b, Location loc,
+                                     ValueRange ivs) const {
+  SmallVector<Value> position(ivs.begin(), ivs.end());
+  position[axis_] = gatheredIndex(
+      b, loc, tensor::ExtractOp::create(b, loc, indices_, ivs), extent_);
+  for (auto [d, bound] : llvm::enumerate(clampTo_))
+    if (bound)
+      position[d] = arith::MinSIOp::create(b, loc, position[d], bound);
+  return position;
 }
 
 std::string describeOnnxNodes(Location loc) {

@@ -102,6 +102,25 @@ mlir::Value minScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
 mlir::Value gatheredIndex(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::Value raw, mlir::Value extent);
 
+/// Where the element of |indices| at loop indices ivs addresses |data| in
+/// GatherElements/ScatterElements: ivs with coordinate |axis| replaced by
+/// that index (gatheredIndex) and the other coordinates clamped into
+/// |data| where the verifier could not prove the indices no wider (dynamic
+/// dims): no access leaves the tensor. Builds the range check of the
+/// indices and the clamp bounds where constructed.
+class AxisPositions {
+public:
+  AxisPositions(mlir::OpBuilder &b, mlir::Location loc, mlir::Value data,
+                mlir::Value indices, int64_t axis);
+  llvm::SmallVector<mlir::Value> at(mlir::OpBuilder &b, mlir::Location loc,
+                                    mlir::ValueRange ivs) const;
+
+private:
+  mlir::Value indices_, extent_;
+  int64_t axis_;
+  llvm::SmallVector<mlir::Value> clampTo_;
+};
+
 /// fp32 KV rows |rows| [B, H, T, D] in a cache's |element| type, as
 /// strata.cache_write stores them: bf16 rounded to nearest even, or int8
 /// rows [B, H, T, D + 4] (the values, then the row's fp32 scale as 4

@@ -75,33 +75,18 @@ Value lowerScatterElements(ScatterElementsOp op,
   Location loc = op.getLoc();
   Value data = adaptor.getData(), indices = adaptor.getIndices(),
         updates = adaptor.getUpdates();
-  RankedTensorType dt = typeOf(data), ixt = typeOf(indices);
-  const int64_t r = dt.getRank();
+  const int64_t r = typeOf(data).getRank();
   const int64_t axis = normalizedAxis(op.getAxis(), r);
-  Value extent = dimValue(rewriter, loc, data, axis);
-  checkIndicesInRange(rewriter, loc, indices, extent);
-  SmallVector<Value> extents, clampTo(r);
-  for (int64_t d = 0; d < r; ++d) {
+  AxisPositions positions(rewriter, loc, data, indices, axis);
+  SmallVector<Value> extents;
+  for (int64_t d = 0; d < r; ++d)
     extents.push_back(dimValue(rewriter, loc, indices, d));
-    // Where the verifier could not prove the indices no wider than the
-    // data, positions are clamped: no write leaves the result.
-    if (d != axis && (dt.isDynamicDim(d) || ixt.isDynamicDim(d)))
-      clampTo[d] = arith::SubIOp::create(
-          rewriter, loc, dimValue(rewriter, loc, data, d),
-          arith::ConstantIndexOp::create(rewriter, loc, 1));
-  }
   checkUpdateExtents(rewriter, loc, updates, extents);
-  return scatterLoops(
-      rewriter, loc, extents, data, updates, op.getReduction(),
-      [&](OpBuilder &b, Location l, ValueRange ivs) {
-        SmallVector<Value> at(ivs.begin(), ivs.end());
-        at[axis] = gatheredIndex(
-            b, l, tensor::ExtractOp::create(b, l, indices, ivs), extent);
-        for (int64_t d = 0; d < r; ++d)
-          if (clampTo[d])
-            at[d] = arith::MinSIOp::create(b, l, at[d], clampTo[d]);
-        return at;
-      });
+  return scatterLoops(rewriter, loc, extents, data, updates,
+                      op.getReduction(),
+                      [&](OpBuilder &b, Location l, ValueRange ivs) {
+                        return positions.at(b, l, ivs);
+                      });
 }
 
 Value lowerScatterND(ScatterNDOp op, ScatterNDOp::Adaptor adaptor,

@@ -160,7 +160,7 @@ struct TopKLowering : OpConversionPattern<TopKOp> {
           return scf::ValueVector{picks.getResult(0), picks.getResult(1)};
         });
     if (nest.results.empty())
-      return rewriter.notifyMatchFailure(op, "expected a loop nest"), failure();
+      return rewriter.notifyMatchFailure(op, "expected a loop nest");
     rewriter.replaceOp(op, nest.results);
     return success();
   }
