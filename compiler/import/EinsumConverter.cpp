@@ -66,8 +66,10 @@ LogicalResult convertEinsum(ImportContext &ctx) {
   int64_t ellipsisRank = 0;
   Type element;
   for (unsigned i = 0; i < n; ++i) {
+    if (!ctx.input(i))
+      return ctx.error() << "operand " << i << " is missing";
     FailureOr<std::string> word = compactTerm(ctx, terms[i]);
-    if (failed(word) || !ctx.input(i))
+    if (failed(word))
       return failure();
     RankedTensorType type = ctx.inputType(i);
     if (i == 0)

@@ -182,7 +182,8 @@ LogicalResult convertTopK(ImportContext &ctx) {
     k = (*known)[0];
   }
   const int64_t n = input.getDimSize(*axis);
-  if (k < 0 || (!ShapedType::isDynamic(n) && k > n))
+  // A K past any extent a tensor may have would only size huge results.
+  if (k < 0 || k > (int64_t{1} << 31) || (!ShapedType::isDynamic(n) && k > n))
     return ctx.error() << "K " << k << " must lie in [0, " << n
                        << "], the extent of axis " << *axis;
   SmallVector<int64_t> dims(input.getShape());
