@@ -70,14 +70,7 @@ std::optional<Channels> channelValues(Value v, int64_t axis, int64_t rank,
     if (!st || !st.hasStaticShape() ||
         (st.getNumElements() != 1 && st.getNumElements() != channels))
       return std::nullopt;
-    if (auto c = source.getDefiningOp<ConstantOp>()) {
-      std::optional<std::vector<float>> values =
-          constantF32Elements(c.getValue());
-      if (values)
-        return Channels(values->begin(), values->end());
-      return std::nullopt;
-    }
-    // A vector of the channels reshaped: evaluate it as a 1-D tensor.
+    // The channels' values in the source's own layout.
     return channelValues(source, st.getRank() - 1, st.getRank(),
                          st.getNumElements(), depth + 1);
   }
