@@ -24,6 +24,7 @@ ONNX = "onnx"        # onnx and protobuf
 GTEST = "gtest"
 JSON = "json"        # nlohmann/json
 SENTENCEPIECE = "sentencepiece"
+NANOBIND = "nanobind"  # nanobind and Python's C API (the Python package)
 
 
 class Component(NamedTuple):
@@ -90,6 +91,10 @@ COMPONENTS = (
     # A C embedder's view: the compiler's C API and the runtime only.
     Component("capi-tests", ("test/unit/capi/",),
               ("capi", "runtime", "runtime-tools", "strata-run"), (GTEST,)),
+    # The Python package's extensions: the C APIs of the compiler, the
+    # runtime and the tokenizers, nothing behind them.
+    Component("python", ("python/",), ("capi", "runtime", "tokenizers"),
+              (NANOBIND,)),
     Component("bench", ("bench/",), ("runtime",), ()),
     Component("examples", ("examples/",), ("runtime",), ()),
 )
@@ -111,6 +116,7 @@ OUTSIDE_INCLUDES = {
     GTEST: ("gtest/", "gmock/"),
     JSON: ("nlohmann/",),
     SENTENCEPIECE: ("sentencepiece_processor.h", "sentencepiece_trainer.h"),
+    NANOBIND: ("nanobind/", "Python.h"),
 }
 OUTSIDE_LINKS = {
     MLIR: re.compile(r"^(MLIR|LLVM|lld|obj\.MLIR)|/lib(MLIR|LLVM|lld)"),
@@ -119,6 +125,7 @@ OUTSIDE_LINKS = {
     JSON: re.compile(r"^nlohmann_json::"),
     SENTENCEPIECE: re.compile(
         r"^PkgConfig::STRATA_SENTENCEPIECE$|(^|/)(lib)?sentencepiece"),
+    NANOBIND: re.compile(r"^(nanobind|Python::)"),
 }
 
 SOURCE_SUFFIXES = (".h", ".hpp", ".c", ".cc", ".cpp", ".inc")

@@ -1,0 +1,162 @@
+"""strata.compile: an ONNX model to a .strata artifact, in-process.
+
+Options are the compiler's (the flags of strata-compile) as keyword
+arguments; one left at None keeps the compiler's default. A model that
+does not compile raises CompileError naming the ONNX nodes at fault.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import weakref
+from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Union
+
+from .errors import CompileError, Diagnostic, UnimplementedError
+from .runtime import Module, load
+
+_SEVERITIES = ("error", "warning", "note", "remark")
+
+try:
+    from . import _strata_compiler
+except ImportError:  # a runtime-only build
+    _strata_compiler = None
+
+
+class Artifact:
+    """A compiled artifact on disk: ``path``, the compiler's ``warnings``
+    (Diagnostics), and ``load()``. One compiled to a temporary file (no
+    ``output`` given) is deleted with this object."""
+
+    def __init__(self, path: str, diagnostics: Sequence[Diagnostic],
+                 temporary_dir: Optional[str] = None):
+        self.path = path
+        self.diagnostics = list(diagnostics)
+        if temporary_dir is not None:
+            self._cleanup = weakref.finalize(self, shutil.rmtree,
+                                             temporary_dir, True)
+
+    @property
+    def warnings(self):
+        return [d for d in self.diagnostics if d.severity == "warning"]
+
+    @property
+    def size(self) -> int:
+        """Bytes of the artifact file."""
+        return os.path.getsize(self.path)
+
+    def load(self) -> Module:
+        """The artifact loaded (strata.load); the Module keeps it alive."""
+        module = load(self.path)
+        module._artifact = self  # a temporary file outlives the module
+        return module
+
+    def __repr__(self) -> str:
+        return f"strata.Artifact({self.path!r})"
+
+
+def _model_path(model: Any, workdir: str) -> str:
+    if isinstance(model, (str, os.PathLike)):
+        return os.fspath(model)
+    serialize = getattr(model, "SerializeToString", None)
+    if serialize is None:
+        raise TypeError("model must be a path or an onnx.ModelProto, got "
+                        f"{type(model).__name__}")
+    path = os.path.join(workdir, "model.onnx")
+    with open(path, "wb") as f:
+        f.write(serialize())
+    return path
+
+
+def compile(model: Union[str, os.PathLike, Any],
+            output: Optional[Union[str, os.PathLike]] = None, *,
+            max_batch: Optional[int] = None, max_seq: Optional[int] = None,
+            dims: Optional[Mapping[str, int]] = None, target: str = "cpu",
+            target_cpu: Optional[str] = None,
+            prefill_precision: Optional[str] = None,
+            decode_precision: Optional[str] = None,
+            kv_cache_precision: Optional[str] = None,
+            int4_group: Optional[int] = None,
+            keep_fp32_lm_head: Optional[bool] = None,
+            shared_prefill_weights: Optional[bool] = None,
+            calibration_data: Optional[Union[str, os.PathLike]] = None,
+            calibration_format: Optional[str] = None,
+            window: Optional[int] = None, sinks: Optional[int] = None,
+            window_layers: Optional[Iterable[int]] = None,
+            global_topk: Optional[int] = None,
+            global_block: Optional[int] = None,
+            generation_entries: Optional[bool] = None,
+            prefill_chunk: Optional[int] = None,
+            prefill_all_logits: Optional[bool] = None,
+            fusion: Optional[bool] = None,
+            runtime_attention: Optional[bool] = None,
+            bindings: Optional[Mapping[str, Union[str, os.PathLike]]] = None,
+            ) -> Artifact:
+    """Compiles ``model`` (a path to .onnx/.onnxtext/.mlir, or an
+    onnx.ModelProto) to ``output`` (default: a temporary file owned by the
+    returned Artifact).
+
+    max_batch / max_seq: maxima of the batch and sequence dims (8, 1024).
+    dims: {symbolic dim name: maximum} for the others.
+    target: "cpu" (the only backend of this build); target_cpu: "x86-64-v3"
+    (portable default), "x86-64-v4", "native" or an LLVM CPU name.
+    prefill_precision: "fp32", "bf16" or "int8" (W8A8);
+    decode_precision: "fp32", "bf16", "int8" or "int4"; int4_group 32/64/128;
+    kv_cache_precision: "fp32", "bf16" or "int8".
+    window / sinks / window_layers: sliding-window attention; global_topk /
+    global_block: top-k global blocks (docs/design/sparse-attention.md).
+    generation_entries=False: no prefill/decode entries for a decoder.
+    bindings: {graph input: TensorProto .pb file} frozen at compile time.
+    """
+    if target != "cpu":
+        raise UnimplementedError(
+            f"target '{target}': this build compiles for 'cpu' only", 12)
+    if _strata_compiler is None:
+        raise UnimplementedError(
+            "this is a runtime-only build of strata: it loads and runs "
+            "artifacts but cannot compile", 12)
+    workdir = tempfile.mkdtemp(prefix="strata-")
+    keep_workdir = False
+    try:
+        model_path = _model_path(model, workdir)
+        if output is None:
+            output_path = os.path.join(workdir, "model.strata")
+            keep_workdir = True
+        else:
+            output_path = os.fspath(output)
+        status, message, raw = _strata_compiler.compile_file(
+            model_path, output_path,
+            target_cpu=target_cpu,
+            dims=[f"{k}={v}" for k, v in (dims or {}).items()] or None,
+            max_batch=max_batch, max_seq=max_seq,
+            enable_fusion=fusion, runtime_attention=runtime_attention,
+            bindings=[f"{k}={os.fspath(v)}"
+                      for k, v in (bindings or {}).items()] or None,
+            decode_precision=decode_precision,
+            prefill_precision=prefill_precision,
+            kv_cache_precision=kv_cache_precision, int4_group=int4_group,
+            keep_fp32_lm_head=keep_fp32_lm_head,
+            shared_prefill_weights=shared_prefill_weights,
+            calibration_data=None if calibration_data is None
+            else os.fspath(calibration_data),
+            calibration_format=calibration_format,
+            no_generation_entries=None if generation_entries is None
+            else not generation_entries,
+            prefill_chunk=prefill_chunk,
+            prefill_all_logits=prefill_all_logits,
+            attention_window=window, attention_sinks=sinks,
+            attention_layers=None if window_layers is None
+            else list(window_layers),
+            attention_global_topk=global_topk, attention_block=global_block)
+        diagnostics = [Diagnostic(_SEVERITIES[s] if s < len(_SEVERITIES)
+                                  else "error", loc, text)
+                       for s, loc, text in raw]
+        if status != 0:
+            keep_workdir = False
+            raise CompileError(message or "compilation failed", status,
+                               diagnostics)
+        return Artifact(output_path, diagnostics,
+                        workdir if keep_workdir else None)
+    finally:
+        if not keep_workdir:
+            shutil.rmtree(workdir, ignore_errors=True)

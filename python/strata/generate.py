@@ -1,0 +1,133 @@
+"""strata.Generator: text generation over a module's prefill and decode
+entries, one token at a time, in the runtime.
+
+The runtime prefills the prompt, decodes one token per step and samples it
+(greedy, temperature, top-k, top-p, min-p, repetition penalty, seeded);
+Python only steps it and collects tokens, so generation from Python runs
+at the runtime's speed. ``stream=True`` yields tokens (or text pieces) as
+they come; leaving the loop early cancels the sequence.
+"""
+from __future__ import annotations
+
+import codecs
+from dataclasses import dataclass, field
+from typing import Dict, Iterator, List, Optional, Sequence, Union
+
+from . import _strata
+from .errors import InvalidArgumentError
+from .runtime import Module, Session
+from .tokenizer import Tokenizer
+
+
+@dataclass
+class Generation:
+    """A finished (or cancelled) generation: the new ``tokens`` (the prompt
+    excluded), their ``text`` when there is a tokenizer, and the runtime's
+    ``metrics`` (prompt_tokens, generated_tokens, ttft_ms, tpot_ms, p50_ms,
+    p99_ms, tokens_per_second)."""
+    tokens: List[int]
+    text: Optional[str]
+    metrics: Dict[str, float] = field(default_factory=dict)
+    cancelled: bool = False
+
+
+class Generator:
+    """Generates from a module with ``prefill`` and ``decode`` entries
+    (what strata.compile makes of a causal decoder). Owns a session: the
+    KV cache lives there. ``tokenizer`` turns text prompts into ids and ids
+    back into text."""
+
+    def __init__(self, module: Union[Module, Session],
+                 tokenizer: Optional[Tokenizer] = None, *, threads: int = 0,
+                 prefill_chunk: int = 0):
+        self.session = module if isinstance(module, Session) \
+            else module.session(threads)
+        self.tokenizer = tokenizer
+        self._native = _strata.Generator(self.session._session, prefill_chunk)
+        self._current: Optional[int] = None
+        # The Generation of the last stream, once it ended.
+        self.last: Optional[Generation] = None
+
+    def _prompt_ids(self, prompt: Union[str, Sequence[int]]) -> List[int]:
+        if isinstance(prompt, str):
+            if self.tokenizer is None:
+                raise InvalidArgumentError(
+                    "a text prompt needs a tokenizer (Generator(module, "
+                    "tokenizer=...)); or pass token ids", 3)
+            return self.tokenizer.encode(prompt)
+        return [int(t) for t in prompt]
+
+    def _start(self, prompt, max_new_tokens, temperature, top_k, top_p,
+               min_p, repetition_penalty, seed, stop_tokens) -> int:
+        return self._native.add_sequence(
+            self._prompt_ids(prompt), float(temperature), int(top_k),
+            float(top_p), float(min_p), float(repetition_penalty), int(seed),
+            int(max_new_tokens), [int(t) for t in stop_tokens])
+
+    def generate(self, prompt: Union[str, Sequence[int]],
+                 max_new_tokens: int = 0, *, temperature: float = 0.0,
+                 top_k: int = 0, top_p: float = 1.0, min_p: float = 0.0,
+                 repetition_penalty: float = 1.0, seed: int = 0,
+                 stop_tokens: Sequence[int] = (), stream: bool = False,
+                 text: bool = True
+                 ) -> Union[Generation, Iterator[Union[int, str]]]:
+        """Generates up to ``max_new_tokens`` (0: until a stop token or the
+        context is full) after ``prompt`` (text, with a tokenizer, or ids).
+        Returns a Generation; with ``stream=True`` an iterator of tokens
+        instead (text pieces when there is a tokenizer and ``text``)."""
+        args = (prompt, max_new_tokens, temperature, top_k, top_p, min_p,
+                repetition_penalty, seed, stop_tokens)
+        if stream:
+            return self._stream(args, text and self.tokenizer is not None)
+        sequence = self._start(*args)
+        try:
+            while not self._native.finished(sequence):
+                self._native.step()
+            return self._result(sequence, cancelled=False)
+        finally:
+            self._native.remove(sequence)
+
+    def _stream(self, args, as_text: bool) -> Iterator[Union[int, str]]:
+        sequence = self._start(*args)
+        self._current = sequence
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        seen = 0
+        completed = False
+        try:
+            while True:
+                new = self._native.tokens(sequence, seen)
+                seen += len(new)
+                for token in new:
+                    if as_text:
+                        piece = decoder.decode(
+                            self.tokenizer.decode_bytes([token]))
+                        if piece:
+                            yield piece
+                    else:
+                        yield token
+                if self._native.finished(sequence):
+                    break
+                self._native.step()
+            completed = True
+            if as_text:
+                tail = decoder.decode(b"", final=True)
+                if tail:
+                    yield tail
+        finally:
+            # Leaving early (break, an exception, close()) cancels it.
+            self._current = None
+            self.last = self._result(sequence, cancelled=not completed)
+            self._native.remove(sequence)
+
+    def cancel(self) -> None:
+        """Stops the generation a stream is producing: the stream ends
+        after the tokens already made. (From another thread, also stop a
+        step in progress with ``session.cancel()``.)"""
+        if self._current is not None:
+            self._native.cancel(self._current)
+
+    def _result(self, sequence: int, cancelled: bool) -> Generation:
+        tokens = list(self._native.tokens(sequence, 0))
+        text = self.tokenizer.decode(tokens) if self.tokenizer else None
+        return Generation(tokens, text, dict(self._native.metrics(sequence)),
+                          cancelled)
