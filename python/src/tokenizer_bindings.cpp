@@ -50,8 +50,11 @@ class Tokenizer {
   strata_tokenizer_t* tokenizer_;
 };
 
-Tokenizer* created(strata_status_t status, strata_tokenizer_t* tokenizer) {
-  throwIfFailed(status);
+// |create| fills its argument; checked before the tokenizer is read.
+template <typename Create>
+Tokenizer* created(Create create) {
+  strata_tokenizer_t* tokenizer = nullptr;
+  throwIfFailed(create(&tokenizer));
   return new Tokenizer(tokenizer);
 }
 
@@ -59,26 +62,22 @@ Tokenizer* created(strata_status_t status, strata_tokenizer_t* tokenizer) {
 
 void bindTokenizer(nb::module_& m) {
   nb::class_<Tokenizer>(m, "Tokenizer")
-      .def_static("byte",
-                  [] {
-                    strata_tokenizer_t* t = nullptr;
-                    return created(strata_tokenizer_create_byte(&t), t);
-                  })
+      .def_static("byte", [] { return created(strata_tokenizer_create_byte); })
       .def_static(
           "gpt2",
           [](const std::string& vocab, const std::string& merges) {
-            strata_tokenizer_t* t = nullptr;
-            return created(
-                strata_tokenizer_create_gpt2(vocab.c_str(), merges.c_str(), &t),
-                t);
+            return created([&](strata_tokenizer_t** t) {
+              return strata_tokenizer_create_gpt2(vocab.c_str(),
+                                                  merges.c_str(), t);
+            });
           },
           nb::arg("vocab_json"), nb::arg("merges"))
       .def_static(
           "sentencepiece",
           [](const std::string& path) {
-            strata_tokenizer_t* t = nullptr;
-            return created(
-                strata_tokenizer_create_sentencepiece(path.c_str(), &t), t);
+            return created([&](strata_tokenizer_t** t) {
+              return strata_tokenizer_create_sentencepiece(path.c_str(), t);
+            });
           },
           nb::arg("model_path"))
       .def("encode", &Tokenizer::encode, nb::arg("text"))

@@ -45,6 +45,7 @@ class Generator:
         self.tokenizer = tokenizer
         self._native = _strata.Generator(self.session._session, prefill_chunk)
         self._current: Optional[int] = None
+        self._cancel_requested = False
         # The Generation of the last stream, once it ended.
         self.last: Optional[Generation] = None
 
@@ -90,6 +91,7 @@ class Generator:
     def _stream(self, args, as_text: bool) -> Iterator[Union[int, str]]:
         sequence = self._start(*args)
         self._current = sequence
+        self._cancel_requested = False
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         seen = 0
         completed = False
@@ -116,7 +118,8 @@ class Generator:
         finally:
             # Leaving early (break, an exception, close()) cancels it.
             self._current = None
-            self.last = self._result(sequence, cancelled=not completed)
+            self.last = self._result(
+                sequence, cancelled=self._cancel_requested or not completed)
             self._native.remove(sequence)
 
     def cancel(self) -> None:
@@ -124,6 +127,7 @@ class Generator:
         after the tokens already made. (From another thread, also stop a
         step in progress with ``session.cancel()``.)"""
         if self._current is not None:
+            self._cancel_requested = True
             self._native.cancel(self._current)
 
     def _result(self, sequence: int, cancelled: bool) -> Generation:

@@ -1,0 +1,70 @@
+"""strata.compile: options, ModelProto input and CompileError."""
+import os
+
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+import strata
+
+from conftest import fixture_path
+
+
+def test_compile_to_a_temporary_file():
+    artifact = strata.compile(fixture_path("bert_op17", "model.onnx"),
+                              max_seq=16)
+    path = artifact.path
+    assert os.path.isfile(path) and artifact.size > 0
+    module = artifact.load()
+    assert module.entries["main"].inputs[0].dims[1].max == 16
+    del artifact, module
+    assert not os.path.exists(path)  # deleted with its last user
+
+
+def test_compile_a_model_proto(tmp_path):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"],
+                                                name="relu")], "g", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    artifact = strata.compile(model, tmp_path / "relu.strata")
+    import numpy as np
+    out = artifact.load().session().run(
+        {"x": np.array([[-1, 2, -3], [4, -5, 6]], dtype=np.float32)})["y"]
+    np.testing.assert_array_equal(out, [[0, 2, 0], [4, 0, 6]])
+
+
+def test_bad_model_path(tmp_path):
+    with pytest.raises(strata.CompileError) as info:
+        strata.compile(tmp_path / "missing.onnx", tmp_path / "out.strata")
+    assert info.value.code == 5  # NOT_FOUND
+    assert isinstance(info.value, strata.StrataError)
+
+
+def test_unsupported_op_names_the_node(tmp_path):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [])
+    graph = helper.make_graph([helper.make_node("Det", ["x"], ["y"],
+                                                name="the_det_node")],
+                              "g", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    path = tmp_path / "det.onnx"
+    onnx.save(model, path)
+    with pytest.raises(strata.CompileError) as info:
+        strata.compile(path, tmp_path / "det.strata")
+    error = info.value
+    assert "the_det_node" in error.nodes
+    assert "Det" in str(error)
+    assert any(d.severity == "error" for d in error.diagnostics)
+    assert not (tmp_path / "det.strata").exists()
+
+
+def test_bad_option_values(tmp_path):
+    with pytest.raises(strata.CompileError, match="decode"):
+        strata.compile(fixture_path("bert_op17", "model.onnx"),
+                       tmp_path / "x.strata", decode_precision="int3")
+    with pytest.raises(strata.UnimplementedError, match="cpu"):
+        strata.compile(fixture_path("bert_op17", "model.onnx"),
+                       target="cuda")
+    with pytest.raises(TypeError):
+        strata.compile(42)

@@ -1,0 +1,83 @@
+"""strata.Generator on the trained byte-level model: the same tokens as
+strata-run generate's engine, streaming, sampling and cancellation."""
+import pytest
+
+import strata
+
+PROMPT = "In the beginning God created"
+
+
+def test_greedy_generation(bytegpt_module):
+    generator = strata.Generator(bytegpt_module, strata.Tokenizer.byte())
+    g = generator.generate(PROMPT, max_new_tokens=24)
+    assert len(g.tokens) == 24 and not g.cancelled
+    assert g.text == bytes(g.tokens).decode("utf-8", "replace")
+    assert g.metrics["generated_tokens"] == 24
+    assert g.metrics["prompt_tokens"] == len(PROMPT)
+    # Greedy decoding is deterministic: ids in, the same ids out.
+    again = generator.generate(list(PROMPT.encode()), max_new_tokens=24)
+    assert again.tokens == g.tokens
+
+
+def test_stream_matches_the_whole_generation(bytegpt_module):
+    generator = strata.Generator(bytegpt_module, strata.Tokenizer.byte())
+    whole = generator.generate(PROMPT, max_new_tokens=16)
+    pieces = list(generator.generate(PROMPT, max_new_tokens=16, stream=True))
+    assert "".join(pieces) == whole.text
+    ids = list(generator.generate(PROMPT, max_new_tokens=16, stream=True,
+                                  text=False))
+    assert ids == whole.tokens
+    assert generator.last.tokens == whole.tokens
+
+
+def test_seeded_sampling(bytegpt_module):
+    generator = strata.Generator(bytegpt_module, strata.Tokenizer.byte())
+    options = dict(max_new_tokens=20, temperature=0.8, top_k=40, top_p=0.95)
+    a = generator.generate(PROMPT, seed=7, **options).tokens
+    b = generator.generate(PROMPT, seed=7, **options).tokens
+    assert a == b
+
+
+def test_cancelled_generation(bytegpt_module):
+    generator = strata.Generator(bytegpt_module, strata.Tokenizer.byte())
+    stream = generator.generate(PROMPT, max_new_tokens=60, stream=True,
+                                text=False)
+    got = []
+    for token in stream:
+        got.append(token)
+        if len(got) == 5:
+            generator.cancel()
+    assert len(got) == 5
+    assert generator.last.cancelled and generator.last.tokens == got
+    # Breaking out of a stream frees its slot too: the slots stay usable.
+    for _ in range(3):
+        for _token in generator.generate(PROMPT, max_new_tokens=60,
+                                         stream=True):
+            break
+    assert len(generator.generate(PROMPT, max_new_tokens=3).tokens) == 3
+
+
+def test_generation_errors(bytegpt_module):
+    generator = strata.Generator(bytegpt_module)
+    with pytest.raises(strata.InvalidArgumentError, match="tokenizer"):
+        generator.generate("text without a tokenizer")
+    with pytest.raises(strata.InvalidArgumentError):
+        generator.generate([])
+    with pytest.raises(strata.OutOfRangeError):
+        generator.generate([65] * 100, max_new_tokens=100)  # context 128
+    bert = strata.compile(
+        __import__("conftest").fixture_path("bert_op17", "model.onnx"),
+        max_seq=16).load()
+    with pytest.raises(strata.FailedPreconditionError, match="prefill"):
+        strata.Generator(bert)
+
+
+def test_tokenizer():
+    tokenizer = strata.Tokenizer.byte()
+    assert tokenizer.encode("hé") == [104, 195, 169]
+    assert tokenizer.decode([104, 195, 169]) == "hé"
+    assert tokenizer.vocab_size == 256
+    with pytest.raises(strata.InvalidArgumentError):
+        tokenizer.decode([300])
+    with pytest.raises(strata.NotFoundError):
+        strata.Tokenizer.gpt2("/nonexistent")

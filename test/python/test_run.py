@@ -1,0 +1,136 @@
+"""strata.load, Module signatures and Session.run against onnxruntime."""
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+import strata
+
+from conftest import fixture_path
+
+
+def bert_inputs(batch=2, seq=16, seed=0):
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(0, 100, (batch, seq), dtype=np.int64)
+    return {"input_ids": ids, "attention_mask": np.ones_like(ids),
+            "token_type_ids": np.zeros_like(ids)}
+
+
+def test_signatures(bert_artifact):
+    module = strata.load(bert_artifact.path)
+    main = module.entries["main"]
+    assert main.kind == "generic"
+    assert [t.name for t in main.inputs] == [
+        "input_ids", "attention_mask", "token_type_ids"]
+    assert main.inputs[0].dtype == "i64"
+    assert main.inputs[0].shape == ("batch", "sequence")
+    assert main.inputs[0].dims[1].max == 32
+    assert main.outputs[0].shape == ("batch", "sequence", 64)
+    assert module.weights_size > 0
+    assert all(isinstance(f, str) for f in module.cpu_features)
+    module.verify_weights()
+
+
+def test_matches_onnxruntime(bert_artifact):
+    # fp32 end to end; 1e-4 relative to the output's scale, as the C++
+    # fixture checks (test/e2e/check_fixtures.py).
+    inputs = bert_inputs()
+    session = bert_artifact.load().session(threads=2)
+    got = session.run(inputs)["last_hidden_state"]
+    ref = ort.InferenceSession(
+        fixture_path("bert_op17", "model.onnx"),
+        providers=["CPUExecutionProvider"]).run(None, inputs)[0]
+    assert got.shape == ref.shape and got.dtype == np.float32
+    scale = max(1.0, float(np.abs(ref).max()))
+    assert float(np.abs(got - ref).max()) <= 1e-4 * scale
+
+
+def test_outputs_are_views_of_runtime_memory(bert_artifact):
+    out = bert_artifact.load().session().run(bert_inputs())
+    array = out["last_hidden_state"]
+    assert not array.flags["OWNDATA"]  # no copy out of the runtime
+    del out
+    assert np.isfinite(array).all()  # still alive through the view
+
+
+def test_dlpack_and_non_contiguous_inputs(bert_artifact):
+    session = bert_artifact.load().session()
+    inputs = bert_inputs()
+    ref = session.run(inputs)["last_hidden_state"]
+
+    class DLPackOnly:
+        def __init__(self, array):
+            self._array = array
+
+        def __dlpack__(self, **kwargs):
+            return self._array.__dlpack__(**kwargs)
+
+        def __dlpack_device__(self):
+            return self._array.__dlpack_device__()
+
+    wide = np.zeros((2, 32), dtype=np.int64)
+    wide[:, ::2] = inputs["input_ids"]
+    got = session.run({"input_ids": wide[:, ::2],  # strided: copied
+                       "attention_mask": DLPackOnly(inputs["attention_mask"]),
+                       "token_type_ids": inputs["token_type_ids"]})
+    np.testing.assert_array_equal(got["last_hidden_state"], ref)
+
+
+def test_output_selection(bert_artifact):
+    session = bert_artifact.load().session()
+    assert list(session.run(bert_inputs(),
+                            outputs=["last_hidden_state"])) == [
+        "last_hidden_state"]
+    with pytest.raises(strata.InvalidArgumentError, match="no output 'nope'"):
+        session.run(bert_inputs(), outputs=["nope"])
+
+
+def test_wrong_dtype_names_the_input(bert_artifact):
+    session = bert_artifact.load().session()
+    inputs = bert_inputs()
+    inputs["attention_mask"] = inputs["attention_mask"].astype(np.float32)
+    with pytest.raises(strata.InvalidArgumentError, match="attention_mask"):
+        session.run(inputs)
+
+
+def test_wrong_shape_names_the_input(bert_artifact):
+    session = bert_artifact.load().session()
+    inputs = bert_inputs()
+    inputs["token_type_ids"] = np.zeros((2, 17), dtype=np.int64)
+    with pytest.raises(strata.InvalidArgumentError, match="token_type_ids"):
+        session.run(inputs)
+    inputs = bert_inputs(seq=33)  # past the compiled maximum of 32
+    with pytest.raises(strata.InvalidArgumentError, match="input_ids"):
+        session.run(inputs)
+
+
+def test_missing_and_unknown_inputs(bert_artifact):
+    session = bert_artifact.load().session()
+    inputs = bert_inputs()
+    del inputs["token_type_ids"]
+    with pytest.raises(strata.InvalidArgumentError, match="token_type_ids"):
+        session.run(inputs)
+    with pytest.raises(strata.InvalidArgumentError, match="no input 'x'"):
+        session.run(dict(bert_inputs(), x=np.zeros(1)))
+    with pytest.raises(strata.InvalidArgumentError, match="no entry 'decode'"):
+        session.run(bert_inputs(), entry="decode")
+
+
+def test_bad_artifacts(tmp_path):
+    with pytest.raises(strata.NotFoundError):
+        strata.load(tmp_path / "missing.strata")
+    junk = tmp_path / "junk.strata"
+    junk.write_bytes(b"not an artifact" * 100)
+    with pytest.raises(strata.StrataError) as info:
+        strata.load(junk)
+    assert isinstance(info.value, (strata.DataLossError,
+                                   strata.IncompatibleError))
+
+
+def test_threads_and_state(bert_artifact):
+    session = bert_artifact.load().session(threads=1)
+    assert session.threads == 1
+    session.threads = 2
+    assert session.threads == 2
+    with pytest.raises(strata.InvalidArgumentError):
+        session.threads = 100000
+    session.reset_state()  # no state: a no-op
