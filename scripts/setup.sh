@@ -25,8 +25,9 @@ APT_PACKAGES=(
   nlohmann-json3-dev libxxhash-dev zlib1g-dev libzstd-dev
   # SentencePiece for tokenizers/ (optional there); spm_train for its tests.
   libsentencepiece-dev sentencepiece
-  # Fixture generators run with Debian's /usr/bin/python3.
-  python3-onnx python3-torch python3-venv python3-numpy
+  # Fixture generators run with Debian's /usr/bin/python3; python3-dev builds
+  # the Python package's extension modules.
+  python3-onnx python3-torch python3-venv python3-numpy python3-dev
   # Debian's torch links the reference BLAS unless an optimized one is
   # installed (2.7 vs ~44 GFLOP/s); the Bible text trains the demo model.
   libopenblas0-openmp sword-text-web diatheke

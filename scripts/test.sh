@@ -11,6 +11,8 @@
 #    for STRATA_FUZZ_SECONDS (60) over two fixtures, the artifact loader
 #    and .npy reader fuzzers for STRATA_FUZZ_LOADER_SECONDS (30) each, and
 #    the importer fuzzer for STRATA_FUZZ_IMPORT_SECONDS (30)
+# 3b. the Python package: `pip install .` into a fresh virtualenv, then its
+#    pytest suite (test/python/, docs/python.md's tutorial included)
 # Step 3 includes the runtime's installation test (examples.installed_runtime:
 # examples/ built against `cmake --install --component runtime`) and the
 # runtime-only configure without LLVM/MLIR (runtime.runtime_only_build).
@@ -44,6 +46,22 @@ echo "build took $(( $(date +%s) - start )) s"
 
 step "ctest: lit + GoogleTest"
 ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS"
+
+step "python package: pip install . in a fresh virtualenv, pytest"
+# A fresh virtualenv on Debian's interpreter that also sees its packages:
+# the tutorial exports with Debian's torch (scripts/setup.sh), as a model
+# engineer exports with theirs. pip builds in build-python/ beside $BUILD,
+# so ccache serves the objects just compiled.
+PY_VENV="${STRATA_PYTHON_VENV:-$ROOT/build-python-venv}"
+rm -rf "$PY_VENV"
+/usr/bin/python3 -m venv --system-site-packages "$PY_VENV"
+"$PY_VENV/bin/python" -m pip install -q --disable-pip-version-check \
+  pytest==8.3.4 onnxruntime==1.23.2
+start=$(date +%s)
+MLIR_DIR="$MLIR_DIR" "$PY_VENV/bin/python" -m pip install -q \
+  --disable-pip-version-check "$ROOT"
+echo "pip install . took $(( $(date +%s) - start )) s"
+(cd "$ROOT/test/python" && "$PY_VENV/bin/python" -m pytest -q -p no:cacheprovider)
 
 if [ "${STRATA_SKIP_SANITIZE:-0}" != "1" ]; then
   step "sanitizers: ASan+UBSan unit tests ($ASAN_BUILD)"

@@ -7,6 +7,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -170,9 +171,13 @@ class Session {
     strata_status_t status;
     {
       nb::gil_scoped_release unlocked;
+      const auto start = std::chrono::steady_clock::now();
       status = strata_session_run_named(
           session_, entry.c_str(), cNames.data(), inputs.tensors.data(), n,
           nullptr, outputs.data(), outputCount);
+      lastRunSeconds_ = std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - start)
+                            .count();
     }
     throwIfFailed(status);
     nb::list out;
@@ -196,9 +201,13 @@ class Session {
     throwIfFailed(strata_session_reset_state(session_, slot));
   }
   size_t trim() { return strata_session_trim(session_); }
+  double lastRunSeconds() const { return lastRunSeconds_; }
 
  private:
   strata_session_t* session_ = nullptr;
+  // The runtime's own time in the last run (the Python layer's cost is
+  // the rest of session.run's).
+  double lastRunSeconds_ = 0.0;
 };
 
 }  // namespace
@@ -234,7 +243,8 @@ void bindRuntime(nb::module_& m) {
       .def("threads", &Session::threads)
       .def("read_state", &Session::readState)
       .def("reset_state", &Session::resetState, nb::arg("slot") = -1)
-      .def("trim", &Session::trim);
+      .def("trim", &Session::trim)
+      .def("last_run_seconds", &Session::lastRunSeconds);
 
   m.def("host_cpu_features", [] {
     std::vector<std::string> out;

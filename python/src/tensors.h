@@ -17,9 +17,10 @@
 
 namespace strata::python {
 
-using HostArray =
-    nanobind::ndarray<nanobind::numpy, nanobind::c_contig,
-                      nanobind::device::cpu>;
+// Read-only is enough: inputs are only read (and numpy marks some arrays,
+// such as np.from_dlpack's, read-only).
+using HostArray = nanobind::ndarray<nanobind::ro, nanobind::numpy,
+                                    nanobind::c_contig, nanobind::device::cpu>;
 
 /// A tensor of |dtype| over |array|'s memory (borrowed: the array must
 /// outlive it). Raises TypeError naming |name| when the element size of

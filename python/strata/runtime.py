@@ -90,6 +90,12 @@ class Module:
                 name=e["name"], kind=_ENTRY_KINDS.get(e["kind"], "generic"),
                 inputs=tuple(_signature(t) for t in e["inputs"]),
                 outputs=tuple(_signature(t) for t in e["outputs"]))
+        # What every run looks up.
+        self._inputs_by_name = {
+            e.name: {t.name: t for t in e.inputs}
+            for e in self.entries.values()}
+        self._output_names = {e.name: [t.name for t in e.outputs]
+                              for e in self.entries.values()}
 
     def session(self, threads: int = 0) -> "Session":
         """A session running this module on ``threads`` threads (0: one per
@@ -157,7 +163,7 @@ class Session:
         ``outputs`` when given). InvalidArgumentError names an input of the
         wrong dtype, rank or shape, or one missing or unknown."""
         signature = self._entry(entry)
-        known = {t.name: t for t in signature.inputs}
+        known = self.module._inputs_by_name[signature.name]
         names, arrays, dtypes = [], [], []
         for name, value in inputs.items():
             t = known.get(name)
@@ -165,17 +171,21 @@ class Session:
                 raise InvalidArgumentError(
                     f"entry '{signature.name}' has no input '{name}' (its "
                     f"inputs: {', '.join(known) or 'none'})", 3)
-            array = _as_array(value)
-            if array.dtype != t.numpy_dtype:
+            array = value if type(value) is np.ndarray else _as_array(value)
+            # Identity first: numpy's dtype comparison is slow and builtin
+            # dtypes are singletons.
+            if array.dtype is not t.numpy_dtype and \
+                    array.dtype != t.numpy_dtype:
                 raise InvalidArgumentError(
                     f"input '{name}' is {array.dtype}, expected {t.dtype} "
                     f"(numpy {t.numpy_dtype})", 3)
             names.append(name)
-            arrays.append(np.ascontiguousarray(array))
+            arrays.append(array if array.flags.c_contiguous
+                          else np.ascontiguousarray(array))
             dtypes.append(t.dtype_code)
         results = self._session.run(signature.name, names, arrays, dtypes,
                                     len(signature.outputs))
-        named = {t.name: r for t, r in zip(signature.outputs, results)}
+        named = dict(zip(self.module._output_names[signature.name], results))
         if outputs is None:
             return named
         missing = [o for o in outputs if o not in named]
@@ -184,6 +194,12 @@ class Session:
                 f"entry '{signature.name}' has no output "
                 f"'{missing[0]}' (its outputs: {', '.join(named)})", 3)
         return {o: named[o] for o in outputs}
+
+    @property
+    def last_run_seconds(self) -> float:
+        """Seconds the runtime itself took in the last run (what
+        session.run took beyond that is the Python layer's)."""
+        return self._session.last_run_seconds()
 
     def cancel(self) -> None:
         """Stops the run in progress (it raises CancelledError)."""
