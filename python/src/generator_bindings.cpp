@@ -6,6 +6,7 @@
 
 #include <nanobind/stl/vector.h>
 
+#include <mutex>
 #include <vector>
 
 #include "runtime_bindings.h"
@@ -17,21 +18,34 @@ namespace nb = nanobind;
 namespace strata::python {
 
 strata_session_t* sessionHandle(nb::handle session);
+std::mutex& sessionTurn(nb::handle session);
 
 namespace {
 
 class Generator {
  public:
-  Generator(nb::handle session, int64_t prefillChunk) {
+  Generator(nb::handle session, int64_t prefillChunk)
+      : turn_(sessionTurn(session)) {
     strata_generator_options_t options;
     strata_generator_options_init(&options);
     options.prefill_chunk = prefillChunk;
-    throwIfFailed(strata_generator_create(sessionHandle(session), &options,
-                                          &generator_));
+    strata_session_t* handle = sessionHandle(session);
+    strata_status_t status;
+    {
+      nb::gil_scoped_release unlocked;
+      std::lock_guard<std::mutex> turn(turn_);
+      status = strata_generator_create(handle, &options, &generator_);
+    }
+    throwIfFailed(status);
   }
   Generator(const Generator&) = delete;
   Generator& operator=(const Generator&) = delete;
-  ~Generator() { strata_generator_release(generator_); }
+  ~Generator() {
+    // Resets the slots still in flight: the session's state, in its turn.
+    nb::gil_scoped_release unlocked;
+    std::lock_guard<std::mutex> turn(turn_);
+    strata_generator_release(generator_);
+  }
 
   uint64_t addSequence(const std::vector<int64_t>& prompt, float temperature,
                        int32_t topK, float topP, float minP,
@@ -53,6 +67,7 @@ class Generator {
     strata_status_t status;
     {
       nb::gil_scoped_release unlocked;
+      std::lock_guard<std::mutex> turn(turn_);
       status = strata_generator_add_sequence(generator_, prompt.data(),
                                              prompt.size(), &params, &id);
     }
@@ -65,6 +80,7 @@ class Generator {
     strata_status_t status;
     {
       nb::gil_scoped_release unlocked;
+      std::lock_guard<std::mutex> turn(turn_);
       status = strata_generator_step(generator_, &active);
     }
     throwIfFailed(status);
@@ -88,10 +104,12 @@ class Generator {
   }
 
   void cancel(uint64_t id) {
-    throwIfFailed(strata_generator_cancel(generator_, id));
+    throwIfFailed(
+        inTurn([&] { return strata_generator_cancel(generator_, id); }));
   }
   void remove(uint64_t id) {
-    throwIfFailed(strata_generator_remove_sequence(generator_, id));
+    throwIfFailed(inTurn(
+        [&] { return strata_generator_remove_sequence(generator_, id); }));
   }
 
   nb::dict metrics(uint64_t id) const {
@@ -115,6 +133,16 @@ class Generator {
   size_t slotCount() const { return strata_generator_slot_count(generator_); }
 
  private:
+  // Cancelling or removing a sequence resets its slot of the session's
+  // state: in the session's turn.
+  template <typename Call>
+  strata_status_t inTurn(Call call) {
+    nb::gil_scoped_release unlocked;
+    std::lock_guard<std::mutex> turn(turn_);
+    return call();
+  }
+
+  std::mutex& turn_;  // the session's (it outlives the generator)
   strata_generator_t* generator_ = nullptr;
 };
 

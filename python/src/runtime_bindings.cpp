@@ -2,12 +2,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Loads artifacts, describes their entries as plain Python data and runs
 // them on numpy arrays without copying inputs or outputs. The GIL is
-// released while the runtime works, so another thread may cancel a run.
+// released while the runtime works, so another thread may cancel a run;
+// the runtime runs one call of a session at a time, so Python threads
+// sharing one take turns on its lock (the generator's calls too).
 
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include <chrono>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -145,6 +148,7 @@ class Session {
   ~Session() { strata_session_release(session_); }
 
   strata_session_t* get() const { return session_; }
+  std::mutex& turn() { return mutex_; }
 
   // Entry |entry| on |arrays| named |names|, read as |dtypes|; every output
   // in manifest order.
@@ -171,6 +175,7 @@ class Session {
     strata_status_t status;
     {
       nb::gil_scoped_release unlocked;
+      std::lock_guard<std::mutex> turn(mutex_);
       const auto start = std::chrono::steady_clock::now();
       status = strata_session_run_named(
           session_, entry.c_str(), cNames.data(), inputs.tensors.data(), n,
@@ -188,23 +193,37 @@ class Session {
   void cancel() { strata_session_cancel(session_); }
 
   void setThreads(uint32_t count) {
-    throwIfFailed(strata_session_set_thread_count(session_, count));
+    throwIfFailed(locked([&] {
+      return strata_session_set_thread_count(session_, count);
+    }));
   }
   uint32_t threads() const { return strata_session_thread_count(session_); }
 
-  nb::object readState(size_t index) const {
+  nb::object readState(size_t index) {
     strata_tensor_t* tensor = nullptr;
-    throwIfFailed(strata_session_read_state(session_, index, &tensor));
+    throwIfFailed(locked([&] {
+      return strata_session_read_state(session_, index, &tensor);
+    }));
     return toNumpy(tensor);
   }
   void resetState(int64_t slot) {
-    throwIfFailed(strata_session_reset_state(session_, slot));
+    throwIfFailed(
+        locked([&] { return strata_session_reset_state(session_, slot); }));
+  }
+
+  // |call| on the session in its turn, without the GIL.
+  template <typename Call>
+  strata_status_t locked(Call call) {
+    nb::gil_scoped_release unlocked;
+    std::lock_guard<std::mutex> turn(mutex_);
+    return call();
   }
   size_t trim() { return strata_session_trim(session_); }
   double lastRunSeconds() const { return lastRunSeconds_; }
 
  private:
   strata_session_t* session_ = nullptr;
+  std::mutex mutex_;  // one call at a time (session.h)
   // The runtime's own time in the last run (the Python layer's cost is
   // the rest of session.run's).
   double lastRunSeconds_ = 0.0;
@@ -212,9 +231,13 @@ class Session {
 
 }  // namespace
 
-// The Session class is also what the generator binding takes.
+// The Session class is also what the generator binding takes: its handle
+// and its turn.
 strata_session_t* sessionHandle(nb::handle session) {
   return nb::cast<Session&>(session).get();
+}
+std::mutex& sessionTurn(nb::handle session) {
+  return nb::cast<Session&>(session).turn();
 }
 
 void bindRuntime(nb::module_& m) {

@@ -134,3 +134,55 @@ def test_threads_and_state(bert_artifact):
     with pytest.raises(strata.InvalidArgumentError):
         session.threads = 100000
     session.reset_state()  # no state: a no-op
+
+
+def test_threads_sharing_a_session(bert_artifact):
+    # The GIL is released during runs; calls on one session take turns.
+    import threading
+    session = bert_artifact.load().session(threads=2)
+    cases = [bert_inputs(seed=s) for s in range(4)]
+    expected = [session.run(c)["last_hidden_state"] for c in cases]
+    failures = []
+
+    def worker(k):
+        for i in range(10):
+            j = (k + i) % len(cases)
+            got = session.run(cases[j])["last_hidden_state"]
+            if not np.array_equal(got, expected[j]):
+                failures.append((k, i))
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures
+
+
+def test_cancel_from_another_thread(bert_artifact):
+    import threading
+    session = bert_artifact.load().session(threads=1)
+    inputs = bert_inputs(seq=32)
+    stop = threading.Event()
+
+    def canceller():
+        while not stop.is_set():
+            session.cancel()
+
+    t = threading.Thread(target=canceller)
+    t.start()
+    outcomes = set()
+    try:
+        for _ in range(50):
+            try:
+                session.run(inputs)
+                outcomes.add("ran")
+            except strata.CancelledError:
+                outcomes.add("cancelled")
+    finally:
+        stop.set()
+        t.join()
+    # Each run either finished or raised CancelledError; the session stays
+    # usable.
+    assert outcomes <= {"ran", "cancelled"} and outcomes
+    assert session.run(bert_inputs())["last_hidden_state"].shape == (2, 16, 64)
