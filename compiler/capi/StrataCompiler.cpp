@@ -70,11 +70,12 @@ private:
   void *userData;
 };
 
-/// |options| (NULL: defaults) as driver options; the problem on failure.
+/// |options| (NULL: defaults) as driver options, and as this version's
+/// struct in |o|; the problem on failure.
 std::string readOptions(const strata_compile_options_t *given,
+                        strata_compile_options_t &o,
                         strata::CompileInput &input,
                         strata::CompileOptions &options) {
-  strata_compile_options_t o;
   strata_compile_options_init(&o);
   if (given) {
     // A caller built against an older header passes a smaller struct: its
@@ -163,8 +164,9 @@ strata_compile_status_t compile(const char *modelPath, const char *outputPath,
   }
   strata::CompileInput input;
   strata::CompileOptions options;
+  strata_compile_options_t o;
   input.modelPath = modelPath;
-  std::string problem = readOptions(given, input, options);
+  std::string problem = readOptions(given, o, input, options);
   if (!problem.empty()) {
     diagnostics.report(STRATA_COMPILE_SEVERITY_ERROR, "", problem);
     return STRATA_COMPILE_STATUS_INVALID_ARGUMENT;
@@ -185,8 +187,13 @@ strata_compile_status_t compile(const char *modelPath, const char *outputPath,
   if (mlir::failed(strata::checkCompileOptions(
           options, mlir::FileLineColLoc::get(&context, modelPath, 0, 0))))
     return STRATA_COMPILE_STATUS_INVALID_ARGUMENT;
+  strata::CompileReport report;
   mlir::FailureOr<strata::CompiledArtifact> artifact =
-      strata::compileModel(context, input, options);
+      strata::compileModel(context, input, options, &report);
+  if (o.report) {
+    const std::string json = strata::compileReportJson(report);
+    o.report(json.c_str(), o.report_user_data);
+  }
   if (mlir::failed(artifact)) {
     if (diagnostics.errors.empty())
       diagnostics.report(STRATA_COMPILE_SEVERITY_ERROR, modelPath,

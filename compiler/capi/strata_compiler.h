@@ -18,7 +18,7 @@ extern "C" {
 
 /* (major << 16) | minor of this header; strata_compiler_api_version() gives
  * the library's. A minor bump only adds functions and option fields. */
-#define STRATA_COMPILER_API_VERSION ((1 << 16) | 1)
+#define STRATA_COMPILER_API_VERSION ((1 << 16) | 2)
 
 /* What a call returns; values follow the runtime's absl/IREE numbering and
  * never change. */
@@ -52,6 +52,12 @@ typedef void (*strata_compile_diagnostic_fn)(strata_compile_severity_t severity,
                                              const char *location,
                                              const char *message,
                                              void *user_data);
+
+/* Receives what a compile did as one JSON object, once, when it ends
+ * (success or failure: as far as it got): the data behind strata-compile
+ * --report (docs/python.md#the-compile-report lists the fields). |json| is
+ * valid only during the call. */
+typedef void (*strata_compile_report_fn)(const char *json, void *user_data);
 
 /* Options of one compile. Initialize with strata_compile_options_init, then
  * set fields. Fields are only ever appended: the library reads the first
@@ -125,6 +131,10 @@ typedef struct strata_compile_options_t {
    * scores highest (0: none; attention_block 0: 64). */
   int64_t attention_global_topk;
   int64_t attention_block;
+
+  /* Since 1.2: the compile report (NULL: none) and its first argument. */
+  strata_compile_report_fn report;
+  void *report_user_data;
 } strata_compile_options_t;
 
 /* The struct_size of a 1.0 caller's options (the fields before

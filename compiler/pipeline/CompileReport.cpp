@@ -12,6 +12,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 
 using namespace mlir;
 
@@ -164,6 +165,95 @@ void printCodegenReport(llvm::raw_ostream &os, const CompileReport &report) {
   }
   os << "weights: " << report.weightsBytes << " bytes\n"
      << "native code: " << report.codeBytes << " bytes\n";
+}
+
+namespace {
+
+llvm::json::Object opCounts(const std::map<std::string, int> &counts) {
+  llvm::json::Object out;
+  for (const auto &[name, n] : counts)
+    out[name] = n;
+  return out;
+}
+
+} // namespace
+
+std::string compileReportJson(const CompileReport &report) {
+  namespace json = llvm::json;
+  json::Array missed;
+  for (const MissedFusion &m : report.missedFusions)
+    missed.push_back(
+        json::Object{{"location", m.location}, {"message", m.message}});
+  json::Object out{
+      {"imported_ops", opCounts(report.importedOps)},
+      {"fused_ops", opCounts(report.fusedOps)},
+      {"missed_fusions", std::move(missed)},
+      {"fusion_done", report.fusionDone},
+      {"calibration",
+       json::Object{{"tokens", report.calibrationTokens},
+                    {"scaled_contractions", report.scaledContractions},
+                    {"scale_folds", report.scaleFolds},
+                    {"scale_multiplies", report.scaleMultiplies}}},
+      {"attention_ops", report.attentionOps},
+      {"windowed_attention_ops", report.windowedAttention},
+      {"convolutions", report.convolutions},
+      {"convolutions_with_bias", report.convolutionsWithBias},
+      {"folded_channel_ops", report.foldedChannelOps},
+      {"folded_channel_layers", report.foldedLayers},
+      {"codegen_done", report.codegenDone},
+  };
+  const codegen::cpu::CpuCodegenStats &stats = report.codegen;
+  json::Array dispatches;
+  for (const dispatch::EntryDispatches &entry : stats.dispatches) {
+    json::Object byKind, runtimeCalls;
+    for (const auto &[kind, n] : entry.byKind)
+      byKind[kind] = n;
+    for (const auto &[kernel, n] : entry.runtimeCalls)
+      runtimeCalls[kernel] = n;
+    dispatches.push_back(json::Object{{"entry", entry.entry},
+                                      {"total", entry.total},
+                                      {"by_kind", std::move(byKind)},
+                                      {"runtime_calls",
+                                       std::move(runtimeCalls)}});
+  }
+  out["codegen"] = json::Object{
+      {"kernels", stats.kernels},
+      {"matmul_calls", stats.matmulCalls},
+      {"packed_matmul_calls", stats.packedMatmulCalls},
+      {"packed_weights", stats.packedWeights},
+      {"int8_matmul_calls", stats.int8MatmulCalls},
+      {"int4_matmul_calls", stats.int4MatmulCalls},
+      {"w8a8_matmul_calls", stats.w8a8MatmulCalls},
+      {"bf16_matmul_calls", stats.bf16MatmulCalls},
+      {"attention_calls", stats.attentionCalls},
+      {"checks", stats.checks},
+      {"dispatches", std::move(dispatches)},
+  };
+  out["memory_plan"] = json::Object{
+      {"planned_buffers", stats.plannedBuffers},
+      {"arena_bytes", stats.arenaBytes},
+      {"planned_bytes", stats.plannedBytes},
+      {"unplanned_buffers", stats.unplannedBuffers},
+      {"early_frees", stats.earlyFrees},
+  };
+  json::Array outputDims;
+  for (const OutputDimInfo &d : report.outputDims) {
+    json::Object dim{{"entry", d.entry},  {"output", d.output},
+                     {"dim", d.dim},      {"name", d.name},
+                     {"exact", d.exact}};
+    if (d.max != STRATA_DIM_MAX_FROM_DATA)
+      dim["max"] = d.max;
+    else
+      dim["max"] = nullptr;
+    outputDims.push_back(std::move(dim));
+  }
+  out["output_dims"] = std::move(outputDims);
+  out["weights_bytes"] = report.weightsBytes;
+  out["code_bytes"] = report.codeBytes;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << json::Value(std::move(out));
+  return text;
 }
 
 } // namespace strata

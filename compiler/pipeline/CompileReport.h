@@ -66,6 +66,10 @@ void printFusionReport(llvm::raw_ostream &os, const CompileReport &report);
 /// Op counts before/after fusion, codegen counts, output maxima, sizes.
 void printCodegenReport(llvm::raw_ostream &os, const CompileReport &report);
 
+/// |report| as one JSON object (the compiler C API's report callback; the
+/// fields are listed in docs/python.md#the-compile-report).
+std::string compileReportJson(const CompileReport &report);
+
 } // namespace strata
 
 #endif // STRATA_COMPILER_PIPELINE_COMPILEREPORT_H_

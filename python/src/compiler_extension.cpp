@@ -1,7 +1,8 @@
 //===- compiler_extension.cpp - strata._strata_compiler -------------------===//
 // SPDX-License-Identifier: Apache-2.0
-// compile_file(model, output, **options) -> (status, message, diagnostics):
-// the package's strata.compile raises CompileError from them. Options are
+// compile_file(model, output, **options) -> (status, message, diagnostics,
+// report JSON or None): the package's strata.compile raises CompileError
+// from them. Options are
 // the fields of strata_compile_options_t; one not given keeps its default.
 // A module of its own, apart from strata._strata: Python loads each
 // extension with RTLD_LOCAL, so the compiler's libprotobuf and the copy of
@@ -46,6 +47,7 @@ struct CompileArgs {
   std::optional<int64_t> attentionWindow, attentionSinks;
   std::optional<std::vector<int64_t>> attentionLayers;
   std::optional<int64_t> attentionGlobalTopk, attentionBlock;
+  bool report = false;
 };
 
 std::vector<const char*> cStrings(const Strings& strings) {
@@ -55,7 +57,8 @@ std::vector<const char*> cStrings(const Strings& strings) {
   return out;
 }
 
-std::tuple<int, std::string, std::vector<Diagnostic>> compileFile(
+std::tuple<int, std::string, std::vector<Diagnostic>, std::optional<std::string>>
+compileFile(
     const std::string& model, const std::string& output,
     const CompileArgs& a) {
   strata_compile_options_t o;
@@ -94,6 +97,14 @@ std::tuple<int, std::string, std::vector<Diagnostic>> compileFile(
   }
   if (a.attentionGlobalTopk) o.attention_global_topk = *a.attentionGlobalTopk;
   if (a.attentionBlock) o.attention_block = *a.attentionBlock;
+  std::optional<std::string> report;
+  if (a.report) {
+    report.emplace();
+    o.report = [](const char* json, void* user) {
+      *static_cast<std::string*>(user) = json;
+    };
+    o.report_user_data = &*report;
+  }
 
   std::vector<Diagnostic> diagnostics;
   strata_compiler_error_t* error = nullptr;
@@ -111,7 +122,8 @@ std::tuple<int, std::string, std::vector<Diagnostic>> compileFile(
   }
   std::string message = error ? strata_compiler_error_message(error) : "";
   strata_compiler_error_free(error);
-  return {static_cast<int>(status), message, std::move(diagnostics)};
+  return {static_cast<int>(status), message, std::move(diagnostics),
+          std::move(report)};
 }
 
 }  // namespace
@@ -141,7 +153,7 @@ NB_MODULE(_strata_compiler, m) {
          std::optional<int64_t> attentionSinks,
          std::optional<std::vector<int64_t>> attentionLayers,
          std::optional<int64_t> attentionGlobalTopk,
-         std::optional<int64_t> attentionBlock) {
+         std::optional<int64_t> attentionBlock, bool report) {
         CompileArgs a{targetCpu,           dims,
                       maxBatch,            maxSeq,
                       enableFusion,        runtimeAttention,
@@ -153,7 +165,7 @@ NB_MODULE(_strata_compiler, m) {
                       prefillChunk,        prefillAllLogits,
                       attentionWindow,     attentionSinks,
                       attentionLayers,     attentionGlobalTopk,
-                      attentionBlock};
+                      attentionBlock,      report};
         return compileFile(model, output, a);
       },
       nb::arg("model"), nb::arg("output"), nb::kw_only(),
@@ -177,5 +189,5 @@ NB_MODULE(_strata_compiler, m) {
       nb::arg("attention_sinks") = nb::none(),
       nb::arg("attention_layers") = nb::none(),
       nb::arg("attention_global_topk") = nb::none(),
-      nb::arg("attention_block") = nb::none());
+      nb::arg("attention_block") = nb::none(), nb::arg("report") = false);
 }

@@ -6,6 +6,7 @@ does not compile raises CompileError naming the ONNX nodes at fault.
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -25,13 +26,16 @@ except ImportError:  # a runtime-only build
 
 class Artifact:
     """A compiled artifact on disk: ``path``, the compiler's ``warnings``
-    (Diagnostics), and ``load()``. One compiled to a temporary file (no
+    (Diagnostics), the compile ``report`` (a dict, when compiled with
+    report=True) and ``load()``. One compiled to a temporary file (no
     ``output`` given) is deleted with this object."""
 
     def __init__(self, path: str, diagnostics: Sequence[Diagnostic],
-                 temporary_dir: Optional[str] = None):
+                 temporary_dir: Optional[str] = None,
+                 report: Optional[Dict[str, Any]] = None):
         self.path = path
         self.diagnostics = list(diagnostics)
+        self.report = report
         if temporary_dir is not None:
             self._cleanup = weakref.finalize(self, shutil.rmtree,
                                              temporary_dir, True)
@@ -91,7 +95,7 @@ def compile(model: Union[str, os.PathLike, Any],
             fusion: Optional[bool] = None,
             runtime_attention: Optional[bool] = None,
             bindings: Optional[Mapping[str, Union[str, os.PathLike]]] = None,
-            ) -> Artifact:
+            report: bool = False) -> Artifact:
     """Compiles ``model`` (a path to .onnx/.onnxtext/.mlir, or an
     onnx.ModelProto) to ``output`` (default: a temporary file owned by the
     returned Artifact).
@@ -107,6 +111,10 @@ def compile(model: Union[str, os.PathLike, Any],
     global_block: top-k global blocks (docs/design/sparse-attention.md).
     generation_entries=False: no prefill/decode entries for a decoder.
     bindings: {graph input: TensorProto .pb file} frozen at compile time.
+    report: keep what the compile did as ``Artifact.report`` (and
+    ``CompileError.report``): op counts before and after fusion, the
+    candidates that did not fuse, runtime kernel calls per entry, the memory
+    plan, sizes (docs/python.md#the-compile-report).
     """
     if target != "cpu":
         raise UnimplementedError(
@@ -124,7 +132,7 @@ def compile(model: Union[str, os.PathLike, Any],
             keep_workdir = True
         else:
             output_path = os.fspath(output)
-        status, message, raw = _strata_compiler.compile_file(
+        status, message, raw, report_json = _strata_compiler.compile_file(
             model_path, output_path,
             target_cpu=target_cpu,
             dims=[f"{k}={v}" for k, v in (dims or {}).items()] or None,
@@ -147,16 +155,20 @@ def compile(model: Union[str, os.PathLike, Any],
             attention_window=window, attention_sinks=sinks,
             attention_layers=None if window_layers is None
             else list(window_layers),
-            attention_global_topk=global_topk, attention_block=global_block)
+            attention_global_topk=global_topk, attention_block=global_block,
+            report=report)
+        report_data = json.loads(report_json) if report_json else None
         diagnostics = [Diagnostic(_SEVERITIES[s] if s < len(_SEVERITIES)
                                   else "error", loc, text)
                        for s, loc, text in raw]
         if status != 0:
             keep_workdir = False
-            raise CompileError(message or "compilation failed", status,
-                               diagnostics)
+            error = CompileError(message or "compilation failed", status,
+                                 diagnostics)
+            error.report = report_data
+            raise error
         return Artifact(output_path, diagnostics,
-                        workdir if keep_workdir else None)
+                        workdir if keep_workdir else None, report_data)
     finally:
         if not keep_workdir:
             shutil.rmtree(workdir, ignore_errors=True)

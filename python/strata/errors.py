@@ -95,7 +95,8 @@ class Diagnostic:
 
 class CompileError(StrataError):
     """A model that did not compile. ``diagnostics`` lists every message;
-    ``nodes`` the ONNX node names the errors are located at."""
+    ``nodes`` the ONNX node names the errors are located at; ``report`` the
+    compile report as far as it got (with strata.compile(report=True))."""
 
     def __init__(self, message: str, code: int,
                  diagnostics: Optional[List[Diagnostic]] = None):
@@ -109,3 +110,4 @@ class CompileError(StrataError):
                 if name not in nodes:
                     nodes.append(name)
         self.nodes = nodes
+        self.report = None

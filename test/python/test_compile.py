@@ -68,3 +68,34 @@ def test_bad_option_values(tmp_path):
                        target="cuda")
     with pytest.raises(TypeError):
         strata.compile(42)
+
+
+def test_report_as_python_data(tmp_path):
+    artifact = strata.compile(fixture_path("bert_op17", "model.onnx"),
+                              tmp_path / "bert.strata", max_seq=16,
+                              report=True)
+    report = artifact.report
+    # The fixture's fusion, as its meta.json expects it.
+    assert report["fused_ops"]["strata.attention"] == 2
+    assert report["fused_ops"]["strata.layer_norm"] == 5
+    assert report["missed_fusions"] == []
+    assert report["codegen_done"] and report["codegen"]["matmul_calls"] > 0
+    plan = report["memory_plan"]
+    assert plan["planned_buffers"] > 0 and plan["arena_bytes"] > 0
+    main = [d for d in report["codegen"]["dispatches"] if d["entry"] == "main"]
+    assert main and main[0]["total"] > 0
+    assert report["weights_bytes"] > 0
+    assert strata.compile(fixture_path("bert_op17", "model.onnx"),
+                          max_seq=16).report is None
+
+
+def test_report_of_a_failed_compile(tmp_path):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [])
+    graph = helper.make_graph([helper.make_node("Det", ["x"], ["y"],
+                                                name="det")], "g", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(strata.CompileError) as info:
+        strata.compile(model, report=True)
+    assert info.value.report is not None
+    assert info.value.report["codegen_done"] is False

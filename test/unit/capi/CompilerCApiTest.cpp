@@ -643,6 +643,45 @@ g (float[2, 4, 4] x) => (float[2] y)
   EXPECT_TRUE(located) << errorText;
 }
 
+TEST_F(CompilerCApiTest, ReportArrivesAsJsonOnSuccessAndFailure) {
+  std::string json;
+  const auto collect = [](const char *text, void *user) {
+    *static_cast<std::string *>(user) += text;
+  };
+  strata_compile_options_t options = smallDecoderOptions();
+  options.report = collect;
+  options.report_user_data = &json;
+  ASSERT_EQ(compile(kSmallDecoder, &options), STRATA_COMPILE_STATUS_OK)
+      << errorText;
+  ASSERT_FALSE(json.empty());
+  EXPECT_EQ(json.front(), '{');
+  EXPECT_EQ(json.back(), '}');
+  for (const char *field :
+       {"\"fused_ops\":{", "\"strata.attention\":", "\"missed_fusions\":[",
+        "\"codegen_done\":true", "\"memory_plan\":{", "\"arena_bytes\":",
+        "\"dispatches\":[", "\"entry\":\"decode\"", "\"weights_bytes\":"})
+    EXPECT_NE(json.find(field), std::string::npos) << field << " in " << json;
+
+  // A failed compile reports as far as it got, once.
+  json.clear();
+  std::string model = write("bad.onnxtext", R"(<
+  ir_version: 8,
+  opset_import: ["" : 17]
+>
+g (float[2, 4, 4] x) => (float[2] y)
+{
+  y = Det(x)
+}
+)");
+  strata_compile_options_init(&options);
+  options.report = collect;
+  options.report_user_data = &json;
+  EXPECT_EQ(compile(model, &options), STRATA_COMPILE_STATUS_FAILED_PRECONDITION);
+  EXPECT_NE(json.find("\"codegen_done\":false"), std::string::npos) << json;
+  EXPECT_EQ(json.find('{'), 0u);
+  EXPECT_EQ(json.rfind("\"codegen_done\""), json.find("\"codegen_done\""));
+}
+
 TEST_F(CompilerCApiTest, VersionAndStructMatchTheHeaderInCAndCxx) {
   EXPECT_EQ(strata_compiler_api_version(),
             uint32_t(STRATA_COMPILER_API_VERSION));
