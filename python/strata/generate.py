@@ -88,6 +88,41 @@ class Generator:
         finally:
             self._native.remove(sequence)
 
+    def generate_batch(self, prompts: Sequence[Union[str, Sequence[int]]],
+                       max_new_tokens: int = 0, *, temperature: float = 0.0,
+                       top_k: int = 0, top_p: float = 1.0, min_p: float = 0.0,
+                       repetition_penalty: float = 1.0, seed: int = 0,
+                       stop_tokens: Sequence[int] = ()) -> List[Generation]:
+        """Generates for every prompt, several at once: each decode step
+        runs every sequence in flight as one batch, and a prompt waiting
+        for a cache slot starts as soon as one frees (continuous batching;
+        the slots are the compiled max_batch). Returns one Generation per
+        prompt, in order; sequence i is seeded with ``seed + i``."""
+        prompts = list(prompts)
+        results: List[Optional[Generation]] = [None] * len(prompts)
+        waiting = list(range(len(prompts)))
+        running: Dict[int, int] = {}  # sequence id -> prompt index
+        slots = self._native.slot_count()
+        try:
+            while waiting or running:
+                while waiting and len(running) < slots:
+                    i = waiting.pop(0)
+                    sequence = self._start(
+                        prompts[i], max_new_tokens, temperature, top_k, top_p,
+                        min_p, repetition_penalty, seed + i, stop_tokens)
+                    running[sequence] = i
+                for sequence in [s for s in running
+                                 if self._native.finished(s)]:
+                    results[running.pop(sequence)] = self._result(
+                        sequence, cancelled=False)
+                    self._native.remove(sequence)
+                if running:
+                    self._native.step()
+        finally:
+            for sequence in running:  # an error: free the slots
+                self._native.remove(sequence)
+        return results  # type: ignore[return-value]
+
     def _stream(self, args, as_text: bool) -> Iterator[Union[int, str]]:
         sequence = self._start(*args)
         self._current = sequence

@@ -81,3 +81,17 @@ def test_tokenizer():
         tokenizer.decode([300])
     with pytest.raises(strata.NotFoundError):
         strata.Tokenizer.gpt2("/nonexistent")
+
+
+def test_batch_generation_matches_one_at_a_time(bytegpt_module):
+    # 5 prompts through 2 slots (max_batch=2): continuous batching, and
+    # every greedy sequence equals its generation alone.
+    generator = strata.Generator(bytegpt_module, strata.Tokenizer.byte())
+    prompts = ["And God said", "In the beginning", "Blessed are the",
+               "The LORD is my", "Jesus wept"]
+    batch = generator.generate_batch(prompts, max_new_tokens=12)
+    assert [len(g.tokens) for g in batch] == [12] * 5
+    for prompt, g in zip(prompts, batch):
+        assert g.tokens == generator.generate(prompt,
+                                              max_new_tokens=12).tokens
+    assert generator._native.active_count() == 0
