@@ -62,13 +62,12 @@ MLIR_DIR="$MLIR_DIR" "$PY_VENV/bin/python" -m pip install -q \
   --disable-pip-version-check "$ROOT"
 echo "pip install . took $(( $(date +%s) - start )) s"
 (cd "$ROOT/test/python" && "$PY_VENV/bin/python" -m pytest -q -p no:cacheprovider)
-step "python package, runtime only (no LLVM/MLIR): build, load and generate"
+step "python package strata-runtime (no LLVM/MLIR): build, load and generate"
 RT_VENV="${PY_VENV}-runtime"
 rm -rf "$RT_VENV"
 /usr/bin/python3 -m venv --system-site-packages "$RT_VENV"
 "$RT_VENV/bin/python" -m pip install -q --disable-pip-version-check \
-  --config-settings=cmake.define.STRATA_RUNTIME_ONLY=ON \
-  --config-settings=build-dir=build-python-runtime "$ROOT"
+  "$ROOT/python/runtime"
 "$RT_VENV/bin/python" "$ROOT/test/python/runtime_only_check.py" "$BUILD/bin"
 
 if [ "${STRATA_SKIP_SANITIZE:-0}" != "1" ]; then

@@ -1,6 +1,7 @@
-"""The runtime-only package (STRATA_RUNTIME_ONLY): no compiler inside, yet
-it loads an artifact strata-compile made and generates the same tokens as
-strata-run generate. Usage: runtime_only_check.py BUILD_BIN_DIR"""
+"""The strata-runtime package (python/runtime, STRATA_RUNTIME_ONLY): no
+compiler inside, yet it loads an artifact strata-compile made and
+generates the same tokens as strata-run generate.
+Usage: runtime_only_check.py BUILD_BIN_DIR"""
 import json
 import os
 import subprocess

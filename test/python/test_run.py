@@ -186,3 +186,22 @@ def test_cancel_from_another_thread(bert_artifact):
     # usable.
     assert outcomes <= {"ran", "cancelled"} and outcomes
     assert session.run(bert_inputs())["last_hidden_state"].shape == (2, 16, 64)
+
+
+def test_module_inspection_and_state(bytegpt_module):
+    assert strata.kernel_isa() in ("amx", "avx512", "avx2", "scalar")
+    assert all(isinstance(f, str) for f in strata.host_cpu_features())
+    imports = [name for name, _set in bytegpt_module.kernels]
+    assert "strata_rt_matmul_f32" in imports
+    states = bytegpt_module.states
+    assert states[0]["name"] == "kv_cache.0.key" and states[0]["per_sequence"]
+    assert [d.max for d in states[0]["dims"]] == [2, 8, 128, 32]
+    session = bytegpt_module.session()
+    generator = strata.Generator(session)
+    generator.generate([65, 66, 67], max_new_tokens=2)
+    cache = session.read_state(0)
+    assert cache.shape == (2, 8, 128, 32) and cache.dtype == np.float32
+    session.reset_state()
+    assert not session.read_state(0).any()
+    with pytest.raises(strata.OutOfRangeError):
+        session.read_state(1000)
