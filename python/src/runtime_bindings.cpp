@@ -171,7 +171,13 @@ class Session {
           arrays[i], static_cast<strata_dtype_t>(dtypes[i]), names[i]));
       cNames[i] = names[i].c_str();
     }
-    std::vector<strata_tensor_t*> outputs(outputCount, nullptr);
+    // Outputs not yet handed to numpy are released if anything throws.
+    struct Outputs {
+      std::vector<strata_tensor_t*> tensors;
+      ~Outputs() {
+        for (strata_tensor_t* t : tensors) strata_tensor_release(t);
+      }
+    } outputs{std::vector<strata_tensor_t*>(outputCount, nullptr)};
     strata_status_t status;
     {
       nb::gil_scoped_release unlocked;
@@ -179,14 +185,18 @@ class Session {
       const auto start = std::chrono::steady_clock::now();
       status = strata_session_run_named(
           session_, entry.c_str(), cNames.data(), inputs.tensors.data(), n,
-          nullptr, outputs.data(), outputCount);
+          nullptr, outputs.tensors.data(), outputCount);
       lastRunSeconds_ = std::chrono::duration<double>(
                             std::chrono::steady_clock::now() - start)
                             .count();
     }
     throwIfFailed(status);
     nb::list out;
-    for (strata_tensor_t* t : outputs) out.append(toNumpy(t));
+    for (strata_tensor_t*& t : outputs.tensors) {
+      strata_tensor_t* owned = t;
+      t = nullptr;  // toNumpy owns it now, even if it throws
+      out.append(toNumpy(owned));
+    }
     return out;
   }
 
@@ -218,7 +228,11 @@ class Session {
     std::lock_guard<std::mutex> turn(mutex_);
     return call();
   }
-  size_t trim() { return strata_session_trim(session_); }
+  size_t trim() {
+    nb::gil_scoped_release unlocked;
+    std::lock_guard<std::mutex> turn(mutex_);
+    return strata_session_trim(session_);
+  }
   double lastRunSeconds() const { return lastRunSeconds_; }
 
  private:

@@ -61,9 +61,17 @@ strata_tensor_t* wrapArray(const HostArray& array, strata_dtype_t dtype,
 }
 
 nb::object toNumpy(strata_tensor_t* tensor) {
-  nb::capsule owner(tensor, [](void* p) noexcept {
-    strata_tensor_release(static_cast<strata_tensor_t*>(p));
-  });
+  // The capsule owns the tensor from here on (and releases it if making the
+  // capsule itself fails).
+  nb::object owner;
+  try {
+    owner = nb::capsule(tensor, [](void* p) noexcept {
+      strata_tensor_release(static_cast<strata_tensor_t*>(p));
+    });
+  } catch (...) {
+    strata_tensor_release(tensor);
+    throw;
+  }
   const uint32_t rank = strata_tensor_rank(tensor);
   std::vector<size_t> shape(rank);
   const int64_t* dims = strata_tensor_dims(tensor);
