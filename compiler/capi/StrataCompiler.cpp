@@ -167,6 +167,23 @@ strata_compile_status_t compile(const char *modelPath, const char *outputPath,
   strata_compile_options_t o;
   input.modelPath = modelPath;
   std::string problem = readOptions(given, o, input, options);
+  // The report goes out once on every return from here on, as far as the
+  // compile got (o holds the caller's callback once its options were read).
+  strata::CompileReport report;
+  struct SendReport {
+    const strata_compile_options_t &o;
+    const strata::CompileReport &report;
+    ~SendReport() {
+      if (!o.report)
+        return;
+      try {
+        const std::string json = strata::compileReportJson(report);
+        o.report(json.c_str(), o.report_user_data);
+      } catch (...) {
+        // Out of memory while unwinding: no report rather than a terminate.
+      }
+    }
+  } sendReport{o, report};
   if (!problem.empty()) {
     diagnostics.report(STRATA_COMPILE_SEVERITY_ERROR, "", problem);
     return STRATA_COMPILE_STATUS_INVALID_ARGUMENT;
@@ -187,13 +204,8 @@ strata_compile_status_t compile(const char *modelPath, const char *outputPath,
   if (mlir::failed(strata::checkCompileOptions(
           options, mlir::FileLineColLoc::get(&context, modelPath, 0, 0))))
     return STRATA_COMPILE_STATUS_INVALID_ARGUMENT;
-  strata::CompileReport report;
   mlir::FailureOr<strata::CompiledArtifact> artifact =
       strata::compileModel(context, input, options, &report);
-  if (o.report) {
-    const std::string json = strata::compileReportJson(report);
-    o.report(json.c_str(), o.report_user_data);
-  }
   if (mlir::failed(artifact)) {
     if (diagnostics.errors.empty())
       diagnostics.report(STRATA_COMPILE_SEVERITY_ERROR, modelPath,

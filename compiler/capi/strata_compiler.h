@@ -54,8 +54,8 @@ typedef void (*strata_compile_diagnostic_fn)(strata_compile_severity_t severity,
                                              void *user_data);
 
 /* Receives what a compile did as one JSON object, once, when it ends
- * (success or failure: as far as it got): the data behind strata-compile
- * --report (docs/python.md#the-compile-report lists the fields). |json| is
+ * (success or failure, as far as it got; not when the options struct
+ * itself is unreadable): the data behind strata-compile --report (docs/python.md#the-compile-report lists the fields). |json| is
  * valid only during the call. */
 typedef void (*strata_compile_report_fn)(const char *json, void *user_data);
 

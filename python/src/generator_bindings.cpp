@@ -87,19 +87,26 @@ class Generator {
     return active;
   }
 
-  // Tokens of |id| from |from| on.
-  std::vector<int64_t> tokens(uint64_t id, size_t from) const {
-    const int64_t* tokens = nullptr;
-    size_t count = 0;
-    throwIfFailed(
-        strata_generator_sequence_tokens(generator_, id, &tokens, &count));
-    if (from >= count) return {};
-    return std::vector<int64_t>(tokens + from, tokens + count);
+  // Tokens of |id| from |from| on, copied in the generator's turn (the
+  // runtime's pointer is valid only until its next call).
+  std::vector<int64_t> tokens(uint64_t id, size_t from) {
+    std::vector<int64_t> out;
+    throwIfFailed(inTurn([&] {
+      const int64_t* tokens = nullptr;
+      size_t count = 0;
+      strata_status_t status =
+          strata_generator_sequence_tokens(generator_, id, &tokens, &count);
+      if (!status && from < count) out.assign(tokens + from, tokens + count);
+      return status;
+    }));
+    return out;
   }
 
-  bool finished(uint64_t id) const {
+  bool finished(uint64_t id) {
     int done = 0;
-    throwIfFailed(strata_generator_sequence_finished(generator_, id, &done));
+    throwIfFailed(inTurn([&] {
+      return strata_generator_sequence_finished(generator_, id, &done);
+    }));
     return done != 0;
   }
 
@@ -112,10 +119,11 @@ class Generator {
         [&] { return strata_generator_remove_sequence(generator_, id); }));
   }
 
-  nb::dict metrics(uint64_t id) const {
+  nb::dict metrics(uint64_t id) {
     strata_generation_metrics_t m;
     strata_generation_metrics_init(&m);
-    throwIfFailed(strata_generator_metrics(generator_, id, &m));
+    throwIfFailed(
+        inTurn([&] { return strata_generator_metrics(generator_, id, &m); }));
     nb::dict out;
     out["prompt_tokens"] = m.prompt_tokens;
     out["generated_tokens"] = m.generated_tokens;
@@ -127,14 +135,27 @@ class Generator {
     return out;
   }
 
-  size_t activeCount() const {
-    return strata_generator_active_count(generator_);
+  size_t activeCount() {
+    size_t n = 0;
+    inTurn([&] {
+      n = strata_generator_active_count(generator_);
+      return strata_status_t{nullptr};
+    });
+    return n;
   }
-  size_t slotCount() const { return strata_generator_slot_count(generator_); }
+  size_t slotCount() {
+    size_t n = 0;
+    inTurn([&] {
+      n = strata_generator_slot_count(generator_);
+      return strata_status_t{nullptr};
+    });
+    return n;
+  }
 
  private:
-  // Cancelling or removing a sequence resets its slot of the session's
-  // state: in the session's turn.
+  // Every call in the session's turn: the generator runs the session, and
+  // it is not synchronized itself (generate.h), while Python threads may
+  // call it at once (cancel from another thread).
   template <typename Call>
   strata_status_t inTurn(Call call) {
     nb::gil_scoped_release unlocked;

@@ -127,11 +127,8 @@ def compile(model: Union[str, os.PathLike, Any],
     keep_workdir = False
     try:
         model_path = _model_path(model, workdir)
-        if output is None:
-            output_path = os.path.join(workdir, "model.strata")
-            keep_workdir = True
-        else:
-            output_path = os.fspath(output)
+        output_path = os.path.join(workdir, "model.strata") \
+            if output is None else os.fspath(output)
         status, message, raw, report_json = _strata_compiler.compile_file(
             model_path, output_path,
             target_cpu=target_cpu,
@@ -162,11 +159,11 @@ def compile(model: Union[str, os.PathLike, Any],
                                   else "error", loc, text)
                        for s, loc, text in raw]
         if status != 0:
-            keep_workdir = False
             error = CompileError(message or "compilation failed", status,
                                  diagnostics)
             error.report = report_data
             raise error
+        keep_workdir = output is None  # the Artifact removes it
         return Artifact(output_path, diagnostics,
                         workdir if keep_workdir else None, report_data)
     finally:

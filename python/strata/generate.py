@@ -10,11 +10,12 @@ they come; leaving the loop early cancels the sequence.
 from __future__ import annotations
 
 import codecs
+import weakref
 from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Sequence, Union
 
 from . import _strata
-from .errors import InvalidArgumentError
+from .errors import FailedPreconditionError, InvalidArgumentError
 from .runtime import Module, Session
 from .tokenizer import Tokenizer
 
@@ -33,19 +34,28 @@ class Generation:
 
 class Generator:
     """Generates from a module with ``prefill`` and ``decode`` entries
-    (what strata.compile makes of a causal decoder). Owns a session: the
-    KV cache lives there. ``tokenizer`` turns text prompts into ids and ids
-    back into text."""
+    (what strata.compile makes of a causal decoder). The KV cache lives in
+    its session: a new one on ``threads`` threads for a Module, or the
+    Session given, which then belongs to this generator (one generator per
+    session; its prefill/decode entries and state are the generator's while
+    it lives). ``tokenizer`` turns text prompts into ids and ids back into
+    text."""
 
     def __init__(self, module: Union[Module, Session],
                  tokenizer: Optional[Tokenizer] = None, *, threads: int = 0,
                  prefill_chunk: int = 0):
         self.session = module if isinstance(module, Session) \
             else module.session(threads)
+        owner = self.session._generator
+        if owner is not None and owner() is not None:
+            raise FailedPreconditionError(
+                "this session already has a Generator: one per session (it "
+                "owns the session's KV cache)", 9)
         self.tokenizer = tokenizer
         self._native = _strata.Generator(self.session._session, prefill_chunk)
-        self._current: Optional[int] = None
-        self._cancel_requested = False
+        self.session._generator = weakref.ref(self)
+        # Streams in progress: sequence id -> cancel requested.
+        self._streams: Dict[int, bool] = {}
         # The Generation of the last stream, once it ended.
         self.last: Optional[Generation] = None
 
@@ -125,23 +135,29 @@ class Generator:
 
     def _stream(self, args, as_text: bool) -> Iterator[Union[int, str]]:
         sequence = self._start(*args)
-        self._current = sequence
-        self._cancel_requested = False
+        self._streams[sequence] = False
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        decoded = 0  # bytes of the sequence's text already decoded
         seen = 0
         completed = False
         try:
             while True:
                 new = self._native.tokens(sequence, seen)
-                seen += len(new)
-                for token in new:
+                if new:
+                    seen += len(new)
                     if as_text:
-                        piece = decoder.decode(
-                            self.tokenizer.decode_bytes([token]))
+                        # The whole sequence, then its new bytes: a piece's
+                        # text may depend on its neighbours (SentencePiece's
+                        # word-start space), and the streamed text must be
+                        # Generation.text.
+                        data = self.tokenizer.decode_bytes(
+                            self._native.tokens(sequence, 0))
+                        piece = decoder.decode(data[decoded:])
+                        decoded = len(data)
                         if piece:
                             yield piece
                     else:
-                        yield token
+                        yield from new
                 if self._native.finished(sequence):
                     break
                 self._native.step()
@@ -151,19 +167,22 @@ class Generator:
                 if tail:
                     yield tail
         finally:
-            # Leaving early (break, an exception, close()) cancels it.
-            self._current = None
-            self.last = self._result(
-                sequence, cancelled=self._cancel_requested or not completed)
-            self._native.remove(sequence)
+            # Leaving early (break, an exception, close()) cancels it; the
+            # slot is freed whatever happens.
+            cancelled = self._streams.pop(sequence, False) or not completed
+            try:
+                self.last = self._result(sequence, cancelled)
+            finally:
+                self._native.remove(sequence)
 
     def cancel(self) -> None:
-        """Stops the generation a stream is producing: the stream ends
-        after the tokens already made. (From another thread, also stop a
-        step in progress with ``session.cancel()``.)"""
-        if self._current is not None:
-            self._cancel_requested = True
-            self._native.cancel(self._current)
+        """Stops the generations streams are producing: each stream ends
+        after the tokens already made, and its ``last`` says cancelled.
+        Callable from another thread; a decode step already running
+        finishes first."""
+        for sequence in list(self._streams):
+            self._streams[sequence] = True
+            self._native.cancel(sequence)
 
     def _result(self, sequence: int, cancelled: bool) -> Generation:
         tokens = list(self._native.tokens(sequence, 0))

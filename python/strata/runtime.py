@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _strata
-from .errors import InvalidArgumentError
+from .errors import FailedPreconditionError, InvalidArgumentError
 
 # Strata dtype names -> numpy dtypes. numpy has no bf16, fp8 or int4: those
 # travel as their raw bits (bf16 as uint16, the others one byte each).
@@ -155,6 +155,8 @@ class Session:
     def __init__(self, module: Module, threads: int = 0):
         self.module = module
         self._session = _strata.Session(module._module, threads)
+        # The strata.Generator that owns the KV cache, if any (a weakref).
+        self._generator = None
 
     def run(self, inputs: Mapping[str, Any], entry: Optional[str] = None,
             outputs: Optional[Sequence[str]] = None) -> Dict[str, np.ndarray]:
@@ -163,6 +165,8 @@ class Session:
         ``outputs`` when given). InvalidArgumentError names an input of the
         wrong dtype, rank or shape, or one missing or unknown."""
         signature = self._entry(entry)
+        if signature.kind != "generic":
+            self._check_no_generator(f"running '{signature.name}'")
         known = self.module._inputs_by_name[signature.name]
         names, arrays, dtypes = [], [], []
         for name, value in inputs.items():
@@ -180,8 +184,9 @@ class Session:
                     f"input '{name}' is {array.dtype}, expected {t.dtype} "
                     f"(numpy {t.numpy_dtype})", 3)
             names.append(name)
-            arrays.append(array if array.flags.c_contiguous
-                          else np.ascontiguousarray(array))
+            flags = array.flags
+            arrays.append(array if flags.c_contiguous and flags.aligned
+                          else np.require(array, requirements=["C", "A"]))
             dtypes.append(t.dtype_code)
         results = self._session.run(signature.name, names, arrays, dtypes,
                                     len(signature.outputs))
@@ -219,7 +224,19 @@ class Session:
 
     def reset_state(self, slot: int = -1) -> None:
         """Zero-fills every state (slot -1) or one sequence slot's."""
+        self._check_no_generator("resetting the state")
         self._session.reset_state(slot)
+
+    def trim(self) -> int:
+        """Frees the buffers the session keeps for its next run (for a
+        session that will sit idle); returns their bytes."""
+        return self._session.trim()
+
+    def _check_no_generator(self, what: str) -> None:
+        if self._generator is not None and self._generator() is not None:
+            raise FailedPreconditionError(
+                f"{what} would disturb the sequences of this session's "
+                "Generator, which owns its KV cache", 9)
 
     def _entry(self, entry: Optional[str]) -> EntrySignature:
         entries = self.module.entries

@@ -182,9 +182,9 @@ def test_cancel_from_another_thread(bert_artifact):
     finally:
         stop.set()
         t.join()
-    # Each run either finished or raised CancelledError; the session stays
-    # usable.
-    assert outcomes <= {"ran", "cancelled"} and outcomes
+    # Runs were cancelled (each either finished or raised CancelledError);
+    # the session stays usable.
+    assert "cancelled" in outcomes
     assert session.run(bert_inputs())["last_hidden_state"].shape == (2, 16, 64)
 
 
@@ -201,7 +201,44 @@ def test_module_inspection_and_state(bytegpt_module):
     generator.generate([65, 66, 67], max_new_tokens=2)
     cache = session.read_state(0)
     assert cache.shape == (2, 8, 128, 32) and cache.dtype == np.float32
+    # The generator owns the cache while it lives.
+    with pytest.raises(strata.FailedPreconditionError, match="Generator"):
+        session.reset_state()
+    with pytest.raises(strata.FailedPreconditionError):
+        strata.Generator(session)
+    del generator
     session.reset_state()
     assert not session.read_state(0).any()
     with pytest.raises(strata.OutOfRangeError):
         session.read_state(1000)
+
+
+def test_unusual_arrays(tmp_path):
+    # bool, 0-d, read-only, unaligned and empty arrays.
+    from onnx import TensorProto, helper
+    graph = helper.make_graph(
+        [helper.make_node("Not", ["b"], ["nb"]),
+         helper.make_node("Add", ["x", "s"], ["y"])], "g",
+        [helper.make_tensor_value_info("b", TensorProto.BOOL, [3]),
+         helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"]),
+         helper.make_tensor_value_info("s", TensorProto.FLOAT, [])],
+        [helper.make_tensor_value_info("nb", TensorProto.BOOL, [3]),
+         helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n"])])
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 17)])
+    session = strata.compile(model, dims={"n": 8}).load().session()
+    readonly = np.arange(5, dtype=np.float32)
+    readonly.flags.writeable = False
+    raw = np.zeros(4 * 5 + 1, np.uint8)
+    raw[1:] = np.frombuffer(readonly.tobytes(), np.uint8)
+    unaligned = np.frombuffer(raw.data, np.float32, 5, offset=1)
+    assert not unaligned.flags.aligned
+    for x in (readonly, unaligned):
+        out = session.run({"b": np.array([True, False, True]), "x": x,
+                           "s": np.float32(1.5) * np.ones((), np.float32)})
+        np.testing.assert_array_equal(out["nb"], [False, True, False])
+        assert out["nb"].dtype == np.bool_
+        np.testing.assert_array_equal(out["y"], np.arange(5) + 1.5)
+    empty = session.run({"b": np.zeros(3, bool), "x": np.zeros(0, np.float32),
+                         "s": np.zeros((), np.float32)})
+    assert empty["y"].shape == (0,)

@@ -680,6 +680,14 @@ g (float[2, 4, 4] x) => (float[2] y)
   EXPECT_NE(json.find("\"codegen_done\":false"), std::string::npos) << json;
   EXPECT_EQ(json.find('{'), 0u);
   EXPECT_EQ(json.rfind("\"codegen_done\""), json.find("\"codegen_done\""));
+
+  // So does one whose options the driver refuses.
+  json.clear();
+  const char *dims[] = {"batch"};
+  options.dims = dims;
+  options.dim_count = 1;
+  EXPECT_EQ(compile(model, &options), STRATA_COMPILE_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(json.find("\"fusion_done\":false"), std::string::npos) << json;
 }
 
 TEST_F(CompilerCApiTest, VersionAndStructMatchTheHeaderInCAndCxx) {
