@@ -625,8 +625,8 @@ TEST_F(CompilerCApiTest, BadPrecisionValuesAreInvalidArguments) {
   EXPECT_NE(access(artifact().c_str(), F_OK), 0);
 }
 
-TEST_F(CompilerCApiTest, ModelErrorsCarryTheNodeLocation) {
-  std::string model = write("bad.onnxtext", R"(<
+// An op the importer does not support (its node is Det_0).
+const char *const kDetModel = R"(<
   ir_version: 8,
   opset_import: ["" : 17]
 >
@@ -634,7 +634,10 @@ g (float[2, 4, 4] x) => (float[2] y)
 {
   y = Det(x)
 }
-)");
+)";
+
+TEST_F(CompilerCApiTest, ModelErrorsCarryTheNodeLocation) {
+  std::string model = write("bad.onnxtext", kDetModel);
   EXPECT_EQ(compile(model, nullptr), STRATA_COMPILE_STATUS_FAILED_PRECONDITION);
   EXPECT_TRUE(hasError("unsupported ONNX op 'Det'")) << errorText;
   bool located = false;
@@ -664,15 +667,7 @@ TEST_F(CompilerCApiTest, ReportArrivesAsJsonOnSuccessAndFailure) {
 
   // A failed compile reports as far as it got, once.
   json.clear();
-  std::string model = write("bad.onnxtext", R"(<
-  ir_version: 8,
-  opset_import: ["" : 17]
->
-g (float[2, 4, 4] x) => (float[2] y)
-{
-  y = Det(x)
-}
-)");
+  std::string model = write("bad.onnxtext", kDetModel);
   strata_compile_options_init(&options);
   options.report = collect;
   options.report_user_data = &json;
