@@ -5,9 +5,11 @@
 // runtime-only build.
 
 #include "runtime_bindings.h"
+#include "tensors.h"
 
 NB_MODULE(_strata, m) {
   m.doc() = "Bindings of Strata's C APIs; use the strata package instead.";
+  if (!strata::python::importNumpy()) throw nanobind::python_error();
   strata::python::bindRuntime(m);
   strata::python::bindGenerator(m);
   strata::python::bindTokenizer(m);

@@ -153,10 +153,10 @@ class Session {
   // Entry |entry| on |arrays| named |names|, read as |dtypes|; every output
   // in manifest order.
   nb::list run(const std::string& entry, const std::vector<std::string>& names,
-               const std::vector<HostArray>& arrays,
-               const std::vector<int>& dtypes, size_t outputCount) {
+               nb::list arrays, const std::vector<int>& dtypes,
+               size_t outputCount) {
     const size_t n = names.size();
-    if (arrays.size() != n || dtypes.size() != n)
+    if (nb::len(arrays) != n || dtypes.size() != n)
       throwStatus(STRATA_STATUS_INVALID_ARGUMENT,
                   "run: names, arrays and dtypes differ in length");
     struct Inputs {
