@@ -141,7 +141,9 @@ def main():
     report = {
         "machine": f"{platform.processor() or platform.machine()}, "
                    f"kernels {strata.kernel_isa()}",
-        "model": a.model.replace(os.path.expanduser("~"), "~"),
+        "model": (os.path.relpath(a.model, ROOT)
+                  if os.path.abspath(a.model).startswith(ROOT + os.sep)
+                  else a.model.replace(os.path.expanduser("~"), "~")),
         "threads": a.threads, "ctx": a.ctx, "runs": a.runs,
         "rounds": a.rounds, "prompt": a.prompt, "new_tokens": a.new_tokens,
         "step_ms": med("step_ms", "step"),
