@@ -95,3 +95,48 @@ def test_batch_generation_matches_one_at_a_time(bytegpt_module):
         assert g.tokens == generator.generate(prompt,
                                               max_new_tokens=12).tokens
     assert generator._native.active_count() == 0
+
+
+def test_sentencepiece_tokenizer_and_streaming(bytegpt_module, tmp_path):
+    # A model spm_train makes from the fixture's held-out text (as the C++
+    # tokenizer tests do); streamed text must equal the whole text even
+    # where pieces carry SentencePiece's word-start marker.
+    import subprocess
+    from conftest import fixture_path
+    prefix = tmp_path / "spm"
+    subprocess.run(
+        ["spm_train", f"--input={fixture_path('bytegpt', 'heldout.txt')}",
+         f"--model_prefix={prefix}", "--vocab_size=500",
+         "--model_type=unigram", "--character_coverage=1.0",
+         "--byte_fallback=true", "--normalization_rule_name=identity",
+         "--remove_extra_whitespaces=false", "--minloglevel=2"],
+        check=True, capture_output=True)
+    tokenizer = strata.Tokenizer.sentencepiece(f"{prefix}.model")
+    assert tokenizer.kind == "sentencepiece" and tokenizer.vocab_size == 500
+    text = "And God said, Let there be light"
+    ids = tokenizer.encode(text)
+    assert len(ids) < len(text) and tokenizer.decode(ids) == text
+    # bytegpt's 256 ids read as this vocabulary's first pieces (mostly its
+    # byte-fallback pieces, ids 3-258): not meaningful text, but multi-byte
+    # characters split across tokens.
+    generator = strata.Generator(bytegpt_module, tokenizer)
+    prompt = [3 + b for b in b"And God said"]
+    whole = generator.generate(prompt, max_new_tokens=20)
+    pieces = list(generator.generate(prompt, max_new_tokens=20, stream=True))
+    assert len(pieces) > 1 and "".join(pieces) == whole.text
+    with pytest.raises(strata.NotFoundError):
+        strata.Tokenizer.sentencepiece(tmp_path / "missing.model")
+
+
+def test_gpt2_tokenizer():
+    from conftest import ROOT
+    import os
+    directory = os.path.join(os.path.dirname(ROOT), "shared", "data",
+                             "gpt2-bpe")
+    if not os.path.isfile(os.path.join(directory, "encoder.json")):
+        pytest.skip("GPT-2's vocabulary (../shared/data/gpt2-bpe) is not "
+                    "beside this checkout")
+    tokenizer = strata.Tokenizer.gpt2(directory)
+    assert tokenizer.vocab_size == 50257
+    assert tokenizer.encode("Hello world") == [15496, 995]
+    assert tokenizer.decode([15496, 995]) == "Hello world"

@@ -242,3 +242,13 @@ def test_unusual_arrays(tmp_path):
     empty = session.run({"b": np.zeros(3, bool), "x": np.zeros(0, np.float32),
                          "s": np.zeros((), np.float32)})
     assert empty["y"].shape == (0,)
+
+
+def test_run_timing_and_trim(bert_artifact):
+    session = bert_artifact.load().session()
+    start = __import__("time").perf_counter()
+    session.run(bert_inputs())
+    wall = __import__("time").perf_counter() - start
+    assert 0 < session.last_run_seconds <= wall
+    assert session.trim() >= 0
+    assert session.run(bert_inputs())["last_hidden_state"].shape == (2, 16, 64)
