@@ -30,21 +30,15 @@ class Generator {
     strata_generator_options_init(&options);
     options.prefill_chunk = prefillChunk;
     strata_session_t* handle = sessionHandle(session);
-    strata_status_t status;
-    {
-      nb::gil_scoped_release unlocked;
-      std::lock_guard<std::mutex> turn(turn_);
-      status = strata_generator_create(handle, &options, &generator_);
-    }
-    throwIfFailed(status);
+    throwIfFailed(inTurn(turn_, [&] {
+      return strata_generator_create(handle, &options, &generator_);
+    }));
   }
   Generator(const Generator&) = delete;
   Generator& operator=(const Generator&) = delete;
   ~Generator() {
     // Resets the slots still in flight: the session's state, in its turn.
-    nb::gil_scoped_release unlocked;
-    std::lock_guard<std::mutex> turn(turn_);
-    strata_generator_release(generator_);
+    inTurn(turn_, [&] { strata_generator_release(generator_); });
   }
 
   uint64_t addSequence(const std::vector<int64_t>& prompt, float temperature,
@@ -64,26 +58,17 @@ class Generator {
     params.stop_tokens = stopTokens.data();
     params.stop_token_count = stopTokens.size();
     uint64_t id = 0;
-    strata_status_t status;
-    {
-      nb::gil_scoped_release unlocked;
-      std::lock_guard<std::mutex> turn(turn_);
-      status = strata_generator_add_sequence(generator_, prompt.data(),
-                                             prompt.size(), &params, &id);
-    }
-    throwIfFailed(status);
+    throwIfFailed(inTurn(turn_, [&] {
+      return strata_generator_add_sequence(generator_, prompt.data(),
+                                           prompt.size(), &params, &id);
+    }));
     return id;
   }
 
   size_t step() {
     size_t active = 0;
-    strata_status_t status;
-    {
-      nb::gil_scoped_release unlocked;
-      std::lock_guard<std::mutex> turn(turn_);
-      status = strata_generator_step(generator_, &active);
-    }
-    throwIfFailed(status);
+    throwIfFailed(inTurn(
+        turn_, [&] { return strata_generator_step(generator_, &active); }));
     return active;
   }
 
@@ -91,7 +76,7 @@ class Generator {
   // runtime's pointer is valid only until its next call).
   std::vector<int64_t> tokens(uint64_t id, size_t from) {
     std::vector<int64_t> out;
-    throwIfFailed(inTurn([&] {
+    throwIfFailed(inTurn(turn_, [&] {
       const int64_t* tokens = nullptr;
       size_t count = 0;
       strata_status_t status =
@@ -104,26 +89,27 @@ class Generator {
 
   bool finished(uint64_t id) {
     int done = 0;
-    throwIfFailed(inTurn([&] {
+    throwIfFailed(inTurn(turn_, [&] {
       return strata_generator_sequence_finished(generator_, id, &done);
     }));
     return done != 0;
   }
 
   void cancel(uint64_t id) {
-    throwIfFailed(
-        inTurn([&] { return strata_generator_cancel(generator_, id); }));
+    throwIfFailed(inTurn(
+        turn_, [&] { return strata_generator_cancel(generator_, id); }));
   }
   void remove(uint64_t id) {
-    throwIfFailed(inTurn(
-        [&] { return strata_generator_remove_sequence(generator_, id); }));
+    throwIfFailed(inTurn(turn_, [&] {
+      return strata_generator_remove_sequence(generator_, id);
+    }));
   }
 
   nb::dict metrics(uint64_t id) {
     strata_generation_metrics_t m;
     strata_generation_metrics_init(&m);
-    throwIfFailed(
-        inTurn([&] { return strata_generator_metrics(generator_, id, &m); }));
+    throwIfFailed(inTurn(
+        turn_, [&] { return strata_generator_metrics(generator_, id, &m); }));
     nb::dict out;
     out["prompt_tokens"] = m.prompt_tokens;
     out["generated_tokens"] = m.generated_tokens;
@@ -136,33 +122,18 @@ class Generator {
   }
 
   size_t activeCount() {
-    size_t n = 0;
-    inTurn([&] {
-      n = strata_generator_active_count(generator_);
-      return strata_status_t{nullptr};
-    });
-    return n;
+    return inTurn(turn_,
+                  [&] { return strata_generator_active_count(generator_); });
   }
   size_t slotCount() {
-    size_t n = 0;
-    inTurn([&] {
-      n = strata_generator_slot_count(generator_);
-      return strata_status_t{nullptr};
-    });
-    return n;
+    return inTurn(turn_,
+                  [&] { return strata_generator_slot_count(generator_); });
   }
 
  private:
-  // Every call in the session's turn: the generator runs the session, and
-  // it is not synchronized itself (generate.h), while Python threads may
-  // call it at once (cancel from another thread).
-  template <typename Call>
-  strata_status_t inTurn(Call call) {
-    nb::gil_scoped_release unlocked;
-    std::lock_guard<std::mutex> turn(turn_);
-    return call();
-  }
-
+  // Every call is made in the session's turn: the generator runs the
+  // session and is not synchronized itself (generate.h), while Python
+  // threads may call it at once (cancel from another thread).
   std::mutex& turn_;  // the session's (it outlives the generator)
   strata_generator_t* generator_ = nullptr;
 };

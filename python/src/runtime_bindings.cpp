@@ -10,7 +10,6 @@
 #include <nanobind/stl/vector.h>
 
 #include <chrono>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -29,21 +28,10 @@ namespace {
 // A loaded artifact (one reference of the runtime's module).
 class Module {
  public:
-  explicit Module(const std::string& path) {
-    nb::gil_scoped_release unlocked;
-    status_ = strata_module_load_file(path.c_str(), strata_allocator_system(),
-                                      &module_);
-  }
+  explicit Module(strata_module_t* module) : module_(module) {}
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
   ~Module() { strata_module_release(module_); }
-
-  // Raises what loading reported (outside the constructor's GIL release).
-  void check(const std::string& path) {
-    strata_status_t status = status_;
-    status_ = nullptr;
-    throwIfFailed(status, path);
-  }
 
   strata_module_t* get() const { return module_; }
 
@@ -129,8 +117,7 @@ class Module {
     return out;
   }
 
-  strata_module_t* module_ = nullptr;
-  strata_status_t status_ = nullptr;
+  strata_module_t* module_;
 };
 
 // One session over a module: runs, state, threads, cancellation.
@@ -178,19 +165,16 @@ class Session {
         for (strata_tensor_t* t : tensors) strata_tensor_release(t);
       }
     } outputs{std::vector<strata_tensor_t*>(outputCount, nullptr)};
-    strata_status_t status;
-    {
-      nb::gil_scoped_release unlocked;
-      std::lock_guard<std::mutex> turn(mutex_);
+    throwIfFailed(inTurn(mutex_, [&] {
       const auto start = std::chrono::steady_clock::now();
-      status = strata_session_run_named(
+      strata_status_t status = strata_session_run_named(
           session_, entry.c_str(), cNames.data(), inputs.tensors.data(), n,
           nullptr, outputs.tensors.data(), outputCount);
       lastRunSeconds_ = std::chrono::duration<double>(
                             std::chrono::steady_clock::now() - start)
                             .count();
-    }
-    throwIfFailed(status);
+      return status;
+    }));
     nb::list out;
     for (strata_tensor_t*& t : outputs.tensors) {
       strata_tensor_t* owned = t;
@@ -203,7 +187,7 @@ class Session {
   void cancel() { strata_session_cancel(session_); }
 
   void setThreads(uint32_t count) {
-    throwIfFailed(locked([&] {
+    throwIfFailed(inTurn(mutex_, [&] {
       return strata_session_set_thread_count(session_, count);
     }));
   }
@@ -211,27 +195,17 @@ class Session {
 
   nb::object readState(size_t index) {
     strata_tensor_t* tensor = nullptr;
-    throwIfFailed(locked([&] {
+    throwIfFailed(inTurn(mutex_, [&] {
       return strata_session_read_state(session_, index, &tensor);
     }));
     return toNumpy(tensor);
   }
   void resetState(int64_t slot) {
-    throwIfFailed(
-        locked([&] { return strata_session_reset_state(session_, slot); }));
-  }
-
-  // |call| on the session in its turn, without the GIL.
-  template <typename Call>
-  strata_status_t locked(Call call) {
-    nb::gil_scoped_release unlocked;
-    std::lock_guard<std::mutex> turn(mutex_);
-    return call();
+    throwIfFailed(inTurn(
+        mutex_, [&] { return strata_session_reset_state(session_, slot); }));
   }
   size_t trim() {
-    nb::gil_scoped_release unlocked;
-    std::lock_guard<std::mutex> turn(mutex_);
-    return strata_session_trim(session_);
+    return inTurn(mutex_, [&] { return strata_session_trim(session_); });
   }
   double lastRunSeconds() const { return lastRunSeconds_; }
 
@@ -259,8 +233,15 @@ void bindRuntime(nb::module_& m) {
       .def(
           "__init__",
           [](Module* self, const std::string& path) {
-            new (self) Module(path);
-            self->check(path);
+            strata_module_t* module = nullptr;
+            strata_status_t status;
+            {
+              nb::gil_scoped_release unlocked;
+              status = strata_module_load_file(
+                  path.c_str(), strata_allocator_system(), &module);
+            }
+            throwIfFailed(status, path);
+            new (self) Module(module);
           },
           nb::arg("path"))
       .def("entries", &Module::entries)

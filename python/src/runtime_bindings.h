@@ -8,7 +8,18 @@
 
 #include <nanobind/nanobind.h>
 
+#include <mutex>
+
 namespace strata::python {
+
+/// |call|() without the GIL, holding |turn| (a session's lock: the runtime
+/// runs one call of a session at a time); returns what it returns.
+template <typename Call>
+auto inTurn(std::mutex& turn, Call call) {
+  nanobind::gil_scoped_release unlocked;
+  std::lock_guard<std::mutex> held(turn);
+  return call();
+}
 
 /// Module (a loaded artifact) and Session (runs of its entries).
 void bindRuntime(nanobind::module_& m);

@@ -80,7 +80,7 @@ nb::object toNumpy(strata_tensor_t* tensor) {
     throw;
   }
   const uint32_t rank = strata_tensor_rank(tensor);
-  npy_intp shape[STRATA_MAX_RANK > 0 ? STRATA_MAX_RANK : 1];
+  npy_intp shape[STRATA_MAX_RANK];
   const int64_t* dims = strata_tensor_dims(tensor);
   for (uint32_t d = 0; d < rank; ++d) shape[d] = static_cast<npy_intp>(dims[d]);
   PyObject* array = PyArray_SimpleNewFromData(

@@ -86,17 +86,14 @@ class Generator:
         context is full) after ``prompt`` (text, with a tokenizer, or ids).
         Returns a Generation; with ``stream=True`` an iterator of tokens
         instead (text pieces when there is a tokenizer and ``text``)."""
-        args = (prompt, max_new_tokens, temperature, top_k, top_p, min_p,
-                repetition_penalty, seed, stop_tokens)
         if stream:
+            args = (prompt, max_new_tokens, temperature, top_k, top_p, min_p,
+                    repetition_penalty, seed, stop_tokens)
             return self._stream(args, text and self.tokenizer is not None)
-        sequence = self._start(*args)
-        try:
-            while not self._native.finished(sequence):
-                self._native.step()
-            return self._result(sequence, cancelled=False)
-        finally:
-            self._native.remove(sequence)
+        return self.generate_batch(
+            [prompt], max_new_tokens, temperature=temperature, top_k=top_k,
+            top_p=top_p, min_p=min_p, repetition_penalty=repetition_penalty,
+            seed=seed, stop_tokens=stop_tokens)[0]
 
     def generate_batch(self, prompts: Sequence[Union[str, Sequence[int]]],
                        max_new_tokens: int = 0, *, temperature: float = 0.0,
