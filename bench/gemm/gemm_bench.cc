@@ -26,15 +26,17 @@
 // once a step), and the figure is a DRAM one whatever B's size (with more
 // than one thread it also times waking the others, which sleep through
 // that pass). With --w8a8, int8 multiply-adds count as fp32 FLOPs
-// do (2 * M * N * K) and are compared to the same fp32 FMA peak, so its
-// fraction can pass 100%; each shape also times strata_rt_matmul_f32 on
-// the packed fp32 weight and prints the ratio of the two times. --bf16
-// does the same for strata_rt_matmul_f32_bf16 (bf16 multiply-adds counted
-// as fp32 FLOPs against the fp32 peak). Where the kernels use AMX tiles,
-// --bf16 and --w8a8 also print the fraction of the tile peak, measured
-// here as the fp32 one is, on every thread: the kernels' own step (2 A
-// and 2 B tiles loaded from L1, 4 tdpbf16ps or tdpbusd into a 32 x 32
-// block of C) on random operands.
+// do (2 * M * N * K) and each shape also times strata_rt_matmul_f32 on
+// the packed fp32 weight and prints the ratio of the two times; --bf16
+// does the same for strata_rt_matmul_f32_bf16. Their "% peak" is of the
+// peak of the product their kernel set runs, measured here as the fp32
+// one is, on every thread, in independent chains on registers: vpdpbusd
+// (AVX-512 VNNI), vdpbf16ps (AVX512-BF16), the AVX2 int8 set's step
+// (vpsignb, vpmaddubsw, vpmaddwd, vpaddd: 32 multiply-adds), or, where
+// the kernels use AMX tiles, the tiles' own step (2 A and 2 B tiles
+// loaded from L1, 4 tdpbf16ps or tdpbusd into a 32 x 32 block of C) on
+// random operands; a bf16 set without bf16 instructions widens to fp32
+// and is held to the FMA peak.
 
 #include <algorithm>
 #include <chrono>
@@ -114,6 +116,69 @@ __attribute__((target("avx2,fma"))) double fmaLoop256() {
   for (int c = 0; c < kChains; ++c) {
     _mm256_storeu_ps(lanes, acc[c]);
     for (float l : lanes) sum += l;
+  }
+  return sum;
+}
+
+// The vector products' own steps, kChains independent chains each.
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) double dpbusdLoop() {
+  __m512i acc[kChains];
+  __m512i x = _mm512_set1_epi8(3), y = _mm512_set1_epi8(-5);
+  for (int c = 0; c < kChains; ++c) acc[c] = _mm512_set1_epi32(c);
+  for (long i = 0; i < kPeakIterations; ++i)
+    for (int c = 0; c < kChains; ++c)
+      acc[c] = _mm512_dpbusd_epi32(acc[c], x, y);
+  int32_t lanes[16] = {};
+  double sum = 0;
+  for (int c = 0; c < kChains; ++c) {
+    _mm512_storeu_si512(lanes, acc[c]);
+    for (int32_t l : lanes) sum += l;
+  }
+  return sum;
+}
+
+__attribute__((target("avx512f,avx512bf16"))) double dpbf16Loop() {
+  __m512 acc[kChains];
+  const __m512bh x = (__m512bh)_mm512_set1_epi16(0x3F80);  // bf16 1.0
+  const __m512bh y = (__m512bh)_mm512_set1_epi16(0x3400);  // bf16 2^-23
+  for (int c = 0; c < kChains; ++c) acc[c] = _mm512_set1_ps(float(c));
+  for (long i = 0; i < kPeakIterations; ++i)
+    for (int c = 0; c < kChains; ++c)
+      acc[c] = _mm512_dpbf16_ps(acc[c], x, y);
+  float lanes[16] = {};
+  float sum = 0;
+  for (int c = 0; c < kChains; ++c) {
+    _mm512_storeu_ps(lanes, acc[c]);
+    for (float l : lanes) sum += l;
+  }
+  return sum;
+}
+
+__attribute__((target("avx2"))) double maddubsLoop() {
+  constexpr int kWeights = 4;  // a quad-row's weight vectors, as the tile
+  __m256i acc[kChains];
+  __m256i w[kWeights];
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256i qa = _mm256_set1_epi8(-3);
+  for (int c = 0; c < kWeights; ++c) w[c] = _mm256_set1_epi8(char(c + 1));
+  for (int c = 0; c < kChains; ++c) acc[c] = _mm256_set1_epi32(c);
+  for (long i = 0; i < kPeakIterations; ++i) {
+    // Operands the compiler must treat as new each step (no hoisting).
+    asm volatile("" : "+x"(qa), "+x"(w[0]), "+x"(w[1]), "+x"(w[2]),
+                 "+x"(w[3]));
+    const __m256i magnitude = _mm256_abs_epi8(qa);
+    for (int c = 0; c < kChains; ++c)
+      acc[c] = _mm256_add_epi32(
+          acc[c], _mm256_madd_epi16(
+                      _mm256_maddubs_epi16(
+                          magnitude, _mm256_sign_epi8(w[c % kWeights], qa)),
+                      ones));
+  }
+  int32_t lanes[8] = {};
+  double sum = 0;
+  for (int c = 0; c < kChains; ++c) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(lanes), acc[c]);
+    for (int32_t l : lanes) sum += l;
   }
   return sum;
 }
@@ -204,6 +269,24 @@ double measuredPeakPerCore(unsigned threads, kernels::MatmulIsa isa) {
          1e9;
 }
 
+// GFLOP/s (int8: GOP/s) per core of the product a --w8a8 or --bf16 kernel
+// set (named |set|) runs, every thread busy; 0 where that is the fp32 FMA
+// (bf16 widened in registers) or the AMX tiles (measuredTilePeakPerCore).
+double measuredProductPeakPerCore(unsigned threads, const char* set,
+                                  bool int8) {
+  const bool vnni = int8 && !std::strcmp(set, "avx512vnni");
+  const bool avx2 = int8 && !std::strcmp(set, "avx2");
+  const bool dpbf16 = !int8 && !std::strcmp(set, "avx512bf16");
+  if (!vnni && !avx2 && !dpbf16) return 0.0;
+  const double seconds = bestParallelSeconds(threads, [&] {
+    return vnni ? dpbusdLoop() : avx2 ? maddubsLoop() : dpbf16Loop();
+  });
+  // Multiply-adds per chain step: 16 lanes of 4 (vpdpbusd) or 2
+  // (vdpbf16ps), 32 for the AVX2 step.
+  const double macs = vnni ? 64 : dpbf16 ? 32 : 32;
+  return 2.0 * macs * kChains * double(kPeakIterations) / seconds / 1e9;
+}
+
 // GFLOP/s (int8: GOP/s) per core of the tile unit, every thread busy: each
 // instruction 16 x 16 outputs of 32 bf16 (64 int8) products.
 double measuredTilePeakPerCore(unsigned threads, bool int8) {
@@ -290,13 +373,24 @@ int main(int argc, char** argv) {
   const bool tiles = isa == kernels::MatmulIsa::kAmx && (bf16 || w8a8);
   const double tilePeakPerCore =
       tiles ? measuredTilePeakPerCore(threads, w8a8) : 0.0;
+  const char* productSet = w8a8 ? kernels::matmulW8A8KernelSet()
+                           : bf16 ? kernels::matmulBf16KernelSet()
+                                  : "";
+  const double productPeakPerCore =
+      tiles ? tilePeakPerCore
+      : (w8a8 || bf16) ? measuredProductPeakPerCore(threads, productSet, w8a8)
+                       : 0.0;
+  // The peak the "% peak" column of the packed shapes is of.
+  const double shapePeakPerCore =
+      productPeakPerCore > 0 ? productPeakPerCore : peakPerCore;
   constexpr double kCacheResidentBytes = 64.0 * (1 << 20);
   std::printf("threads %u, kernels %s, FMA peak %.1f GFLOP/s per core",
               threads, isaNames[static_cast<int>(isa)], peakPerCore);
-  if (tiles)
-    std::printf(", %s tile peak %.0f GFLOP/s per core", w8a8 ? "int8" : "bf16",
-                tilePeakPerCore);
-  else if (kernels::amxUnavailableReason()[0])
+  if (productPeakPerCore > 0)
+    std::printf(", %s %s peak %.0f GOP/s per core (%% peak of the packed "
+                "shapes)",
+                productSet, w8a8 ? "int8" : "bf16", productPeakPerCore);
+  if (!tiles && kernels::amxUnavailableReason()[0])
     std::printf(" (no AMX: %s)", kernels::amxUnavailableReason());
   std::printf("\n");
   std::printf("%-18s %10s %10s %8s %10s%s%s\n", "MxKxN", "median ms", "GFLOP/s",
@@ -304,7 +398,7 @@ int main(int argc, char** argv) {
               w8a8   ? "    fp32 ms  fp32/w8a8"
               : bf16 ? "    fp32 ms  fp32/bf16"
                      : "",
-              tiles ? "  % tile peak" : "");
+              "");
   for (const Shape& s : shapes) {
     Buffer<float> a(s.m * s.k), b(s.k * s.n), c(s.m * s.n);
     for (float& x : a) x = dist(rng);
@@ -446,14 +540,10 @@ int main(int argc, char** argv) {
     if (fp32Ms > 0)
       std::snprintf(ratio, sizeof(ratio), " %10.3f %9.2fx", fp32Ms,
                     fp32Ms / med);
-    char tileFraction[24] = "";
-    if (tiles && quantized)
-      std::snprintf(tileFraction, sizeof(tileFraction), " %11.1f%%",
-                    100.0 * gflops / (tilePeakPerCore * threads));
-    std::printf("%-18s %10.3f %10.1f %7.1f%% %10.1f%s%s%s\n", shape, med,
-                gflops, 100.0 * gflops / (peakPerCore * threads),
+    const double peak = quantized ? shapePeakPerCore : peakPerCore;
+    std::printf("%-18s %10.3f %10.1f %7.1f%% %10.1f%s%s\n", shape, med,
+                gflops, 100.0 * gflops / (peak * threads),
                 s.m == 1 ? weightBytes / (med * 1e6) : 0.0, ratio,
-                tileFraction,
                 s.m == 1 && weightBytes <= kCacheResidentBytes && !cold
                     ? " (cached)"
                     : "");

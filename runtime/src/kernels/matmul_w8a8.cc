@@ -142,7 +142,7 @@ struct Prepared {
   int64_t mcTiles;             // A tiles per task (at most)
   const uint8_t* aq;           // every batch's A tiles, mr * kp bytes each
   const float* aScale;         // mr per tile
-  const int32_t* corrections;  // 128 * column sums, 32 per panel
+  const int32_t* corrections;  // 128 * column sums, 32 per panel, or null
   uint8_t* threadScratch;      // per thread: k-block sums, then a C tile
   size_t threadStride;
 };
@@ -190,7 +190,9 @@ void runBlock(const Problem& p, const Prepared& s, uint8_t* scratch, int64_t bi,
                           [&](float* c, int64_t ldc) {
                             W8A8Epilogue e{s.aScale + tile * mr,
                                            p.bScales + n0,
-                                           s.corrections + n0,
+                                           s.corrections
+                                               ? s.corrections + n0
+                                               : nullptr,
                                            c,
                                            ldc,
                                            p.accumulate};
@@ -234,12 +236,13 @@ void run(strata_rt_context_t* context, Problem p) {
   auto* corrections = reinterpret_cast<int32_t*>(base + correctionOffset);
   s.aq = aq;
   s.aScale = aScale;
-  s.corrections = corrections;
+  s.corrections = kern.corrections ? corrections : nullptr;
   s.threadScratch = base + shared;
   s.threadStride = static_cast<size_t>(perThread);
 
   // A's tiles and the column sums: O(M*K + K*N), in parallel too.
-  const int64_t correctionTasks = ceilDiv(panels, kCorrectionPanels);
+  const int64_t correctionTasks =
+      kern.corrections ? ceilDiv(panels, kCorrectionPanels) : 0;
   parallelFor(context, static_cast<size_t>(tiles + correctionTasks),
               [&](size_t task, uint32_t /*thread*/) {
                 const int64_t t = static_cast<int64_t>(task);

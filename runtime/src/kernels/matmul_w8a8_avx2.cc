@@ -1,129 +1,173 @@
-//===- matmul_w8a8_avx2.cc - int8 x int8 register tiles with vpmaddwd -----===//
+//===- matmul_w8a8_avx2.cc - int8 x int8 register tiles with vpmaddubsw ---===//
 // SPDX-License-Identifier: Apache-2.0
-// Built with -mavx2 -mfma; for CPUs without VNNI (and forced by tests). B's
-// bytes are sign-extended and A's zero-extended to int16 and multiplied in
-// pairs by vpmaddwd into int32: exact. (vpmaddubsw would save the widening
-// but sums two u8 x s8 products in saturating int16: 2 * 255 * 127 does
-// not fit.) Each column's quad lands in two int32 lanes, added at the end.
+// Built with -mavx2 -mfma; for CPUs without VNNI (and forced by tests).
+// vpmaddubsw multiplies unsigned by signed bytes and adds each pair in
+// saturating int16, where A's offset bytes (qa + 128, up to 255) times
+// weights up to 127 would overflow. So the products are taken signed:
+// |qa| (at most 127) times the weight with qa's sign (vpsignb), whose pair
+// sums (at most 2 * 127 * 127) fit in int16 exactly; vpmaddwd by ones then
+// adds the pairs of a column's quad into its int32 lane. The sums are
+// sum qa * qb itself, so this set needs no column corrections, and they
+// equal the other sets' (sum (qa + 128) * qb minus the corrections): the
+// outputs agree bit for bit. (The A tiles of this set hold qa, not
+// qa + 128.) Two A rows by the panel's 32 columns a tile:
+// 8 accumulators, the quad-row's 4 weight vectors reused by both rows.
 
 #include <immintrin.h>
 
+#include <cmath>
 #include <cstdint>
 
 #include "matmul_w8a8_kernels.h"
-#include "tile_rows.h"
 
 namespace strata::runtime::kernels {
 namespace {
 
 constexpr int64_t kMr = 4;
 
-// Columns 8c..8c+7 of R rows: 2 ymm per row, column j's two halves of its
-// quad in lanes 2(j % 4) and 2(j % 4) + 1 of register j / 4.
+// R rows (A rows kMr apart in the quad layout) by 32 columns: column
+// 8c + j's int32 sum in lane j of sum[i][c].
 template <int R>
-void chunkRows(int64_t c, int64_t quads, const uint8_t* a, const int8_t* b,
-               int32_t* acc, bool loadAcc, const W8A8Epilogue* e) {
-  // Zero-extends the broadcast quad's 4 bytes to int16 (a0 a1 a2 a3) x 4.
-  const __m256i widen =
-      _mm256_setr_epi8(0, -1, 1, -1, 2, -1, 3, -1, 0, -1, 1, -1, 2, -1, 3, -1,
-                       0, -1, 1, -1, 2, -1, 3, -1, 0, -1, 1, -1, 2, -1, 3, -1);
-  __m256i sum[R][2];
+void rowsTile(int64_t quads, const uint8_t* a, const int8_t* b, int32_t* acc,
+              bool loadAcc, const W8A8Epilogue* e, int64_t row0) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256i sum[R][4];
 #pragma GCC unroll 4
   for (int i = 0; i < R; ++i)
-#pragma GCC unroll 2
-    for (int h = 0; h < 2; ++h)
-      // Whole sums go back into the first lane of each pair.
-      sum[i][h] = loadAcc ? _mm256_cvtepu32_epi64(_mm_loadu_si128(
-                                reinterpret_cast<const __m128i*>(
-                                    acc + i * 32 + c * 8 + h * 4)))
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c)
+      sum[i][c] = loadAcc ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
+                                acc + (row0 + i) * 32 + c * 8))
                           : _mm256_setzero_si256();
   for (int64_t t = 0; t < quads; ++t) {
-    const int8_t* bt = b + t * 128 + c * 32;
-    const __m256i b0 = _mm256_cvtepi8_epi16(
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(bt)));
-    const __m256i b1 = _mm256_cvtepi8_epi16(
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(bt + 16)));
+    const int8_t* bt = b + t * 128;
+    __m256i w[4];
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c)
+      w[c] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bt + c * 32));
 #pragma GCC unroll 4
     for (int i = 0; i < R; ++i) {
       int32_t quad;
-      __builtin_memcpy(&quad, a + (t * kMr + i) * 4, 4);
-      const __m256i av = _mm256_shuffle_epi8(_mm256_set1_epi32(quad), widen);
-      sum[i][0] = _mm256_add_epi32(sum[i][0], _mm256_madd_epi16(b0, av));
-      sum[i][1] = _mm256_add_epi32(sum[i][1], _mm256_madd_epi16(b1, av));
+      __builtin_memcpy(&quad, a + (t * kMr + row0 + i) * 4, 4);
+      // qa (this set's tiles hold it signed), then its magnitude (qa is
+      // never -128).
+      const __m256i qa = _mm256_set1_epi32(quad);
+      const __m256i magnitude = _mm256_abs_epi8(qa);
+#pragma GCC unroll 4
+      for (int c = 0; c < 4; ++c)
+        sum[i][c] = _mm256_add_epi32(
+            sum[i][c],
+            _mm256_madd_epi16(
+                _mm256_maddubs_epi16(magnitude, _mm256_sign_epi8(w[c], qa)),
+                ones));
     }
-  }
-  __m256i corr = _mm256_setzero_si256();
-  __m256 bs = _mm256_setzero_ps();
-  if (e) {
-    corr = _mm256_loadu_si256(
-        reinterpret_cast<const __m256i*>(e->corrections + c * 8));
-    bs = _mm256_loadu_ps(e->bScale + c * 8);
   }
 #pragma GCC unroll 4
   for (int i = 0; i < R; ++i) {
-    // Pair sums in column order: hadd gives (0 1 4 5 | 2 3 6 7).
-    const __m256i whole = _mm256_permute4x64_epi64(
-        _mm256_hadd_epi32(sum[i][0], sum[i][1]), _MM_SHUFFLE(3, 1, 2, 0));
     if (!e) {
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + i * 32 + c * 8),
-                          whole);
+#pragma GCC unroll 4
+      for (int c = 0; c < 4; ++c)
+        _mm256_storeu_si256(
+            reinterpret_cast<__m256i*>(acc + (row0 + i) * 32 + c * 8),
+            sum[i][c]);
       continue;
     }
-    const __m256 dot = _mm256_cvtepi32_ps(_mm256_sub_epi32(whole, corr));
-    const __m256 s = _mm256_mul_ps(_mm256_set1_ps(e->aScale[i]), bs);
-    float* out = e->c + i * e->ldc + c * 8;
-    _mm256_storeu_ps(out, e->loadC
-                              ? _mm256_fmadd_ps(dot, s, _mm256_loadu_ps(out))
-                              : _mm256_mul_ps(dot, s));
+    const __m256 sa = _mm256_set1_ps(e->aScale[row0 + i]);
+    float* out = e->c + (row0 + i) * e->ldc;
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) {
+      const __m256 dot = _mm256_cvtepi32_ps(sum[i][c]);
+      const __m256 s = _mm256_mul_ps(sa, _mm256_loadu_ps(e->bScale + c * 8));
+      float* o = out + c * 8;
+      _mm256_storeu_ps(o, e->loadC ? _mm256_fmadd_ps(dot, s, _mm256_loadu_ps(o))
+                                   : _mm256_mul_ps(dot, s));
+    }
   }
 }
 
 void tile(int64_t rows, int64_t quads, const uint8_t* a, const int8_t* b,
           int32_t* acc, bool loadAcc, const W8A8Epilogue* e) {
-  for (int64_t c = 0; c < 4; ++c) {
-    withTileRows<4>(rows, [&](auto r) {
-      chunkRows<decltype(r)::value>(c, quads, a, b, acc, loadAcc, e);
-    });
-  }
+  int64_t i = 0;
+  for (; i + 2 <= rows; i += 2) rowsTile<2>(quads, a, b, acc, loadAcc, e, i);
+  if (i < rows) rowsTile<1>(quads, a, b, acc, loadAcc, e, i);
 }
 
-// The quantization is O(M*K) next to the product's O(M*K*N): the
-// reference loop serves.
+// quantizeW8A8Rows, 8 elements at a time: the same fp32 operations in the
+// same order (max is exact, so its order does not matter), so the same qa
+// and scales; but the tile holds qa itself, not qa + 128 (the products
+// are signed). (The scalar loop took as long as the products on the
+// smaller prefill shapes.)
 void quantize(int64_t rows, int64_t k, int64_t kp, const float* a, int64_t am,
               int64_t ak, uint8_t* tile, float* scale) {
-  quantizeW8A8Rows(W8A8ALayout::kQuads, kMr, rows, k, kp, a, am, ak, tile,
-                   scale);
-}
-
-void corrections(int64_t panels, int64_t kp, const int8_t* b, int32_t* out) {
-  const __m256i ones = _mm256_set1_epi16(1);
-  for (int64_t p = 0; p < panels; ++p) {
-    const int8_t* panel = b + p * kp * 32;
-    for (int64_t c = 0; c < 4; ++c) {
-      __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
-      for (int64_t t = 0; t < kp / 4; ++t) {
-        const int8_t* bt = panel + t * 128 + c * 32;
-        s0 = _mm256_add_epi32(
-            s0, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128(
-                                      reinterpret_cast<const __m128i*>(bt))),
-                                  ones));
-        s1 = _mm256_add_epi32(
-            s1,
-            _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128(
-                                  reinterpret_cast<const __m128i*>(bt + 16))),
-                              ones));
-      }
-      const __m256i whole = _mm256_permute4x64_epi64(_mm256_hadd_epi32(s0, s1),
-                                                     _MM_SHUFFLE(3, 1, 2, 0));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + p * 32 + c * 8),
-                          _mm256_slli_epi32(whole, 7));
+  if (ak != 1) {
+    quantizeW8A8Rows(W8A8ALayout::kQuads, kMr, rows, k, kp, a, am, ak, tile,
+                     scale);
+    for (int64_t i = 0; i < kMr * kp; ++i) tile[i] ^= 0x80;
+    return;
+  }
+  const __m256 limit = _mm256_set1_ps(3.4e38f);
+  const __m256 hi = _mm256_set1_ps(127.0f), lo = _mm256_set1_ps(-127.0f);
+  const __m256 half = _mm256_set1_ps(0.5f), minusHalf = _mm256_set1_ps(-0.5f);
+  const __m256 absMask =
+      _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  // Lanes below n of a load, as a maskload mask.
+  auto below = [&](int64_t n) {
+    return _mm256_cmpgt_epi32(
+        _mm256_set1_epi32(static_cast<int>(n < 8 ? (n > 0 ? n : 0) : 8)),
+        lanes);
+  };
+  for (int64_t i = 0; i < kMr; ++i) {
+    uint8_t* row = tile + i * 4;
+    if (i >= rows) {
+      for (int64_t t = 0; t < kp / 4; ++t)
+        __builtin_memset(row + t * kMr * 4, 0, 4);
+      scale[i] = 0.0f;
+      continue;
     }
+    const float* src = a + i * am;
+    __m256 amax = _mm256_setzero_ps();
+    __m256 bad = _mm256_setzero_ps();
+    for (int64_t kk = 0; kk < k; kk += 8) {
+      const __m256 x =
+          _mm256_and_ps(_mm256_maskload_ps(src + kk, below(k - kk)), absMask);
+      // max(x, amax) keeps amax where x is NaN, as `x > amax` does.
+      amax = _mm256_max_ps(x, amax);
+      bad = _mm256_or_ps(bad, _mm256_cmp_ps(x, limit, _CMP_NLE_UQ));
+    }
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(amax),
+                           _mm256_extractf128_ps(amax, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    m4 = _mm_max_ss(m4, _mm_shuffle_ps(m4, m4, 1));
+    const float maxAbs = _mm_cvtss_f32(m4);
+    const __m256 inv =
+        _mm256_set1_ps(maxAbs > 0.0f ? 127.0f / maxAbs : 0.0f);
+    for (int64_t kk = 0; kk < kp; kk += 8) {
+      __m256 y = _mm256_mul_ps(_mm256_maskload_ps(src + kk, below(k - kk)),
+                               inv);
+      const __m256 nan = _mm256_cmp_ps(y, y, _CMP_UNORD_Q);
+      y = _mm256_max_ps(_mm256_min_ps(y, hi), lo);
+      y = _mm256_andnot_ps(nan, y);
+      const __m256 nonNegative =
+          _mm256_cmp_ps(y, _mm256_setzero_ps(), _CMP_GE_OQ);
+      y = _mm256_add_ps(y, _mm256_blendv_ps(minusHalf, half, nonNegative));
+      const __m256i v = _mm256_cvttps_epi32(y);
+      // Bytes 0-3 of each 128-bit lane: elements 0-3, then 4-7.
+      const __m256i words = _mm256_packs_epi32(v, v);
+      const __m256i bytes = _mm256_packs_epi16(words, words);
+      const int32_t q0 = _mm_cvtsi128_si32(_mm256_castsi256_si128(bytes));
+      const int32_t q1 = _mm_cvtsi128_si32(_mm256_extracti128_si256(bytes, 1));
+      __builtin_memcpy(row + (kk / 4) * kMr * 4, &q0, 4);
+      if (kk + 4 < kp) __builtin_memcpy(row + (kk / 4 + 1) * kMr * 4, &q1, 4);
+    }
+    scale[i] = _mm256_movemask_ps(bad) ? INFINITY : maxAbs / 127.0f;
   }
 }
 
 }  // namespace
 
-const W8A8Kernels kW8A8Avx2 = {"avx2",      kMr,     tile,   quantize,
-                               corrections, nullptr, nullptr};
+// No corrections: the tiles' sums are signed (above).
+const W8A8Kernels kW8A8Avx2 = {"avx2",  kMr,     tile,   quantize,
+                               nullptr, nullptr, nullptr};
 
 }  // namespace strata::runtime::kernels

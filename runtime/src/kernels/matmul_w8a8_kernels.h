@@ -12,8 +12,9 @@
 // past M and k past K holding 128 (qa = 0), in the set's layout
 // (w8a8QuadOffset): interleaved by quads of k for the vector sets (a row's
 // quad is one broadcast), in rows per k block for AMX (a tile row is 64
-// contiguous bytes of k). Every set computes the same int32 sums, so the
-// outputs agree bit for bit.
+// contiguous bytes of k). The AVX2 set, whose products are signed, keeps
+// qa itself (padding 0). Every set arrives at the same int32 dot
+// products, so the outputs agree bit for bit.
 
 #ifndef STRATA_RUNTIME_SRC_KERNELS_MATMUL_W8A8_KERNELS_H_
 #define STRATA_RUNTIME_SRC_KERNELS_MATMUL_W8A8_KERNELS_H_
@@ -45,7 +46,8 @@ static inline int64_t w8a8QuadOffset(W8A8ALayout layout, int64_t mr,
 ///   C(i, j) = dot(i, j) * (aScale[i] * bScale[j])  (+ C(i, j) if loadC)
 /// in fp32 (one fused multiply-add when accumulating), with
 /// dot = int32 sum - corrections[j], corrections the panel's 128 *
-/// column sums of B (the +128 offset of A taken back out).
+/// column sums of B (the +128 offset of A taken back out); null for a set
+/// without a corrections function, whose sums are signed already.
 struct W8A8Epilogue {
   const float* aScale;  // the tile's rows
   const float* bScale;  // the panel's 32 columns
@@ -108,12 +110,12 @@ struct W8A8Kernels {
   int64_t mr;  // rows per register tile (and per quantized A tile)
   W8A8TileFn tile;
   W8A8QuantizeFn quantize;
-  W8A8CorrectionsFn corrections;
+  W8A8CorrectionsFn corrections;  // null: the tiles sum qa * qb directly
   W8A8TaskFn beginTask, endTask;
 };
 
 /// With AMX-INT8 tiles (tdpbusd), with AVX-512 F/BW/VNNI (vpdpbusd) and
-/// with AVX2 (vpmaddwd).
+/// with AVX2 (vpmaddubsw on signed products).
 extern const W8A8Kernels kW8A8Amx;
 extern const W8A8Kernels kW8A8Avx512Vnni;
 extern const W8A8Kernels kW8A8Avx2;

@@ -26,6 +26,9 @@ class IsaTest : public ::testing::TestWithParam<MatmulIsa> {
  protected:
   void SetUp() override {
     const MatmulIsa best = matmulIsa();
+    // Before any skip: TearDown runs after a skipped SetUp too, and must
+    // not cap the next tests to the default.
+    saved_ = best;
     if (GetParam() == MatmulIsa::kAmx && best != MatmulIsa::kAmx)
       GTEST_SKIP() << "no AMX: " << amxUnavailableReason();
     if (GetParam() == MatmulIsa::kAvx512 && best != MatmulIsa::kAvx512 &&
@@ -33,7 +36,6 @@ class IsaTest : public ::testing::TestWithParam<MatmulIsa> {
       GTEST_SKIP() << "no AVX-512 on this CPU";
     if (GetParam() == MatmulIsa::kAvx2 && matmulIsa() == MatmulIsa::kScalar)
       GTEST_SKIP() << "no AVX2 on this CPU";
-    saved_ = best;
     capMatmulIsa(GetParam());
   }
   void TearDown() override { capMatmulIsa(saved_); }
