@@ -11,6 +11,7 @@
 // sum over K as before.
 
 #include "passes/Passes.h"
+#include "passes/WeightContractions.h"
 
 #include "dialects/strata/IR/StrataOps.h"
 
@@ -52,36 +53,6 @@ ConstantOp exclusiveConstant(Value value, int64_t rank) {
       type.getElementType().getIntOrFloatBitWidth() % 8 != 0)
     return {};
   return constant;
-}
-
-/// The row-major bytes of |attr|'s elements, or nothing for a form this
-/// pass cannot read (an elided or unloaded resource, a sparse attribute).
-std::optional<std::vector<char>> rawBytes(ElementsAttr attr) {
-  auto type = cast<RankedTensorType>(attr.getType());
-  const size_t width = type.getElementType().getIntOrFloatBitWidth() / 8;
-  const size_t size = size_t(type.getNumElements()) * width;
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
-    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-    if (!blob || blob->getData().size() != size)
-      return std::nullopt;
-    ArrayRef<char> data = blob->getData();
-    return std::vector<char>(data.begin(), data.end());
-  }
-  auto dense = dyn_cast<DenseElementsAttr>(attr);
-  if (!dense)
-    return std::nullopt;
-  ArrayRef<char> data = dense.getRawData();
-  if (dense.isSplat()) {
-    if (data.size() != width)
-      return std::nullopt;
-    std::vector<char> out(size);
-    for (size_t i = 0; i < size; i += width)
-      std::memcpy(out.data() + i, data.data(), width);
-    return out;
-  }
-  if (data.size() != size)
-    return std::nullopt;
-  return std::vector<char>(data.begin(), data.end());
 }
 
 /// A linear layer the pass may fuse: a strata.linear, or a strata.matmul
@@ -158,7 +129,7 @@ std::optional<ElementsAttr> concatenateColumns(ArrayRef<ElementsAttr> parts) {
   int64_t total = 0;
   bool anyResource = false;
   for (ElementsAttr part : parts) {
-    std::optional<std::vector<char>> b = rawBytes(part);
+    std::optional<std::vector<char>> b = constantRawBytes(part);
     if (!b)
       return std::nullopt;
     bytes.push_back(std::move(*b));

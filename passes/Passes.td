@@ -512,6 +512,28 @@ def FoldChannelAffinePass : InterfacePass<"strata-fold-channel-affine",
   }];
 }
 
+def FoldConstantTransposesPass
+    : InterfacePass<"strata-fold-constant-transposes",
+                    "mlir::FunctionOpInterface"> {
+  let summary = "transpose constants at compile time";
+  let description = [{
+    A `strata.transpose` of a `strata.constant` with a static shape that
+    nothing else reads becomes a constant holding the permuted elements
+    (the spelling of ONNX Gemm's `transB = 1` weight), so that the
+    contraction reading it sees a constant weight: packed at compile time,
+    quantized by the precision passes, and no copy of it at run time. A
+    constant with other readers is left alone (folding would keep two
+    copies of it).
+
+    ```mlir
+    %w = strata.constant dense<...> : tensor<1000x2048xf32>
+    %t = strata.transpose %w, [1, 0] : tensor<1000x2048xf32> -> tensor<2048x1000xf32>
+    // becomes
+    %t = strata.constant dense_resource<w.transposed> : tensor<2048x1000xf32>
+    ```
+  }];
+}
+
 def FuseSiblingLinearsPass : InterfacePass<"strata-fuse-sibling-linears",
                                            "mlir::FunctionOpInterface"> {
   let summary = "fuse linears of one input into one linear and a split";

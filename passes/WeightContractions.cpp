@@ -82,4 +82,35 @@ std::optional<std::vector<float>> constantF32Elements(ElementsAttr attr) {
   return std::nullopt;
 }
 
+std::optional<std::vector<char>> constantRawBytes(ElementsAttr attr) {
+  auto type = dyn_cast<RankedTensorType>(attr.getType());
+  if (!type || !type.hasStaticShape() || !type.getElementType().isIntOrFloat() ||
+      type.getElementType().getIntOrFloatBitWidth() % 8 != 0)
+    return std::nullopt;
+  const size_t width = type.getElementType().getIntOrFloatBitWidth() / 8;
+  const size_t size = size_t(type.getNumElements()) * width;
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob || blob->getData().size() != size)
+      return std::nullopt;
+    ArrayRef<char> data = blob->getData();
+    return std::vector<char>(data.begin(), data.end());
+  }
+  auto dense = dyn_cast<DenseElementsAttr>(attr);
+  if (!dense)
+    return std::nullopt;
+  ArrayRef<char> data = dense.getRawData();
+  if (dense.isSplat()) {
+    if (data.size() != width)
+      return std::nullopt;
+    std::vector<char> out(size);
+    for (size_t i = 0; i < size; i += width)
+      std::memcpy(out.data() + i, data.data(), width);
+    return out;
+  }
+  if (data.size() != size)
+    return std::nullopt;
+  return std::vector<char>(data.begin(), data.end());
+}
+
 } // namespace strata

@@ -3,7 +3,7 @@
 // What the precision passes (strata-quantize-weights,
 // strata-bf16-contractions, strata-apply-activation-scales) rewrite: the
 // linear layers of an entry, which of them is its LM head, and their
-// weights' values.
+// weights' values (also read by the passes that rewrite constant weights).
 
 #ifndef STRATA_PASSES_WEIGHTCONTRACTIONS_H_
 #define STRATA_PASSES_WEIGHTCONTRACTIONS_H_
@@ -32,6 +32,11 @@ llvm::SmallVector<mlir::Operation *> weightContractions(mlir::func::FuncOp func,
 /// The elements of a static-shaped fp32 constant (dense or resource),
 /// row-major, or nothing if |attr| holds something else.
 std::optional<std::vector<float>> constantF32Elements(mlir::ElementsAttr attr);
+
+/// The row-major bytes of a static-shaped constant's elements (dense,
+/// splat or resource; elements of whole bytes), or nothing for a form this
+/// cannot read (an elided or unloaded resource, a sparse attribute).
+std::optional<std::vector<char>> constantRawBytes(mlir::ElementsAttr attr);
 
 } // namespace strata
 

@@ -10,6 +10,9 @@
 //                          [--bf16] (B bf16 pairs, A rounded to bf16)
 //                          [--cold] (B evicted from the caches before
 //                          each timed call)
+//                          [--b-rows] (the --shape shapes with B not
+//                          packed, read in place in rows, as a
+//                          convolution's columns are)
 //                          [--kernel-isa avx512|avx2|scalar] (the kernels
 //                          capped below the host's best)
 // Times the matmul the generated code imports on the GPT-2-small shapes,
@@ -305,12 +308,12 @@ int main(int argc, char** argv) {
   struct Shape { int64_t m, k, n; bool packed; };
   std::vector<Shape> chosen;
   bool int8 = false, int4 = false, w8a8 = false, bf16 = false;
-  bool int4F32Scales = false, cold = false;
+  bool int4F32Scales = false, cold = false, bRows = false;
   auto isModeFlag = [](const char* arg) {
     return !std::strcmp(arg, "--int8") || !std::strcmp(arg, "--int4") ||
            !std::strcmp(arg, "--int4-f32-scales") ||
            !std::strcmp(arg, "--w8a8") || !std::strcmp(arg, "--bf16") ||
-           !std::strcmp(arg, "--cold");
+           !std::strcmp(arg, "--cold") || !std::strcmp(arg, "--b-rows");
   };
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--int8")) int8 = true;
@@ -319,6 +322,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--w8a8")) w8a8 = true;
     if (!std::strcmp(argv[i], "--bf16")) bf16 = true;
     if (!std::strcmp(argv[i], "--cold")) cold = true;
+    if (!std::strcmp(argv[i], "--b-rows")) bRows = true;
   }
   for (int i = 1; i + 1 < argc; i += 2) {
     if (isModeFlag(argv[i])) --i;
@@ -341,7 +345,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--shape") &&
         std::sscanf(argv[i + 1], "%ldx%ldx%ld", &m, &k, &n) == 3 && m > 0 &&
         k > 0 && n > 0)
-      chosen.push_back({m, k, n, true});
+      chosen.push_back({m, k, n, !bRows});
   }
   const std::vector<Shape> defaults = {
       {512, 768, 768, true},   {512, 768, 3072, true}, {512, 3072, 768, true},
@@ -460,9 +464,10 @@ int main(int argc, char** argv) {
     p[STRATA_MM_A_STRIDE_K] = 1;
     p[STRATA_MM_B_ADDR] =
         reinterpret_cast<intptr_t>(s.packed ? packed.data() : b.data());
-    // Unpacked: B read as a transpose (k stride 1), as attention's K^T.
-    p[STRATA_MM_B_STRIDE_K] = 1;
-    p[STRATA_MM_B_STRIDE_N] = s.k;
+    // Unpacked: B read as a transpose (k stride 1), as attention's K^T,
+    // or with --b-rows in rows (n stride 1), as a convolution's columns.
+    p[STRATA_MM_B_STRIDE_K] = bRows ? s.n : 1;
+    p[STRATA_MM_B_STRIDE_N] = bRows ? 1 : s.k;
     p[STRATA_MM_C_ADDR] = reinterpret_cast<intptr_t>(c.data());
     p[STRATA_MM_C_STRIDE_M] = s.n;
     p[STRATA_MM_C_STRIDE_N] = 1;
@@ -529,7 +534,7 @@ int main(int argc, char** argv) {
     double gflops = 2.0 * s.m * s.n * s.k / (med * 1e6);
     char shape[64];
     std::snprintf(shape, sizeof(shape), "%ldx%ldx%ld%s", (long)s.m, (long)s.k,
-                  (long)s.n, s.packed ? "" : " (B^T)");
+                  (long)s.n, s.packed ? "" : bRows ? " (B rows)" : " (B^T)");
     const double weightBytes =
         (!quantized ? 4.0
          : int4     ? 0.5 + (int4F32Scales ? 4.0 : 2.0) / kGroup

@@ -18,6 +18,9 @@ void buildFusionPipeline(mlir::OpPassManager &pm,
   fn.addPass(createFoldShapeArithmeticPass());
   // Canonicalize first so that constant spellings and reduce axes converge.
   fn.addPass(mlir::createCanonicalizerPass());
+  // Before the passes that read constant weights (sibling linears, channel
+  // affine folding) and the precision passes after the pipeline.
+  fn.addPass(createFoldConstantTransposesPass());
   // Layer norms before RMS norms: the variance of a layer norm is itself an
   // RMS norm of 'x - mean'.
   fn.addPass(createFuseLayerNormPass(FuseLayerNormPassOptions{report}));
