@@ -1,17 +1,18 @@
 //===- ConvAsGemm.cpp - Convolutions as im2col + contraction ---------------===//
 // SPDX-License-Identifier: Apache-2.0
 // A convolution of G groups is, per image and group, the product of the
-// columns [P, C/G * K] (P output positions, K taps; row p holds the taps
-// of output p, channel by channel) and the transposed weight [C/G * K,
-// M/G]. The columns are one copy generic from the padded input; the
-// product is a generic with loops (n, g, p, m, k) that MatmulToRuntime
-// hands to the runtime's matmul: A the columns (rows read in place), B the
-// weight (one group: a constant viewed [M, C/G * K], packed at compile
-// time into the kernel's panels), C [N, G, P, M/G] (rows contiguous); one
-// more generic writes it transposed to [N, M, O...], adding the bias.
-// Depthwise
-// convolutions (C/G = 1) keep the direct generic: their per-group
-// products would be 1-column matmuls.
+// weight [M/G, C/G * K] (K taps) and the columns [C/G * K, P] (P output
+// positions; row (c, k) holds tap k of channel c at every position), which
+// is the output [M/G, P] in NCHW order as it stands. The product is a
+// generic with loops (n, [g,] m, p, k) that MatmulToRuntime hands to the
+// runtime's matmul: A the weight (a constant read in place), B the
+// columns, C the output. The columns are one copy generic from the padded
+// input whose rows are contiguous runs of positions, split over threads by
+// channel; a 1x1 convolution with unit strides and no padding needs none
+// (the input [C, P] is the columns). The bias is one elementwise generic
+// after, which the back end fuses with the activation and residual adds
+// that follow. Depthwise convolutions (C/G = 1) keep the direct generic:
+// their per-group products would be 1-row matmuls.
 
 #include "passes/lowering/ConvAsGemm.h"
 
@@ -68,10 +69,14 @@ Value convAsGemm(OpBuilder &b, Location loc, ConvOp op, Value padded,
   if (!et.isF32() || (cg == 1 && groups > 1))
     return {};
   int64_t taps = 1, positions = 1;
+  bool unitStrides = true, unpadded = true;
   for (int64_t d = 0; d < spatial; ++d) {
     taps *= wt.getDimSize(d + 2);
     positions *= out.getDimSize(d + 2);
+    unitStrides &= op.getStrides()[d] == 1;
+    unpadded &= pt.getDimSize(d + 2) == out.getDimSize(d + 2);
   }
+  const bool grouped = groups > 1;
   const int64_t batch = pt.getDimSize(0);
   auto withBatch = [&](RankedTensorType type) {
     SmallVector<Value> dynamic;
@@ -79,69 +84,106 @@ Value convAsGemm(OpBuilder &b, Location loc, ConvOp op, Value padded,
       dynamic.push_back(dimValue(b, loc, padded, 0));
     return emptyTensor(b, loc, type, dynamic);
   };
-
-  // Columns [N, G, O_1..O_D, C/G, K_1..K_D], collapsed to [N, G, P,
-  // C/G * K]: a copy generic writing them in order. (Its first loop, the
-  // images, is what the back end splits over threads; a channel-first
-  // order that would split a single image scatters the writes and
-  // measured 20-30% slower on ResNet-50.)
-  const bool grouped = groups > 1;
-  const int64_t dims = 3 + 2 * spatial, channelDim = 2 + spatial;
   auto loop = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
-  SmallVector<int64_t> shape{batch, groups};
-  for (int64_t d = 0; d < spatial; ++d)
-    shape.push_back(out.getDimSize(d + 2));
-  shape.push_back(cg);
-  for (int64_t d = 0; d < spatial; ++d)
-    shape.push_back(wt.getDimSize(d + 2));
-  SmallVector<AffineExpr> read{loop(0), loop(1) * cg + loop(channelDim)};
-  for (int64_t d = 0; d < spatial; ++d)
-    read.push_back(loop(2 + d) * op.getStrides()[d] +
-                   loop(channelDim + 1 + d) * op.getDilations()[d]);
-  auto columnType = RankedTensorType::get(shape, et);
-  Value columns =
-      linalg::GenericOp::create(
-          b, loc, TypeRange{columnType}, ValueRange{padded},
-          ValueRange{withBatch(columnType)},
-          SmallVector<AffineMap>{AffineMap::get(dims, 0, read, ctx),
-                                 b.getMultiDimIdentityMap(dims)},
-          SmallVector<utils::IteratorType>(dims,
-                                           utils::IteratorType::parallel),
-          [](OpBuilder &nb, Location l, ValueRange a) {
-            linalg::YieldOp::create(nb, l, a[0]);
-          })
-          .getResult(0);
-  columns = collapse(b, loc, columns,
-                     groupsEndingAt({1, 2, channelDim, dims}));
 
-  // Weight [M, C/G, K...] as [M, C/G * K] (one group: the constant the
-  // back end packs at compile time) or [G, M/G, C/G * K].
+  // Columns [N, (G,) C/G * K, P].
+  Value columns;
+  if (taps == 1 && unitStrides && unpadded) {
+    // [N, C, S...] as [N, C, P] (and [N, G, C/G, P]): the same elements.
+    columns = collapse(b, loc, padded, groupsEndingAt({1, 2, 2 + spatial}));
+    if (grouped)
+      columns = expand(b, loc, columns, {batch, groups, cg, positions},
+                       groupsEndingAt({1, 3, 4}));
+  } else {
+    // A copy generic writing [N, (G,) C/G, K_1..K_D, O_1..O_D] in order.
+    // Non-grouped, its loops run channels first (c, n, k..., o...), every
+    // operand indexed by c bare, so that threads take channels and each
+    // writes whole rows; grouped, images first (n, g, c, k..., o...).
+    const int64_t lead = grouped ? 3 : 2;  // loops before the taps
+    const int64_t dims = lead + 2 * spatial;
+    AffineExpr n = grouped ? loop(0) : loop(1),
+               c = grouped ? loop(2) : loop(0);
+    AffineExpr channel = grouped ? loop(1) * cg + c : c;
+    SmallVector<AffineExpr> read{n, channel};
+    for (int64_t d = 0; d < spatial; ++d)
+      read.push_back(loop(lead + spatial + d) * op.getStrides()[d] +
+                     loop(lead + d) * op.getDilations()[d]);
+    SmallVector<AffineExpr> write{n};
+    if (grouped)
+      write.push_back(loop(1));
+    write.push_back(c);
+    SmallVector<int64_t> shape{batch};
+    if (grouped)
+      shape.push_back(groups);
+    shape.push_back(cg);
+    for (int64_t d = 0; d < spatial; ++d) {
+      write.push_back(loop(lead + d));
+      shape.push_back(wt.getDimSize(d + 2));
+    }
+    for (int64_t d = 0; d < spatial; ++d) {
+      write.push_back(loop(lead + spatial + d));
+      shape.push_back(out.getDimSize(d + 2));
+    }
+    auto columnType = RankedTensorType::get(shape, et);
+    columns =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{columnType}, ValueRange{padded},
+            ValueRange{withBatch(columnType)},
+            SmallVector<AffineMap>{AffineMap::get(dims, 0, read, ctx),
+                                   AffineMap::get(dims, 0, write, ctx)},
+            SmallVector<utils::IteratorType>(dims,
+                                             utils::IteratorType::parallel),
+            [](OpBuilder &nb, Location l, ValueRange a) {
+              linalg::YieldOp::create(nb, l, a[0]);
+            })
+            .getResult(0);
+    const int64_t c0 = grouped ? 2 : 1;  // the channel dim
+    SmallVector<int64_t> ends{1};
+    if (grouped)
+      ends.push_back(2);
+    ends.push_back(c0 + 1 + spatial);
+    ends.push_back(c0 + 1 + 2 * spatial);
+    columns = collapse(b, loc, columns, groupsEndingAt(ends));
+  }
+
+  // Weight [M, C/G, K...] as [M, C/G * K] (the constant read in place) or
+  // [G, M/G, C/G * K].
   Value weight = collapse(b, loc, w, groupsEndingAt({1, 2 + spatial}));
-  if (groups > 1)
+  if (grouped)
     weight = expand(b, loc, weight, {groups, mg, cg * taps},
                     groupsEndingAt({2, 3}));
 
-  // product[n, g, p, m] = sum_k columns[n, g, p, k] * weight[g, m, k].
-  auto productType = RankedTensorType::get({batch, groups, positions, mg}, et);
+  // product[n, (g,) m, p] = sum_k weight[(g,) m, k] * columns[n, (g,) k, p].
+  SmallVector<int64_t> productShape{batch};
+  if (grouped)
+    productShape.push_back(groups);
+  productShape.push_back(mg);
+  productShape.push_back(positions);
+  auto productType = RankedTensorType::get(productShape, et);
   Value init = linalg::FillOp::create(b, loc,
                                       ValueRange{scalarConstant(b, loc, et, 0)},
                                       ValueRange{withBatch(productType)})
                    .getResult(0);
-  AffineExpr n = getAffineDimExpr(0, ctx), g = getAffineDimExpr(1, ctx),
-             p = getAffineDimExpr(2, ctx), mo = getAffineDimExpr(3, ctx),
-             k = getAffineDimExpr(4, ctx);
-  SmallVector<AffineExpr> weightRead{mo, k};
-  if (groups > 1)
+  const int64_t loops = grouped ? 5 : 4;
+  AffineExpr n = loop(0), g = loop(1), mo = loop(loops - 3),
+             p = loop(loops - 2), k = loop(loops - 1);
+  SmallVector<AffineExpr> weightRead{mo, k}, columnRead{n, k, p},
+      productWrite{n, mo, p};
+  if (grouped) {
     weightRead.insert(weightRead.begin(), g);
-  SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
+    columnRead.insert(columnRead.begin() + 1, g);
+    productWrite.insert(productWrite.begin() + 1, g);
+  }
+  SmallVector<utils::IteratorType> iterators(loops - 1,
+                                             utils::IteratorType::parallel);
   iterators.push_back(utils::IteratorType::reduction);
   Value product =
       linalg::GenericOp::create(
-          b, loc, TypeRange{productType}, ValueRange{columns, weight},
+          b, loc, TypeRange{productType}, ValueRange{weight, columns},
           ValueRange{init},
-          SmallVector<AffineMap>{AffineMap::get(5, 0, {n, g, p, k}, ctx),
-                                 AffineMap::get(5, 0, weightRead, ctx),
-                                 AffineMap::get(5, 0, {n, g, p, mo}, ctx)},
+          SmallVector<AffineMap>{AffineMap::get(loops, 0, weightRead, ctx),
+                                 AffineMap::get(loops, 0, columnRead, ctx),
+                                 AffineMap::get(loops, 0, productWrite, ctx)},
           iterators,
           [](OpBuilder &nb, Location l, ValueRange a) {
             Value t = arith::MulFOp::create(nb, l, a[0], a[1]);
@@ -150,42 +192,28 @@ Value convAsGemm(OpBuilder &b, Location loc, ConvOp op, Value padded,
           })
           .getResult(0);
 
-  // The output [N, M, O...] reads the product transposed (plus the bias):
-  // one pass, where a strided C would cost the matmul a scatter and a
-  // gather of every tile per k block. Loops (m, n, o...): with one group
-  // the channel loop indexes every operand bare (threads take channels).
+  // [N, (G,) M/G, P] is [N, M, O...] as it stands.
+  if (grouped)
+    product = collapse(b, loc, product, groupsEndingAt({1, 3, 4}));
+  SmallVector<int64_t> outShape(out.getShape());
+  outShape[0] = batch;
+  product = expand(b, loc, product, outShape,
+                   groupsEndingAt({1, 2, 2 + spatial}));
+  if (!bias)
+    return product;
   const int64_t rank = out.getRank();
-  AffineExpr channel = getAffineDimExpr(0, ctx),
-             image = getAffineDimExpr(1, ctx),
-             position = getAffineConstantExpr(0, ctx);
-  for (int64_t d = 0; d < spatial; ++d)
-    position = position * out.getDimSize(d + 2) + getAffineDimExpr(2 + d, ctx);
-  SmallVector<Value> operands{product};
-  SmallVector<AffineMap> maps{AffineMap::get(
-      rank, 0,
-      grouped ? SmallVector<AffineExpr>{image, channel.floorDiv(mg), position,
-                                        channel % mg}
-              : SmallVector<AffineExpr>{image, getAffineConstantExpr(0, ctx),
-                                        position, channel},
-      ctx)};
-  if (bias) {
-    operands.push_back(bias);
-    maps.push_back(AffineMap::get(rank, 0, {channel}, ctx));
-  }
-  SmallVector<AffineExpr> outExprs{image, channel};
-  for (int64_t d = 0; d < spatial; ++d)
-    outExprs.push_back(getAffineDimExpr(2 + d, ctx));
-  maps.push_back(AffineMap::get(rank, 0, outExprs, ctx));
   return linalg::GenericOp::create(
-             b, loc, TypeRange{out}, operands, ValueRange{withBatch(out)},
-             maps,
+             b, loc, TypeRange{out}, ValueRange{product, bias},
+             ValueRange{withBatch(out)},
+             SmallVector<AffineMap>{
+                 b.getMultiDimIdentityMap(rank),
+                 AffineMap::get(rank, 0, {loop(1)}, ctx),
+                 b.getMultiDimIdentityMap(rank)},
              SmallVector<utils::IteratorType>(rank,
                                               utils::IteratorType::parallel),
              [&](OpBuilder &nb, Location l, ValueRange a) {
-               Value v = a[0];
-               if (bias)
-                 v = arith::AddFOp::create(nb, l, v, a[1]);
-               linalg::YieldOp::create(nb, l, v);
+               linalg::YieldOp::create(
+                   nb, l, Value(arith::AddFOp::create(nb, l, a[0], a[1])));
              })
       .getResult(0);
 }

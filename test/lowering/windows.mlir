@@ -1,27 +1,30 @@
 // RUN: strata-opt %s --split-input-file \
 // RUN:   --pass-pipeline='builtin.module(func.func(strata-lower-to-linalg))' | FileCheck %s
 
-// A grouped convolution as im2col + contraction: the padded input copied
-// into columns [N, G, OH, OW, C/G, KH, KW] (collapsed to [N, G, P, C/G *
-// K]), the weight viewed as [G, M/G, C/G * K], one multiply-accumulate
-// generic over (n, g, p, m, k) writing [N, G, P, M/G], then one generic
-// writing it transposed to [N, M, OH, OW] with the bias added (loops m,
-// n, o...: the channels first, which the back end splits over threads).
-// CHECK-DAG: #[[COL:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1 * 2 + d4, d2 * 2 + d5, d3 * 2 + d6)>
-// CHECK-DAG: #[[X:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
-// CHECK-DAG: #[[W:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d3, d4)>
+// A grouped convolution as im2col + contraction in NCHW order: the
+// padded input copied into columns [N, G, C/G, KH, KW, OH, OW] (loops
+// n, g, c, k..., o...; collapsed to [N, G, C/G * K, P]), the weight viewed
+// as [G, M/G, C/G * K], one multiply-accumulate generic over (n, g, m, p,
+// k) with the weight first (the matmul's A) writing [N, G, M/G, P], which
+// is [N, M, OH, OW] as it stands (reshapes only), then the bias added by
+// an elementwise generic.
+// CHECK-DAG: #[[COL:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1 * 2 + d2, d5 * 2 + d3, d6 * 2 + d4)>
+// CHECK-DAG: #[[W:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d2, d4)>
+// CHECK-DAG: #[[X:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d3)>
 // CHECK-DAG: #[[Y:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
-// CHECK-DAG: #[[T:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, d0 floordiv 3, d2 * 5 + d3, d0 mod 3)>
+// CHECK-DAG: #[[BIAS:.+]] = affine_map<(d0, d1, d2, d3) -> (d1)>
 // CHECK-LABEL: func.func @grouped_conv
 //       CHECK:   %[[P:.+]] = tensor.pad %{{.+}} low[0, 0, 1, 1] high[0, 0, 1, 1]
-//       CHECK:   %[[C:.+]] = linalg.generic {indexing_maps = [#[[COL]], #{{.+}}]{{.*}} ins(%[[P]] : tensor<?x4x11x11xf32>) outs(%{{.+}} : tensor<?x2x5x5x2x3x3xf32>)
-//       CHECK:   %[[CC:.+]] = tensor.collapse_shape %[[C]] {{.*}} into tensor<?x2x25x18xf32>
+//       CHECK:   %[[C:.+]] = linalg.generic {indexing_maps = [#[[COL]], #{{.+}}]{{.*}} ins(%[[P]] : tensor<?x4x11x11xf32>) outs(%{{.+}} : tensor<?x2x2x3x3x5x5xf32>)
+//       CHECK:   %[[CC:.+]] = tensor.collapse_shape %[[C]] {{.*}} into tensor<?x2x18x25xf32>
 //       CHECK:   %[[WC:.+]] = tensor.collapse_shape %{{.+}} {{.*}} into tensor<6x18xf32>
 //       CHECK:   %[[WE:.+]] = tensor.expand_shape %[[WC]] {{.*}} into tensor<2x3x18xf32>
-//       CHECK:   %[[PR:.+]] = linalg.generic {indexing_maps = [#[[X]], #[[W]], #[[Y]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[CC]], %[[WE]] : tensor<?x2x25x18xf32>, tensor<2x3x18xf32>) outs(%{{.+}} : tensor<?x2x25x3xf32>)
+//       CHECK:   %[[PR:.+]] = linalg.generic {indexing_maps = [#[[W]], #[[X]], #[[Y]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[WE]], %[[CC]] : tensor<2x3x18xf32>, tensor<?x2x18x25xf32>) outs(%{{.+}} : tensor<?x2x3x25xf32>)
 //       CHECK:     arith.mulf
 //       CHECK:     arith.addf
-//       CHECK:   linalg.generic {indexing_maps = [#[[T]], #{{.+}}, #{{.+}}]{{.*}} ins(%[[PR]], %{{.+}} : tensor<?x2x25x3xf32>, tensor<6xf32>) outs(%{{.+}} : tensor<?x6x5x5xf32>)
+//       CHECK:   %[[PC:.+]] = tensor.collapse_shape %[[PR]] {{.*}} into tensor<?x6x25xf32>
+//       CHECK:   %[[PE:.+]] = tensor.expand_shape %[[PC]] {{.*}} into tensor<?x6x5x5xf32>
+//       CHECK:   linalg.generic {indexing_maps = [#{{.+}}, #[[BIAS]], #{{.+}}]{{.*}} ins(%[[PE]], %{{.+}} : tensor<?x6x5x5xf32>, tensor<6xf32>) outs(%{{.+}} : tensor<?x6x5x5xf32>)
 //       CHECK:     arith.addf
 func.func @grouped_conv(%x: tensor<?x4x9x9xf32>, %w: tensor<6x2x3x3xf32>, %b: tensor<6xf32>) -> tensor<?x6x5x5xf32> {
   %0 = strata.conv %x, %w, %b {dilations = array<i64: 1, 1>, group = 2 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<?x4x9x9xf32>, tensor<6x2x3x3xf32>, tensor<6xf32>) -> tensor<?x6x5x5xf32>
@@ -30,15 +33,37 @@ func.func @grouped_conv(%x: tensor<?x4x9x9xf32>, %w: tensor<6x2x3x3xf32>, %b: te
 
 // -----
 
-// A 1x1 convolution with one group: no padding, columns [N, 1, H, W, C]
-// (a transpose), and the product reads the weight as the 2-D [M, C] the
-// back end packs.
-// CHECK-DAG: #[[W2:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d3, d4)>
+// One group: the column copy's loops run channels first (c, n, k..., o...),
+// every operand indexed by c bare, so that threads take channels and write
+// whole rows; no bias, so the conv's result is the product reshaped.
+// CHECK-DAG: #[[COL1:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d1, d0, d4 * 2 + d2 * 2, d5 * 2 + d3 * 2)>
+// CHECK-DAG: #[[OUT1:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d1, d0, d2, d3, d4, d5)>
+// CHECK-LABEL: func.func @dilated_conv
+//       CHECK:   linalg.generic {indexing_maps = [#[[COL1]], #[[OUT1]]]{{.*}} outs(%{{.+}} : tensor<1x3x2x2x3x3xf32>)
+//       CHECK:   tensor.collapse_shape {{.*}} into tensor<1x12x9xf32>
+//       CHECK:   %[[PR:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<5x12xf32>, tensor<1x12x9xf32>) outs(%{{.+}} : tensor<1x5x9xf32>)
+//       CHECK:   %[[Y:.+]] = tensor.expand_shape %[[PR]] {{.*}} into tensor<1x5x3x3xf32>
+//       CHECK:   return %[[Y]]
+func.func @dilated_conv(%x: tensor<1x3x8x8xf32>, %w: tensor<5x3x2x2xf32>) -> tensor<1x5x3x3xf32> {
+  %0 = strata.conv %x, %w {dilations = array<i64: 2, 2>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x3x8x8xf32>, tensor<5x3x2x2xf32>) -> tensor<1x5x3x3xf32>
+  return %0 : tensor<1x5x3x3xf32>
+}
+
+// -----
+
+// A 1x1 convolution with one group, unit strides and no padding copies
+// nothing: the input viewed as [N, C, H * W] is the columns, the weight
+// viewed as [M, C] the matmul's A, and the product [N, M, H * W] viewed as
+// NCHW the result.
+// CHECK-DAG: #[[W2:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
+// CHECK-DAG: #[[X2:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
 // CHECK-LABEL: func.func @pointwise_conv
 //   CHECK-NOT:   tensor.pad
-//       CHECK:   linalg.generic {{.*}} outs(%{{.+}} : tensor<1x1x4x4x8x1x1xf32>)
+//       CHECK:   %[[X:.+]] = tensor.collapse_shape %{{.+}} {{.*}} into tensor<1x8x16xf32>
 //       CHECK:   %[[W:.+]] = tensor.collapse_shape %{{.+}} {{.*}} into tensor<16x8xf32>
-//       CHECK:   linalg.generic {indexing_maps = [#{{.+}}, #[[W2]], #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%{{.+}}, %[[W]] : tensor<1x1x16x8xf32>, tensor<16x8xf32>)
+//       CHECK:   %[[PR:.+]] = linalg.generic {indexing_maps = [#[[W2]], #[[X2]], #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[W]], %[[X]] : tensor<16x8xf32>, tensor<1x8x16xf32>)
+//       CHECK:   %[[Y:.+]] = tensor.expand_shape %[[PR]] {{.*}} into tensor<1x16x4x4xf32>
+//       CHECK:   return %[[Y]]
 func.func @pointwise_conv(%x: tensor<1x8x4x4xf32>, %w: tensor<16x8x1x1xf32>) -> tensor<1x16x4x4xf32> {
   %0 = strata.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x8x4x4xf32>, tensor<16x8x1x1xf32>) -> tensor<1x16x4x4xf32>
   return %0 : tensor<1x16x4x4xf32>
