@@ -89,6 +89,19 @@ using Buffer = std::vector<T, Aligned64<T>>;
 constexpr int kChains = 12;
 constexpr long kPeakIterations = 4000000;
 
+// The sum of every lane of the chains, returned so that the loops are
+// not optimized away.
+template <typename Lane, typename V>
+double sumChains(const V (&acc)[kChains]) {
+  double sum = 0;
+  for (const V& v : acc) {
+    Lane lanes[sizeof(V) / sizeof(Lane)];
+    std::memcpy(lanes, &v, sizeof v);
+    for (Lane l : lanes) sum += l;
+  }
+  return sum;
+}
+
 __attribute__((target("avx512f"))) double fmaLoop512() {
   __m512 acc[kChains];
   const __m512 x = _mm512_set1_ps(0.999999f), y = _mm512_set1_ps(1e-7f);
@@ -97,13 +110,7 @@ __attribute__((target("avx512f"))) double fmaLoop512() {
     for (int c = 0; c < kChains; ++c) {
       acc[c] = _mm512_fmadd_ps(acc[c], x, y);
     }
-  float lanes[16] = {};
-  float sum = 0;
-  for (int c = 0; c < kChains; ++c) {
-    _mm512_storeu_ps(lanes, acc[c]);
-    for (float l : lanes) sum += l;
-  }
-  return sum;
+  return sumChains<float>(acc);
 }
 
 __attribute__((target("avx2,fma"))) double fmaLoop256() {
@@ -114,13 +121,7 @@ __attribute__((target("avx2,fma"))) double fmaLoop256() {
     for (int c = 0; c < kChains; ++c) {
       acc[c] = _mm256_fmadd_ps(acc[c], x, y);
     }
-  float lanes[8] = {};
-  float sum = 0;
-  for (int c = 0; c < kChains; ++c) {
-    _mm256_storeu_ps(lanes, acc[c]);
-    for (float l : lanes) sum += l;
-  }
-  return sum;
+  return sumChains<float>(acc);
 }
 
 // The vector products' own steps, kChains independent chains each.
@@ -131,13 +132,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) double dpbusdLoop() {
   for (long i = 0; i < kPeakIterations; ++i)
     for (int c = 0; c < kChains; ++c)
       acc[c] = _mm512_dpbusd_epi32(acc[c], x, y);
-  int32_t lanes[16] = {};
-  double sum = 0;
-  for (int c = 0; c < kChains; ++c) {
-    _mm512_storeu_si512(lanes, acc[c]);
-    for (int32_t l : lanes) sum += l;
-  }
-  return sum;
+  return sumChains<int32_t>(acc);
 }
 
 __attribute__((target("avx512f,avx512bf16"))) double dpbf16Loop() {
@@ -148,13 +143,7 @@ __attribute__((target("avx512f,avx512bf16"))) double dpbf16Loop() {
   for (long i = 0; i < kPeakIterations; ++i)
     for (int c = 0; c < kChains; ++c)
       acc[c] = _mm512_dpbf16_ps(acc[c], x, y);
-  float lanes[16] = {};
-  float sum = 0;
-  for (int c = 0; c < kChains; ++c) {
-    _mm512_storeu_ps(lanes, acc[c]);
-    for (float l : lanes) sum += l;
-  }
-  return sum;
+  return sumChains<float>(acc);
 }
 
 __attribute__((target("avx2"))) double maddubsLoop() {
@@ -177,13 +166,7 @@ __attribute__((target("avx2"))) double maddubsLoop() {
                           magnitude, _mm256_sign_epi8(w[c % kWeights], qa)),
                       ones));
   }
-  int32_t lanes[8] = {};
-  double sum = 0;
-  for (int c = 0; c < kChains; ++c) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(lanes), acc[c]);
-    for (int32_t l : lanes) sum += l;
-  }
-  return sum;
+  return sumChains<int32_t>(acc);
 }
 
 constexpr long kTileIterations = 200000;

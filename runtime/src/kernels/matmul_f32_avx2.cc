@@ -13,6 +13,7 @@ namespace strata::runtime::kernels {
 namespace {
 
 #include "vec_avx2.h"
+#include "quantize_avx2.h"
 
 struct Vec : Avx2Floats {
   // 2^n * e^r with n = round(x / ln 2), |r| <= ln(2) / 2, e^r by its
@@ -142,46 +143,15 @@ void gemvI4(int64_t rows, int64_t panels, const int8_t* aq, int64_t ldaq,
 // quantizeGroupsReference, 8 elements at a time.
 void quantizeGroups(int64_t k, int64_t kp, int64_t group, const float* a,
                     int8_t* aq, float* aScale, int32_t* aSum) {
-  const __m256 limit = _mm256_set1_ps(3.4e38f);
-  const __m256 hi = _mm256_set1_ps(127.0f), lo = _mm256_set1_ps(-127.0f);
-  const __m256 half = _mm256_set1_ps(0.5f), minusHalf = _mm256_set1_ps(-0.5f);
-  const __m256 signBit = _mm256_set1_ps(-0.0f);
-  const __m256i index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  // The first |n| of 8 lanes, as a maskload mask (none when n <= 0).
-  const auto lanes = [&](int64_t n) {
-    return _mm256_cmpgt_epi32(
-        _mm256_set1_epi32(static_cast<int>(n < 8 ? (n > 0 ? n : 0) : 8)),
-        index);
-  };
   for (int64_t g = 0; g < kp / group; ++g) {
     const int64_t k0 = g * group, n = (k < k0 + group ? k : k0 + group) - k0;
     const float* src = a + k0;
-    __m256 amax = _mm256_setzero_ps();
     int bad = 0;
-    for (int64_t kk = 0; kk < n; kk += 8) {
-      const __m256 x = _mm256_andnot_ps(
-          signBit, _mm256_maskload_ps(src + kk, lanes(n - kk)));
-      // max(x, amax) keeps amax where x is NaN, as `x > amax` does.
-      amax = _mm256_max_ps(x, amax);
-      bad |= _mm256_movemask_ps(_mm256_cmp_ps(x, limit, _CMP_NLE_UQ));
-    }
-    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(amax),
-                           _mm256_extractf128_ps(amax, 1));
-    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-    m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
-    const float maxAbs = _mm_cvtss_f32(m4);
+    const float maxAbs = Avx2Quantizer::absMax(src, n, &bad);
     const __m256 inv = _mm256_set1_ps(maxAbs > 0.0f ? 127.0f / maxAbs : 0.0f);
     __m256i sum = _mm256_setzero_si256();
     for (int64_t kk = 0; kk < group; kk += 8) {
-      __m256 y =
-          _mm256_mul_ps(_mm256_maskload_ps(src + kk, lanes(n - kk)), inv);
-      const __m256 nan = _mm256_cmp_ps(y, y, _CMP_UNORD_Q);
-      y = _mm256_max_ps(_mm256_min_ps(y, hi), lo);
-      y = _mm256_andnot_ps(nan, y);
-      const __m256 nonNegative =
-          _mm256_cmp_ps(y, _mm256_setzero_ps(), _CMP_GE_OQ);
-      y = _mm256_add_ps(y, _mm256_blendv_ps(minusHalf, half, nonNegative));
-      const __m256i v = _mm256_cvttps_epi32(y);
+      const __m256i v = Avx2Quantizer::quantize(src + kk, n - kk, inv);
       sum = _mm256_add_epi32(sum, v);
       alignas(32) int32_t values[8];
       _mm256_store_si256(reinterpret_cast<__m256i*>(values), v);

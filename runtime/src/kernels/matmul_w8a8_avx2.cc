@@ -23,6 +23,8 @@
 namespace strata::runtime::kernels {
 namespace {
 
+#include "quantize_avx2.h"
+
 constexpr int64_t kMr = 4;
 
 // R rows (A rows kMr apart in the quad layout) by 32 columns: column
@@ -105,18 +107,6 @@ void quantize(int64_t rows, int64_t k, int64_t kp, const float* a, int64_t am,
     for (int64_t i = 0; i < kMr * kp; ++i) tile[i] ^= 0x80;
     return;
   }
-  const __m256 limit = _mm256_set1_ps(3.4e38f);
-  const __m256 hi = _mm256_set1_ps(127.0f), lo = _mm256_set1_ps(-127.0f);
-  const __m256 half = _mm256_set1_ps(0.5f), minusHalf = _mm256_set1_ps(-0.5f);
-  const __m256 absMask =
-      _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
-  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  // Lanes below n of a load, as a maskload mask.
-  auto below = [&](int64_t n) {
-    return _mm256_cmpgt_epi32(
-        _mm256_set1_epi32(static_cast<int>(n < 8 ? (n > 0 ? n : 0) : 8)),
-        lanes);
-  };
   for (int64_t i = 0; i < kMr; ++i) {
     uint8_t* row = tile + i * 4;
     if (i >= rows) {
@@ -126,32 +116,12 @@ void quantize(int64_t rows, int64_t k, int64_t kp, const float* a, int64_t am,
       continue;
     }
     const float* src = a + i * am;
-    __m256 amax = _mm256_setzero_ps();
-    __m256 bad = _mm256_setzero_ps();
-    for (int64_t kk = 0; kk < k; kk += 8) {
-      const __m256 x =
-          _mm256_and_ps(_mm256_maskload_ps(src + kk, below(k - kk)), absMask);
-      // max(x, amax) keeps amax where x is NaN, as `x > amax` does.
-      amax = _mm256_max_ps(x, amax);
-      bad = _mm256_or_ps(bad, _mm256_cmp_ps(x, limit, _CMP_NLE_UQ));
-    }
-    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(amax),
-                           _mm256_extractf128_ps(amax, 1));
-    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-    m4 = _mm_max_ss(m4, _mm_shuffle_ps(m4, m4, 1));
-    const float maxAbs = _mm_cvtss_f32(m4);
+    int bad = 0;
+    const float maxAbs = Avx2Quantizer::absMax(src, k, &bad);
     const __m256 inv =
         _mm256_set1_ps(maxAbs > 0.0f ? 127.0f / maxAbs : 0.0f);
     for (int64_t kk = 0; kk < kp; kk += 8) {
-      __m256 y = _mm256_mul_ps(_mm256_maskload_ps(src + kk, below(k - kk)),
-                               inv);
-      const __m256 nan = _mm256_cmp_ps(y, y, _CMP_UNORD_Q);
-      y = _mm256_max_ps(_mm256_min_ps(y, hi), lo);
-      y = _mm256_andnot_ps(nan, y);
-      const __m256 nonNegative =
-          _mm256_cmp_ps(y, _mm256_setzero_ps(), _CMP_GE_OQ);
-      y = _mm256_add_ps(y, _mm256_blendv_ps(minusHalf, half, nonNegative));
-      const __m256i v = _mm256_cvttps_epi32(y);
+      const __m256i v = Avx2Quantizer::quantize(src + kk, k - kk, inv);
       // Bytes 0-3 of each 128-bit lane: elements 0-3, then 4-7.
       const __m256i words = _mm256_packs_epi32(v, v);
       const __m256i bytes = _mm256_packs_epi16(words, words);
@@ -160,7 +130,7 @@ void quantize(int64_t rows, int64_t k, int64_t kp, const float* a, int64_t am,
       __builtin_memcpy(row + (kk / 4) * kMr * 4, &q0, 4);
       if (kk + 4 < kp) __builtin_memcpy(row + (kk / 4 + 1) * kMr * 4, &q1, 4);
     }
-    scale[i] = _mm256_movemask_ps(bad) ? INFINITY : maxAbs / 127.0f;
+    scale[i] = bad ? INFINITY : maxAbs / 127.0f;
   }
 }
 
