@@ -26,6 +26,7 @@
 #include "../run_context.h"
 #include "amx.h"
 #include "attention_amx.h"
+#include "attention_bf16.h"
 #include "attention_kv_kernels.h"
 #include "matmul_f32.h"
 #include "matmul_f32_tiles.h"
@@ -149,8 +150,8 @@ struct GlobalPick {
 };
 
 // One pool thread's scratch: regions of one block of the run context's
-// kernel scratch, sized for the problem before the loop starts. The AMX
-// blocks use the bf16 regions (attention_amx.h's layouts) instead of the
+// kernel scratch, sized for the problem before the loop starts. The bf16
+// blocks use the bf16 regions (attention_bf16.h's layouts) instead of the
 // fp32 packed K and V.
 struct Scratch {
   float *kPacked, *vPacked, *scores, *q, *out, *exact, *kvRow, *part;
@@ -176,19 +177,19 @@ struct ScratchSizes {
 
 int64_t roundUp16(int64_t n) { return (std::max<int64_t>(n, 1) + 15) / 16 * 16; }
 
-ScratchSizes scratchSizes(const Problem& p, bool blocked, bool amx) {
+ScratchSizes scratchSizes(const Problem& p, bool blocked, bool bf16) {
   const int64_t kPanels = ceilDiv(p.sk, kW), vPanels = ceilDiv(p.dv, kW);
   ScratchSizes z;
-  const bool fp32Blocks = blocked && !amx;
+  const bool fp32Blocks = blocked && !bf16;
   z.kPacked = fp32Blocks ? roundUp16(kPanels * p.d * kW) : 0;
   z.vPacked = fp32Blocks ? roundUp16(vPanels * p.sk * kW) : 0;
   // bf16 regions: two elements a float.
-  const int64_t dp = amxRoundUp32(p.d), skp = amxRoundUp32(p.sk);
-  z.keyPairs = amx ? roundUp16(skp * dp / 2) : 0;
-  z.valuePairs = amx ? roundUp16(amxRoundUp32(p.dv) * skp / 2) : 0;
-  z.qRows = amx ? roundUp16(kBlockRows * dp / 2) : 0;
-  z.probRows = amx ? roundUp16(kBlockRows * skp / 2) : 0;
-  z.outTile = amx ? roundUp16(kBlockRows * kW) : 0;
+  const int64_t dp = bf16RoundUp32(p.d), skp = bf16RoundUp32(p.sk);
+  z.keyPairs = bf16 ? roundUp16(skp * dp / 2) : 0;
+  z.valuePairs = bf16 ? roundUp16(bf16RoundUp32(p.dv) * skp / 2) : 0;
+  z.qRows = bf16 ? roundUp16(kBlockRows * dp / 2) : 0;
+  z.probRows = bf16 ? roundUp16(kBlockRows * skp / 2) : 0;
+  z.outTile = bf16 ? roundUp16(kBlockRows * kW) : 0;
   z.scores = roundUp16(blocked ? kBlockRows * kPanels * kW : p.sk);
   z.q = roundUp16(blocked ? kBlockRows * p.d : p.d);
   z.out = roundUp16(p.dv);
@@ -1021,20 +1022,23 @@ void runGlobalBlocks(const Problem& p, const MatmulTiles& t, const Scratch& s,
   }
 }
 
-// runBlocks with the products on AMX tiles (STRATA_ATTN_FLAG_BF16_PRODUCTS
-// where matmulIsa() is kAmx; fp32 K and V, contiguous rows, no window:
-// useAmxBlocks): K and V packed once as bf16 pairs, each block's query rows
-// and probabilities converted to bf16 rows. The softmax, the rows with
-// nothing visible and the output scaling are runBlocks'.
-void runBlocksAmx(const Problem& p, const MatmulTiles& t, const Scratch& s,
-                  const Head& x, bool packKv) {
-  const int64_t dp = amxRoundUp32(p.d), skp = amxRoundUp32(p.sk);
+// Where the bf16 products of STRATA_ATTN_FLAG_BF16_PRODUCTS run.
+enum class Bf16Blocks { kNone, kAmx, kAvx512Bf16 };
+
+// runBlocks with the products in bf16 (bf16BlocksFor): K and V packed once
+// as bf16 pairs, each block's query rows and probabilities converted to
+// bf16 rows, the products on AMX tiles or with vdpbf16ps. The softmax, the
+// rows with nothing visible and the output scaling are runBlocks'.
+void runBlocksBf16(const Problem& p, const MatmulTiles& t, const Scratch& s,
+                   const Head& x, bool packKv, Bf16Blocks unit) {
+  const bool amx = unit == Bf16Blocks::kAmx;
+  const int64_t dp = bf16RoundUp32(p.d), skp = bf16RoundUp32(p.sk);
   const int64_t vPanels = ceilDiv(p.dv, kW);
   if (packKv) {
-    packKeyPairsAmx(reinterpret_cast<const float*>(x.k.p), p.k.ss, p.sk,
-                    p.d, s.keyPairs);
-    packValuePairsAmx(reinterpret_cast<const float*>(x.v.p), p.v.ss, p.sk,
-                      p.dv, s.valuePairs);
+    packKeyPairs(reinterpret_cast<const float*>(x.k.p), p.k.ss, p.sk, p.d,
+                 s.keyPairs);
+    packValuePairs(reinterpret_cast<const float*>(x.v.p), p.v.ss, p.sk, p.dv,
+                   s.valuePairs);
   }
   float inverse[kBlockRows];
   bool exact[kBlockRows];
@@ -1048,17 +1052,19 @@ void runBlocksAmx(const Problem& p, const MatmulTiles& t, const Scratch& s,
     if (panels > 0) {
       int64_t ldq;
       const float* qBlock = blockQueries(p, s, x, i0, rows, &ldq);
-      convertRowsAmx(qBlock, ldq, rows, p.d, s.qRows, dp);
-      queryKeyTilesAmx(rows, dp, s.qRows, s.keyPairs, 0, panels, scores, ldS);
+      convertRowsToBf16(qBlock, ldq, rows, p.d, s.qRows, dp);
+      (amx ? queryKeyTilesAmx : queryKeyProductsBf16)(
+          rows, dp, s.qRows, s.keyPairs, 0, panels, scores, ldS);
     }
     blockSoftmax(p, t, s, x, scores, ldS, i0, rows, ncols, 0, 0, exact,
                  inverse);
     if (ncols <= 0) continue;
     // Keys past ncols (and the hidden ones softmaxRow zeroed) weigh 0.
-    convertRowsAmx(scores, ldS, rows, ncols, s.probRows, skp);
+    convertRowsToBf16(scores, ldS, rows, ncols, s.probRows, skp);
     for (int64_t pv = 0; pv < vPanels; ++pv) {
       const int64_t cols = std::min(kW, p.dv - pv * kW);
-      probValueTilesAmx(rows, amxRoundUp32(ncols), s.probRows, skp,
+      (amx ? probValueTilesAmx : probValueProductsBf16)(
+          rows, bf16RoundUp32(ncols), s.probRows, skp,
                         s.valuePairs, skp, pv, s.outTile);
       for (int64_t r = 0; r < rows; ++r) {
         if (exact[r]) continue;
@@ -1070,11 +1076,19 @@ void runBlocksAmx(const Problem& p, const MatmulTiles& t, const Scratch& s,
   }
 }
 
-// Whether runBlocksAmx takes the problem's prefill blocks.
-bool useAmxBlocks(const Problem& p) {
-  return p.bf16Products && matmulIsa() == MatmulIsa::kAmx &&
-         p.kvType == KvType::kF32 && !p.window && p.k.sd == 1 &&
-         p.v.sd == 1;
+// Where runBlocksBf16 takes the problem's prefill blocks: on AMX tiles;
+// else with vdpbf16ps where the bf16 matmul runs on it (the CPUs where it
+// is faster than fp32 FMAs are the ones its kernel set is chosen for);
+// else none (fp32 blocks: the flag is a licence, not a demand).
+Bf16Blocks bf16BlocksFor(const Problem& p) {
+  if (!p.bf16Products || p.kvType != KvType::kF32 || p.window ||
+      p.k.sd != 1 || p.v.sd != 1)
+    return Bf16Blocks::kNone;
+  if (matmulIsa() == MatmulIsa::kAmx) return Bf16Blocks::kAmx;
+  if (matmulIsa() == MatmulIsa::kAvx512 &&
+      std::strcmp(matmulBf16KernelSet(), "avx512bf16") == 0)
+    return Bf16Blocks::kAvx512Bf16;
+  return Bf16Blocks::kNone;
 }
 
 Operand operandAt(const int64_t* params, int64_t slot) {
@@ -1224,8 +1238,10 @@ void run(strata_rt_context_t* context, Problem& p, const ImportNames& names) {
     widest.sk = std::max(widest.sk, rowView(b).sk);
   const MatmulTiles& t = matmulTiles();
   const bool blocked = p.sq > kRowPathMaxRows && widest.sk > 0;
-  const bool amx = blocked && useAmxBlocks(p);
-  const ScratchSizes sizes = scratchSizes(widest, blocked, amx);
+  const Bf16Blocks bf16 = blocked ? bf16BlocksFor(p) : Bf16Blocks::kNone;
+  const bool amx = bf16 == Bf16Blocks::kAmx;
+  const ScratchSizes sizes =
+      scratchSizes(widest, blocked, bf16 != Bf16Blocks::kNone);
   size_t stride = 0;
   uint8_t* scratch = kernelScratch(
       context, static_cast<size_t>(sizes.total()) * sizeof(float), &stride);
@@ -1260,8 +1276,8 @@ void run(strata_rt_context_t* context, Problem& p, const ImportNames& names) {
         runGlobalBlocks(row, t, s, x, h == first);
       else if (p.globalTopk > 0)
         runGlobalRows(row, t, s, x, h == first);
-      else if (blocked && row.sk > 0 && amx)
-        runBlocksAmx(row, t, s, x, h == first);
+      else if (blocked && row.sk > 0 && bf16 != Bf16Blocks::kNone)
+        runBlocksBf16(row, t, s, x, h == first, bf16);
       else if (blocked && row.sk > 0)
         runBlocks(row, t, s, x, h == first);
       else
@@ -1274,8 +1290,11 @@ void run(strata_rt_context_t* context, Problem& p, const ImportNames& names) {
 }  // namespace
 
 const char* attentionF32KernelSet() {
-  return matmulIsa() == MatmulIsa::kAmx ? "avx512 (bf16 products: amx-bf16)"
-                                        : matmulTiles().name;
+  if (matmulIsa() == MatmulIsa::kAmx) return "avx512 (bf16 products: amx-bf16)";
+  if (matmulIsa() == MatmulIsa::kAvx512 &&
+      std::strcmp(matmulBf16KernelSet(), "avx512bf16") == 0)
+    return "avx512 (bf16 products: avx512bf16)";
+  return matmulTiles().name;
 }
 
 extern "C" void strataAttentionF32(strata_rt_context_t* context,

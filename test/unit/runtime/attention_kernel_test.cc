@@ -14,6 +14,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -182,9 +183,10 @@ void check(const Case& c, uint32_t threads,
 
 class AttentionKernelTest : public IsaTest {};
 
-// With STRATA_ATTN_FLAG_BF16_PRODUCTS: on AMX the prefill blocks' products
-// run on bf16 tiles (within the rounding bound), elsewhere in fp32 (the
-// flag is a licence); causal with a padding mask, GQA, head dims that are
+// With STRATA_ATTN_FLAG_BF16_PRODUCTS: the prefill blocks' products run in
+// bf16 on AMX tiles, or with vdpbf16ps where the bf16 matmul does (within
+// the rounding bound), elsewhere in fp32 (the flag is a licence); causal
+// with a padding mask, GQA, head dims that are
 // not multiples of 32, a ragged last block, rows with nothing visible,
 // decode rows, and a window (which keeps the fp32 blocks).
 class AttentionBf16ProductsTest : public IsaTest {};
@@ -214,8 +216,8 @@ TEST_P(AttentionBf16ProductsTest, PrefillBlocks) {
               false, lowest}), 2);
 }
 
-// On AMX the flag changes the products (the bf16 tiles ran), elsewhere
-// nothing.
+// Where the bf16 products run (AMX tiles; vdpbf16ps where the bf16 matmul
+// uses it) the flag changes the results, elsewhere nothing.
 TEST_P(AttentionBf16ProductsTest, FlagReachesTheTiles) {
   Case c{1, 2, 2, 64, 64, 64, 64, true, false, false, 0, 0, false, false,
          -std::numeric_limits<float>::max()};
@@ -223,7 +225,14 @@ TEST_P(AttentionBf16ProductsTest, FlagReachesTheTiles) {
   check(c, 1, &fp32);
   c.bf16Products = true;
   check(c, 1, &bf16);
-  EXPECT_EQ(fp32 != bf16, matmulIsa() == MatmulIsa::kAmx);
+  const bool bf16Products =
+      matmulIsa() == MatmulIsa::kAmx ||
+      (matmulIsa() == MatmulIsa::kAvx512 &&
+       std::string(matmulBf16KernelSet()) == "avx512bf16");
+  EXPECT_EQ(fp32 != bf16, bf16Products);
+  EXPECT_EQ(std::string(attentionF32KernelSet()).find("bf16 products") !=
+                std::string::npos,
+            bf16Products);
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, AttentionBf16ProductsTest, kPackedGemmIsas,
