@@ -149,9 +149,8 @@ int main(int argc, char** argv) {
               "causal %.3f ms, window %ld + %ld sinks %.3f ms, %.2fx; dense "
               "with bf16 products (kernels %s) %.3f ms, %.2fx\n",
               seq, rows, heads, dim, threads, dense, window, sinks, windowed,
-              dense / windowed, kernels::matmulIsa() == kernels::MatmulIsa::kAmx
-                                    ? "amx" : "not amx",
-              bf16, dense / bf16);
+              dense / windowed, kernels::attentionF32KernelSet(), bf16,
+              dense / bf16);
   if (globalTopk > 0) {
     const double global = time(true, false, true);
     std::printf("  window %ld + %ld sinks + %ld global blocks of %ld (query "
