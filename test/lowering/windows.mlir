@@ -71,6 +71,21 @@ func.func @pointwise_conv(%x: tensor<1x8x4x4xf32>, %w: tensor<16x8x1x1xf32>) -> 
 
 // -----
 
+// Grouped, 1x1, unit strides, no padding, a dynamic batch: still no copy,
+// the input viewed as [N, G, C/G, H * W].
+// CHECK-LABEL: func.func @grouped_pointwise_conv
+//   CHECK-NOT:   linalg.generic
+//       CHECK:   %[[XC:.+]] = tensor.collapse_shape %{{.+}} {{.*}} into tensor<?x8x16xf32>
+//       CHECK:   %[[XE:.+]] = tensor.expand_shape %[[XC]] {{.*}} into tensor<?x2x4x16xf32>
+//       CHECK:   linalg.generic {{.*}}ins(%{{.+}}, %[[XE]] : tensor<2x3x4xf32>, tensor<?x2x4x16xf32>) outs(%{{.+}} : tensor<?x2x3x16xf32>)
+//       CHECK:   tensor.expand_shape {{.*}} into tensor<?x6x4x4xf32>
+func.func @grouped_pointwise_conv(%x: tensor<?x8x4x4xf32>, %w: tensor<6x4x1x1xf32>) -> tensor<?x6x4x4xf32> {
+  %0 = strata.conv %x, %w {dilations = array<i64: 1, 1>, group = 2 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<?x8x4x4xf32>, tensor<6x4x1x1xf32>) -> tensor<?x6x4x4xf32>
+  return %0 : tensor<?x6x4x4xf32>
+}
+
+// -----
+
 // A depthwise convolution (one input channel per group) keeps the direct
 // generic: the input channel is (m floordiv M/G) * C/G + c and the taps
 // are strided reduction dims.
