@@ -1064,8 +1064,8 @@ void runBlocksBf16(const Problem& p, const MatmulTiles& t, const Scratch& s,
     for (int64_t pv = 0; pv < vPanels; ++pv) {
       const int64_t cols = std::min(kW, p.dv - pv * kW);
       (amx ? probValueTilesAmx : probValueProductsBf16)(
-          rows, bf16RoundUp32(ncols), s.probRows, skp,
-                        s.valuePairs, skp, pv, s.outTile);
+          rows, bf16RoundUp32(ncols), s.probRows, skp, s.valuePairs, skp, pv,
+          s.outTile);
       for (int64_t r = 0; r < rows; ++r) {
         if (exact[r]) continue;
         float* oRow = x.o + (i0 + r) * p.o.ss + pv * kW * p.o.sd;
@@ -1076,19 +1076,25 @@ void runBlocksBf16(const Problem& p, const MatmulTiles& t, const Scratch& s,
   }
 }
 
-// Where runBlocksBf16 takes the problem's prefill blocks: on AMX tiles;
-// else with vdpbf16ps where the bf16 matmul runs on it (the CPUs where it
+// Where runBlocksBf16 takes prefill blocks: on AMX tiles; else with
+// vdpbf16ps where the bf16 matmul runs on it (the CPUs where it
 // is faster than fp32 FMAs are the ones its kernel set is chosen for);
 // else none (fp32 blocks: the flag is a licence, not a demand).
-Bf16Blocks bf16BlocksFor(const Problem& p) {
-  if (!p.bf16Products || p.kvType != KvType::kF32 || p.window ||
-      p.k.sd != 1 || p.v.sd != 1)
-    return Bf16Blocks::kNone;
+Bf16Blocks bf16Unit() {
   if (matmulIsa() == MatmulIsa::kAmx) return Bf16Blocks::kAmx;
   if (matmulIsa() == MatmulIsa::kAvx512 &&
       std::strcmp(matmulBf16KernelSet(), "avx512bf16") == 0)
     return Bf16Blocks::kAvx512Bf16;
   return Bf16Blocks::kNone;
+}
+
+// bf16Unit for a problem whose K/V the bf16 blocks can read (fp32,
+// contiguous rows, no window), else none.
+Bf16Blocks bf16BlocksFor(const Problem& p) {
+  if (!p.bf16Products || p.kvType != KvType::kF32 || p.window ||
+      p.k.sd != 1 || p.v.sd != 1)
+    return Bf16Blocks::kNone;
+  return bf16Unit();
 }
 
 Operand operandAt(const int64_t* params, int64_t slot) {
@@ -1290,10 +1296,11 @@ void run(strata_rt_context_t* context, Problem& p, const ImportNames& names) {
 }  // namespace
 
 const char* attentionF32KernelSet() {
-  if (matmulIsa() == MatmulIsa::kAmx) return "avx512 (bf16 products: amx-bf16)";
-  if (matmulIsa() == MatmulIsa::kAvx512 &&
-      std::strcmp(matmulBf16KernelSet(), "avx512bf16") == 0)
-    return "avx512 (bf16 products: avx512bf16)";
+  switch (bf16Unit()) {
+    case Bf16Blocks::kAmx: return "avx512 (bf16 products: amx-bf16)";
+    case Bf16Blocks::kAvx512Bf16: return "avx512 (bf16 products: avx512bf16)";
+    case Bf16Blocks::kNone: break;
+  }
   return matmulTiles().name;
 }
 
