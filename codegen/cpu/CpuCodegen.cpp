@@ -1,7 +1,8 @@
 //===- CpuCodegen.cpp - linalg on tensors -> native shared object ---------===//
 // SPDX-License-Identifier: Apache-2.0
-// The passes of CpuPipeline.cpp down to the LLVM dialect, then LLVM IR ->
-// O3 -> object (TargetMachine) -> shared object (lld, in-process).
+// The passes of CpuPipeline.cpp down to the LLVM dialect, then LLVM IR split
+// into parts, each optimized (O2) and emitted as an object (TargetMachine)
+// on its own thread -> one shared object (lld, in-process).
 // docs/architecture.md has the whole picture.
 
 #include "codegen/cpu/CpuCodegen.h"
@@ -29,6 +30,8 @@
 
 #include "lld/Common/Driver.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -37,11 +40,16 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
-#include "llvm/Transforms/Utils/Cloning.h"
+#include "llvm/Transforms/Utils/SplitModule.h"
 #include "llvm/TargetParser/Host.h"
+
+#include <atomic>
+#include <chrono>
+#include <thread>
 
 LLD_HAS_DRIVER(elf)
 
@@ -83,28 +91,36 @@ std::pair<std::string, std::string> resolveTarget(const CpuTarget &target) {
   return {llvm::sys::getHostCPUName().str(), features};
 }
 
-FailureOr<std::string> linkSharedObject(ModuleOp module,
-                                        llvm::StringRef object) {
-  llvm::SmallString<128> objPath, soPath;
-  if (llvm::sys::fs::createTemporaryFile("strata-kernels", "o", objPath) ||
-      llvm::sys::fs::createTemporaryFile("strata-kernels", "so", soPath))
-    return module.emitError() << "cannot create temporary files for linking";
+FailureOr<std::string>
+linkSharedObject(ModuleOp module, llvm::ArrayRef<llvm::SmallString<0>> objects) {
+  llvm::SmallString<128> soPath;
+  std::vector<llvm::SmallString<128>> objPaths(objects.size());
   llvm::scope_exit cleanup([&] {
-    llvm::sys::fs::remove(objPath);
-    llvm::sys::fs::remove(soPath);
+    for (const auto &path : objPaths)
+      if (!path.empty())
+        llvm::sys::fs::remove(path);
+    if (!soPath.empty())
+      llvm::sys::fs::remove(soPath);
   });
-  {
+  if (llvm::sys::fs::createTemporaryFile("strata-kernels", "so", soPath))
+    return module.emitError() << "cannot create temporary files for linking";
+  for (size_t i = 0; i < objects.size(); ++i) {
+    if (llvm::sys::fs::createTemporaryFile("strata-kernels", "o", objPaths[i]))
+      return module.emitError() << "cannot create temporary files for linking";
     std::error_code ec;
-    llvm::raw_fd_ostream os(objPath, ec);
+    llvm::raw_fd_ostream os(objPaths[i], ec);
     if (ec)
-      return module.emitError() << "cannot write '" << objPath
+      return module.emitError() << "cannot write '" << objPaths[i]
                                 << "': " << ec.message();
-    os << object;
+    os << objects[i];
   }
-  // Reproducible output: no build id, sorted sections as lld emits them.
-  const char *args[] = {"ld.lld",          "-shared",       "--hash-style=gnu",
-                        "--build-id=none", "-z",            "noexecstack",
-                        "-o",              soPath.c_str(),  objPath.c_str()};
+  // Reproducible output: no build id, sorted sections as lld emits them,
+  // the objects in the order of their parts.
+  std::vector<const char *> args = {
+      "ld.lld", "-shared",    "--hash-style=gnu", "--build-id=none",
+      "-z",     "noexecstack", "-o",              soPath.c_str()};
+  for (auto &path : objPaths)
+    args.push_back(path.c_str());
   std::string log;
   llvm::raw_string_ostream logStream(log);
   lld::Result result =
@@ -117,6 +133,108 @@ FailureOr<std::string> linkSharedObject(ModuleOp module,
     return module.emitError() << "cannot read the linked kernels";
   return (*buffer)->getBuffer().str();
 }
+
+// How many parts the module is optimized and emitted as. Fixed, not the
+// host's core count: the artifact must not depend on the machine that
+// compiled it. LLVM's optimization and code generation are most of a
+// compile (docs/design/compile-time.md), and each part runs them on its own
+// thread.
+constexpr unsigned kObjectParts = 4;
+
+// The LLVM optimization level of the generated code. O2, not O3: the hot
+// loops are the runtime's kernels, and on the generated ones (norms,
+// elementwise chains, copies) O3 measured no faster while taking 25% more
+// of the compile (docs/design/compile-time.md).
+constexpr unsigned kOptLevel = 2;
+
+using MachineFactory =
+    llvm::function_ref<std::unique_ptr<llvm::TargetMachine>()>;
+
+// The object code of |module| as kObjectParts objects, each optimized and
+// emitted on one of up to that many threads. llvm::SplitModule gives every
+// function and global to one part, making internal symbols hidden so that
+// the parts link into one shared object; each part lives in an LLVMContext
+// of its own (a context is single-threaded), reached through bitcode. A
+// call into another part is not inlined: the kernels are loop nests called
+// once per run, where that costs nothing measurable.
+FailureOr<std::vector<llvm::SmallString<0>>>
+emitObjectParts(ModuleOp diagnostics, llvm::Module &module,
+                MachineFactory makeMachine) {
+  std::vector<llvm::SmallString<0>> bitcode;
+  llvm::SplitModule(
+      module, kObjectParts,
+      [&](std::unique_ptr<llvm::Module> part) {
+        llvm::raw_svector_ostream os(bitcode.emplace_back());
+        llvm::WriteBitcodeToFile(*part, os);
+      },
+      /*PreserveLocals=*/false);
+
+  std::vector<llvm::SmallString<0>> objects(bitcode.size());
+  std::vector<std::string> errors(bitcode.size());
+  auto emitPart = [&](size_t i) {
+    llvm::LLVMContext context;
+    llvm::Expected<std::unique_ptr<llvm::Module>> part =
+        llvm::parseBitcodeFile(llvm::MemoryBufferRef(bitcode[i], "part"),
+                               context);
+    if (!part) {
+      errors[i] = llvm::toString(part.takeError());
+      return;
+    }
+    std::unique_ptr<llvm::TargetMachine> machine = makeMachine();
+    if (!machine) {
+      errors[i] = "cannot create the target machine";
+      return;
+    }
+    if (llvm::Error err = mlir::makeOptimizingTransformer(
+            kOptLevel, 0, machine.get())(part->get())) {
+      errors[i] = "LLVM optimization failed: " + llvm::toString(std::move(err));
+      return;
+    }
+    llvm::raw_svector_ostream os(objects[i]);
+    llvm::legacy::PassManager codegen;
+    if (machine->addPassesToEmitFile(codegen, os, nullptr,
+                                     llvm::CodeGenFileType::ObjectFile)) {
+      errors[i] = "the target cannot emit object files";
+      return;
+    }
+    codegen.run(**part);
+  };
+  unsigned threads = std::min<unsigned>(
+      llvm::hardware_concurrency().compute_thread_count(), bitcode.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < bitcode.size();)
+      emitPart(i);
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t)
+    pool.emplace_back(worker);
+  worker();
+  for (std::thread &thread : pool)
+    thread.join();
+  for (const std::string &error : errors)
+    if (!error.empty())
+      return diagnostics.emitError()
+             << "emitting the kernels failed: " << error;
+  return objects;
+}
+
+// Wall time of each step of code generation, for CpuCode::phaseSeconds.
+class StepClock {
+public:
+  explicit StepClock(std::vector<std::pair<std::string, double>> &steps)
+      : steps(steps), start(std::chrono::steady_clock::now()) {}
+  void done(llvm::StringRef step) {
+    auto now = std::chrono::steady_clock::now();
+    steps.emplace_back(step.str(),
+                       std::chrono::duration<double>(now - start).count());
+    start = now;
+  }
+
+private:
+  std::vector<std::pair<std::string, double>> &steps;
+  std::chrono::steady_clock::time_point start;
+};
 
 } // namespace
 
@@ -152,18 +270,22 @@ FailureOr<CpuCode> generateCpuCode(ModuleOp module, const CpuTarget &target) {
            << "unknown target CPU '" << cpu
            << "': use native, x86-64-v3, x86-64-v4 or an LLVM CPU name such "
               "as skylake-avx512";
-  std::unique_ptr<llvm::TargetMachine> machine(
-      llvmTarget->createTargetMachine(triple, cpu, features,
-                                      llvm::TargetOptions(), llvm::Reloc::PIC_,
-                                      std::nullopt,
-                                      llvm::CodeGenOptLevel::Aggressive));
+  auto makeMachine = [&] {
+    return std::unique_ptr<llvm::TargetMachine>(llvmTarget->createTargetMachine(
+        triple, cpu, features, llvm::TargetOptions(), llvm::Reloc::PIC_,
+        std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  };
+  std::unique_ptr<llvm::TargetMachine> machine = makeMachine();
   if (!machine)
     return module.emitError() << "unknown target CPU '" << cpu << "'";
 
-  CpuCodegenStats stats;
-  FailureOr<std::vector<char>> weights = lowerToLLVMDialect(module, &stats);
+  CpuCode code;
+  StepClock clock(code.phaseSeconds);
+  FailureOr<std::vector<char>> weights =
+      lowerToLLVMDialect(module, &code.stats);
   if (failed(weights))
     return failure();
+  clock.done("mlir");
 
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
@@ -172,43 +294,36 @@ FailureOr<CpuCode> generateCpuCode(ModuleOp module, const CpuTarget &target) {
     return module.emitError() << "translation to LLVM IR failed";
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(triple);
-  if (llvm::Error err =
-          makeOptimizingTransformer(3, 0, machine.get())(llvmModule.get()))
-    return module.emitError() << "LLVM optimization failed: "
-                              << llvm::toString(std::move(err));
-
-  std::string assembly;
+  clock.done("translate");
+  code.weights = std::move(*weights);
+  code.cpuFeatures = featureNamesOf(*machine);
   if (target.emitAssembly) {
-    // A clone: emitting runs codegen passes that the object pass must
-    // repeat on pristine IR.
-    std::unique_ptr<llvm::Module> copy = llvm::CloneModule(*llvmModule);
-    llvm::raw_string_ostream os(assembly);
+    // One listing of the whole module, optimized as one; no objects.
+    if (llvm::Error err =
+            makeOptimizingTransformer(kOptLevel, 0, machine.get())(
+                llvmModule.get()))
+      return module.emitError() << "LLVM optimization failed: "
+                                << llvm::toString(std::move(err));
+    llvm::raw_string_ostream os(code.assembly);
     llvm::buffer_ostream buffered(os);
     llvm::legacy::PassManager codegen;
     if (machine->addPassesToEmitFile(codegen, buffered, nullptr,
                                      llvm::CodeGenFileType::AssemblyFile))
       return module.emitError() << "the target cannot emit assembly";
-    codegen.run(*copy);
+    codegen.run(*llvmModule);
+    return code;
   }
 
-  llvm::SmallString<0> object;
-  {
-    llvm::raw_svector_ostream os(object);
-    llvm::legacy::PassManager codegen;
-    if (machine->addPassesToEmitFile(codegen, os, nullptr,
-                                     llvm::CodeGenFileType::ObjectFile))
-      return module.emitError() << "the target cannot emit object files";
-    codegen.run(*llvmModule);
-  }
-  FailureOr<std::string> so = linkSharedObject(module, object.str());
+  FailureOr<std::vector<llvm::SmallString<0>>> objects =
+      emitObjectParts(module, *llvmModule, makeMachine);
+  if (failed(objects))
+    return failure();
+  clock.done("llvm");
+  FailureOr<std::string> so = linkSharedObject(module, *objects);
   if (failed(so))
     return failure();
-  CpuCode code;
+  clock.done("link");
   code.sharedObject = std::move(*so);
-  code.weights = std::move(*weights);
-  code.cpuFeatures = featureNamesOf(*machine);
-  code.stats = stats;
-  code.assembly = std::move(assembly);
   return code;
 }
 

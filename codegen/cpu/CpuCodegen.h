@@ -39,6 +39,10 @@ struct CpuCode {
   CpuCodegenStats stats;
   /// The target assembly, if CpuTarget::emitAssembly.
   std::string assembly;
+  /// Wall time of each step in order ("mlir": the passes to the LLVM
+  /// dialect; "translate": to LLVM IR; "llvm": optimization and objects;
+  /// "link"), in seconds.
+  std::vector<std::pair<std::string, double>> phaseSeconds;
 };
 
 /// Generates code for every public function of |module|, which must hold

@@ -15,6 +15,8 @@
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -63,25 +65,31 @@ void buildCpuLLVMPipeline(OpPassManager &pm, const CpuPipelineOptions &options) 
   pm.addPass(createOutlineKernelsPass(options.stats));
   pm.addPass(createChecksToRuntimePass(options.stats));
 
-  pm.addPass(createConvertLinalgToLoopsPass());
-  pm.addPass(createConvertMathToLLVMPass());
+  // From here on the functions are lowered independently: the passes that
+  // need no module-level view run nested on each function, in parallel
+  // over the context's threads (a model has hundreds of kernels).
+  OpPassManager &loops = pm.nest<func::FuncOp>();
+  loops.addPass(createConvertLinalgToLoopsPass());
+  loops.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(createCanonicalizerPass());
+  OpPassManager &cfg = pm.nest<func::FuncOp>();
+  cfg.addPass(memref::createExpandStridedMetadataPass());
+  cfg.addPass(createLowerAffinePass());
+  cfg.addPass(createSCFToControlFlowPass());
+  cfg.addPass(createCanonicalizerPass());
   // bf16 conversions as integer arithmetic: without AVX512-BF16 (the
   // portable default target) LLVM would call compiler-rt's __truncsfbf2,
   // which the artifact's code cannot resolve.
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
-  pm.addPass(arith::createArithExpandOpsPass(expand));
+  cfg.addPass(arith::createArithExpandOpsPass(expand));
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertIndexToLLVMPass());
+  OpPassManager &arith = pm.nest<func::FuncOp>();
+  arith.addPass(createArithToLLVMConversionPass());
+  arith.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createUBToLLVMConversionPass());
+  pm.addNestedPass<LLVM::LLVMFuncOp>(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 
   pm.addPass(createDispatchParallelKernelsPass());

@@ -37,15 +37,33 @@ struct OrderConstantGlobalsPass
         if (global && global.getSymName().starts_with(kPrefix))
           order.insert({global, order.size()});
       });
-    // Two renames, so that no new name collides with an old one.
-    for (int round = 0; round < 2; ++round)
-      for (auto [op, index] : order) {
-        auto global = cast<memref::GlobalOp>(op);
-        std::string name = (round == 0 ? "__strata_renaming_" : kPrefix.str()) +
-                           std::to_string(index);
-        if (failed(symbols.rename(global, StringAttr::get(&getContext(), name))))
+    // The new names, set on the globals and their uses in one walk
+    // (SymbolTable::rename walks the whole module per symbol: quadratic,
+    // seconds on a model with hundreds of constants). Constants nothing
+    // reads are dropped, so no old name can collide with a new one.
+    llvm::DenseMap<StringAttr, FlatSymbolRefAttr> renamed;
+    for (auto [op, index] : order) {
+      auto global = cast<memref::GlobalOp>(op);
+      renamed[global.getSymNameAttr()] = FlatSymbolRefAttr::get(
+          &getContext(), kPrefix.str() + std::to_string(index));
+    }
+    for (auto global :
+         llvm::make_early_inc_range(module.getOps<memref::GlobalOp>()))
+      if (global.getSymName().starts_with(kPrefix) &&
+          !renamed.count(global.getSymNameAttr())) {
+        if (!SymbolTable::symbolKnownUseEmpty(global, module))
           return signalPassFailure();
+        global.erase();
       }
+    module.walk([&](memref::GetGlobalOp get) {
+      auto it = renamed.find(get.getNameAttr().getAttr());
+      if (it != renamed.end())
+        get.setNameAttr(it->second);
+    });
+    for (auto [op, index] : order) {
+      auto global = cast<memref::GlobalOp>(op);
+      global.setSymNameAttr(renamed.lookup(global.getSymNameAttr()).getAttr());
+    }
     // In that order, before the first function.
     Operation *first = nullptr;
     for (Operation &op : *module.getBody())

@@ -72,7 +72,8 @@ def OrderConstantGlobalsPass : Pass<"strata-cpu-order-constant-globals",
     depends on pointer values when no function calls another (a module with
     several entries). This renames them `__constant_<k>` by their first
     `memref.get_global` in module order and puts them in that order, so that
-    two compiles of one model give the same bytes.
+    two compiles of one model give the same bytes. Such a constant that
+    nothing reads is dropped.
   }];
 }
 

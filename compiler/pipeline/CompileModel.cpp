@@ -654,6 +654,9 @@ FailureOr<CompiledArtifact> compileModel(MLIRContext &context,
       codegen::cpu::generateCpuCode(*module, target);
   if (failed(code))
     return failure();
+  if (callbacks.phaseDone)
+    for (const auto &[step, seconds] : code->phaseSeconds)
+      callbacks.phaseDone("codegen/" + step, seconds);
   clock.done("codegen");
   if (options.emit == EmitKind::Kernels) {
     result.text = std::move(code->assembly);

@@ -164,7 +164,8 @@ mlir::LogicalResult checkCompileOptions(const CompileOptions &options,
 /// Progress of a compile.
 struct CompileCallbacks {
   /// Called as each phase ends ("import", "fusion", "lower", "codegen")
-  /// with its wall time in seconds.
+  /// with its wall time in seconds; the steps of "codegen" are reported
+  /// just before it, as "codegen/<step>" (CpuCode::phaseSeconds).
   std::function<void(llvm::StringRef phase, double seconds)> phaseDone;
 };
 
