@@ -30,6 +30,7 @@
 #include "run_context.h"
 #include "run_results.h"
 #include "shared_thread_pool.h"
+#include "state_memory.h"
 #include "tensor_internal.h"
 #include "thread_pool.h"
 
@@ -55,13 +56,13 @@ struct strata_session_t {
   /// The runtime kernels' per-thread scratch.
   strata::runtime::KernelScratch* scratch = nullptr;
   /// One zero-filled buffer per state tensor the module declares, at its
-  /// full extent, from |allocator|; with their byte sizes.
+  /// full extent (state_memory.h); their addresses and byte sizes.
+  std::vector<strata::runtime::StateMemory> stateMemory;
   std::vector<void*> states;
   std::vector<size_t> stateBytes;
   /// Each state's dims at its full extent (symbolic dims at their maxima).
   std::vector<std::vector<int64_t>> stateDims;
   ~strata_session_t() {
-    for (void* state : states) strata_allocator_free(allocator, state);
     delete scratch;
     if (buffers) buffers->release();
     strata_thread_pool_release(sharedPool);
@@ -151,6 +152,7 @@ std::vector<int64_t> fullStateDims(const strata_module_t* module,
 // Allocates and zero-fills every state tensor the module declares.
 strata_status_t allocateStates(strata_session_t* session) {
   const Manifest& manifest = session->module->manifest;
+  session->stateMemory.reserve(manifest.states.size());
   session->states.reserve(manifest.states.size());
   session->stateBytes.reserve(manifest.states.size());
   session->stateDims.reserve(manifest.states.size());
@@ -158,12 +160,12 @@ strata_status_t allocateStates(strata_session_t* session) {
     std::vector<int64_t> dims = fullStateDims(session->module, state);
     size_t bytes = strata_dtype_size(state.tensor.dtype);
     for (int64_t dim : dims) bytes *= static_cast<size_t>(dim);
-    void* data = nullptr;
-    STRATA_RETURN_IF_ERROR(strata_allocator_malloc(
-        session->allocator, bytes ? bytes : 1, 64, &data));
-    std::memset(data, 0, bytes);
-    session->states.push_back(data);
+    strata::runtime::StateMemory memory;
+    STRATA_RETURN_IF_ERROR(strata::runtime::StateMemory::allocate(
+        session->allocator, bytes, &memory));
+    session->states.push_back(memory.data());
     session->stateBytes.push_back(bytes);
+    session->stateMemory.push_back(std::move(memory));
     session->stateDims.push_back(std::move(dims));
   }
   return nullptr;
@@ -532,8 +534,8 @@ strata_status_t strata_session_reset_state(strata_session_t* session,
   }
   const auto& states = session->module->manifest.states;
   if (slot < 0) {
-    for (size_t s = 0; s < states.size(); ++s)
-      std::memset(session->states[s], 0, session->stateBytes[s]);
+    for (strata::runtime::StateMemory& memory : session->stateMemory)
+      memory.zeroAll();
     return nullptr;
   }
   // Dim 0 of a per-sequence state counts its slots (rank >= 1: a format

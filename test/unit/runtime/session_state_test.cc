@@ -1,13 +1,18 @@
 //===- session_state_test.cc - State tensors a session owns ---------------===//
 // SPDX-License-Identifier: Apache-2.0
-// A module that declares a state tensor: the session allocates it zeroed,
-// every run updates it in place (the bump kernel adds one at a slot), and
-// it can be read and reset per sequence slot or whole.
+// A module that declares a state tensor: the session allocates it zeroed
+// (an anonymous mapping from the system allocator, else from the caller's
+// allocator and zeroed), every run updates it in place (the bump kernel
+// adds one at a slot), and it can be read and reset per sequence slot or
+// whole.
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "status_matchers.h"
@@ -123,6 +128,45 @@ TEST_F(SessionStateTest, EachSessionHasItsOwnState) {
   EXPECT_EQ(static_cast<const int64_t *>(strata_tensor_const_data(copy))[0], 0);
   strata_tensor_release(copy);
   strata_session_release(other);
+}
+
+// An allocator whose blocks start as 0xAB bytes and that counts what it
+// hands out.
+struct DirtyAllocator {
+  int live = 0;
+  static strata_status_t allocate(void *self, size_t size, size_t alignment,
+                                  void *ptr_to_free, void **out_ptr) {
+    auto *allocator = static_cast<DirtyAllocator *>(self);
+    if (ptr_to_free) {
+      --allocator->live;
+      std::free(ptr_to_free);
+      return nullptr;
+    }
+    size_t rounded = (size + alignment - 1) / alignment * alignment;
+    void *ptr = std::aligned_alloc(alignment, rounded ? rounded : alignment);
+    std::memset(ptr, 0xAB, size);
+    ++allocator->live;
+    *out_ptr = ptr;
+    return nullptr;
+  }
+  strata_allocator_t handle() { return {this, &DirtyAllocator::allocate}; }
+};
+
+TEST_F(SessionStateTest, StatesFromACallersAllocatorStartZeroed) {
+  DirtyAllocator dirty;
+  strata_session_t *own = nullptr;
+  STRATA_ASSERT_OK(
+      strata_session_create(module.get(), nullptr, dirty.handle(), &own));
+  EXPECT_GT(dirty.live, 0);
+  std::swap(session, own);
+  EXPECT_EQ(counter(), (std::vector<int64_t>{0, 0, 0}));
+  bump(1);
+  EXPECT_EQ(counter(), (std::vector<int64_t>{0, 1, 0}));
+  STRATA_ASSERT_OK(strata_session_reset_state(session, -1));
+  EXPECT_EQ(counter(), (std::vector<int64_t>{0, 0, 0}));
+  std::swap(session, own);
+  strata_session_release(own);
+  EXPECT_EQ(dirty.live, 0);
 }
 
 } // namespace

@@ -103,8 +103,11 @@ STRATA_API_EXPORT size_t strata_session_trim(strata_session_t* session);
 /// State tensors (strata_module_state): the session allocates every state
 /// the module declares when it is created (zero-filled, at its full extent:
 /// symbolic dims at their maxima; RESOURCE_EXHAUSTED from
-/// strata_session_create if it cannot), passes them to every entry point,
-/// which reads and updates them in place, and frees them with the session.
+/// strata_session_create if it cannot; with the system allocator as an
+/// anonymous mapping whose zero pages arrive on first touch, so unused
+/// cache positions take no memory: docs/runtime-api.md), passes them to
+/// every entry point, which reads and updates them in place, and frees them
+/// with the session.
 
 /// Stores a copy of state |index| (module order) in |out_tensor|, which the
 /// caller owns. OUT_OF_RANGE for an index past the module's states.
