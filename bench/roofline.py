@@ -14,7 +14,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def measure(out_dir, threads):
     exe = os.path.join(out_dir, "roofline")
     src = os.path.join(HERE, "roofline.cc")
-    if not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(src):
+    sources = [src, os.path.join(HERE, "read_bandwidth.h")]
+    if not os.path.exists(exe) or os.path.getmtime(exe) < max(map(os.path.getmtime, sources)):
         subprocess.run(["g++", "-O3", "-march=native", "-pthread", "-std=c++17", src, "-o", exe],
                        check=True)
     r = subprocess.run([exe] + [str(t) for t in threads], check=True, capture_output=True,

@@ -18,7 +18,9 @@
 // Times the matmul the generated code imports on the GPT-2-small shapes,
 // B pre-packed as the compiler packs weights, and prints the median of 9
 // timed runs (after 2 warm-up runs) as GFLOP/s, % of the FMA peak and, for
-// M = 1, weight GB/s. The peak is measured here, with the vector width the
+// M = 1, weight GB/s and, where B comes from DRAM, its % of the read
+// bandwidth measured here on the same threads (bench/read_bandwidth.h, the
+// probe of the bench harness's roofline). The peak is measured here, with the vector width the
 // kernels dispatch to and the same threads, before and after the shapes
 // (the larger kept; the table prints at the end) (--peak GFLOPS per core
 // overrides it): a fixed figure from another host made fractions above
@@ -55,6 +57,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/read_bandwidth.h"
 #include "kernels/amx.h"
 #include "kernels/matmul_f32.h"
 #include "run_context.h"
@@ -533,6 +536,13 @@ int main(int argc, char** argv) {
                     s.m == 1 && weightBytes <= kCacheResidentBytes && !cold});
   }
   probePeaks();
+  // The read bandwidth the "% bw" column of the M = 1 shapes whose B comes
+  // from DRAM is of, on the same threads.
+  const bool anyFromDram = std::any_of(rows.begin(), rows.end(), [](const Row& r) {
+    return r.weightGBs > 0 && !r.cached;
+  });
+  const double bandwidth =
+      anyFromDram ? strata_bench::readBandwidth(static_cast<int>(threads)) : 0;
   // The peak the "% peak" column of the packed quantized shapes is of.
   const double shapePeakPerCore =
       productPeakPerCore > 0 ? productPeakPerCore : peakPerCore;
@@ -544,17 +554,23 @@ int main(int argc, char** argv) {
                 productSet, w8a8 ? "int8" : "bf16", productPeakPerCore);
   if (!tiles && kernels::amxUnavailableReason()[0])
     std::printf(" (no AMX: %s)", kernels::amxUnavailableReason());
+  if (anyFromDram)
+    std::printf(", read bandwidth %.1f GB/s", bandwidth);
   std::printf("\n");
-  std::printf("%-18s %10s %10s %8s %10s%s\n", "MxKxN", "median ms", "GFLOP/s",
-              "% peak", "weight GB/s",
+  std::printf("%-18s %10s %10s %8s %10s %6s%s\n", "MxKxN", "median ms",
+              "GFLOP/s", "% peak", "weight GB/s", "% bw",
               w8a8   ? "    fp32 ms  fp32/w8a8"
               : bf16 ? "    fp32 ms  fp32/bf16"
                      : "");
   for (const Row& r : rows) {
     const double peak = r.quantized ? shapePeakPerCore : peakPerCore;
-    std::printf("%-18s %10.3f %10.1f %7.1f%% %10.1f%s%s\n", r.shape.c_str(),
-                r.ms, r.gflops, 100.0 * r.gflops / (peak * threads),
-                r.weightGBs, r.ratio.c_str(), r.cached ? " (cached)" : "");
+    char bw[16] = "";
+    if (r.weightGBs > 0 && !r.cached)
+      std::snprintf(bw, sizeof(bw), "%5.1f%%", 100.0 * r.weightGBs / bandwidth);
+    std::printf("%-18s %10.3f %10.1f %7.1f%% %10.1f %6s%s%s\n",
+                r.shape.c_str(), r.ms, r.gflops,
+                100.0 * r.gflops / (peak * threads), r.weightGBs, bw,
+                r.ratio.c_str(), r.cached ? " (cached)" : "");
   }
   return 0;
 }

@@ -1,0 +1,145 @@
+//===- read_bandwidth.h - Memory read bandwidth, read as kernels read -*- C++ -*-===//
+// SPDX-License-Identifier: Apache-2.0
+// The read-bandwidth probe that bench/roofline.cc (the bench harness's
+// roofline) and strata-gemm-bench (% of bandwidth of the M = 1 shapes)
+// share, header-only because roofline.cc is built on the spot by
+// bench/roofline.py with `g++ -O3 -march=native` (the AVX-512 loop below),
+// the gemm bench by CMake for the portable target (the plain loop, which
+// the compiler vectorizes; a read stream needs no wide loads to reach the
+// memory's rate).
+
+#ifndef STRATA_BENCH_READ_BANDWIDTH_H_
+#define STRATA_BENCH_READ_BANDWIDTH_H_
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdlib>
+#include <functional>
+#include <thread>
+#include <vector>
+
+namespace strata_bench {
+
+using Clock = std::chrono::steady_clock;
+
+inline double seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// Runs fn(thread_index) on `threads` threads after a common start signal and
+// returns the wall time of the slowest one.
+inline double runThreads(int threads, const std::function<void(int)> &fn) {
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      ready.fetch_add(1);
+      while (!go.load()) {
+      }
+      fn(t);
+    });
+  while (ready.load() != threads) {
+  }
+  auto start = Clock::now();
+  go.store(true);
+  for (auto &th : pool)
+    th.join();
+  return seconds(start, Clock::now());
+}
+
+inline volatile float gSink;
+
+// Sums a large buffer (4x L3) the way the decode kernels read weights:
+// each thread walks its share as `streams` interleaved sequential streams
+// (a weight panel per stream), several independent accumulators per
+// stream, and, with `prefetchBytes` > 0, a software prefetch that far ahead
+// in each stream (as the decode kernels issue). Best of 7 passes.
+inline double readBandwidthStreams(int threads, int streams,
+                                   size_t prefetchBytes) {
+  const size_t prefetchFloats = prefetchBytes / sizeof(float);
+  const size_t bytes = size_t(512) << 20;
+  const size_t n = bytes / sizeof(float);
+  float *buf = static_cast<float *>(std::aligned_alloc(64, bytes));
+  runThreads(threads, [&](int t) {  // first touch by the reading thread
+    size_t lo = n * t / threads, hi = n * (t + 1) / threads;
+    for (size_t i = lo; i < hi; ++i)
+      buf[i] = float(i & 7);
+  });
+  double best = 1e30;
+  for (int rep = 0; rep < 7; ++rep) {
+    std::vector<float> partial(threads * 16);
+    double s = runThreads(threads, [&](int t) {
+      size_t lo = n * t / threads, hi = n * (t + 1) / threads;
+      // Stream j covers [lo + j * len, lo + (j + 1) * len), 64-float steps.
+      size_t len = ((hi - lo) / streams) / 64 * 64;
+#if defined(__AVX512F__)
+      __m512 acc[8];
+      for (int j = 0; j < 8; ++j)
+        acc[j] = _mm512_setzero_ps();
+      for (size_t i = 0; i + 64 <= len; i += 64)
+        for (int j = 0; j < streams; ++j) {
+          const float *p = buf + lo + size_t(j) * len + i;
+          if (prefetchFloats) {
+            _mm_prefetch(reinterpret_cast<const char *>(p + prefetchFloats),
+                         _MM_HINT_T0);
+            _mm_prefetch(
+                reinterpret_cast<const char *>(p + prefetchFloats + 32),
+                _MM_HINT_T0);
+          }
+          __m512 x = _mm512_add_ps(_mm512_load_ps(p), _mm512_load_ps(p + 16));
+          __m512 y =
+              _mm512_add_ps(_mm512_load_ps(p + 32), _mm512_load_ps(p + 48));
+          acc[j & 7] = _mm512_add_ps(acc[j & 7], _mm512_add_ps(x, y));
+        }
+      __m512 total = acc[0];
+      for (int j = 1; j < 8; ++j)
+        total = _mm512_add_ps(total, acc[j]);
+      partial[t * 16] = _mm512_reduce_add_ps(total);
+#else
+      float acc[8] = {0};
+      for (size_t i = 0; i + 8 <= len; i += 8)
+        for (int j = 0; j < streams; ++j) {
+          if (prefetchFloats && i % 16 == 0)
+            __builtin_prefetch(buf + lo + size_t(j) * len + i +
+                               prefetchFloats);
+          for (int k = 0; k < 8; ++k)
+            acc[k] += buf[lo + size_t(j) * len + i + k];
+        }
+      partial[t * 16] = acc[0] + acc[1] + acc[2] + acc[3] + acc[4] + acc[5] +
+                        acc[6] + acc[7];
+#endif
+    });
+    gSink = partial[0];
+    best = std::min(best, s);
+  }
+  std::free(buf);
+  // Bytes actually read: whole 64-float steps of every stream.
+  size_t read = 0;
+  for (int t = 0; t < threads; ++t) {
+    size_t lo = n * t / threads, hi = n * (t + 1) / threads;
+    read += ((hi - lo) / streams) / 64 * 64 * streams * sizeof(float);
+  }
+  return double(read) / best / 1e9;
+}
+
+// The best read bandwidth over 1, 2, 4 and 8 streams per thread, without
+// and with a software prefetch 1 or 2 KB ahead: a one-stream probe, or one
+// that leaves all prefetching to the hardware, understates what the
+// prefetching decode kernels reach (the fp32 decode step measured above
+// 100% of such a probe).
+inline double readBandwidth(int threads) {
+  double best = 0;
+  for (int streams : {1, 2, 4, 8})
+    for (size_t prefetch : {size_t(0), size_t(1024), size_t(2048)})
+      best = std::max(best, readBandwidthStreams(threads, streams, prefetch));
+  return best;
+}
+
+}  // namespace strata_bench
+
+#endif  // STRATA_BENCH_READ_BANDWIDTH_H_
