@@ -25,3 +25,23 @@ tools = ["strata-opt", "strata-import", "strata-compile", "strata-run",
 # Tools referenced by bare name inside helper scripts resolve through PATH.
 llvm_config.with_environment("PATH", config.strata_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# NVRTC (the CUDA toolkit) for the tests that compile CUDA kernels; the
+# compiler loads it with dlopen from the loader path or the toolkit's lib64.
+def _has_nvrtc():
+    import ctypes
+    names = ["libnvrtc.so"] + [
+        os.path.join(home, "lib64", "libnvrtc.so")
+        for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"),
+                     "/usr/local/cuda") if home]
+    for name in names:
+        try:
+            ctypes.CDLL(name)
+            return True
+        except OSError:
+            pass
+    return False
+
+
+if _has_nvrtc():
+    config.available_features.add("nvrtc")

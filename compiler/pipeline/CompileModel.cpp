@@ -8,6 +8,8 @@
 
 #include "codegen/cpu/CpuCodegen.h"
 #include "codegen/cpu/CpuPipeline.h"
+#include "codegen/cuda/CudaKernels.h"
+#include "codegen/cuda/Nvrtc.h"
 #include "compiler/import/ModelLoader.h"
 #include "compiler/import/OnnxImporter.h"
 #include "compiler/pipeline/Calibration.h"
@@ -306,6 +308,43 @@ LogicalResult lowerForCpu(ModuleOp module, const CompileOptions &options,
   codegen::cpu::buildCpuStrataPipeline(lower, cpuOptions);
   lower.addNestedPass<func::FuncOp>(createLowerToLinalgPass());
   return lower.run(module);
+}
+
+/// The CUDA C++ of |module|'s loop regions (or its PTX) in |result|.text,
+/// every kernel compiled by NVRTC for the CUDA targets: a kernel NVRTC
+/// rejects is an error with NVRTC's whole log.
+LogicalResult emitCuda(ModuleOp module, const CompileOptions &options,
+                       CompiledArtifact &result) {
+  PassManager pm(module.getContext());
+  pm.enableVerifier(true);
+  pm.addNestedPass<func::FuncOp>(createLowerToLinalgPass());
+  codegen::cuda::buildCudaBufferizePipeline(pm);
+  if (failed(pm.run(module)))
+    return failure();
+  FailureOr<codegen::cuda::CudaKernels> kernels =
+      codegen::cuda::emitCudaKernels(module);
+  if (failed(kernels))
+    return failure();
+  std::vector<codegen::cuda::NvrtcOutput> outputs;
+  std::string log;
+  const std::vector<std::string> &targets =
+      options.cudaTargets.empty() ? codegen::cuda::defaultCudaTargets()
+                                  : options.cudaTargets;
+  if (!codegen::cuda::nvrtcCompile(kernels->source, "strata_kernels.cu",
+                                   targets, &outputs, &log))
+    return module.emitError() << "NVRTC rejected the CUDA kernels: " << log;
+  if (options.emit == EmitKind::Cuda) {
+    result.text = std::move(kernels->source);
+    return success();
+  }
+  // The PTX: of the first compute_NN target.
+  for (const codegen::cuda::NvrtcOutput &output : outputs)
+    if (output.target.rfind("compute_", 0) == 0) {
+      result.text = output.bytes;
+      return success();
+    }
+  return module.emitError()
+         << "--emit cuda-ptx needs a compute_NN target in --cuda-targets";
 }
 
 /// An artifact of generated |code| with the entries |signatures| describes.
@@ -621,6 +660,12 @@ FailureOr<CompiledArtifact> compileModel(MLIRContext &context,
   clock.done("fusion");
   if (options.emit == EmitKind::Mlir) {
     result.text = printModule(*module);
+    return result;
+  }
+
+  if (options.emit == EmitKind::Cuda || options.emit == EmitKind::CudaPtx) {
+    if (failed(emitCuda(*module, options, result)))
+      return failure();
     return result;
   }
 

@@ -49,6 +49,8 @@ enum class EmitKind {
   Linalg,   ///< after strata-lower-to-linalg
   Llvm,     ///< the LLVM dialect
   Kernels,  ///< the target assembly of the generated code
+  Cuda,     ///< CUDA C++ of the loop regions, checked by NVRTC
+  CudaPtx,  ///< the PTX (compute_80) NVRTC makes of that CUDA C++
 };
 
 /// The prefill and decode entries added to a causal decoder
@@ -120,6 +122,9 @@ struct CompileOptions {
   /// "x86-64-v3" (portable: AVX2+FMA), "x86-64-v4", "native" or an LLVM
   /// CPU name (docs/compiling.md).
   std::string targetCpu = "x86-64-v3";
+  /// What NVRTC compiles CUDA kernels for: `sm_NN` (cubins) and
+  /// `compute_NN` (PTX); empty: codegen::cuda::defaultCudaTargets().
+  std::vector<std::string> cudaTargets;
   /// The maxima of symbolic input dims (DimMaxima.h). The generation
   /// entries hold `batch` sequences (their `slots`) of `--max-seq` tokens
   /// (their `context`) unless dims `slots`/`context` are given.

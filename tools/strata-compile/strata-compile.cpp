@@ -13,6 +13,8 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
@@ -42,6 +44,10 @@ cl::opt<std::string> targetCpu(
              "2015), x86-64-v4 (AVX-512), native (this host) or an LLVM CPU "
              "name"),
     cl::init("x86-64-v3"));
+cl::list<std::string> cudaTargets(
+    cl::cat(compileOptions), "cuda-targets", cl::CommaSeparated,
+    cl::desc("what NVRTC compiles the CUDA kernels for: sm_NN (a cubin) "
+             "and compute_NN (PTX) (default: sm_80,sm_89,sm_90,compute_80)"));
 cl::opt<std::string> target(cl::cat(compileOptions), "target",
                             cl::desc("back end: cpu"), cl::init("cpu"));
 cl::opt<int64_t> maxBatch(cl::cat(compileOptions), "max-batch",
@@ -65,8 +71,10 @@ cl::opt<bool> report(
 cl::opt<std::string> emit(
     cl::cat(compileOptions), "emit",
     cl::desc("write IR instead of an artifact: mlir (strata after fusion), "
-             "linalg (after lowering), llvm (LLVM dialect) or kernels "
-             "(target assembly of the generated code)"),
+             "linalg (after lowering), llvm (LLVM dialect), kernels "
+             "(target assembly of the generated code), cuda (CUDA C++ of "
+             "the loop regions, compiled by NVRTC for sm_80/89/90 and "
+             "compute_80 as a check) or cuda-ptx (its compute_80 PTX)"),
     cl::init(""));
 cl::opt<bool> quiet(cl::cat(compileOptions), "quiet",
                     cl::desc("no progress lines"));
@@ -195,6 +203,17 @@ bool readOptions(strata::CompileInput &input, strata::CompileOptions &options) {
   }
   options.target = target;
   options.targetCpu = targetCpu;
+  for (const std::string &cudaTarget : cudaTargets) {
+    llvm::StringRef name(cudaTarget), number;
+    if (name.starts_with("sm_"))
+      number = name.drop_front(3);
+    else if (name.starts_with("compute_"))
+      number = name.drop_front(8);
+    if (number.empty() || !llvm::all_of(number, llvm::isDigit))
+      return bad("--cuda-targets expects sm_NN or compute_NN, got '" +
+                 cudaTarget + "'");
+    options.cudaTargets.push_back(cudaTarget);
+  }
   options.dims.maxBatch = maxBatch;
   options.dims.maxSeq = maxSeq;
   options.fusion = !noFusion;
@@ -246,14 +265,17 @@ bool readOptions(strata::CompileInput &input, strata::CompileOptions &options) {
       {"mlir", strata::EmitKind::Mlir},
       {"linalg", strata::EmitKind::Linalg},
       {"llvm", strata::EmitKind::Llvm},
-      {"kernels", strata::EmitKind::Kernels}};
+      {"kernels", strata::EmitKind::Kernels},
+      {"cuda", strata::EmitKind::Cuda},
+      {"cuda-ptx", strata::EmitKind::CudaPtx}};
   for (auto [name, kind] : kinds) {
     if (emit == name) {
       options.emit = kind;
       return true;
     }
   }
-  return bad("unsupported --emit '" + emit + "' (mlir, linalg, llvm, kernels)");
+  return bad("unsupported --emit '" + emit +
+             "' (mlir, linalg, llvm, kernels, cuda, cuda-ptx)");
 }
 
 int writeText(const std::string &path, const std::string &text) {
