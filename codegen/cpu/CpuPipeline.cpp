@@ -32,6 +32,14 @@ void buildCpuStrataPipeline(OpPassManager &pm,
     pm.addPass(createAttentionToRuntimePass(options.stats));
 }
 
+void addBufferization(OpPassManager &pm) {
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+}
+
 void buildCpuLLVMPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
   pm.addPass(createEntryAbiPass());
   pm.addPass(createCanonicalizerPass());
@@ -43,11 +51,7 @@ void buildCpuLLVMPipeline(OpPassManager &pm, const CpuPipelineOptions &options) 
   // Results are returned (the caller frees them); the deallocation pipeline
   // frees intermediates at the end of the function, early-dealloc moves
   // each free to the buffer's last use.
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  addBufferization(pm);
   pm.addPass(createOrderConstantGlobalsPass());
   // State results are their arguments' buffers now (strata-cpu-entry-abi):
   // the ABI has no result for them.

@@ -24,6 +24,11 @@ struct CpuPipelineOptions {
 void buildCpuStrataPipeline(mlir::OpPassManager &pm,
                             const CpuPipelineOptions &options);
 
+/// One-shot bufferization of whole functions (their boundaries too, with
+/// identity layouts): what every back end runs after forming its dispatch
+/// regions.
+void addBufferization(mlir::OpPassManager &pm);
+
 /// From linalg on tensors (after strata-lower-to-linalg) to the LLVM
 /// dialect: entry ABI, bufferization, frees at last use, the memory plan,
 /// matmuls to the runtime, math approximations, weights out, kernels

@@ -11,6 +11,7 @@
 
 #include "codegen/cuda/CudaKernels.h"
 
+#include "codegen/cpu/CpuPipeline.h"
 #include "codegen/cpu/Passes.h"
 #include "compiler/dispatch/DispatchRegions.h"
 
@@ -622,11 +623,7 @@ void buildCudaBufferizePipeline(OpPassManager &pm) {
   pm.addPass(dispatch::createFuseElementwisePass());
   pm.addPass(cpu::createUnshareFillsPass());
   pm.addPass(dispatch::createFormDispatchRegionsPass());
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  cpu::addBufferization(pm);
   // Bufferization makes structured ops of its own (linalg.map for
   // tensor.generate and pads).
   pm.addNestedPass<func::FuncOp>(createLinalgGeneralizeNamedOpsPass());
