@@ -16,10 +16,9 @@ import tempfile
 import time
 
 SAMPLE = [
-    "bert_op17", "gpt2_op17_past", "llama_op17_past",
-    "transformers_qwen2_op17_prefill", "opset23_llama_past",
-    "vision_resnet_bn_op17", "vision_vit_op17", "vision_unet_op17",
-    "vision_crnn_op17", "audio_whisper_op17",
+    "bert_op17", "gpt2_op17_past", "transformers_qwen2_op17_prefill",
+    "opset23_llama_past", "vision_resnet_bn_op17", "vision_vit_op17",
+    "vision_unet_op17", "vision_crnn_op17", "audio_whisper_op17",
 ]
 SKIP = 77
 
