@@ -155,7 +155,6 @@ std::string floatLiteral(const APFloat &value, Type type) {
     return std::string(value.isNegative() ? "-" : "") +
            (type.isF32() ? "__int_as_float(0x7f800000)"
                          : "__longlong_as_double(0x7ff0000000000000LL)");
-  llvm::SmallString<32> text;
   if (type.isF32()) {
     // The exact bits: no decimal round trip to doubt.
     uint32_t bits =
@@ -292,6 +291,9 @@ LogicalResult KernelWriter::writeGeneric(linalg::GenericOp op,
     if (failed(scalar(constant.getOperation(), "  ")))
       return failure();
 
+  for (AffineMap map : op.getIndexingMapsArray())
+    if (map.getNumSymbols() != 0)
+      return op.emitError("CUDA kernels: an indexing map with symbols");
   // Each loop dim's extent: the size of an operand dim it indexes alone.
   unsigned loops = op.getNumLoops();
   SmallVector<std::string> extents(loops);
