@@ -697,6 +697,11 @@ FailureOr<CudaKernels> emitCudaKernels(ModuleOp module) {
     result.contractions += contractions.size();
     result.runtimeRegions += runtimeRegions.size();
   }
+  // What the translation unit holds and what it leaves to others, last so
+  // the counts are final.
+  os << "// " << result.kernels.size() << " kernels; not emitted: "
+     << result.contractions << " contraction regions (cuBLASLt), "
+     << result.runtimeRegions << " runtime-kernel regions\n";
   return result;
 }
 
