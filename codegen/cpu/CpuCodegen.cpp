@@ -143,7 +143,7 @@ constexpr unsigned kObjectParts = 4;
 
 // The LLVM optimization level of the generated code. O2, not O3: the hot
 // loops are the runtime's kernels, and on the generated ones (norms,
-// elementwise chains, copies) O3 measured no faster while taking 25% more
+// elementwise chains, copies) O3 measured no faster while taking 30-55% more
 // of the compile (docs/design/compile-time.md).
 constexpr unsigned kOptLevel = 2;
 

@@ -177,8 +177,9 @@ private:
   LogicalResult parameters(Operation *op, ValueRange operands);
   // The C expression of element |indices| of operand |i|.
   std::string element(unsigned i, llvm::ArrayRef<std::string> indices);
-  LogicalResult body(linalg::GenericOp op, Block &block,
-                     llvm::ArrayRef<std::string> outputs);
+  // The ops of a generic's body at |indent|, its yield into |outputs|.
+  LogicalResult body(Block &block, llvm::ArrayRef<std::string> outputs,
+                     llvm::StringRef indent);
   // One scalar op of a body as a named local.
   LogicalResult scalar(Operation *op, llvm::StringRef indent);
   std::string name(Value value) { return names.lookup(value); }
@@ -361,7 +362,7 @@ LogicalResult KernelWriter::writeGeneric(linalg::GenericOp op,
        << element(input->getOperandNumber(), indicesOf(*input)) << ";\n";
     names[arg] = local;
   }
-  if (failed(body(op, block, outputs)))
+  if (failed(body(block, outputs, indent)))
     return failure();
   for (size_t r = 0; r < reduction.size(); ++r) {
     indent.resize(indent.size() - 2);
@@ -376,17 +377,9 @@ LogicalResult KernelWriter::writeGeneric(linalg::GenericOp op,
   return success();
 }
 
-LogicalResult KernelWriter::body(linalg::GenericOp op, Block &block,
-                                 llvm::ArrayRef<std::string> outputs) {
-  std::string indent(
-      4 + 2 *
-              [&] {
-                unsigned n = 0;
-                for (auto type : op.getIteratorTypesArray())
-                  n += type == utils::IteratorType::reduction;
-                return n;
-              }(),
-      ' ');
+LogicalResult KernelWriter::body(Block &block,
+                                 llvm::ArrayRef<std::string> outputs,
+                                 llvm::StringRef indent) {
   for (Operation &inner : block) {
     if (auto yield = dyn_cast<linalg::YieldOp>(inner)) {
       for (auto [k, value] : llvm::enumerate(yield.getValues()))
@@ -699,9 +692,10 @@ FailureOr<CudaKernels> emitCudaKernels(ModuleOp module) {
   }
   // What the translation unit holds and what it leaves to others, last so
   // the counts are final.
-  os << "// " << result.kernels.size() << " kernels; not emitted: "
-     << result.contractions << " contraction regions (cuBLASLt), "
-     << result.runtimeRegions << " runtime-kernel regions\n";
+  os << "// " << result.kernels.size()
+     << " kernels; not emitted: " << result.contractions
+     << " contraction regions (cuBLASLt), " << result.runtimeRegions
+     << " runtime-kernel regions\n";
   return result;
 }
 

@@ -18,7 +18,6 @@ constexpr nvrtcResult kNvrtcSuccess = 0;
 struct NvrtcApi {
   void *library = nullptr;
   std::string error;
-  nvrtcResult (*version)(int *, int *) = nullptr;
   const char *(*errorString)(nvrtcResult) = nullptr;
   nvrtcResult (*createProgram)(nvrtcProgram *, const char *, const char *, int,
                                const char *const *,
@@ -58,8 +57,7 @@ const NvrtcApi &api() {
                 "toolkit or put its lib64 on LD_LIBRARY_PATH";
       return a;
     }
-    bool ok = bind(a.library, "nvrtcVersion", &a.version) &&
-              bind(a.library, "nvrtcGetErrorString", &a.errorString) &&
+    bool ok = bind(a.library, "nvrtcGetErrorString", &a.errorString) &&
               bind(a.library, "nvrtcCreateProgram", &a.createProgram) &&
               bind(a.library, "nvrtcCompileProgram", &a.compileProgram) &&
               bind(a.library, "nvrtcDestroyProgram", &a.destroyProgram) &&
@@ -81,21 +79,6 @@ const NvrtcApi &api() {
 }
 
 } // namespace
-
-bool nvrtcAvailable(std::string *why) {
-  const NvrtcApi &a = api();
-  if (!a.library && why)
-    *why = a.error;
-  return a.library != nullptr;
-}
-
-std::string nvrtcVersion() {
-  const NvrtcApi &a = api();
-  int major = 0, minor = 0;
-  if (!a.library || a.version(&major, &minor) != kNvrtcSuccess)
-    return "";
-  return std::to_string(major) + "." + std::to_string(minor);
-}
 
 const std::vector<std::string> &defaultCudaTargets() {
   static const std::vector<std::string> targets = {"sm_80", "sm_89", "sm_90",

@@ -19,12 +19,6 @@ struct NvrtcOutput {
   std::string bytes;
 };
 
-/// Whether NVRTC could be loaded; if not, |why| says why.
-bool nvrtcAvailable(std::string *why = nullptr);
-
-/// NVRTC's version, "major.minor", or "" when it is not available.
-std::string nvrtcVersion();
-
 /// Compiles |source| for every entry of |targets| (`sm_XX`: a cubin,
 /// `compute_XX`: PTX). On failure returns false with NVRTC's whole program
 /// log in |log|.

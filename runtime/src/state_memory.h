@@ -34,9 +34,6 @@ class StateMemory {
                                   StateMemory* out);
 
   void* data() const { return data_; }
-  size_t size() const { return bytes_; }
-  /// Whether the memory is an anonymous mapping rather than the allocator's.
-  bool mapped() const { return mapped_; }
   /// Zeroes all of it; a mapping gives its pages back (zeros on next touch).
   void zeroAll();
 
@@ -46,7 +43,7 @@ class StateMemory {
   strata_allocator_t allocator_{};
   void* data_ = nullptr;
   size_t bytes_ = 0;
-  bool mapped_ = false;
+  bool mapped_ = false;  // an anonymous mapping, not the allocator's
 };
 
 }  // namespace strata::runtime
