@@ -143,8 +143,8 @@ constexpr unsigned kObjectParts = 4;
 
 // The LLVM optimization level of the generated code. O2, not O3: the hot
 // loops are the runtime's kernels, and on the generated ones (norms,
-// elementwise chains, copies) O3 measured no faster while taking 30-55% more
-// of the compile (docs/design/compile-time.md).
+// elementwise chains, copies) O3 measured no faster while taking 30-55%
+// more LLVM time (docs/design/compile-time.md).
 constexpr unsigned kOptLevel = 2;
 
 using MachineFactory =
