@@ -452,6 +452,34 @@ enum {
 };
 
 /*
+ * strata_rt_attention_append(strata_rt_context_t* context,
+ *                            const int64_t* params)
+ *
+ * strata_rt_attention_f32 whose K and V are each the concatenation along
+ * the sequence of a past and a new part (how a with-past export grows its
+ * cache: present = Concat(past, new)), and which also writes that
+ * concatenation out. The STRATA_ATTN_* params at the same indices, with K
+ * and V the past parts and SK the keys of past and new together, then the
+ * fields below, STRATA_ATTN_APPEND_PARAM_COUNT in all. Key j is row j of K
+ * (V) for j < PAST and row j - PAST of K_NEW (V_NEW) after; every key's
+ * row is also written to row j of K_PRESENT (V_PRESENT), fp32 strided
+ * [BATCH, KV_HEADS, SK, HEAD_DIM] ([.., VALUE_DIM]), which must not overlap
+ * any input. KV_SLOTS and KV_LENGTHS must be 0 and PAST in [0, SK]; anything
+ * else ends the run (INTERNAL). Reading the past rows once for both the
+ * products and the copy, the copy written around the caches, saves a pass
+ * over the past and the read for ownership of the present.
+ */
+enum {
+  /* K_NEW, V_NEW, K_PRESENT, V_PRESENT: address, 4 strides each. */
+  STRATA_ATTN_K_NEW = 39,
+  STRATA_ATTN_V_NEW = 44,
+  STRATA_ATTN_K_PRESENT = 49,
+  STRATA_ATTN_V_PRESENT = 54,
+  STRATA_ATTN_PAST = 59,
+  STRATA_ATTN_APPEND_PARAM_COUNT = 60
+};
+
+/*
  * strata_rt_kv_quantize(strata_rt_context_t* context, const int64_t* params)
  *
  * Writes fp32 rows X[b, h, r, :] (b < BATCH, h < KV_HEADS, r < ROWS, each

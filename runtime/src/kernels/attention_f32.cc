@@ -90,6 +90,12 @@ struct Problem {
   // sees the globalTopk candidate blocks of globalBlock keys it scores
   // highest. 0: none.
   int64_t globalTopk, globalBlock;
+  // Append (strata_rt_attention_append): rows from |past| on are those of
+  // kNew/vNew, and every row is also written to kPresent/vPresent. past
+  // -1: none.
+  int64_t past;
+  KvOperand kNew, vNew;
+  Operand kPresent, vPresent;
 };
 
 float lowestFloat() { return -std::numeric_limits<float>::max(); }
@@ -110,6 +116,10 @@ int64_t kvIndex(const Problem& p, int64_t j) {
 // j1, or where a dropped gap, the kept rows or the ring end.
 int64_t kvRunEnd(const Problem& p, int64_t j, int64_t j1) {
   if (p.gap != 0 && j < p.gapAt) j1 = std::min(j1, p.gapAt);
+  if (p.past >= 0) {
+    const int64_t position = kvPosition(p, j);
+    if (position < p.past) j1 = std::min(j1, j + p.past - position);
+  }
   if (p.ringRows == 0) return j1;
   const int64_t shift = kvPosition(p, j) - j;
   const int64_t position = j + shift;
@@ -236,11 +246,30 @@ Scratch scratchAt(uint8_t* block, const ScratchSizes& z) {
   return s;
 }
 
-// One head's K or V: its first element and, for int8, its first scale.
+// One head's K or V: its first element and, for int8, its first scale;
+// with an append, also the first element of its new rows.
 struct KvRows {
   const uint8_t* p;
   const float* scales;
+  const uint8_t* newRows = nullptr;
 };
+
+// Row r of one head's K or V where it lies (its part's strides).
+struct KvRow {
+  const uint8_t* p;
+  const float* scales;
+  int64_t ss, sd;
+};
+
+KvRow kvRow(const Problem& p, const KvOperand& o, const KvOperand& added,
+            const KvRows& x, int64_t r) {
+  if (x.newRows && r >= p.past)
+    return {x.newRows + (r - p.past) * added.ss * p.kvBytes, nullptr,
+            added.ss, added.sd};
+  return {x.p + r * o.ss * p.kvBytes, x.scales ? x.scales + r * o.scs
+                                               : nullptr,
+          o.ss, o.sd};
+}
 
 struct Head {
   const float *q, *mask;
@@ -251,32 +280,32 @@ struct Head {
 // Values [e0, e0 + n) of position j of one head's K or V, widened and
 // dequantized to fp32: dst[i * dstStride]. The element type is switched
 // on once per row.
-void loadKvRow(const Problem& p, const KvOperand& o, const KvRows& x,
-               int64_t j, int64_t e0, int64_t n, float* dst,
+void loadKvRow(const Problem& p, const KvOperand& o, const KvOperand& added,
+               const KvRows& x, int64_t j, int64_t e0, int64_t n, float* dst,
                int64_t dstStride) {
-  const int64_t r = kvIndex(p, j);
-  const uint8_t* row = x.p + (r * o.ss + e0 * o.sd) * p.kvBytes;
+  const KvRow at = kvRow(p, o, added, x, kvIndex(p, j));
+  const uint8_t* row = at.p + e0 * at.sd * p.kvBytes;
   switch (p.kvType) {
     case KvType::kF32: {
       const float* src = reinterpret_cast<const float*>(row);
-      if (o.sd == 1 && dstStride == 1) {
+      if (at.sd == 1 && dstStride == 1) {
         std::memcpy(dst, src, n * sizeof(float));
         break;
       }
-      for (int64_t i = 0; i < n; ++i) dst[i * dstStride] = src[i * o.sd];
+      for (int64_t i = 0; i < n; ++i) dst[i * dstStride] = src[i * at.sd];
       break;
     }
     case KvType::kI8: {
       const int8_t* src = reinterpret_cast<const int8_t*>(row);
-      const float scale = x.scales[r * o.scs];
+      const float scale = *at.scales;
       for (int64_t i = 0; i < n; ++i)
-        dst[i * dstStride] = static_cast<float>(src[i * o.sd]) * scale;
+        dst[i * dstStride] = static_cast<float>(src[i * at.sd]) * scale;
       break;
     }
     case KvType::kBf16: {
       const uint16_t* src = reinterpret_cast<const uint16_t*>(row);
       for (int64_t i = 0; i < n; ++i) {
-        const uint32_t bits = static_cast<uint32_t>(src[i * o.sd]) << 16;
+        const uint32_t bits = static_cast<uint32_t>(src[i * at.sd]) << 16;
         __builtin_memcpy(dst + i * dstStride, &bits, sizeof(float));
       }
       break;
@@ -303,7 +332,7 @@ void exactRow(const Problem& p, const Scratch& s, const float* q,
   for (int64_t j = 0; j < p.sk; ++j) {
     float s = lowestFloat();
     if (isVisible(vis, j) || pick.has(j)) {
-      loadKvRow(p, p.k, x.k, j, 0, p.d, row, 1);
+      loadKvRow(p, p.k, p.kNew, x.k, j, 0, p.d, row, 1);
       float dot = 0.0f;
       for (int64_t c = 0; c < p.d; ++c) dot += q[c * p.q.sd] * row[c];
       s = dot * p.scale;
@@ -323,7 +352,7 @@ void exactRow(const Problem& p, const Scratch& s, const float* q,
   float* acc = s.out;
   std::fill(acc, acc + p.dv, 0.0f);
   for (int64_t j = 0; j < p.sk; ++j) {
-    loadKvRow(p, p.v, x.v, j, 0, p.dv, row, 1);
+    loadKvRow(p, p.v, p.vNew, x.v, j, 0, p.dv, row, 1);
     for (int64_t c = 0; c < p.dv; ++c) acc[c] += e[j] * row[c];
   }
   for (int64_t c = 0; c < p.dv; ++c) o[c * p.o.sd] = acc[c] / sum;
@@ -389,45 +418,42 @@ Head headOf(const Problem& p, int64_t b, int64_t h) {
   x.q = p.q.p + b * p.q.sb + h * p.q.sh;
   x.k = rows(p.k);
   x.v = rows(p.v);
+  if (p.past >= 0) {
+    x.k.newRows = rows(p.kNew).p;
+    x.v.newRows = rows(p.vNew).p;
+  }
   x.mask = p.mask.p ? p.mask.p + b * p.mask.sb + h * p.mask.sh : nullptr;
   x.o = const_cast<float*>(p.o.p) + b * p.o.sb + h * p.o.sh;
   return x;
 }
 
-// The rows of one head's K or V from position j0 on (consecutive up to
-// kvRunEnd).
-KvRows rowsFrom(const Problem& p, const KvOperand& o, const KvRows& x,
-                int64_t j0) {
-  const int64_t r = kvIndex(p, j0);
-  return {x.p + r * o.ss * p.kvBytes, x.scales ? x.scales + r * o.scs
-                                               : nullptr};
-}
 
 // keyDots over keys in consecutive rows.
 void keyDotsRun(const Problem& p, const MatmulTiles& t, const Scratch& s,
                 const Head& x, const float* q, int64_t j0, int64_t j1,
                 float* scores) {
   if (j1 <= j0) return;
-  const KvRows k = rowsFrom(p, p.k, x.k, j0);
+  // The run's first row (its rows are consecutive up to kvRunEnd).
+  const KvRow k = kvRow(p, p.k, p.kNew, x.k, kvIndex(p, j0));
   const int64_t n = j1 - j0;
   scores += j0;
-  if (p.k.sd == 1) {
+  if (k.sd == 1) {
     switch (p.kvType) {
       case KvType::kF32:
         return t.rowDotColumns(p.d, n, q, reinterpret_cast<const float*>(k.p),
-                               p.k.ss, scores, 1, false);
+                               k.ss, scores, 1, false);
       case KvType::kI8:
         return p.kvKernels->dotI8(p.d, n, q,
-                                  reinterpret_cast<const int8_t*>(k.p), p.k.ss,
+                                  reinterpret_cast<const int8_t*>(k.p), k.ss,
                                   k.scales, p.k.scs, scores);
       case KvType::kBf16:
         return p.kvKernels->dotBf16(p.d, n, q,
                                     reinterpret_cast<const uint16_t*>(k.p),
-                                    p.k.ss, scores);
+                                    k.ss, scores);
     }
   }
   for (int64_t j = 0; j < n; ++j) {
-    loadKvRow(p, p.k, x.k, j0 + j, 0, p.d, s.kvRow, 1);
+    loadKvRow(p, p.k, p.kNew, x.k, j0 + j, 0, p.d, s.kvRow, 1);
     float dot = 0.0f;
     for (int64_t c = 0; c < p.d; ++c) dot += q[c] * s.kvRow[c];
     scores[j] = dot;
@@ -450,28 +476,28 @@ void keyDots(const Problem& p, const MatmulTiles& t, const Scratch& s,
 void valueSumsRun(const Problem& p, const MatmulTiles& t, const Scratch& s,
                   const Head& x, const float* probs, int64_t j0, int64_t j1,
                   float* out) {
-  const KvRows v = rowsFrom(p, p.v, x.v, j0);
+  const KvRow v = kvRow(p, p.v, p.vNew, x.v, kvIndex(p, j0));
   const int64_t n = std::max<int64_t>(j1 - j0, 0);
   probs += j0;
-  if (p.v.sd == 1) {
+  if (v.sd == 1) {
     switch (p.kvType) {
       case KvType::kF32:
         return t.rowTimesRows(n, p.dv, probs, 1,
-                              reinterpret_cast<const float*>(v.p), p.v.ss,
+                              reinterpret_cast<const float*>(v.p), v.ss,
                               out, false);
       case KvType::kI8:
         return p.kvKernels->axpyI8(n, p.dv, probs,
                                    reinterpret_cast<const int8_t*>(v.p),
-                                   p.v.ss, v.scales, p.v.scs, out);
+                                   v.ss, v.scales, p.v.scs, out);
       case KvType::kBf16:
         return p.kvKernels->axpyBf16(n, p.dv, probs,
                                      reinterpret_cast<const uint16_t*>(v.p),
-                                     p.v.ss, out);
+                                     v.ss, out);
     }
   }
   std::fill(out, out + p.dv, 0.0f);
   for (int64_t j = 0; j < n; ++j) {
-    loadKvRow(p, p.v, x.v, j0 + j, 0, p.dv, s.kvRow, 1);
+    loadKvRow(p, p.v, p.vNew, x.v, j0 + j, 0, p.dv, s.kvRow, 1);
     for (int64_t c = 0; c < p.dv; ++c) out[c] += probs[j] * s.kvRow[c];
   }
 }
@@ -546,7 +572,7 @@ void sumKeyBlocks(const Problem& p, const Scratch& s, const Head& x) {
     float* sum = s.blockSums + c * p.d;
     std::fill(sum, sum + p.d, 0.0f);
     for (int64_t j = c * block; j < (c + 1) * block; ++j) {
-      loadKvRow(p, p.k, x.k, j, 0, p.d, s.kvRow, 1);
+      loadKvRow(p, p.k, p.kNew, x.k, j, 0, p.d, s.kvRow, 1);
       for (int64_t e = 0; e < p.d; ++e) sum[e] += s.kvRow[e];
     }
   }
@@ -736,14 +762,14 @@ void packPanels(const Problem& p, const Scratch& s, const Head& x,
           continue;
         }
         for (int64_t i = 0; i < 4; ++i)  // four keys across a ring's end
-          loadKvRow(p, p.k, x.k, j + i, 0, p.d, panel + c + i, kW);
+          loadKvRow(p, p.k, p.kNew, x.k, j + i, 0, p.d, panel + c + i, kW);
       }
     }
     for (; c < kW; ++c) {
       const int64_t j = pk * kW + c;
       float* dst = panel + c;
       if (j < p.sk) {
-        loadKvRow(p, p.k, x.k, j, 0, p.d, dst, kW);
+        loadKvRow(p, p.k, p.kNew, x.k, j, 0, p.d, dst, kW);
       } else {
         for (int64_t e = 0; e < p.d; ++e) dst[e * kW] = 0.0f;
       }
@@ -766,7 +792,7 @@ void packPanels(const Problem& p, const Scratch& s, const Head& x,
         for (int64_t c = 0; c < kW; ++c) dst[c] = src[c];
         continue;
       }
-      loadKvRow(p, p.v, x.v, j, pv * kW, cols, dst, 1);
+      loadKvRow(p, p.v, p.vNew, x.v, j, pv * kW, cols, dst, 1);
       std::fill(dst + cols, dst + kW, 0.0f);
     }
   }
@@ -1163,6 +1189,9 @@ Problem decodeProblem(const int64_t* params) {
   p.ringKept = p.ringRows = 0;
   p.gapAt = p.gap = 0;
   p.globalTopk = p.globalBlock = 0;
+  p.past = -1;
+  p.kNew = p.vNew = KvOperand{};
+  p.kPresent = p.vPresent = Operand{};
   return p;
 }
 
@@ -1183,6 +1212,55 @@ void dropKeysBeforeWindow(Problem& row) {
   row.sk -= row.gap;
 }
 
+// Row r of one kv head's K or V of an append (its past part below
+// p.past, then its new part) copied to the same row of |present|; with
+// |stream|, around the caches (the present is a run's output, read after
+// it, and writing it through the caches would first read every line).
+void appendRows(const Problem& p, const KvOperand& past,
+                const KvOperand& added, const Operand& present, int64_t width,
+                int64_t b, int64_t kvh, bool stream) {
+  const float* from = reinterpret_cast<const float*>(past.p) + b * past.sb +
+                      kvh * past.sh;
+  const float* fromNew = reinterpret_cast<const float*>(added.p) +
+                         b * added.sb + kvh * added.sh;
+  float* to = const_cast<float*>(present.p) + b * present.sb +
+              kvh * present.sh;
+  for (int64_t r = 0; r < p.sk; ++r) {
+    const bool old = r < p.past;
+    const float* src = old ? from + r * past.ss : fromNew + (r - p.past) * added.ss;
+    const int64_t sd = old ? past.sd : added.sd;
+    float* dst = to + r * present.ss;
+#if defined(__SSE2__)
+    if (stream && sd == 1 && present.sd == 1 && width % 4 == 0 &&
+        reinterpret_cast<uintptr_t>(dst) % 16 == 0) {
+      for (int64_t e = 0; e < width; e += 4)
+        _mm_stream_ps(dst + e, _mm_loadu_ps(src + e));
+      continue;
+    }
+#endif
+    for (int64_t e = 0; e < width; ++e) dst[e * present.sd] = src[e * sd];
+  }
+}
+
+// Both caches' rows of one kv head (appendRows).
+void appendHead(const Problem& p, int64_t b, int64_t kvh, bool stream) {
+  appendRows(p, p.k, p.kNew, p.kPresent, p.d, b, kvh, stream);
+  appendRows(p, p.v, p.vNew, p.vPresent, p.dv, b, kvh, stream);
+#if defined(__SSE2__)
+  // Streaming stores are weakly ordered: visible before the task ends.
+  if (stream) _mm_sfence();
+#endif
+}
+
+// Writes every kv head's present rows, one task per head.
+void appendAll(strata_rt_context_t* context, const Problem& p) {
+  parallelFor(context, static_cast<size_t>(p.batch * p.kvHeads),
+              [&](size_t task, uint32_t) {
+                appendHead(p, static_cast<int64_t>(task) / p.kvHeads,
+                           static_cast<int64_t>(task) % p.kvHeads, false);
+              });
+}
+
 // Failure messages of one import (static strings, as failRunInternal
 // keeps them).
 struct ImportNames {
@@ -1190,14 +1268,27 @@ struct ImportNames {
   const char* length;
   const char* ring;
   const char* global;
+  const char* append;
 };
 
 void run(strata_rt_context_t* context, Problem& p, const ImportNames& names) {
-  // Shapes come from verified IR (heads a multiple of kv heads); an empty
-  // problem has nothing to write.
-  if (p.batch <= 0 || p.heads <= 0 || p.kvHeads <= 0 || p.sq <= 0 ||
-      p.dv <= 0 || p.heads % p.kvHeads != 0)
+  // An append reads its own rows (no slots or lengths), its past within
+  // its keys.
+  if (p.past >= 0 && (p.kvSlots || p.kvLengths || p.past > p.sk)) {
+    failRunInternal(context, names.append, p.past);
     return;
+  }
+  // Shapes come from verified IR (heads a multiple of kv heads); an empty
+  // problem has nothing to write but an append's present rows.
+  if (p.batch <= 0 || p.heads <= 0 || p.kvHeads <= 0 || p.sq <= 0 ||
+      p.dv <= 0 || p.heads % p.kvHeads != 0) {
+    if (p.past >= 0 && p.batch > 0 && p.kvHeads > 0) {
+      p.d = std::max<int64_t>(p.d, 0);
+      p.dv = std::max<int64_t>(p.dv, 0);
+      appendAll(context, p);
+    }
+    return;
+  }
   p.sk = std::max<int64_t>(p.sk, 0);
   p.d = std::max<int64_t>(p.d, 0);
   // Slots and lengths come from inputs the generated code checked; values
@@ -1244,6 +1335,21 @@ void run(strata_rt_context_t* context, Problem& p, const ImportNames& names) {
     widest.sk = std::max(widest.sk, rowView(b).sk);
   const MatmulTiles& t = matmulTiles();
   const bool blocked = p.sq > kRowPathMaxRows && widest.sk > 0;
+  // Blocks of rows pack K and V from one array: an append writes the
+  // present first (through the caches, which the blocks then read) and
+  // attends over it. Rows read both parts where they lie, and their tasks
+  // write the present after (appendHead).
+  const bool appendAfter = p.past >= 0 && !blocked;
+  if (p.past >= 0 && blocked) {
+    appendAll(context, p);
+    auto present = [](const Operand& o) {
+      return KvOperand{reinterpret_cast<const uint8_t*>(o.p), o.sb, o.sh, o.ss,
+                       o.sd, nullptr, 0, 0, 0};
+    };
+    p.k = present(p.kPresent);
+    p.v = present(p.vPresent);
+    p.past = -1;
+  }
   const Bf16Blocks bf16 = blocked ? bf16BlocksFor(p) : Bf16Blocks::kNone;
   const bool amx = bf16 == Bf16Blocks::kAmx;
   const ScratchSizes sizes =
@@ -1290,6 +1396,9 @@ void run(strata_rt_context_t* context, Problem& p, const ImportNames& names) {
         runRows(row, t, s, x);
     }
     if (amx) releaseAmxTiles();
+    // One task per kv head writes its present rows: the first of its
+    // query heads' parts, right after reading them.
+    if (appendAfter && rest % parts == 0) appendHead(p, b, rest / parts, true);
   });
 }
 
@@ -1310,7 +1419,7 @@ extern "C" void strataAttentionF32(strata_rt_context_t* context,
   Problem p = decodeProblem(params);
   run(context, p,
       {"strata_rt_attention_f32: KV slot",
-       "strata_rt_attention_f32: KV length", "", ""});
+       "strata_rt_attention_f32: KV length", "", "", ""});
 }
 
 namespace {
@@ -1355,7 +1464,7 @@ extern "C" void strataAttentionKv(strata_rt_context_t* context,
   if (!decodeKvFields(context, params, p)) return;
   run(context, p,
       {"strata_rt_attention_kv: KV slot", "strata_rt_attention_kv: KV length",
-       "", ""});
+       "", "", ""});
 }
 
 extern "C" void strataAttentionRing(strata_rt_context_t* context,
@@ -1369,7 +1478,7 @@ extern "C" void strataAttentionRing(strata_rt_context_t* context,
   run(context, p,
       {"strata_rt_attention_ring: KV slot",
        "strata_rt_attention_ring: KV length",
-       "strata_rt_attention_ring: ring rows", ""});
+       "strata_rt_attention_ring: ring rows", "", ""});
 }
 
 extern "C" void strataAttentionGlobal(strata_rt_context_t* context,
@@ -1383,7 +1492,23 @@ extern "C" void strataAttentionGlobal(strata_rt_context_t* context,
   run(context, p,
       {"strata_rt_attention_global: KV slot",
        "strata_rt_attention_global: KV length", "",
-       "strata_rt_attention_global: global blocks"});
+       "strata_rt_attention_global: global blocks", ""});
+}
+
+extern "C" void strataAttentionAppend(strata_rt_context_t* context,
+                                      const int64_t* params) {
+  pollCancel(context);  // before any object: a cancel skips this frame
+  Problem p = decodeProblem(params);
+  p.past = params[STRATA_ATTN_PAST];
+  if (p.past < 0) p.past = p.sk + 1;  // refused in run
+  p.kNew = kvOperandAt(params, STRATA_ATTN_K_NEW, -1);
+  p.vNew = kvOperandAt(params, STRATA_ATTN_V_NEW, -1);
+  p.kPresent = operandAt(params, STRATA_ATTN_K_PRESENT);
+  p.vPresent = operandAt(params, STRATA_ATTN_V_PRESENT);
+  run(context, p,
+      {"strata_rt_attention_append: KV slot",
+       "strata_rt_attention_append: KV length", "", "",
+       "strata_rt_attention_append: past rows"});
 }
 
 }  // namespace strata::runtime::kernels

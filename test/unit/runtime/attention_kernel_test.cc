@@ -9,6 +9,7 @@
 // the ~2e-7 relative error of the vector exp.
 
 #include <algorithm>
+#include <csetjmp>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -395,6 +396,111 @@ TEST_P(AttentionKernelTest, RowsReadTheirOwnCacheSlotAndLength) {
       for (size_t i = 0; i < alone.size(); ++i)
         ASSERT_NEAR(o[b * kHeads * sq * kD + i], alone[i], 1e-5f)
             << "row " << b << " element " << i << " sq " << sq;
+    }
+  }
+}
+
+// strata_rt_attention_append: K and V each a past part and a new part laid
+// out as an export spells them ([B, T, H, D] transposed to [B, H, T, D]),
+// against strata_rt_attention_f32 on the concatenation, which the append
+// must also write out exactly. Decode rows read both parts where they lie
+// (a different summation order over the parts: 1e-5), prefill blocks the
+// written present (the same sums); an empty past, an empty new part, a
+// window over both parts, and grouped heads split across threads.
+TEST_P(AttentionKernelTest, AppendAttendsOverPastAndNewAndWritesThePresent) {
+  struct AppendCase {
+    int64_t batch, heads, kvHeads, sq, past, added, d;
+    bool window;
+  };
+  const AppendCase cases[] = {
+      {2, 4, 4, 1, 300, 1, 64, false}, {1, 4, 2, 3, 41, 3, 32, false},
+      {1, 2, 1, 1, 0, 1, 64, false},   {2, 3, 3, 20, 17, 20, 16, false},
+      {1, 2, 2, 1, 90, 1, 64, true},   {1, 2, 2, 2, 5, 0, 8, false},
+      {1, 8, 1, 1, 64, 1, 20, false},
+  };
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (const AppendCase& c : cases) {
+    const int64_t sk = c.past + c.added, kv = c.kvHeads, d = c.d;
+    std::vector<float> q(c.batch * c.heads * c.sq * d);
+    std::vector<float> pastK(c.batch * kv * c.past * d), pastV(pastK.size());
+    // New rows sequence-major over heads: row t of head h at (t * kv + h) * d.
+    std::vector<float> newK(c.batch * c.added * kv * d), newV(newK.size());
+    for (auto* t : {&q, &pastK, &pastV, &newK, &newV})
+      for (float& x : *t) x = dist(rng);
+    std::vector<float> k(c.batch * kv * sk * d), v(k.size());
+    for (int64_t b = 0; b < c.batch; ++b)
+      for (int64_t h = 0; h < kv; ++h)
+        for (int64_t j = 0; j < sk; ++j)
+          for (int64_t e = 0; e < d; ++e) {
+            const int64_t to = ((b * kv + h) * sk + j) * d + e;
+            const int64_t old = ((b * kv + h) * c.past + j) * d + e;
+            const int64_t added =
+                ((b * c.added + (j - c.past)) * kv + h) * d + e;
+            k[to] = j < c.past ? pastK[old] : newK[added];
+            v[to] = j < c.past ? pastV[old] : newV[added];
+          }
+    std::vector<float> expected(c.batch * c.heads * c.sq * d, -7.0f);
+    int64_t r[STRATA_ATTN_PARAM_COUNT] = {};
+    causalParams(r, c.batch, c.heads, kv, c.sq, sk, d, q.data(), k.data(),
+                 v.data(), expected.data());
+    if (c.window) {
+      r[STRATA_ATTN_FLAGS] |= STRATA_ATTN_FLAG_WINDOW;
+      r[STRATA_ATTN_WINDOW] = 32;
+      r[STRATA_ATTN_SINKS] = 2;
+    }
+    KernelContext single;
+    strataAttentionF32(single.get(), r);
+
+    std::vector<float> o(expected.size(), -7.0f);
+    std::vector<float> presentK(k.size(), -9.0f), presentV(v.size(), -9.0f);
+    int64_t p[STRATA_ATTN_APPEND_PARAM_COUNT] = {};
+    std::memcpy(p, r, sizeof(r));
+    setOperand(p, STRATA_ATTN_O, o.data(), c.heads * c.sq * d, c.sq * d, d, 1);
+    setOperand(p, STRATA_ATTN_K, pastK.data(), kv * c.past * d, c.past * d, d,
+               1);
+    setOperand(p, STRATA_ATTN_V, pastV.data(), kv * c.past * d, c.past * d, d,
+               1);
+    setOperand(p, STRATA_ATTN_K_NEW, newK.data(), c.added * kv * d, d, kv * d,
+               1);
+    setOperand(p, STRATA_ATTN_V_NEW, newV.data(), c.added * kv * d, d, kv * d,
+               1);
+    setOperand(p, STRATA_ATTN_K_PRESENT, presentK.data(), kv * sk * d, sk * d,
+               d, 1);
+    setOperand(p, STRATA_ATTN_V_PRESENT, presentV.data(), kv * sk * d, sk * d,
+               d, 1);
+    p[STRATA_ATTN_PAST] = c.past;
+    ThreadPool pool(2);
+    KernelContext context(&pool);
+    strataAttentionAppend(context.get(), p);
+    EXPECT_EQ(presentK, k) << "past " << c.past << " new " << c.added;
+    EXPECT_EQ(presentV, v) << "past " << c.past << " new " << c.added;
+    for (size_t i = 0; i < o.size(); ++i)
+      ASSERT_NEAR(o[i], expected[i], 1e-5f)
+          << "element " << i << " past " << c.past << " new " << c.added
+          << " sq " << c.sq;
+  }
+}
+
+// A past beyond the keys, or slots with an append, end the run.
+TEST_P(AttentionKernelTest, AppendRefusesAPastBeyondItsKeys) {
+  std::vector<float> q(16), k(64), v(64), o(16), pk(64), pv(64);
+  int64_t p[STRATA_ATTN_APPEND_PARAM_COUNT] = {};
+  causalParams(p, 1, 1, 1, 1, 4, 16, q.data(), k.data(), v.data(), o.data());
+  setOperand(p, STRATA_ATTN_K_NEW, k.data(), 64, 64, 16, 1);
+  setOperand(p, STRATA_ATTN_V_NEW, v.data(), 64, 64, 16, 1);
+  setOperand(p, STRATA_ATTN_K_PRESENT, pk.data(), 64, 64, 16, 1);
+  setOperand(p, STRATA_ATTN_V_PRESENT, pv.data(), 64, 64, 16, 1);
+  for (int64_t past : {int64_t{5}, int64_t{-1}}) {
+    p[STRATA_ATTN_PAST] = past;
+    KernelContext context;
+    RunTrap trap;
+    context.get()->trap = &trap;
+    if (setjmp(trap.jump) == 0) {
+      strataAttentionAppend(context.get(), p);
+      ADD_FAILURE() << "past " << past << " did not end the run";
+    } else {
+      EXPECT_EQ(trap.failure.kind, kInternalFailure) << past;
     }
   }
 }
