@@ -29,6 +29,7 @@
 using namespace mlir;
 using strata::ir::AttentionOp;
 using strata::ir::CacheAttentionOp;
+using strata::ir::ConcatOp;
 
 namespace strata::codegen::cpu {
 namespace {
@@ -38,6 +39,7 @@ constexpr llvm::StringLiteral kCompressedCacheImport = "strata_rt_attention_kv";
 constexpr llvm::StringLiteral kRingCacheImport = "strata_rt_attention_ring";
 constexpr llvm::StringLiteral kGlobalBlocksImport =
     "strata_rt_attention_global";
+constexpr llvm::StringLiteral kAppendImport = "strata_rt_attention_append";
 
 // A ring cache's kept rows and the positions its sequences reach.
 struct RingLayout {
@@ -61,6 +63,27 @@ bool isF32Rank4(Type t) {
   return r && r.getRank() == 4 && r.getElementType().isF32();
 }
 
+// A with-past export's key or value: Concat(past, new) along the sequence,
+// feeding |attention| and otherwise read only after it in its block (the
+// present output), so that the kernel can write it.
+ConcatOp grownCache(Value operand, AttentionOp attention) {
+  auto concat = operand.getDefiningOp<ConcatOp>();
+  if (!concat || concat.getAxis() != 2 || concat.getInputs().size() != 2 ||
+      !llvm::all_of(concat.getInputs().getTypes(), isF32Rank4))
+    return nullptr;
+  for (Operation *user : concat->getUsers())
+    if (user != attention.getOperation() &&
+        (user->getBlock() != attention->getBlock() ||
+         !attention->isBeforeInBlock(user)))
+      return nullptr;
+  return concat;
+}
+
+// The past and new parts of an attention's key and value (grownCache).
+struct AppendParts {
+  ConcatOp key, value;
+};
+
 class Rewriter {
 public:
   explicit Rewriter(ModuleOp module)
@@ -71,7 +94,9 @@ public:
         callRing_(module, symbols_, kRingCacheImport,
                   STRATA_ATTN_RING_PARAM_COUNT),
         callGlobal_(module, symbols_, kGlobalBlocksImport,
-                    STRATA_ATTN_GLOBAL_PARAM_COUNT) {}
+                    STRATA_ATTN_GLOBAL_PARAM_COUNT),
+        callAppend_(module, symbols_, kAppendImport,
+                    STRATA_ATTN_APPEND_PARAM_COUNT) {}
 
   unsigned run() {
     SmallVector<AttentionOp> ops;
@@ -120,12 +145,26 @@ private:
 
   void rewrite(AttentionOp op) {
     OpBuilder b(op);
-    lowering::checkAttentionOperands(b, op.getLoc(), op.getQuery(), op.getKey(),
-                                     op.getValue(), op.getMask());
+    std::optional<AppendParts> append;
+    if (!op.getGlobalTopk()) {
+      ConcatOp key = grownCache(op.getKey(), op);
+      ConcatOp value = grownCache(op.getValue(), op);
+      if (key && value && key != value)
+        append = AppendParts{key, value};
+    }
+    if (append)
+      lowering::checkAttentionAppendOperands(
+          b, op.getLoc(), op.getQuery(), append->key.getInputs()[0],
+          append->key.getInputs()[1], append->value.getInputs()[0],
+          append->value.getInputs()[1], op.getMask());
+    else
+      lowering::checkAttentionOperands(b, op.getLoc(), op.getQuery(),
+                                       op.getKey(), op.getValue(),
+                                       op.getMask());
     emitCall(op, op.getQuery(), op.getKey(), op.getValue(), op.getMask(),
              /*cacheRows=*/{}, op.getScale(), op.getCausal(), op.getWindow(),
              op.getSinks(), op.getMaskHidden(), /*ring=*/std::nullopt,
-             globalLayoutOf(op.getGlobalTopk(), op.getGlobalBlock()));
+             globalLayoutOf(op.getGlobalTopk(), op.getGlobalBlock()), append);
   }
 
   // Row b reads slot slots[b] of the caches in place and sees its first
@@ -156,7 +195,8 @@ private:
                 std::optional<APFloat> scaleAttr, bool causal,
                 std::optional<int64_t> window, std::optional<int64_t> sinks,
                 bool maskHidden, std::optional<RingLayout> ring,
-                std::optional<GlobalLayout> global) {
+                std::optional<GlobalLayout> global,
+                std::optional<AppendParts> append = std::nullopt) {
     auto func = op->getParentOfType<func::FuncOp>();
     if (!func)
       return;
@@ -189,6 +229,11 @@ private:
     const bool int8Cache = kvElement.isInteger(8);
     const bool compressed = int8Cache || kvElement.isBF16();
     const int64_t kvBytes = int8Cache ? 1 : kvElement.isBF16() ? 2 : 4;
+    // An append reads K and V from their past parts (then the new ones).
+    if (append) {
+      key = append->key.getInputs()[0];
+      value = append->value.getInputs()[0];
+    }
     Value q = buffer(query), k = buffer(key), v = buffer(value);
     Value mask = maskTensor ? buffer(maskTensor) : Value();
     auto metadata = [&](Value m) {
@@ -226,6 +271,18 @@ private:
                     (maskHidden ? STRATA_ATTN_FLAG_MASK_HIDDEN : 0) |
                     (bf16Products ? STRATA_ATTN_FLAG_BF16_PRODUCTS : 0);
 
+    // An append's keys: past and new rows.
+    Value kNew, vNew;
+    memref::ExtractStridedMetadataOp kNewMeta, vNewMeta;
+    Value keys = kMeta.getSizes()[2];
+    if (append) {
+      kNew = buffer(append->key.getInputs()[1]);
+      vNew = buffer(append->value.getInputs()[1]);
+      kNewMeta = metadata(kNew);
+      vNewMeta = metadata(vNew);
+      keys = arith::AddIOp::create(b, loc, keys, kNewMeta.getSizes()[2]);
+    }
+
     SmallVector<std::pair<int64_t, Value>> fields = {
         {STRATA_ATTN_FLAGS, idx(flags)},
         {STRATA_ATTN_BATCH, qMeta.getSizes()[0]},
@@ -233,7 +290,7 @@ private:
         {STRATA_ATTN_KV_HEADS, idx(kType.getDimSize(1))},
         {STRATA_ATTN_SQ, qMeta.getSizes()[2]},
         // A ring's rows are not its keys: SK bounds the lengths.
-        {STRATA_ATTN_SK, ring ? idx(ring->context) : kMeta.getSizes()[2]},
+        {STRATA_ATTN_SK, ring ? idx(ring->context) : keys},
         {STRATA_ATTN_HEAD_DIM, qMeta.getSizes()[3]},
         {STRATA_ATTN_VALUE_DIM, valueDim},
         {STRATA_ATTN_SCALE, idx(int64_t(scaleBits))},
@@ -286,7 +343,29 @@ private:
       for (int64_t i = 0; i < 5; ++i)
         fields.push_back({STRATA_ATTN_MASK + i, idx(0)});
     }
-    if (compressed || ring || global) {
+    // The grown caches, written by the kernel: [B, HKV, past + new, D].
+    SmallVector<std::pair<ConcatOp, Value>> presents;
+    if (append) {
+      auto present = [&](ConcatOp concat, Value past,
+                         memref::ExtractStridedMetadataOp meta, int64_t slot) {
+        auto type = cast<RankedTensorType>(concat.getType());
+        SmallVector<Value> sizes;
+        for (int64_t d = 0; d < 4; ++d)
+          if (type.isDynamicDim(d))
+            sizes.push_back(d == 2 ? keys : meta.getSizes()[d]);
+        Value buffer = memref::AllocOp::create(
+            b, loc, MemRefType::get(type.getShape(), type.getElementType()),
+            sizes);
+        operand(slot, buffer, metadata(buffer), false);
+        presents.push_back({concat, buffer});
+      };
+      operand(STRATA_ATTN_K_NEW, kNew, kNewMeta, false);
+      operand(STRATA_ATTN_V_NEW, vNew, vNewMeta, false);
+      present(append->key, k, kMeta, STRATA_ATTN_K_PRESENT);
+      present(append->value, v, vMeta, STRATA_ATTN_V_PRESENT);
+      fields.push_back({STRATA_ATTN_PAST, kMeta.getSizes()[2]});
+      callAppend_.emit(b, loc, func, fields);
+    } else if (compressed || ring || global) {
       fields.push_back(
           {STRATA_ATTN_KV_DTYPE,
            idx(int8Cache            ? STRATA_DTYPE_I8
@@ -331,12 +410,24 @@ private:
     result.setRestrict(true);
     result.setWritable(true);
     op->getResult(0).replaceAllUsesWith(result.getResult());
+    // The concatenations' other readers (the present outputs) read the
+    // kernel's copies.
+    for (auto [concat, buffer] : presents) {
+      auto grown =
+          bufferization::ToTensorOp::create(b, loc, concat.getType(), buffer);
+      grown.setRestrict(true);
+      grown.setWritable(true);
+      concat.getResult().replaceUsesWithIf(
+          grown.getResult(), [&](OpOperand &use) { return use.getOwner() != op; });
+    }
     op->erase();
+    for (auto [concat, buffer] : presents)
+      concat.erase();
     ++calls_;
   }
 
   SymbolTable symbols_;
-  RuntimeCall call_, callKv_, callRing_, callGlobal_;
+  RuntimeCall call_, callKv_, callRing_, callGlobal_, callAppend_;
   int64_t calls_ = 0;
 };
 

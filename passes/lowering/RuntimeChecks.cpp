@@ -228,13 +228,44 @@ void checkAttentionOperands(OpBuilder &b, Location loc, Value query,
                     STRATA_CHECK_EXTENT_MISMATCH, key);
   checkExtentsEqual(b, loc, dim(value, 2), dim(key, 2), 2,
                     STRATA_CHECK_EXTENT_MISMATCH, value);
+  checkAttentionMask(b, loc, query, dim(key, 2), mask);
+}
+
+void checkAttentionAppendOperands(OpBuilder &b, Location loc, Value query,
+                                  Value pastKey, Value newKey, Value pastValue,
+                                  Value newValue, Value mask) {
+  auto dim = [&](Value t, int64_t d) { return dimValue(b, loc, t, d); };
+  // Each concatenation's parts agree outside the sequence dim.
+  for (auto [past, added] :
+       {std::pair{pastKey, newKey}, std::pair{pastValue, newValue}})
+    for (int64_t d : {0, 1, 3})
+      checkExtentsEqual(b, loc, dim(added, d), dim(past, d), d,
+                        STRATA_CHECK_EXTENT_MISMATCH, added);
+  checkExtentsEqual(b, loc, dim(pastKey, 0), dim(query, 0), 0,
+                    STRATA_CHECK_EXTENT_MISMATCH, pastKey);
+  checkExtentsEqual(b, loc, dim(pastValue, 0), dim(query, 0), 0,
+                    STRATA_CHECK_EXTENT_MISMATCH, pastValue);
+  checkExtentsEqual(b, loc, dim(pastKey, 3), dim(query, 3), 3,
+                    STRATA_CHECK_EXTENT_MISMATCH, pastKey);
+  // One past length for both caches (the kernel's), so that their keys
+  // line up part by part.
+  checkExtentsEqual(b, loc, dim(pastValue, 2), dim(pastKey, 2), 2,
+                    STRATA_CHECK_EXTENT_MISMATCH, pastValue);
+  checkExtentsEqual(b, loc, dim(newValue, 2), dim(newKey, 2), 2,
+                    STRATA_CHECK_EXTENT_MISMATCH, newValue);
+  Value keys = arith::AddIOp::create(b, loc, dim(pastKey, 2), dim(newKey, 2));
+  checkAttentionMask(b, loc, query, keys, mask);
+}
+
+void checkAttentionMask(OpBuilder &b, Location loc, Value query, Value keys,
+                        Value mask) {
   if (!mask)
     return;
+  auto dim = [&](Value t, int64_t d) { return dimValue(b, loc, t, d); };
   // The mask broadcasts numpy-style (aligned to the last dim) to the
   // scores' [B, H, Sq, Sk]; pairs of static extents the verifier compared.
   auto maskType = cast<RankedTensorType>(mask.getType());
-  Value scores[4] = {dim(query, 0), dim(query, 1), dim(query, 2),
-                     dim(key, 2)};
+  Value scores[4] = {dim(query, 0), dim(query, 1), dim(query, 2), keys};
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   int64_t rank = maskType.getRank();
   for (int64_t md = 0; md < rank && rank <= 4; ++md) {

@@ -66,6 +66,21 @@ void checkAttentionOperands(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Value query, mlir::Value key,
                             mlir::Value value, mlir::Value mask);
 
+/// checkAttentionOperands for an attention whose key and value are each the
+/// concatenation along the sequence of a past and a new part: the parts
+/// agree outside that dim (what the concatenation checked), and the past
+/// parts have one length, the new parts another.
+void checkAttentionAppendOperands(mlir::OpBuilder &b, mlir::Location loc,
+                                  mlir::Value query, mlir::Value pastKey,
+                                  mlir::Value newKey, mlir::Value pastValue,
+                                  mlir::Value newValue, mlir::Value mask);
+
+/// Fails the run unless each dim of the attention |mask| is 1 or the extent
+/// of the scores' dim it aligns with ([B, H, Sq, |keys|], numpy-style from
+/// the last dim; |keys| an index).
+void checkAttentionMask(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Value query, mlir::Value keys, mlir::Value mask);
+
 /// Fails the run when integer tensor |divisor| has a zero element.
 void checkNoZeroDivisor(mlir::OpBuilder &b, mlir::Location loc,
                         mlir::Value divisor);

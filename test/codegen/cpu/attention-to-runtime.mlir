@@ -130,3 +130,43 @@ func.func @global_blocks(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %cq
   %c = strata.cache_attention %cq, %kc, %kc, %slots, %lengths {window = 4 : i64, global_topk = 3 : i64, global_block = 16 : i64} : (tensor<?x4x1x16xf32>, tensor<3x2x64x16xf32>, tensor<3x2x64x16xf32>, tensor<?xi64>, tensor<?xi64>) -> tensor<?x4x1x16xf32>
   return %o, %c : tensor<1x4x8x16xf32>, tensor<?x4x1x16xf32>
 }
+
+// A with-past export's attention: key and value each Concat(past, new)
+// along the sequence, returned as the present. One call of the append
+// kernel reads the past and new parts where they lie (K and V at the past,
+// SK their sum) and writes both presents, fresh buffers the function
+// returns; the concatenations are gone.
+// CHECK-LABEL: func.func @with_past
+//       CHECK:   memref.alloca() : memref<60xi64>
+//       CHECK:   bufferization.to_buffer %arg1 read_only
+//       CHECK:   bufferization.to_buffer %arg3 read_only
+//       CHECK:   bufferization.to_buffer %arg2 read_only
+//       CHECK:   bufferization.to_buffer %arg4 read_only
+//       CHECK:   %[[KP:.+]] = memref.alloc(%{{.+}}) : memref<1x2x?x16xf32>
+//       CHECK:   %[[VP:.+]] = memref.alloc(%{{.+}}) : memref<1x2x?x16xf32>
+//       CHECK:   call @strata_rt_attention_append(
+//       CHECK:   %[[O:.+]] = bufferization.to_tensor %{{.+}} restrict writable
+//       CHECK:   %[[K:.+]] = bufferization.to_tensor %[[KP]] restrict writable
+//       CHECK:   %[[V:.+]] = bufferization.to_tensor %[[VP]] restrict writable
+//       CHECK:   return %[[O]], %[[K]], %[[V]]
+//   CHECK-NOT:   strata.concat
+func.func @with_past(%q: tensor<1x4x1x16xf32>, %pk: tensor<1x2x?x16xf32>, %nk: tensor<1x2x1x16xf32>, %pv: tensor<1x2x?x16xf32>, %nv: tensor<1x2x1x16xf32>) -> (tensor<1x4x1x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>) {
+  %k = strata.concat %pk, %nk {axis = 2 : i64} : (tensor<1x2x?x16xf32>, tensor<1x2x1x16xf32>) -> tensor<1x2x?x16xf32>
+  %v = strata.concat %pv, %nv {axis = 2 : i64} : (tensor<1x2x?x16xf32>, tensor<1x2x1x16xf32>) -> tensor<1x2x?x16xf32>
+  %o = strata.attention %q, %k, %v {causal} : (tensor<1x4x1x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>) -> tensor<1x4x1x16xf32>
+  return %o, %k, %v : tensor<1x4x1x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>
+}
+
+// A concatenation read before the attention (the kernel writes it only
+// then) stays, and the attention reads it through the plain kernel.
+// CHECK-LABEL: func.func @with_past_read_before
+//       CHECK:   strata.concat
+//       CHECK:   call @strata_rt_attention_f32(
+//   CHECK-NOT:   call @strata_rt_attention_append(
+func.func @with_past_read_before(%q: tensor<1x4x1x16xf32>, %pk: tensor<1x2x?x16xf32>, %nk: tensor<1x2x1x16xf32>, %pv: tensor<1x2x?x16xf32>, %nv: tensor<1x2x1x16xf32>) -> (tensor<1x4x1x16xf32>, tensor<1x2x?x16xf32>) {
+  %k = strata.concat %pk, %nk {axis = 2 : i64} : (tensor<1x2x?x16xf32>, tensor<1x2x1x16xf32>) -> tensor<1x2x?x16xf32>
+  %kneg = strata.neg %k : tensor<1x2x?x16xf32>
+  %v = strata.concat %pv, %nv {axis = 2 : i64} : (tensor<1x2x?x16xf32>, tensor<1x2x1x16xf32>) -> tensor<1x2x?x16xf32>
+  %o = strata.attention %q, %k, %v {causal} : (tensor<1x4x1x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>) -> tensor<1x4x1x16xf32>
+  return %o, %kneg : tensor<1x4x1x16xf32>, tensor<1x2x?x16xf32>
+}
