@@ -26,7 +26,11 @@ def AttentionToRuntimePass : Pass<"strata-cpu-attention-to-runtime",
     attention as scores, mask, softmax and a second product, which
     materializes every score and cannot skip the keys a causal mask hides;
     the runtime kernel does both products and the softmax per block of
-    query rows (docs/design/cpu-attention.md). Other attention ops are left
+    query rows (docs/design/cpu-attention.md). A key and value that are
+    each `strata.concat(past, new)` on the sequence axis, read otherwise
+    only after the attention (a with-past export's present outputs), become
+    one `strata_rt_attention_append` call that attends over the parts where
+    they lie and writes the concatenations. Other attention ops are left
     to the generic lowering.
   }];
   let dependentDialects = [

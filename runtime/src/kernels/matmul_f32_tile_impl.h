@@ -37,8 +37,9 @@ inline void tileRows(int64_t kc, const float* a, int64_t lda, const float* b,
     for (int j = 0; j < NV; ++j) Vec::store(c + i * ldc + j * L, acc[i][j]);
 }
 
-constexpr int64_t kGemvPrefetchRows = 16;
-
+// The weight streams are left to the hardware prefetcher: a software
+// prefetch of each panel 16 rows ahead measured 0-10% slower side by side
+// (decode steps and cold one-row shapes, AVX-512 and AVX2, AMD EPYC).
 template <int P>
 inline void gemvPanels(int64_t k, const float* a, const float* b, float* c,
                        bool loadC) {
@@ -52,14 +53,6 @@ inline void gemvPanels(int64_t k, const float* a, const float* b, float* c,
     for (int j = 0; j < NV; ++j)
       acc[p][j] = loadC ? Vec::load(c + p * 32 + j * L) : Vec::zero();
   for (int64_t kk = 0; kk < k; ++kk) {
-    // A panel row is two 64-byte lines: both prefetched, far enough ahead
-    // to cover the memory latency of a weight stream.
-#pragma GCC unroll 8
-    for (int p = 0; p < P; ++p) {
-      __builtin_prefetch(b + p * panelStride + (kk + kGemvPrefetchRows) * 32);
-      __builtin_prefetch(b + p * panelStride + (kk + kGemvPrefetchRows) * 32 +
-                         16);
-    }
     typename Vec::V av = Vec::set1(a[kk]);
 #pragma GCC unroll 8
     for (int p = 0; p < P; ++p)
