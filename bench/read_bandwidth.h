@@ -177,10 +177,10 @@ inline double readBandwidthStreams(int threads, int streams,
 }
 
 // The best read bandwidth over 1, 2, 4 and 8 streams per thread, without
-// and with a software prefetch 1 or 2 KB ahead: a one-stream probe, or one
-// that leaves all prefetching to the hardware, understates what the
-// prefetching decode kernels reach (the fp32 decode step measured above
-// 100% of such a probe).
+// and with a software prefetch 1 or 2 KB ahead: a one-stream probe
+// understates what the multi-stream decode kernels reach, and on some hosts
+// a software prefetch reads faster, on others slower, so the probe takes
+// whichever is best here.
 inline double readBandwidth(int threads) {
   double best = 0;
   for (int streams : {1, 2, 4, 8})

@@ -97,7 +97,6 @@ void i4RowPanel(const Int4Panels& w, int64_t p, const int8_t* aq,
       __builtin_memcpy(&quad, aGroup + t * 4, 4);
       const __m256i av = _mm256_set1_epi32(quad);
       const uint8_t* q = quads + t * 64;
-      __builtin_prefetch(q + 1024);
       for (int half = 0; half < 2; ++half) {
         const __m256i wq =
             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + half * 32));

@@ -214,8 +214,8 @@ float scaleMax(float* x, int64_t n, float scale, const float* mask) {
 // accumulates unscaled into |part|, then meets its 32 column scales once:
 // one scale multiply per group instead of one per weight. A narrow tile
 // (one row, one panel) has too few accumulators to cover the FMA latency,
-// so it sums KU interleaved k rows into KU separate sets.
-constexpr int64_t kPrefetchRows = 32;
+// so it sums KU interleaved k rows into KU separate sets. The weight
+// streams are left to the hardware prefetcher (as in gemvPanels).
 
 template <int MR, int P>
 inline void quantTile(int64_t k, const float* a, int64_t lda,
@@ -238,13 +238,6 @@ inline void quantTile(int64_t k, const float* a, int64_t lda,
             loadC ? Vec::load(c + i * ldc + p * 32 + j * L) : Vec::zero();
   // One k row into the accumulator set |part|.
   auto step = [&](int64_t kk, typename Vec::V (&part)[MR][P][NV]) {
-    // A 64-byte line holds two k rows of a panel: one prefetch per line,
-    // far enough ahead to cover the memory latency of a weight stream.
-    if ((kk & 1) == 0) {
-#pragma GCC unroll 8
-      for (int p = 0; p < P; ++p)
-        __builtin_prefetch(b + p * panelStride + (kk + kPrefetchRows) * 32);
-    }
     typename Vec::V av[MR];
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) av[i] = Vec::set1(a[i * lda + kk]);

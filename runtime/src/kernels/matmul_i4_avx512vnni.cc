@@ -23,8 +23,6 @@
 namespace strata::runtime::kernels {
 namespace {
 
-constexpr int64_t kPrefetchQuads = 32;  // 2 KB ahead of the weight stream
-
 // acc[0] = sum of a * (lo + 16 hi), acc[1] = sum of a * 16 hi (the products
 // of whole bytes and of high nibbles) -> the low and the high columns' sums.
 // Both are exact: |acc| <= 255 * 127 * group < 2^31 for group <=
@@ -66,7 +64,6 @@ void rowsPanel(const Int4Panels& w, int64_t p, const int8_t* aq,
     const int8_t* aGroup = aq + g * w.group;
     for (int64_t t = 0; t < quadsPerGroup; ++t) {
       const uint8_t* q = quads + t * 64;
-      __builtin_prefetch(q + kPrefetchQuads * 64);
       const __m512i wq = _mm512_loadu_si512(q);
       const __m512i hi = _mm512_and_si512(wq, highNibbles);
       for (int r = 0; r < R; ++r) {
