@@ -418,7 +418,8 @@ private:
       grown.setRestrict(true);
       grown.setWritable(true);
       concat.getResult().replaceUsesWithIf(
-          grown.getResult(), [&](OpOperand &use) { return use.getOwner() != op; });
+          grown.getResult(),
+          [&](OpOperand &use) { return use.getOwner() != op; });
     }
     op->erase();
     for (auto [concat, buffer] : presents)

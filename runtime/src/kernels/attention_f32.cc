@@ -427,7 +427,6 @@ Head headOf(const Problem& p, int64_t b, int64_t h) {
   return x;
 }
 
-
 // keyDots over keys in consecutive rows.
 void keyDotsRun(const Problem& p, const MatmulTiles& t, const Scratch& s,
                 const Head& x, const float* q, int64_t j0, int64_t j1,
@@ -1212,8 +1211,8 @@ void dropKeysBeforeWindow(Problem& row) {
   row.sk -= row.gap;
 }
 
-// Row r of one kv head's K or V of an append (its past part below
-// p.past, then its new part) copied to the same row of |present|; with
+// The rows of one kv head's K or V of an append (the past part's below
+// p.past, then the new part's) copied to the same rows of |present|; with
 // |stream|, around the caches (the present is a run's output, read after
 // it, and writing it through the caches would first read every line).
 void appendRows(const Problem& p, const KvOperand& past,
@@ -1227,7 +1226,8 @@ void appendRows(const Problem& p, const KvOperand& past,
               kvh * present.sh;
   for (int64_t r = 0; r < p.sk; ++r) {
     const bool old = r < p.past;
-    const float* src = old ? from + r * past.ss : fromNew + (r - p.past) * added.ss;
+    const float* src =
+        old ? from + r * past.ss : fromNew + (r - p.past) * added.ss;
     const int64_t sd = old ? past.sd : added.sd;
     float* dst = to + r * present.ss;
 #if defined(__SSE2__)
