@@ -235,22 +235,16 @@ void checkAttentionAppendOperands(OpBuilder &b, Location loc, Value query,
                                   Value pastKey, Value newKey, Value pastValue,
                                   Value newValue, Value mask) {
   auto dim = [&](Value t, int64_t d) { return dimValue(b, loc, t, d); };
+  // The past parts as an attention's key and value: batch, head dim and
+  // one length for both (the kernel's PAST), so that the keys of K and V
+  // line up part by part.
+  checkAttentionOperands(b, loc, query, pastKey, pastValue, Value());
   // Each concatenation's parts agree outside the sequence dim.
   for (auto [past, added] :
        {std::pair{pastKey, newKey}, std::pair{pastValue, newValue}})
     for (int64_t d : {0, 1, 3})
       checkExtentsEqual(b, loc, dim(added, d), dim(past, d), d,
                         STRATA_CHECK_EXTENT_MISMATCH, added);
-  checkExtentsEqual(b, loc, dim(pastKey, 0), dim(query, 0), 0,
-                    STRATA_CHECK_EXTENT_MISMATCH, pastKey);
-  checkExtentsEqual(b, loc, dim(pastValue, 0), dim(query, 0), 0,
-                    STRATA_CHECK_EXTENT_MISMATCH, pastValue);
-  checkExtentsEqual(b, loc, dim(pastKey, 3), dim(query, 3), 3,
-                    STRATA_CHECK_EXTENT_MISMATCH, pastKey);
-  // One past length for both caches (the kernel's), so that their keys
-  // line up part by part.
-  checkExtentsEqual(b, loc, dim(pastValue, 2), dim(pastKey, 2), 2,
-                    STRATA_CHECK_EXTENT_MISMATCH, pastValue);
   checkExtentsEqual(b, loc, dim(newValue, 2), dim(newKey, 2), 2,
                     STRATA_CHECK_EXTENT_MISMATCH, newValue);
   Value keys = arith::AddIOp::create(b, loc, dim(pastKey, 2), dim(newKey, 2));
