@@ -64,12 +64,13 @@ bool isF32Rank4(Type t) {
 }
 
 // A with-past export's key or value: Concat(past, new) along the sequence,
-// feeding |attention| and otherwise read only after it in its block (the
-// present output), so that the kernel can write it.
+// feeding |attention| as that operand only and otherwise read only after
+// it in its block (the present output), so that the kernel can write it.
 ConcatOp grownCache(Value operand, AttentionOp attention) {
   auto concat = operand.getDefiningOp<ConcatOp>();
   if (!concat || concat.getAxis() != 2 || concat.getInputs().size() != 2 ||
-      !llvm::all_of(concat.getInputs().getTypes(), isF32Rank4))
+      !llvm::all_of(concat.getInputs().getTypes(), isF32Rank4) ||
+      attention.getQuery() == operand || attention.getMask() == operand)
     return nullptr;
   for (Operation *user : concat->getUsers())
     if (user != attention.getOperation() &&

@@ -226,6 +226,9 @@ void checkAttentionOperands(OpBuilder &b, Location loc, Value query,
                     STRATA_CHECK_EXTENT_MISMATCH, value);
   checkExtentsEqual(b, loc, dim(key, 3), dim(query, 3), 3,
                     STRATA_CHECK_EXTENT_MISMATCH, key);
+  // The kernels take the key's head count for both.
+  checkExtentsEqual(b, loc, dim(value, 1), dim(key, 1), 1,
+                    STRATA_CHECK_EXTENT_MISMATCH, value);
   checkExtentsEqual(b, loc, dim(value, 2), dim(key, 2), 2,
                     STRATA_CHECK_EXTENT_MISMATCH, value);
   checkAttentionMask(b, loc, query, dim(key, 2), mask);
@@ -235,9 +238,9 @@ void checkAttentionAppendOperands(OpBuilder &b, Location loc, Value query,
                                   Value pastKey, Value newKey, Value pastValue,
                                   Value newValue, Value mask) {
   auto dim = [&](Value t, int64_t d) { return dimValue(b, loc, t, d); };
-  // The past parts as an attention's key and value: batch, head dim and
-  // one length for both (the kernel's PAST), so that the keys of K and V
-  // line up part by part.
+  // The past parts as an attention's key and value: batch, heads, head
+  // dim and one length for both (the kernel's PAST), so that the keys of
+  // K and V line up part by part.
   checkAttentionOperands(b, loc, query, pastKey, pastValue, Value());
   // Each concatenation's parts agree outside the sequence dim.
   for (auto [past, added] :

@@ -59,9 +59,9 @@ void checkBroadcastExtents(mlir::OpBuilder &b, mlir::Location loc,
                            mlir::ValueRange operands);
 
 /// Fails the run unless the [B, H, S, D] operands of an attention agree:
-/// key and value batch and sequence, key head dim, and each mask dim 1 or
-/// the extent of the scores' dim it aligns with (the mask broadcasts to
-/// [B, H, Sq, Sk] from the last dim, as numpy does).
+/// key and value batch, heads and sequence, key head dim, and each mask
+/// dim 1 or the extent of the scores' dim it aligns with (the mask
+/// broadcasts to [B, H, Sq, Sk] from the last dim, as numpy does).
 void checkAttentionOperands(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Value query, mlir::Value key,
                             mlir::Value value, mlir::Value mask);

@@ -418,7 +418,7 @@ Head headOf(const Problem& p, int64_t b, int64_t h) {
   x.q = p.q.p + b * p.q.sb + h * p.q.sh;
   x.k = rows(p.k);
   x.v = rows(p.v);
-  if (p.past >= 0) {
+  if (p.past >= 0 && p.sk > p.past) {
     x.k.newRows = rows(p.kNew).p;
     x.v.newRows = rows(p.vNew).p;
   }
@@ -1218,10 +1218,11 @@ void dropKeysBeforeWindow(Problem& row) {
 void appendRows(const Problem& p, const KvOperand& past,
                 const KvOperand& added, const Operand& present, int64_t width,
                 int64_t b, int64_t kvh, bool stream) {
-  const float* from = reinterpret_cast<const float*>(past.p) + b * past.sb +
-                      kvh * past.sh;
-  const float* fromNew = reinterpret_cast<const float*>(added.p) +
-                         b * added.sb + kvh * added.sh;
+  // A part with no rows may have no address: no offset from it.
+  const float* from = reinterpret_cast<const float*>(past.p);
+  if (p.past > 0) from += b * past.sb + kvh * past.sh;
+  const float* fromNew = reinterpret_cast<const float*>(added.p);
+  if (p.sk > p.past) fromNew += b * added.sb + kvh * added.sh;
   float* to = const_cast<float*>(present.p) + b * present.sb +
               kvh * present.sh;
   for (int64_t r = 0; r < p.sk; ++r) {
@@ -1498,9 +1499,13 @@ extern "C" void strataAttentionGlobal(strata_rt_context_t* context,
 extern "C" void strataAttentionAppend(strata_rt_context_t* context,
                                       const int64_t* params) {
   pollCancel(context);  // before any object: a cancel skips this frame
+  if (params[STRATA_ATTN_PAST] < 0) {
+    failRunInternal(context, "strata_rt_attention_append: past rows",
+                    params[STRATA_ATTN_PAST]);
+    return;
+  }
   Problem p = decodeProblem(params);
   p.past = params[STRATA_ATTN_PAST];
-  if (p.past < 0) p.past = p.sk + 1;  // refused in run
   p.kNew = kvOperandAt(params, STRATA_ATTN_K_NEW, -1);
   p.vNew = kvOperandAt(params, STRATA_ATTN_V_NEW, -1);
   p.kPresent = operandAt(params, STRATA_ATTN_K_PRESENT);

@@ -170,3 +170,14 @@ func.func @with_past_read_before(%q: tensor<1x4x1x16xf32>, %pk: tensor<1x2x?x16x
   %o = strata.attention %q, %k, %v {causal} : (tensor<1x4x1x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>) -> tensor<1x4x1x16xf32>
   return %o, %kneg : tensor<1x4x1x16xf32>, tensor<1x2x?x16xf32>
 }
+
+// One concatenation as both key and value: the plain kernel reads it.
+// CHECK-LABEL: func.func @with_past_key_is_value
+//       CHECK:   strata.concat
+//       CHECK:   call @strata_rt_attention_f32(
+//   CHECK-NOT:   call @strata_rt_attention_append(
+func.func @with_past_key_is_value(%q: tensor<1x2x1x16xf32>, %p: tensor<1x2x?x16xf32>, %n: tensor<1x2x1x16xf32>) -> (tensor<1x2x1x16xf32>, tensor<1x2x?x16xf32>) {
+  %kv = strata.concat %p, %n {axis = 2 : i64} : (tensor<1x2x?x16xf32>, tensor<1x2x1x16xf32>) -> tensor<1x2x?x16xf32>
+  %o = strata.attention %q, %kv, %kv {causal} : (tensor<1x2x1x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>) -> tensor<1x2x1x16xf32>
+  return %o, %kv : tensor<1x2x1x16xf32>, tensor<1x2x?x16xf32>
+}

@@ -405,18 +405,20 @@ TEST_P(AttentionKernelTest, RowsReadTheirOwnCacheSlotAndLength) {
 // against strata_rt_attention_f32 on the concatenation, which the append
 // must also write out exactly. Decode rows read both parts where they lie
 // (a different summation order over the parts: 1e-5), prefill blocks the
-// written present (the same sums); an empty past, an empty new part, a
-// window over both parts, and grouped heads split across threads.
+// written present (the same sums); an empty past, an empty new part, no
+// query rows (the present is still written), a window over both parts, a
+// padding mask, and grouped heads split across threads.
 TEST_P(AttentionKernelTest, AppendAttendsOverPastAndNewAndWritesThePresent) {
   struct AppendCase {
     int64_t batch, heads, kvHeads, sq, past, added, d;
-    bool window;
+    bool window, mask = false;
   };
   const AppendCase cases[] = {
       {2, 4, 4, 1, 300, 1, 64, false}, {1, 4, 2, 3, 41, 3, 32, false},
       {1, 2, 1, 1, 0, 1, 64, false},   {2, 3, 3, 20, 17, 20, 16, false},
       {1, 2, 2, 1, 90, 1, 64, true},   {1, 2, 2, 2, 5, 0, 8, false},
-      {1, 8, 1, 1, 64, 1, 20, false},
+      {1, 8, 1, 1, 64, 1, 20, false},  {2, 4, 1, 1, 33, 1, 16, false, true},
+      {2, 2, 2, 9, 12, 9, 32, false, true}, {2, 2, 2, 0, 7, 3, 16, false},
   };
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -449,6 +451,11 @@ TEST_P(AttentionKernelTest, AppendAttendsOverPastAndNewAndWritesThePresent) {
       r[STRATA_ATTN_WINDOW] = 32;
       r[STRATA_ATTN_SINKS] = 2;
     }
+    // [B, 1, 1, SK]: batch 1 pads its first three keys.
+    std::vector<float> mask(c.batch * sk, 0.0f);
+    for (int64_t j = 0; j < std::min<int64_t>(3, sk) && c.batch > 1; ++j)
+      mask[sk + j] = kLowest;
+    if (c.mask) setOperand(r, STRATA_ATTN_MASK, mask.data(), sk, 0, 0, 1);
     KernelContext single;
     strataAttentionF32(single.get(), r);
 
