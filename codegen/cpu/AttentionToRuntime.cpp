@@ -347,7 +347,8 @@ private:
     // The grown caches, written by the kernel: [B, HKV, past + new, D].
     SmallVector<std::pair<ConcatOp, Value>> presents;
     if (append) {
-      auto present = [&](ConcatOp concat, Value past,
+      // Dynamic extents from the past part (|meta|), the keys from both.
+      auto present = [&](ConcatOp concat,
                          memref::ExtractStridedMetadataOp meta, int64_t slot) {
         auto type = cast<RankedTensorType>(concat.getType());
         SmallVector<Value> sizes;
@@ -362,8 +363,8 @@ private:
       };
       operand(STRATA_ATTN_K_NEW, kNew, kNewMeta, false);
       operand(STRATA_ATTN_V_NEW, vNew, vNewMeta, false);
-      present(append->key, k, kMeta, STRATA_ATTN_K_PRESENT);
-      present(append->value, v, vMeta, STRATA_ATTN_V_PRESENT);
+      present(append->key, kMeta, STRATA_ATTN_K_PRESENT);
+      present(append->value, vMeta, STRATA_ATTN_V_PRESENT);
       fields.push_back({STRATA_ATTN_PAST, kMeta.getSizes()[2]});
       callAppend_.emit(b, loc, func, fields);
     } else if (compressed || ring || global) {
