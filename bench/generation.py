@@ -134,6 +134,12 @@ def strata_generate(bin_dir, artifact, prompts, new_tokens, threads, tmp,
     return [json.loads(line) for line in out.splitlines()], samples
 
 
+def probe_read_gbps(tmp, threads):
+    """The multi-stream read probe's bandwidth at |threads| threads, GB/s."""
+    limits, _ = roofline.measure(tmp, [threads])
+    return limits[threads]["read_gbps"]
+
+
 def report(result, out):
     """Prints |result| as JSON, and writes it to |out| if given; paths
     under the home directory read ~/... (results hold no path of this
@@ -228,14 +234,14 @@ def main():
         kv = 2 * meta["layers"] * meta.get("kv_heads", meta["heads"]) * \
             mean_ctx * head_dim * 4
 
-        # The machine's read bandwidth is measured in every round, beside
-        # the generations (bench/roofline.cc's multi-stream probe): on a
-        # shared host it moves by a third between minutes, so a fraction
-        # of one early probe says more about the neighbours than the kernels.
+        # The machine's read bandwidth is measured before and after every
+        # round, beside the generations (bench/roofline.cc's multi-stream
+        # probe; the higher of the two is the round's): on a shared host it
+        # moves by a third between minutes, so a fraction of one early
+        # probe says more about the neighbours than the kernels.
         s_rounds, o_rounds, probes = [], [], []
         for r in range(a.rounds):
-            limits, _ = roofline.measure(tmp, [a.threads])
-            probes.append(limits[a.threads]["read_gbps"])
+            before = probe_read_gbps(tmp, a.threads)
             rec, _ = strata_generate(a.bin_dir, artifact, [prompt],
                                      a.new_tokens, a.threads, tmp)
             s_rounds.append(rec[0])
@@ -245,6 +251,7 @@ def main():
                              "tpot_ms": statistics.median(steps),
                              "tokens_per_s": a.new_tokens /
                              ((ttft + sum(steps)) / 1e3)})
+            probes.append(max(before, probe_read_gbps(tmp, a.threads)))
             print(f"round {r}: strata {rec[0]['tokens_per_s']:.1f} tok/s, "
                   f"onnxruntime {o_rounds[-1]['tokens_per_s']:.1f} tok/s, "
                   f"probe {probes[-1]:.1f} GB/s", flush=True)
@@ -311,26 +318,28 @@ def main():
         result["decode_step_ms_by_context"] = {
             str(k): statistics.median(v) for k, v in ctx.items()}
 
-        # Resident set over a long generation (one slot, long context).
-        long_artifact = os.path.join(tmp, "long.strata")
-        compile_artifact(a.bin_dir,
-                         os.path.join(a.long_model_dir, "decode.onnx"),
-                         long_artifact,
-                         ["--max-batch", "1", "--max-seq",
-                          str(a.long + 32)])
-        rec, samples = strata_generate(a.bin_dir, long_artifact,
-                                       [prompt[:16]], a.long, a.threads, tmp,
-                                       rss=True)
-        if samples:
-            t0 = samples[0][0]
-            first_token_s = t0 + (rec[0]["ttft_ms"] + 50 *
-                                  rec[0]["tpot_ms"]) / 1e3
-            after = [kb for t, kb, _ in samples if t >= first_token_s]
-            result["rss"] = {"tokens": len(rec[0]["tokens"]),
-                             "after_50_tokens_mb": after[0] / 1024
-                             if after else None,
-                             "end_mb": samples[-1][1] / 1024,
-                             "max_mb": max(s[1] for s in samples) / 1024}
+        # Resident set over a long generation (one slot, long context);
+        # --long 0 skips it.
+        if a.long > 0:
+            long_artifact = os.path.join(tmp, "long.strata")
+            compile_artifact(a.bin_dir,
+                             os.path.join(a.long_model_dir, "decode.onnx"),
+                             long_artifact,
+                             ["--max-batch", "1", "--max-seq",
+                              str(a.long + 32)])
+            rec, samples = strata_generate(a.bin_dir, long_artifact,
+                                           [prompt[:16]], a.long, a.threads,
+                                           tmp, rss=True)
+            if samples:
+                t0 = samples[0][0]
+                first_token_s = t0 + (rec[0]["ttft_ms"] + 50 *
+                                      rec[0]["tpot_ms"]) / 1e3
+                after = [kb for t, kb, _ in samples if t >= first_token_s]
+                result["rss"] = {"tokens": len(rec[0]["tokens"]),
+                                 "after_50_tokens_mb": after[0] / 1024
+                                 if after else None,
+                                 "end_mb": samples[-1][1] / 1024,
+                                 "max_mb": max(s[1] for s in samples) / 1024}
     report(result, a.out)
 
 

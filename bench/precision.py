@@ -8,8 +8,9 @@
 # reads (weights at their stored
 # width plus scales, and the KV cache at the generation's mean context)
 # over the machine's read bandwidth as the multi-stream probe
-# (bench/roofline.cc) measures it in every round (the fastest step over the
-# highest probe, and the median of the per-round fractions). Then prefill
+# (bench/roofline.cc) measures it before and after every round (the higher
+# of the two is the round's; the fastest step over the highest probe, and
+# the median of the per-round fractions). Then prefill
 # per `--prefill-precision`: the time to the first
 # token of a `--prefill-tokens` prompt (512), rounds interleaved, medians
 # and the ratio to fp32.
@@ -34,7 +35,6 @@ import onnx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import generation  # noqa: E402
-import roofline  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -136,14 +136,15 @@ def main():
         tokens = {}
         probes = []
         for r in range(a.rounds):
-            limits, _ = roofline.measure(tmp, [a.threads])
-            probes.append(limits[a.threads]["read_gbps"])
+            before = generation.probe_read_gbps(tmp, a.threads)
             for p in precisions:
                 rec, _ = generation.strata_generate(
                     a.bin_dir, artifacts[p], [prompt], a.new_tokens,
                     a.threads, tmp, kernel_isa=a.kernel_isa)
                 runs[p].append(rec[0])
                 tokens.setdefault(p, rec[0]["tokens"])
+            probes.append(max(before,
+                              generation.probe_read_gbps(tmp, a.threads)))
             print(f"round {r}: " + ", ".join(
                 f"{p} {runs[p][-1]['tokens_per_s']:.1f} tok/s"
                 for p in precisions) + f", probe {probes[-1]:.1f} GB/s",
