@@ -58,9 +58,10 @@ const Import kImports[] = {
     // Top-k global blocks beside a window: the same kernel's row path.
     {"strata_rt_attention_global", address(&kernels::strataAttentionGlobal),
      kernels::matmulF32KernelSet},
-    // With-past attention that also writes the grown caches.
+    // With-past attention that also writes the grown caches: the same
+    // kernel (its prefill blocks honour the bf16-products flag).
     {"strata_rt_attention_append", address(&kernels::strataAttentionAppend),
-     kernels::matmulF32KernelSet},
+     kernels::attentionF32KernelSet},
     {"strata_rt_kv_quantize", address(&kernels::strataKvQuantize), nullptr},
     {"strata_rt_check_failed", address(&strataRtCheckFailed), nullptr},
 };
