@@ -75,7 +75,11 @@ def SplitPrefillDecodePass : Pass<"strata-split-prefill-decode",
     memory does not grow with the context. Position ids, an input or
     `range(past_length, past_length + sequence)` indexing a table, become
     the rows' positions; past inputs, present outputs and the attention
-    mask go. `main` is unchanged. A graph the split cannot carry over keeps
+    mask go. With `verify-length=N`, a third entry `verify` takes up to N
+    tokens of each of several sequences (`input_ids [batch, verify_length]`
+    at `positions [batch]`) and returns every position's logits `[batch,
+    verify_length, V]`: a target model's check of drafted tokens.
+    `main` is unchanged. A graph the split cannot carry over keeps
     `main` only, with a warning.
 
     ```mlir
@@ -94,6 +98,10 @@ def SplitPrefillDecodePass : Pass<"strata-split-prefill-decode",
     Option<"prefillLength", "prefill-length", "int64_t", "0",
            "the most tokens one prefill call takes (0: the context); sizes "
            "the ring caches">,
+    Option<"verifyLength", "verify-length", "int64_t", "0",
+           "adds a `verify` entry taking up to this many tokens per "
+           "sequence (at most prefill-length) and returning every "
+           "position's logits, for speculative decoding; 0: none">,
     Option<"ringCaches", "ring-caches", "bool", "true",
            "a windowed attention's cache holds its sinks, its window and one "
            "prefill call's rows (a ring) when that is less than the context">,

@@ -14,7 +14,8 @@
 // - past inputs, present outputs and the attention mask go: the contract
 //   has no padding, and each row's key count comes from its position;
 // - prefill returns the logits of the chunk's last token, decode one row of
-//   logits per sequence.
+//   logits per sequence, and the optional verify entry (speculative
+//   decoding) every position's logits of a few tokens per sequence.
 // A graph that does not look like a causal decoder is left alone; one that
 // does but uses a past or mask input in a way the split cannot carry over
 // (anything but the spellings above) keeps `main` only, with a warning
@@ -49,6 +50,25 @@ using namespace mlir;
 using namespace strata::ir;
 
 namespace {
+
+/// The entries the split makes, by the rows and tokens one call takes.
+enum class Phase {
+  Prefill, ///< one sequence, a chunk of its prompt
+  Decode,  ///< one token of each of several sequences
+  Verify,  ///< a few tokens of each of several sequences, every logit
+};
+
+StringRef phaseName(Phase phase) {
+  switch (phase) {
+  case Phase::Prefill:
+    return "prefill";
+  case Phase::Decode:
+    return "decode";
+  case Phase::Verify:
+    return "verify";
+  }
+  return "";
+}
 
 StringRef argName(func::FuncOp f, unsigned i) {
   auto name = f.getArgAttrOfType<StringAttr>(i, "strata.name");
@@ -242,11 +262,14 @@ void eraseDeadOps(func::FuncOp f, Value keep = {}) {
 class Splitter {
 public:
   Splitter(ModuleOp module, int64_t slots, int64_t context,
-           int64_t prefillLength, bool ringCaches, bool allLogits,
-           StringRef source, StringRef kvCache)
+           int64_t prefillLength, int64_t verifyLength, bool ringCaches,
+           bool allLogits, StringRef source, StringRef kvCache)
       : module_(module), slots_(slots), context_(context),
         prefillLength_(prefillLength > 0 ? std::min(prefillLength, context)
                                          : context),
+        // A verify call writes at most as many rows as a prefill call, the
+        // most a ring cache has room for beyond its window.
+        verifyLength_(std::min(verifyLength, prefillLength_)),
         ringCaches_(ringCaches), allLogits_(allLogits), source_(source),
         kvCache_(kvCache) {}
 
@@ -261,12 +284,18 @@ public:
       return success();
     if (failed(checkSupported(main, *shape)))
       return failure();
-    func::FuncOp prefill = buildEntry(main, *shape, /*decode=*/false);
-    func::FuncOp decode = prefill ? buildEntry(main, *shape, true) : nullptr;
-    if (!prefill || !decode) {
-      if (prefill)
-        prefill.erase();
-      return failure();
+    SmallVector<Phase> phases{Phase::Prefill, Phase::Decode};
+    if (verifyLength_ > 0)
+      phases.push_back(Phase::Verify);
+    SmallVector<func::FuncOp> entries;
+    for (Phase phase : phases) {
+      func::FuncOp entry = buildEntry(main, *shape, phase);
+      if (!entry) {
+        for (func::FuncOp built : entries)
+          built.erase();
+        return failure();
+      }
+      entries.push_back(entry);
     }
     module_->setAttr(ir::kGenerationContextAttr,
                      IntegerAttr::get(IntegerType::get(module_.getContext(), 64),
@@ -280,7 +309,8 @@ private:
   func::FuncOp findSource() {
     for (auto f : module_.getOps<func::FuncOp>())
       if (!f.isPrivate() && !f.isExternal() &&
-          (f.getSymName() == "prefill" || f.getSymName() == "decode"))
+          (f.getSymName() == "prefill" || f.getSymName() == "decode" ||
+           f.getSymName() == "verify"))
         return nullptr; // already split, or written by hand
     auto source = module_.lookupSymbol<func::FuncOp>(source_);
     return source && !source.isExternal() ? source : nullptr;
@@ -401,6 +431,9 @@ private:
     Value positions;
     /// [B] per-row slot, first written position, keys seen after the call.
     Value slots, writeStarts, lengths;
+    /// The offsets 0 .. n - 1 of a verify call's tokens: a range of the
+    /// entry's own that the rewrite of the graph's ranges leaves alone.
+    Operation *tokenOffsets = nullptr;
   };
 
   Value i64Constant(OpBuilder &b, Location loc, ArrayRef<int64_t> values,
@@ -429,13 +462,33 @@ private:
   }
 
   PhaseValues phaseInputs(OpBuilder &b, Location loc, func::FuncOp entry,
-                          unsigned first, Type idsType, bool decode) {
+                          unsigned first, Type idsType, Phase phase) {
     PhaseValues v;
     Value ids = entry.getArgument(first);
     Value a1 = entry.getArgument(first + 1), a2 = entry.getArgument(first + 2);
     v.ids = castTo(b, loc, ids, idsType);
     int64_t dyn = ShapedType::kDynamic;
-    if (decode) {
+    auto i64 = b.getI64Type();
+    if (phase == Phase::Verify) {
+      // slots [B], positions [B]: row b's n tokens at positions[b] ..
+      // positions[b] + n - 1.
+      Value extent = ShapeOp::create(b, loc, RankedTensorType::get({1}, i64),
+                                     ids, b.getI64IntegerAttr(1),
+                                     b.getI64IntegerAttr(2));
+      Value n = reshape(b, loc, extent, {});
+      Value offsets = RangeOp::create(b, loc, RankedTensorType::get({dyn}, i64),
+                                      i64Constant(b, loc, {0}, {}), n,
+                                      i64Constant(b, loc, {1}, {}));
+      v.tokenOffsets = offsets.getDefiningOp();
+      v.positions = AddOp::create(b, loc, RankedTensorType::get({dyn, dyn}, i64),
+                                  reshape(b, loc, a2, {dyn, 1}),
+                                  reshape(b, loc, offsets, {1, dyn}));
+      v.slots = a1;
+      v.writeStarts = a2;
+      v.lengths = AddOp::create(b, loc, a2.getType(), a2, extent);
+      return v;
+    }
+    if (phase == Phase::Decode) {
       // slots [B], positions [B]: one new token per row.
       v.slots = a1;
       v.writeStarts = a2;
@@ -571,8 +624,8 @@ private:
   }
 
   func::FuncOp buildEntry(func::FuncOp main, const DecoderShape &shape,
-                          bool decode) {
-    StringRef name = decode ? "decode" : "prefill";
+                          Phase phase) {
+    StringRef name = phaseName(phase);
     auto entry = main.clone();
     entry.setSymName(name);
     entry.setPublic();
@@ -608,7 +661,14 @@ private:
     };
     int64_t dyn = ShapedType::kDynamic;
     auto i64 = b.getI64Type();
-    if (decode) {
+    if (phase == Phase::Verify) {
+      addArgument(oldArgs, RankedTensorType::get({dyn, dyn}, i64),
+                  argAttrs("input_ids", {"batch", "verify_length"}), loc);
+      addArgument(oldArgs + 1, RankedTensorType::get({dyn}, i64),
+                  argAttrs("slots", {"batch"}), loc);
+      addArgument(oldArgs + 2, RankedTensorType::get({dyn}, i64),
+                  argAttrs("positions", {"batch"}), loc);
+    } else if (phase == Phase::Decode) {
       addArgument(oldArgs, RankedTensorType::get({dyn, 1}, i64),
                            argAttrs("input_ids", {"batch", ""}), loc);
       addArgument(oldArgs + 1, RankedTensorType::get({dyn}, i64),
@@ -650,7 +710,8 @@ private:
     Block &body = entry.front();
     b.setInsertionPointToStart(&body);
     Value oldIds = entry.getArgument(shape.inputIds);
-    PhaseValues in = phaseInputs(b, loc, entry, oldArgs, oldIds.getType(), decode);
+    PhaseValues in =
+        phaseInputs(b, loc, entry, oldArgs, oldIds.getType(), phase);
     oldIds.replaceAllUsesWith(in.ids);
     if (shape.positionIds) {
       Value old = entry.getArgument(*shape.positionIds);
@@ -696,7 +757,11 @@ private:
       return fail(ret.getLoc(), "the logits' vocabulary dim is not static");
     SmallVector<Value> results;
     SmallVector<DictionaryAttr> resultAttrs;
-    if (decode) {
+    if (phase == Phase::Verify) {
+      // Already [rows, tokens, V]: the graph's own logits.
+      results.push_back(logits);
+      resultAttrs.push_back(argAttrs("logits", {"batch", "verify_length", ""}));
+    } else if (phase == Phase::Decode) {
       results.push_back(reshape(b, loc, logits, {dyn, vocab}));
       resultAttrs.push_back(argAttrs("logits", {"batch", ""}));
     } else {
@@ -736,7 +801,7 @@ private:
     // token count (rotary caches) are read whole, by position.
     SmallVector<RangeOp> ranges;
     entry.walk([&](RangeOp r) {
-      if (isConstantInt(r.getDelta(), 1) &&
+      if (r != in.tokenOffsets && isConstantInt(r.getDelta(), 1) &&
           (derivesFromPastLength(r.getStart(), shape) ||
            (isConstantInt(r.getStart(), 0) &&
             derivesFromInputExtent(r.getLimit()))))
@@ -805,6 +870,7 @@ private:
   ModuleOp module_;
   int64_t slots_, context_;
   int64_t prefillLength_;  // the most new rows one prefill call writes
+  int64_t verifyLength_;   // the most tokens per row of a verify call; 0: none
   bool ringCaches_;
   bool allLogits_;
   std::string source_;
@@ -827,7 +893,8 @@ struct SplitPrefillDecodePass
       return signalPassFailure();
     }
     // A failed split warned and left 'main' alone: not a pass failure.
-    (void)Splitter(getOperation(), slots, context, prefillLength, ringCaches,
+    (void)Splitter(getOperation(), slots, context, prefillLength, verifyLength,
+                   ringCaches,
                    allLogits, source, kvCache)
         .run();
   }

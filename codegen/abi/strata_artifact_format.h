@@ -18,7 +18,7 @@ extern "C" {
 /* A reader refuses a newer major (INCOMPATIBLE) and reads any minor of its
  * own major: a minor only adds what an older reader may ignore. */
 #define STRATA_ARTIFACT_FORMAT_MAJOR 2u
-#define STRATA_ARTIFACT_FORMAT_MINOR 0u
+#define STRATA_ARTIFACT_FORMAT_MINOR 1u
 #define STRATA_ARTIFACT_ALIGNMENT 64u /* every section starts 64-aligned */
 
 /* Legacy CPU feature bits (strata_cpu_features_host, strata_module_cpu_
@@ -88,6 +88,7 @@ typedef enum strata_entry_kind_e {
   STRATA_ENTRY_KIND_GENERIC = 1, /* one call computes the whole graph */
   STRATA_ENTRY_KIND_PREFILL = 2, /* fills the state from a prompt */
   STRATA_ENTRY_KIND_DECODE = 3,  /* one step that reads and extends state */
+  STRATA_ENTRY_KIND_VERIFY = 4,  /* several tokens per sequence, all logits */
 } strata_entry_kind_t;
 
 /* Who shares a declared state tensor (manifest state.scope). */

@@ -159,7 +159,7 @@ public:
       if (!entryNames.insert(entry.name).second)
         return fail("duplicate entry name '" + entry.name + "'");
       if (entry.kind < STRATA_ENTRY_KIND_GENERIC ||
-          entry.kind > STRATA_ENTRY_KIND_DECODE)
+          entry.kind > STRATA_ENTRY_KIND_VERIFY)
         return unknownValue(where + " has unknown kind " +
                             std::to_string(entry.kind));
       // Every entry also receives every state tensor.

@@ -280,6 +280,7 @@ LogicalResult addGenerationEntries(ModuleOp module,
   split.slots = g.slots;
   split.context = g.context;
   split.prefillLength = g.prefillLength;
+  split.verifyLength = options.generation.verifyLength;
   split.allLogits = options.generation.allLogits;
   split.source = source.str();
   split.kvCache = options.precision.kvCache;
@@ -294,6 +295,10 @@ LogicalResult addGenerationEntries(ModuleOp module,
   // The decode batch is the slots; the other dims are the entries' own.
   dims.explicitMaxima.emplace("batch", g.slots);
   dims.explicitMaxima.emplace("prefill_length", g.prefillLength);
+  if (options.generation.verifyLength > 0)
+    dims.explicitMaxima.emplace(
+        "verify_length",
+        std::min(options.generation.verifyLength, g.prefillLength));
   return success();
 }
 
@@ -441,9 +446,9 @@ LogicalResult scaleActivations(ModuleOp module, const CompileOptions &options,
   ActivationScaleCounts counts;
   if (precision.decode == "int4" || precision.decode == "int8") {
     ActivationScaleOptions awq;
-    awq.functions = {"decode"};
+    awq.functions = {"decode", "verify"};
     if (precision.sharedPrefillWeights)
-      awq.functions = {"decode", "prefill", "main"};
+      awq.functions = {"decode", "verify", "prefill", "main"};
     awq.method = "awq";
     awq.bits = precision.decode == "int4" ? 4 : 8;
     awq.groupSize = awq.bits == 4 ? precision.int4Group : 0;
@@ -465,7 +470,9 @@ LogicalResult scaleActivations(ModuleOp module, const CompileOptions &options,
   return success();
 }
 
-/// The precision policy: the decode entry's weights bf16 or quantized, the
+/// The precision policy: the decode entry's weights bf16 or quantized (and
+/// the verify entry's, which stands in for decode steps and must give the
+/// same tokens), the
 /// prefill entry's contractions bf16 or W8A8 (strata-bf16-contractions,
 /// strata-quantize-weights); a model without the entry a policy names is
 /// told so.
@@ -488,7 +495,7 @@ LogicalResult applyPrecision(ModuleOp module, const CompileOptions &options) {
     Bf16ContractionsPassOptions marks;
     marks.functions = {entry.str()};
     if (precision.sharedPrefillWeights && entry == "decode")
-      marks.functions = {"decode", "prefill", "main"};
+      marks.functions = {"decode", "verify", "prefill", "main"};
     marks.keepFp32LmHead = precision.keepFp32LmHead;
     pm.addPass(createBf16ContractionsPass(marks));
     return success();
@@ -502,9 +509,9 @@ LogicalResult applyPrecision(ModuleOp module, const CompileOptions &options) {
     if (failed(needs("decode", "decode-precision", precision.decode)))
       return failure();
     QuantizeWeightsPassOptions quantize;
-    quantize.functions = {"decode"};
+    quantize.functions = {"decode", "verify"};
     if (precision.sharedPrefillWeights)
-      quantize.functions = {"decode", "prefill", "main"};
+      quantize.functions = {"decode", "verify", "prefill", "main"};
     const bool int4 = precision.decode == "int4";
     quantize.bits = int4 ? 4 : 8;
     quantize.groupSize = int4 ? precision.int4Group : 0;

@@ -66,6 +66,11 @@ struct GenerationOptions {
   int64_t prefillChunk = 0;
   /// Prefill also returns every position's logits (output all_logits).
   bool allLogits = false;
+  /// The most tokens per sequence of the `verify` entry (speculative
+  /// decoding: k drafted tokens and the one before them), at most the
+  /// prefill length; 0: no verify entry.
+  int64_t verifyLength = kDefaultVerifyLength;
+  static constexpr int64_t kDefaultVerifyLength = 9;
 };
 
 /// Numeric precision per phase (docs/design/precision.md).

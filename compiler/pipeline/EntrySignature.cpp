@@ -106,10 +106,12 @@ LogicalResult EntrySignatures::describeInputs(ModuleOp module,
         entry.kind = STRATA_ENTRY_KIND_PREFILL;
       else if (kind.getValue() == "decode")
         entry.kind = STRATA_ENTRY_KIND_DECODE;
+      else if (kind.getValue() == "verify")
+        entry.kind = STRATA_ENTRY_KIND_VERIFY;
       else
         return func.emitError() << "unknown strata.entry_kind '"
                                 << kind.getValue()
-                                << "' (expected prefill or decode)";
+                                << "' (expected prefill, decode or verify)";
     }
     // Per input, the maximum of each dim (-1 if static): bounds the memory
     // plan.

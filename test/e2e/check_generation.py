@@ -11,6 +11,10 @@
 # - four sequences with different prompt lengths in four slots, decoded in
 #   one batch (rows at different positions): each row against its own
 #   sequence's reference.
+# - the verify entry (speculative decoding): four tokens of each of the
+#   four sequences in one call, every position's logits against the
+#   reference; then wrong tokens verified over three of those positions and
+#   rolled back by a decode step of the true token at the first of them.
 # - hostile calls (a slot outside the cache, a position at the context, a
 #   prefill chunk running past it): INVALID_ARGUMENT naming the cache.
 # fp32 tolerance as test/e2e/check_fixtures.py: max|y - ref| <= 1e-4 *
@@ -111,6 +115,13 @@ def decode_step(tmp, tag, ids, slots, positions):
         "positions": save(tmp, tag + "_pos", np.array(positions, np.int64))})
 
 
+def verify_step(tmp, tag, ids, slots, positions):
+    return ("verify", {
+        "input_ids": save(tmp, tag + "_ids", np.array(ids, np.int64)),
+        "slots": save(tmp, tag + "_slots", np.array(slots, np.int64)),
+        "positions": save(tmp, tag + "_pos", np.array(positions, np.int64))})
+
+
 def check_model(bin_dir, model, vocab, tmp, tag, compile_inputs=None):
     """|compile_inputs|: what strata-compile gets (default |model|; a
     decoder and its with-past export for the pair form)."""
@@ -165,6 +176,28 @@ def check_model(bin_dir, model, vocab, tmp, tag, compile_inputs=None):
             problems.append(compare(logits[r], refs[b][positions[b]],
                                     f"batched row {b} at {positions[b]}"))
         positions = [q + 1 if q < SEQUENCE else q for q in positions]
+
+    # Verify: n tokens per row at the rows' own positions, then a rejected
+    # draft rolled back.
+    n = 4
+    slots = [3 - b for b in range(4)]
+    steps = []
+    for b, (s, p) in enumerate(zip(seqs, PROMPTS)):
+        steps += prefill_steps(tmp, f"{tag}_v{b}", s[:, :p], slots[b], p)
+    ids = np.stack([s[0, p:p + n] for s, p in zip(seqs, PROMPTS)])
+    steps.append(verify_step(tmp, tag + "_vv", ids, slots, PROMPTS))
+    steps.append(verify_step(tmp, tag + "_vw", (ids[:, 1:] + 1) % vocab, slots,
+                             [p + 1 for p in PROMPTS]))
+    steps.append(decode_step(tmp, tag + "_vd", ids[:, 1], slots,
+                             [p + 1 for p in PROMPTS]))
+    got = replay(bin_dir, artifact, steps, tmp, tag + "_verify")
+    for b, p in enumerate(PROMPTS):
+        for t in range(n):
+            problems.append(compare(got[4][b, t], refs[b][p + t],
+                                    f"verify row {b} at {p + t}"))
+        problems.append(compare(got[6][b], refs[b][p + 1],
+                                f"decode of row {b} after a rejected draft"))
+
     # Hostile calls: a clear INVALID_ARGUMENT naming the cache, no crash.
     tok = seqs[0][0, :1]
     hostile = [

@@ -95,6 +95,12 @@ cl::opt<int64_t> prefillChunk(
     cl::desc("the most prompt tokens one prefill call takes (default: "
              "--max-seq); longer prompts run in chunks"),
     cl::init(0));
+cl::opt<int64_t> verifyLength(
+    cl::cat(compileOptions), "verify-length",
+    cl::desc("the most tokens per sequence the verify entry (speculative "
+             "decoding: drafted tokens checked in one step) takes; 0 leaves "
+             "it out"),
+    cl::init(strata::GenerationOptions::kDefaultVerifyLength));
 cl::opt<std::string> prefillLogits(
     cl::cat(compileOptions), "prefill-logits",
     cl::desc("last (default): prefill returns the last position's logits; "
@@ -224,6 +230,10 @@ bool readOptions(strata::CompileInput &input, strata::CompileOptions &options) {
     return bad("--prefill-chunk expects a count >= 1, got " +
                llvm::Twine(int64_t(prefillChunk)));
   options.generation.prefillChunk = prefillChunk;
+  if (verifyLength < 0)
+    return bad("--verify-length expects a count >= 0, got " +
+               llvm::Twine(int64_t(verifyLength)));
+  options.generation.verifyLength = verifyLength;
   if (prefillLogits != "last" && prefillLogits != "all")
     return bad("--prefill-logits expects last or all, got '" + prefillLogits +
                "'");

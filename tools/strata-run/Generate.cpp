@@ -35,6 +35,8 @@ const char kUsage[] =
     "           [--max-new-tokens N] [--temperature T] [--top-k K]\n"
     "           [--top-p P] [--min-p P] [--repetition-penalty R] [--seed S]\n"
     "           [--stop-ids 1,2] [--prefill-chunk N] [--threads N] [--json]\n"
+    "           [--draft DRAFT.strata | --prompt-lookup]\n"
+    "           [--max-draft-tokens K] [--fixed-draft-tokens]\n"
     "  --prompt TEXT             encode TEXT with the tokenizer\n"
     "  --prompt-ids 1,2,3        use these token ids; output is ids (and the\n"
     "                            decoded text when --tokenizer is given)\n"
@@ -63,7 +65,17 @@ const char kUsage[] =
     "  --kernel-isa ISA          the runtime kernels' instruction set at\n"
     "                            most: amx (default: the host's best),\n"
     "                            avx512, avx2 or scalar\n"
-    "  --json                    no streaming: one JSON object per prompt\n";
+    "  --json                    no streaming: one JSON object per prompt\n"
+    "  --draft DRAFT.strata      speculative decoding: a smaller model of the\n"
+    "                            same vocabulary drafts tokens that the\n"
+    "                            model checks in one verify call per step\n"
+    "                            (the output is the model's own)\n"
+    "  --prompt-lookup           speculative decoding with drafts copied from\n"
+    "                            earlier in the sequence (no draft model)\n"
+    "  --max-draft-tokens K      most drafts per step (default 0: the\n"
+    "                            model's verify_length - 1)\n"
+    "  --fixed-draft-tokens      always draft K (default: adapt to the\n"
+    "                            acceptance rate, off where it does not pay)\n";
 
 struct Options {
   std::string artifact;
@@ -84,6 +96,10 @@ struct Options {
   long prefillChunk = 0;
   long threads = 0;
   bool json = false;
+  std::string draft;
+  bool promptLookup = false;
+  long maxDraftTokens = 0;
+  bool fixedDraftTokens = false;
 };
 
 using strata::tools::fail;
@@ -134,6 +150,14 @@ std::string parseArgs(int argc, char **argv, Options *options) {
       options->json = true;
       continue;
     }
+    if (arg == "--prompt-lookup") {
+      options->promptLookup = true;
+      continue;
+    }
+    if (arg == "--fixed-draft-tokens") {
+      options->fixedDraftTokens = true;
+      continue;
+    }
     if (arg.empty() || arg[0] != '-') {
       if (!options->artifact.empty())
         return "more than one artifact given ('" + options->artifact + "', '" +
@@ -156,7 +180,9 @@ std::string parseArgs(int argc, char **argv, Options *options) {
                                           "--stop-ids",
                                           "--prefill-chunk",
                                           "--threads",
-                                          "--kernel-isa"};
+                                          "--kernel-isa",
+                                          "--draft",
+                                          "--max-draft-tokens"};
     bool known = false;
     for (const char *flag : kValued)
       known |= arg == flag;
@@ -218,6 +244,11 @@ std::string parseArgs(int argc, char **argv, Options *options) {
       if (!parseCount(v, 0, STRATA_SESSION_MAX_THREADS, &options->threads))
         return expects("a count in [0, " +
                        std::to_string(STRATA_SESSION_MAX_THREADS) + "]");
+    } else if (arg == "--draft") {
+      options->draft = v;
+    } else if (arg == "--max-draft-tokens") {
+      if (!parseCount(v, 0, INT32_MAX, &options->maxDraftTokens))
+        return expects("a count >= 0");
     } else if (arg == "--kernel-isa") {
       std::string problem = applyKernelIsa(v);
       if (!problem.empty())
@@ -232,6 +263,8 @@ std::string parseArgs(int argc, char **argv, Options *options) {
   if (options->sources.size() > 1)
     return "give one prompt source, not " + options->sources[0] + " and " +
            options->sources[1];
+  if (!options->draft.empty() && options->promptLookup)
+    return "give one source of drafts, not --draft and --prompt-lookup";
   return "";
 }
 
@@ -332,9 +365,13 @@ struct Guards {
   strata_tokenizer_t *tokenizer = nullptr;
   strata_module_t *module = nullptr;
   strata_session_t *session = nullptr;
+  strata_module_t *draftModule = nullptr;
+  strata_session_t *draftSession = nullptr;
   strata_generator_t *generator = nullptr;
   ~Guards() {
     strata_generator_release(generator);
+    strata_session_release(draftSession);
+    strata_module_release(draftModule);
     strata_session_release(session);
     strata_module_release(module);
     strata_tokenizer_release(tokenizer);
@@ -489,6 +526,19 @@ int report(const Options &options, strata_generator_t *generator,
         strata_generator_metrics(generator, prompt.sequence, &m);
     if (status)
       return failStatus("prompt " + std::to_string(i), status);
+    const bool speculative = !options.draft.empty() || options.promptLookup;
+    // Speculative decoding: the share of drafts kept, drafts kept per
+    // target step, and tokens per target step.
+    const double steps = static_cast<double>(m.target_steps);
+    const double acceptance =
+        m.draft_tokens ? static_cast<double>(m.accepted_draft_tokens) /
+                             static_cast<double>(m.draft_tokens)
+                       : 0.0;
+    const double acceptedPerStep =
+        steps > 0 ? static_cast<double>(m.accepted_draft_tokens) / steps : 0.0;
+    // The first token comes from prefill, the others from target steps.
+    const double tokensPerStep =
+        steps > 0 ? static_cast<double>(m.generated_tokens - 1) / steps : 0.0;
     if (!options.json) {
       std::printf("prompt %zu: %llu prompt tokens, %llu generated; TTFT "
                   "%.3f ms, TPOT %.3f ms, p50 %.3f ms, p99 %.3f ms, %.1f "
@@ -497,6 +547,12 @@ int report(const Options &options, strata_generator_t *generator,
                   static_cast<unsigned long long>(m.generated_tokens),
                   m.ttft_ms, m.tpot_ms, m.p50_ms, m.p99_ms,
                   m.tokens_per_second);
+      if (speculative)
+        std::printf("prompt %zu: %llu drafted, %llu accepted (%.1f%%), %.2f "
+                    "accepted and %.2f tokens per target step\n",
+                    i, static_cast<unsigned long long>(m.draft_tokens),
+                    static_cast<unsigned long long>(m.accepted_draft_tokens),
+                    100.0 * acceptance, acceptedPerStep, tokensPerStep);
       continue;
     }
     std::string text = "null";
@@ -509,11 +565,20 @@ int report(const Options &options, strata_generator_t *generator,
     }
     std::printf("{\"prompt\": %zu, \"tokens\": [%s], \"text\": %s, "
                 "\"ttft_ms\": %s, \"tpot_ms\": %s, \"p50_ms\": %s, "
-                "\"p99_ms\": %s, \"tokens_per_s\": %s}\n",
+                "\"p99_ms\": %s, \"tokens_per_s\": %s, "
+                "\"target_steps\": %llu, \"draft_tokens\": %llu, "
+                "\"accepted_draft_tokens\": %llu, \"acceptance_rate\": %s, "
+                "\"accepted_per_step\": %s, \"tokens_per_step\": %s}\n",
                 i, idList(prompt.tokens, ", ").c_str(), text.c_str(),
                 jsonNumber(m.ttft_ms).c_str(), jsonNumber(m.tpot_ms).c_str(),
                 jsonNumber(m.p50_ms).c_str(), jsonNumber(m.p99_ms).c_str(),
-                jsonNumber(m.tokens_per_second).c_str());
+                jsonNumber(m.tokens_per_second).c_str(),
+                static_cast<unsigned long long>(m.target_steps),
+                static_cast<unsigned long long>(m.draft_tokens),
+                static_cast<unsigned long long>(m.accepted_draft_tokens),
+                jsonNumber(acceptance).c_str(),
+                jsonNumber(acceptedPerStep).c_str(),
+                jsonNumber(tokensPerStep).c_str());
   }
   return 0;
 }
@@ -580,6 +645,21 @@ int runGenerate(int argc, char **argv) {
   generatorOptions.prefill_chunk = options.prefillChunk;
   generatorOptions.callback = &Progress::onToken;
   generatorOptions.callback_user = &progress;
+  if (!options.draft.empty()) {
+    status = strata_module_load_file(options.draft.c_str(), allocator,
+                                     &guards.draftModule);
+    if (status)
+      return failStatus("cannot load the draft " + options.draft, status);
+    status = strata_session_create(guards.draftModule, &sessionOptions,
+                                   allocator, &guards.draftSession);
+    if (status)
+      return failStatus("cannot create a session of the draft", status);
+    generatorOptions.draft_session = guards.draftSession;
+  }
+  generatorOptions.prompt_lookup = options.promptLookup ? 1 : 0;
+  generatorOptions.max_draft_tokens =
+      static_cast<int32_t>(options.maxDraftTokens);
+  generatorOptions.fixed_draft_tokens = options.fixedDraftTokens ? 1 : 0;
   status = strata_generator_create(guards.session, &generatorOptions,
                                    &guards.generator);
   if (status)

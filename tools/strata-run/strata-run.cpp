@@ -167,6 +167,8 @@ const char *entryKindName(strata_entry_kind_t kind) {
     return "prefill";
   case STRATA_ENTRY_KIND_DECODE:
     return "decode";
+  case STRATA_ENTRY_KIND_VERIFY:
+    return "verify";
   default:
     return "generic";
   }

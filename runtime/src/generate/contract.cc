@@ -39,7 +39,7 @@ struct TensorSpec {
   const char* name;
   strata_dtype_t dtype;
   uint32_t rank;
-  DimSpec dims[2];
+  DimSpec dims[3];
   const char* shape;  // for messages: "[batch, 1]"
 };
 
@@ -110,8 +110,9 @@ strata_status_t checkEntry(const strata_module_t* module, const char* name,
   }
   STRATA_RETURN_IF_ERROR(
       checkTensor(name, "output", entry->outputs, entry->output_count, logits));
-  *vocab =
-      findTensor(entry->outputs, entry->output_count, "logits")->dims[1].extent;
+  *vocab = findTensor(entry->outputs, entry->output_count, "logits")
+               ->dims[logits.rank - 1]
+               .extent;
   return nullptr;
 }
 
@@ -197,6 +198,42 @@ strata_status_t checkGenerationContract(const strata_module_t* module,
     }
   }
   *out = contract;
+  return nullptr;
+}
+
+strata_status_t checkVerifyEntry(const strata_module_t* module,
+                                 GenerationContract* contract) {
+  const TensorSpec inputs[3] = {
+      {"input_ids",
+       STRATA_DTYPE_I64,
+       2,
+       {{-1, "batch"}, {-1, "verify_length"}},
+       "[batch, verify_length]"},
+      {"slots", STRATA_DTYPE_I64, 1, {{-1, "batch"}}, "[batch]"},
+      {"positions", STRATA_DTYPE_I64, 1, {{-1, "batch"}}, "[batch]"}};
+  const TensorSpec logits = {
+      "logits",
+      STRATA_DTYPE_F32,
+      3,
+      {{-1, "batch"}, {-1, "verify_length"}, {-1, nullptr}},
+      "[batch, verify_length, V]"};
+  int64_t vocab = 0;
+  STRATA_RETURN_IF_ERROR(checkEntry(module, "verify", STRATA_ENTRY_KIND_VERIFY,
+                                    "VERIFY", inputs, logits, &vocab));
+  if (vocab != contract->vocab) {
+    return contractError("the logits of 'verify' have %" PRId64
+                         " tokens and those of 'decode' %" PRId64,
+                         vocab, contract->vocab);
+  }
+  int64_t length = 0;
+  STRATA_RETURN_IF_ERROR(dimMax(module, "verify_length", &length));
+  if (length < 2) {
+    return contractError("dim 'verify_length' has maximum %" PRId64
+                         ": a verify call must take a token and at least "
+                         "one draft",
+                         length);
+  }
+  contract->verifyLength = length;
   return nullptr;
 }
 

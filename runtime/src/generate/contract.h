@@ -23,12 +23,22 @@ struct GenerationContract {
   int64_t prefillLength = 0;
   /// Logits per token (the static dim 1 of both entries' `logits`).
   int64_t vocab = 0;
+  /// Most tokens per sequence of one `verify` call (`verify_length`); 0
+  /// until checkVerifyEntry found the entry.
+  int64_t verifyLength = 0;
 };
 
 /// Checks |module| against the entry contract and fills |*out|.
 /// FAILED_PRECONDITION naming the first thing missing or different.
 strata_status_t checkGenerationContract(const strata_module_t* module,
                                         GenerationContract* out);
+
+/// Checks the `verify` entry speculative decoding runs (inputs `input_ids
+/// [batch, verify_length]`, `slots [batch]`, `positions [batch]`, output
+/// `logits [batch, verify_length, V]`, V that of |*contract|) and sets
+/// contract->verifyLength. FAILED_PRECONDITION as checkGenerationContract.
+strata_status_t checkVerifyEntry(const strata_module_t* module,
+                                 GenerationContract* contract);
 
 }  // namespace strata::runtime
 

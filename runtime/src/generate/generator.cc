@@ -12,6 +12,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <cstddef>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -20,53 +21,12 @@
 #include <vector>
 
 #include "generate/contract.h"
+#include "generate/generator_state.h"
 #include "generate/sampler.h"
 #include "strata/runtime/generate.h"
 #include "strata/runtime/tensor.h"
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-using strata::runtime::Sampler;
-using strata::runtime::SamplingParams;
-
-double millisecondsBetween(Clock::time_point from, Clock::time_point to) {
-  return std::chrono::duration<double, std::milli>(to - from).count();
-}
-
-// One sequence, in flight (slot >= 0) or finished.
-struct Sequence {
-  explicit Sequence(const SamplingParams& params) : sampler(params) {}
-
-  uint64_t id = 0;
-  int64_t slot = -1;
-  bool finished = false;
-  size_t promptLength = 0;
-  // Most tokens it may generate (max_new_tokens, or what the context holds).
-  size_t maxGenerated = 0;
-  std::vector<int64_t> tokens;
-  // Prompt and generated tokens, for the repetition penalty.
-  std::vector<int32_t> history;
-  std::vector<int64_t> stopTokens;
-  Sampler sampler;
-  Clock::time_point start;
-  Clock::time_point last;
-  double ttftMs = 0;
-  std::vector<double> intervalsMs;
-};
-
-// A token to stream once the generator is consistent again.
-struct TokenEvent {
-  uint64_t id;
-  int64_t token;
-  bool finished;
-};
-
-// Releases a tensor at scope exit.
-struct TensorHolder {
-  strata_tensor_t* tensor = nullptr;
-  ~TensorHolder() { strata_tensor_release(tensor); }
-};
+namespace strata::runtime {
 
 strata_status_t wrapI64(const int64_t* data, uint32_t rank, const int64_t* dims,
                         size_t count, TensorHolder* out) {
@@ -76,6 +36,63 @@ strata_status_t wrapI64(const int64_t* data, uint32_t rank, const int64_t* dims,
                             nullptr, nullptr, strata_allocator_system(),
                             &out->tensor);
 }
+
+strata_status_t runPrefill(strata_session_t* session, int64_t slot,
+                           const int64_t* chunk, int64_t length, int64_t start,
+                           TensorHolder* logits) {
+  int64_t idsDims[2] = {1, length};
+  TensorHolder ids, slotTensor, position;
+  STRATA_RETURN_IF_ERROR(
+      wrapI64(chunk, 2, idsDims, static_cast<size_t>(length), &ids));
+  STRATA_RETURN_IF_ERROR(wrapI64(&slot, 0, nullptr, 1, &slotTensor));
+  STRATA_RETURN_IF_ERROR(wrapI64(&start, 0, nullptr, 1, &position));
+  const char* names[3] = {"input_ids", "slot", "start"};
+  const strata_tensor_t* inputs[3] = {ids.tensor, slotTensor.tensor,
+                                      position.tensor};
+  const char* output = "logits";
+  strata_status_t status = strata_session_run_named(
+      session, "prefill", names, inputs, 3, &output, &logits->tensor, 1);
+  if (status) {
+    char context[96];
+    std::snprintf(context, sizeof(context),
+                  "prefill of tokens [%" PRId64 ", %" PRId64 ")", start,
+                  start + length);
+    return strata_status_annotate(status, context);
+  }
+  return nullptr;
+}
+
+strata_status_t runDecode(strata_session_t* session, const int64_t* ids,
+                          const int64_t* slots, const int64_t* positions,
+                          size_t rows, TensorHolder* logits) {
+  const int64_t batch = static_cast<int64_t>(rows);
+  int64_t idsDims[2] = {batch, 1};
+  TensorHolder idsTensor, slotsTensor, positionsTensor;
+  STRATA_RETURN_IF_ERROR(wrapI64(ids, 2, idsDims, rows, &idsTensor));
+  STRATA_RETURN_IF_ERROR(wrapI64(slots, 1, &batch, rows, &slotsTensor));
+  STRATA_RETURN_IF_ERROR(
+      wrapI64(positions, 1, &batch, rows, &positionsTensor));
+  const char* names[3] = {"input_ids", "slots", "positions"};
+  const strata_tensor_t* inputs[3] = {idsTensor.tensor, slotsTensor.tensor,
+                                      positionsTensor.tensor};
+  const char* output = "logits";
+  return strata_session_run_named(session, "decode", names, inputs, 3, &output,
+                                  &logits->tensor, 1);
+}
+
+}  // namespace strata::runtime
+
+namespace {
+
+using strata::runtime::Clock;
+using strata::runtime::GenerationContract;
+using strata::runtime::millisecondsBetween;
+using strata::runtime::runDecode;
+using strata::runtime::runPrefill;
+using strata::runtime::SamplingParams;
+using strata::runtime::Sequence;
+using strata::runtime::TensorHolder;
+using strata::runtime::TokenEvent;
 
 int32_t historyId(int64_t token) {
   // Ids outside int32 cannot be in the vocab; the sampler ignores -1.
@@ -116,112 +133,132 @@ strata_status_t inCallbackError(const char* call) {
                             "%s called from the token callback", call);
 }
 
+// The draft draws its tokens from a generator of its own, seeded apart
+// from the target's so the two streams of draws are independent.
+constexpr uint64_t kDraftSeedSalt = 0x9E3779B97F4A7C15ull;
+
+strata_status_t checkDraft(strata_session_t* draftSession,
+                           const GenerationContract& target,
+                           GenerationContract* draftContract);
+
+// The verify entry of |session|'s module, the draft module's contract and
+// the draft options of |options|.
+strata_status_t checkSpeculation(strata_session_t* session,
+                                 const strata_generator_options_t& options,
+                                 GenerationContract* contract,
+                                 GenerationContract* draftContract) {
+  if (options.draft_session && options.prompt_lookup) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                              "draft_session and prompt_lookup are both set; "
+                              "drafts come from one of them");
+  }
+  if (options.draft_session == session) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                              "the draft session is the target's session");
+  }
+  if (options.draft_session) {
+    STRATA_RETURN_IF_ERROR(checkDraft(options.draft_session, *contract,
+                                      draftContract));
+  }
+  STRATA_RETURN_IF_ERROR(strata::runtime::checkVerifyEntry(
+      strata_session_module(session), contract));
+  if (options.max_draft_tokens < 0 ||
+      options.max_draft_tokens > contract->verifyLength - 1) {
+    return STRATA_MAKE_STATUS(
+        STRATA_STATUS_INVALID_ARGUMENT,
+        "max_draft_tokens is %" PRId32 ", outside [0, %" PRId64
+        "] (the module's verify_length %" PRId64 " less the token before them)",
+        options.max_draft_tokens, contract->verifyLength - 1,
+        contract->verifyLength);
+  }
+  return nullptr;
+}
+
+// The draft module against the contract and the target's |target|.
+strata_status_t checkDraft(strata_session_t* draftSession,
+                           const GenerationContract& target,
+                           GenerationContract* draftContract) {
+  strata_status_t status = strata::runtime::checkGenerationContract(
+      strata_session_module(draftSession), draftContract);
+  if (status) return strata_status_annotate(status, "draft model");
+  if (draftContract->vocab != target.vocab) {
+    return STRATA_MAKE_STATUS(
+        STRATA_STATUS_FAILED_PRECONDITION,
+        "the draft model's vocabulary has %" PRId64
+        " tokens and the target's %" PRId64
+        ": drafts must come from the same tokenizer",
+        draftContract->vocab, target.vocab);
+  }
+  if (draftContract->slots < target.slots ||
+      draftContract->context < target.context) {
+    return STRATA_MAKE_STATUS(
+        STRATA_STATUS_FAILED_PRECONDITION,
+        "the draft model holds %" PRId64 " sequences of %" PRId64
+        " tokens and the target %" PRId64 " of %" PRId64
+        ": compile the draft with at least the target's --max-batch and "
+        "--max-seq",
+        draftContract->slots, draftContract->context, target.slots,
+        target.context);
+  }
+  return nullptr;
+}
+
 }  // namespace
 
-struct strata_generator_t {
-  strata_session_t* session = nullptr;
-  strata::runtime::GenerationContract contract;
-  int64_t prefillChunk = 0;
-  strata_generator_token_fn callback = nullptr;
-  void* callbackUser = nullptr;
-  bool inCallback = false;
-  uint64_t nextId = 1;
-  std::map<uint64_t, std::unique_ptr<Sequence>> sequences;
-  // The sequence in each slot, null when free.
-  std::vector<Sequence*> slotOwner;
-  // Decode inputs and the tokens a step sampled, one per slot at most.
-  std::vector<int64_t> rowIds;
-  std::vector<int64_t> rowSlots;
-  std::vector<int64_t> rowPositions;
-  std::vector<Sequence*> rows;
-  std::vector<int32_t> sampled;
-  std::vector<TokenEvent> events;
+size_t strata_generator_t::activeCount() const {
+  return static_cast<size_t>(
+      std::count_if(slotOwner.begin(), slotOwner.end(),
+                    [](const Sequence* s) { return s != nullptr; }));
+}
 
-  size_t activeCount() const {
-    return static_cast<size_t>(
-        std::count_if(slotOwner.begin(), slotOwner.end(),
-                      [](const Sequence* s) { return s != nullptr; }));
-  }
+strata_generator_t::Sequence* strata_generator_t::find(uint64_t id) const {
+  auto it = sequences.find(id);
+  return it == sequences.end() ? nullptr : it->second.get();
+}
 
-  Sequence* find(uint64_t id) const {
-    auto it = sequences.find(id);
-    return it == sequences.end() ? nullptr : it->second.get();
-  }
-
-  // Ends |sequence|: its slot is reset and free for the next one.
-  void finish(Sequence* sequence) {
-    if (sequence->slot >= 0) {
-      strata_status_free(strata_session_reset_state(session, sequence->slot));
-      slotOwner[static_cast<size_t>(sequence->slot)] = nullptr;
-      sequence->slot = -1;
+void strata_generator_t::finish(Sequence* sequence) {
+  if (sequence->slot >= 0) {
+    strata_status_free(strata_session_reset_state(session, sequence->slot));
+    if (draftSession) {
+      strata_status_free(
+          strata_session_reset_state(draftSession, sequence->slot));
     }
-    sequence->finished = true;
+    slotOwner[static_cast<size_t>(sequence->slot)] = nullptr;
+    sequence->slot = -1;
   }
+  sequence->finished = true;
+}
 
-  // Appends a sampled token (room reserved) and finishes the sequence on a
-  // stop token, at its limit, or with its context full.
-  void accept(Sequence* sequence, int64_t token, Clock::time_point now) {
-    if (sequence->tokens.empty()) {
-      sequence->ttftMs = millisecondsBetween(sequence->start, now);
-    } else {
-      sequence->intervalsMs.push_back(millisecondsBetween(sequence->last, now));
+// Appends a sampled token (room reserved) and finishes the sequence on a
+// stop token, at its limit, or with its context full.
+void strata_generator_t::accept(Sequence* sequence, int64_t token,
+                                Clock::time_point now) {
+  if (sequence->tokens.empty()) {
+    sequence->ttftMs = millisecondsBetween(sequence->start, now);
+  } else {
+    sequence->intervalsMs.push_back(millisecondsBetween(sequence->last, now));
+  }
+  sequence->last = now;
+  sequence->tokens.push_back(token);
+  sequence->history.push_back(historyId(token));
+  const auto& stops = sequence->stopTokens;
+  bool end = std::find(stops.begin(), stops.end(), token) != stops.end() ||
+             sequence->tokens.size() >= sequence->maxGenerated;
+  if (end) finish(sequence);
+  events.push_back({sequence->id, token, end});
+}
+
+// Streams the queued events; the callback may cancel or read.
+void strata_generator_t::stream() {
+  inCallback = true;
+  for (const TokenEvent& event : events) {
+    if (callback) {
+      callback(callbackUser, event.id, event.token, event.finished ? 1 : 0);
     }
-    sequence->last = now;
-    sequence->tokens.push_back(token);
-    sequence->history.push_back(historyId(token));
-    const auto& stops = sequence->stopTokens;
-    bool end = std::find(stops.begin(), stops.end(), token) != stops.end() ||
-               sequence->tokens.size() >= sequence->maxGenerated;
-    if (end) finish(sequence);
-    events.push_back({sequence->id, token, end});
   }
-
-  // Streams the queued events; the callback may cancel or read.
-  void stream() {
-    inCallback = true;
-    for (const TokenEvent& event : events) {
-      if (callback) {
-        callback(callbackUser, event.id, event.token, event.finished ? 1 : 0);
-      }
-    }
-    inCallback = false;
-    events.clear();
-  }
-
-  // Runs one prefill chunk and samples from its logits when |token| is set.
-  strata_status_t prefill(Sequence* sequence, const int64_t* chunk,
-                          int64_t length, int64_t start, int32_t* token) {
-    int64_t idsDims[2] = {1, length};
-    TensorHolder ids, slot, position, logits;
-    STRATA_RETURN_IF_ERROR(
-        wrapI64(chunk, 2, idsDims, static_cast<size_t>(length), &ids));
-    STRATA_RETURN_IF_ERROR(wrapI64(&sequence->slot, 0, nullptr, 1, &slot));
-    STRATA_RETURN_IF_ERROR(wrapI64(&start, 0, nullptr, 1, &position));
-    const char* names[3] = {"input_ids", "slot", "start"};
-    const strata_tensor_t* inputs[3] = {ids.tensor, slot.tensor,
-                                        position.tensor};
-    const char* output = "logits";
-    strata_status_t status = strata_session_run_named(
-        session, "prefill", names, inputs, 3, &output, &logits.tensor, 1);
-    if (status) {
-      char context[96];
-      std::snprintf(context, sizeof(context),
-                    "prefill of tokens [%" PRId64 ", %" PRId64 ")", start,
-                    start + length);
-      return strata_status_annotate(status, context);
-    }
-    if (!token) return nullptr;
-    return sequence->sampler.sample(
-        static_cast<const float*>(strata_tensor_const_data(logits.tensor)),
-        static_cast<size_t>(contract.vocab), sequence->history.data(),
-        sequence->history.size(), token);
-  }
-
-  strata_status_t addSequence(const int64_t* prompt, size_t promptLength,
-                              const strata_generation_params_t& params,
-                              uint64_t* outId);
-  strata_status_t step(size_t* outActive);
-};
+  inCallback = false;
+  events.clear();
+}
 
 strata_status_t strata_generator_t::addSequence(
     const int64_t* prompt, size_t promptLength,
@@ -265,7 +302,10 @@ strata_status_t strata_generator_t::addSequence(
   }
 
   // Every allocation happens here, before the slot is taken.
-  auto owned = std::make_unique<Sequence>(sampling);
+  SamplingParams draftSampling = sampling;
+  draftSampling.seed = sampling.seed ^ kDraftSeedSalt;
+  auto owned = std::make_unique<Sequence>(sampling, draftSampling, maxDraft,
+                                          fixedDraft);
   Sequence* sequence = owned.get();
   sequence->id = nextId;
   sequence->promptLength = promptLength;
@@ -274,13 +314,21 @@ strata_status_t strata_generator_t::addSequence(
                                : static_cast<size_t>(context - promptLength);
   sequence->tokens.reserve(sequence->maxGenerated);
   sequence->intervalsMs.reserve(sequence->maxGenerated);
-  sequence->history.reserve(promptLength + sequence->maxGenerated);
+  // Drafts join the history while the target's distributions are made.
+  sequence->history.reserve(promptLength + sequence->maxGenerated + maxDraft);
   for (size_t i = 0; i < promptLength; ++i) {
     sequence->history.push_back(historyId(prompt[i]));
   }
   if (params.stop_token_count) {
     sequence->stopTokens.assign(params.stop_tokens,
                                 params.stop_tokens + params.stop_token_count);
+  }
+  if (speculative()) {
+    sequence->drafts.resize(maxDraft);
+    if (draftSession) {
+      sequence->draftDistributions.resize(maxDraft *
+                                          static_cast<size_t>(contract.vocab));
+    }
   }
   auto inserted = sequences.emplace(sequence->id, std::move(owned));
   ++nextId;
@@ -293,9 +341,27 @@ strata_status_t strata_generator_t::addSequence(
   for (size_t done = 0; !status && done < promptLength;) {
     size_t length =
         std::min(promptLength - done, static_cast<size_t>(prefillChunk));
-    bool last = done + length == promptLength;
-    status = prefill(sequence, prompt + done, static_cast<int64_t>(length),
-                     static_cast<int64_t>(done), last ? &token : nullptr);
+    TensorHolder logits;
+    status = runPrefill(session, sequence->slot, prompt + done,
+                        static_cast<int64_t>(length),
+                        static_cast<int64_t>(done), &logits);
+    done += length;
+    if (!status && done == promptLength) {
+      status = sequence->sampler.sample(
+          static_cast<const float*>(strata_tensor_const_data(logits.tensor)),
+          static_cast<size_t>(contract.vocab), sequence->history.data(),
+          sequence->history.size(), &token);
+    }
+  }
+  // The draft's cache takes the prompt too; its logits are not needed.
+  const size_t draftChunk = static_cast<size_t>(draftContract.prefillLength);
+  for (size_t done = 0; draftSession && !status && done < promptLength;) {
+    size_t length = std::min(promptLength - done, draftChunk);
+    TensorHolder logits;
+    status = runPrefill(draftSession, sequence->slot, prompt + done,
+                        static_cast<int64_t>(length),
+                        static_cast<int64_t>(done), &logits);
+    if (status) status = strata_status_annotate(status, "draft model");
     done += length;
   }
   if (status) {
@@ -303,6 +369,7 @@ strata_status_t strata_generator_t::addSequence(
     sequences.erase(inserted.first);
     return status;
   }
+  sequence->draftCached = static_cast<int64_t>(promptLength);
   accept(sequence, token, Clock::now());
   *outId = sequence->id;
   stream();
@@ -312,33 +379,34 @@ strata_status_t strata_generator_t::addSequence(
 strata_status_t strata_generator_t::step(size_t* outActive) {
   rows.clear();
   for (Sequence* sequence : slotOwner) {
-    if (!sequence) continue;
-    rowIds[rows.size()] = sequence->tokens.back();
-    rowSlots[rows.size()] = sequence->slot;
-    // Tokens already cached: the prompt and all generated but the last.
-    rowPositions[rows.size()] = static_cast<int64_t>(
-        sequence->promptLength + sequence->tokens.size() - 1);
-    rows.push_back(sequence);
+    if (sequence) rows.push_back(sequence);
   }
   if (rows.empty()) {
     if (outActive) *outActive = 0;
     return nullptr;
   }
-  const int64_t batch = static_cast<int64_t>(rows.size());
-  int64_t idsDims[2] = {batch, 1};
-  TensorHolder ids, slots, positions, logits;
+  STRATA_RETURN_IF_ERROR(speculative() ? speculativeStep() : decodeStep());
+  stream();
+  // After the callbacks, which may have cancelled sequences.
+  if (outActive) *outActive = activeCount();
+  return nullptr;
+}
+
+strata_status_t strata_generator_t::decodeStep() {
   const size_t count = rows.size();
-  STRATA_RETURN_IF_ERROR(wrapI64(rowIds.data(), 2, idsDims, count, &ids));
-  STRATA_RETURN_IF_ERROR(wrapI64(rowSlots.data(), 1, &batch, count, &slots));
-  STRATA_RETURN_IF_ERROR(
-      wrapI64(rowPositions.data(), 1, &batch, count, &positions));
-  const char* names[3] = {"input_ids", "slots", "positions"};
-  const strata_tensor_t* inputs[3] = {ids.tensor, slots.tensor,
-                                      positions.tensor};
-  const char* output = "logits";
-  strata_status_t status = strata_session_run_named(
-      session, "decode", names, inputs, 3, &output, &logits.tensor, 1);
+  for (size_t row = 0; row < count; ++row) {
+    rowIds[row] = rows[row]->tokens.back();
+    rowSlots[row] = rows[row]->slot;
+    rowPositions[row] = rows[row]->position();
+  }
+  TensorHolder logits;
+  const Clock::time_point started = Clock::now();
+  strata_status_t status =
+      runDecode(session, rowIds.data(), rowSlots.data(), rowPositions.data(),
+                count, &logits);
   if (status) return strata_status_annotate(status, "decode step");
+  const Clock::time_point now = Clock::now();
+  costs.recordDecode(millisecondsBetween(started, now));
   const auto* values =
       static_cast<const float*>(strata_tensor_const_data(logits.tensor));
   const size_t vocab = static_cast<size_t>(contract.vocab);
@@ -355,11 +423,10 @@ strata_status_t strata_generator_t::step(size_t* outActive) {
       return strata_status_annotate(status, context);
     }
   }
-  const Clock::time_point now = Clock::now();
-  for (size_t row = 0; row < count; ++row) accept(rows[row], sampled[row], now);
-  stream();
-  // After the callbacks, which may have cancelled sequences.
-  if (outActive) *outActive = activeCount();
+  for (size_t row = 0; row < count; ++row) {
+    ++rows[row]->targetSteps;
+    accept(rows[row], sampled[row], now);
+  }
   return nullptr;
 }
 
@@ -407,6 +474,12 @@ strata_status_t strata_generator_create(
                               ", outside [0, %" PRId64 "] (0 = prefill_length)",
                               given.prefill_chunk, contract.prefillLength);
   }
+  const bool speculative = given.draft_session || given.prompt_lookup;
+  GenerationContract draftContract;
+  if (speculative) {
+    STRATA_RETURN_IF_ERROR(checkSpeculation(session, given, &contract,
+                                            &draftContract));
+  }
   try {
     auto generator = std::make_unique<strata_generator_t>();
     generator->session = session;
@@ -416,16 +489,42 @@ strata_status_t strata_generator_create(
     generator->callback = given.callback;
     generator->callbackUser = given.callback_user;
     const size_t slots = static_cast<size_t>(contract.slots);
+    const size_t vocab = static_cast<size_t>(contract.vocab);
     generator->slotOwner.assign(slots, nullptr);
     generator->rowIds.resize(slots);
     generator->rowSlots.resize(slots);
     generator->rowPositions.resize(slots);
     generator->rows.reserve(slots);
     generator->sampled.resize(slots);
-    generator->events.reserve(slots);
-    // Earlier runs of the session may have left tokens in the slots.
+    if (speculative) {
+      const size_t most =
+          given.max_draft_tokens > 0
+              ? static_cast<size_t>(given.max_draft_tokens)
+              : static_cast<size_t>(contract.verifyLength - 1);
+      generator->draftSession = given.draft_session;
+      generator->draftContract = draftContract;
+      generator->promptLookup = given.prompt_lookup != 0;
+      generator->maxDraft = most;
+      generator->fixedDraft = given.fixed_draft_tokens != 0;
+      generator->costs = strata::runtime::StepCosts(most + 1);
+      generator->verifyIds.resize(slots * (most + 1));
+      generator->targetDistributions.resize((most + 1) * vocab);
+      if (generator->promptLookup) generator->certainDrafts.resize(most * vocab);
+      generator->residual.resize(vocab);
+      generator->verdictAccepted.resize(slots);
+      generator->verdictNext.resize(slots);
+      generator->catchUpIds.resize(
+          static_cast<size_t>(draftContract.prefillLength));
+      generator->draftRows.reserve(slots);
+    }
+    generator->events.reserve(slots * (generator->maxDraft + 1));
+    // Earlier runs of the sessions may have left tokens in the slots.
     for (int64_t slot = 0; slot < contract.slots; ++slot) {
       STRATA_RETURN_IF_ERROR(strata_session_reset_state(session, slot));
+      if (given.draft_session) {
+        STRATA_RETURN_IF_ERROR(
+            strata_session_reset_state(given.draft_session, slot));
+      }
     }
     *out = generator.release();
     return nullptr;
@@ -566,12 +665,14 @@ strata_status_t strata_generator_metrics(const strata_generator_t* generator,
     return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
                               "generator and metrics must not be NULL");
   }
-  if (metrics->struct_size < sizeof(strata_generation_metrics_t)) {
+  // The first version of the struct ended before the speculative fields.
+  constexpr size_t kFirstVersionSize =
+      offsetof(strata_generation_metrics_t, draft_tokens);
+  if (metrics->struct_size < kFirstVersionSize) {
     return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
                               "metrics.struct_size is %zu, smaller than any "
                               "version of the struct (%zu)",
-                              metrics->struct_size,
-                              sizeof(strata_generation_metrics_t));
+                              metrics->struct_size, kFirstVersionSize);
   }
   const Sequence* sequence = generator->find(sequence_id);
   if (!sequence) return unknownSequence(sequence_id);
@@ -582,6 +683,9 @@ strata_status_t strata_generator_metrics(const strata_generator_t* generator,
     result.prompt_tokens = sequence->promptLength;
     result.generated_tokens = sequence->tokens.size();
     result.ttft_ms = sequence->ttftMs;
+    result.draft_tokens = sequence->draftTokens;
+    result.accepted_draft_tokens = sequence->acceptedDraftTokens;
+    result.target_steps = sequence->targetSteps;
     std::vector<double> sorted = sequence->intervalsMs;
     if (!sorted.empty()) {
       std::sort(sorted.begin(), sorted.end());
@@ -602,7 +706,8 @@ strata_status_t strata_generator_metrics(const strata_generator_t* generator,
       result.tokens_per_second =
           static_cast<double>(sequence->tokens.size()) * 1000.0 / elapsedMs;
     }
-    std::memcpy(metrics, &result, sizeof(result));
+    // An older caller's struct gets the fields it has.
+    std::memcpy(metrics, &result, std::min(sizeof(result), metrics->struct_size));
     return nullptr;
   } catch (const std::bad_alloc&) {
     return outOfMemory();

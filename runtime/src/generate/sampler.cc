@@ -158,13 +158,15 @@ uint64_t Xoshiro256StarStar::next() {
 Sampler::Sampler(const SamplingParams& params)
     : params_(params), generator_(params.seed) {}
 
-strata_status_t Sampler::sample(const float* logits, size_t vocab,
-                                const int32_t* history, size_t historyCount,
-                                int32_t* outToken) {
+strata_status_t Sampler::checkArguments(const float* logits, size_t vocab,
+                                        const int32_t* history,
+                                        size_t historyCount,
+                                        const void* out) const {
   STRATA_RETURN_IF_ERROR(validateSamplingParams(params_));
-  if (!logits || !outToken) {
+  if (!logits || !out) {
     return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
-                              "sample: logits and outToken must not be NULL");
+                              "sample: logits and the output must not be "
+                              "NULL");
   }
   if (!history && historyCount > 0) {
     return STRATA_MAKE_STATUS(
@@ -180,24 +182,58 @@ strata_status_t Sampler::sample(const float* logits, size_t vocab,
                               "sample: vocab %zu does not fit a token id",
                               vocab);
   }
+  return nullptr;
+}
+
+strata_status_t Sampler::sample(const float* logits, size_t vocab,
+                                const int32_t* history, size_t historyCount,
+                                int32_t* outToken) {
+  STRATA_RETURN_IF_ERROR(
+      checkArguments(logits, vocab, history, historyCount, outToken));
+  int32_t argmax = -1;
+  STRATA_RETURN_IF_ERROR(
+      selectCandidates(logits, vocab, history, historyCount, &argmax));
+  *outToken = argmax >= 0 ? argmax : draw();
+  return nullptr;
+}
+
+strata_status_t Sampler::distribution(const float* logits, size_t vocab,
+                                      const int32_t* history,
+                                      size_t historyCount, double* out) {
+  STRATA_RETURN_IF_ERROR(
+      checkArguments(logits, vocab, history, historyCount, out));
+  int32_t argmax = -1;
+  STRATA_RETURN_IF_ERROR(
+      selectCandidates(logits, vocab, history, historyCount, &argmax));
+  std::fill(out, out + vocab, 0.0);
+  if (argmax >= 0) {
+    out[argmax] = 1.0;
+    return nullptr;
+  }
+  double total = 0.0;
+  for (size_t i = 0; i < candidateCount_; ++i) total += candidateWeights_[i];
+  for (size_t i = 0; i < candidateCount_; ++i) {
+    out[candidateTokens_[i]] = candidateWeights_[i] / total;
+  }
+  return nullptr;
+}
+
+strata_status_t Sampler::selectCandidates(const float* logits, size_t vocab,
+                                          const int32_t* history,
+                                          size_t historyCount,
+                                          int32_t* argmax) {
   // The scratch buffers are the only allocation; a failure must not throw
   // through the C API.
   try {
-    return sampleChecked(logits, vocab, history, historyCount, outToken);
+    growScratchFor(vocab, historyCount);
   } catch (const std::bad_alloc&) {
     return STRATA_MAKE_STATUS(
         STRATA_STATUS_RESOURCE_EXHAUSTED,
         "sample: out of memory for the scratch buffers of a vocab of %zu",
         vocab);
   }
-}
-
-strata_status_t Sampler::sampleChecked(const float* logits, size_t vocab,
-                                       const int32_t* history,
-                                       size_t historyCount, int32_t* outToken) {
   const bool greedy = params_.temperature == 0.0f;
   const bool penalize = params_.repetitionPenalty != 1.0f && historyCount > 0;
-  if (penalize || !greedy) growScratch(vocab);
 
   const float* values =
       penalize ? applyRepetitionPenalty(logits, vocab, history, historyCount)
@@ -214,8 +250,8 @@ strata_status_t Sampler::sampleChecked(const float* logits, size_t vocab,
         "sample: all %zu logits are -inf, no token can be sampled", vocab);
   }
   if (greedy) {
-    *outToken = static_cast<int32_t>(scan.argmax);
-    return strata_ok_status();
+    *argmax = static_cast<int32_t>(scan.argmax);
+    return nullptr;
   }
 
   size_t k = static_cast<size_t>(params_.topK);
@@ -228,8 +264,13 @@ strata_status_t Sampler::sampleChecked(const float* logits, size_t vocab,
   }
   if (params_.topP < 1.0f) applyTopP(totalWeight);
   if (params_.minP > 0.0f) applyMinP();
-  *outToken = draw();
-  return strata_ok_status();
+  return nullptr;
+}
+
+void Sampler::growScratchFor(size_t vocab, size_t historyCount) {
+  const bool greedy = params_.temperature == 0.0f;
+  const bool penalize = params_.repetitionPenalty != 1.0f && historyCount > 0;
+  if (penalize || !greedy) growScratch(vocab);
 }
 
 void Sampler::growScratch(size_t vocab) {

@@ -76,6 +76,16 @@ class Sampler {
                          const int32_t* history, size_t historyCount,
                          int32_t* outToken);
 
+  /// The distribution sample() would draw from, every filter applied, as
+  /// |vocab| probabilities in |out| (one-hot on the argmax when greedy).
+  /// Fails as sample() does; draws nothing.
+  strata_status_t distribution(const float* logits, size_t vocab,
+                               const int32_t* history, size_t historyCount,
+                               double* out);
+
+  /// The next uniform draw in [0, 1) of this sampler's generator.
+  double uniform() { return generator_.nextDouble(); }
+
   /// The tokens the last successful non-greedy sample() drew from, after
   /// every filter, in increasing id order, and their probabilities. For
   /// tests and for reporting the distribution; these copies allocate.
@@ -83,10 +93,17 @@ class Sampler {
   std::vector<double> lastCandidateProbabilities() const;
 
  private:
-  strata_status_t sampleChecked(const float* logits, size_t vocab,
-                                const int32_t* history, size_t historyCount,
-                                int32_t* outToken);
+  strata_status_t checkArguments(const float* logits, size_t vocab,
+                                 const int32_t* history, size_t historyCount,
+                                 const void* out) const;
+  // Leaves the surviving candidates in the buffers below, or with greedy
+  // params the argmax in |*argmax|.
+  strata_status_t selectCandidates(const float* logits, size_t vocab,
+                                   const int32_t* history, size_t historyCount,
+                                   int32_t* argmax);
   void growScratch(size_t vocab);
+  // Grows the buffers only when these params use them.
+  void growScratchFor(size_t vocab, size_t historyCount);
   const float* applyRepetitionPenalty(const float* logits, size_t vocab,
                                       const int32_t* history,
                                       size_t historyCount);

@@ -9,7 +9,7 @@
 # Run with /usr/bin/python3 (torch 1.13, onnx 1.12). Deterministic for a given
 # checkpoint.
 #
-# Usage: python3 export_bytegpt.py CHECKPOINT OUT_DIR
+# Usage: python3 export_bytegpt.py CHECKPOINT OUT_DIR [NAME]  (default bytegpt)
 import hashlib
 import io
 import json
@@ -79,6 +79,7 @@ def externalize(models, out_dir):
 
 def main():
     ckpt, out_dir = sys.argv[1], sys.argv[2]
+    name = sys.argv[3] if len(sys.argv) > 3 else "bytegpt"
     os.makedirs(out_dir, exist_ok=True)
     torch.set_num_threads(1)
     state = torch.load(ckpt, map_location="cpu")
@@ -100,7 +101,7 @@ def main():
             training = {k: v for k, v in json.load(f).items() if k != "log"}
     L = cfg.layers
     meta = {
-        "name": "bytegpt", "family": "gpt2", "kind": "trained", "opset": 17,
+        "name": name, "family": "gpt2", "kind": "trained", "opset": 17,
         "exporter": "torch.onnx.export (torch %s)" % torch.__version__.split("+")[0],
         "generator": "test/models/trained/export_bytegpt.py",
         "prefill": "prefill.onnx", "decode": "decode.onnx", "external_data": DATA,

@@ -73,7 +73,13 @@ def main():
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--threads", type=int, default=2)
+    # A smaller model of the same corpus and tokenizer (the speculative
+    # decoding draft) overrides these.
+    ap.add_argument("--layers", type=int, default=CONFIG["layers"])
+    ap.add_argument("--hidden", type=int, default=CONFIG["hidden"])
+    ap.add_argument("--heads", type=int, default=CONFIG["heads"])
     args = ap.parse_args()
+    config = dict(CONFIG, layers=args.layers, hidden=args.hidden, heads=args.heads)
 
     t_start = time.time()
     torch.set_num_threads(args.threads)
@@ -81,7 +87,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     train = load_bytes(os.path.join(args.corpus, "train.txt"))
     held = load_bytes(os.path.join(args.corpus, "heldout.txt"))
-    cfg = GPT2Config(**CONFIG)
+    cfg = GPT2Config(**config)
     ctx = cfg.n_positions
     model = GPT2LMHeadModel(cfg)
     with torch.no_grad():  # GPT-2 init: N(0, 0.02), residual projections scaled.
@@ -127,13 +133,13 @@ def main():
             print(json.dumps(rec), flush=True)
     train_s = time.time() - t_train
     bpb, nbytes = bits_per_byte(model, held, ctx)
-    summary = dict(config=CONFIG, params=n_params, seed=args.seed, steps=step,
+    summary = dict(config=config, params=n_params, seed=args.seed, steps=step,
                    batch=args.batch, lr=args.lr, threads=args.threads,
                    tokens_seen=step * args.batch * ctx, train_seconds=round(train_s, 1),
                    total_seconds=round(time.time() - t_start, 1),
                    heldout_bytes=nbytes, heldout_bpb_torch=bpb,
                    train_bytes=len(train), torch=torch.__version__, log=log)
-    torch.save({"config": CONFIG, "state_dict": model.state_dict()},
+    torch.save({"config": config, "state_dict": model.state_dict()},
                os.path.join(args.out, "bytegpt.pt"))
     with open(os.path.join(args.out, "train_log.json"), "w") as f:
         json.dump(summary, f, indent=1)

@@ -21,7 +21,7 @@ namespace {
 TEST(AbiTest, Versions) {
   EXPECT_EQ(STRATA_KERNEL_ABI_VERSION, 3u);
   EXPECT_EQ(STRATA_ARTIFACT_FORMAT_MAJOR, 2u);
-  EXPECT_EQ(STRATA_ARTIFACT_FORMAT_MINOR, 0u);
+  EXPECT_EQ(STRATA_ARTIFACT_FORMAT_MINOR, 1u);
 }
 
 // Manifest enumerations: values never change once assigned.

@@ -90,7 +90,8 @@ TEST(FormatV2Test, SkippedSectionsAreBoundsChecked) {
 }
 
 TEST(FormatV2Test, NewerMinorIsAccepted) {
-  std::vector<uint8_t> newer = withMinor(standardArtifact(), 1);
+  std::vector<uint8_t> newer =
+      withMinor(standardArtifact(), STRATA_ARTIFACT_FORMAT_MINOR + 1);
   STRATA_ASSERT_OK(tryLoad(newer));
   // A newer minor may use reserved fields and flag bits; this reader
   // ignores them there, and only there.
@@ -115,7 +116,7 @@ TEST(FormatV2Test, NewerMajorIsRefusedNamingBothVersions) {
   ArtifactWriter::resealHeader(bytes.data());
   EXPECT_TRUE(failsWith(bytes, STRATA_STATUS_INCOMPATIBLE,
                         "artifact format version 7.x is newer than this "
-                        "runtime's format version 2.0"));
+                        "runtime's format version 2.1"));
 }
 
 // A value only a newer minor defines is an incompatibility there and
@@ -128,7 +129,7 @@ TEST(FormatV2Test, UnknownValuesDependOnTheMinor) {
                         "entry 'add_bias' input 'x' has unknown dtype 40"));
   EXPECT_TRUE(failsWith(withMinor(bytes, 3), STRATA_STATUS_INCOMPATIBLE,
                         "has unknown dtype 40 (artifact format 2.3 is newer "
-                        "than this reader's 2.0)"));
+                        "than this reader's 2.1)"));
   manifest = manifestOf(standardWriter());
   manifest.entries[1].kind = 9;
   EXPECT_TRUE(failsWith(withManifest(manifest), STRATA_STATUS_DATA_LOSS,

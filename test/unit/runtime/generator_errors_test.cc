@@ -136,6 +136,64 @@ TEST_F(GeneratorTest, ModulesOffTheContractAreRefused) {
   }
 }
 
+// Speculative decoding's options: the drafts' source, the draft module
+// against the target's, and the target's verify entry (the toy model has
+// none; the e2e test check_speculative.py runs the real thing).
+TEST_F(GeneratorTest, SpeculationIsRefusedWhereItCannotRun) {
+  struct Case {
+    LmSpec draft;
+    bool withDraft;
+    bool promptLookup;
+    int32_t maxDraft;
+    strata_status_code_t code;
+    std::string needle;
+  };
+  LmSpec plain, otherVocab, fewerSlots, noDecode;
+  otherVocab.vocab = 2 * kLmVocab;
+  fewerSlots.slots = 2;
+  fewerSlots.batchMax = 2;
+  noDecode.withDecode = false;
+  const Case cases[] = {
+      {plain, true, true, 0, STRATA_STATUS_INVALID_ARGUMENT,
+       "draft_session and prompt_lookup are both set"},
+      {otherVocab, true, false, 0, STRATA_STATUS_FAILED_PRECONDITION,
+       "the draft model's vocabulary has 32 tokens and the target's 16"},
+      {fewerSlots, true, false, 0, STRATA_STATUS_FAILED_PRECONDITION,
+       "the draft model holds 2 sequences of 32 tokens and the target 4"},
+      {noDecode, true, false, 0, STRATA_STATUS_FAILED_PRECONDITION,
+       "no entry 'decode'"},
+      {plain, true, false, 0, STRATA_STATUS_FAILED_PRECONDITION,
+       "no entry 'verify'"},
+      {plain, false, true, 0, STRATA_STATUS_FAILED_PRECONDITION,
+       "no entry 'verify'"},
+  };
+  for (const Case &c : cases) {
+    LoadedModule draftModule(lmArtifact(c.draft));
+    STRATA_ASSERT_OK(draftModule.load());
+    strata_session_t *draftSession = nullptr;
+    STRATA_ASSERT_OK(strata_session_create(
+        draftModule.get(), nullptr, strata_allocator_system(), &draftSession));
+    strata_generator_options_t options;
+    strata_generator_options_init(&options);
+    options.draft_session = c.withDraft ? draftSession : nullptr;
+    options.prompt_lookup = c.promptLookup ? 1 : 0;
+    options.max_draft_tokens = c.maxDraft;
+    strata_generator_t *refused = nullptr;
+    expectStatus(strata_generator_create(session, &options, &refused), c.code,
+                 c.needle);
+    EXPECT_EQ(refused, nullptr);
+    strata_session_release(draftSession);
+  }
+  // The target's own session cannot draft for it.
+  strata_generator_options_t options;
+  strata_generator_options_init(&options);
+  options.draft_session = session;
+  strata_generator_t *refused = nullptr;
+  expectStatus(strata_generator_create(session, &options, &refused),
+               STRATA_STATUS_INVALID_ARGUMENT,
+               "the draft session is the target's session");
+}
+
 TEST_F(GeneratorTest, AFailedStepMovesNoSequence) {
   LmSpec failing;
   failing.failSlot = 1;

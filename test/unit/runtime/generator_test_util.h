@@ -32,6 +32,10 @@ struct LmSpec {
   uint32_t decodeKind = STRATA_ENTRY_KIND_DECODE;
   strata_dtype_t positionsDtype = STRATA_DTYPE_I64;
   int64_t batchMax = kLmSlots;
+  /// The slots and the logits' vocabulary the manifest declares (the
+  /// kernels always compute kLmVocab logits: for contract checks only).
+  int64_t slots = kLmSlots;
+  int64_t vocab = kLmVocab;
   /// {fail_slot, fail_position}: where the model's runs fail (-1: never).
   int64_t failSlot = -1;
   int64_t failPosition = -1;
@@ -40,7 +44,7 @@ struct LmSpec {
 inline std::vector<uint8_t> lmArtifact(const LmSpec &spec = {}) {
   using codegen::ArtifactTensor;
   codegen::ArtifactWriter writer;
-  int64_t slots = writer.addSymbolicDim("slots", kLmSlots);
+  int64_t slots = writer.addSymbolicDim("slots", spec.slots);
   int64_t context = writer.addSymbolicDim("context", kLmContext);
   int64_t prefill = writer.addSymbolicDim("prefill_length", kLmPrefillLength);
   int64_t batch = writer.addSymbolicDim("batch", spec.batchMax);
@@ -49,7 +53,7 @@ inline std::vector<uint8_t> lmArtifact(const LmSpec &spec = {}) {
                    {{"input_ids", STRATA_DTYPE_I64, {1, prefill}},
                     {"slot", STRATA_DTYPE_I64, {}},
                     {"start", STRATA_DTYPE_I64, {}}},
-                   {{"logits", STRATA_DTYPE_F32, {1, kLmVocab}}},
+                   {{"logits", STRATA_DTYPE_F32, {1, spec.vocab}}},
                    STRATA_ENTRY_KIND_PREFILL});
   if (spec.withDecode) {
     writer.addEntry({"decode",
@@ -57,7 +61,7 @@ inline std::vector<uint8_t> lmArtifact(const LmSpec &spec = {}) {
                      {{"input_ids", STRATA_DTYPE_I64, {batch, 1}},
                       {"slots", STRATA_DTYPE_I64, {batch}},
                       {"positions", spec.positionsDtype, {batch}}},
-                     {{"logits", STRATA_DTYPE_F32, {batch, kLmVocab}}},
+                     {{"logits", STRATA_DTYPE_F32, {batch, spec.vocab}}},
                      spec.decodeKind});
   }
   writer.addStateTensor({{"history", STRATA_DTYPE_I64, {slots, context}},

@@ -90,8 +90,8 @@ ArtifactWriter decoder() {
 }
 
 // minimal's manifest and code with an optional section of an unknown kind
-// and an optional CUDA section before the weights, marked format 2.1, which
-// a 2.0 reader accepts.
+// and an optional CUDA section before the weights, marked format 2.2, which
+// a 2.1 reader accepts.
 std::vector<uint8_t> sections() {
   strata::format::Manifest described = strata::testing::manifestOf(minimal());
   strata::format::ManifestTarget cudaTarget;
@@ -110,7 +110,7 @@ std::vector<uint8_t> sections() {
        {STRATA_SECTION_CUDA_CODE, 0, cuda.data(), cuda.size()},
        {STRATA_SECTION_WEIGHTS, STRATA_SECTION_FLAG_REQUIRED, nullptr, 0}});
   strata::testing::patch<uint32_t>(
-      &bytes, offsetof(strata_artifact_header_t, format_minor), 1);
+      &bytes, offsetof(strata_artifact_header_t, format_minor), 2);
   ArtifactWriter::resealHeader(bytes.data());
   return bytes;
 }

@@ -45,6 +45,24 @@ typedef struct strata_generator_options_t {
   /// Streaming callback (NULL: none) and its first argument.
   strata_generator_token_fn callback;
   void* callback_user;
+  /// Speculative decoding (docs/speculative.md): each step drafts tokens
+  /// for every sequence and checks them all in one call of the module's
+  /// `verify` entry, keeping the longest run the target agrees with (exactly
+  /// the target's greedy output, or its distribution when sampling). The
+  /// drafts come from a session of a smaller draft module with the same
+  /// vocabulary (draft_session, borrowed like |session|, with at least as
+  /// many slots and as much context), or from prompt lookup (nonzero
+  /// prompt_lookup: the tokens that followed the latest earlier occurrence
+  /// of the sequence's last tokens); not both. NULL and 0: plain decode.
+  strata_session_t* draft_session;
+  int32_t prompt_lookup;
+  /// Most tokens drafted per sequence and step, in [0, verify_length - 1];
+  /// 0 = verify_length - 1.
+  int32_t max_draft_tokens;
+  /// Nonzero: always draft max_draft_tokens. Zero (the default): the count
+  /// adapts per sequence to its acceptance rate and the measured call times,
+  /// down to plain decode where drafting does not pay.
+  int32_t fixed_draft_tokens;
 } strata_generator_options_t;
 
 /// Sets |options| to the defaults and struct_size to this header's size.
@@ -97,6 +115,12 @@ typedef struct strata_generation_metrics_t {
   double p99_ms;
   /// Generated tokens per second from add_sequence's start to the last.
   double tokens_per_second;
+  /// Speculative decoding: tokens drafted, drafted tokens the target kept,
+  /// and target calls (decode or verify) after prefill. Without it,
+  /// target_steps counts decode calls and the others stay 0.
+  uint64_t draft_tokens;
+  uint64_t accepted_draft_tokens;
+  uint64_t target_steps;
 } strata_generation_metrics_t;
 
 /// Zeroes |metrics| and sets struct_size to this header's size.
@@ -109,7 +133,12 @@ STRATA_API_EXPORT void strata_generation_metrics_init(
 /// FAILED_PRECONDITION naming what is missing or different (an entry, its
 /// kind, an input's name, dtype or rank, a dim of the table); INVALID_ARGUMENT
 /// for NULL arguments, a bad struct_size or a prefill_chunk outside [0,
-/// prefill_length]. Resets every sequence slot of the session's state.
+/// prefill_length]. With speculative decoding, FAILED_PRECONDITION also for
+/// a module without a `verify` entry, or a draft module that breaks the
+/// contract or differs in vocabulary, or has fewer slots or less context;
+/// INVALID_ARGUMENT for both drafts at once or a max_draft_tokens outside
+/// [0, verify_length - 1]. Resets every sequence slot of the session's
+/// state (and of the draft session's).
 /// |out| belongs to the caller (strata_generator_release).
 STRATA_API_EXPORT strata_status_t strata_generator_create(
     strata_session_t* session, const strata_generator_options_t* options,
@@ -172,8 +201,9 @@ STRATA_API_EXPORT strata_status_t
 strata_generator_sequence_finished(const strata_generator_t* generator,
                                    uint64_t sequence_id, int* out_finished);
 
-/// Fills |*metrics| (its struct_size set by the caller) for |sequence_id|.
-/// NOT_FOUND for an unknown id, INVALID_ARGUMENT for a bad struct_size.
+/// Fills |*metrics| (its struct_size set by the caller; an older, shorter
+/// struct gets the fields it has) for |sequence_id|. NOT_FOUND for an
+/// unknown id, INVALID_ARGUMENT for a struct_size below the first version's.
 STRATA_API_EXPORT strata_status_t strata_generator_metrics(
     const strata_generator_t* generator, uint64_t sequence_id,
     strata_generation_metrics_t* metrics);

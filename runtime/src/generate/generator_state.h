@@ -1,0 +1,169 @@
+//===- generator_state.h - The generator's sequences and step state -------===//
+// SPDX-License-Identifier: Apache-2.0
+// Shared by generator.cc (the C API, prompts, plain decode steps) and
+// speculative_step.cc (drafting and verification).
+
+#ifndef STRATA_RUNTIME_SRC_GENERATE_GENERATOR_STATE_H_
+#define STRATA_RUNTIME_SRC_GENERATE_GENERATOR_STATE_H_
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "generate/contract.h"
+#include "generate/draft_length.h"
+#include "generate/prompt_lookup.h"
+#include "generate/sampler.h"
+#include "strata/runtime/generate.h"
+#include "strata/runtime/tensor.h"
+
+namespace strata::runtime {
+
+using Clock = std::chrono::steady_clock;
+
+inline double millisecondsBetween(Clock::time_point from,
+                                  Clock::time_point to) {
+  return std::chrono::duration<double, std::milli>(to - from).count();
+}
+
+// One sequence, in flight (slot >= 0) or finished.
+struct Sequence {
+  Sequence(const SamplingParams& params, const SamplingParams& draftParams,
+           size_t maxDraft, bool fixedDraft)
+      : sampler(params),
+        draftSampler(draftParams),
+        draftLength(maxDraft, fixedDraft) {}
+
+  uint64_t id = 0;
+  int64_t slot = -1;
+  bool finished = false;
+  size_t promptLength = 0;
+  // Most tokens it may generate (max_new_tokens, or what the context holds).
+  size_t maxGenerated = 0;
+  std::vector<int64_t> tokens;
+  // Prompt and generated tokens, for the repetition penalty (and the
+  // drafts, which read the whole sequence).
+  std::vector<int32_t> history;
+  std::vector<int64_t> stopTokens;
+  Sampler sampler;
+  Clock::time_point start;
+  Clock::time_point last;
+  double ttftMs = 0;
+  std::vector<double> intervalsMs;
+
+  // Speculative decoding. The draft's own sampler draws the drafted tokens.
+  Sampler draftSampler;
+  DraftLength draftLength;
+  // Tokens of the sequence (prompt and generated) the draft's cache holds.
+  int64_t draftCached = 0;
+  // This step's drafted tokens and, with a draft model, the distribution
+  // each was drawn from (|vocab| doubles per draft).
+  std::vector<int32_t> drafts;
+  std::vector<double> draftDistributions;
+  size_t draftCount = 0;
+  uint64_t draftTokens = 0;
+  uint64_t acceptedDraftTokens = 0;
+  uint64_t targetSteps = 0;
+
+  // Tokens before the last generated one: where the next call writes.
+  int64_t position() const {
+    return static_cast<int64_t>(promptLength + tokens.size() - 1);
+  }
+};
+
+// A token to stream once the generator is consistent again.
+struct TokenEvent {
+  uint64_t id;
+  int64_t token;
+  bool finished;
+};
+
+// Releases a tensor at scope exit.
+struct TensorHolder {
+  strata_tensor_t* tensor = nullptr;
+  ~TensorHolder() { strata_tensor_release(tensor); }
+};
+
+strata_status_t wrapI64(const int64_t* data, uint32_t rank, const int64_t* dims,
+                        size_t count, TensorHolder* out);
+
+// Runs |session|'s prefill entry on |length| tokens at |start| of |slot|;
+// the logits of the last one in |*logits|.
+strata_status_t runPrefill(strata_session_t* session, int64_t slot,
+                           const int64_t* chunk, int64_t length, int64_t start,
+                           TensorHolder* logits);
+
+// Runs |session|'s decode entry on one token for each of |rows| rows.
+strata_status_t runDecode(strata_session_t* session, const int64_t* ids,
+                          const int64_t* slots, const int64_t* positions,
+                          size_t rows, TensorHolder* logits);
+
+}  // namespace strata::runtime
+
+struct strata_generator_t {
+  using Sequence = strata::runtime::Sequence;
+  using TokenEvent = strata::runtime::TokenEvent;
+
+  strata_session_t* session = nullptr;
+  strata::runtime::GenerationContract contract;
+  int64_t prefillChunk = 0;
+  strata_generator_token_fn callback = nullptr;
+  void* callbackUser = nullptr;
+  bool inCallback = false;
+  uint64_t nextId = 1;
+  std::map<uint64_t, std::unique_ptr<Sequence>> sequences;
+  // The sequence in each slot, null when free.
+  std::vector<Sequence*> slotOwner;
+  // Decode inputs and the tokens a step sampled, one per slot at most.
+  std::vector<int64_t> rowIds;
+  std::vector<int64_t> rowSlots;
+  std::vector<int64_t> rowPositions;
+  std::vector<Sequence*> rows;
+  std::vector<int32_t> sampled;
+  std::vector<TokenEvent> events;
+
+  // Speculative decoding: off when neither a draft session nor prompt
+  // lookup is set.
+  strata_session_t* draftSession = nullptr;
+  strata::runtime::GenerationContract draftContract;
+  bool promptLookup = false;
+  strata::runtime::PromptLookupParams lookupParams;
+  size_t maxDraft = 0;
+  bool fixedDraft = false;
+  // Call times, for the draft length; plain decode steps measure too.
+  strata::runtime::StepCosts costs{0};
+  // Verify inputs ([rows, n] ids), the target's distributions of one row
+  // ((maxDraft + 1) x vocab), one-hot drafts of prompt lookup (maxDraft x
+  // vocab), the acceptance rule's residual (vocab), and the rows' verdicts.
+  std::vector<int64_t> verifyIds;
+  std::vector<double> targetDistributions;
+  std::vector<double> certainDrafts;
+  std::vector<double> residual;
+  std::vector<size_t> verdictAccepted;
+  std::vector<int32_t> verdictNext;
+  // The draft's catch-up prefill chunk and the rows of a draft round.
+  std::vector<int64_t> catchUpIds;
+  std::vector<Sequence*> draftRows;
+
+  bool speculative() const { return draftSession || promptLookup; }
+
+  size_t activeCount() const;
+  Sequence* find(uint64_t id) const;
+  void finish(Sequence* sequence);
+  void accept(Sequence* sequence, int64_t token, strata::runtime::Clock::time_point now);
+  void stream();
+  strata_status_t addSequence(const int64_t* prompt, size_t promptLength,
+                              const strata_generation_params_t& params,
+                              uint64_t* outId);
+  strata_status_t step(size_t* outActive);
+  // One decode call for every row in |rows|.
+  strata_status_t decodeStep();
+  // Drafts, one verify call, acceptance (speculative_step.cc).
+  strata_status_t speculativeStep();
+  // Draws up to |longest| drafts per row from the draft model.
+  strata_status_t draftTokens(size_t longest);
+};
+
+#endif  // STRATA_RUNTIME_SRC_GENERATE_GENERATOR_STATE_H_
