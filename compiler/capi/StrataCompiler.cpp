@@ -134,6 +134,10 @@ std::string readOptions(const strata_compile_options_t *given,
            std::to_string(o.prefill_chunk);
   options.generation.prefillChunk = o.prefill_chunk;
   options.generation.allLogits = o.prefill_all_logits != 0;
+  if (o.verify_length < 0)
+    return "verify_length must be >= 0 (0: no verify entry), got " +
+           std::to_string(o.verify_length);
+  options.generation.verifyLength = o.verify_length;
   if (o.attention_layer_count && !o.attention_layers)
     return "attention_layers must not be NULL when attention_layer_count is "
            "not 0";
@@ -238,6 +242,7 @@ void strata_compile_options_init(strata_compile_options_t *options) {
   options->enable_fusion = 1;
   options->runtime_attention = 1;
   options->int4_group = 32;
+  options->verify_length = strata::GenerationOptions::kDefaultVerifyLength;
 }
 
 strata_compile_status_t

@@ -18,7 +18,7 @@ extern "C" {
 
 /* (major << 16) | minor of this header; strata_compiler_api_version() gives
  * the library's. A minor bump only adds functions and option fields. */
-#define STRATA_COMPILER_API_VERSION ((1 << 16) | 2)
+#define STRATA_COMPILER_API_VERSION ((1 << 16) | 3)
 
 /* What a call returns; values follow the runtime's absl/IREE numbering and
  * never change. */
@@ -135,6 +135,10 @@ typedef struct strata_compile_options_t {
   /* Since 1.2: the compile report (NULL: none) and its first argument. */
   strata_compile_report_fn report;
   void *report_user_data;
+
+  /* Since 1.3: the most tokens per sequence of the verify entry
+   * (speculative decoding, docs/speculative.md); default 9, 0: none. */
+  int64_t verify_length;
 } strata_compile_options_t;
 
 /* The struct_size of a 1.0 caller's options (the fields before

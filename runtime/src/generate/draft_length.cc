@@ -14,39 +14,46 @@ constexpr double kCostSmoothing = 0.2;
 // Per-step decay of the acceptance counts: about the last 20 steps count.
 constexpr double kAcceptanceDecay = 0.95;
 // A sequence with drafting off tries one short draft every this many steps.
-constexpr size_t kRetryInterval = 32;
-
-void smooth(double* average, double sample) {
-  *average = *average > 0 ? *average + kCostSmoothing * (sample - *average)
-                          : sample;
-}
+constexpr size_t kRetryInterval = 16;
+// The acceptance rate before evidence: a draft is chosen because it mostly
+// agrees with the target, so 0.7, worth two drafted tokens (one early
+// rejection must not switch drafting off for long).
+constexpr double kPriorRate = 0.7;
+constexpr double kPriorTrials = 2.0;
 
 }  // namespace
 
-StepCosts::StepCosts(size_t maxVerifyLength)
-    : verifyMs_(maxVerifyLength + 1, 0.0) {}
-
-void StepCosts::recordDecode(double ms) { smooth(&decodeMs_, ms); }
-
-void StepCosts::recordVerify(size_t tokens, double ms) {
-  if (tokens < verifyMs_.size()) smooth(&verifyMs_[tokens], ms);
+void StepCosts::Average::add(double sample) {
+  if (!warm) {
+    warm = true;
+    return;
+  }
+  ms = ms > 0 ? ms + kCostSmoothing * (sample - ms) : sample;
 }
 
-void StepCosts::recordDraftToken(double ms) { smooth(&draftTokenMs_, ms); }
+StepCosts::StepCosts(size_t maxVerifyLength) : verify_(maxVerifyLength + 1) {}
+
+void StepCosts::recordDecode(double ms) { decode_.add(ms); }
+
+void StepCosts::recordVerify(size_t tokens, double ms) {
+  if (tokens < verify_.size()) verify_[tokens].add(ms);
+}
+
+void StepCosts::recordDraftToken(double ms) { draftToken_.add(ms); }
 
 double StepCosts::verifyMs(size_t tokens) const {
-  for (size_t n = std::min(tokens, verifyMs_.size() - 1); n > 0; --n) {
-    if (verifyMs_[n] > 0) return verifyMs_[n];
+  if (verify_.empty()) return decode_.ms;
+  for (size_t n = std::min(tokens, verify_.size() - 1); n > 0; --n) {
+    if (verify_[n].ms > 0) return verify_[n].ms;
   }
-  return decodeMs_;
+  return decode_.ms;
 }
 
 DraftLength::DraftLength(size_t maxTokens, bool fixed)
     : maxTokens_(std::max<size_t>(maxTokens, 1)), fixed_(fixed) {}
 
 double DraftLength::acceptanceRate() const {
-  // A uniform prior: 0.5 before any evidence.
-  return (kept_ + 1.0) / (trials_ + 2.0);
+  return (kept_ + kPriorRate * kPriorTrials) / (trials_ + kPriorTrials);
 }
 
 void DraftLength::record(size_t drafted, size_t accepted) {
@@ -83,6 +90,11 @@ size_t DraftLength::choose(const StepCosts& costs, size_t limit) {
     idleSteps_ = 0;
     return best;
   }
+  // Off: the evidence fades towards the prior as steps pass, since what
+  // the sequence generates changes (a model that starts a loop, or quotes
+  // its prompt, becomes predictable).
+  trials_ *= kAcceptanceDecay;
+  kept_ *= kAcceptanceDecay;
   if (++idleSteps_ >= kRetryInterval) {
     idleSteps_ = 0;
     return 1;

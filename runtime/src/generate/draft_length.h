@@ -5,8 +5,9 @@
 // draft is accepted with probability a. This picks, per sequence and step,
 // the k with the most tokens per millisecond from the measured call times
 // and the sequence's own acceptance rate, and 0 (plain decode) when no k
-// beats plain decode. A sequence with drafting off retries a short draft
-// now and then, since its acceptance rate only moves while it drafts.
+// beats plain decode. While drafting is off the rate's evidence fades
+// towards the prior and a short draft is retried now and then, since the
+// rate only moves while the sequence drafts.
 
 #ifndef STRATA_RUNTIME_SRC_GENERATE_DRAFT_LENGTH_H_
 #define STRATA_RUNTIME_SRC_GENERATE_DRAFT_LENGTH_H_
@@ -16,7 +17,9 @@
 
 namespace strata::runtime {
 
-/// Exponential moving averages of the generator's call times, in ms.
+/// Exponential moving averages of the generator's call times, in ms. The
+/// first call of each kind (and verify length) is not counted: it pays for
+/// page faults and cold caches, up to 5x a later one's time.
 class StepCosts {
  public:
   explicit StepCosts(size_t maxVerifyLength);
@@ -27,18 +30,24 @@ class StepCosts {
   /// The draft's share of one step, per drafted token.
   void recordDraftToken(double ms);
 
-  bool decodeMeasured() const { return decodeMs_ > 0; }
-  double decodeMs() const { return decodeMs_; }
-  double draftTokenMs() const { return draftTokenMs_; }
+  bool decodeMeasured() const { return decode_.ms > 0; }
+  double decodeMs() const { return decode_.ms; }
+  double draftTokenMs() const { return draftToken_.ms; }
   /// A verify call of |tokens| tokens; until measured, the nearest shorter
   /// measured length's time (or decode's): optimistic, so each length is
   /// tried once and then known.
   double verifyMs(size_t tokens) const;
 
  private:
-  double decodeMs_ = 0;
-  double draftTokenMs_ = 0;
-  std::vector<double> verifyMs_;  // by tokens per row; 0 = not measured
+  // An average, and whether the warm-up call has been seen.
+  struct Average {
+    double ms = 0;
+    bool warm = false;
+    void add(double sample);
+  };
+  Average decode_;
+  Average draftToken_;
+  std::vector<Average> verify_;  // by tokens per row
 };
 
 /// One sequence's draft length.
@@ -52,7 +61,8 @@ class DraftLength {
   /// The outcome of a step that drafted |drafted| tokens and kept
   /// |accepted| of them.
   void record(size_t drafted, size_t accepted);
-  /// The estimated probability that a drafted token is kept.
+  /// The estimated probability that a drafted token is kept (0.7 before
+  /// any evidence).
   double acceptanceRate() const;
 
  private:

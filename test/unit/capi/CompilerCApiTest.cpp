@@ -519,8 +519,29 @@ TEST_F(CompilerCApiTest, GenerationAndPrecisionOptions) {
   expectOk(strata_module_output_index(module, "prefill", "all_logits", &index));
   expectOk(strata_module_input_index(module, "prefill", "input_ids", &index));
   EXPECT_EQ(prefill->inputs[index].dims[1].max, 16);
+  // The verify entry of speculative decoding, 9 tokens per row by default.
+  const strata_entry_signature_t *verify = nullptr;
+  expectOk(strata_module_find_entry(module, "verify", &verify));
+  ASSERT_NE(verify, nullptr);
+  EXPECT_EQ(verify->inputs[0].dims[1].max, 9);
   strata_module_release(module);
   module = nullptr;
+
+  // verify_length 0 leaves it out; a negative one is refused.
+  options = smallDecoderOptions();
+  options.verify_length = 0;
+  ASSERT_EQ(compile(kSmallDecoder, &options), STRATA_COMPILE_STATUS_OK)
+      << errorText;
+  expectOk(strata_module_load_file(artifact().c_str(), allocator, &module));
+  EXPECT_TRUE(hasEntry("decode"));
+  EXPECT_FALSE(hasEntry("verify"));
+  strata_module_release(module);
+  module = nullptr;
+  options.verify_length = -2;
+  EXPECT_EQ(compile(kSmallDecoder, &options),
+            STRATA_COMPILE_STATUS_INVALID_ARGUMENT);
+  EXPECT_TRUE(hasError("verify_length must be >= 0 (0: no verify entry), got -2"))
+      << errorText;
 
   // int4 decode weights, calibrated, read by prefill too (one int4 copy
   // instead of the fp32 one), and an int8 KV cache.
