@@ -13,12 +13,19 @@ namespace {
 constexpr double kCostSmoothing = 0.2;
 // Per-step decay of the acceptance counts: about the last 20 steps count.
 constexpr double kAcceptanceDecay = 0.95;
+// While drafting is off the counts fade more slowly: a sequence that drafts
+// badly should stay off for a while (each failed draft costs a verify call
+// more than a decode step).
+constexpr double kIdleDecay = 0.98;
+// Drafting must beat plain decode by this factor: the estimates are noisy,
+// and a step that drafts for nothing costs more than one that does not.
+constexpr double kRequiredGain = 1.10;
 // A sequence with drafting off tries one short draft every this many steps.
 constexpr size_t kRetryInterval = 16;
 // The acceptance rate before evidence: a draft is chosen because it mostly
-// agrees with the target, so 0.7, worth two drafted tokens (one early
+// agrees with the target, so 0.6, worth two drafted tokens (one early
 // rejection must not switch drafting off for long).
-constexpr double kPriorRate = 0.7;
+constexpr double kPriorRate = 0.6;
 constexpr double kPriorTrials = 2.0;
 
 }  // namespace
@@ -36,17 +43,37 @@ StepCosts::StepCosts(size_t maxVerifyLength) : verify_(maxVerifyLength + 1) {}
 void StepCosts::recordDecode(double ms) { decode_.add(ms); }
 
 void StepCosts::recordVerify(size_t tokens, double ms) {
-  if (tokens < verify_.size()) verify_[tokens].add(ms);
+  if (!verifyWarm_) {
+    verifyWarm_ = true;
+    return;
+  }
+  if (tokens < verify_.size()) {
+    verify_[tokens].warm = true;
+    verify_[tokens].add(ms);
+  }
 }
 
 void StepCosts::recordDraftToken(double ms) { draftToken_.add(ms); }
 
 double StepCosts::verifyMs(size_t tokens) const {
-  if (verify_.empty()) return decode_.ms;
-  for (size_t n = std::min(tokens, verify_.size() - 1); n > 0; --n) {
-    if (verify_[n].ms > 0) return verify_[n].ms;
+  if (tokens < verify_.size() && verify_[tokens].ms > 0) {
+    return verify_[tokens].ms;
   }
-  return decode_.ms;
+  // The nearest measured length m > 1, and the line through decode (one
+  // token) and it.
+  size_t nearest = 0;
+  for (size_t m = 2; m < verify_.size(); ++m) {
+    const auto distance = [&](size_t x) {
+      return x > tokens ? x - tokens : tokens - x;
+    };
+    if (verify_[m].ms > 0 && (nearest == 0 || distance(m) < distance(nearest))) {
+      nearest = m;
+    }
+  }
+  if (nearest == 0 || tokens == 0) return decode_.ms;
+  const double slope =
+      (verify_[nearest].ms - decode_.ms) / static_cast<double>(nearest - 1);
+  return std::max(0.0, decode_.ms + slope * static_cast<double>(tokens - 1));
 }
 
 DraftLength::DraftLength(size_t maxTokens, bool fixed)
@@ -73,7 +100,7 @@ size_t DraftLength::choose(const StepCosts& costs, size_t limit) {
   const double a = std::min(acceptanceRate(), 0.999);
   const double plainRate = 1.0 / costs.decodeMs();
   size_t best = 0;
-  double bestRate = plainRate;
+  double bestRate = plainRate * kRequiredGain;
   double expected = 1.0;  // tokens from drafting k: 1 + a + ... + a^k
   double power = 1.0;
   for (size_t k = 1; k <= most; ++k) {
@@ -93,8 +120,8 @@ size_t DraftLength::choose(const StepCosts& costs, size_t limit) {
   // Off: the evidence fades towards the prior as steps pass, since what
   // the sequence generates changes (a model that starts a loop, or quotes
   // its prompt, becomes predictable).
-  trials_ *= kAcceptanceDecay;
-  kept_ *= kAcceptanceDecay;
+  trials_ *= kIdleDecay;
+  kept_ *= kIdleDecay;
   if (++idleSteps_ >= kRetryInterval) {
     idleSteps_ = 0;
     return 1;

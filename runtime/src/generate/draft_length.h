@@ -18,8 +18,8 @@
 namespace strata::runtime {
 
 /// Exponential moving averages of the generator's call times, in ms. The
-/// first call of each kind (and verify length) is not counted: it pays for
-/// page faults and cold caches, up to 5x a later one's time.
+/// first call of each kind is not counted: it pays for page faults and cold
+/// caches, up to 5x a later one's time.
 class StepCosts {
  public:
   explicit StepCosts(size_t maxVerifyLength);
@@ -33,9 +33,9 @@ class StepCosts {
   bool decodeMeasured() const { return decode_.ms > 0; }
   double decodeMs() const { return decode_.ms; }
   double draftTokenMs() const { return draftToken_.ms; }
-  /// A verify call of |tokens| tokens; until measured, the nearest shorter
-  /// measured length's time (or decode's): optimistic, so each length is
-  /// tried once and then known.
+  /// A verify call of |tokens| tokens; a length not measured yet is
+  /// interpolated linearly between decode (one token) and the nearest
+  /// measured length (decode's time while none is).
   double verifyMs(size_t tokens) const;
 
  private:
@@ -47,7 +47,9 @@ class StepCosts {
   };
   Average decode_;
   Average draftToken_;
-  std::vector<Average> verify_;  // by tokens per row
+  // By tokens per row; the verify entry warms up once, for every length.
+  std::vector<Average> verify_;
+  bool verifyWarm_ = false;
 };
 
 /// One sequence's draft length.
@@ -61,7 +63,7 @@ class DraftLength {
   /// The outcome of a step that drafted |drafted| tokens and kept
   /// |accepted| of them.
   void record(size_t drafted, size_t accepted);
-  /// The estimated probability that a drafted token is kept (0.7 before
+  /// The estimated probability that a drafted token is kept (0.6 before
   /// any evidence).
   double acceptanceRate() const;
 

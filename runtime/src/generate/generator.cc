@@ -2,7 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Sequences live in slots of the session's per-sequence state. A prompt goes
 // through `prefill` in chunks; each step feeds every sequence's last token
-// through one `decode` call. A step samples every row before it changes
+// through one `decode` call (or, with a draft, checks drafted tokens with
+// one `verify` call: speculative_step.cc). A step samples every row before it changes
 // anything, so a failure leaves all sequences as they were. Everything a
 // step or a new token needs is reserved up front: after the checks, the
 // only fallible operations are the runtime calls, which return statuses.
@@ -353,7 +354,9 @@ strata_status_t strata_generator_t::addSequence(
           sequence->history.size(), &token);
     }
   }
-  // The draft's cache takes the prompt too; its logits are not needed.
+  // The first token's time is the target's; the draft's cache then takes
+  // the prompt too (its logits are not needed).
+  const Clock::time_point firstToken = Clock::now();
   const size_t draftChunk = static_cast<size_t>(draftContract.prefillLength);
   for (size_t done = 0; draftSession && !status && done < promptLength;) {
     size_t length = std::min(promptLength - done, draftChunk);
@@ -370,7 +373,7 @@ strata_status_t strata_generator_t::addSequence(
     return status;
   }
   sequence->draftCached = static_cast<int64_t>(promptLength);
-  accept(sequence, token, Clock::now());
+  accept(sequence, token, firstToken);
   *outId = sequence->id;
   stream();
   return nullptr;

@@ -242,16 +242,16 @@ TEST(PromptLookupTest, NothingWithoutARecurringNgram) {
   EXPECT_EQ(lookupDraft(repeats, 4, params, 0, out), 0u);
 }
 
-// Each kind's first call is its warm-up and not counted.
+// Each kind's first call is its warm-up and not counted (the verify
+// entry's once, for every length).
 StepCosts warmCosts(double decode, double draftToken, double verify) {
   StepCosts costs(9);
-  for (int i = 0; i < 2; ++i) {
-    costs.recordDecode(i == 0 ? 50 * decode : decode);
-    costs.recordDraftToken(i == 0 ? 50 * draftToken : draftToken);
-    for (size_t n = 2; n <= 9; ++n) {
-      costs.recordVerify(n, i == 0 ? 50 * verify : verify);
-    }
-  }
+  costs.recordDecode(50 * decode);
+  costs.recordDraftToken(50 * draftToken);
+  costs.recordVerify(9, 50 * verify);
+  costs.recordDecode(decode);
+  costs.recordDraftToken(draftToken);
+  for (size_t n = 2; n <= 9; ++n) costs.recordVerify(n, verify);
   return costs;
 }
 
@@ -279,11 +279,15 @@ TEST(DraftLengthTest, TheFirstCallOfEachKindIsAWarmUp) {
   EXPECT_FALSE(costs.decodeMeasured());
   costs.recordDecode(10.0);
   EXPECT_DOUBLE_EQ(costs.decodeMs(), 10.0);
-  costs.recordVerify(3, 100.0);
+  costs.recordVerify(5, 100.0);
   EXPECT_DOUBLE_EQ(costs.verifyMs(3), 10.0);  // unmeasured: decode's
   costs.recordVerify(3, 12.0);
   EXPECT_DOUBLE_EQ(costs.verifyMs(3), 12.0);
-  EXPECT_DOUBLE_EQ(costs.verifyMs(5), 12.0);  // the nearest shorter length
+  // Other lengths on the line through decode (1 token, 10 ms) and 3 tokens.
+  EXPECT_DOUBLE_EQ(costs.verifyMs(5), 14.0);
+  EXPECT_DOUBLE_EQ(costs.verifyMs(2), 11.0);
+  costs.recordVerify(9, 20.0);
+  EXPECT_DOUBLE_EQ(costs.verifyMs(8), 18.75);  // nearest: 9
 }
 
 TEST(DraftLengthTest, OffWhenNothingIsKeptAndRetriedNowAndThen) {

@@ -498,10 +498,18 @@ class Generator {
   static Status create(Session& session, Generator* out,
                        int64_t prefill_chunk = 0,
                        TokenCallback callback = nullptr) {
-    Generator result;
     strata_generator_options_t options;
     strata_generator_options_init(&options);
     options.prefill_chunk = prefill_chunk;
+    return create(session, options, out, std::move(callback));
+  }
+
+  /// strata_generator_create with every option (speculative decoding's
+  /// draft_session, prompt_lookup, ...); |callback| replaces the options'
+  /// callback when given.
+  static Status create(Session& session, strata_generator_options_t options,
+                       Generator* out, TokenCallback callback = nullptr) {
+    Generator result;
     if (callback) {
       // Held on the heap so that its address survives moves.
       result.callback_ = std::make_unique<TokenCallback>(std::move(callback));
