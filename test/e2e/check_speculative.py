@@ -8,6 +8,10 @@
 #   prompt lookup, each adaptive and with a fixed 8 drafts per step: every
 #   speculative output equals the plain one token for token, and the fixed
 #   runs drafted (and the draft model had drafts accepted);
+# - the same with ring caches (a 32-token window and 4 sinks, chunks of 16:
+#   51 rows, passed several times over by 128 tokens: rejected drafts
+#   overwrote ring rows that rollback must not need), and with int8 keys and
+#   values (rows quantized as a verify call computed them);
 # - prompt lookup on prompts that quote themselves keeps most drafts;
 # - seeded sampling with a draft runs to the end;
 # - bad combinations give one clear error each: no verify entry, a draft
@@ -105,6 +109,25 @@ def main():
                 problems.append(f"{name}: nothing drafted")
             if flags[0] == "--draft" and accepted == 0:
                 problems.append(f"{name}: no draft accepted")
+
+        # Ring caches; int8 caches.
+        for cache, extra in {
+                "ring caches": ["--attention-window", "32", "--attention-sinks",
+                                "4", "--prefill-chunk", "16"],
+                "int8 caches": ["--kv-cache-precision", "int8"]}.items():
+            variant = os.path.join(tmp, cache.replace(" ", "_") + ".strata")
+            compile_pair(bin_dir, target_dir, variant, *extra)
+            plain_variant = generate(bin_dir, variant, prompts_file)
+            for name, flags in {
+                    "draft model": ["--draft", draft, "--fixed-draft-tokens"],
+                    "prompt lookup": ["--prompt-lookup", "--fixed-draft-tokens"],
+            }.items():
+                got = generate(bin_dir, variant, prompts_file, *flags)
+                if [p["tokens"] for p in plain_variant] != [p["tokens"] for p in got]:
+                    problems.append(f"{cache}, {name}: differs from plain greedy")
+                print(f"{cache}, {name}: "
+                      f"{sum(p['accepted_draft_tokens'] for p in got)} of "
+                      f"{sum(p['draft_tokens'] for p in got)} drafts kept")
 
         # Prompts that quote themselves: a verse, a newline, then its
         # first words again; the model goes on copying and lookup pays.
