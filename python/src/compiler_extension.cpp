@@ -44,6 +44,7 @@ struct CompileArgs {
   std::optional<bool> noGenerationEntries;
   std::optional<int64_t> prefillChunk;
   std::optional<bool> prefillAllLogits;
+  std::optional<int64_t> verifyLength;
   std::optional<int64_t> attentionWindow, attentionSinks;
   std::optional<std::vector<int64_t>> attentionLayers;
   std::optional<int64_t> attentionGlobalTopk, attentionBlock;
@@ -89,6 +90,7 @@ compileFile(
   if (a.noGenerationEntries) o.no_generation_entries = *a.noGenerationEntries;
   if (a.prefillChunk) o.prefill_chunk = *a.prefillChunk;
   if (a.prefillAllLogits) o.prefill_all_logits = *a.prefillAllLogits;
+  if (a.verifyLength) o.verify_length = *a.verifyLength;
   if (a.attentionWindow) o.attention_window = *a.attentionWindow;
   if (a.attentionSinks) o.attention_sinks = *a.attentionSinks;
   if (a.attentionLayers) {
@@ -149,6 +151,7 @@ NB_MODULE(_strata_compiler, m) {
          std::optional<bool> noGenerationEntries,
          std::optional<int64_t> prefillChunk,
          std::optional<bool> prefillAllLogits,
+         std::optional<int64_t> verifyLength,
          std::optional<int64_t> attentionWindow,
          std::optional<int64_t> attentionSinks,
          std::optional<std::vector<int64_t>> attentionLayers,
@@ -163,7 +166,8 @@ NB_MODULE(_strata_compiler, m) {
                       sharedPrefillWeights, calibrationData,
                       calibrationFormat,   noGenerationEntries,
                       prefillChunk,        prefillAllLogits,
-                      attentionWindow,     attentionSinks,
+                      verifyLength,        attentionWindow,
+                      attentionSinks,
                       attentionLayers,     attentionGlobalTopk,
                       attentionBlock,      report};
         return compileFile(model, output, a);
@@ -185,6 +189,7 @@ NB_MODULE(_strata_compiler, m) {
       nb::arg("no_generation_entries") = nb::none(),
       nb::arg("prefill_chunk") = nb::none(),
       nb::arg("prefill_all_logits") = nb::none(),
+      nb::arg("verify_length") = nb::none(),
       nb::arg("attention_window") = nb::none(),
       nb::arg("attention_sinks") = nb::none(),
       nb::arg("attention_layers") = nb::none(),

@@ -92,6 +92,7 @@ def compile(model: Union[str, os.PathLike, Any],
             generation_entries: Optional[bool] = None,
             prefill_chunk: Optional[int] = None,
             prefill_all_logits: Optional[bool] = None,
+            verify_length: Optional[int] = None,
             fusion: Optional[bool] = None,
             runtime_attention: Optional[bool] = None,
             bindings: Optional[Mapping[str, Union[str, os.PathLike]]] = None,
@@ -109,7 +110,9 @@ def compile(model: Union[str, os.PathLike, Any],
     kv_cache_precision: "fp32", "bf16" or "int8".
     window / sinks / window_layers: sliding-window attention; global_topk /
     global_block: top-k global blocks (docs/design/sparse-attention.md).
-    generation_entries=False: no prefill/decode entries for a decoder.
+    generation_entries=False: no prefill/decode entries for a decoder;
+    verify_length: tokens per sequence of its verify entry (speculative
+    decoding, docs/speculative.md; default 9, 0: none).
     bindings: {graph input: TensorProto .pb file} frozen at compile time.
     report: keep what the compile did as ``Artifact.report`` (and
     ``CompileError.report``): op counts before and after fusion, the
@@ -149,6 +152,7 @@ def compile(model: Union[str, os.PathLike, Any],
             else not generation_entries,
             prefill_chunk=prefill_chunk,
             prefill_all_logits=prefill_all_logits,
+            verify_length=verify_length,
             attention_window=window, attention_sinks=sinks,
             attention_layers=None if window_layers is None
             else list(window_layers),

@@ -59,6 +59,18 @@ def test_unsupported_op_names_the_node(tmp_path):
     assert not (tmp_path / "det.strata").exists()
 
 
+def test_verify_length(tmp_path):
+    # A decoder gets the verify entry of speculative decoding by default;
+    # verify_length sizes it, 0 leaves it out, a negative one is an error.
+    model = fixture_path("bytegpt_draft", "decode.onnx")
+    short = strata.compile(model, max_seq=64, verify_length=4).load()
+    assert short.entries["verify"].inputs[0].dims[1].max == 4
+    none = strata.compile(model, max_seq=64, verify_length=0).load()
+    assert "verify" not in none.entries and "decode" in none.entries
+    with pytest.raises(strata.CompileError, match="verify_length"):
+        strata.compile(model, tmp_path / "x.strata", verify_length=-1)
+
+
 def test_bad_option_values(tmp_path):
     with pytest.raises(strata.CompileError, match="decode"):
         strata.compile(fixture_path("bert_op17", "model.onnx"),

@@ -25,4 +25,4 @@ def test_tutorial_runs(tmp_path, monkeypatch, capsys):
              namespace)
     out = capsys.readouterr().out
     assert "x ('batch', 16, 64) 4" in out
-    assert "['decode', 'main', 'prefill']" in out
+    assert "['decode', 'main', 'prefill', 'verify']" in out
