@@ -75,8 +75,9 @@ strata_status_t strata_generator_t::speculativeStep() {
                            static_cast<double>(longest));
   }
 
-  // One verify call: row r holds its last token, its drafts, and copies of
-  // its last token up to the call's length.
+  // One verify call: row r holds its last token and its drafts, padded to
+  // the call's length with copies of the last of them (valid ids whose
+  // logits and cache rows are ignored).
   const size_t count = rows.size();
   const size_t length = longest + 1;
   for (size_t row = 0; row < count; ++row) {
