@@ -225,6 +225,8 @@ constexpr int64_t kDefaultWindowedPrefillChunk = 512;
 /// batch maximum for the slots and the sequence maximum for the context.
 struct GenerationDims {
   int64_t slots, context, prefillLength;
+  /// 0: no verify entry.
+  int64_t verifyLength;
 };
 
 /// The windows (and sinks) of |module|'s causal attention ops without
@@ -262,6 +264,10 @@ GenerationDims generationDims(const CompileOptions &options,
       chunk = kDefaultWindowedPrefillChunk;
   g.prefillLength = explicitOr(
       "prefill_length", chunk > 0 ? std::min(chunk, g.context) : g.context);
+  // A verify call writes at most one prefill call's rows (ring caches have
+  // room for no more).
+  g.verifyLength =
+      std::min(options.generation.verifyLength, g.prefillLength);
   return g;
 }
 
@@ -280,7 +286,7 @@ LogicalResult addGenerationEntries(ModuleOp module,
   split.slots = g.slots;
   split.context = g.context;
   split.prefillLength = g.prefillLength;
-  split.verifyLength = options.generation.verifyLength;
+  split.verifyLength = g.verifyLength;
   split.allLogits = options.generation.allLogits;
   split.source = source.str();
   split.kvCache = options.precision.kvCache;
@@ -295,10 +301,8 @@ LogicalResult addGenerationEntries(ModuleOp module,
   // The decode batch is the slots; the other dims are the entries' own.
   dims.explicitMaxima.emplace("batch", g.slots);
   dims.explicitMaxima.emplace("prefill_length", g.prefillLength);
-  if (options.generation.verifyLength > 0)
-    dims.explicitMaxima.emplace(
-        "verify_length",
-        std::min(options.generation.verifyLength, g.prefillLength));
+  if (g.verifyLength > 0)
+    dims.explicitMaxima.emplace("verify_length", g.verifyLength);
   return success();
 }
 

@@ -28,52 +28,53 @@ constexpr size_t kRetryInterval = 16;
 constexpr double kPriorRate = 0.6;
 constexpr double kPriorTrials = 2.0;
 
+// Adds |sample| to |average| unless it is the warm-up call (|warm| not yet
+// set, and set now).
+void smooth(bool* warm, double* average, double sample) {
+  if (!*warm) {
+    *warm = true;
+    return;
+  }
+  *average = *average > 0 ? *average + kCostSmoothing * (sample - *average)
+                          : sample;
+}
+
 }  // namespace
 
-void StepCosts::Average::add(double sample) {
-  if (!warm) {
-    warm = true;
-    return;
-  }
-  ms = ms > 0 ? ms + kCostSmoothing * (sample - ms) : sample;
-}
+StepCosts::StepCosts(size_t maxVerifyLength)
+    : verifyMs_(maxVerifyLength + 1, 0.0) {}
 
-StepCosts::StepCosts(size_t maxVerifyLength) : verify_(maxVerifyLength + 1) {}
-
-void StepCosts::recordDecode(double ms) { decode_.add(ms); }
+void StepCosts::recordDecode(double ms) { smooth(&decodeWarm_, &decodeMs_, ms); }
 
 void StepCosts::recordVerify(size_t tokens, double ms) {
-  if (!verifyWarm_) {
-    verifyWarm_ = true;
-    return;
-  }
-  if (tokens < verify_.size()) {
-    verify_[tokens].warm = true;
-    verify_[tokens].add(ms);
+  if (tokens < verifyMs_.size()) {
+    smooth(&verifyWarm_, &verifyMs_[tokens], ms);
   }
 }
 
-void StepCosts::recordDraftToken(double ms) { draftToken_.add(ms); }
+void StepCosts::recordDraftToken(double ms) {
+  smooth(&draftWarm_, &draftTokenMs_, ms);
+}
 
 double StepCosts::verifyMs(size_t tokens) const {
-  if (tokens < verify_.size() && verify_[tokens].ms > 0) {
-    return verify_[tokens].ms;
+  if (tokens < verifyMs_.size() && verifyMs_[tokens] > 0) {
+    return verifyMs_[tokens];
   }
   // The nearest measured length m > 1, and the line through decode (one
   // token) and it.
+  const auto distance = [&](size_t x) {
+    return x > tokens ? x - tokens : tokens - x;
+  };
   size_t nearest = 0;
-  for (size_t m = 2; m < verify_.size(); ++m) {
-    const auto distance = [&](size_t x) {
-      return x > tokens ? x - tokens : tokens - x;
-    };
-    if (verify_[m].ms > 0 && (nearest == 0 || distance(m) < distance(nearest))) {
+  for (size_t m = 2; m < verifyMs_.size(); ++m) {
+    if (verifyMs_[m] > 0 && (nearest == 0 || distance(m) < distance(nearest))) {
       nearest = m;
     }
   }
-  if (nearest == 0 || tokens == 0) return decode_.ms;
+  if (nearest == 0 || tokens == 0) return decodeMs_;
   const double slope =
-      (verify_[nearest].ms - decode_.ms) / static_cast<double>(nearest - 1);
-  return std::max(0.0, decode_.ms + slope * static_cast<double>(tokens - 1));
+      (verifyMs_[nearest] - decodeMs_) / static_cast<double>(nearest - 1);
+  return std::max(0.0, decodeMs_ + slope * static_cast<double>(tokens - 1));
 }
 
 DraftLength::DraftLength(size_t maxTokens, bool fixed)

@@ -18,8 +18,9 @@
 namespace strata::runtime {
 
 /// Exponential moving averages of the generator's call times, in ms. The
-/// first call of each kind is not counted: it pays for page faults and cold
-/// caches, up to 5x a later one's time.
+/// first call of each kind (decode, draft, verify of any length) is not
+/// counted: it pays for page faults and cold caches, several times a later
+/// call's time.
 class StepCosts {
  public:
   explicit StepCosts(size_t maxVerifyLength);
@@ -30,25 +31,22 @@ class StepCosts {
   /// The draft's share of one step, per drafted token.
   void recordDraftToken(double ms);
 
-  bool decodeMeasured() const { return decode_.ms > 0; }
-  double decodeMs() const { return decode_.ms; }
-  double draftTokenMs() const { return draftToken_.ms; }
+  bool decodeMeasured() const { return decodeMs_ > 0; }
+  double decodeMs() const { return decodeMs_; }
+  double draftTokenMs() const { return draftTokenMs_; }
   /// A verify call of |tokens| tokens; a length not measured yet is
   /// interpolated linearly between decode (one token) and the nearest
   /// measured length (decode's time while none is).
   double verifyMs(size_t tokens) const;
 
  private:
-  // An average, and whether the warm-up call has been seen.
-  struct Average {
-    double ms = 0;
-    bool warm = false;
-    void add(double sample);
-  };
-  Average decode_;
-  Average draftToken_;
-  // By tokens per row; the verify entry warms up once, for every length.
-  std::vector<Average> verify_;
+  // 0 until the first sample after the warm-up call.
+  double decodeMs_ = 0;
+  double draftTokenMs_ = 0;
+  std::vector<double> verifyMs_;  // by tokens per row
+  // Whether each kind's warm-up call has been seen.
+  bool decodeWarm_ = false;
+  bool draftWarm_ = false;
   bool verifyWarm_ = false;
 };
 

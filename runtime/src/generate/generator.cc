@@ -63,13 +63,15 @@ strata_status_t runPrefill(strata_session_t* session, int64_t slot,
   return nullptr;
 }
 
-strata_status_t runDecode(strata_session_t* session, const int64_t* ids,
-                          const int64_t* slots, const int64_t* positions,
-                          size_t rows, TensorHolder* logits) {
+strata_status_t runRows(strata_session_t* session, const char* entry,
+                        const int64_t* ids, size_t tokensPerRow,
+                        const int64_t* slots, const int64_t* positions,
+                        size_t rows, TensorHolder* logits) {
   const int64_t batch = static_cast<int64_t>(rows);
-  int64_t idsDims[2] = {batch, 1};
+  int64_t idsDims[2] = {batch, static_cast<int64_t>(tokensPerRow)};
   TensorHolder idsTensor, slotsTensor, positionsTensor;
-  STRATA_RETURN_IF_ERROR(wrapI64(ids, 2, idsDims, rows, &idsTensor));
+  STRATA_RETURN_IF_ERROR(
+      wrapI64(ids, 2, idsDims, rows * tokensPerRow, &idsTensor));
   STRATA_RETURN_IF_ERROR(wrapI64(slots, 1, &batch, rows, &slotsTensor));
   STRATA_RETURN_IF_ERROR(
       wrapI64(positions, 1, &batch, rows, &positionsTensor));
@@ -77,7 +79,7 @@ strata_status_t runDecode(strata_session_t* session, const int64_t* ids,
   const strata_tensor_t* inputs[3] = {idsTensor.tensor, slotsTensor.tensor,
                                       positionsTensor.tensor};
   const char* output = "logits";
-  return strata_session_run_named(session, "decode", names, inputs, 3, &output,
+  return strata_session_run_named(session, entry, names, inputs, 3, &output,
                                   &logits->tensor, 1);
 }
 
@@ -88,7 +90,7 @@ namespace {
 using strata::runtime::Clock;
 using strata::runtime::GenerationContract;
 using strata::runtime::millisecondsBetween;
-using strata::runtime::runDecode;
+using strata::runtime::runRows;
 using strata::runtime::runPrefill;
 using strata::runtime::SamplingParams;
 using strata::runtime::Sequence;
@@ -138,9 +140,34 @@ strata_status_t inCallbackError(const char* call) {
 // from the target's so the two streams of draws are independent.
 constexpr uint64_t kDraftSeedSalt = 0x9E3779B97F4A7C15ull;
 
+// The draft module against the contract and the target's |target|.
 strata_status_t checkDraft(strata_session_t* draftSession,
                            const GenerationContract& target,
-                           GenerationContract* draftContract);
+                           GenerationContract* draftContract) {
+  strata_status_t status = strata::runtime::checkGenerationContract(
+      strata_session_module(draftSession), draftContract);
+  if (status) return strata_status_annotate(status, "draft model");
+  if (draftContract->vocab != target.vocab) {
+    return STRATA_MAKE_STATUS(
+        STRATA_STATUS_FAILED_PRECONDITION,
+        "the draft model's vocabulary has %" PRId64
+        " tokens and the target's %" PRId64
+        ": drafts must come from the same tokenizer",
+        draftContract->vocab, target.vocab);
+  }
+  if (draftContract->slots < target.slots ||
+      draftContract->context < target.context) {
+    return STRATA_MAKE_STATUS(
+        STRATA_STATUS_FAILED_PRECONDITION,
+        "the draft model holds %" PRId64 " sequences of %" PRId64
+        " tokens and the target %" PRId64 " of %" PRId64
+        ": compile the draft with at least the target's --max-batch and "
+        "--max-seq",
+        draftContract->slots, draftContract->context, target.slots,
+        target.context);
+  }
+  return nullptr;
+}
 
 // The verify entry of |session|'s module, the draft module's contract and
 // the draft options of |options|.
@@ -171,35 +198,6 @@ strata_status_t checkSpeculation(strata_session_t* session,
         "] (the module's verify_length %" PRId64 " less the token before them)",
         options.max_draft_tokens, contract->verifyLength - 1,
         contract->verifyLength);
-  }
-  return nullptr;
-}
-
-// The draft module against the contract and the target's |target|.
-strata_status_t checkDraft(strata_session_t* draftSession,
-                           const GenerationContract& target,
-                           GenerationContract* draftContract) {
-  strata_status_t status = strata::runtime::checkGenerationContract(
-      strata_session_module(draftSession), draftContract);
-  if (status) return strata_status_annotate(status, "draft model");
-  if (draftContract->vocab != target.vocab) {
-    return STRATA_MAKE_STATUS(
-        STRATA_STATUS_FAILED_PRECONDITION,
-        "the draft model's vocabulary has %" PRId64
-        " tokens and the target's %" PRId64
-        ": drafts must come from the same tokenizer",
-        draftContract->vocab, target.vocab);
-  }
-  if (draftContract->slots < target.slots ||
-      draftContract->context < target.context) {
-    return STRATA_MAKE_STATUS(
-        STRATA_STATUS_FAILED_PRECONDITION,
-        "the draft model holds %" PRId64 " sequences of %" PRId64
-        " tokens and the target %" PRId64 " of %" PRId64
-        ": compile the draft with at least the target's --max-batch and "
-        "--max-seq",
-        draftContract->slots, draftContract->context, target.slots,
-        target.context);
   }
   return nullptr;
 }
@@ -405,8 +403,8 @@ strata_status_t strata_generator_t::decodeStep() {
   TensorHolder logits;
   const Clock::time_point started = Clock::now();
   strata_status_t status =
-      runDecode(session, rowIds.data(), rowSlots.data(), rowPositions.data(),
-                count, &logits);
+      runRows(session, "decode", rowIds.data(), 1, rowSlots.data(),
+              rowPositions.data(), count, &logits);
   if (status) return strata_status_annotate(status, "decode step");
   const Clock::time_point now = Clock::now();
   costs.recordDecode(millisecondsBetween(started, now));

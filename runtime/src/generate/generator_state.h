@@ -95,10 +95,12 @@ strata_status_t runPrefill(strata_session_t* session, int64_t slot,
                            const int64_t* chunk, int64_t length, int64_t start,
                            TensorHolder* logits);
 
-// Runs |session|'s decode entry on one token for each of |rows| rows.
-strata_status_t runDecode(strata_session_t* session, const int64_t* ids,
-                          const int64_t* slots, const int64_t* positions,
-                          size_t rows, TensorHolder* logits);
+// Runs |session|'s |entry| (decode: one token per row, verify: several)
+// on |rows| rows of |tokensPerRow| ids at their slots and positions.
+strata_status_t runRows(strata_session_t* session, const char* entry,
+                        const int64_t* ids, size_t tokensPerRow,
+                        const int64_t* slots, const int64_t* positions,
+                        size_t rows, TensorHolder* logits);
 
 }  // namespace strata::runtime
 

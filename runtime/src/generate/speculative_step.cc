@@ -90,22 +90,11 @@ strata_status_t strata_generator_t::speculativeStep() {
     rowSlots[row] = sequence->slot;
     rowPositions[row] = sequence->position();
   }
-  const int64_t batch = static_cast<int64_t>(count);
-  const int64_t idsDims[2] = {batch, static_cast<int64_t>(length)};
-  TensorHolder ids, slots, positions, logits;
-  STRATA_RETURN_IF_ERROR(strata::runtime::wrapI64(verifyIds.data(), 2, idsDims,
-                                                  count * length, &ids));
-  STRATA_RETURN_IF_ERROR(
-      strata::runtime::wrapI64(rowSlots.data(), 1, &batch, count, &slots));
-  STRATA_RETURN_IF_ERROR(strata::runtime::wrapI64(rowPositions.data(), 1,
-                                                  &batch, count, &positions));
-  const char* names[3] = {"input_ids", "slots", "positions"};
-  const strata_tensor_t* inputs[3] = {ids.tensor, slots.tensor,
-                                      positions.tensor};
-  const char* output = "logits";
+  TensorHolder logits;
   const Clock::time_point started = Clock::now();
-  strata_status_t status = strata_session_run_named(
-      session, "verify", names, inputs, 3, &output, &logits.tensor, 1);
+  strata_status_t status = strata::runtime::runRows(
+      session, "verify", verifyIds.data(), length, rowSlots.data(),
+      rowPositions.data(), count, &logits);
   if (status) return strata_status_annotate(status, "verify step");
   const Clock::time_point now = Clock::now();
   costs.recordVerify(length, millisecondsBetween(started, now));
@@ -197,26 +186,25 @@ strata_status_t strata_generator_t::draftTokens(size_t longest) {
   }
   // Round j feeds each drafting sequence its last token (j = 0) or its
   // draft j and draws draft j + 1 from the draft's distribution.
-  std::vector<Sequence*>& drafting = draftRows;
   for (size_t j = 0; j < longest; ++j) {
-    drafting.clear();
+    draftRows.clear();
     for (Sequence* sequence : rows) {
       if (sequence->draftCount <= j) continue;
-      const size_t row = drafting.size();
+      const size_t row = draftRows.size();
       rowIds[row] = j == 0 ? sequence->tokens.back() : sequence->drafts[j - 1];
       rowSlots[row] = sequence->slot;
       rowPositions[row] = sequence->position() + static_cast<int64_t>(j);
-      drafting.push_back(sequence);
+      draftRows.push_back(sequence);
     }
     TensorHolder logits;
-    strata_status_t status =
-        strata::runtime::runDecode(draftSession, rowIds.data(), rowSlots.data(),
-                                   rowPositions.data(), drafting.size(), &logits);
+    strata_status_t status = strata::runtime::runRows(
+        draftSession, "decode", rowIds.data(), 1, rowSlots.data(),
+        rowPositions.data(), draftRows.size(), &logits);
     if (status) return strata_status_annotate(status, "draft decode step");
     const auto* values =
         static_cast<const float*>(strata_tensor_const_data(logits.tensor));
-    for (size_t row = 0; row < drafting.size(); ++row) {
-      Sequence* sequence = drafting[row];
+    for (size_t row = 0; row < draftRows.size(); ++row) {
+      Sequence* sequence = draftRows[row];
       double* distribution = sequence->draftDistributions.data() + j * vocab;
       const size_t historyLength = sequence->history.size();
       for (size_t i = 0; i < j; ++i) {
