@@ -21,30 +21,32 @@ namespace strata::runtime::kernels {
 
 namespace {
 
-// Index of element (i, k) in an A tile of |mr| rows.
-int64_t tileIndex(int64_t mr, int64_t i, int64_t k) {
-  return (k / kBf16Kc) * mr * kBf16Kc + i * kBf16Kc + k % kBf16Kc;
+// Index of element (i, k) in an A tile of |mr| rows in k blocks of |kb|.
+int64_t tileIndex(int64_t mr, int64_t kb, int64_t i, int64_t k) {
+  return (k / kb) * mr * kb + i * kb + k % kb;
 }
 
 }  // namespace
 
-void convertBf16Pairs(int64_t mr, int64_t rows, int64_t k, int64_t kp,
-                      const float* a, int64_t am, int64_t ak, uint16_t* tile) {
+void convertBf16Pairs(int64_t mr, int64_t kBlock, int64_t rows, int64_t k,
+                      int64_t kp, const float* a, int64_t am, int64_t ak,
+                      uint16_t* tile) {
   for (int64_t i = 0; i < mr; ++i)
     for (int64_t kk = 0; kk < kp; ++kk)
-      tile[tileIndex(mr, i, kk)] =
+      tile[tileIndex(mr, kBlock, i, kk)] =
           i < rows && kk < k ? strata_f32_to_bf16(a[i * am + kk * ak]) : 0;
 }
 
-void convertBf16Widened(int64_t mr, int64_t rows, int64_t k, int64_t kp,
-                        const float* a, int64_t am, int64_t ak, float* tile) {
+void convertBf16Widened(int64_t mr, int64_t kBlock, int64_t rows, int64_t k,
+                        int64_t kp, const float* a, int64_t am, int64_t ak,
+                        float* tile) {
   for (int64_t i = 0; i < mr; ++i)
     for (int64_t kk = 0; kk < kp; ++kk) {
       const uint32_t bits =
           i < rows && kk < k
               ? uint32_t{strata_f32_to_bf16(a[i * am + kk * ak])} << 16
               : 0u;
-      std::memcpy(&tile[tileIndex(mr, i, kk)], &bits, 4);
+      std::memcpy(&tile[tileIndex(mr, kBlock, i, kk)], &bits, 4);
     }
 }
 
@@ -57,11 +59,11 @@ constexpr int64_t kKc = kBf16Kc;
 // all of a long K in one task they would not (K = 3072: 12% slower).
 constexpr int64_t kKPass = 2 * kKc;
 constexpr int64_t kMcRows = 96;   // rows per task, rounded to whole tiles
-// With wholeK (AMX): a task's panel block (4 x 32 columns of all of K) is
-// read from the last-level cache once per task, so more rows a task (a
+// With tileMajor (AMX): a task's panel block (4 x 32 columns of all of K)
+// is read from the last-level cache once per task, so more rows a task (a
 // prompt of 512 in one): 96 rows made B's reads from L3 a third of a
 // 512 x 768 x 3072 product on 2 threads and halved one shape's speed.
-constexpr int64_t kWholeKMcRows = 512;
+constexpr int64_t kTileMajorMcRows = 512;
 constexpr int64_t kNcPanels = 4;  // panels per task
 constexpr int64_t kScalarMr = 4;
 
@@ -99,13 +101,13 @@ void scalarTile(int64_t rows, int64_t pairs, const void* aTile,
 
 void scalarConvert(int64_t rows, int64_t k, int64_t kp, const float* a,
                    int64_t am, int64_t ak, void* tile) {
-  convertBf16Widened(kScalarMr, rows, k, kp, a, am, ak,
+  convertBf16Widened(kScalarMr, kKc, rows, k, kp, a, am, ak,
                      static_cast<float*>(tile));
 }
 
-const Bf16Kernels kBf16Scalar = {"scalar", kScalarMr, Bf16AFormat::kWidened,
-                                 scalarTile, scalarConvert, false, nullptr,
-                                 nullptr};
+const Bf16Kernels kBf16Scalar = {
+    "scalar", kScalarMr, Bf16AFormat::kWidened, scalarTile, scalarConvert,
+    kKc,      kKc,       false,                 nullptr,    nullptr};
 
 // The set for this CPU (pickKernelSet).
 const Bf16Kernels& bf16Kernels() {
@@ -127,7 +129,7 @@ struct Prepared {
   const uint16_t* b;
   int64_t tilesPerBatch;   // A tiles of one batch
   int64_t tileBytes;       // of one A tile: its k blocks
-  int64_t blockBytes;      // of one k block of an A tile: mr * kKc elements
+  int64_t blockBytes;      // of one k block of an A tile: mr * kBlock elements
   const uint8_t* aTiles;   // every batch's A tiles
   uint8_t* threadScratch;  // per thread: one C tile
   size_t threadStride;
@@ -147,37 +149,38 @@ void runBlock(const Problem& p, const Prepared& s, float* cTile, int64_t bi,
   int64_t ao, co;
   packedGemmBatchOffsets(p, bi, &ao, &co);
   if (kern.beginTask) kern.beginTask();
-  // A set that takes all of a pass's k in one call (wholeK) keeps its sums
-  // in tile registers across A's k blocks.
-  const int64_t kStep = kern.wholeK ? kEnd - kBegin : kKc;
-  for (int64_t k0 = kBegin; k0 < kEnd; k0 += kStep) {
-    const int64_t kc = minOf(kStep, kEnd - k0);
-    // After the first k block the sums so far are in C.
+  auto call = [&](int64_t panel, int64_t tt, int64_t k0, int64_t kc) {
+    // After the first k call the sums so far are in C.
     const bool loadC = k0 > 0 || p.accumulate;
-    auto call = [&](int64_t panel, int64_t tt) {
-      const int64_t n0 = panel * kW;
-      const int64_t cols = minOf(kW, p.n - n0);
-      const uint16_t* bSlice = s.b + panel * p.kp * kW + k0 * kW;
-      const int64_t tile = bi * s.tilesPerBatch + tt;
-      const int64_t rows = minOf(mr, p.m - tt * mr);
-      const uint8_t* aSlice =
-          s.aTiles + tile * s.tileBytes + (k0 / kKc) * s.blockBytes;
-      float* cPtr = p.c + co + tt * mr * p.cm + n0 * p.cn;
-      writeThroughCTile(
-          p, cPtr, rows, cols, cTile, loadC, [&](float* c, int64_t ldc) {
-            kern.tile(rows, kc / 2, aSlice, bSlice, c, ldc, loadC);
-          });
-    };
-    // wholeK: each A tile against all the task's panels (its A rows stay
-    // in cache); else each panel slice against all the A tiles (the slice
-    // stays in L1).
-    if (kern.wholeK) {
-      for (int64_t tt = t0; tt < t1; ++tt)
-        for (int64_t panel = p0; panel < p1; ++panel) call(panel, tt);
-    } else {
+    const int64_t n0 = panel * kW;
+    const int64_t cols = minOf(kW, p.n - n0);
+    const uint16_t* bSlice = s.b + panel * p.kp * kW + k0 * kW;
+    const int64_t tile = bi * s.tilesPerBatch + tt;
+    const int64_t rows = minOf(mr, p.m - tt * mr);
+    const uint8_t* aSlice =
+        s.aTiles + tile * s.tileBytes + (k0 / kern.kBlock) * s.blockBytes;
+    float* cPtr = p.c + co + tt * mr * p.cm + n0 * p.cn;
+    writeThroughCTile(p, cPtr, rows, cols, cTile, loadC,
+                      [&](float* c, int64_t ldc) {
+                        kern.tile(rows, kc / 2, aSlice, bSlice, c, ldc, loadC);
+                      });
+  };
+  if (kern.tileMajor) {
+    // Each A tile against all the task's panels, k call by k call: the
+    // tile's k slice stays in L1 while the panels' slices stream past.
+    const bool wholeK =
+        p.kp > kWholeKAbove || (t1 - t0) * mr < kKCallsFromRows;
+    const int64_t kCall = wholeK ? p.kp : kern.kCall;
+    for (int64_t tt = t0; tt < t1; ++tt)
+      for (int64_t k0 = kBegin; k0 < kEnd; k0 += kCall)
+        for (int64_t panel = p0; panel < p1; ++panel)
+          call(panel, tt, k0, minOf(kCall, kEnd - k0));
+  } else {
+    // Each panel slice against all the A tiles (the slice stays in L1).
+    for (int64_t k0 = kBegin; k0 < kEnd; k0 += kern.kCall)
       for (int64_t panel = p0; panel < p1; ++panel)
-        for (int64_t tt = t0; tt < t1; ++tt) call(panel, tt);
-    }
+        for (int64_t tt = t0; tt < t1; ++tt)
+          call(panel, tt, k0, minOf(kern.kCall, kEnd - k0));
   }
   if (kern.endTask) kern.endTask();
 }
@@ -195,10 +198,11 @@ void run(strata_rt_context_t* context, Problem p) {
   const int64_t panels = ceilDiv(p.n, kW);
   s.tilesPerBatch = ceilDiv(p.m, mr);
   // Shared scratch: every batch's A tiles.
-  s.blockBytes = mr * kKc * elementBytes;
+  s.blockBytes = mr * kern.kBlock * elementBytes;
   int64_t tiles, aBytes;
   if (__builtin_mul_overflow(batches, s.tilesPerBatch, &tiles) ||
-      __builtin_mul_overflow(s.blockBytes, ceilDiv(p.kp, kKc), &s.tileBytes) ||
+      __builtin_mul_overflow(s.blockBytes, ceilDiv(p.kp, kern.kBlock),
+                             &s.tileBytes) ||
       __builtin_mul_overflow(tiles, s.tileBytes, &aBytes) ||
       aBytes > (int64_t{1} << 46)) {
     failRunOutOfMemory(context, UINT64_MAX);
@@ -227,9 +231,9 @@ void run(strata_rt_context_t* context, Problem p) {
 
   const PackedGemmGrid grid =
       packedGemmGrid(context, batches, s.tilesPerBatch, panels,
-                     ceilDiv(kern.wholeK ? kWholeKMcRows : kMcRows, mr),
+                     ceilDiv(kern.tileMajor ? kTileMajorMcRows : kMcRows, mr),
                      kNcPanels);
-  const int64_t kPass = kern.wholeK ? p.kp : kKPass;
+  const int64_t kPass = kern.tileMajor ? p.kp : kKPass;
   for (int64_t kBegin = 0; kBegin < p.kp; kBegin += kPass) {
     const int64_t kEnd = minOf(p.kp, kBegin + kPass);
     runPackedGemmGrid(context, grid,

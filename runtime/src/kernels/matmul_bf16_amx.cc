@@ -2,16 +2,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // Built with AMX and AVX-512 flags and called only where amxPermitted()
 // (matmul_bf16.cc). A 32 x 32 tile of C is four 16 x 16 fp32 tiles (tmm0-3);
-// per 32 k, two A tiles (tmm4-5: 16 rows x 16 pairs, rows kBf16Kc apart)
-// and two B tiles (tmm6-7: 16 pairs x 16 columns) feed four tdpbf16ps,
-// 32768 multiply-adds in 8 instructions. The compile-time panel layout is
-// already the tile layout: pair t of a 32-column panel is 128 bytes, its
-// first 64 the 16 pairs of columns 0-15, so a B tile is one strided load.
-// One call takes all of K (wholeK), the sums staying in the tiles across
-// A's k blocks: a tile store and reload between blocks costs as much as
-// the block's products. K's pairs past a multiple of 16 take one step from
-// zero-padded copies (past Kp, A and B hold anything, even NaN bits).
-
+// per 32 k, two A tiles (tmm4-5: 16 rows x 16 pairs) and two B tiles
+// (tmm6-7: 16 pairs x 16 columns) feed four tdpbf16ps, 32768 multiply-adds
+// in 8 instructions. The compile-time panel layout is already the tile
+// layout: pair t of a 32-column panel is 128 bytes, its first 64 the 16
+// pairs of columns 0-15, so a B tile is one strided load. A is converted
+// into k blocks of 32 (kBlock): the 32 rows of one step are 2 KB in a row,
+// each A tile 1 KB with 64-byte rows. A call takes kAmxKc of k (a task runs
+// each A tile's k slices against all its panels, so the 16 KB slice stays
+// in L1 while the panels' slices come from L2), the sums kept in C between
+// calls. K's pairs past a multiple of 16 take one step from a zero-padded
+// copy of B (past Kp, B holds anything, even NaN bits; A is 0 there).
 #include <immintrin.h>
 
 #include <cstdint>
@@ -27,10 +28,22 @@ namespace strata::runtime::kernels {
 namespace {
 
 constexpr int64_t kMr = 32;
-constexpr int64_t kPanel = 32;                     // columns of a panel
-constexpr int64_t kARowBytes = kBf16Kc * 2;        // between rows of A
+constexpr int64_t kPanel = 32;                      // columns of a panel
 constexpr int64_t kBPairBytes = kAmxPanelRowBytes;  // one pair of a panel
-constexpr int64_t kStepPairs = 16;                 // k pairs per tile step
+constexpr int64_t kStepPairs = 16;                  // k pairs per tile step
+constexpr int64_t kStepK = 2 * kStepPairs;          // k per step: A's kBlock
+constexpr int64_t kARowBytes = kStepK * 2;          // between rows of A
+// k per call where the driver does not give a call all of K (deeper than
+// kWholeKAbove, or a task of fewer than kKCallsFromRows rows). Measured
+// (strata-gemm-bench, GPT-2 shapes): with K = 768 and 512 rows, slices of
+// 256 (16 KB of A in L1 against 4 panels) were 10-20% faster than all of
+// K in a call (A's and B's slices both streaming from L2) on 1 thread and
+// level to 5% faster on 2; with 256 rows 3% faster on 2 threads; with 128
+// rows 5-15% slower on 2 threads (the B stream from L3 dominates, the
+// stores and reloads of the sums between calls only add); with K = 3072,
+// all of K was 10% faster (12 stores and reloads per tile against 96
+// steps).
+constexpr int64_t kAmxKc = 256;
 
 template <bool kTwoRowTiles>
 void tileRows(int64_t rows, int64_t pairs, const uint16_t* a,
@@ -52,30 +65,18 @@ void tileRows(int64_t rows, int64_t pairs, const uint16_t* a,
   } else {
     amxZeroBlock<kTwoRowTiles>();
   }
-  // Whole steps, block by block (A's next k block is kMr rows of kBf16Kc
-  // further on; B's pairs run on).
-  constexpr int64_t kBlockPairs = kBf16Kc / 2;
+  // Steps: A's next 2 KB, B's next 16 pairs.
   const int64_t whole = pairs / kStepPairs;
-  for (int64_t s = 0; s < whole; ++s) {
-    const int64_t t = s * kStepPairs;
-    amxStep<AmxProduct::kBf16, kTwoRowTiles>(
-        a + (t / kBlockPairs) * kMr * kBf16Kc + (t % kBlockPairs) * 2,
-        kARowBytes, b + t * kPanel * 2);
-  }
+  for (int64_t s = 0; s < whole; ++s)
+    amxStep<AmxProduct::kBf16, kTwoRowTiles>(a + s * kMr * kStepK, kARowBytes,
+                                             b + s * kStepPairs * kPanel * 2);
   if (const int64_t tail = pairs % kStepPairs) {
-    alignas(64) uint16_t aTail[kRows * 2 * kStepPairs] = {};
     alignas(64) uint16_t bTail[kStepPairs * kPanel * 2] = {};
-    const int64_t t = whole * kStepPairs;
-    const uint16_t* a0 =
-        a + (t / kBlockPairs) * kMr * kBf16Kc + (t % kBlockPairs) * 2;
-    for (int64_t i = 0; i < kRows; ++i)
-      std::memcpy(aTail + i * 2 * kStepPairs, a0 + i * kBf16Kc, tail * 4);
     std::memcpy(bTail, b + whole * kStepPairs * kPanel * 2,
                 tail * kBPairBytes);
-    amxMemoryFence(aTail);
     amxMemoryFence(bTail);
-    amxStep<AmxProduct::kBf16, kTwoRowTiles>(aTail, 2 * kStepPairs * 2,
-                                             bTail);
+    amxStep<AmxProduct::kBf16, kTwoRowTiles>(a + whole * kMr * kStepK,
+                                             kARowBytes, bTail);
   }
   amxStoreBlock<kTwoRowTiles>(cp, ld * 4);
   amxMemoryFence(cp);
@@ -95,15 +96,15 @@ void tile(int64_t rows, int64_t pairs, const void* aTile, const uint16_t* b,
 
 void convert(int64_t rows, int64_t k, int64_t kp, const float* a, int64_t am,
              int64_t ak, void* tileOut) {
-  convertBf16PairsAvx512(kMr, rows, k, kp, a, am, ak,
+  convertBf16PairsAvx512(kMr, kStepK, rows, k, kp, a, am, ak,
                          static_cast<uint16_t*>(tileOut));
 }
 
 }  // namespace
 
-const Bf16Kernels kBf16Amx = {"amx-bf16", kMr,     Bf16AFormat::kPairs,
-                              tile,       convert, true,
-                              configureAmxTiles,
-                              releaseAmxTiles};
+const Bf16Kernels kBf16Amx = {
+    "amx-bf16", kMr,    Bf16AFormat::kPairs, tile,
+    convert,    kStepK, kAmxKc,              true,
+    configureAmxTiles, releaseAmxTiles};
 
 }  // namespace strata::runtime::kernels

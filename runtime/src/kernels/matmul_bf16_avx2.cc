@@ -97,7 +97,7 @@ void convert(int64_t rows, int64_t k, int64_t kp, const float* a, int64_t am,
              int64_t ak, void* tileOut) {
   float* tile = static_cast<float*>(tileOut);
   if (ak != 1) {
-    convertBf16Widened(kMr, rows, k, kp, a, am, ak, tile);
+    convertBf16Widened(kMr, kBf16Kc, rows, k, kp, a, am, ak, tile);
     return;
   }
   for (int64_t i = 0; i < kMr; ++i)
@@ -121,8 +121,8 @@ void convert(int64_t rows, int64_t k, int64_t kp, const float* a, int64_t am,
 
 }  // namespace
 
-const Bf16Kernels kBf16Avx2 = {"avx2",  kMr,     Bf16AFormat::kWidened,
-                               tile,    convert, false,   nullptr,
-                               nullptr};
+const Bf16Kernels kBf16Avx2 = {
+    "avx2",  kMr,   Bf16AFormat::kWidened, tile,   convert, kBf16Kc,
+    kBf16Kc, false, nullptr,               nullptr};
 
 }  // namespace strata::runtime::kernels

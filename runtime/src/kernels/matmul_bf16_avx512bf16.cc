@@ -60,7 +60,7 @@ void tile(int64_t rows, int64_t pairs, const void* aTile, const uint16_t* b,
 
 void convert(int64_t rows, int64_t k, int64_t kp, const float* a, int64_t am,
              int64_t ak, void* tileOut) {
-  convertBf16PairsAvx512(kMr, rows, k, kp, a, am, ak,
+  convertBf16PairsAvx512(kMr, kBf16Kc, rows, k, kp, a, am, ak,
                          static_cast<uint16_t*>(tileOut));
 }
 
@@ -68,11 +68,11 @@ void convert(int64_t rows, int64_t k, int64_t kp, const float* a, int64_t am,
 
 // convertBf16Pairs, 32 elements at a time: vcvtne2ps2bf16 rounds as
 // strata_f32_to_bf16 does (nearest even, quiet NaNs, denormals to zero).
-void convertBf16PairsAvx512(int64_t mr, int64_t rows, int64_t k, int64_t kp,
-                            const float* a, int64_t am, int64_t ak,
-                            uint16_t* tile16) {
+void convertBf16PairsAvx512(int64_t mr, int64_t kBlock, int64_t rows,
+                            int64_t k, int64_t kp, const float* a, int64_t am,
+                            int64_t ak, uint16_t* tile16) {
   if (ak != 1) {
-    convertBf16Pairs(mr, rows, k, kp, a, am, ak, tile16);
+    convertBf16Pairs(mr, kBlock, rows, k, kp, a, am, ak, tile16);
     return;
   }
   auto mask = [&](int64_t from) {
@@ -85,7 +85,7 @@ void convertBf16PairsAvx512(int64_t mr, int64_t rows, int64_t k, int64_t kp,
   for (int64_t i = 0; i < mr; ++i)
     for (int64_t kk = 0; kk < kp; kk += 32) {
       uint16_t* out =
-          tile16 + (kk / kBf16Kc) * mr * kBf16Kc + i * kBf16Kc + kk % kBf16Kc;
+          tile16 + (kk / kBlock) * mr * kBlock + i * kBlock + kk % kBlock;
       if (i >= rows) {
         _mm512_storeu_si512(out, _mm512_setzero_si512());
         continue;
@@ -98,7 +98,7 @@ void convertBf16PairsAvx512(int64_t mr, int64_t rows, int64_t k, int64_t kp,
 }
 
 const Bf16Kernels kBf16Avx512Bf16 = {
-    "avx512bf16", kMr, Bf16AFormat::kPairs, tile, convert, false, nullptr,
-    nullptr};
+    "avx512bf16", kMr,   Bf16AFormat::kPairs, tile,    convert, kBf16Kc,
+    kBf16Kc,      false, nullptr,             nullptr};
 
 }  // namespace strata::runtime::kernels

@@ -8,11 +8,11 @@
 // AVX-512 unit could be the copy the linker keeps for every caller.
 //
 // A, rounded to bf16, is kept in row tiles of |mr| rows (the set's register
-// tile), each cut into k blocks of kBf16Kc (the driver's) with the rows of
-// a block at a fixed distance, so that a tile's broadcasts sit at fixed
-// offsets and a row converts with whole-vector stores. Element (i, k) of a
-// tile is, by the set's |aFormat|, at index
-//   (k / kBf16Kc) * mr * kBf16Kc + i * kBf16Kc + k % kBf16Kc
+// tile), each cut into k blocks of the set's |kBlock| with the rows of a
+// block at a fixed distance, so that a tile's broadcasts (or tile loads)
+// sit at fixed offsets and a row converts with whole-vector stores. Element
+// (i, k) of a tile is, by the set's |aFormat|, at index
+//   (k / kBlock) * mr * kBlock + i * kBlock + k % kBlock
 // of uint16 (kPairs: bf16 bits, a pair of k in one 32-bit lane, the
 // operand of vdpbf16ps) or of float (kWidened: the bf16 value widened, so
 // that FMA kernels broadcast it directly). Rows past M and k in [K, Kp)
@@ -32,11 +32,18 @@ namespace strata::runtime::kernels {
 /// while the row tiles stream past it.
 constexpr int64_t kBf16Kc = 384;
 
+/// With tileMajor, one call takes all of K when K is above kWholeKAbove or
+/// a task has fewer than kKCallsFromRows rows (matmul_bf16_amx.cc has the
+/// measurements).
+constexpr int64_t kWholeKAbove = 1024;
+constexpr int64_t kKCallsFromRows = 256;
+
 enum class Bf16AFormat { kPairs, kWidened };
 
-/// One register tile: C(i, j) for |rows| (1..mr) rows of one k block |a|
-/// of an A tile (its first |pairs| pairs of k; with wholeK, |pairs| may go
-/// on into the next blocks) times one PANEL_BF16_PAIRS panel
+/// One register tile: C(i, j) for |rows| (1..mr) rows of an A tile from
+/// the start of its k block |a| (its first |pairs| pairs of k, the set's
+/// |kCall| or fewer, which may go on into the next blocks) times one
+/// PANEL_BF16_PAIRS panel
 /// slice |b| (64 uint16 per pair), 32 contiguous columns of row i at c + i *
 /// ldc. Starts from those C values if |loadC|, else from 0, adds the products
 /// of each pair (odd k first) and stores the sums back to C.
@@ -52,19 +59,22 @@ using Bf16ConvertFn = void (*)(int64_t rows, int64_t k, int64_t kp,
                                const float* a, int64_t am, int64_t ak,
                                void* tile);
 
-/// The reference Bf16ConvertFn of each format for tiles of |mr| rows (any
-/// strides), which the vector sets match bit for bit.
-void convertBf16Pairs(int64_t mr, int64_t rows, int64_t k, int64_t kp,
-                      const float* a, int64_t am, int64_t ak, uint16_t* tile);
-void convertBf16Widened(int64_t mr, int64_t rows, int64_t k, int64_t kp,
-                        const float* a, int64_t am, int64_t ak, float* tile);
+/// The reference Bf16ConvertFn of each format for tiles of |mr| rows in k
+/// blocks of |kBlock| (any strides), which the vector sets match bit for
+/// bit.
+void convertBf16Pairs(int64_t mr, int64_t kBlock, int64_t rows, int64_t k,
+                      int64_t kp, const float* a, int64_t am, int64_t ak,
+                      uint16_t* tile);
+void convertBf16Widened(int64_t mr, int64_t kBlock, int64_t rows, int64_t k,
+                        int64_t kp, const float* a, int64_t am, int64_t ak,
+                        float* tile);
 
 /// convertBf16Pairs with AVX-512 F/BW/BF16 (matmul_bf16_avx512bf16.cc): for
-/// the AVX512-BF16 and AMX sets. k past K is 0 up to the next multiple of
-/// 32 (whole vectors; AMX reads k 32 at a time).
-void convertBf16PairsAvx512(int64_t mr, int64_t rows, int64_t k, int64_t kp,
-                            const float* a, int64_t am, int64_t ak,
-                            uint16_t* tile);
+/// the AVX512-BF16 and AMX sets (|kBlock| a multiple of 32). k past K is 0
+/// up to the next multiple of 32 (whole vectors; AMX reads k 32 at a time).
+void convertBf16PairsAvx512(int64_t mr, int64_t kBlock, int64_t rows,
+                            int64_t k, int64_t kp, const float* a, int64_t am,
+                            int64_t ak, uint16_t* tile);
 
 /// Brackets a task's tile calls (configures AMX tiles, then releases
 /// them); null for the sets that need nothing.
@@ -76,10 +86,15 @@ struct Bf16Kernels {
   Bf16AFormat aFormat;
   Bf16TileFn tile;
   Bf16ConvertFn convert;
-  // Whether |tile| takes all of K in one call (|pairs| past one k block:
-  // it goes on to A's next block itself), and a task runs each A tile
-  // against all its panels rather than each panel against all its A tiles.
-  bool wholeK;
+  int64_t kBlock;  // k per block of an A tile (its layout)
+  // k per |tile| call: a multiple of kBlock; with tileMajor, sometimes all
+  // of K (kWholeKAbove).
+  int64_t kCall;
+  // Whether a task takes all of K and runs each A tile against all its
+  // panels, k call by k call (the tile's k slice of A stays in L1 while the
+  // panels' slices stream past), rather than each panel slice against all
+  // its A tiles (the slice stays in L1 while the A tiles stream past).
+  bool tileMajor;
   Bf16TaskFn beginTask, endTask;
 };
 

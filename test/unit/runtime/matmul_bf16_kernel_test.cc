@@ -136,6 +136,13 @@ TEST_P(MatmulBf16KernelTest, LongKAndWideN) {
   check({15, 2304, 768, false});
 }
 
+// Tasks of 256 rows or more: the AMX set takes K in several calls there
+// (the sums go through C between them), K's tail in the last one.
+TEST_P(MatmulBf16KernelTest, ManyRowsInCallsOfK) {
+  check({300, 771, 100, true});
+  check({512, 768, 96, false});
+}
+
 TEST_P(MatmulBf16KernelTest, StridedOperands) {
   for (const Case& c : stridedCases(71)) check(c);
 }
