@@ -80,7 +80,8 @@ float widen(uint16_t bits) {
 // The reference tile: the exact products (two bf16 values multiply exactly
 // in fp32) added in the ABI's order, odd k of each pair first.
 void scalarTile(int64_t rows, int64_t pairs, const void* aTile,
-                const uint16_t* b, float* c, int64_t ldc, bool loadC) {
+                const uint16_t* b, float* c, int64_t ldc, bool loadC,
+                const uint8_t* /*prefetch*/, int64_t /*prefetchBytes*/) {
   const float* a = static_cast<const float*>(aTile);
   float sum[kScalarMr][kW];
   for (int64_t i = 0; i < rows; ++i)
@@ -149,7 +150,8 @@ void runBlock(const Problem& p, const Prepared& s, float* cTile, int64_t bi,
   int64_t ao, co;
   packedGemmBatchOffsets(p, bi, &ao, &co);
   if (kern.beginTask) kern.beginTask();
-  auto call = [&](int64_t panel, int64_t tt, int64_t k0, int64_t kc) {
+  auto call = [&](int64_t panel, int64_t tt, int64_t k0, int64_t kc,
+                  const uint8_t* prefetch, int64_t prefetchBytes) {
     // After the first k call the sums so far are in C.
     const bool loadC = k0 > 0 || p.accumulate;
     const int64_t n0 = panel * kW;
@@ -162,25 +164,44 @@ void runBlock(const Problem& p, const Prepared& s, float* cTile, int64_t bi,
     float* cPtr = p.c + co + tt * mr * p.cm + n0 * p.cn;
     writeThroughCTile(p, cPtr, rows, cols, cTile, loadC,
                       [&](float* c, int64_t ldc) {
-                        kern.tile(rows, kc / 2, aSlice, bSlice, c, ldc, loadC);
+                        kern.tile(rows, kc / 2, aSlice, bSlice, c, ldc, loadC,
+                                  prefetch, prefetchBytes);
                       });
   };
-  if (kern.tileMajor) {
-    // Each A tile against all the task's panels, k call by k call: the
-    // tile's k slice stays in L1 while the panels' slices stream past.
-    const bool wholeK =
-        p.kp > kWholeKAbove || (t1 - t0) * mr < kKCallsFromRows;
-    const int64_t kCall = wholeK ? p.kp : kern.kCall;
-    for (int64_t tt = t0; tt < t1; ++tt)
-      for (int64_t k0 = kBegin; k0 < kEnd; k0 += kCall)
-        for (int64_t panel = p0; panel < p1; ++panel)
-          call(panel, tt, k0, minOf(kCall, kEnd - k0));
-  } else {
+  if (!kern.tileMajor) {
     // Each panel slice against all the A tiles (the slice stays in L1).
     for (int64_t k0 = kBegin; k0 < kEnd; k0 += kern.kCall)
       for (int64_t panel = p0; panel < p1; ++panel)
         for (int64_t tt = t0; tt < t1; ++tt)
-          call(panel, tt, k0, minOf(kern.kCall, kEnd - k0));
+          call(panel, tt, k0, minOf(kern.kCall, kEnd - k0), nullptr, 0);
+  } else if ((t1 - t0) * mr < kKCallsFromRows) {
+    // Few rows: each panel (all of K) against the task's A tiles, which
+    // stay in L2, while the tiles pull the next panel's slice toward L2 a
+    // share each: the weights come from memory once per prefill, and
+    // fetched this way that overlaps the products rather than stalling
+    // the first tile's loads.
+    const int64_t sliceBytes = p.kp * kW * 2;
+    const int64_t share = ceilDiv(sliceBytes, t1 - t0);
+    for (int64_t panel = p0; panel < p1; ++panel)
+      for (int64_t tt = t0; tt < t1; ++tt) {
+        const uint8_t* next =
+            panel + 1 < p1 ? reinterpret_cast<const uint8_t*>(
+                                 s.b + (panel + 1) * p.kp * kW) +
+                                 (tt - t0) * share
+                           : nullptr;
+        const int64_t bytes = sliceBytes - (tt - t0) * share;
+        call(panel, tt, kBegin, kEnd - kBegin, next,
+             next && bytes > 0 ? minOf(share, bytes) : 0);
+      }
+  } else {
+    // Each A tile against all the task's panels, k call by k call: the
+    // tile's k slice stays in L1 while the panels' slices stream past
+    // (all of K in a call for deep products).
+    const int64_t kCall = p.kp > kWholeKAbove ? p.kp : kern.kCall;
+    for (int64_t tt = t0; tt < t1; ++tt)
+      for (int64_t k0 = kBegin; k0 < kEnd; k0 += kCall)
+        for (int64_t panel = p0; panel < p1; ++panel)
+          call(panel, tt, k0, minOf(kCall, kEnd - k0), nullptr, 0);
   }
   if (kern.endTask) kern.endTask();
 }

@@ -8,10 +8,12 @@
 // layout: pair t of a 32-column panel is 128 bytes, its first 64 the 16
 // pairs of columns 0-15, so a B tile is one strided load. A is converted
 // into k blocks of 32 (kBlock): the 32 rows of one step are 2 KB in a row,
-// each A tile 1 KB with 64-byte rows. A call takes kAmxKc of k (a task runs
-// each A tile's k slices against all its panels, so the 16 KB slice stays
-// in L1 while the panels' slices come from L2), the sums kept in C between
-// calls. K's pairs past a multiple of 16 take one step from a zero-padded
+// each A tile 1 KB with 64-byte rows. In a task of many rows a call takes
+// kAmxKc of k (each A tile's k slices against all the task's panels, so
+// the 16 KB slice stays in L1 while the panels' slices come from L2), the
+// sums kept in C between calls; in one of few rows a call takes all of K
+// and pulls a share of the next panel toward L2 as it goes (the driver,
+// matmul_bf16.cc, picks the order). K's pairs past a multiple of 16 take one step from a zero-padded
 // copy of B (past Kp, B holds anything, even NaN bits; A is 0 there).
 #include <immintrin.h>
 
@@ -47,7 +49,8 @@ constexpr int64_t kAmxKc = 256;
 
 template <bool kTwoRowTiles>
 void tileRows(int64_t rows, int64_t pairs, const uint16_t* a,
-              const uint16_t* b, float* c, int64_t ldc, bool loadCValues) {
+              const uint16_t* b, float* c, int64_t ldc, bool loadCValues,
+              const uint8_t* prefetch, int64_t prefetchBytes) {
   constexpr int64_t kRows = kTwoRowTiles ? 32 : 16;
   // C goes through a local copy unless all of the tile's rows are real.
   alignas(64) float local[kRows * kPanel];
@@ -65,11 +68,19 @@ void tileRows(int64_t rows, int64_t pairs, const uint16_t* a,
   } else {
     amxZeroBlock<kTwoRowTiles>();
   }
-  // Steps: A's next 2 KB, B's next 16 pairs.
+  // Steps: A's next 2 KB, B's next 16 pairs; the lines to prefetch spread
+  // evenly over them (a burst before the steps measured slower than none).
   const int64_t whole = pairs / kStepPairs;
-  for (int64_t s = 0; s < whole; ++s)
+  const int64_t lines = (prefetchBytes + 63) / 64;
+  const int64_t linesPerStep = whole > 0 ? (lines + whole - 1) / whole : 0;
+  int64_t line = 0;
+  for (int64_t s = 0; s < whole; ++s) {
+    for (int64_t end = line + linesPerStep; line < end && line < lines; ++line)
+      _mm_prefetch(reinterpret_cast<const char*>(prefetch) + line * 64,
+                   _MM_HINT_T1);
     amxStep<AmxProduct::kBf16, kTwoRowTiles>(a + s * kMr * kStepK, kARowBytes,
                                              b + s * kStepPairs * kPanel * 2);
+  }
   if (const int64_t tail = pairs % kStepPairs) {
     alignas(64) uint16_t bTail[kStepPairs * kPanel * 2] = {};
     std::memcpy(bTail, b + whole * kStepPairs * kPanel * 2,
@@ -86,12 +97,14 @@ void tileRows(int64_t rows, int64_t pairs, const uint16_t* a,
 }
 
 void tile(int64_t rows, int64_t pairs, const void* aTile, const uint16_t* b,
-          float* c, int64_t ldc, bool loadC) {
+          float* c, int64_t ldc, bool loadC, const uint8_t* prefetch,
+          int64_t prefetchBytes) {
   const uint16_t* a = static_cast<const uint16_t*>(aTile);
   if (rows > 16)
-    tileRows<true>(rows, pairs, a, b, c, ldc, loadC);
+    tileRows<true>(rows, pairs, a, b, c, ldc, loadC, prefetch, prefetchBytes);
   else
-    tileRows<false>(rows, pairs, a, b, c, ldc, loadC);
+    tileRows<false>(rows, pairs, a, b, c, ldc, loadC, prefetch,
+                    prefetchBytes);
 }
 
 void convert(int64_t rows, int64_t k, int64_t kp, const float* a, int64_t am,

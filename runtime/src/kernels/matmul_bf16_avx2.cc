@@ -59,7 +59,8 @@ void halfRows(int64_t h, int64_t pairs, const float* a, const uint16_t* b,
 }
 
 void tile(int64_t rows, int64_t pairs, const void* aTile, const uint16_t* b,
-          float* c, int64_t ldc, bool loadC) {
+          float* c, int64_t ldc, bool loadC, const uint8_t* /*prefetch*/,
+          int64_t /*prefetchBytes*/) {
   const float* a = static_cast<const float*>(aTile);
   for (int64_t h = 0; h < 2; ++h) {
     withTileRows<4>(rows, [&](auto r) {

@@ -51,7 +51,8 @@ void tileRows(int64_t pairs, const uint32_t* a, const uint16_t* b, float* c,
 }
 
 void tile(int64_t rows, int64_t pairs, const void* aTile, const uint16_t* b,
-          float* c, int64_t ldc, bool loadC) {
+          float* c, int64_t ldc, bool loadC, const uint8_t* /*prefetch*/,
+          int64_t /*prefetchBytes*/) {
   const uint32_t* a = static_cast<const uint32_t*>(aTile);
   withTileRows<kMr>(rows, [&](auto r) {
     tileRows<decltype(r)::value>(pairs, a, b, c, ldc, loadC);

@@ -32,9 +32,11 @@ namespace strata::runtime::kernels {
 /// while the row tiles stream past it.
 constexpr int64_t kBf16Kc = 384;
 
-/// With tileMajor, one call takes all of K when K is above kWholeKAbove or
-/// a task has fewer than kKCallsFromRows rows (matmul_bf16_amx.cc has the
-/// measurements).
+/// With tileMajor, a task of fewer than kKCallsFromRows rows runs each
+/// panel (all of K in a call) against its A tiles, prefetching the next
+/// panel; a larger one each A tile against its panels in calls of the
+/// set's kCall, or all of K when K is above kWholeKAbove
+/// (matmul_bf16_amx.cc has the measurements).
 constexpr int64_t kWholeKAbove = 1024;
 constexpr int64_t kKCallsFromRows = 256;
 
@@ -47,9 +49,13 @@ enum class Bf16AFormat { kPairs, kWidened };
 /// slice |b| (64 uint16 per pair), 32 contiguous columns of row i at c + i *
 /// ldc. Starts from those C values if |loadC|, else from 0, adds the products
 /// of each pair (odd k first) and stores the sums back to C.
+/// |prefetchBytes| at |prefetch| (the next panel's weights, or null) are
+/// to be pulled toward L2 a share per step; sets without such prefetching
+/// ignore them.
 using Bf16TileFn = void (*)(int64_t rows, int64_t pairs, const void* a,
                             const uint16_t* b, float* c, int64_t ldc,
-                            bool loadC);
+                            bool loadC, const uint8_t* prefetch,
+                            int64_t prefetchBytes);
 
 /// Rounds |rows| (1..mr) rows of fp32 A (row i, element k at
 /// a[i * am + k * ak]) of |k| elements to bf16 (strata_f32_to_bf16) into
@@ -90,10 +96,11 @@ struct Bf16Kernels {
   // k per |tile| call: a multiple of kBlock; with tileMajor, sometimes all
   // of K (kWholeKAbove).
   int64_t kCall;
-  // Whether a task takes all of K and runs each A tile against all its
-  // panels, k call by k call (the tile's k slice of A stays in L1 while the
-  // panels' slices stream past), rather than each panel slice against all
-  // its A tiles (the slice stays in L1 while the A tiles stream past).
+  // Whether a task takes all of K and (with kKCallsFromRows rows or more)
+  // runs each A tile against all its panels, k call by k call (the tile's
+  // k slice of A stays in L1 while the panels' slices stream past), rather
+  // than k block by k block each panel slice against all its A tiles (the
+  // slice stays in L1 while the A tiles stream past).
   bool tileMajor;
   Bf16TaskFn beginTask, endTask;
 };
