@@ -6,6 +6,12 @@
 // passes the whole range plus a work estimate (`linalg.index 0` in the body
 // is shifted by the slice's start); strata-cpu-dispatch-parallel-kernels
 // then turns the call into strata_rt_parallel_for over the runtime's pool.
+// Where its second loop (not the innermost) qualifies too, the kernel
+// takes a range of each (a 2-D parallel kernel) and the pool splits
+// whichever is longer at run time: a prefill's [batch, tokens, hidden]
+// tensors have one batch row, and split by their first loop they had run
+// on one thread. Copies, transposes and broadcasts are made generics first
+// so that they split too.
 
 #include "codegen/cpu/Passes.h"
 
@@ -14,6 +20,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -32,11 +39,11 @@ bool isCloneable(Value v) {
   return def && isa<arith::ConstantOp, memref::GetGlobalOp>(def);
 }
 
-// For a generic that can run in slices of loop 0: the operand dim loop 0
-// indexes, per operand (-1: not indexed). Empty if it cannot.
-SmallVector<int64_t> sliceDims(linalg::GenericOp op) {
-  if (op.getNumLoops() == 0 ||
-      op.getIteratorTypesArray()[0] != utils::IteratorType::parallel ||
+// For a generic that can run in slices of loop |loop|: the operand dim that
+// loop indexes, per operand (-1: not indexed). Empty if it cannot.
+SmallVector<int64_t> sliceDims(linalg::GenericOp op, unsigned loop) {
+  if (op.getNumLoops() <= loop ||
+      op.getIteratorTypesArray()[loop] != utils::IteratorType::parallel ||
       op.getNumResults() != 0)
     return {};
   SmallVector<int64_t> dims;
@@ -46,11 +53,11 @@ SmallVector<int64_t> sliceDims(linalg::GenericOp op) {
     AffineMap map = op.getMatchingIndexingMap(&operand);
     int64_t found = -1;
     for (auto [pos, expr] : llvm::enumerate(map.getResults())) {
-      if (!expr.isFunctionOfDim(0))
+      if (!expr.isFunctionOfDim(loop))
         continue;
       auto dim = dyn_cast<AffineDimExpr>(expr);
       if (!dim || found != -1)
-        return {}; // d0 inside an expression, or twice
+        return {}; // the loop inside an expression, or twice
       found = static_cast<int64_t>(pos);
     }
     // Each slice must write its own part of every output.
@@ -120,11 +127,29 @@ SmallVector<SmallVector<Operation *>> kernelGroups(func::FuncOp func) {
   return groups;
 }
 
+// Copies, transposes and broadcasts as generics (the same loops), which
+// may run in slices; their dispatch attribute goes with them.
+void generalizeDataMovement(func::FuncOp func) {
+  SmallVector<linalg::LinalgOp> ops;
+  for (Operation &op : func.getBody().front())
+    if (isa<linalg::CopyOp, linalg::TransposeOp, linalg::BroadcastOp>(op))
+      ops.push_back(cast<linalg::LinalgOp>(op));
+  IRRewriter rewriter(func.getContext());
+  for (linalg::LinalgOp op : ops) {
+    DictionaryAttr attrs = op->getDiscardableAttrDictionary();
+    rewriter.setInsertionPoint(op);
+    FailureOr<linalg::GenericOp> generic = linalg::generalizeNamedOp(rewriter, op);
+    if (succeeded(generic))
+      (*generic)->setDiscardableAttrs(attrs);
+  }
+}
+
 unsigned outlineKernels(ModuleOp module) {
   SmallVector<SmallVector<Operation *>> kernels;
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isPrivate() || func.isExternal())
       continue;
+    generalizeDataMovement(func);
     llvm::append_range(kernels, kernelGroups(func));
   }
   OpBuilder moduleBuilder(module.getBodyRegion());
@@ -154,13 +179,22 @@ unsigned outlineKernels(ModuleOp module) {
     auto generic = dyn_cast<linalg::GenericOp>(op);
     // A fill in the group writes the root's init, which the slice covers.
     SmallVector<int64_t> slices =
-        generic ? sliceDims(generic) : SmallVector<int64_t>();
+        generic ? sliceDims(generic, 0) : SmallVector<int64_t>();
     const bool parallel = !slices.empty();
+    // The second loop's slices too, if it qualifies and is not the
+    // innermost (whose static extent the vectorized loop keeps): a 2-D
+    // parallel kernel.
+    SmallVector<int64_t> slices1 = parallel && generic.getNumLoops() >= 3
+                                       ? sliceDims(generic, 1)
+                                       : SmallVector<int64_t>();
+    const bool twoD = !slices1.empty();
     Location loc = op->getLoc();
 
     SmallVector<Type> argTypes;
     Type index = moduleBuilder.getIndexType();
-    if (parallel)
+    if (twoD) // begin, end of loop 0 and of loop 1, work
+      argTypes.append({index, index, index, index, index});
+    else if (parallel)
       argTypes.append({index, index, index}); // begin, end, work
     for (Value v : args)
       argTypes.push_back(v.getType());
@@ -173,6 +207,8 @@ unsigned outlineKernels(ModuleOp module) {
     kernel.setPrivate();
     kernel->setAttr(parallel ? kParallelKernelAttr : kKernelAttr,
                     moduleBuilder.getUnitAttr());
+    if (twoD)
+      kernel->setAttr(kParallelKernel2DAttr, moduleBuilder.getUnitAttr());
     kernel->setAttr("passthrough",
                     moduleBuilder.getArrayAttr(
                         {moduleBuilder.getStringAttr("noinline")}));
@@ -181,28 +217,37 @@ unsigned outlineKernels(ModuleOp module) {
     Block *body = kernel.addEntryBlock();
     OpBuilder b = OpBuilder::atBlockBegin(body);
     IRMapping mapping;
-    unsigned first = parallel ? 3 : 0;
+    unsigned first = twoD ? 5 : parallel ? 3 : 0;
     for (auto [i, v] : llvm::enumerate(args))
       mapping.map(v, body->getArgument(first + i));
     for (Value v : cloned)
       mapping.map(v, b.clone(*v.getDefiningOp())->getResult(0));
+    // The sliced loops: their begin arguments (begin, end pairs first).
+    SmallVector<Value, 2> begins;
     if (parallel) {
-      // Operands indexed by loop 0 become their [begin, end) slice.
-      Value begin = body->getArgument(0), end = body->getArgument(1);
-      Value size = arith::SubIOp::create(b, loc, end, begin);
+      // Operands indexed by a sliced loop become their slice of it.
+      SmallVector<std::pair<Value, Value>, 2> ranges; // offset, size
+      for (unsigned l = 0; l < (twoD ? 2u : 1u); ++l) {
+        Value begin = body->getArgument(2 * l);
+        Value end = body->getArgument(2 * l + 1);
+        begins.push_back(begin);
+        ranges.push_back({begin, arith::SubIOp::create(b, loc, end, begin)});
+      }
       llvm::SmallPtrSet<Value, 4> sliced;
-      for (auto [operand, dim] : llvm::zip(op->getOperands(), slices)) {
+      for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+        const int64_t dim0 = slices[i], dim1 = twoD ? slices1[i] : -1;
         // Slice each buffer once, even if the op uses it twice.
-        if (dim < 0 || !sliced.insert(operand).second)
+        if ((dim0 < 0 && dim1 < 0) || !sliced.insert(operand).second)
           continue;
         Value full = mapping.lookup(operand);
         auto type = cast<MemRefType>(full.getType());
         SmallVector<OpFoldResult> offsets, sizes, strides;
         for (int64_t d = 0; d < type.getRank(); ++d) {
           strides.push_back(b.getIndexAttr(1));
-          if (d == dim) {
-            offsets.push_back(begin);
-            sizes.push_back(size);
+          if (d == dim0 || d == dim1) {
+            const auto &range = ranges[d == dim0 ? 0 : 1];
+            offsets.push_back(range.first);
+            sizes.push_back(range.second);
           } else {
             offsets.push_back(b.getIndexAttr(0));
             sizes.push_back(memref::getMixedSize(b, loc, full, d));
@@ -217,13 +262,14 @@ unsigned outlineKernels(ModuleOp module) {
       b.clone(*member, mapping);
     Operation *clone = b.clone(*op, mapping);
     if (parallel) {
-      // Inside a slice, linalg.index 0 counts from the slice's start.
-      Value begin = body->getArgument(0);
+      // Inside a slice, linalg.index of a sliced loop counts from the
+      // slice's start.
       clone->walk([&](linalg::IndexOp index) {
-        if (index.getDim() != 0)
+        if (index.getDim() >= begins.size())
           return;
         OpBuilder ib(index->getBlock(), std::next(index->getIterator()));
-        Value global = arith::AddIOp::create(ib, index.getLoc(), index, begin);
+        Value global = arith::AddIOp::create(ib, index.getLoc(), index,
+                                             begins[index.getDim()]);
         index.getResult().replaceAllUsesExcept(global,
                                                global.getDefiningOp());
       });
@@ -233,21 +279,28 @@ unsigned outlineKernels(ModuleOp module) {
     OpBuilder callBuilder(op);
     SmallVector<Value> callArgs;
     if (parallel) {
-      // Range: the extent of loop 0 (from the first output); work: the
-      // elements of that output, for the runtime's serial cut-off.
+      // Ranges: the extent of each sliced loop (from the first output);
+      // work: the elements of that output, for the runtime's serial
+      // cut-off.
       Value out = generic.getDpsInits()[0];
-      int64_t outDim = slices[generic.getNumDpsInputs()];
+      const unsigned outIndex = generic.getNumDpsInputs();
+      const int64_t outDim0 = slices[outIndex];
+      const int64_t outDim1 = twoD ? slices1[outIndex] : -1;
       auto type = cast<MemRefType>(out.getType());
       Value work = arith::ConstantIndexOp::create(callBuilder, loc, 1);
-      Value extent;
+      Value extent0, extent1;
       for (int64_t d = 0; d < type.getRank(); ++d) {
         Value size = memref::DimOp::create(callBuilder, loc, out, d);
-        if (d == outDim)
-          extent = size;
+        if (d == outDim0)
+          extent0 = size;
+        if (d == outDim1)
+          extent1 = size;
         work = arith::MulIOp::create(callBuilder, loc, work, size);
       }
-      callArgs.push_back(arith::ConstantIndexOp::create(callBuilder, loc, 0));
-      callArgs.push_back(extent);
+      Value zero = arith::ConstantIndexOp::create(callBuilder, loc, 0);
+      callArgs.append({zero, extent0});
+      if (twoD)
+        callArgs.append({zero, extent1});
       callArgs.push_back(work);
     }
     callArgs.append(args.begin(), args.end());

@@ -35,6 +35,10 @@ inline constexpr llvm::StringLiteral kKernelAttr = "strata.kernel";
 /// first loop.
 inline constexpr llvm::StringLiteral kParallelKernelAttr =
     "strata.parallel_kernel";
+/// On a parallel kernel: it takes (begin0, end0, begin1, end1, work) first
+/// and runs a slice of each of its first two loops.
+inline constexpr llvm::StringLiteral kParallelKernel2DAttr =
+    "strata.parallel_kernel_2d";
 /// An entry argument holding a state tensor the session owns (its value is
 /// the name), and the entry result carrying its updated value; both after
 /// the entry's inputs and outputs (kernel ABI: states follow the inputs).
