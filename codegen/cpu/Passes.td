@@ -241,7 +241,12 @@ def OutlineKernelsPass : Pass<"strata-cpu-outline-kernels", "mlir::ModuleOp"> {
     `strata.parallel_kernel`): it takes `(begin, end, work)` first and runs
     a `[begin, end)` slice of that loop (every operand it indexes is sliced
     with a subview, `linalg.index 0` shifted by the slice's start); the call
-    site passes the whole range and the output's element count.
+    site passes the whole range and the output's element count. When its
+    second loop qualifies too and is not the innermost, the kernel takes
+    `(begin0, end0, begin1, end1, work)` and both loops are sliced
+    (`strata.parallel_kernel_2d`): the pool then splits whichever is longer.
+    Copies, transposes and broadcasts become generics first, so that they
+    run in slices too.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",
@@ -278,7 +283,11 @@ def DispatchParallelKernelsPass : Pass<"strata-cpu-dispatch-parallel-kernels",
     `strata_rt_parallel_for(k.task, slots, begin, end, work)`, where
     `slots` holds args in 8-byte slots (a stack block in the caller) and
     the new `k.task(context, slots, b, e)` (marked `strata.parallel_task`,
-    the kernel ABI's task type) loads them and runs `k` on `[b, e)`. On the
+    the kernel ABI's task type) loads them and runs `k` on `[b, e)`. For a
+    2-D kernel (`strata.parallel_kernel_2d`) the slots start with both
+    loops' extents; the pool's range is loop 0's when it has 16 iterations
+    or more or at least as many as loop 1, else loop 1's, and the task runs
+    the other loop whole. On the
     LLVM dialect, where a kernel's memref arguments are plain scalars that
     fit one slot each and a function's address is a value. Runs before
     strata-cpu-pass-run-context, which adds the run context to the import
