@@ -177,84 +177,41 @@ __attribute__((target("avx2"))) double maddubsLoop() {
 constexpr long kTileIterations = 200000;
 
 // The tile unit's throughput as the kernels drive it: four accumulator
-// tiles (a 32 x 32 block of C), per step two A and two B tiles loaded from
-// L1 (12 steps over 36 KB of random values) and four products. Random
-// operands, not fixed or zero ones: with operands that do not change, the
-// same instructions ran about 1.5 times faster (measured), which no real
-// product sees.
+// tiles (a 32 x 32 block of C), per step two A and two B tiles loaded and
+// four products, on random operands, not fixed or zero ones: with
+// operands that do not change, the same instructions ran about 1.5 times
+// faster (measured), which no real product sees. A holds |aSteps| steps
+// (32 rows of 64 bytes each) and B |bSteps| (2 KB each); step s reads A's
+// step s % aSteps and B's step s.
+// - The tile peak: 12 steps of each, 36 KB, from L1.
+// - "With B from L2": A's 16 KB (8 steps, a k call of the bf16 kernel)
+//   stay in L1 while B walks 512 KB, as the kernels' tasks stream a panel
+//   block: the bound of a blocking that loads one operand of each step
+//   from L2.
 constexpr int kProbeSteps = 12;
+constexpr int kL2ASteps = 8;
+constexpr int kL2BSteps = 256;
 
 __attribute__((target("amx-tile,amx-bf16,amx-int8"))) double tileLoop(
-    bool int8) {
+    bool int8, int aSteps, int bSteps) {
   kernels::configureAmxTiles();
-  // A: 32 rows of 12 steps x 64 bytes; B: 12 steps x 16 rows x 128 bytes.
-  std::vector<uint16_t> a(32 * kProbeSteps * 32), b(kProbeSteps * 16 * 64);
+  std::vector<uint16_t> a(32 * aSteps * 32), b(bSteps * 16 * 64);
   std::mt19937 rng(7);
   for (auto* v : {&a, &b})
     for (uint16_t& x : *v)  // bf16 in [0.5, 2); as int8, any bytes
       x = static_cast<uint16_t>(0x3F00 + rng() % 0x100);
   kernels::amxMemoryFence(a.data());
   kernels::amxMemoryFence(b.data());
-  const int64_t aStride = kProbeSteps * 64;
+  const int64_t aStride = aSteps * 64;
   const char* aBytes = reinterpret_cast<const char*>(a.data());
   const char* bBytes = reinterpret_cast<const char*>(b.data());
   _tile_zero(0);
   _tile_zero(1);
   _tile_zero(2);
   _tile_zero(3);
-  for (long i = 0; i < kTileIterations / kProbeSteps; ++i)
-    for (int s = 0; s < kProbeSteps; ++s) {
-      const char* as = aBytes + s * 64;
-      const char* bs = bBytes + s * 2048;
-      _tile_loadd(4, as, aStride);
-      _tile_loadd(6, bs, 128);
-      _tile_loadd(7, bs + 64, 128);
-      _tile_loadd(5, as + 16 * aStride, aStride);
-      if (int8) {
-        _tile_dpbusd(0, 4, 6);
-        _tile_dpbusd(1, 4, 7);
-        _tile_dpbusd(2, 5, 6);
-        _tile_dpbusd(3, 5, 7);
-      } else {
-        _tile_dpbf16ps(0, 4, 6);
-        _tile_dpbf16ps(1, 4, 7);
-        _tile_dpbf16ps(2, 5, 6);
-        _tile_dpbf16ps(3, 5, 7);
-      }
-    }
-  alignas(64) float out[16 * 16];
-  _tile_stored(0, out, 64);
-  kernels::amxMemoryFence(out);
-  kernels::releaseAmxTiles();
-  return out[0];
-}
-
-// The same step with B's tiles from L2: A's 16 KB (32 rows x 8 steps, a
-// k call of the bf16 kernel) stays in L1 while B walks 512 KB, as the
-// kernels' tasks stream a panel block. The bound of a blocking that loads
-// one operand of each step from L2 (the "L2-fed" rate the bench prints).
-constexpr int kL2ASteps = 8;
-constexpr int kL2BSteps = 256;
-
-__attribute__((target("amx-tile,amx-bf16,amx-int8"))) double tileLoopL2(
-    bool int8) {
-  kernels::configureAmxTiles();
-  std::vector<uint16_t> a(32 * kL2ASteps * 32), b(kL2BSteps * 16 * 64);
-  std::mt19937 rng(11);
-  for (auto* v : {&a, &b})
-    for (uint16_t& x : *v) x = static_cast<uint16_t>(0x3F00 + rng() % 0x100);
-  kernels::amxMemoryFence(a.data());
-  kernels::amxMemoryFence(b.data());
-  const int64_t aStride = kL2ASteps * 64;
-  const char* aBytes = reinterpret_cast<const char*>(a.data());
-  const char* bBytes = reinterpret_cast<const char*>(b.data());
-  _tile_zero(0);
-  _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
-  for (long i = 0; i < kTileIterations / kL2BSteps; ++i)
-    for (int s = 0; s < kL2BSteps; ++s) {
-      const char* as = aBytes + (s % kL2ASteps) * 64;
+  for (long i = 0; i < kTileIterations / bSteps; ++i)
+    for (int s = 0; s < bSteps; ++s) {
+      const char* as = aBytes + (s % aSteps) * 64;
       const char* bs = bBytes + s * 2048;
       _tile_loadd(4, as, aStride);
       _tile_loadd(6, bs, 128);
@@ -330,20 +287,22 @@ double measuredProductPeakPerCore(unsigned threads, const char* set,
 
 // GFLOP/s (int8: GOP/s) per core of the tile unit, every thread busy: each
 // instruction 16 x 16 outputs of 32 bf16 (64 int8) products.
-double measuredTilePeakPerCore(unsigned threads, bool int8) {
-  const double seconds =
-      bestParallelSeconds(threads, [&] { return tileLoop(int8); });
+// GFLOP/s (GOP/s for int8) per core of tileLoop, every thread busy.
+double measuredTileRatePerCore(unsigned threads, bool int8, int aSteps,
+                               int bSteps) {
+  const double seconds = bestParallelSeconds(
+      threads, [&] { return tileLoop(int8, aSteps, bSteps); });
   const double macs = 16.0 * 16 * (int8 ? 64 : 32);
-  const double products = 4.0 * (kTileIterations / kProbeSteps) * kProbeSteps;
+  const double products = 4.0 * (kTileIterations / bSteps) * bSteps;
   return 2.0 * macs * products / seconds / 1e9;
 }
 
+double measuredTilePeakPerCore(unsigned threads, bool int8) {
+  return measuredTileRatePerCore(threads, int8, kProbeSteps, kProbeSteps);
+}
+
 double measuredL2FedTileRatePerCore(unsigned threads, bool int8) {
-  const double seconds =
-      bestParallelSeconds(threads, [&] { return tileLoopL2(int8); });
-  const double macs = 16.0 * 16 * (int8 ? 64 : 32);
-  const double products = 4.0 * (kTileIterations / kL2BSteps) * kL2BSteps;
-  return 2.0 * macs * products / seconds / 1e9;
+  return measuredTileRatePerCore(threads, int8, kL2ASteps, kL2BSteps);
 }
 
 }  // namespace
