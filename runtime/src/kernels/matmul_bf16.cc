@@ -3,8 +3,9 @@
 // strata_rt_matmul_f32_bf16: A rounded to bf16 once per call, in parallel,
 // into scratch the tasks share, then (batch, row block, panel block) tasks
 // of register tiles, k blocked so that one panel slice stays in L1 while
-// the row tiles of the block stream past it. The fp32 sums live in C
-// between k blocks. The per-ISA pieces are in matmul_bf16_*.cc; the scalar
+// the row tiles of the block stream past it (the AMX set orders its tasks
+// its own way: Bf16Kernels::tileMajor). The fp32 sums live in C between k
+// blocks. The per-ISA pieces are in matmul_bf16_*.cc; the scalar
 // ones, which define the results, are here; the task grid and the params
 // decoding shared with the W8A8 matmul are in packed_gemm.h.
 
