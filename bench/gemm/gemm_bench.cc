@@ -195,7 +195,7 @@ constexpr int kL2BSteps = 256;
 __attribute__((target("amx-tile,amx-bf16,amx-int8"))) double tileLoop(
     bool int8, int aSteps, int bSteps) {
   kernels::configureAmxTiles();
-  std::vector<uint16_t> a(32 * aSteps * 32), b(bSteps * 16 * 64);
+  Buffer<uint16_t> a(32 * aSteps * 32), b(bSteps * 16 * 64);
   std::mt19937 rng(7);
   for (auto* v : {&a, &b})
     for (uint16_t& x : *v)  // bf16 in [0.5, 2); as int8, any bytes
