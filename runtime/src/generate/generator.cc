@@ -216,12 +216,11 @@ strata_generator_t::Sequence* strata_generator_t::find(uint64_t id) const {
 }
 
 void strata_generator_t::finish(Sequence* sequence) {
+  // The slot is not zero-filled: the next sequence's entries read only the
+  // positions they have rewritten (the contract), and zeroing a long
+  // context's slot cost milliseconds at every finish and made the whole
+  // slot resident.
   if (sequence->slot >= 0) {
-    strata_status_free(strata_session_reset_state(session, sequence->slot));
-    if (draftSession) {
-      strata_status_free(
-          strata_session_reset_state(draftSession, sequence->slot));
-    }
     slotOwner[static_cast<size_t>(sequence->slot)] = nullptr;
     sequence->slot = -1;
   }
@@ -519,14 +518,8 @@ strata_status_t strata_generator_create(
       generator->draftRows.reserve(slots);
     }
     generator->events.reserve(slots * (generator->maxDraft + 1));
-    // Earlier runs of the sessions may have left tokens in the slots.
-    for (int64_t slot = 0; slot < contract.slots; ++slot) {
-      STRATA_RETURN_IF_ERROR(strata_session_reset_state(session, slot));
-      if (given.draft_session) {
-        STRATA_RETURN_IF_ERROR(
-            strata_session_reset_state(given.draft_session, slot));
-      }
-    }
+    // Tokens earlier runs of the sessions left in the slots are never read
+    // (finish() says why), so the slots are taken as they are.
     *out = generator.release();
     return nullptr;
   } catch (const std::bad_alloc&) {

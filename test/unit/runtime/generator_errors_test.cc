@@ -226,7 +226,7 @@ TEST_F(GeneratorTest, AFailedStepMovesNoSequence) {
   EXPECT_EQ(tokensOf(bad), badBefore);
 }
 
-TEST_F(GeneratorTest, AFailedPrefillLeavesTheSlotResetAndFree) {
+TEST_F(GeneratorTest, AFailedPrefillLeavesTheSlotFree) {
   LmSpec failing;
   failing.failSlot = 0;
   failing.failPosition = 3;
@@ -243,8 +243,8 @@ TEST_F(GeneratorTest, AFailedPrefillLeavesTheSlotResetAndFree) {
                                     &params, &id));
   EXPECT_TRUE(log.events.empty());
   EXPECT_EQ(strata_generator_active_count(generator), 0u);
-  // Slot 0 again, from a reset state: the failed chunk's token at position
-  // 1 would change this one's.
+  // Slot 0 again: the failed chunk's token at position 1 is still there
+  // and must not change this one's (position 1 is rewritten first).
   uint64_t next = add(lmPrompt(1, 2), greedy(2));
   EXPECT_EQ(tokensOf(next), lmReference(lmPrompt(1, 2), 1));
   runToEnd();

@@ -243,7 +243,10 @@ static void lm_logits(const desc2 *history, int64_t slot, int64_t length,
   if (slot >= 0 && slot < history->sizes[0]) {
     const int64_t *row = (const int64_t *)history->aligned +
                          slot * history->sizes[1];
-    for (int64_t i = 0; i < history->sizes[1]; ++i) sum += row[i] * (i + 1);
+    /* Only the cached positions, as the contract says an entry reads:
+     * the rows past |length| hold whatever earlier sequences left. */
+    for (int64_t i = 0; i < length && i < history->sizes[1]; ++i)
+      sum += row[i] * (i + 1);
   }
   int64_t next = ((sum % LM_VOCAB) + LM_VOCAB) % LM_VOCAB;
   for (int64_t v = 0; v < LM_VOCAB; ++v) {
