@@ -30,6 +30,14 @@ constexpr int64_t kKc = 256;       // k block
 constexpr int64_t kMc = 128;       // rows per task
 constexpr int64_t kNcPanels = 4;   // panels per task
 constexpr int64_t kSkinnyRows = 16;  // at most: runSkinny (decode batches)
+// runSkinny's blocks: kSkinnyGroup panels x kSkinnyKb of k. The weights
+// stream from memory once, and a row tile kernel left to the hardware
+// prefetcher read them at half the bandwidth a one-row product reaches
+// (the decode batches' matmuls took 1.7-2.4x the one-row time at 4-16
+// rows on an Intel Xeon): each call pulls its share of the next block
+// toward L2, one or two lines a k step (a burst per block was slower).
+constexpr int64_t kSkinnyGroup = 4;
+constexpr int64_t kSkinnyKb = 128;
 constexpr int64_t kMaxMr = 8;
 
 static_assert(kW == 32, "the tiles are written for 32-column panels");
@@ -72,6 +80,12 @@ void scalarTile(int64_t rows, int64_t kc, const float* a, int64_t lda,
     }
     for (int64_t j = 0; j < kW; ++j) c[i * ldc + j] = acc[j];
   }
+}
+
+void scalarTileStream(int64_t rows, int64_t kc, const float* a, int64_t lda,
+                      const float* b, float* c, int64_t ldc, bool loadC,
+                      const char* /*prefetch*/, int64_t /*perStep*/) {
+  scalarTile(rows, kc, a, lda, b, c, ldc, loadC);
 }
 
 void scalarGemv(int64_t panels, int64_t k, const float* a, const float* b,
@@ -145,7 +159,7 @@ const MatmulTiles kScalarTiles = {
     scalarTile,         scalarGemv,
     scalarRowTimesRows, scalarRowDotColumns,
     scalarExpShifted,   scalarGemvI8,
-    scalarScaleMax};
+    scalarScaleMax,     scalarTileStream};
 
 // The reference of the int4 kernels: exact int32 sums per group, then the
 // same float steps.
@@ -352,27 +366,57 @@ void runGemv(const Problem& p, const MatmulTiles& t, Scratch& s,
 void runSkinny(const Problem& p, const MatmulTiles& t, Scratch& s,
                const float* a, const float* b, float* c, int64_t p0,
                int64_t p1) {
-  for (int64_t panel = p0; panel < p1; ++panel) {
-    const int64_t n0 = panel * kW;
-    const int64_t cols = minOf(kW, p.n - n0);
-    const float* bPanel = b + panel * p.k * kW;
-    for (int64_t i = 0; i < p.m; i += t.mr) {
-      const int64_t rows = minOf(t.mr, p.m - i);
-      float* cPtr = c + i * p.cm + n0;
-      if (cols == kW) {
-        t.tile(rows, p.k, a + i * p.am, p.am, bPanel, cPtr, p.cm,
-               p.accumulate);
-        continue;
+  const int64_t tilesPerPanel = ceilDiv(p.m, t.mr);
+  for (int64_t q = p0; q < p1; q += kSkinnyGroup) {
+    const int64_t qEnd = minOf(q + kSkinnyGroup, p1);
+    for (int64_t k0 = 0; k0 < p.k; k0 += kSkinnyKb) {
+      const int64_t kc = minOf(kSkinnyKb, p.k - k0);
+      const bool loadC = p.accumulate || k0 > 0;
+      // The block after this one: the group's next k block, else the next
+      // group's first. Each row tile call prefetches its share of the
+      // matching panel's part of it.
+      int64_t nk = k0 + kSkinnyKb, nq = q;
+      if (nk >= p.k) {
+        nk = 0;
+        nq = q + kSkinnyGroup;
       }
-      if (p.accumulate) {
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t j = 0; j < kW; ++j)
-            s.cTile[r * kW + j] = j < cols ? cPtr[r * p.cm + j] : 0.0f;
+      const int64_t nEnd = minOf(nq + kSkinnyGroup, p1);
+      const int64_t regionLines = minOf(kSkinnyKb, p.k - nk) * kW * 4 / 64;
+      const int64_t share = ceilDiv(regionLines, tilesPerPanel);
+      const int64_t perStep = ceilDiv(share, kc);
+      for (int64_t panel = q; panel < qEnd; ++panel) {
+        const int64_t n0 = panel * kW;
+        const int64_t cols = minOf(kW, p.n - n0);
+        const float* bBlock = b + panel * p.k * kW + k0 * kW;
+        const int64_t np = nq + (panel - q);
+        const char* region =
+            np < nEnd ? reinterpret_cast<const char*>(b + np * p.k * kW +
+                                                      nk * kW)
+                      : nullptr;
+        for (int64_t ti = 0; ti < tilesPerPanel; ++ti) {
+          const int64_t i = ti * t.mr;
+          const int64_t rows = minOf(t.mr, p.m - i);
+          const float* aRows = a + i * p.am + k0;
+          const char* prefetch = region ? region + ti * share * 64 : nullptr;
+          const int64_t lines = prefetch ? perStep : 0;
+          float* cPtr = c + i * p.cm + n0;
+          if (cols == kW) {
+            t.tileStream(rows, kc, aRows, p.am, bBlock, cPtr, p.cm, loadC,
+                         prefetch, lines);
+            continue;
+          }
+          if (loadC) {
+            for (int64_t r = 0; r < rows; ++r)
+              for (int64_t j = 0; j < kW; ++j)
+                s.cTile[r * kW + j] = j < cols ? cPtr[r * p.cm + j] : 0.0f;
+          }
+          t.tileStream(rows, kc, aRows, p.am, bBlock, s.cTile, kW, loadC,
+                       prefetch, lines);
+          for (int64_t r = 0; r < rows; ++r)
+            for (int64_t j = 0; j < cols; ++j)
+              cPtr[r * p.cm + j] = s.cTile[r * kW + j];
+        }
       }
-      t.tile(rows, p.k, a + i * p.am, p.am, bPanel, s.cTile, kW,
-             p.accumulate);
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t j = 0; j < cols; ++j) cPtr[r * p.cm + j] = s.cTile[r * kW + j];
     }
   }
 }

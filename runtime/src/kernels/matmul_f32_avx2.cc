@@ -49,6 +49,16 @@ void tile(int64_t rows, int64_t kc, const float* a, int64_t lda,
   }
 }
 
+void tileStream(int64_t rows, int64_t kc, const float* a, int64_t lda,
+                const float* b, float* c, int64_t ldc, bool loadC,
+                const char* prefetch, int64_t perStep) {
+  switch (rows) {
+    case 1: return tileRows<1, true>(kc, a, lda, b, c, ldc, loadC, prefetch, perStep);
+    case 2: return tileRows<2, true>(kc, a, lda, b, c, ldc, loadC, prefetch, perStep);
+    default: return tileRows<3, true>(kc, a, lda, b, c, ldc, loadC, prefetch, perStep);
+  }
+}
+
 // One row and one panel at a time: with 4 vectors per panel row, a
 // second row or panel would not fit the 16 registers next to the group
 // accumulators.
@@ -170,7 +180,7 @@ void quantizeGroups(int64_t k, int64_t kp, int64_t group, const float* a,
 
 const MatmulTiles kMatmulTilesAvx2 = {"avx2", 3, tile, gemv, rowTimesRows,
                                      rowDotColumns, expShifted, gemvI8,
-                                     scaleMax};
+                                     scaleMax, tileStream};
 const MatmulGemvI4Fn kGemvI4Avx2 = gemvI4;
 const QuantizeGroupsFn kQuantizeGroupsAvx2 = quantizeGroups;
 

@@ -53,6 +53,21 @@ void tile(int64_t rows, int64_t kc, const float* a, int64_t lda,
   }
 }
 
+void tileStream(int64_t rows, int64_t kc, const float* a, int64_t lda,
+                const float* b, float* c, int64_t ldc, bool loadC,
+                const char* prefetch, int64_t perStep) {
+  switch (rows) {
+    case 1: return tileRows<1, true>(kc, a, lda, b, c, ldc, loadC, prefetch, perStep);
+    case 2: return tileRows<2, true>(kc, a, lda, b, c, ldc, loadC, prefetch, perStep);
+    case 3: return tileRows<3, true>(kc, a, lda, b, c, ldc, loadC, prefetch, perStep);
+    case 4: return tileRows<4, true>(kc, a, lda, b, c, ldc, loadC, prefetch, perStep);
+    case 5: return tileRows<5, true>(kc, a, lda, b, c, ldc, loadC, prefetch, perStep);
+    case 6: return tileRows<6, true>(kc, a, lda, b, c, ldc, loadC, prefetch, perStep);
+    case 7: return tileRows<7, true>(kc, a, lda, b, c, ldc, loadC, prefetch, perStep);
+    default: return tileRows<8, true>(kc, a, lda, b, c, ldc, loadC, prefetch, perStep);
+  }
+}
+
 // One row: four panels at a time (more weight streams in flight, as
 // gemv); several rows: tiles of four rows, one panel at a time, the panel
 // re-read from cache by the next row tile.
@@ -89,6 +104,6 @@ void gemvI8(int64_t rows, int64_t panels, int64_t k, const float* a,
 
 const MatmulTiles kMatmulTilesAvx512 = {"avx512", 8, tile, gemv, rowTimesRows,
                                      rowDotColumns, expShifted, gemvI8,
-                                     scaleMax};
+                                     scaleMax, tileStream};
 
 }  // namespace strata::runtime::kernels

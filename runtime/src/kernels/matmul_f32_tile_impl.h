@@ -9,9 +9,14 @@
 // C tile in MR x (32 / lanes) registers, B row loaded once per k and A
 // broadcast in place (unpacked A, shared/docs/CPU-GEMM.md: the fastest
 // variant on these machines).
-template <int MR>
+// With kPrefetch, each k step also pulls |prefetchPerStep| cache lines
+// from |prefetch| on toward L2 (prefetcht1), for the skinny products that
+// stream their weights from memory (matmul_f32.cc, runSkinny).
+template <int MR, bool kPrefetch = false>
 inline void tileRows(int64_t kc, const float* a, int64_t lda, const float* b,
-                     float* c, int64_t ldc, bool loadC) {
+                     float* c, int64_t ldc, bool loadC,
+                     const char* prefetch = nullptr,
+                     int64_t prefetchPerStep = 0) {
   constexpr int L = Vec::kLanes;
   constexpr int NV = 32 / L;
   typename Vec::V acc[MR][NV];
@@ -21,6 +26,9 @@ inline void tileRows(int64_t kc, const float* a, int64_t lda, const float* b,
     for (int j = 0; j < NV; ++j)
       acc[i][j] = loadC ? Vec::load(c + i * ldc + j * L) : Vec::zero();
   for (int64_t k = 0; k < kc; ++k) {
+    if (kPrefetch)
+      for (int64_t l = 0; l < prefetchPerStep; ++l)
+        __builtin_prefetch(prefetch + (k * prefetchPerStep + l) * 64, 0, 2);
     typename Vec::V bv[NV];
 #pragma GCC unroll 8
     for (int j = 0; j < NV; ++j) bv[j] = Vec::load(b + k * 32 + j * L);

@@ -22,6 +22,14 @@ using MatmulTileFn = void (*)(int64_t rows, int64_t kc, const float* a,
 /// c[0 .. 32*panels) (+)= a[0..k) * B over |panels| whole packed panels
 /// starting at |b| (each k*32 floats): the M = 1 (decode) case, which reads
 /// several panels at once to keep more memory streams in flight.
+/// MatmulTileFn that also prefetches |prefetchPerStep| cache lines per k
+/// step from |prefetch| on toward L2 (0: none).
+using MatmulTileStreamFn = void (*)(int64_t rows, int64_t kc, const float* a,
+                                    int64_t lda, const float* b, float* c,
+                                    int64_t ldc, bool loadC,
+                                    const char* prefetch,
+                                    int64_t prefetchPerStep);
+
 using MatmulGemvFn = void (*)(int64_t panels, int64_t k, const float* a,
                               const float* b, float* c, bool loadC);
 
@@ -70,6 +78,7 @@ struct MatmulTiles {
   ExpShiftedFn expShifted;
   MatmulGemvI8Fn gemvI8;
   ScaleMaxFn scaleMax;
+  MatmulTileStreamFn tileStream;
 };
 
 /// An int4 weight in either layout (STRATA_MM_LAYOUT_PANEL_I4_F16_BLOCKS or
