@@ -35,7 +35,7 @@ constexpr int64_t kSkinnyRows = 16;  // at most: runSkinny (decode batches)
 // prefetcher read them at half the bandwidth a one-row product reaches
 // (the decode batches' matmuls took 1.7-2.4x the one-row time at 4-16
 // rows on an Intel Xeon): each call pulls its share of the next block
-// toward L2, one or two lines a k step (a burst per block was slower).
+// toward L2, spread over its k steps (a burst per block was slower).
 constexpr int64_t kSkinnyGroup = 4;
 constexpr int64_t kSkinnyKb = 128;
 constexpr int64_t kMaxMr = 8;
@@ -84,7 +84,7 @@ void scalarTile(int64_t rows, int64_t kc, const float* a, int64_t lda,
 
 void scalarTileStream(int64_t rows, int64_t kc, const float* a, int64_t lda,
                       const float* b, float* c, int64_t ldc, bool loadC,
-                      const char* /*prefetch*/, int64_t /*perStep*/) {
+                      const char* /*prefetch*/, int64_t /*lines*/) {
   scalarTile(rows, kc, a, lda, b, c, ldc, loadC);
 }
 
@@ -227,6 +227,7 @@ struct ScratchBlocks {
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t minOf(int64_t a, int64_t b) { return a < b ? a : b; }
+int64_t maxOf(int64_t a, int64_t b) { return a > b ? a : b; }
 
 // Element offsets of batch index |index| in A, B and C.
 void batchOffsets(const Problem& p, int64_t index, int64_t* a, int64_t* b,
@@ -309,11 +310,37 @@ void runBlock(const Problem& p, const MatmulTiles& t, Scratch& s,
         }
         bPanel = s.bPanel;
       }
+      // Packed fp32 weights: the row tiles share pulling the next panel's
+      // slice (or the first panel's next k block) toward L2, so that the
+      // first tile of each slice does not wait on memory (GPT-2's prefill
+      // of 128 tokens with every position's logits: 12% faster on the
+      // Intel Xeon host, docs/design/cpu-matmul.md).
+      const char* next = nullptr;
+      int64_t nextLines = 0, share = 0;
+      if (p.packed && !p.int8 && !p.int4) {
+        int64_t np = panel + 1, nk = k0;
+        if (np == p1) {
+          np = p0;
+          nk = k0 + kKc;
+        }
+        if (nk < p.k) {
+          next = reinterpret_cast<const char*>(b + np * p.k * kW + nk * kW);
+          nextLines = minOf(kKc, p.k - nk) * kW * 4 / 64;
+          share = ceilDiv(nextLines, ceilDiv(mc, t.mr));
+        }
+      }
       for (int64_t i = 0; i < mc; i += t.mr) {
         const int64_t rows = minOf(t.mr, mc - i);
         float* cPtr = c + (m0 + i) * p.cm + n0 * p.cn;
         if (cols == kW && p.cn == 1) {
-          t.tile(rows, kc, aBase + i * lda, lda, bPanel, cPtr, p.cm, loadC);
+          const int64_t ti = i / t.mr;
+          const int64_t lines =
+              next ? minOf(share, nextLines - ti * share) : 0;
+          if (lines > 0)
+            t.tileStream(rows, kc, aBase + i * lda, lda, bPanel, cPtr, p.cm,
+                         loadC, next + ti * share * 64, lines);
+          else
+            t.tile(rows, kc, aBase + i * lda, lda, bPanel, cPtr, p.cm, loadC);
           continue;
         }
         // Partial or strided columns go through a contiguous tile.
@@ -383,7 +410,6 @@ void runSkinny(const Problem& p, const MatmulTiles& t, Scratch& s,
       const int64_t nEnd = minOf(nq + kSkinnyGroup, p1);
       const int64_t regionLines = minOf(kSkinnyKb, p.k - nk) * kW * 4 / 64;
       const int64_t share = ceilDiv(regionLines, tilesPerPanel);
-      const int64_t perStep = ceilDiv(share, kc);
       for (int64_t panel = q; panel < qEnd; ++panel) {
         const int64_t n0 = panel * kW;
         const int64_t cols = minOf(kW, p.n - n0);
@@ -398,7 +424,8 @@ void runSkinny(const Problem& p, const MatmulTiles& t, Scratch& s,
           const int64_t rows = minOf(t.mr, p.m - i);
           const float* aRows = a + i * p.am + k0;
           const char* prefetch = region ? region + ti * share * 64 : nullptr;
-          const int64_t lines = prefetch ? perStep : 0;
+          const int64_t lines =
+              prefetch ? maxOf(0, minOf(share, regionLines - ti * share)) : 0;
           float* cPtr = c + i * p.cm + n0;
           if (cols == kW) {
             t.tileStream(rows, kc, aRows, p.am, bBlock, cPtr, p.cm, loadC,

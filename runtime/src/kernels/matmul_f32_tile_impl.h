@@ -9,14 +9,14 @@
 // C tile in MR x (32 / lanes) registers, B row loaded once per k and A
 // broadcast in place (unpacked A, shared/docs/CPU-GEMM.md: the fastest
 // variant on these machines).
-// With kPrefetch, each k step also pulls |prefetchPerStep| cache lines
-// from |prefetch| on toward L2 (prefetcht1), for the skinny products that
-// stream their weights from memory (matmul_f32.cc, runSkinny).
+// With kPrefetch, the k steps also pull |prefetchLines| cache lines from
+// |prefetch| on toward L2 (prefetcht1), spread evenly over them, for the
+// products that stream their weights from memory (matmul_f32.cc).
 template <int MR, bool kPrefetch = false>
 inline void tileRows(int64_t kc, const float* a, int64_t lda, const float* b,
                      float* c, int64_t ldc, bool loadC,
                      const char* prefetch = nullptr,
-                     int64_t prefetchPerStep = 0) {
+                     int64_t prefetchLines = 0) {
   constexpr int L = Vec::kLanes;
   constexpr int NV = 32 / L;
   typename Vec::V acc[MR][NV];
@@ -25,10 +25,11 @@ inline void tileRows(int64_t kc, const float* a, int64_t lda, const float* b,
 #pragma GCC unroll 8
     for (int j = 0; j < NV; ++j)
       acc[i][j] = loadC ? Vec::load(c + i * ldc + j * L) : Vec::zero();
+  int64_t owed = 0;  // prefetchLines per step, in units of 1 / kc
   for (int64_t k = 0; k < kc; ++k) {
     if (kPrefetch)
-      for (int64_t l = 0; l < prefetchPerStep; ++l)
-        __builtin_prefetch(prefetch + (k * prefetchPerStep + l) * 64, 0, 2);
+      for (owed += prefetchLines; owed >= kc; owed -= kc, prefetch += 64)
+        __builtin_prefetch(prefetch, 0, 2);
     typename Vec::V bv[NV];
 #pragma GCC unroll 8
     for (int j = 0; j < NV; ++j) bv[j] = Vec::load(b + k * 32 + j * L);

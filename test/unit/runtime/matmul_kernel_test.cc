@@ -157,14 +157,18 @@ TEST_P(MatmulKernelTest, SingleRowUnpacked) {
     }
 }
 
-// A decode batch (up to 16 rows) streams each panel over the whole k:
-// row counts around the register tile, ragged columns, accumulation, a k
-// longer than a k block, batches sharing B.
+// A decode batch (up to 16 rows) runs groups of panels k block by k
+// block: row counts around the register tile, ragged columns,
+// accumulation, a k longer than a k block with a ragged last one, several
+// groups and a partial last group on 1-3 threads, batches sharing B.
 TEST_P(MatmulKernelTest, DecodeBatchRows) {
   for (int64_t m : {2, 7, 8, 15, 16})
     for (bool accumulate : {false, true}) {
       check({1, m, 100, 700, true, false, false, accumulate, true}, 2);
       check({3, m, 33, 40, true, false, false, accumulate, true}, 2);
+      for (uint32_t threads : {1u, 3u})
+        check({1, m, 330, 300, true, false, false, accumulate, true},
+              threads);
     }
 }
 
