@@ -381,8 +381,13 @@ int main(int argc, char** argv) {
   // one probe that met a slow moment of the host (a VM's neighbours) had
   // put every fraction of its run above 100%.
   const bool tiles = isa == kernels::MatmulIsa::kAmx && (bf16 || w8a8);
-  const char* productSet = w8a8 ? kernels::matmulW8A8KernelSet()
+  // int4 rows of up to 16 (decode batches) run on int8 dot products of
+  // the activations quantized per group (matmul_f32.cc); longer ones widen
+  // the weights to the fp32 tiles.
+  constexpr int64_t kInt4ProductRows = 16;
+  const char* productSet = w8a8   ? kernels::matmulW8A8KernelSet()
                            : bf16 ? kernels::matmulBf16KernelSet()
+                           : int4 ? kernels::matmulI4KernelSet()
                                   : "";
   const bool peakGiven = peakPerCore > 0;
   double productPeakPerCore = 0, l2FedPerCore = 0;
@@ -393,9 +398,10 @@ int main(int argc, char** argv) {
     // vector product's.
     productPeakPerCore = std::max(
         productPeakPerCore,
-        tiles              ? measuredTilePeakPerCore(threads, w8a8)
-        : (w8a8 || bf16) ? measuredProductPeakPerCore(threads, productSet, w8a8)
-                           : 0.0);
+        tiles ? measuredTilePeakPerCore(threads, w8a8)
+        : (w8a8 || bf16 || int4)
+            ? measuredProductPeakPerCore(threads, productSet, w8a8 || int4)
+            : 0.0);
     if (tiles)
       l2FedPerCore =
           std::max(l2FedPerCore, measuredL2FedTileRatePerCore(threads, w8a8));
@@ -407,6 +413,7 @@ int main(int argc, char** argv) {
     std::string shape, ratio;
     double ms, gflops, weightGBs;
     bool quantized, cached;
+    bool product;  // on the product peak (else the FMA peak)
   };
   std::vector<Row> rows;
   for (const Shape& s : shapes) {
@@ -553,7 +560,8 @@ int main(int argc, char** argv) {
                     fp32Ms / med);
     rows.push_back({shape, ratio, med, gflops,
                     s.m == 1 ? weightBytes / (med * 1e6) : 0.0, quantized,
-                    s.m == 1 && weightBytes <= kCacheResidentBytes && !cold});
+                    s.m == 1 && weightBytes <= kCacheResidentBytes && !cold,
+                    quantized && (!int4 || s.m <= kInt4ProductRows)});
   }
   probePeaks();
   // The read bandwidth the "% bw" column of the M = 1 shapes whose B comes
@@ -563,15 +571,17 @@ int main(int argc, char** argv) {
   });
   const double bandwidth =
       anyFromDram ? strata_bench::readBandwidth(static_cast<int>(threads)) : 0;
-  // The peak the "% peak" column of the packed quantized shapes is of.
+  // The peak the "% peak" column of the packed quantized shapes is of
+  // (int4: of those up to kInt4ProductRows rows).
   const double shapePeakPerCore =
       productPeakPerCore > 0 ? productPeakPerCore : peakPerCore;
   std::printf("threads %u, kernels %s, FMA peak %.1f GFLOP/s per core",
               threads, isaNames[static_cast<int>(isa)], peakPerCore);
   if (productPeakPerCore > 0)
     std::printf(", %s %s peak %.0f GOP/s per core (%% peak of the packed "
-                "shapes)",
-                productSet, w8a8 ? "int8" : "bf16", productPeakPerCore);
+                "shapes%s)",
+                productSet, w8a8 || int4 ? "int8" : "bf16", productPeakPerCore,
+                int4 ? " of up to 16 rows" : "");
   if (l2FedPerCore > 0)
     std::printf(", with B from L2 %.0f (%.0f%%)", l2FedPerCore,
                 100.0 * l2FedPerCore / productPeakPerCore);
@@ -586,7 +596,7 @@ int main(int argc, char** argv) {
               : bf16 ? "    fp32 ms  fp32/bf16"
                      : "");
   for (const Row& r : rows) {
-    const double peak = r.quantized ? shapePeakPerCore : peakPerCore;
+    const double peak = r.product ? shapePeakPerCore : peakPerCore;
     char bw[16] = "";
     if (r.weightGBs > 0 && !r.cached)
       std::snprintf(bw, sizeof(bw), "%5.1f%%", 100.0 * r.weightGBs / bandwidth);
