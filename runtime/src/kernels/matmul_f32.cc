@@ -416,9 +416,9 @@ void runSkinny(const Problem& p, const MatmulTiles& t, Scratch& s,
         const float* bBlock = b + panel * p.k * kW + k0 * kW;
         const int64_t np = nq + (panel - q);
         const char* region =
-            np < nEnd ? reinterpret_cast<const char*>(b + np * p.k * kW +
-                                                      nk * kW)
-                      : nullptr;
+            np < nEnd
+                ? reinterpret_cast<const char*>(b + np * p.k * kW + nk * kW)
+                : nullptr;
         for (int64_t ti = 0; ti < tilesPerPanel; ++ti) {
           const int64_t i = ti * t.mr;
           const int64_t rows = minOf(t.mr, p.m - i);

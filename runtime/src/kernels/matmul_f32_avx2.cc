@@ -53,9 +53,12 @@ void tileStream(int64_t rows, int64_t kc, const float* a, int64_t lda,
                 const float* b, float* c, int64_t ldc, bool loadC,
                 const char* prefetch, int64_t lines) {
   switch (rows) {
-    case 1: return tileRows<1, true>(kc, a, lda, b, c, ldc, loadC, prefetch, lines);
-    case 2: return tileRows<2, true>(kc, a, lda, b, c, ldc, loadC, prefetch, lines);
-    default: return tileRows<3, true>(kc, a, lda, b, c, ldc, loadC, prefetch, lines);
+    case 1:
+      return tileRows<1, true>(kc, a, lda, b, c, ldc, loadC, prefetch, lines);
+    case 2:
+      return tileRows<2, true>(kc, a, lda, b, c, ldc, loadC, prefetch, lines);
+    default:
+      return tileRows<3, true>(kc, a, lda, b, c, ldc, loadC, prefetch, lines);
   }
 }
 
