@@ -285,9 +285,8 @@ double measuredProductPeakPerCore(unsigned threads, const char* set,
   return 2.0 * macs * kChains * double(kPeakIterations) / seconds / 1e9;
 }
 
-// GFLOP/s (int8: GOP/s) per core of the tile unit, every thread busy: each
+// GFLOP/s (int8: GOP/s) per core of tileLoop, every thread busy: each
 // instruction 16 x 16 outputs of 32 bf16 (64 int8) products.
-// GFLOP/s (GOP/s for int8) per core of tileLoop, every thread busy.
 double measuredTileRatePerCore(unsigned threads, bool int8, int aSteps,
                                int bSteps) {
   const double seconds = bestParallelSeconds(
@@ -577,11 +576,13 @@ int main(int argc, char** argv) {
       productPeakPerCore > 0 ? productPeakPerCore : peakPerCore;
   std::printf("threads %u, kernels %s, FMA peak %.1f GFLOP/s per core",
               threads, isaNames[static_cast<int>(isa)], peakPerCore);
-  if (productPeakPerCore > 0)
+  if (productPeakPerCore > 0) {
     std::printf(", %s %s peak %.0f GOP/s per core (%% peak of the packed "
-                "shapes%s)",
-                productSet, w8a8 || int4 ? "int8" : "bf16", productPeakPerCore,
-                int4 ? " of up to 16 rows" : "");
+                "shapes",
+                productSet, w8a8 || int4 ? "int8" : "bf16", productPeakPerCore);
+    if (int4) std::printf(" of up to %ld rows", long{kInt4ProductRows});
+    std::printf(")");
+  }
   if (l2FedPerCore > 0)
     std::printf(", with B from L2 %.0f (%.0f%%)", l2FedPerCore,
                 100.0 * l2FedPerCore / productPeakPerCore);

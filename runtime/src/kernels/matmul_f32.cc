@@ -33,7 +33,7 @@ constexpr int64_t kSkinnyRows = 16;  // at most: runSkinny (decode batches)
 // runSkinny's blocks: kSkinnyGroup panels x kSkinnyKb of k. The weights
 // stream from memory once, and a row tile kernel left to the hardware
 // prefetcher read them at half the bandwidth a one-row product reaches
-// (the decode batches' matmuls took 1.7-2.4x the one-row time at 4-16
+// (the LM head of a decode batch took 1.6-2.7x the one-row time at 4-16
 // rows on an Intel Xeon): each call pulls its share of the next block
 // toward L2, spread over its k steps (a burst per block was slower).
 constexpr int64_t kSkinnyGroup = 4;
@@ -313,7 +313,7 @@ void runBlock(const Problem& p, const MatmulTiles& t, Scratch& s,
       // Packed fp32 weights: the row tiles share pulling the next panel's
       // slice (or the first panel's next k block) toward L2, so that the
       // first tile of each slice does not wait on memory (GPT-2's prefill
-      // of 128 tokens with every position's logits: 12% faster on the
+      // of 128 tokens with every position's logits: 13% faster on the
       // Intel Xeon host, docs/design/cpu-matmul.md).
       const char* next = nullptr;
       int64_t nextLines = 0, share = 0;

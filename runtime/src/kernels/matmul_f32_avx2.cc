@@ -42,24 +42,13 @@ struct Vec : Avx2Floats {
 
 void tile(int64_t rows, int64_t kc, const float* a, int64_t lda,
           const float* b, float* c, int64_t ldc, bool loadC) {
-  switch (rows) {
-    case 1: return tileRows<1>(kc, a, lda, b, c, ldc, loadC);
-    case 2: return tileRows<2>(kc, a, lda, b, c, ldc, loadC);
-    default: return tileRows<3>(kc, a, lda, b, c, ldc, loadC);
-  }
+  tileUpTo<3, false>(rows, kc, a, lda, b, c, ldc, loadC, nullptr, 0);
 }
 
 void tileStream(int64_t rows, int64_t kc, const float* a, int64_t lda,
                 const float* b, float* c, int64_t ldc, bool loadC,
                 const char* prefetch, int64_t lines) {
-  switch (rows) {
-    case 1:
-      return tileRows<1, true>(kc, a, lda, b, c, ldc, loadC, prefetch, lines);
-    case 2:
-      return tileRows<2, true>(kc, a, lda, b, c, ldc, loadC, prefetch, lines);
-    default:
-      return tileRows<3, true>(kc, a, lda, b, c, ldc, loadC, prefetch, lines);
-  }
+  tileUpTo<3, true>(rows, kc, a, lda, b, c, ldc, loadC, prefetch, lines);
 }
 
 // One row and one panel at a time: with 4 vectors per panel row, a

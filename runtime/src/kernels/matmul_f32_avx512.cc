@@ -41,39 +41,13 @@ struct Vec : Avx512Floats {
 
 void tile(int64_t rows, int64_t kc, const float* a, int64_t lda,
           const float* b, float* c, int64_t ldc, bool loadC) {
-  switch (rows) {
-    case 1: return tileRows<1>(kc, a, lda, b, c, ldc, loadC);
-    case 2: return tileRows<2>(kc, a, lda, b, c, ldc, loadC);
-    case 3: return tileRows<3>(kc, a, lda, b, c, ldc, loadC);
-    case 4: return tileRows<4>(kc, a, lda, b, c, ldc, loadC);
-    case 5: return tileRows<5>(kc, a, lda, b, c, ldc, loadC);
-    case 6: return tileRows<6>(kc, a, lda, b, c, ldc, loadC);
-    case 7: return tileRows<7>(kc, a, lda, b, c, ldc, loadC);
-    default: return tileRows<8>(kc, a, lda, b, c, ldc, loadC);
-  }
+  tileUpTo<8, false>(rows, kc, a, lda, b, c, ldc, loadC, nullptr, 0);
 }
 
 void tileStream(int64_t rows, int64_t kc, const float* a, int64_t lda,
                 const float* b, float* c, int64_t ldc, bool loadC,
                 const char* prefetch, int64_t lines) {
-  switch (rows) {
-    case 1:
-      return tileRows<1, true>(kc, a, lda, b, c, ldc, loadC, prefetch, lines);
-    case 2:
-      return tileRows<2, true>(kc, a, lda, b, c, ldc, loadC, prefetch, lines);
-    case 3:
-      return tileRows<3, true>(kc, a, lda, b, c, ldc, loadC, prefetch, lines);
-    case 4:
-      return tileRows<4, true>(kc, a, lda, b, c, ldc, loadC, prefetch, lines);
-    case 5:
-      return tileRows<5, true>(kc, a, lda, b, c, ldc, loadC, prefetch, lines);
-    case 6:
-      return tileRows<6, true>(kc, a, lda, b, c, ldc, loadC, prefetch, lines);
-    case 7:
-      return tileRows<7, true>(kc, a, lda, b, c, ldc, loadC, prefetch, lines);
-    default:
-      return tileRows<8, true>(kc, a, lda, b, c, ldc, loadC, prefetch, lines);
-  }
+  tileUpTo<8, true>(rows, kc, a, lda, b, c, ldc, loadC, prefetch, lines);
 }
 
 // One row: four panels at a time (more weight streams in flight, as

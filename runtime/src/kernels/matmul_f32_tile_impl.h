@@ -46,6 +46,21 @@ inline void tileRows(int64_t kc, const float* a, int64_t lda, const float* b,
     for (int j = 0; j < NV; ++j) Vec::store(c + i * ldc + j * L, acc[i][j]);
 }
 
+// tileRows for |rows| rows (1..MR, MR the set's register tile): the
+// set's MatmulTileFn (kPrefetch false) and MatmulTileStreamFn.
+template <int MR, bool kPrefetch>
+inline void tileUpTo(int64_t rows, int64_t kc, const float* a, int64_t lda,
+                     const float* b, float* c, int64_t ldc, bool loadC,
+                     const char* prefetch, int64_t prefetchLines) {
+  if constexpr (MR > 1) {
+    if (rows < MR)
+      return tileUpTo<MR - 1, kPrefetch>(rows, kc, a, lda, b, c, ldc, loadC,
+                                         prefetch, prefetchLines);
+  }
+  tileRows<MR, kPrefetch>(kc, a, lda, b, c, ldc, loadC, prefetch,
+                          prefetchLines);
+}
+
 // The weight streams are left to the hardware prefetcher: a software
 // prefetch of each panel 16 rows ahead measured 0-10% slower side by side
 // (decode steps and cold one-row shapes, AVX-512 and AVX2, AMD EPYC).

@@ -19,9 +19,6 @@ using MatmulTileFn = void (*)(int64_t rows, int64_t kc, const float* a,
                               int64_t lda, const float* b, float* c,
                               int64_t ldc, bool loadC);
 
-/// c[0 .. 32*panels) (+)= a[0..k) * B over |panels| whole packed panels
-/// starting at |b| (each k*32 floats): the M = 1 (decode) case, which reads
-/// several panels at once to keep more memory streams in flight.
 /// MatmulTileFn that also prefetches |prefetchLines| cache lines from
 /// |prefetch| on toward L2, spread over its k steps (0: none).
 using MatmulTileStreamFn = void (*)(int64_t rows, int64_t kc, const float* a,
@@ -30,6 +27,9 @@ using MatmulTileStreamFn = void (*)(int64_t rows, int64_t kc, const float* a,
                                     const char* prefetch,
                                     int64_t prefetchLines);
 
+/// c[0 .. 32*panels) (+)= a[0..k) * B over |panels| whole packed panels
+/// starting at |b| (each k*32 floats): the M = 1 (decode) case, which reads
+/// several panels at once to keep more memory streams in flight.
 using MatmulGemvFn = void (*)(int64_t panels, int64_t k, const float* a,
                               const float* b, float* c, bool loadC);
 
