@@ -26,6 +26,7 @@
 #include "generate/sampler.h"
 #include "strata/runtime/generate.h"
 #include "strata/runtime/tensor.h"
+#include "versioned_struct.h"
 
 namespace strata::runtime {
 
@@ -88,6 +89,7 @@ strata_status_t runRows(strata_session_t* session, const char* entry,
 namespace {
 
 using strata::runtime::Clock;
+using strata::runtime::copyVersioned;
 using strata::runtime::GenerationContract;
 using strata::runtime::millisecondsBetween;
 using strata::runtime::runRows;
@@ -100,31 +102,6 @@ using strata::runtime::TokenEvent;
 int32_t historyId(int64_t token) {
   // Ids outside int32 cannot be in the vocab; the sampler ignores -1.
   return token >= 0 && token <= INT32_MAX ? static_cast<int32_t>(token) : -1;
-}
-
-// Copies a versioned input struct: |given| declares its size in its first
-// field; fields past this library's must be zero so none is ignored.
-strata_status_t copyVersioned(const void* given, size_t size, void* out,
-                              const char* what) {
-  size_t givenSize = 0;
-  std::memcpy(&givenSize, given, sizeof(givenSize));
-  if (givenSize < size) {
-    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
-                              "%s.struct_size is %zu, smaller than any "
-                              "version of the struct (%zu)",
-                              what, givenSize, size);
-  }
-  const auto* bytes = static_cast<const unsigned char*>(given);
-  for (size_t i = size; i < givenSize; ++i) {
-    if (bytes[i]) {
-      return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
-                                "%s.struct_size is %zu and sets fields this "
-                                "library (struct size %zu) does not know",
-                                what, givenSize, size);
-    }
-  }
-  std::memcpy(out, given, size);
-  return nullptr;
 }
 
 strata_status_t outOfMemory() {
@@ -258,9 +235,9 @@ void strata_generator_t::stream() {
   events.clear();
 }
 
-strata_status_t strata_generator_t::addSequence(
-    const int64_t* prompt, size_t promptLength,
-    const strata_generation_params_t& params, uint64_t* outId) {
+strata_status_t strata_generator_t::checkSequence(
+    size_t promptLength, const strata_generation_params_t& params,
+    SamplingParams* out) const {
   SamplingParams sampling;
   sampling.temperature = params.temperature;
   sampling.topK = params.top_k;
@@ -292,6 +269,16 @@ strata_status_t strata_generator_t::addSequence(
         " exceeds the context of %" PRId64 " tokens",
         promptLength, params.max_new_tokens, contract.context);
   }
+  if (out) *out = sampling;
+  return nullptr;
+}
+
+strata_status_t strata_generator_t::beginSequence(
+    const int64_t* prompt, size_t promptLength,
+    const strata_generation_params_t& params, uint64_t* outId) {
+  SamplingParams sampling;
+  STRATA_RETURN_IF_ERROR(checkSequence(promptLength, params, &sampling));
+  const uint64_t context = static_cast<uint64_t>(contract.context);
   auto slotIt = std::find(slotOwner.begin(), slotOwner.end(), nullptr);
   if (slotIt == slotOwner.end()) {
     return STRATA_MAKE_STATUS(STRATA_STATUS_RESOURCE_EXHAUSTED,
@@ -317,6 +304,7 @@ strata_status_t strata_generator_t::addSequence(
   for (size_t i = 0; i < promptLength; ++i) {
     sequence->history.push_back(historyId(prompt[i]));
   }
+  sequence->prompt.assign(prompt, prompt + promptLength);
   if (params.stop_token_count) {
     sequence->stopTokens.assign(params.stop_tokens,
                                 params.stop_tokens + params.stop_token_count);
@@ -328,22 +316,32 @@ strata_status_t strata_generator_t::addSequence(
                                           static_cast<size_t>(contract.vocab));
     }
   }
-  auto inserted = sequences.emplace(sequence->id, std::move(owned));
+  sequences.emplace(sequence->id, std::move(owned));
   ++nextId;
 
   sequence->start = Clock::now();
   sequence->slot = slotIt - slotOwner.begin();
   slotOwner[static_cast<size_t>(sequence->slot)] = sequence;
+  *outId = sequence->id;
+  return nullptr;
+}
+
+strata_status_t strata_generator_t::prefill(Sequence* sequence,
+                                            size_t budget) {
+  const size_t promptLength = sequence->promptLength;
+  const int64_t* prompt = sequence->prompt.data();
   int32_t token = 0;
   strata_status_t status = nullptr;
-  for (size_t done = 0; !status && done < promptLength;) {
-    size_t length =
-        std::min(promptLength - done, static_cast<size_t>(prefillChunk));
+  size_t done = sequence->prefilled;
+  while (!status && done < promptLength && budget > 0) {
+    size_t length = std::min({promptLength - done,
+                              static_cast<size_t>(prefillChunk), budget});
     TensorHolder logits;
     status = runPrefill(session, sequence->slot, prompt + done,
                         static_cast<int64_t>(length),
                         static_cast<int64_t>(done), &logits);
     done += length;
+    budget -= length;
     if (!status && done == promptLength) {
       status = sequence->sampler.sample(
           static_cast<const float*>(strata_tensor_const_data(logits.tensor)),
@@ -351,27 +349,29 @@ strata_status_t strata_generator_t::addSequence(
           sequence->history.size(), &token);
     }
   }
+  if (!status) sequence->prefilled = done;
+  if (!status && done < promptLength) return nullptr;
   // The first token's time is the target's; the draft's cache then takes
   // the prompt too (its logits are not needed).
   const Clock::time_point firstToken = Clock::now();
   const size_t draftChunk = static_cast<size_t>(draftContract.prefillLength);
-  for (size_t done = 0; draftSession && !status && done < promptLength;) {
-    size_t length = std::min(promptLength - done, draftChunk);
+  for (size_t drafted = 0; draftSession && !status && drafted < promptLength;) {
+    size_t length = std::min(promptLength - drafted, draftChunk);
     TensorHolder logits;
-    status = runPrefill(draftSession, sequence->slot, prompt + done,
+    status = runPrefill(draftSession, sequence->slot, prompt + drafted,
                         static_cast<int64_t>(length),
-                        static_cast<int64_t>(done), &logits);
+                        static_cast<int64_t>(drafted), &logits);
     if (status) status = strata_status_annotate(status, "draft model");
-    done += length;
+    drafted += length;
   }
   if (status) {
     finish(sequence);
-    sequences.erase(inserted.first);
     return status;
   }
   sequence->draftCached = static_cast<int64_t>(promptLength);
+  // The drafts read the history; the prompt's own copy is no longer needed.
+  sequence->prompt = std::vector<int64_t>();
   accept(sequence, token, firstToken);
-  *outId = sequence->id;
   stream();
   return nullptr;
 }
@@ -379,10 +379,10 @@ strata_status_t strata_generator_t::addSequence(
 strata_status_t strata_generator_t::step(size_t* outActive) {
   rows.clear();
   for (Sequence* sequence : slotOwner) {
-    if (sequence) rows.push_back(sequence);
+    if (sequence && sequence->decoding()) rows.push_back(sequence);
   }
   if (rows.empty()) {
-    if (outActive) *outActive = 0;
+    if (outActive) *outActive = activeCount();
     return nullptr;
   }
   STRATA_RETURN_IF_ERROR(speculative() ? speculativeStep() : decodeStep());
@@ -550,30 +550,111 @@ strata_status_t strata_generator_set_callback(
   return nullptr;
 }
 
-strata_status_t strata_generator_add_sequence(
-    strata_generator_t* generator, const int64_t* prompt, size_t prompt_length,
-    const strata_generation_params_t* params, uint64_t* out_sequence_id) {
+namespace {
+
+// The checks add_sequence and begin_sequence share; |*given| the params.
+strata_status_t checkNewSequence(const strata_generator_t* generator,
+                                 const int64_t* prompt, size_t prompt_length,
+                                 const strata_generation_params_t* params,
+                                 const uint64_t* out_sequence_id,
+                                 const char* call,
+                                 strata_generation_params_t* given) {
   if (!generator || !out_sequence_id || (prompt_length && !prompt)) {
     return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
                               "generator, prompt and out_sequence_id must not "
                               "be NULL");
   }
-  if (generator->inCallback) {
-    return inCallbackError("strata_generator_add_sequence");
-  }
+  if (generator->inCallback) return inCallbackError(call);
   if (prompt_length == 0) {
     return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
                               "the prompt is empty");
   }
-  strata_generation_params_t given;
-  strata_generation_params_init(&given);
+  strata_generation_params_init(given);
   if (params) {
     STRATA_RETURN_IF_ERROR(
-        copyVersioned(params, sizeof(given), &given, "params"));
+        copyVersioned(params, sizeof(*given), given, "params"));
   }
+  return nullptr;
+}
+
+}  // namespace
+
+strata_status_t strata_generator_begin_sequence(
+    strata_generator_t* generator, const int64_t* prompt, size_t prompt_length,
+    const strata_generation_params_t* params, uint64_t* out_sequence_id) {
+  strata_generation_params_t given;
+  STRATA_RETURN_IF_ERROR(checkNewSequence(generator, prompt, prompt_length,
+                                          params, out_sequence_id,
+                                          "strata_generator_begin_sequence",
+                                          &given));
   try {
-    return generator->addSequence(prompt, prompt_length, given,
-                                  out_sequence_id);
+    return generator->beginSequence(prompt, prompt_length, given,
+                                    out_sequence_id);
+  } catch (const std::bad_alloc&) {
+    return outOfMemory();
+  }
+}
+
+strata_status_t strata_generator_prefill(strata_generator_t* generator,
+                                         uint64_t sequence_id,
+                                         size_t max_tokens,
+                                         size_t* out_remaining) {
+  if (!generator) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                              "generator must not be NULL");
+  }
+  if (generator->inCallback) return inCallbackError("strata_generator_prefill");
+  Sequence* sequence = generator->find(sequence_id);
+  if (!sequence) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_NOT_FOUND,
+                              "no sequence %" PRIu64 " in the generator",
+                              sequence_id);
+  }
+  if (sequence->finished) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_FAILED_PRECONDITION,
+                              "sequence %" PRIu64 " has finished",
+                              sequence_id);
+  }
+  if (max_tokens == 0) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                              "max_tokens is 0");
+  }
+  strata_status_t status = nullptr;
+  try {
+    if (!sequence->decoding()) status = generator->prefill(sequence, max_tokens);
+  } catch (const std::bad_alloc&) {
+    status = outOfMemory();
+  }
+  // The token callback may have removed the sequence.
+  sequence = generator->find(sequence_id);
+  if (out_remaining) {
+    *out_remaining = !sequence || sequence->decoding() || sequence->finished
+                         ? 0
+                         : sequence->promptLength - sequence->prefilled;
+  }
+  return status;
+}
+
+strata_status_t strata_generator_add_sequence(
+    strata_generator_t* generator, const int64_t* prompt, size_t prompt_length,
+    const strata_generation_params_t* params, uint64_t* out_sequence_id) {
+  strata_generation_params_t given;
+  STRATA_RETURN_IF_ERROR(checkNewSequence(generator, prompt, prompt_length,
+                                          params, out_sequence_id,
+                                          "strata_generator_add_sequence",
+                                          &given));
+  try {
+    uint64_t id = 0;
+    STRATA_RETURN_IF_ERROR(
+        generator->beginSequence(prompt, prompt_length, given, &id));
+    Sequence* sequence = generator->find(id);
+    strata_status_t status = generator->prefill(sequence, prompt_length);
+    if (status) {
+      generator->sequences.erase(id);
+      return status;
+    }
+    *out_sequence_id = id;
+    return nullptr;
   } catch (const std::bad_alloc&) {
     return outOfMemory();
   }

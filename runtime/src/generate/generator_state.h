@@ -40,6 +40,10 @@ struct Sequence {
   int64_t slot = -1;
   bool finished = false;
   size_t promptLength = 0;
+  // The prompt, kept until prefill has run all of it, and how many of its
+  // tokens have run. Steps leave a sequence out until its first token.
+  std::vector<int64_t> prompt;
+  size_t prefilled = 0;
   // Most tokens it may generate (max_new_tokens, or what the context holds).
   size_t maxGenerated = 0;
   std::vector<int64_t> tokens;
@@ -66,6 +70,8 @@ struct Sequence {
   uint64_t draftTokens = 0;
   uint64_t acceptedDraftTokens = 0;
   uint64_t targetSteps = 0;
+
+  bool decoding() const { return !tokens.empty(); }
 
   // Tokens before the last generated one: where the next call writes.
   int64_t position() const {
@@ -156,9 +162,20 @@ struct strata_generator_t {
   void finish(Sequence* sequence);
   void accept(Sequence* sequence, int64_t token, strata::runtime::Clock::time_point now);
   void stream();
-  strata_status_t addSequence(const int64_t* prompt, size_t promptLength,
-                              const strata_generation_params_t& params,
-                              uint64_t* outId);
+  // The checks of a new sequence that need no slot: its params and that the
+  // prompt plus max_new_tokens fit the context. |out| (may be null) gets
+  // the sampling params. Reads only the contract: callable from any thread.
+  strata_status_t checkSequence(size_t promptLength,
+                                const strata_generation_params_t& params,
+                                strata::runtime::SamplingParams* out) const;
+  // Checks a new sequence and takes a slot for it; runs nothing.
+  strata_status_t beginSequence(const int64_t* prompt, size_t promptLength,
+                                const strata_generation_params_t& params,
+                                uint64_t* outId);
+  // Runs up to |budget| more prompt tokens of |sequence|; samples and
+  // streams its first token once the whole prompt has run. A failure
+  // finishes the sequence with no tokens.
+  strata_status_t prefill(Sequence* sequence, size_t budget);
   strata_status_t step(size_t* outActive);
   // One decode call for every row in |rows|.
   strata_status_t decodeStep();

@@ -69,6 +69,56 @@ TEST_F(GeneratorTest, SequenceJoiningBetweenStepsGivesItsTokensAlone) {
   EXPECT_EQ(tokensOf(later), lmReference(lmPrompt(2, 4)));
 }
 
+TEST_F(GeneratorTest, PromptsRunInPiecesBetweenStepsGiveTheirTokensAlone) {
+  TokenLog log;
+  create(4, &log);
+  uint64_t running = add(lmPrompt(6, 1), greedy());
+  uint64_t pending = 0;
+  std::vector<int64_t> prompt = lmPrompt(17, 2);
+  STRATA_ASSERT_OK(
+      strata_generator_begin_sequence(generator, prompt.data(), prompt.size(),
+                                      nullptr, &pending));
+  EXPECT_EQ(strata_generator_active_count(generator), 2u);
+  size_t remaining = prompt.size();
+  size_t steps = 0;
+  // Five tokens a step (a chunk of 4 and one of 1) until the prompt has run;
+  // the running sequence decodes meanwhile, the pending one does not.
+  while (remaining > 0) {
+    STRATA_ASSERT_OK(
+        strata_generator_prefill(generator, pending, 5, &remaining));
+    EXPECT_EQ(log.tokensOf(pending).size(), remaining ? 0u : 1u);
+    STRATA_ASSERT_OK(strata_generator_step(generator, nullptr));
+    ++steps;
+  }
+  EXPECT_EQ(steps, 4u);
+  // Nothing more to run once decoding.
+  STRATA_ASSERT_OK(strata_generator_prefill(generator, pending, 5, &remaining));
+  EXPECT_EQ(remaining, 0u);
+  runToEnd();
+  EXPECT_EQ(tokensOf(running), lmReference(lmPrompt(6, 1)));
+  EXPECT_EQ(tokensOf(pending), lmReference(prompt));
+  EXPECT_EQ(log.tokensOf(pending), lmReference(prompt));
+}
+
+TEST_F(GeneratorTest, PrefillRefusesBadCalls) {
+  create();
+  std::vector<int64_t> prompt = lmPrompt(5, 1);
+  uint64_t id = 0;
+  STRATA_ASSERT_OK(strata_generator_begin_sequence(
+      generator, prompt.data(), prompt.size(), nullptr, &id));
+  STRATA_EXPECT_STATUS_IS(STRATA_STATUS_INVALID_ARGUMENT,
+                          strata_generator_prefill(generator, id, 0, nullptr));
+  STRATA_EXPECT_STATUS_IS(STRATA_STATUS_NOT_FOUND,
+                          strata_generator_prefill(generator, id + 100, 1, nullptr));
+  STRATA_ASSERT_OK(strata_generator_cancel(generator, id));
+  EXPECT_EQ(strata_generator_active_count(generator), 0u);
+  STRATA_EXPECT_STATUS_IS(STRATA_STATUS_FAILED_PRECONDITION,
+                          strata_generator_prefill(generator, id, 1, nullptr));
+  STRATA_EXPECT_STATUS_IS(STRATA_STATUS_INVALID_ARGUMENT,
+                          strata_generator_begin_sequence(generator, prompt.data(),
+                                                     0, nullptr, &id));
+}
+
 TEST_F(GeneratorTest, ReusedSlotsStartFromAResetState) {
   create();
   // A long sequence fills slot 0 with 25 tokens, then is cancelled.

@@ -12,6 +12,7 @@
 #include "strata/runtime/generate.h"
 #include "strata/runtime/io_binding.h"
 #include "strata/runtime/module.h"
+#include "strata/runtime/scheduler.h"
 #include "strata/runtime/session.h"
 #include "strata/runtime/status.h"
 #include "strata/runtime/tensor.h"

@@ -167,8 +167,31 @@ STRATA_API_EXPORT strata_status_t strata_generator_add_sequence(
     strata_generator_t* generator, const int64_t* prompt, size_t prompt_length,
     const strata_generation_params_t* params, uint64_t* out_sequence_id);
 
-/// One decode call for every sequence in flight (rows in slot order), then
-/// one token sampled and streamed per sequence. A sequence finishes on a
+/// Starts a sequence without running its prompt, for a caller that spreads
+/// prompts over steps (chunked prefill interleaved with decode): the checks,
+/// errors and slot of add_sequence, and a copy of |prompt|. Until
+/// strata_generator_prefill has run the whole prompt and sampled the first
+/// token, steps leave the sequence out; it holds its slot and counts as in
+/// flight.
+STRATA_API_EXPORT strata_status_t strata_generator_begin_sequence(
+    strata_generator_t* generator, const int64_t* prompt, size_t prompt_length,
+    const strata_generation_params_t* params, uint64_t* out_sequence_id);
+
+/// Runs at most |max_tokens| more prompt tokens of a sequence started with
+/// begin_sequence through prefill (in calls of at most prefill_chunk
+/// tokens); the call that runs the last of them samples and streams the
+/// first token. Stores the prompt tokens still to run in |*out_remaining|
+/// (may be NULL). OK and nothing run for a sequence already decoding.
+/// NOT_FOUND for an unknown id, FAILED_PRECONDITION for a finished or
+/// cancelled one, INVALID_ARGUMENT for max_tokens 0. A failing prefill's
+/// status finishes the sequence with no tokens (its slot free again); the
+/// other sequences are unaffected.
+STRATA_API_EXPORT strata_status_t strata_generator_prefill(
+    strata_generator_t* generator, uint64_t sequence_id, size_t max_tokens,
+    size_t* out_remaining);
+
+/// One decode call for every sequence in flight whose prompt has run (rows
+/// in slot order), then one token sampled and streamed per sequence. A sequence finishes on a
 /// stop token (which is streamed and kept), at max_new_tokens or when its
 /// context is full; its slot is then reset and free for add_sequence.
 /// Stores the number of sequences still in flight in |*out_active| (may be

@@ -531,6 +531,20 @@ class Generator {
     return Status(strata_generator_add_sequence(
         generator_, prompt.data(), prompt.size(), params, sequence_id));
   }
+  /// strata_generator_begin_sequence: a slot, and the prompt kept for
+  /// prefill().
+  Status beginSequence(const std::vector<int64_t>& prompt,
+                       const strata_generation_params_t* params,
+                       uint64_t* sequence_id) {
+    return Status(strata_generator_begin_sequence(
+        generator_, prompt.data(), prompt.size(), params, sequence_id));
+  }
+  /// strata_generator_prefill: up to |max_tokens| more prompt tokens.
+  Status prefill(uint64_t sequence_id, size_t max_tokens,
+                 size_t* remaining = nullptr) {
+    return Status(strata_generator_prefill(generator_, sequence_id, max_tokens,
+                                           remaining));
+  }
   /// strata_generator_step; |active| (may be null) gets the sequences
   /// still in flight.
   Status step(size_t* active = nullptr) {
