@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "TokenizerChoice.h"
+#include "tools/text-common/TokenizerChoice.h"
 #include "strata/runtime/api.h"
 #include "strata/runtime/generate.h"
 #include "tools/common/JsonText.h"

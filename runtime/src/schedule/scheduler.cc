@@ -73,6 +73,7 @@ struct strata_scheduler_t {
   size_t maxBatchedTokens = 0;
   size_t maxQueue = 0;
   uint64_t context = 0;
+  uint64_t vocab = 0;
 
   std::mutex mutex;
   std::condition_variable wake;      // the engine: work, a cancel, a stop
@@ -384,7 +385,8 @@ strata_status_t strata_scheduler_create(
     generatorOptions.callback_user = scheduler.get();
     STRATA_RETURN_IF_ERROR(strata_generator_create(session, &generatorOptions,
                                                    &scheduler->generator));
-    const auto& contract = scheduler->generator->contract;
+    const strata::runtime::GenerationContract contract =
+        scheduler->generator->contract;
     if (given.max_seqs < 0 || given.max_seqs > contract.slots) {
       strata_generator_release(scheduler->generator);
       return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
@@ -401,6 +403,7 @@ strata_status_t strata_scheduler_create(
     scheduler->maxQueue = given.max_queue ? static_cast<size_t>(given.max_queue)
                                           : kDefaultMaxQueue;
     scheduler->context = static_cast<uint64_t>(contract.context);
+    scheduler->vocab = static_cast<uint64_t>(contract.vocab);
     scheduler->running.reserve(scheduler->maxSeqs);
     scheduler->engine = std::thread([s = scheduler.get()] { s->run(); });
     *out = scheduler.release();
@@ -551,6 +554,7 @@ strata_status_t strata_scheduler_stats(strata_scheduler_t* scheduler,
   result.running = scheduler->runningCount;
   result.slots = scheduler->maxSeqs;
   result.context = scheduler->context;
+  result.vocab = scheduler->vocab;
   result.cached_tokens = scheduler->cachedTokens;
   std::memcpy(stats, &result, sizeof(result));
   return nullptr;

@@ -99,9 +99,11 @@ typedef struct strata_scheduler_stats_t {
   /// decoding).
   uint64_t waiting;
   uint64_t running;
-  /// Sequence slots (max_seqs) and the context of each.
+  /// Sequence slots (max_seqs), the context of each and the vocabulary
+  /// (token ids are below it).
   uint64_t slots;
   uint64_t context;
+  uint64_t vocab;
   /// Tokens the cache holds for the sequences in flight (prompt tokens run
   /// plus generated ones).
   uint64_t cached_tokens;

@@ -1,6 +1,7 @@
 //===- TokenizerChoice.h - The tokenizer that --tokenizer names -----------===//
 // SPDX-License-Identifier: Apache-2.0
-// strata-run generate's --tokenizer: byte, gpt2 or a SentencePiece .model.
+// The --tokenizer option of strata-run generate and strata-serve: byte, gpt2
+// or a SentencePiece .model.
 //===----------------------------------------------------------------------===//
 
 #ifndef STRATA_TOOLS_STRATA_RUN_TOKENIZERCHOICE_H_
@@ -16,7 +17,7 @@ namespace strata::tools {
 
 /// The folder of GPT-2's encoder.json and vocab.bpe: $STRATA_GPT2_BPE_DIR
 /// when it is set (and not empty); else the first of
-/// <folder of the strata-run executable>/../share/strata/gpt2-bpe and
+/// <folder of the running executable>/../share/strata/gpt2-bpe and
 /// ../shared/data/gpt2-bpe (from the current directory) that holds an
 /// encoder.json. Returns an empty string if none does, with the folders
 /// tried in |tried|.

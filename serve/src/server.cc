@@ -1,0 +1,493 @@
+//===- server.cc - An OpenAI-compatible HTTP server over a scheduler ------===//
+// SPDX-License-Identifier: Apache-2.0
+// Each HTTP request runs on a cpp-httplib connection thread. A completion
+// is submitted to the scheduler with a channel the scheduler's thread fills
+// (tokens, then one final event); the connection thread waits on the
+// channel and answers, in one JSON body or as server-sent events. A client
+// that goes away fails the next write, which cancels its request; the
+// channel lives until the scheduler's final event for it.
+
+#include "strata/serve/server.h"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <ctime>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "completion_request.h"
+#include "server_metrics.h"
+#include "text_stream.h"
+
+namespace strata::serve {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Json = nlohmann::json;
+
+// What the scheduler's thread hands a connection thread.
+struct Event {
+  bool hasToken = false;
+  int64_t token = 0;
+  bool final = false;
+  strata_request_state_t state = STRATA_REQUEST_RUNNING;
+  std::string error;
+  uint64_t promptTokens = 0;
+  uint64_t generatedTokens = 0;
+};
+
+struct Channel {
+  ServerMetrics* metrics = nullptr;
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::deque<Event> events;
+  bool finalSeen = false;
+  Clock::time_point lastToken;
+  bool anyToken = false;
+
+  // The scheduler's callback; |user| is a heap shared_ptr to the channel,
+  // freed with the final event.
+  static void onEvent(void* user, const strata_request_event_t* event) {
+    auto* holder = static_cast<std::shared_ptr<Channel>*>(user);
+    Channel& channel = **holder;
+    const bool final = event->state != STRATA_REQUEST_RUNNING;
+    if (event->has_token) {
+      const Clock::time_point now = Clock::now();
+      if (channel.anyToken) {
+        channel.metrics->interToken.observe(
+            std::chrono::duration<double>(now - channel.lastToken).count());
+      }
+      channel.anyToken = true;
+      channel.lastToken = now;
+    }
+    if (final) channel.metrics->observeFinal(*event);
+    {
+      std::lock_guard<std::mutex> lock(channel.mutex);
+      Event copy;
+      copy.hasToken = event->has_token != 0;
+      copy.token = event->token;
+      copy.final = final;
+      copy.state = event->state;
+      if (event->error) copy.error = event->error;
+      copy.promptTokens = event->prompt_tokens;
+      copy.generatedTokens = event->generated_tokens;
+      channel.events.push_back(std::move(copy));
+      if (final) channel.finalSeen = true;
+    }
+    channel.changed.notify_all();
+    if (final) delete holder;
+  }
+
+  // Waits up to |timeout| for events and takes them all.
+  std::deque<Event> take(std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(mutex);
+    changed.wait_for(lock, timeout, [&] { return !events.empty(); });
+    return std::exchange(events, {});
+  }
+};
+
+bool sameSecret(const std::string& given, const std::string& expected) {
+  // Constant time in the contents: every byte of the longer one is looked at.
+  const size_t length = std::max(given.size(), expected.size());
+  unsigned char difference = given.size() == expected.size() ? 0 : 1;
+  for (size_t i = 0; i < length; ++i) {
+    unsigned char a = i < given.size() ? static_cast<unsigned char>(given[i]) : 0;
+    unsigned char b =
+        i < expected.size() ? static_cast<unsigned char>(expected[i]) : 0;
+    difference |= static_cast<unsigned char>(a ^ b);
+  }
+  return difference == 0;
+}
+
+std::string dumpJson(const Json& json) {
+  return json.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+void sendError(httplib::Response& res, const ApiError& error) {
+  res.status = error.httpStatus;
+  res.set_content(error.json(), "application/json");
+}
+
+ApiError serverError(int status, const std::string& type,
+                     const std::string& code, const std::string& message) {
+  ApiError error;
+  error.httpStatus = status;
+  error.type = type;
+  error.code = code;
+  error.message = message;
+  return error;
+}
+
+const char* finishReason(strata_request_state_t state) {
+  return state == STRATA_REQUEST_LENGTH ? "length" : "stop";
+}
+
+}  // namespace
+
+struct Server::Impl {
+  strata_scheduler_t* scheduler;
+  const strata_tokenizer_t* tokenizer;
+  ServerOptions options;
+  RequestLimits limits;
+  ServerMetrics metrics;
+  httplib::Server http;
+  std::mutex mutex;
+  std::condition_variable handlersDone;
+  int activeCompletions = 0;
+  bool draining = false;
+  uint64_t nextCompletion = 1;
+  int boundPort = 0;
+
+  Impl(strata_scheduler_t* s, const strata_tokenizer_t* t, ServerOptions o)
+      : scheduler(s), tokenizer(t), options(std::move(o)) {
+    strata_scheduler_stats_t stats;
+    strata_scheduler_stats_init(&stats);
+    strata_status_free(strata_scheduler_stats(scheduler, &stats));
+    limits.modelName = options.modelName;
+    limits.context = stats.context;
+    limits.vocab = static_cast<int64_t>(stats.vocab);
+    limits.tokenizer = tokenizer;
+    int threads = options.httpThreads;
+    if (threads <= 0) {
+      threads = static_cast<int>(stats.slots + options.maxQueue + 16);
+    }
+    http.new_task_queue = [threads] {
+      return new httplib::ThreadPool(static_cast<size_t>(threads));
+    };
+    http.set_payload_max_length(options.maxBodyBytes);
+    http.set_read_timeout(options.readTimeoutSeconds, 0);
+    http.set_write_timeout(options.writeTimeoutSeconds, 0);
+    http.set_keep_alive_timeout(5);
+    routes();
+  }
+
+  std::string newCompletionId() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return "cmpl-" + std::to_string(nextCompletion++);
+  }
+
+  void routes();
+  void completions(const httplib::Request& req, httplib::Response& res);
+  void streamCompletion(std::shared_ptr<Channel> channel, uint64_t requestId,
+                        const CompletionRequest& request, httplib::Response& res);
+  void finishHandler() {
+    std::lock_guard<std::mutex> lock(mutex);
+    --activeCompletions;
+    handlersDone.notify_all();
+  }
+};
+
+void Server::Impl::routes() {
+  http.set_pre_routing_handler(
+      [this](const httplib::Request& req, httplib::Response& res) {
+        if (options.apiKey.empty() || req.path == "/health") {
+          return httplib::Server::HandlerResponse::Unhandled;
+        }
+        const std::string header = req.get_header_value("Authorization");
+        const std::string prefix = "Bearer ";
+        const bool ok = header.compare(0, prefix.size(), prefix) == 0 &&
+                        sameSecret(header.substr(prefix.size()), options.apiKey);
+        if (ok) return httplib::Server::HandlerResponse::Unhandled;
+        ++metrics.unauthorized;
+        sendError(res, serverError(401, "invalid_request_error",
+                                   "invalid_api_key",
+                                   header.empty() ? "no API key given (use "
+                                                    "Authorization: Bearer KEY)"
+                                                  : "the API key is wrong"));
+        return httplib::Server::HandlerResponse::Handled;
+      });
+  http.set_exception_handler([this](const httplib::Request&, httplib::Response& res,
+                                    std::exception_ptr) {
+    sendError(res, serverError(500, "server_error", "internal_error",
+                               "the server failed to handle the request"));
+  });
+  http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    // Statuses httplib set itself (404, 413, 400 for a bad request line).
+    if (!res.body.empty()) return;
+    const std::string message =
+        res.status == 404 ? "no route " + req.method + " " + req.path
+        : res.status == 413 ? std::string("the request body is too large")
+                            : std::string("bad request");
+    sendError(res, serverError(res.status, "invalid_request_error", "", message));
+  });
+  http.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+    std::lock_guard<std::mutex> lock(mutex);
+    res.status = draining ? 503 : 200;
+    res.set_content(draining ? "{\"status\":\"draining\"}" : "{\"status\":\"ok\"}",
+                    "application/json");
+  });
+  http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
+    Json model = {{"id", options.modelName},
+                  {"object", "model"},
+                  {"created", 0},
+                  {"owned_by", "strata"},
+                  {"max_model_len", limits.context}};
+    res.set_content(dumpJson({{"object", "list"}, {"data", Json::array({model})}}),
+                    "application/json");
+  });
+  http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    strata_scheduler_stats_t stats;
+    strata_scheduler_stats_init(&stats);
+    strata_status_free(strata_scheduler_stats(scheduler, &stats));
+    res.set_content(metrics.render(stats), "text/plain; version=0.0.4");
+  });
+  http.Post("/v1/completions",
+            [this](const httplib::Request& req, httplib::Response& res) {
+              completions(req, res);
+            });
+}
+
+void Server::Impl::completions(const httplib::Request& req,
+                               httplib::Response& res) {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (draining) {
+      ++metrics.draining;
+      sendError(res, serverError(503, "server_error", "server_draining",
+                                 "the server is shutting down"));
+      return;
+    }
+    ++activeCompletions;
+  }
+  CompletionRequest request;
+  if (ApiError error = parseCompletionRequest(req.body, limits, &request)) {
+    ++metrics.badRequests;
+    sendError(res, error);
+    finishHandler();
+    return;
+  }
+  strata_generation_params_t params;
+  strata_generation_params_init(&params);
+  params.temperature = request.temperature;
+  params.top_k = request.topK;
+  params.top_p = request.topP;
+  params.min_p = request.minP;
+  params.repetition_penalty = request.repetitionPenalty;
+  params.seed = request.hasSeed
+                    ? request.seed
+                    : static_cast<uint64_t>(
+                          Clock::now().time_since_epoch().count());
+  params.max_new_tokens = request.maxTokens;
+
+  auto channel = std::make_shared<Channel>();
+  channel->metrics = &metrics;
+  auto* holder = new std::shared_ptr<Channel>(channel);
+  uint64_t requestId = 0;
+  strata_status_t status = strata_scheduler_submit(
+      scheduler, request.prompt.data(), request.prompt.size(), &params,
+      request.priority, &Channel::onEvent, holder, &requestId);
+  if (status) {
+    delete holder;
+    const strata_status_code_t code = strata_status_code(status);
+    const std::string message = strata_status_message(status);
+    strata_status_free(status);
+    if (code == STRATA_STATUS_RESOURCE_EXHAUSTED) {
+      ++metrics.queueFull;
+      res.set_header("Retry-After", "1");
+      sendError(res, serverError(429, "rate_limit_error", "queue_full",
+                                 "too many requests waiting: " + message));
+    } else if (code == STRATA_STATUS_UNAVAILABLE) {
+      ++metrics.draining;
+      sendError(res, serverError(503, "server_error", "server_draining", message));
+    } else {
+      ++metrics.badRequests;
+      sendError(res, ApiError::invalid("", message));
+    }
+    finishHandler();
+    return;
+  }
+  if (request.stream) {
+    streamCompletion(channel, requestId, request, res);
+    return;
+  }
+
+  TextStream text(tokenizer, request.stop);
+  bool stoppedByText = false;
+  Event final;
+  for (bool done = false; !done;) {
+    for (Event& event : channel->take(std::chrono::milliseconds(1000))) {
+      if (event.hasToken && !stoppedByText) {
+        std::string error;
+        text.push(event.token, &stoppedByText, &error);
+        if (stoppedByText) {
+          strata_status_free(strata_scheduler_cancel(scheduler, requestId));
+        }
+      }
+      if (event.final) {
+        final = event;
+        done = true;
+      }
+    }
+  }
+  if (final.state == STRATA_REQUEST_FAILED ||
+      (final.state == STRATA_REQUEST_CANCELLED && !stoppedByText)) {
+    sendError(res, serverError(500, "server_error",
+                               final.state == STRATA_REQUEST_FAILED ? "failed"
+                                                                    : "cancelled",
+                               final.state == STRATA_REQUEST_FAILED
+                                   ? "generation failed: " + final.error
+                                   : "the request was cancelled"));
+    finishHandler();
+    return;
+  }
+  if (!stoppedByText) text.finish();
+  Json body = {
+      {"id", newCompletionId()},
+      {"object", "text_completion"},
+      {"created", static_cast<int64_t>(std::time(nullptr))},
+      {"model", options.modelName},
+      {"choices", Json::array({{{"text", text.sent()},
+                                {"index", 0},
+                                {"logprobs", nullptr},
+                                {"finish_reason",
+                                 stoppedByText ? "stop" : finishReason(final.state)}}})},
+      {"usage",
+       {{"prompt_tokens", final.promptTokens},
+        {"completion_tokens", final.generatedTokens},
+        {"total_tokens", final.promptTokens + final.generatedTokens}}}};
+  res.set_content(dumpJson(body), "application/json");
+  finishHandler();
+}
+
+void Server::Impl::streamCompletion(std::shared_ptr<Channel> channel,
+                                    uint64_t requestId,
+                                    const CompletionRequest& request,
+                                    httplib::Response& res) {
+  struct StreamState {
+    std::shared_ptr<Channel> channel;
+    TextStream text;
+    std::string id;
+    int64_t created;
+    bool stoppedByText = false;
+    bool finished = false;
+  };
+  auto state = std::make_shared<StreamState>(
+      StreamState{channel, TextStream(tokenizer, request.stop), newCompletionId(),
+                  static_cast<int64_t>(std::time(nullptr))});
+  auto chunk = [this, state](const std::string& text, const Json& reason) {
+    Json body = {{"id", state->id},
+                 {"object", "text_completion"},
+                 {"created", state->created},
+                 {"model", options.modelName},
+                 {"choices", Json::array({{{"text", text},
+                                           {"index", 0},
+                                           {"logprobs", nullptr},
+                                           {"finish_reason", reason}}})}};
+    return body;
+  };
+  res.set_header("Cache-Control", "no-cache");
+  res.set_chunked_content_provider(
+      "text/event-stream",
+      [this, state, chunk, requestId](size_t, httplib::DataSink& sink) {
+        std::deque<Event> events =
+            state->channel->take(std::chrono::milliseconds(1000));
+        if (events.empty()) {
+          // A comment line: keeps proxies from timing out, and finds a
+          // client that went away while its request waited.
+          return sink.write(": waiting\n\n", 11);
+        }
+        std::string out;
+        for (const Event& event : events) {
+          if (event.hasToken && !state->stoppedByText) {
+            std::string error;
+            std::string delta =
+                state->text.push(event.token, &state->stoppedByText, &error);
+            if (state->stoppedByText) {
+              strata_status_free(strata_scheduler_cancel(scheduler, requestId));
+            }
+            if (!delta.empty()) {
+              out += "data: " + dumpJson(chunk(delta, nullptr)) + "\n\n";
+            }
+          }
+          if (!event.final) continue;
+          state->finished = true;
+          if (event.state == STRATA_REQUEST_FAILED ||
+              (event.state == STRATA_REQUEST_CANCELLED && !state->stoppedByText)) {
+            ApiError error = serverError(
+                500, "server_error",
+                event.state == STRATA_REQUEST_FAILED ? "failed" : "cancelled",
+                event.state == STRATA_REQUEST_FAILED
+                    ? "generation failed: " + event.error
+                    : "the request was cancelled (the server is shutting down)");
+            out += "data: " + error.json() + "\n\n";
+          } else {
+            std::string tail = state->stoppedByText ? "" : state->text.finish();
+            Json last = chunk(tail, state->stoppedByText
+                                        ? "stop"
+                                        : finishReason(event.state));
+            last["usage"] = {{"prompt_tokens", event.promptTokens},
+                             {"completion_tokens", event.generatedTokens},
+                             {"total_tokens",
+                              event.promptTokens + event.generatedTokens}};
+            out += "data: " + dumpJson(last) + "\n\n";
+          }
+          out += "data: [DONE]\n\n";
+        }
+        if (!out.empty() && !sink.write(out.data(), out.size())) return false;
+        if (state->finished) sink.done();
+        return true;
+      },
+      [this, state, requestId](bool) {
+        // Runs when the response is destroyed: a stream that ended before
+        // its final event lost its client.
+        if (!state->finished) {
+          ++metrics.disconnects;
+          strata_status_free(strata_scheduler_cancel(scheduler, requestId));
+        }
+        finishHandler();
+      });
+}
+
+Server::Server(strata_scheduler_t* scheduler, const strata_tokenizer_t* tokenizer,
+               ServerOptions options)
+    : impl_(std::make_unique<Impl>(scheduler, tokenizer, std::move(options))) {}
+
+Server::~Server() = default;
+
+bool Server::bind(std::string* error) {
+  const ServerOptions& options = impl_->options;
+  if (options.port == 0) {
+    impl_->boundPort = impl_->http.bind_to_any_port(options.host);
+    if (impl_->boundPort > 0) return true;
+  } else if (impl_->http.bind_to_port(options.host, options.port)) {
+    impl_->boundPort = options.port;
+    return true;
+  }
+  *error = "cannot listen on " + options.host + ":" +
+           std::to_string(options.port) + " (in use, or not an address of this host)";
+  return false;
+}
+
+int Server::port() const { return impl_->boundPort; }
+
+void Server::serve() { impl_->http.listen_after_bind(); }
+
+void Server::drainAndStop() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    if (impl_->draining) return;
+    impl_->draining = true;
+  }
+  strata_status_free(
+      strata_scheduler_drain(impl_->scheduler, impl_->options.drainTimeoutMs));
+  // Every request has had its final event; give the connection threads the
+  // write timeout to send it.
+  {
+    std::unique_lock<std::mutex> lock(impl_->mutex);
+    impl_->handlersDone.wait_for(
+        lock, std::chrono::seconds(impl_->options.writeTimeoutSeconds + 1),
+        [&] { return impl_->activeCompletions == 0; });
+  }
+  impl_->http.stop();
+}
+
+}  // namespace strata::serve

@@ -1,0 +1,232 @@
+//===- strata-serve.cpp - Serve a .strata artifact over HTTP --------------===//
+// SPDX-License-Identifier: Apache-2.0
+// Loads the artifact, starts a scheduler over one session and serves the
+// OpenAI-compatible routes of the serve library until SIGTERM or SIGINT,
+// which drain: new requests get 503, accepted ones finish (or are cancelled
+// after --drain-timeout), and the process exits 0.
+//===----------------------------------------------------------------------===//
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "strata/runtime/api.h"
+#include "strata/serve/server.h"
+#include "tools/common/ParseCount.h"
+#include "tools/runtime-common/KernelIsa.h"
+#include "tools/text-common/TokenizerChoice.h"
+
+namespace {
+
+const char kUsage[] =
+    "usage: strata-serve MODEL.strata [--host 127.0.0.1] [--port 8000]\n"
+    "           [--model-name NAME] [--tokenizer byte|gpt2|FILE.model]\n"
+    "           [--api-key KEY] [--max-seqs N] [--max-batched-tokens N]\n"
+    "           [--max-queue N] [--prefill-chunk N] [--threads N]\n"
+    "           [--max-body-bytes N] [--timeout-seconds N]\n"
+    "           [--drain-timeout-ms N] [--kernel-isa amx|avx512|avx2|generic]\n"
+    "  --host ADDRESS          address to listen on (default 127.0.0.1: this\n"
+    "                          machine only; 0.0.0.0 for every interface)\n"
+    "  --port N                TCP port (default 8000; 0: any free port, printed)\n"
+    "  --model-name NAME       the model id clients name (default: the file's\n"
+    "                          name without .strata)\n"
+    "  --tokenizer NAME        byte (default), gpt2 or a SentencePiece .model\n"
+    "  --api-key KEY           require 'Authorization: Bearer KEY' on every\n"
+    "                          route but /health (default: $STRATA_API_KEY)\n"
+    "  --max-seqs N            sequences in flight (default: the artifact's\n"
+    "                          slots, its --max-batch)\n"
+    "  --max-batched-tokens N  tokens per scheduler iteration: decodes plus\n"
+    "                          prompt chunks (default: prefill length + max-seqs)\n"
+    "  --max-queue N           requests waiting for a slot before 429 (256)\n"
+    "  --prefill-chunk N       most prompt tokens per prefill call\n"
+    "  --threads N             session threads (default 0: one per core)\n"
+    "  --max-body-bytes N      largest request body (default 1048576; 413 above)\n"
+    "  --timeout-seconds N     time a client has to send a request or take a\n"
+    "                          response's bytes (default 10)\n"
+    "  --drain-timeout-ms N    on SIGTERM, time for accepted requests before\n"
+    "                          they are cancelled (default 30000)\n"
+    "  --kernel-isa ISA        cap the runtime kernels' instruction set\n";
+
+struct Options {
+  std::string artifact;
+  strata::serve::ServerOptions server;
+  std::string tokenizer = "byte";
+  long maxSeqs = 0, maxBatchedTokens = 0, maxQueue = 0, prefillChunk = 0;
+  long threads = 0;
+};
+
+int usageError(const std::string& message) {
+  std::fprintf(stderr, "strata-serve: %s\n%s", message.c_str(), kUsage);
+  return 2;
+}
+
+// Parses argv into |*options|; returns 0, or the exit code after printing.
+int parseArgs(int argc, char** argv, Options* options) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    }
+    if (arg.rfind("--", 0) != 0) {
+      if (!options->artifact.empty()) return usageError("two artifacts given");
+      options->artifact = arg;
+      continue;
+    }
+    if (i + 1 >= argc) return usageError(arg + " needs a value");
+    const char* value = argv[++i];
+    long number = 0;
+    auto count = [&](long low, long high, long* out) {
+      if (!strata::tools::parseCount(value, low, high, out)) {
+        std::exit(usageError(arg + " must be an integer in [" +
+                             std::to_string(low) + ", " + std::to_string(high) +
+                             "], not '" + value + "'"));
+      }
+    };
+    if (arg == "--host") {
+      options->server.host = value;
+    } else if (arg == "--port") {
+      count(0, 65535, &number);
+      options->server.port = static_cast<int>(number);
+    } else if (arg == "--model-name") {
+      options->server.modelName = value;
+    } else if (arg == "--tokenizer") {
+      options->tokenizer = value;
+    } else if (arg == "--api-key") {
+      options->server.apiKey = value;
+    } else if (arg == "--max-seqs") {
+      count(0, 1 << 20, &options->maxSeqs);
+    } else if (arg == "--max-batched-tokens") {
+      count(0, 1 << 24, &options->maxBatchedTokens);
+    } else if (arg == "--max-queue") {
+      count(1, 1 << 16, &options->maxQueue);
+    } else if (arg == "--prefill-chunk") {
+      count(0, 1 << 24, &options->prefillChunk);
+    } else if (arg == "--threads") {
+      count(0, STRATA_SESSION_MAX_THREADS, &options->threads);
+    } else if (arg == "--max-body-bytes") {
+      count(1024, 1L << 30, &number);
+      options->server.maxBodyBytes = static_cast<size_t>(number);
+    } else if (arg == "--timeout-seconds") {
+      count(1, 3600, &number);
+      options->server.readTimeoutSeconds = static_cast<int>(number);
+      options->server.writeTimeoutSeconds = static_cast<int>(number);
+    } else if (arg == "--drain-timeout-ms") {
+      count(0, 3600 * 1000, &number);
+      options->server.drainTimeoutMs = number;
+    } else if (arg == "--kernel-isa") {
+      std::string problem = strata::tools::applyKernelIsa(value);
+      if (!problem.empty()) return usageError(problem);
+    } else {
+      return usageError("unknown option " + arg);
+    }
+  }
+  if (options->artifact.empty()) return usageError("no artifact given");
+  return 0;
+}
+
+std::string defaultModelName(const std::string& path) {
+  std::string name = path.substr(path.find_last_of('/') + 1);
+  const std::string suffix = ".strata";
+  if (name.size() > suffix.size() &&
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    name.resize(name.size() - suffix.size());
+  }
+  return name;
+}
+
+int fail(const char* what, strata_status_t status) {
+  std::fprintf(stderr, "strata-serve: %s: %s: %s\n", what,
+               strata_status_code_string(strata_status_code(status)),
+               strata_status_message(status));
+  strata_status_free(status);
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  bool namedModel = false;
+  for (int i = 1; i < argc; ++i) namedModel |= !std::strcmp(argv[i], "--model-name");
+  if (int code = parseArgs(argc, argv, &options)) return code;
+  if (!namedModel) options.server.modelName = defaultModelName(options.artifact);
+  if (options.server.apiKey.empty()) {
+    if (const char* key = std::getenv("STRATA_API_KEY")) options.server.apiKey = key;
+  }
+
+  // Signals go to one waiting thread; every other thread (sessions, the
+  // scheduler, connections) inherits the blocked mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  strata_tokenizer_t* tokenizer = nullptr;
+  std::string problem = strata::tools::openTokenizer(options.tokenizer, &tokenizer);
+  if (!problem.empty()) {
+    std::fprintf(stderr, "strata-serve: --tokenizer %s: %s\n",
+                 options.tokenizer.c_str(), problem.c_str());
+    return 1;
+  }
+  strata_module_t* module = nullptr;
+  strata_status_t status = strata_module_load_file(
+      options.artifact.c_str(), strata_allocator_system(), &module);
+  if (status) return fail(options.artifact.c_str(), status);
+  strata_session_options_t sessionOptions;
+  strata_session_options_init(&sessionOptions);
+  sessionOptions.thread_count = static_cast<uint32_t>(options.threads);
+  strata_session_t* session = nullptr;
+  status = strata_session_create(module, &sessionOptions,
+                                 strata_allocator_system(), &session);
+  if (status) return fail("session", status);
+  strata_scheduler_options_t schedulerOptions;
+  strata_scheduler_options_init(&schedulerOptions);
+  schedulerOptions.max_seqs = static_cast<int32_t>(options.maxSeqs);
+  schedulerOptions.max_batched_tokens = options.maxBatchedTokens;
+  schedulerOptions.max_queue = static_cast<int32_t>(options.maxQueue);
+  schedulerOptions.prefill_chunk = options.prefillChunk;
+  strata_scheduler_t* scheduler = nullptr;
+  status = strata_scheduler_create(session, &schedulerOptions, &scheduler);
+  if (status) return fail(options.artifact.c_str(), status);
+  options.server.maxQueue = options.maxQueue ? static_cast<uint64_t>(options.maxQueue) : 256;
+
+  int exitCode = 0;
+  {
+    strata::serve::Server server(scheduler, tokenizer, options.server);
+    std::string error;
+    if (!server.bind(&error)) {
+      std::fprintf(stderr, "strata-serve: %s\n", error.c_str());
+      exitCode = 1;
+    } else {
+      std::thread waiter([&] {
+        int signal = 0;
+        sigwait(&signals, &signal);
+        std::fprintf(stderr, "strata-serve: %s: draining\n",
+                     signal == SIGTERM ? "SIGTERM" : "SIGINT");
+        server.drainAndStop();
+      });
+      std::printf("strata-serve: serving '%s' on http://%s:%d\n",
+                  options.server.modelName.c_str(), options.server.host.c_str(),
+                  server.port());
+      std::fflush(stdout);
+      server.serve();
+      // serve() returns after drainAndStop, or on a listening failure; a
+      // signal to ourselves then ends the waiter either way.
+      pthread_kill(waiter.native_handle(), SIGTERM);
+      waiter.join();
+    }
+  }
+  strata_scheduler_release(scheduler);
+  strata_session_release(session);
+  strata_module_release(module);
+  strata_tokenizer_release(tokenizer);
+  return exitCode;
+}
