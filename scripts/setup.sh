@@ -21,8 +21,8 @@ APT_PACKAGES=(
   libonnx-dev protobuf-compiler libprotobuf-dev libonnx-testdata
   # Build tools and tests.
   cmake ninja-build ccache g++ libgtest-dev libgmock-dev
-  # Commodity libraries.
-  nlohmann-json3-dev libxxhash-dev zlib1g-dev libzstd-dev
+  # Commodity libraries; cpp-httplib serves HTTP in strata-serve.
+  nlohmann-json3-dev libxxhash-dev zlib1g-dev libzstd-dev libcpp-httplib-dev
   # SentencePiece for tokenizers/ (optional there); spm_train for its tests.
   libsentencepiece-dev sentencepiece
   # Fixture generators run with Debian's /usr/bin/python3; python3-dev builds

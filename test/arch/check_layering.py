@@ -25,6 +25,7 @@ GTEST = "gtest"
 JSON = "json"        # nlohmann/json
 SENTENCEPIECE = "sentencepiece"
 NANOBIND = "nanobind"  # nanobind and Python's C API (the Python package)
+HTTP = "http"        # cpp-httplib
 
 
 class Component(NamedTuple):
@@ -57,10 +58,18 @@ COMPONENTS = (
     # What the tools that link the runtime share on its public API.
     Component("runtime-tools-common", ("tools/runtime-common/",),
               ("runtime",), ()),
+    # The tokenizer a --tokenizer option names (strata-run, strata-serve).
+    Component("text-tools-common", ("tools/text-common/",), ("tokenizers",),
+              ()),
     # strata-run's generate command encodes prompts; strata-bench does not.
     Component("strata-run", ("tools/strata-run/",),
               ("runtime", "tools-common", "runtime-tools-common",
-               "tokenizers"), ()),
+               "text-tools-common"), ()),
+    # The HTTP server over the runtime's scheduler, and its thin tool.
+    Component("serve", ("serve/",), ("runtime", "tokenizers"), (JSON, HTTP)),
+    Component("strata-serve", ("tools/strata-serve/",),
+              ("serve", "tools-common", "runtime-tools-common",
+               "text-tools-common"), ()),
     Component("runtime-tools", ("tools/strata-bench/",),
               ("runtime", "tools-common", "runtime-tools-common"), ()),
     Component("dialect", ("dialects/",), (), (MLIR,)),
@@ -85,6 +94,7 @@ COMPONENTS = (
               (GTEST,)),
     Component("tokenizers-tests", ("test/unit/tokenizers/",),
               ("tokenizers",), (GTEST,)),
+    Component("serve-tests", ("test/unit/serve/",), ("serve",), (GTEST,)),
     Component("compiler-tests", ("test/unit/compiler/",),
               ("import", "passes", "dispatch", "codegen", "pipeline"),
               (MLIR, ONNX, GTEST)),
@@ -104,11 +114,12 @@ COMPONENTS = (
 # runtime headers, the runtime's own sources, the ABI headers and the public
 # tokenizer headers.
 INCLUDE_ROOTS = ("", "runtime/include", "runtime/src", "codegen/abi",
-                 "tokenizers/include")
+                 "tokenizers/include", "serve/include")
 # Components whose targets add include paths of their own.
 EXTRA_INCLUDE_ROOTS = {"runtime-tests": ("tools/strata-run",),
                        "capi-tests": ("tools/strata-run",),
-                       "tokenizers-tests": ("tokenizers/src",)}
+                       "tokenizers-tests": ("tokenizers/src",),
+                       "serve-tests": ("serve/src",)}
 
 OUTSIDE_INCLUDES = {
     MLIR: ("mlir/", "mlir-c/", "llvm/", "llvm-c/", "lld/"),
@@ -117,6 +128,7 @@ OUTSIDE_INCLUDES = {
     JSON: ("nlohmann/",),
     SENTENCEPIECE: ("sentencepiece_processor.h", "sentencepiece_trainer.h"),
     NANOBIND: ("nanobind/", "Python.h"),
+    HTTP: ("httplib.h",),
 }
 OUTSIDE_LINKS = {
     MLIR: re.compile(r"^(MLIR|LLVM|lld|obj\.MLIR)|/lib(MLIR|LLVM|lld)"),
@@ -126,6 +138,7 @@ OUTSIDE_LINKS = {
     SENTENCEPIECE: re.compile(
         r"^PkgConfig::STRATA_SENTENCEPIECE$|(^|/)(lib)?sentencepiece"),
     NANOBIND: re.compile(r"^(nanobind|Python::)"),
+    HTTP: re.compile(r"^PkgConfig::STRATA_HTTPLIB$|(^|/)libcpp-httplib"),
 }
 
 SOURCE_SUFFIXES = (".h", ".hpp", ".c", ".cc", ".cpp", ".inc")

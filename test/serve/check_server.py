@@ -1,0 +1,311 @@
+"""strata-serve end to end on the trained byte-level model (bytegpt).
+
+1. The official openai client completes, streams (usage in the last chunk)
+   and gets a 400 (BadRequestError naming the field) for a bad parameter.
+2. /metrics parses with prometheus_client and has every metric the Grafana
+   dashboard (docs/serving-dashboard.json) queries.
+3. Load: 200 concurrent streaming clients on loopback, each answered exactly
+   once ([DONE] once), no 5xx, greedy text byte-identical to the same prompt
+   run alone; meanwhile a corpus of hostile requests (malformed, oversized,
+   slow, wrong types, auth missing or wrong) each gets its 4xx.
+4. Clients killed mid-stream: within a second of the last one, /metrics
+   shows no running sequence and no KV-cache block used.
+5. A full queue answers 429 with Retry-After; SIGTERM drains (every
+   accepted stream gets a final event) and the server exits 0.
+Usage: check_server.py FIXTURE_DIR BIN_DIR [--clients N]"""
+import argparse
+import concurrent.futures
+import json
+import os
+import random
+import socket
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import serve_harness as h  # noqa: E402
+from hostile_requests import hostile_cases  # noqa: E402
+
+API_KEY = "test-key-0123456789"
+AUTH = {"Authorization": "Bearer " + API_KEY}
+failures = []
+
+
+def check(condition, what):
+    if not condition:
+        failures.append(what)
+        print("FAIL:", what, flush=True)
+
+
+def prompts(count, seed=7):
+    """Varied prompts: Bible-like openings of several lengths."""
+    words = ("And God said Let there be light and there was light In the "
+             "beginning the earth was without form and void darkness upon "
+             "the face of the deep Spirit moved waters").split()
+    rng = random.Random(seed)
+    out = []
+    for i in range(count):
+        n = rng.randint(1, 24)
+        out.append(" ".join(rng.choice(words) for _ in range(n)) + f" {i}")
+    return out
+
+
+def openai_checks(server):
+    import openai
+    client = openai.OpenAI(base_url=server.url(), api_key=API_KEY, max_retries=0)
+    models = client.models.list()
+    check([m.id for m in models.data] == ["bytegpt"], f"models: {models}")
+    done = client.completions.create(model="bytegpt", prompt="In the beginning",
+                                     max_tokens=24, temperature=0)
+    text = done.choices[0].text
+    check(len(text) > 0 and done.choices[0].finish_reason == "length",
+          f"completion: {done}")
+    check(done.usage.completion_tokens == 24 and
+          done.usage.prompt_tokens == len("In the beginning"),
+          f"usage: {done.usage}")
+    streamed, reason, usage = "", None, None
+    for chunk in client.completions.create(model="bytegpt",
+                                           prompt="In the beginning",
+                                           max_tokens=24, temperature=0,
+                                           stream=True):
+        if chunk.choices:
+            streamed += chunk.choices[0].text
+            reason = chunk.choices[0].finish_reason or reason
+        if chunk.usage:
+            usage = chunk.usage
+    check(streamed == text, f"stream {streamed!r} != {text!r}")
+    check(reason == "length" and usage and usage.completion_tokens == 24,
+          f"stream end: {reason} {usage}")
+    stop = client.completions.create(model="bytegpt", prompt="In the beginning",
+                                     max_tokens=24, temperature=0,
+                                     stop=[text[5:8]])
+    check(stop.choices[0].text == text[:text.find(text[5:8])] and
+          stop.choices[0].finish_reason == "stop", f"stop string: {stop}")
+    seeded = [client.completions.create(model="bytegpt", prompt="And", seed=11,
+                                        max_tokens=16, temperature=0.9,
+                                        top_p=0.95).choices[0].text
+              for _ in range(2)]
+    check(seeded[0] == seeded[1], f"a seed repeats its draws: {seeded}")
+    try:
+        client.completions.create(model="bytegpt", prompt="x", max_tokens=4,
+                                  temperature=7)
+        check(False, "temperature 7 accepted")
+    except openai.BadRequestError as error:
+        check(error.status_code == 400 and error.body and
+              error.body.get("param") == "temperature",
+              f"400 body: {error.body}")
+    try:
+        openai.OpenAI(base_url=server.url(), api_key="wrong",
+                      max_retries=0).completions.create(
+            model="bytegpt", prompt="x", max_tokens=2)
+        check(False, "wrong API key accepted")
+    except openai.AuthenticationError:
+        pass
+
+
+def metrics_checks(server, docs_dir):
+    from prometheus_client.parser import text_string_to_metric_families
+    page = server.metrics(headers=AUTH)
+    names = set()
+    for family in text_string_to_metric_families(page):
+        names.add(family.name)
+        for sample in family.samples:
+            names.add(sample.name)
+    with open(os.path.join(docs_dir, "serving-dashboard.json")) as f:
+        dashboard = json.load(f)
+    wanted = set()
+    for panel in dashboard["panels"]:
+        for target in panel.get("targets", []):
+            for token in target["expr"].replace("(", " ").replace(")", " ") \
+                    .replace("[", " ").replace("{", " ").replace(",", " ").split():
+                if token.startswith("strata_"):
+                    wanted.add(token)
+    check(len(wanted) >= 10, f"the dashboard queries {sorted(wanted)}")
+    missing = sorted(wanted - names)
+    check(not missing, f"dashboard metrics missing from /metrics: {missing}")
+
+
+def alone_texts(server, texts, max_tokens):
+    """Greedy text of each prompt run by itself (one request at a time)."""
+    out = []
+    for text, n in zip(texts, max_tokens):
+        status, _, body = server.request(
+            "POST", "/v1/completions",
+            {"prompt": text, "max_tokens": n, "temperature": 0}, headers=AUTH)
+        check(status == 200, f"alone: {status} {body[:200]}")
+        out.append(json.loads(body)["choices"][0]["text"])
+    return out
+
+
+def stream_one(server, text, n):
+    conn, resp = h.open_stream(server.host, server.port,
+                               {"prompt": text, "max_tokens": n,
+                                "temperature": 0, "stream": True},
+                               headers=AUTH)
+    try:
+        if resp.status != 200:
+            return resp.status, None
+        return 200, h.read_stream(resp)
+    finally:
+        conn.close()
+
+
+def run_hostile(server, results):
+    for name, expected, send in hostile_cases(server, AUTH):
+        try:
+            got = send()
+        except Exception as error:  # noqa: BLE001 - reported as a failure
+            got = f"exception {error!r}"
+        results.append((name, expected, got))
+
+
+def load_checks(server, clients):
+    texts = prompts(clients)
+    rng = random.Random(3)
+    max_tokens = [rng.randint(8, 48) for _ in texts]
+    started = time.time()
+    expected = alone_texts(server, texts, max_tokens)
+    print(f"  {clients} prompts alone: {time.time() - started:.1f} s", flush=True)
+    hostile = []
+    hostile_thread = threading.Thread(target=run_hostile, args=(server, hostile))
+    started = time.time()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=clients) as pool:
+        futures = [pool.submit(stream_one, server, t, n)
+                   for t, n in zip(texts, max_tokens)]
+        hostile_thread.start()
+        results = [f.result() for f in futures]
+        elapsed = time.time() - started
+    hostile_thread.join()
+    print(f"  {clients} concurrent streams: {elapsed:.1f} s", flush=True)
+    mismatched = 0
+    for i, (status, result) in enumerate(results):
+        check(status == 200, f"stream {i}: status {status}")
+        if status != 200:
+            continue
+        text, reason, usage, done, error = result
+        check(done == 1 and error is None and reason == "length",
+              f"stream {i}: done {done}, error {error}, reason {reason}")
+        check(usage and usage["completion_tokens"] == max_tokens[i],
+              f"stream {i}: usage {usage}")
+        if text != expected[i]:
+            mismatched += 1
+            if mismatched <= 3:
+                check(False, f"stream {i}: {text!r} != alone {expected[i]!r}")
+    check(mismatched == 0, f"{mismatched} of {clients} streams differ from alone")
+    check(len(hostile) >= 30, f"only {len(hostile)} hostile requests")
+    for name, want, got in hostile:
+        check(got == want, f"hostile {name}: got {got}, want {want}")
+    print(f"  {len(hostile)} hostile requests answered as expected meanwhile",
+          flush=True)
+
+
+def disconnect_checks(server):
+    """Streams killed (TCP reset) right after their first bytes: each is
+    cancelled, and within a second nothing is left running or waiting."""
+    before = server.metrics(headers=AUTH)
+    cancelled0 = h.metric_value(before, "strata_requests_total",
+                                {"outcome": "cancelled"})
+    gone0 = h.metric_value(before, "strata_client_disconnects_total")
+    socks = []
+    for i in range(16):
+        sock = socket.create_connection((server.host, server.port), timeout=30)
+        body = json.dumps({"prompt": f"And {i}", "max_tokens": 240,
+                           "temperature": 0, "stream": True}).encode()
+        sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\n"
+                     b"Authorization: Bearer " + API_KEY.encode() +
+                     b"\r\nContent-Type: application/json\r\nContent-Length: " +
+                     str(len(body)).encode() + b"\r\n\r\n" + body)
+        socks.append(sock)
+    first = [sock.recv(4096) for sock in socks]  # headers: streaming
+    check(all(b" 200 " in answer.split(b"\r\n")[0] for answer in first),
+          f"a stream did not start: {first[0][:200]}")
+    for sock in socks:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                        b"\x01\x00\x00\x00\x00\x00\x00\x00")  # RST on close
+        sock.close()
+    closed = time.time()
+    while True:
+        page = server.metrics(headers=AUTH)
+        running = h.metric_value(page, "strata_requests_running")
+        waiting = h.metric_value(page, "strata_requests_waiting")
+        used = h.metric_value(page, "strata_kv_cache_blocks_used")
+        if running == 0 and waiting == 0 and used == 0:
+            break
+        if time.time() - closed > 1.0:
+            check(False, f"1 s after the disconnects: running {running}, "
+                         f"waiting {waiting}, blocks used {used}")
+            break
+        time.sleep(0.01)
+    released = time.time() - closed
+    cancelled = h.metric_value(page, "strata_requests_total",
+                               {"outcome": "cancelled"}) - cancelled0
+    gone = h.metric_value(page, "strata_client_disconnects_total") - gone0
+    print(f"  16 killed streams: {gone:.0f} cancelled mid-stream, all released "
+          f"in {released:.3f} s", flush=True)
+    check(gone >= 8 and cancelled == gone,
+          f"{gone} disconnects counted, {cancelled} requests cancelled")
+
+
+def queue_and_drain_checks(bin_dir, artifact):
+    server = h.Server(bin_dir, artifact, "--model-name", "bytegpt",
+                      "--max-seqs", "1", "--max-queue", "2")
+    try:
+        opened = []
+        for i in range(3):
+            opened.append(h.open_stream(server.host, server.port,
+                                        {"prompt": f"{i}", "max_tokens": 250,
+                                         "temperature": 0, "stream": True}))
+        status, headers, body = server.request(
+            "POST", "/v1/completions", {"prompt": "x", "max_tokens": 2})
+        check(status == 429 and headers.get("Retry-After") == "1" and
+              json.loads(body)["error"]["code"] == "queue_full",
+              f"full queue: {status} {headers} {body[:200]}")
+        code = server.stop()
+        for i, (conn, resp) in enumerate(opened):
+            text, reason, usage, done, error = h.read_stream(resp)
+            check(done == 1 and (reason == "length" or error is not None),
+                  f"drained stream {i}: done {done} reason {reason} error {error}")
+            conn.close()
+        check(code == 0, f"exit code after SIGTERM: {code}")
+    finally:
+        server.stop()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("fixture_dir")
+    parser.add_argument("bin_dir")
+    parser.add_argument("--clients", type=int, default=200)
+    args = parser.parse_args()
+    docs_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                            "..", "..", "docs")
+    with tempfile.TemporaryDirectory() as work:
+        artifact = os.path.join(work, "bytegpt.strata")
+        h.compile_bytegpt(args.bin_dir, args.fixture_dir, artifact)
+        server = h.Server(args.bin_dir, artifact, "--api-key", API_KEY,
+                          "--timeout-seconds", "2")
+        try:
+            print("openai client", flush=True)
+            openai_checks(server)
+            print("metrics", flush=True)
+            metrics_checks(server, docs_dir)
+            print("load and hostile requests", flush=True)
+            load_checks(server, args.clients)
+            print("disconnects", flush=True)
+            disconnect_checks(server)
+        finally:
+            code = server.stop()
+            check(code == 0, f"exit code after SIGTERM: {code}")
+        print("queue and drain", flush=True)
+        queue_and_drain_checks(args.bin_dir, artifact)
+    if failures:
+        print(f"{len(failures)} failure(s)")
+        return 1
+    print("strata-serve: all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
