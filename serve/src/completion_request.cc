@@ -270,6 +270,10 @@ ApiError parseCompletionRequest(const std::string& body,
     out->hasSeed = true;
   }
   if (ApiError e = readStop(json, &out->stop)) return e;
+  if (!out->stop.empty() && !limits.tokenizer) {
+    return ApiError::invalid("stop", "'stop' strings need a tokenizer; this "
+                                     "server has none");
+  }
   auto stream = json.find("stream");
   if (stream != json.end() && !stream->is_null()) {
     if (!stream->is_boolean()) return wrongType("stream", "a boolean", *stream);

@@ -313,8 +313,10 @@ void Server::Impl::completions(const httplib::Request& req,
   TextStream text(tokenizer, request.stop);
   bool stoppedByText = false;
   Event final;
+  std::vector<int64_t> ids;
   for (bool done = false; !done;) {
     for (Event& event : channel->take(std::chrono::milliseconds(1000))) {
+      if (event.hasToken && !stoppedByText) ids.push_back(event.token);
       if (event.hasToken && !stoppedByText) {
         std::string error;
         text.push(event.token, &stoppedByText, &error);
@@ -354,6 +356,7 @@ void Server::Impl::completions(const httplib::Request& req,
        {{"prompt_tokens", final.promptTokens},
         {"completion_tokens", final.generatedTokens},
         {"total_tokens", final.promptTokens + final.generatedTokens}}}};
+  if (!tokenizer) body["choices"][0]["token_ids"] = ids;
   res.set_content(dumpJson(body), "application/json");
   finishHandler();
 }
@@ -384,10 +387,13 @@ void Server::Impl::streamCompletion(std::shared_ptr<Channel> channel,
                                            {"finish_reason", reason}}})}};
     return body;
   };
+  // Without a tokenizer there is no text: each chunk carries its token.
+  const bool tokenChunks = tokenizer == nullptr;
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
       "text/event-stream",
-      [this, state, chunk, requestId](size_t, httplib::DataSink& sink) {
+      [this, state, chunk, requestId, tokenChunks](size_t,
+                                                   httplib::DataSink& sink) {
         std::deque<Event> events =
             state->channel->take(std::chrono::milliseconds(1000));
         if (events.empty()) {
@@ -404,7 +410,11 @@ void Server::Impl::streamCompletion(std::shared_ptr<Channel> channel,
             if (state->stoppedByText) {
               strata_status_free(strata_scheduler_cancel(scheduler, requestId));
             }
-            if (!delta.empty()) {
+            if (tokenChunks && !event.final) {
+              Json body = chunk("", nullptr);
+              body["choices"][0]["token_ids"] = Json::array({event.token});
+              out += "data: " + dumpJson(body) + "\n\n";
+            } else if (!delta.empty()) {
               out += "data: " + dumpJson(chunk(delta, nullptr)) + "\n\n";
             }
           }
@@ -424,6 +434,9 @@ void Server::Impl::streamCompletion(std::shared_ptr<Channel> channel,
             Json last = chunk(tail, state->stoppedByText
                                         ? "stop"
                                         : finishReason(event.state));
+            if (tokenChunks && event.hasToken) {
+              last["choices"][0]["token_ids"] = Json::array({event.token});
+            }
             last["usage"] = {{"prompt_tokens", event.promptTokens},
                              {"completion_tokens", event.generatedTokens},
                              {"total_tokens",

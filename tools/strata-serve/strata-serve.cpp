@@ -29,13 +29,16 @@ const char kUsage[] =
     "           [--api-key KEY] [--max-seqs N] [--max-batched-tokens N]\n"
     "           [--max-queue N] [--prefill-chunk N] [--threads N]\n"
     "           [--max-body-bytes N] [--timeout-seconds N]\n"
-    "           [--drain-timeout-ms N] [--kernel-isa amx|avx512|avx2|generic]\n"
+    "           [--drain-timeout-ms N] [--static-batching]\n"
+    "           [--kernel-isa amx|avx512|avx2|generic]\n"
     "  --host ADDRESS          address to listen on (default 127.0.0.1: this\n"
     "                          machine only; 0.0.0.0 for every interface)\n"
     "  --port N                TCP port (default 8000; 0: any free port, printed)\n"
     "  --model-name NAME       the model id clients name (default: the file's\n"
     "                          name without .strata)\n"
-    "  --tokenizer NAME        byte (default), gpt2 or a SentencePiece .model\n"
+    "  --tokenizer NAME        byte (default), gpt2, a SentencePiece .model, or\n"
+    "                          none: prompts as token ids, and each chunk\n"
+    "                          carries its token in choices[0].token_ids\n"
     "  --api-key KEY           require 'Authorization: Bearer KEY' on every\n"
     "                          route but /health (default: $STRATA_API_KEY)\n"
     "  --max-seqs N            sequences in flight (default: the artifact's\n"
@@ -50,6 +53,8 @@ const char kUsage[] =
     "                          response's bytes (default 10)\n"
     "  --drain-timeout-ms N    on SIGTERM, time for accepted requests before\n"
     "                          they are cancelled (default 30000)\n"
+    "  --static-batching       the baseline policy: a batch of waiting requests\n"
+    "                          starts only when the previous one has finished\n"
     "  --kernel-isa ISA        cap the runtime kernels' instruction set\n";
 
 struct Options {
@@ -58,6 +63,7 @@ struct Options {
   std::string tokenizer = "byte";
   long maxSeqs = 0, maxBatchedTokens = 0, maxQueue = 0, prefillChunk = 0;
   long threads = 0;
+  bool staticBatching = false;
 };
 
 int usageError(const std::string& message) {
@@ -72,6 +78,10 @@ int parseArgs(int argc, char** argv, Options* options) {
     if (arg == "-h" || arg == "--help") {
       std::fputs(kUsage, stdout);
       std::exit(0);
+    }
+    if (arg == "--static-batching") {
+      options->staticBatching = true;
+      continue;
     }
     if (arg.rfind("--", 0) != 0) {
       if (!options->artifact.empty()) return usageError("two artifacts given");
@@ -170,7 +180,10 @@ int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
 
   strata_tokenizer_t* tokenizer = nullptr;
-  std::string problem = strata::tools::openTokenizer(options.tokenizer, &tokenizer);
+  std::string problem;
+  if (options.tokenizer != "none") {
+    problem = strata::tools::openTokenizer(options.tokenizer, &tokenizer);
+  }
   if (!problem.empty()) {
     std::fprintf(stderr, "strata-serve: --tokenizer %s: %s\n",
                  options.tokenizer.c_str(), problem.c_str());
@@ -193,6 +206,7 @@ int main(int argc, char** argv) {
   schedulerOptions.max_batched_tokens = options.maxBatchedTokens;
   schedulerOptions.max_queue = static_cast<int32_t>(options.maxQueue);
   schedulerOptions.prefill_chunk = options.prefillChunk;
+  schedulerOptions.static_batching = options.staticBatching ? 1 : 0;
   strata_scheduler_t* scheduler = nullptr;
   status = strata_scheduler_create(session, &schedulerOptions, &scheduler);
   if (status) return fail(options.artifact.c_str(), status);

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <condition_variable>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -74,6 +75,7 @@ struct strata_scheduler_t {
   size_t maxQueue = 0;
   uint64_t context = 0;
   uint64_t vocab = 0;
+  bool staticBatching = false;
 
   std::mutex mutex;
   std::condition_variable wake;      // the engine: work, a cancel, a stop
@@ -277,6 +279,8 @@ bool strata_scheduler_t::iterate() {
       return stopping || !cancels.empty() || !running.empty() ||
              (!queue.empty() && running.size() < maxSeqs);
     });
+    // A static batch takes no one until it has finished entirely.
+    const bool admitting = !staticBatching || running.empty();
     for (uint64_t id : cancels) {
       auto it = requests.find(id);
       if (it == requests.end() || it->second->done) continue;
@@ -286,7 +290,7 @@ bool strata_scheduler_t::iterate() {
     }
     cancels.clear();
     size_t free = maxSeqs - std::min(maxSeqs, running.size());
-    while (free > 0 && !queue.empty()) {
+    while (admitting && free > 0 && !queue.empty()) {
       Request* request = *queue.begin();
       queue.erase(queue.begin());
       admitted.push_back(request);
@@ -306,9 +310,13 @@ bool strata_scheduler_t::iterate() {
   size_t decoding = 0;
   for (const Request* request : running) decoding += request->generated ? 1 : 0;
   // At least one prompt token runs per iteration, so prompts advance even
-  // when the decodes alone fill the budget.
-  prefillWaiting(std::max<size_t>(
-      1, maxBatchedTokens - std::min(maxBatchedTokens, decoding)));
+  // when the decodes alone fill the budget; a static batch runs all its
+  // prompts first.
+  prefillWaiting(staticBatching
+                     ? SIZE_MAX
+                     : std::max<size_t>(1, maxBatchedTokens -
+                                               std::min(maxBatchedTokens,
+                                                        decoding)));
   sweepFinished();
   decode();
   sweepFinished();
@@ -404,6 +412,7 @@ strata_status_t strata_scheduler_create(
                                           : kDefaultMaxQueue;
     scheduler->context = static_cast<uint64_t>(contract.context);
     scheduler->vocab = static_cast<uint64_t>(contract.vocab);
+    scheduler->staticBatching = given.static_batching != 0;
     scheduler->running.reserve(scheduler->maxSeqs);
     scheduler->engine = std::thread([s = scheduler.get()] { s->run(); });
     *out = scheduler.release();

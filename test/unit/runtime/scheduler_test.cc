@@ -32,6 +32,11 @@ struct Outcome {
   strata_request_state_t state = STRATA_REQUEST_RUNNING;
   std::string error;
   strata_request_event_t last{};
+  // The order of this request's first token and final event among all
+  // requests' events (the events of all requests come from one thread).
+  static inline std::atomic<int> clock{0};
+  int firstAt = -1;
+  int finalAt = -1;
   // When set, the first event waits here until released (holds the engine).
   bool holdFirst = false;
   bool released = false;
@@ -45,8 +50,11 @@ struct Outcome {
       self->changed.notify_all();
       self->changed.wait(lock, [&] { return self->released; });
     }
+    const int now = clock++;
+    if (self->firstAt < 0) self->firstAt = now;
     if (event->has_token) self->tokens.push_back(event->token);
     if (event->state != STRATA_REQUEST_RUNNING) {
+      self->finalAt = now;
       ++self->finals;
       self->state = event->state;
       self->last = *event;
@@ -78,9 +86,10 @@ protected:
   }
 
   void start(int32_t maxSeqs = 0, int64_t maxBatched = 0, int32_t maxQueue = 0,
-             int64_t chunk = 0) {
+             int64_t chunk = 0, bool staticBatching = false) {
     strata_scheduler_options_t options;
     strata_scheduler_options_init(&options);
+    options.static_batching = staticBatching ? 1 : 0;
     options.max_seqs = maxSeqs;
     options.max_batched_tokens = maxBatched;
     options.max_queue = maxQueue;
@@ -158,6 +167,33 @@ TEST_F(SchedulerTest, RequestsFromManyThreadsGetTheirTokensAlone) {
   }
   EXPECT_EQ(s.prompt_tokens, promptTokens);
   EXPECT_EQ(s.generated_tokens, generated);
+}
+
+TEST_F(SchedulerTest, RequestsJoinRunningOnesUnlessBatchesAreStatic) {
+  for (bool staticBatching : {false, true}) {
+    SCOPED_TRACE(staticBatching ? "static" : "continuous");
+    start(/*maxSeqs=*/2, 0, 0, 0, staticBatching);
+    Outcome held, longer, shorter, late;
+    held.holdFirst = true;
+    submit(lmPrompt(3, 1), greedy(2), &held);
+    held.waitHolding();
+    submit(lmPrompt(3, 2), greedy(20), &longer);
+    submit(lmPrompt(3, 3), greedy(2), &shorter);
+    submit(lmPrompt(3, 4), greedy(2), &late);
+    held.release();
+    STRATA_ASSERT_OK(strata_scheduler_drain(scheduler, -1));
+    EXPECT_EQ(longer.tokens, lmReference(lmPrompt(3, 2), 20));
+    EXPECT_EQ(late.tokens, lmReference(lmPrompt(3, 4), 2));
+    // Continuous: the late request takes the slot the short one freed,
+    // while the long one runs. Static: it waits for the whole batch.
+    if (staticBatching) {
+      EXPECT_GT(late.firstAt, longer.finalAt);
+    } else {
+      EXPECT_LT(late.finalAt, longer.finalAt);
+    }
+    strata_scheduler_release(scheduler);
+    scheduler = nullptr;
+  }
 }
 
 TEST_F(SchedulerTest, StopTokensEndRequestsAsStopped) {

@@ -119,6 +119,7 @@ TEST_F(CompletionRequestTest, WithoutATokenizerPromptsAreIds) {
   limits.tokenizer = nullptr;
   EXPECT_EQ(refusedField(R"({"prompt": "text"})"), "prompt");
   EXPECT_EQ(refusedField(R"({"prompt": [5, 6]})"), "ok");
+  EXPECT_EQ(refusedField(R"({"prompt": [5, 6], "stop": "a"})"), "stop");
 }
 
 }  // namespace

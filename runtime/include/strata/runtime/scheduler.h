@@ -85,6 +85,11 @@ typedef struct strata_scheduler_options_t {
   int32_t max_queue;
   /// The generator's prefill_chunk (0: the module's prefill_length).
   int64_t prefill_chunk;
+  /// Nonzero: static batching, the baseline continuous batching is measured
+  /// against. A batch of up to max_seqs waiting requests starts only when
+  /// the previous batch has finished entirely; its prompts run before any
+  /// decode, and no request joins it meanwhile.
+  int32_t static_batching;
 } strata_scheduler_options_t;
 
 /// Sets |options| to the defaults and struct_size to this header's size.

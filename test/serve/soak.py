@@ -1,0 +1,151 @@
+"""strata-serve under a steady mixed load for a while: memory stays flat and
+nothing leaks.
+
+A client pool keeps the server busy for --seconds with streamed and plain
+completions, greedy and sampled, some with stop strings, some disconnected
+mid-stream and some cancelled by a bad follow-up; the server's resident set
+(VmRSS) is sampled every second. After a warm-up (the first quarter, at
+least 10 s) the largest sample must stay within 5% of the warm-up's last,
+and at the end /metrics must show nothing running, waiting or holding
+cache blocks, with every request counted once.
+
+Usage: soak.py FIXTURE_DIR BIN_DIR [--seconds 60] [--out FILE.json]
+(scripts/test.sh runs 60 s; the committed 10-minute run is --seconds 600.)"""
+import argparse
+import concurrent.futures
+import json
+import os
+import random
+import socket
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import serve_harness as h  # noqa: E402
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def client(server, deadline, seed, counts, lock):
+    rng = random.Random(seed)
+    while time.time() < deadline:
+        kind = rng.random()
+        body = {"prompt": "And God said " * rng.randint(1, 8),
+                "max_tokens": rng.randint(4, 120),
+                "temperature": rng.choice([0, 0.8]), "seed": rng.randint(0, 99)}
+        if rng.random() < 0.2:
+            body["stop"] = [rng.choice(["\n", "the", "Lord"])]
+        try:
+            if kind < 0.15:
+                # A client that vanishes after the first bytes of its stream.
+                sock = socket.create_connection((server.host, server.port), timeout=30)
+                data = json.dumps(dict(body, stream=True)).encode()
+                sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\n"
+                             b"Content-Length: " + str(len(data)).encode() +
+                             b"\r\n\r\n" + data)
+                sock.recv(1024)
+                sock.close()
+                what = "disconnected"
+            elif kind < 0.6:
+                conn, resp = h.open_stream(server.host, server.port,
+                                           dict(body, stream=True))
+                text, reason, usage, done, error = h.read_stream(resp)
+                conn.close()
+                what = "streamed" if done == 1 and error is None else "bad stream"
+            elif kind < 0.95:
+                status, _, _ = server.request("POST", "/v1/completions", body)
+                what = "plain" if status == 200 else f"status {status}"
+            else:
+                status, _, _ = server.request("POST", "/v1/completions",
+                                              {"prompt": 5})
+                what = "rejected" if status == 400 else f"status {status}"
+        except OSError as error:
+            what = f"error {error!r}"
+        with lock:
+            counts[what] = counts.get(what, 0) + 1
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("fixture_dir")
+    parser.add_argument("bin_dir")
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--clients", type=int, default=24)
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as work:
+        artifact = os.path.join(work, "bytegpt.strata")
+        h.compile_bytegpt(args.bin_dir, args.fixture_dir, artifact)
+        server = h.Server(args.bin_dir, artifact)
+        counts, lock = {}, threading.Lock()
+        start = time.time()
+        deadline = start + args.seconds
+        warmup = max(10.0, args.seconds / 4)
+        samples = []
+        with concurrent.futures.ThreadPoolExecutor(args.clients) as pool:
+            futures = [pool.submit(client, server, deadline, i, counts, lock)
+                       for i in range(args.clients)]
+            while time.time() < deadline:
+                samples.append((time.time() - start, rss_kib(server.proc.pid)))
+                time.sleep(1.0)
+            for future in futures:
+                future.result()
+        # Let the disconnected ones be noticed, then read the books.
+        settled = None
+        for _ in range(50):
+            page = server.metrics()
+            gauges = [h.metric_value(page, name) for name in (
+                "strata_requests_running", "strata_requests_waiting",
+                "strata_kv_cache_blocks_used")]
+            if gauges == [0, 0, 0]:
+                settled = page
+                break
+            time.sleep(0.1)
+        code = server.stop()
+    failures = []
+    if settled is None:
+        failures.append(f"still busy after the load: {gauges}")
+        settled = page
+    finished = sum(h.metric_value(settled, "strata_requests_total", {"outcome": o})
+                   for o in ("stop", "length", "cancelled", "failed"))
+    accepted = sum(v for k, v in counts.items() if k != "rejected")
+    if finished != accepted:
+        failures.append(f"{finished} requests finished, {accepted} accepted")
+    if h.metric_value(settled, "strata_requests_total", {"outcome": "failed"}):
+        failures.append("failed requests")
+    bad = {k: v for k, v in counts.items()
+           if k not in ("streamed", "plain", "disconnected", "rejected")}
+    if bad:
+        failures.append(f"unexpected answers: {bad}")
+    after = [kib for t, kib in samples if t >= warmup]
+    base = [kib for t, kib in samples if t < warmup][-1]
+    peak = max(after) if after else base
+    if peak > base * 1.05:
+        failures.append(f"RSS grew from {base} KiB (end of warm-up) to {peak} KiB")
+    if code != 0:
+        failures.append(f"exit code {code} after SIGTERM")
+    report = {"seconds": args.seconds, "clients": args.clients, "counts": counts,
+              "rss_kib_end_of_warmup": base, "rss_kib_peak_after": peak,
+              "rss_growth": peak / base - 1 if base else None,
+              "generated_tokens": h.metric_value(settled,
+                                                 "strata_generation_tokens_total"),
+              "samples": samples, "failures": failures}
+    print(json.dumps({k: v for k, v in report.items() if k != "samples"}))
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(report, f, indent=1)
+    for failure in failures:
+        print("FAIL:", failure)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
