@@ -79,6 +79,17 @@ std::string ServerMetrics::render(const strata_scheduler_stats_t& stats) const {
   counter("strata_prompt_tokens_total", "Prompt tokens run through prefill.");
   writeSample("strata_prompt_tokens_total", "",
               static_cast<double>(stats.prompt_tokens), &out);
+  counter("strata_prefix_cache_hit_tokens_total",
+          "Prompt tokens found cached in a free slot instead of run.");
+  writeSample("strata_prefix_cache_hit_tokens_total", "",
+              static_cast<double>(stats.reused_prompt_tokens), &out);
+  const double promptSeen =
+      static_cast<double>(stats.prompt_tokens + stats.reused_prompt_tokens);
+  gauge("strata_prefix_cache_hit_ratio",
+        "Prompt tokens found cached over all prompt tokens, since the start.",
+        promptSeen > 0 ? static_cast<double>(stats.reused_prompt_tokens) /
+                             promptSeen
+                       : 0.0);
   counter("strata_generation_tokens_total", "Tokens generated.");
   writeSample("strata_generation_tokens_total", "",
               static_cast<double>(stats.generated_tokens), &out);

@@ -48,7 +48,9 @@ def prompts(count, seed=7):
     out = []
     for i in range(count):
         n = rng.randint(1, 24)
-        out.append(" ".join(rng.choice(words) for _ in range(n)) + f" {i}")
+        # The index first: no two prompts share a start that prefix reuse
+        # (16 tokens at least) would find cached.
+        out.append(f"{i}: " + " ".join(rng.choice(words) for _ in range(n)))
     return out
 
 
@@ -248,6 +250,34 @@ def disconnect_checks(server):
           f"{gone} disconnects counted, {cancelled} requests cancelled")
 
 
+def prefix_checks(server, bin_dir, artifact):
+    """Prompts sharing a 97-byte start: the second round finds it cached in
+    free slots and gives the text the server without prefix caching gives."""
+    prefix = ("In the beginning God created the heavens and the earth. Now "
+              "the earth was formless and empty, and ")
+    plain = h.Server(bin_dir, artifact, "--no-prefix-caching")
+    try:
+        hits0 = h.metric_value(server.metrics(headers=AUTH),
+                               "strata_prefix_cache_hit_tokens_total")
+        differ = 0
+        for i in range(24):
+            body = {"prompt": prefix + ["darkness", "the Spirit", "God"][i % 3] +
+                    f" {i}", "max_tokens": 40, "temperature": 0}
+            _, _, cached = server.request("POST", "/v1/completions", body,
+                                          headers=AUTH)
+            _, _, whole = plain.request("POST", "/v1/completions", body)
+            differ += (json.loads(cached)["choices"][0]["text"] !=
+                       json.loads(whole)["choices"][0]["text"])
+        page = server.metrics(headers=AUTH)
+        hits = h.metric_value(page, "strata_prefix_cache_hit_tokens_total") - hits0
+        check(differ == 0, f"{differ} of 24 prefix-cached texts differ")
+        check(hits >= 16 * len(prefix), f"only {hits} prompt tokens reused")
+        print(f"  24 prompts with a shared start: {hits:.0f} prompt tokens "
+              f"reused, texts as without reuse", flush=True)
+    finally:
+        plain.stop()
+
+
 def queue_and_drain_checks(bin_dir, artifact):
     server = h.Server(bin_dir, artifact, "--model-name", "bytegpt",
                       "--max-seqs", "1", "--max-queue", "2")
@@ -295,6 +325,8 @@ def main():
             load_checks(server, args.clients)
             print("disconnects", flush=True)
             disconnect_checks(server)
+            print("prefix caching", flush=True)
+            prefix_checks(server, args.bin_dir, artifact)
         finally:
             code = server.stop()
             check(code == 0, f"exit code after SIGTERM: {code}")

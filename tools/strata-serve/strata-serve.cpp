@@ -29,7 +29,7 @@ const char kUsage[] =
     "           [--api-key KEY] [--max-seqs N] [--max-batched-tokens N]\n"
     "           [--max-queue N] [--prefill-chunk N] [--threads N]\n"
     "           [--max-body-bytes N] [--timeout-seconds N]\n"
-    "           [--drain-timeout-ms N] [--static-batching]\n"
+    "           [--drain-timeout-ms N] [--static-batching] [--no-prefix-caching]\n"
     "           [--kernel-isa amx|avx512|avx2|generic]\n"
     "  --host ADDRESS          address to listen on (default 127.0.0.1: this\n"
     "                          machine only; 0.0.0.0 for every interface)\n"
@@ -55,6 +55,9 @@ const char kUsage[] =
     "                          they are cancelled (default 30000)\n"
     "  --static-batching       the baseline policy: a batch of waiting requests\n"
     "                          starts only when the previous one has finished\n"
+    "  --no-prefix-caching     run every prompt whole (default: a prompt that\n"
+    "                          starts like the tokens a free slot still holds\n"
+    "                          skips them)\n"
     "  --kernel-isa ISA        cap the runtime kernels' instruction set\n";
 
 struct Options {
@@ -64,6 +67,7 @@ struct Options {
   long maxSeqs = 0, maxBatchedTokens = 0, maxQueue = 0, prefillChunk = 0;
   long threads = 0;
   bool staticBatching = false;
+  bool prefixCaching = true;
 };
 
 int usageError(const std::string& message) {
@@ -81,6 +85,10 @@ int parseArgs(int argc, char** argv, Options* options) {
     }
     if (arg == "--static-batching") {
       options->staticBatching = true;
+      continue;
+    }
+    if (arg == "--no-prefix-caching") {
+      options->prefixCaching = false;
       continue;
     }
     if (arg.rfind("--", 0) != 0) {
@@ -207,6 +215,7 @@ int main(int argc, char** argv) {
   schedulerOptions.max_queue = static_cast<int32_t>(options.maxQueue);
   schedulerOptions.prefill_chunk = options.prefillChunk;
   schedulerOptions.static_batching = options.staticBatching ? 1 : 0;
+  schedulerOptions.prefix_reuse = options.prefixCaching ? 1 : 0;
   strata_scheduler_t* scheduler = nullptr;
   status = strata_scheduler_create(session, &schedulerOptions, &scheduler);
   if (status) return fail(options.artifact.c_str(), status);

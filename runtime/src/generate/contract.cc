@@ -187,6 +187,7 @@ strata_status_t checkGenerationContract(const strata_module_t* module,
                          prefillVocab, contract.vocab);
   }
 
+  contract.positionsInPlace = true;
   for (size_t i = 0; i < strata_module_state_count(module); ++i) {
     const strata_state_signature_t* state = strata_module_state(module, i);
     if (!state || state->scope != STRATA_STATE_SCOPE_PER_SEQUENCE) continue;
@@ -196,6 +197,12 @@ strata_status_t checkGenerationContract(const strata_module_t* module,
           "per-sequence state '%s' must have the dim 'slots' first",
           state->name);
     }
+    bool hasContext = false;
+    for (uint32_t d = 1; d < state->rank; ++d) {
+      hasContext |= state->dims[d].symbol &&
+                    std::strcmp(state->dims[d].symbol, "context") == 0;
+    }
+    contract.positionsInPlace &= hasContext;
   }
   *out = contract;
   return nullptr;

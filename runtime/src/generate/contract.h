@@ -26,6 +26,11 @@ struct GenerationContract {
   /// Most tokens per sequence of one `verify` call (`verify_length`); 0
   /// until checkVerifyEntry found the entry.
   int64_t verifyLength = 0;
+  /// Every per-sequence state keeps position p at its own row (it has the
+  /// `context` dim; a ring cache of a windowed attention does not), so a
+  /// free slot still holds the entries its last sequence wrote and a new
+  /// sequence with the same first tokens may start after them.
+  bool positionsInPlace = false;
 };
 
 /// Checks |module| against the entry contract and fills |*out|.

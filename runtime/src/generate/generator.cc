@@ -235,6 +235,43 @@ void strata_generator_t::stream() {
   events.clear();
 }
 
+void strata_generator_t::noteCached(int64_t slot, size_t start,
+                                    const int64_t* tokens, size_t count) {
+  if (!prefixReuse) return;
+  std::vector<int64_t>& cached = slotTokens[static_cast<size_t>(slot)];
+  // Room for the whole context was reserved: this never allocates.
+  cached.resize(std::min(cached.size(), start));
+  if (cached.size() == start) cached.insert(cached.end(), tokens, tokens + count);
+}
+
+int64_t strata_generator_t::chooseSlot(const int64_t* prompt,
+                                       size_t promptLength, size_t* reused) {
+  // A shorter shared start is not worth a slot another prefix may need.
+  constexpr size_t kMinReuse = 16;
+  int64_t best = -1;
+  size_t bestShared = 0;
+  for (size_t slot = 0; slot < slotOwner.size(); ++slot) {
+    if (slotOwner[slot]) continue;
+    size_t shared = 0;
+    if (prefixReuse) {
+      const std::vector<int64_t>& cached = slotTokens[slot];
+      const size_t most = std::min(cached.size(), promptLength - 1);
+      while (shared < most && cached[shared] == prompt[shared]) ++shared;
+      if (shared < kMinReuse) shared = 0;
+    }
+    // The longest shared start; among equals the least recently taken slot,
+    // which keeps the entries of recent sequences for longer.
+    if (best < 0 || shared > bestShared ||
+        (shared == bestShared &&
+         slotTaken[slot] < slotTaken[static_cast<size_t>(best)])) {
+      best = static_cast<int64_t>(slot);
+      bestShared = shared;
+    }
+  }
+  *reused = bestShared;
+  return best;
+}
+
 strata_status_t strata_generator_t::checkSequence(
     size_t promptLength, const strata_generation_params_t& params,
     SamplingParams* out) const {
@@ -279,8 +316,9 @@ strata_status_t strata_generator_t::beginSequence(
   SamplingParams sampling;
   STRATA_RETURN_IF_ERROR(checkSequence(promptLength, params, &sampling));
   const uint64_t context = static_cast<uint64_t>(contract.context);
-  auto slotIt = std::find(slotOwner.begin(), slotOwner.end(), nullptr);
-  if (slotIt == slotOwner.end()) {
+  size_t reused = 0;
+  const int64_t slot = chooseSlot(prompt, promptLength, &reused);
+  if (slot < 0) {
     return STRATA_MAKE_STATUS(STRATA_STATUS_RESOURCE_EXHAUSTED,
                               "no free sequence slot (%zu in use)",
                               slotOwner.size());
@@ -320,8 +358,12 @@ strata_status_t strata_generator_t::beginSequence(
   ++nextId;
 
   sequence->start = Clock::now();
-  sequence->slot = slotIt - slotOwner.begin();
-  slotOwner[static_cast<size_t>(sequence->slot)] = sequence;
+  sequence->slot = slot;
+  sequence->prefilled = reused;
+  sequence->reusedPrompt = reused;
+  slotOwner[static_cast<size_t>(slot)] = sequence;
+  slotTaken[static_cast<size_t>(slot)] = ++takeClock;
+  if (prefixReuse) slotTokens[static_cast<size_t>(slot)].resize(reused);
   *outId = sequence->id;
   return nullptr;
 }
@@ -340,6 +382,7 @@ strata_status_t strata_generator_t::prefill(Sequence* sequence,
     status = runPrefill(session, sequence->slot, prompt + done,
                         static_cast<int64_t>(length),
                         static_cast<int64_t>(done), &logits);
+    noteCached(sequence->slot, done, prompt + done, status ? 0 : length);
     done += length;
     budget -= length;
     if (!status && done == promptLength) {
@@ -404,6 +447,10 @@ strata_status_t strata_generator_t::decodeStep() {
   strata_status_t status =
       runRows(session, "decode", rowIds.data(), 1, rowSlots.data(),
               rowPositions.data(), count, &logits);
+  for (size_t row = 0; row < count; ++row) {
+    noteCached(rowSlots[row], static_cast<size_t>(rowPositions[row]),
+               &rowIds[row], status ? 0 : 1);
+  }
   if (status) return strata_status_annotate(status, "decode step");
   const Clock::time_point now = Clock::now();
   costs.recordDecode(millisecondsBetween(started, now));
@@ -491,6 +538,15 @@ strata_status_t strata_generator_create(
     const size_t slots = static_cast<size_t>(contract.slots);
     const size_t vocab = static_cast<size_t>(contract.vocab);
     generator->slotOwner.assign(slots, nullptr);
+    generator->slotTaken.assign(slots, 0);
+    generator->prefixReuse =
+        given.prefix_reuse && !speculative && contract.positionsInPlace;
+    if (generator->prefixReuse) {
+      generator->slotTokens.resize(slots);
+      for (auto& cached : generator->slotTokens) {
+        cached.reserve(static_cast<size_t>(contract.context));
+      }
+    }
     generator->rowIds.resize(slots);
     generator->rowSlots.resize(slots);
     generator->rowPositions.resize(slots);
@@ -761,6 +817,7 @@ strata_status_t strata_generator_metrics(const strata_generator_t* generator,
     result.draft_tokens = sequence->draftTokens;
     result.accepted_draft_tokens = sequence->acceptedDraftTokens;
     result.target_steps = sequence->targetSteps;
+    result.reused_prompt_tokens = sequence->reusedPrompt;
     std::vector<double> sorted = sequence->intervalsMs;
     if (!sorted.empty()) {
       std::sort(sorted.begin(), sorted.end());

@@ -44,6 +44,8 @@ struct Sequence {
   // tokens have run. Steps leave a sequence out until its first token.
   std::vector<int64_t> prompt;
   size_t prefilled = 0;
+  // Prompt tokens prefix reuse found cached in the slot.
+  size_t reusedPrompt = 0;
   // Most tokens it may generate (max_new_tokens, or what the context holds).
   size_t maxGenerated = 0;
   std::vector<int64_t> tokens;
@@ -124,6 +126,12 @@ struct strata_generator_t {
   std::map<uint64_t, std::unique_ptr<Sequence>> sequences;
   // The sequence in each slot, null when free.
   std::vector<Sequence*> slotOwner;
+  // Prefix reuse: the tokens whose entries each slot holds at positions
+  // 0..n-1, and when each slot was last taken (for LRU among free slots).
+  bool prefixReuse = false;
+  std::vector<std::vector<int64_t>> slotTokens;
+  std::vector<uint64_t> slotTaken;
+  uint64_t takeClock = 0;
   // Decode inputs and the tokens a step sampled, one per slot at most.
   std::vector<int64_t> rowIds;
   std::vector<int64_t> rowSlots;
@@ -168,6 +176,14 @@ struct strata_generator_t {
   strata_status_t checkSequence(size_t promptLength,
                                 const strata_generation_params_t& params,
                                 strata::runtime::SamplingParams* out) const;
+  // Records that |slot| now holds entries for |tokens| at positions
+  // [start, start + count) (and none past them).
+  void noteCached(int64_t slot, size_t start, const int64_t* tokens,
+                  size_t count);
+  // The free slot a new sequence with |prompt| takes, and the prompt tokens
+  // whose entries it already holds; -1 if none is free.
+  int64_t chooseSlot(const int64_t* prompt, size_t promptLength,
+                     size_t* reused);
   // Checks a new sequence and takes a slot for it; runs nothing.
   strata_status_t beginSequence(const int64_t* prompt, size_t promptLength,
                                 const strata_generation_params_t& params,

@@ -219,6 +219,14 @@ void strata_scheduler_t::admit(Request* request) {
   }
   request->sequence = sequence;
   request->inGenerator = true;
+  strata_generation_metrics_t metrics;
+  strata_generation_metrics_init(&metrics);
+  strata_status_free(strata_generator_metrics(generator, sequence, &metrics));
+  request->promptRun = metrics.reused_prompt_tokens;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    counters.reused_prompt_tokens += metrics.reused_prompt_tokens;
+  }
   bySequence[sequence] = request;
   running.push_back(request);
 }
@@ -387,6 +395,7 @@ strata_status_t strata_scheduler_create(
   strata_generator_options_t generatorOptions;
   strata_generator_options_init(&generatorOptions);
   generatorOptions.prefill_chunk = given.prefill_chunk;
+  generatorOptions.prefix_reuse = given.prefix_reuse;
   try {
     auto scheduler = std::make_unique<strata_scheduler_t>();
     generatorOptions.callback = &strata_scheduler_t::onToken;

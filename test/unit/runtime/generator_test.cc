@@ -119,6 +119,50 @@ TEST_F(GeneratorTest, PrefillRefusesBadCalls) {
                                                      0, nullptr, &id));
 }
 
+TEST_F(GeneratorTest, PrefixReuseSkipsCachedPromptTokensExactly) {
+  strata_generator_options_t options;
+  strata_generator_options_init(&options);
+  options.prefix_reuse = 1;
+  options.prefill_chunk = 4;
+  STRATA_ASSERT_OK(strata_generator_create(session, &options, &generator));
+  auto reusedOf = [&](uint64_t id) {
+    strata_generation_metrics_t metrics;
+    strata_generation_metrics_init(&metrics);
+    STRATA_EXPECT_STATUS_IS(STRATA_STATUS_OK,
+                            strata_generator_metrics(generator, id, &metrics));
+    return metrics.reused_prompt_tokens;
+  };
+  // Two sequences finish and leave their entries in two slots.
+  const std::vector<int64_t> first = lmPrompt(20, 1), second = lmPrompt(20, 2);
+  uint64_t a = add(first, greedy(3));
+  uint64_t b = add(second, greedy(3));
+  runToEnd();
+  EXPECT_EQ(reusedOf(a), 0u);
+  EXPECT_EQ(reusedOf(b), 0u);
+  // Same first 18 tokens as |second|: its slot, 18 tokens not run again.
+  std::vector<int64_t> branch(second.begin(), second.begin() + 18);
+  branch.push_back(7);
+  branch.push_back(9);
+  uint64_t c = add(branch, greedy(5));
+  // The whole of |first| plus its first generated tokens, which were fed
+  // back and cached too: all but the last prompt token are reused.
+  std::vector<int64_t> longer = first;
+  longer.push_back(lmReference(first, 1)[0]);
+  longer.push_back(lmReference(longer, 1)[0]);
+  uint64_t d = add(longer, greedy(4));
+  // A shared start under 16 tokens is not reused.
+  std::vector<int64_t> shortShare(first.begin(), first.begin() + 10);
+  for (int i = 0; i < 8; ++i) shortShare.push_back(i % kLmVocab);
+  uint64_t e = add(shortShare, greedy(4));
+  runToEnd();
+  EXPECT_EQ(reusedOf(c), 18u);
+  EXPECT_EQ(reusedOf(d), longer.size() - 1);
+  EXPECT_EQ(reusedOf(e), 0u);
+  EXPECT_EQ(tokensOf(c), lmReference(branch, 5));
+  EXPECT_EQ(tokensOf(d), lmReference(longer, 4));
+  EXPECT_EQ(tokensOf(e), lmReference(shortShare, 4));
+}
+
 TEST_F(GeneratorTest, ReusedSlotsStartFromAResetState) {
   create();
   // A long sequence fills slot 0 with 25 tokens, then is cancelled.

@@ -63,6 +63,14 @@ typedef struct strata_generator_options_t {
   /// adapts per sequence to its acceptance rate and the measured call times,
   /// down to plain decode where drafting does not pay.
   int32_t fixed_draft_tokens;
+  /// Nonzero: prefix reuse. A finished sequence's slot keeps its cache
+  /// entries; a new sequence goes to the free slot whose cached tokens
+  /// share the longest start with its prompt (at least 16 tokens; else the
+  /// least recently used free slot) and its prefill starts after them (the
+  /// last prompt token always runs, for its logits). Ignored (off) with
+  /// speculative decoding and for modules whose cache is not kept by
+  /// position (the ring cache of a windowed attention).
+  int32_t prefix_reuse;
 } strata_generator_options_t;
 
 /// Sets |options| to the defaults and struct_size to this header's size.
@@ -121,6 +129,9 @@ typedef struct strata_generation_metrics_t {
   uint64_t draft_tokens;
   uint64_t accepted_draft_tokens;
   uint64_t target_steps;
+  /// Prompt tokens whose cache entries prefix reuse found in the slot (not
+  /// run through prefill).
+  uint64_t reused_prompt_tokens;
 } strata_generation_metrics_t;
 
 /// Zeroes |metrics| and sets struct_size to this header's size.

@@ -90,6 +90,9 @@ typedef struct strata_scheduler_options_t {
   /// the previous batch has finished entirely; its prompts run before any
   /// decode, and no request joins it meanwhile.
   int32_t static_batching;
+  /// The generator's prefix_reuse (generate.h): a request whose prompt
+  /// starts like the tokens a free slot still caches skips their prefill.
+  int32_t prefix_reuse;
 } strata_scheduler_options_t;
 
 /// Sets |options| to the defaults and struct_size to this header's size.
@@ -118,8 +121,10 @@ typedef struct strata_scheduler_stats_t {
   uint64_t length;
   uint64_t cancelled;
   uint64_t failed;
-  /// Prompt tokens run through prefill and tokens generated.
+  /// Prompt tokens run through prefill, prompt tokens prefix reuse found
+  /// cached instead, and tokens generated.
   uint64_t prompt_tokens;
+  uint64_t reused_prompt_tokens;
   uint64_t generated_tokens;
   /// Iterations with work, and the milliseconds they took.
   uint64_t iterations;
