@@ -6,6 +6,7 @@
 // after --drain-timeout), and the process exits 0.
 //===----------------------------------------------------------------------===//
 
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 
@@ -178,6 +179,17 @@ int main(int argc, char** argv) {
     if (const char* key = std::getenv("STRATA_API_KEY")) options.server.apiKey = key;
   }
 
+#if defined(M_ARENA_MAX) && defined(M_MMAP_THRESHOLD)
+  // A server's resident set should follow what it holds. glibc's defaults
+  // let it drift up for minutes: up to 8 malloc arenas per core, one per
+  // busy connection thread, each growing on its own, and a mmap threshold
+  // that rises to the size of every large block freed, so activation
+  // buffers of new shapes then come from (and fragment) the heap. Four
+  // arenas, and blocks of 256 KiB and more always mapped and unmapped.
+  mallopt(M_ARENA_MAX, 4);
+  mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+#endif
+
   // Signals go to one waiting thread; every other thread (sessions, the
   // scheduler, connections) inherits the blocked mask.
   sigset_t signals;
@@ -231,7 +243,15 @@ int main(int argc, char** argv) {
     } else {
       std::thread waiter([&] {
         int signal = 0;
-        sigwait(&signals, &signal);
+        const timespec period = {5, 0};
+        while ((signal = sigtimedwait(&signals, nullptr, &period)) < 0) {
+#ifdef M_ARENA_MAX
+          // Free memory inside the arenas goes back to the system (glibc
+          // returns only the top of each heap on its own): RSS then follows
+          // what the server holds instead of its high-water mark.
+          malloc_trim(0);
+#endif
+        }
         std::fprintf(stderr, "strata-serve: %s: draining\n",
                      signal == SIGTERM ? "SIGTERM" : "SIGINT");
         server.drainAndStop();

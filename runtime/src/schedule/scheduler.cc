@@ -31,11 +31,8 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double millisecondsBetween(Clock::time_point from, Clock::time_point to) {
-  return std::chrono::duration<double, std::milli>(to - from).count();
-}
+using strata::runtime::Clock;
+using strata::runtime::millisecondsBetween;
 
 constexpr int32_t kDefaultMaxQueue = 256;
 
@@ -56,6 +53,9 @@ struct Request {
   size_t promptRun = 0;
   uint64_t generated = 0;
   bool done = false;
+  // Set under the scheduler's lock just before the final event is sent, so
+  // that a cancel after the event finds nothing to cancel.
+  bool ended = false;
 };
 
 // Waiting order: higher priority first, then earlier submission (ids grow).
@@ -168,21 +168,25 @@ void strata_scheduler_t::finalize(Request* request, strata_request_state_t state
                       ? millisecondsBetween(request->submitted, request->firstToken)
                       : 0;
   event.total_ms = millisecondsBetween(request->submitted, now);
-  request->callback(request->user, &event);
-  std::lock_guard<std::mutex> lock(mutex);
-  switch (state) {
-    case STRATA_REQUEST_STOPPED: ++counters.stopped; break;
-    case STRATA_REQUEST_LENGTH: ++counters.length; break;
-    case STRATA_REQUEST_CANCELLED: ++counters.cancelled; break;
-    default: ++counters.failed; break;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    request->ended = true;
+    switch (state) {
+      case STRATA_REQUEST_STOPPED: ++counters.stopped; break;
+      case STRATA_REQUEST_LENGTH: ++counters.length; break;
+      case STRATA_REQUEST_CANCELLED: ++counters.cancelled; break;
+      default: ++counters.failed; break;
+    }
   }
-  // Only a request that never left the queue is freed here; the engine's
-  // lists still point at the others until sweepFinished.
+  request->callback(request->user, &event);
+  // Only a request that never joined the engine's lists is freed here; the
+  // others at the next sweep.
   if (!admitted || std::find(running.begin(), running.end(), request) ==
                        running.end()) {
+    std::lock_guard<std::mutex> lock(mutex);
     requests.erase(request->id);
+    settled.notify_all();
   }
-  settled.notify_all();
 }
 
 // Drops finished requests from the engine's lists and the request table,
@@ -516,8 +520,9 @@ strata_status_t strata_scheduler_cancel(strata_scheduler_t* scheduler,
   }
   try {
     std::lock_guard<std::mutex> lock(scheduler->mutex);
+    // |ended| is the one field of a request other threads read.
     auto it = scheduler->requests.find(request_id);
-    if (it == scheduler->requests.end() || it->second->done) {
+    if (it == scheduler->requests.end() || it->second->ended) {
       return STRATA_MAKE_STATUS(STRATA_STATUS_NOT_FOUND,
                                 "no request %" PRIu64 " waiting or running",
                                 request_id);

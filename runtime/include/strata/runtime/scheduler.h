@@ -164,8 +164,8 @@ STRATA_API_EXPORT strata_status_t strata_scheduler_submit(
 
 /// Asks for request |request_id| to stop: before its next iteration it
 /// leaves the queue or frees its slot and gets its final CANCELLED event
-/// (unless it finished first). NOT_FOUND for an id that is unknown or has
-/// had its final event.
+/// (unless it finished first: then nothing happens). NOT_FOUND for an id
+/// that is unknown or whose request ended before the current iteration.
 STRATA_API_EXPORT strata_status_t
 strata_scheduler_cancel(strata_scheduler_t* scheduler, uint64_t request_id);
 
