@@ -453,8 +453,10 @@ void Server::Impl::streamCompletion(std::shared_ptr<Channel> channel,
         // Runs when the response is destroyed: a stream that ended before
         // its final event lost its client.
         if (!state->finished) {
-          ++metrics.disconnects;
-          strata_status_free(strata_scheduler_cancel(scheduler, requestId));
+          strata_status_t status = strata_scheduler_cancel(scheduler, requestId);
+          // NOT_FOUND: the request had ended; only its last events were lost.
+          if (!status) ++metrics.disconnects;
+          strata_status_free(status);
         }
         finishHandler();
       });

@@ -210,8 +210,10 @@ def disconnect_checks(server):
     cancelled0 = h.metric_value(before, "strata_requests_total",
                                 {"outcome": "cancelled"})
     gone0 = h.metric_value(before, "strata_client_disconnects_total")
-    socks = []
+    unfinished = 0
     for i in range(16):
+        # One at a time: each client is reset as soon as its stream has
+        # started (headers, maybe a first token), so it dies mid-stream.
         sock = socket.create_connection((server.host, server.port), timeout=30)
         body = json.dumps({"prompt": f"And {i}", "max_tokens": 240,
                            "temperature": 0, "stream": True}).encode()
@@ -219,11 +221,10 @@ def disconnect_checks(server):
                      b"Authorization: Bearer " + API_KEY.encode() +
                      b"\r\nContent-Type: application/json\r\nContent-Length: " +
                      str(len(body)).encode() + b"\r\n\r\n" + body)
-        socks.append(sock)
-    first = [sock.recv(4096) for sock in socks]  # headers: streaming
-    check(all(b" 200 " in answer.split(b"\r\n")[0] for answer in first),
-          f"a stream did not start: {first[0][:200]}")
-    for sock in socks:
+        answer = sock.recv(65536)
+        check(b" 200 " in answer.split(b"\r\n")[0],
+              f"a stream did not start: {answer[:200]}")
+        unfinished += b"[DONE]" not in answer
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
                         b"\x01\x00\x00\x00\x00\x00\x00\x00")  # RST on close
         sock.close()
@@ -244,10 +245,14 @@ def disconnect_checks(server):
     cancelled = h.metric_value(page, "strata_requests_total",
                                {"outcome": "cancelled"}) - cancelled0
     gone = h.metric_value(page, "strata_client_disconnects_total") - gone0
-    print(f"  16 killed streams: {gone:.0f} cancelled mid-stream, all released "
-          f"in {released:.3f} s", flush=True)
-    check(gone >= 8 and cancelled == gone,
-          f"{gone} disconnects counted, {cancelled} requests cancelled")
+    print(f"  16 streams killed ({unfinished} before their end): {gone:.0f} "
+          f"cancelled mid-stream, all released in {released:.3f} s", flush=True)
+    # A stream may end between the client's last read and its reset, so
+    # fewer than |unfinished| may be cancelled, but never more, and each
+    # cancel is a counted disconnect.
+    check(1 <= gone <= unfinished and cancelled == gone,
+          f"{gone} disconnects counted, {cancelled} requests cancelled, "
+          f"{unfinished} streams killed before their end")
 
 
 def prefix_checks(server, bin_dir, artifact):

@@ -308,6 +308,9 @@ bool strata_scheduler_t::iterate() {
       admitted.push_back(request);
       --free;
     }
+    // Counted as running from the moment they leave the queue, so the
+    // gauges never show an admitted request in neither place.
+    runningCount += admitted.size();
     if (stopping && queue.empty() && running.empty() && admitted.empty() &&
         cancelled.empty()) {
       return false;
@@ -317,8 +320,8 @@ bool strata_scheduler_t::iterate() {
   for (Request* request : cancelled) {
     finalize(request, STRATA_REQUEST_CANCELLED, false, 0, nullptr);
   }
-  sweepFinished();
   for (Request* request : admitted) admit(request);
+  sweepFinished();
   size_t decoding = 0;
   for (const Request* request : running) decoding += request->generated ? 1 : 0;
   // At least one prompt token runs per iteration, so prompts advance even
