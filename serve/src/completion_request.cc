@@ -226,7 +226,7 @@ ApiError parseCompletionRequest(const std::string& body,
                       ", with room for at least one generated token");
   }
   const int64_t room = static_cast<int64_t>(context - out->prompt.size());
-  int64_t maxTokens = std::min<int64_t>(out->maxTokens, room);
+  int64_t maxTokens = std::min<int64_t>(out->params.max_new_tokens, room);
   auto maxField = json.find("max_tokens");
   if (maxField != json.end() && !maxField->is_null()) {
     if (ApiError error = readInteger(json, "max_tokens", 1,
@@ -244,15 +244,15 @@ ApiError parseCompletionRequest(const std::string& body,
                             std::to_string(context));
     }
   }
-  out->maxTokens = maxTokens;
+  out->params.max_new_tokens = maxTokens;
   if (ApiError e = readNumber(json, "temperature", 0, false, 2, false,
-                              &out->temperature)) {
+                              &out->params.temperature)) {
     return e;
   }
-  if (ApiError e = readNumber(json, "top_p", 0, true, 1, false, &out->topP)) return e;
-  if (ApiError e = readNumber(json, "min_p", 0, false, 1, true, &out->minP)) return e;
+  if (ApiError e = readNumber(json, "top_p", 0, true, 1, false, &out->params.top_p)) return e;
+  if (ApiError e = readNumber(json, "min_p", 0, false, 1, true, &out->params.min_p)) return e;
   if (ApiError e = readNumber(json, "repetition_penalty", 0, true, 100, false,
-                              &out->repetitionPenalty)) {
+                              &out->params.repetition_penalty)) {
     return e;
   }
   int64_t topK = 0;
@@ -260,11 +260,11 @@ ApiError parseCompletionRequest(const std::string& body,
                                &topK)) {
     return e;
   }
-  out->topK = static_cast<int32_t>(topK);
+  out->params.top_k = static_cast<int32_t>(topK);
   auto seed = json.find("seed");
   if (seed != json.end() && !seed->is_null()) {
     if (!seed->is_number_integer()) return wrongType("seed", "an integer", *seed);
-    out->seed = seed->is_number_unsigned()
+    out->params.seed = seed->is_number_unsigned()
                     ? seed->get<uint64_t>()
                     : static_cast<uint64_t>(seed->get<int64_t>());
     out->hasSeed = true;

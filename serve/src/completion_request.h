@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "strata/runtime/generate.h"
 #include "strata/tokenizers/tokenizer.h"
 
 namespace strata::serve {
@@ -30,14 +31,18 @@ struct ApiError {
 
 /// A completion request as the scheduler and the stream need it.
 struct CompletionRequest {
+  /// OpenAI's defaults: temperature 1 and 16 tokens at most (the generator's
+  /// would be greedy and until the context is full).
+  CompletionRequest() {
+    strata_generation_params_init(&params);
+    params.temperature = 1.0f;
+    params.max_new_tokens = 16;
+  }
   std::vector<int64_t> prompt;
-  int64_t maxTokens = 16;
-  float temperature = 1.0f;
-  float topP = 1.0f;
-  int32_t topK = 0;
-  float minP = 0.0f;
-  float repetitionPenalty = 1.0f;
-  uint64_t seed = 0;
+  /// Sampling and max_tokens (max_new_tokens); no stop tokens (stop
+  /// strings are matched on the text).
+  strata_generation_params_t params;
+  /// Whether the request named a seed (else the server draws one).
   bool hasSeed = false;
   std::vector<std::string> stop;
   bool stream = false;

@@ -131,6 +131,27 @@ const char* finishReason(strata_request_state_t state) {
   return state == STRATA_REQUEST_LENGTH ? "length" : "stop";
 }
 
+// A request that ended without an answer: it failed, or was cancelled by
+// something other than its stop string (a drain). Else no error.
+ApiError endedWithoutAnswer(const Event& final, bool stoppedByText) {
+  if (final.state == STRATA_REQUEST_FAILED) {
+    return serverError(500, "server_error", "failed",
+                       "generation failed: " + final.error);
+  }
+  if (final.state == STRATA_REQUEST_CANCELLED && !stoppedByText) {
+    return serverError(500, "server_error", "cancelled",
+                       "the request was cancelled (the server is shutting "
+                       "down)");
+  }
+  return {};
+}
+
+Json usageJson(const Event& final) {
+  return {{"prompt_tokens", final.promptTokens},
+          {"completion_tokens", final.generatedTokens},
+          {"total_tokens", final.promptTokens + final.generatedTokens}};
+}
+
 }  // namespace
 
 struct Server::Impl {
@@ -168,6 +189,30 @@ struct Server::Impl {
     http.set_write_timeout(options.writeTimeoutSeconds, 0);
     http.set_keep_alive_timeout(5);
     routes();
+  }
+
+  // A completion object (one choice), whole or as a stream chunk.
+  Json completionJson(const std::string& id, int64_t created,
+                      const std::string& text, const Json& reason) const {
+    return {{"id", id},
+            {"object", "text_completion"},
+            {"created", created},
+            {"model", options.modelName},
+            {"choices", Json::array({{{"text", text},
+                                      {"index", 0},
+                                      {"logprobs", nullptr},
+                                      {"finish_reason", reason}}})}};
+  }
+
+  // Adds a token's text; a stop string in it cancels the request.
+  std::string pushText(TextStream& text, int64_t token, uint64_t requestId,
+                       bool* stoppedByText) {
+    std::string error;
+    std::string delta = text.push(token, stoppedByText, &error);
+    if (*stoppedByText) {
+      strata_status_free(strata_scheduler_cancel(scheduler, requestId));
+    }
+    return delta;
   }
 
   std::string newCompletionId() {
@@ -265,18 +310,10 @@ void Server::Impl::completions(const httplib::Request& req,
     finishHandler();
     return;
   }
-  strata_generation_params_t params;
-  strata_generation_params_init(&params);
-  params.temperature = request.temperature;
-  params.top_k = request.topK;
-  params.top_p = request.topP;
-  params.min_p = request.minP;
-  params.repetition_penalty = request.repetitionPenalty;
-  params.seed = request.hasSeed
-                    ? request.seed
-                    : static_cast<uint64_t>(
-                          Clock::now().time_since_epoch().count());
-  params.max_new_tokens = request.maxTokens;
+  strata_generation_params_t params = request.params;
+  if (!request.hasSeed) {
+    params.seed = static_cast<uint64_t>(Clock::now().time_since_epoch().count());
+  }
 
   auto channel = std::make_shared<Channel>();
   channel->metrics = &metrics;
@@ -316,13 +353,9 @@ void Server::Impl::completions(const httplib::Request& req,
   std::vector<int64_t> ids;
   for (bool done = false; !done;) {
     for (Event& event : channel->take(std::chrono::milliseconds(1000))) {
-      if (event.hasToken && !stoppedByText) ids.push_back(event.token);
       if (event.hasToken && !stoppedByText) {
-        std::string error;
-        text.push(event.token, &stoppedByText, &error);
-        if (stoppedByText) {
-          strata_status_free(strata_scheduler_cancel(scheduler, requestId));
-        }
+        ids.push_back(event.token);
+        pushText(text, event.token, requestId, &stoppedByText);
       }
       if (event.final) {
         final = event;
@@ -330,32 +363,17 @@ void Server::Impl::completions(const httplib::Request& req,
       }
     }
   }
-  if (final.state == STRATA_REQUEST_FAILED ||
-      (final.state == STRATA_REQUEST_CANCELLED && !stoppedByText)) {
-    sendError(res, serverError(500, "server_error",
-                               final.state == STRATA_REQUEST_FAILED ? "failed"
-                                                                    : "cancelled",
-                               final.state == STRATA_REQUEST_FAILED
-                                   ? "generation failed: " + final.error
-                                   : "the request was cancelled"));
+  if (ApiError error = endedWithoutAnswer(final, stoppedByText)) {
+    sendError(res, error);
     finishHandler();
     return;
   }
   if (!stoppedByText) text.finish();
-  Json body = {
-      {"id", newCompletionId()},
-      {"object", "text_completion"},
-      {"created", static_cast<int64_t>(std::time(nullptr))},
-      {"model", options.modelName},
-      {"choices", Json::array({{{"text", text.sent()},
-                                {"index", 0},
-                                {"logprobs", nullptr},
-                                {"finish_reason",
-                                 stoppedByText ? "stop" : finishReason(final.state)}}})},
-      {"usage",
-       {{"prompt_tokens", final.promptTokens},
-        {"completion_tokens", final.generatedTokens},
-        {"total_tokens", final.promptTokens + final.generatedTokens}}}};
+  Json body = completionJson(newCompletionId(),
+                             static_cast<int64_t>(std::time(nullptr)),
+                             text.sent(),
+                             stoppedByText ? "stop" : finishReason(final.state));
+  body["usage"] = usageJson(final);
   if (!tokenizer) body["choices"][0]["token_ids"] = ids;
   res.set_content(dumpJson(body), "application/json");
   finishHandler();
@@ -377,15 +395,7 @@ void Server::Impl::streamCompletion(std::shared_ptr<Channel> channel,
       StreamState{channel, TextStream(tokenizer, request.stop), newCompletionId(),
                   static_cast<int64_t>(std::time(nullptr))});
   auto chunk = [this, state](const std::string& text, const Json& reason) {
-    Json body = {{"id", state->id},
-                 {"object", "text_completion"},
-                 {"created", state->created},
-                 {"model", options.modelName},
-                 {"choices", Json::array({{{"text", text},
-                                           {"index", 0},
-                                           {"logprobs", nullptr},
-                                           {"finish_reason", reason}}})}};
-    return body;
+    return completionJson(state->id, state->created, text, reason);
   };
   // Without a tokenizer there is no text: each chunk carries its token.
   const bool tokenChunks = tokenizer == nullptr;
@@ -404,12 +414,8 @@ void Server::Impl::streamCompletion(std::shared_ptr<Channel> channel,
         std::string out;
         for (const Event& event : events) {
           if (event.hasToken && !state->stoppedByText) {
-            std::string error;
-            std::string delta =
-                state->text.push(event.token, &state->stoppedByText, &error);
-            if (state->stoppedByText) {
-              strata_status_free(strata_scheduler_cancel(scheduler, requestId));
-            }
+            std::string delta = pushText(state->text, event.token, requestId,
+                                         &state->stoppedByText);
             if (tokenChunks && !event.final) {
               Json body = chunk("", nullptr);
               body["choices"][0]["token_ids"] = Json::array({event.token});
@@ -420,14 +426,7 @@ void Server::Impl::streamCompletion(std::shared_ptr<Channel> channel,
           }
           if (!event.final) continue;
           state->finished = true;
-          if (event.state == STRATA_REQUEST_FAILED ||
-              (event.state == STRATA_REQUEST_CANCELLED && !state->stoppedByText)) {
-            ApiError error = serverError(
-                500, "server_error",
-                event.state == STRATA_REQUEST_FAILED ? "failed" : "cancelled",
-                event.state == STRATA_REQUEST_FAILED
-                    ? "generation failed: " + event.error
-                    : "the request was cancelled (the server is shutting down)");
+          if (ApiError error = endedWithoutAnswer(event, state->stoppedByText)) {
             out += "data: " + error.json() + "\n\n";
           } else {
             std::string tail = state->stoppedByText ? "" : state->text.finish();
@@ -437,10 +436,7 @@ void Server::Impl::streamCompletion(std::shared_ptr<Channel> channel,
             if (tokenChunks && event.hasToken) {
               last["choices"][0]["token_ids"] = Json::array({event.token});
             }
-            last["usage"] = {{"prompt_tokens", event.promptTokens},
-                             {"completion_tokens", event.generatedTokens},
-                             {"total_tokens",
-                              event.promptTokens + event.generatedTokens}};
+            last["usage"] = usageJson(event);
             out += "data: " + dumpJson(last) + "\n\n";
           }
           out += "data: [DONE]\n\n";

@@ -108,6 +108,11 @@ strata_status_t outOfMemory() {
   return STRATA_MAKE_STATUS(STRATA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
 }
 
+strata_status_t unknownSequence(uint64_t id) {
+  return STRATA_MAKE_STATUS(STRATA_STATUS_NOT_FOUND,
+                            "no sequence %" PRIu64 " in the generator", id);
+}
+
 strata_status_t inCallbackError(const char* call) {
   return STRATA_MAKE_STATUS(STRATA_STATUS_FAILED_PRECONDITION,
                             "%s called from the token callback", call);
@@ -661,11 +666,7 @@ strata_status_t strata_generator_prefill(strata_generator_t* generator,
   }
   if (generator->inCallback) return inCallbackError("strata_generator_prefill");
   Sequence* sequence = generator->find(sequence_id);
-  if (!sequence) {
-    return STRATA_MAKE_STATUS(STRATA_STATUS_NOT_FOUND,
-                              "no sequence %" PRIu64 " in the generator",
-                              sequence_id);
-  }
+  if (!sequence) return unknownSequence(sequence_id);
   if (sequence->finished) {
     return STRATA_MAKE_STATUS(STRATA_STATUS_FAILED_PRECONDITION,
                               "sequence %" PRIu64 " has finished",
@@ -729,19 +730,6 @@ strata_status_t strata_generator_step(strata_generator_t* generator,
     return outOfMemory();
   }
 }
-
-}  // extern "C"
-
-namespace {
-
-strata_status_t unknownSequence(uint64_t id) {
-  return STRATA_MAKE_STATUS(STRATA_STATUS_NOT_FOUND,
-                            "no sequence %" PRIu64 " in the generator", id);
-}
-
-}  // namespace
-
-extern "C" {
 
 strata_status_t strata_generator_cancel(strata_generator_t* generator,
                                         uint64_t sequence_id) {

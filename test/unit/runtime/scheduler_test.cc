@@ -259,7 +259,7 @@ TEST_F(SchedulerTest, CancelledRequestsEndOnceAndFreeTheirSlots) {
   held.holdFirst = true;
   uint64_t running = submit(lmPrompt(6, 1), greedy(), &held);
   held.waitHolding();
-  uint64_t second = submit(lmPrompt(6, 2), greedy(), &other);
+  submit(lmPrompt(6, 2), greedy(), &other);
   uint64_t third = submit(lmPrompt(6, 3), greedy(), &queued);
   STRATA_ASSERT_OK(strata_scheduler_cancel(scheduler, running));
   STRATA_ASSERT_OK(strata_scheduler_cancel(scheduler, third));
@@ -277,7 +277,6 @@ TEST_F(SchedulerTest, CancelledRequestsEndOnceAndFreeTheirSlots) {
   strata_scheduler_stats_t s = stats();
   EXPECT_EQ(s.cancelled, 2u);
   EXPECT_EQ(s.running, 0u);
-  (void)second;
 }
 
 TEST_F(SchedulerTest, ReleaseAndDrainDeadlineCancelWhatIsLeft) {

@@ -44,12 +44,12 @@ TEST_F(CompletionRequestTest, ReadsEveryField) {
       "stop": ["\n", "END"], "stream": true, "priority": 3, "n": 1,
       "echo": false, "logprobs": null, "user": "u"})"));
   EXPECT_EQ(request.prompt, (std::vector<int64_t>{'H', 'i'}));
-  EXPECT_EQ(request.maxTokens, 5);
-  EXPECT_FLOAT_EQ(request.temperature, 0.5f);
-  EXPECT_FLOAT_EQ(request.topP, 0.9f);
-  EXPECT_EQ(request.topK, 40);
+  EXPECT_EQ(request.params.max_new_tokens, 5);
+  EXPECT_FLOAT_EQ(request.params.temperature, 0.5f);
+  EXPECT_FLOAT_EQ(request.params.top_p, 0.9f);
+  EXPECT_EQ(request.params.top_k, 40);
   EXPECT_TRUE(request.hasSeed);
-  EXPECT_EQ(request.seed, 7u);
+  EXPECT_EQ(request.params.seed, 7u);
   EXPECT_EQ(request.stop, (std::vector<std::string>{"\n", "END"}));
   EXPECT_TRUE(request.stream);
   EXPECT_EQ(request.priority, 3);
@@ -58,12 +58,12 @@ TEST_F(CompletionRequestTest, ReadsEveryField) {
 TEST_F(CompletionRequestTest, DefaultsFollowOpenAI) {
   ASSERT_FALSE(parse(R"({"prompt": [1, 2, 3]})"));
   EXPECT_EQ(request.prompt, (std::vector<int64_t>{1, 2, 3}));
-  EXPECT_EQ(request.maxTokens, 16);
-  EXPECT_FLOAT_EQ(request.temperature, 1.0f);
+  EXPECT_EQ(request.params.max_new_tokens, 16);
+  EXPECT_FLOAT_EQ(request.params.temperature, 1.0f);
   EXPECT_FALSE(request.stream);
   // The default max_tokens shrinks to what the context leaves.
   ASSERT_FALSE(parse(R"({"prompt": ")" + std::string(60, 'a') + R"("})"));
-  EXPECT_EQ(request.maxTokens, 4);
+  EXPECT_EQ(request.params.max_new_tokens, 4);
 }
 
 TEST_F(CompletionRequestTest, BadRequestsNameTheirField) {
