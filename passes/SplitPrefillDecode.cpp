@@ -728,19 +728,22 @@ private:
       Value k = newEntries(op.getKey(), &shape);
       Value v = newEntries(op.getValue(), &shape);
       Value kc = cacheArgs[2 * layer], vc = cacheArgs[2 * layer + 1];
-      IntegerAttr kept, ringContext;
+      IntegerAttr kept, ringContext, blockSize;
       if (std::optional<int64_t> ringKept = shape.ringKept[layer]) {
         kept = b.getI64IntegerAttr(*ringKept);
         ringContext = b.getI64IntegerAttr(context_);
       }
       Value k1 = CacheWriteOp::create(b, at, kc.getType(), kc, k, in.slots,
-                                      in.writeStarts, kept, ringContext);
+                                      in.writeStarts, kept, ringContext,
+                                      blockSize);
       Value v1 = CacheWriteOp::create(b, at, vc.getType(), vc, v, in.slots,
-                                      in.writeStarts, kept, ringContext);
+                                      in.writeStarts, kept, ringContext,
+                                      blockSize);
       auto attended = CacheAttentionOp::create(
           b, at, op.getType(), op.getQuery(), k1, v1, in.slots, in.lengths,
           op.getScaleAttr(), op.getWindowAttr(), op.getSinksAttr(), kept,
-          ringContext, op.getGlobalTopkAttr(), op.getGlobalBlockAttr());
+          ringContext, op.getGlobalTopkAttr(), op.getGlobalBlockAttr(),
+          blockSize);
       op.getResult().replaceAllUsesWith(attended.getResult());
       op.erase();
       updatedCaches.push_back(k1);

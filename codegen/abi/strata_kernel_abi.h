@@ -452,6 +452,33 @@ enum {
 };
 
 /*
+ * strata_rt_attention_paged(strata_rt_context_t* context,
+ *                           const int64_t* params)
+ *
+ * strata_rt_attention_kv over a paged cache: the same params at the same
+ * indices, then the four below, STRATA_ATTN_PAGED_PARAM_COUNT in all. K and
+ * V are pools of BLOCK_COUNT blocks of BLOCK_SIZE positions each
+ * ([blocks, kv heads, BLOCK_SIZE, dim]: the batch strides of K, V and the
+ * int8 scales step from block to block, the sequence strides through a
+ * block's positions). Position j of batch row b lies in block
+ *   BLOCK_TABLE[b * BLOCKS_PER_ROW + j / BLOCK_SIZE]
+ * at position j % BLOCK_SIZE of it. KV_LENGTHS is required and KV_SLOTS
+ * must be 0 (the table names each row's blocks); every block a row's
+ * length reaches must lie in [0, BLOCK_COUNT) and the length within
+ * BLOCKS_PER_ROW * BLOCK_SIZE; anything else ends the run (INTERNAL).
+ * Blocks may be shared between rows (a common prefix); the kernel only
+ * reads them. A new import rather than a flag, so that a runtime without
+ * paging refuses the code.
+ */
+enum {
+  STRATA_ATTN_BLOCK_TABLE = 48, /* address of BATCH * BLOCKS_PER_ROW int64 */
+  STRATA_ATTN_BLOCKS_PER_ROW = 49,
+  STRATA_ATTN_BLOCK_SIZE = 50,
+  STRATA_ATTN_BLOCK_COUNT = 51,
+  STRATA_ATTN_PAGED_PARAM_COUNT = 52
+};
+
+/*
  * strata_rt_attention_append(strata_rt_context_t* context,
  *                            const int64_t* params)
  *
@@ -522,6 +549,28 @@ enum {
   STRATA_KVQ_START = 22,
   STRATA_KVQ_CAPACITY = 23, /* positions per slot and head */
   STRATA_KVQ_PARAM_COUNT = 24
+};
+
+/*
+ * strata_rt_kv_quantize_paged(strata_rt_context_t* context,
+ *                             const int64_t* params)
+ *
+ * strata_rt_kv_quantize into a paged cache (the layout
+ * strata_rt_attention_paged reads): the same params at the same indices,
+ * then the four below, STRATA_KVQ_PAGED_PARAM_COUNT in all. Position t of
+ * row b is written to block BLOCK_TABLE[b * BLOCKS_PER_ROW + t / BLOCK_SIZE]
+ * at position t % BLOCK_SIZE of it: DST's and SCALES' slot strides step
+ * from block to block, their position strides through a block. SLOTS must
+ * be 0, CAPACITY is BLOCKS_PER_ROW * BLOCK_SIZE, and every block written
+ * must lie in [0, BLOCK_COUNT); anything else ends the run (INTERNAL).
+ * Two rows must not write the same block position in one call.
+ */
+enum {
+  STRATA_KVQ_BLOCK_TABLE = 24, /* address of BATCH * BLOCKS_PER_ROW int64 */
+  STRATA_KVQ_BLOCKS_PER_ROW = 25,
+  STRATA_KVQ_BLOCK_SIZE = 26,
+  STRATA_KVQ_BLOCK_COUNT = 27,
+  STRATA_KVQ_PAGED_PARAM_COUNT = 28
 };
 
 /*

@@ -40,10 +40,16 @@ constexpr llvm::StringLiteral kRingCacheImport = "strata_rt_attention_ring";
 constexpr llvm::StringLiteral kGlobalBlocksImport =
     "strata_rt_attention_global";
 constexpr llvm::StringLiteral kAppendImport = "strata_rt_attention_append";
+constexpr llvm::StringLiteral kPagedCacheImport = "strata_rt_attention_paged";
 
 // A ring cache's kept rows and the positions its sequences reach.
 struct RingLayout {
   int64_t kept, context;
+};
+
+// A paged cache: positions per block, and positions a row reaches.
+struct PagedLayout {
+  int64_t blockSize, capacity;
 };
 
 // Top-k global blocks: the blocks each query adds and their keys.
@@ -97,7 +103,9 @@ public:
         callGlobal_(module, symbols_, kGlobalBlocksImport,
                     STRATA_ATTN_GLOBAL_PARAM_COUNT),
         callAppend_(module, symbols_, kAppendImport,
-                    STRATA_ATTN_APPEND_PARAM_COUNT) {}
+                    STRATA_ATTN_APPEND_PARAM_COUNT),
+        callPaged_(module, symbols_, kPagedCacheImport,
+                   STRATA_ATTN_PAGED_PARAM_COUNT) {}
 
   unsigned run() {
     SmallVector<AttentionOp> ops;
@@ -168,8 +176,8 @@ private:
              globalLayoutOf(op.getGlobalTopk(), op.getGlobalBlock()), append);
   }
 
-  // Row b reads slot slots[b] of the caches in place and sees its first
-  // lengths[b] keys.
+  // Row b reads slot slots[b] of the caches in place (a paged cache: the
+  // blocks of its table row) and sees its first lengths[b] keys.
   void rewrite(CacheAttentionOp op) {
     OpBuilder b(op);
     auto cache = cast<RankedTensorType>(op.getKeyCache().getType());
@@ -177,9 +185,12 @@ private:
     std::optional<RingLayout> ring;
     if (std::optional<int64_t> kept = op.getRingKept())
       ring = RingLayout{*kept, *op.getRingContext()};
+    std::optional<PagedLayout> paged;
+    if (std::optional<int64_t> size = op.getBlockSize())
+      paged = PagedLayout{*size, op.getPositionCapacity()};
     lowering::checkCacheLengths(b, op.getLoc(), op.getSlots(), op.getLengths(),
                                 queries, cache.getDimSize(0),
-                                ring ? ring->context : cache.getDimSize(2));
+                                op.getPositionCapacity());
     if (ring)
       lowering::checkRingWrite(b, op.getLoc(), queries,
                                cache.getDimSize(2) - ring->kept -
@@ -188,7 +199,8 @@ private:
              std::pair{op.getSlots(), op.getLengths()}, op.getScale(),
              /*causal=*/true, op.getWindow(), op.getSinks(),
              /*maskHidden=*/false, ring,
-             globalLayoutOf(op.getGlobalTopk(), op.getGlobalBlock()));
+             globalLayoutOf(op.getGlobalTopk(), op.getGlobalBlock()),
+             /*append=*/std::nullopt, paged);
   }
 
   void emitCall(Operation *op, Value query, Value key, Value value,
@@ -197,7 +209,8 @@ private:
                 std::optional<int64_t> window, std::optional<int64_t> sinks,
                 bool maskHidden, std::optional<RingLayout> ring,
                 std::optional<GlobalLayout> global,
-                std::optional<AppendParts> append = std::nullopt) {
+                std::optional<AppendParts> append = std::nullopt,
+                std::optional<PagedLayout> paged = std::nullopt) {
     auto func = op->getParentOfType<func::FuncOp>();
     if (!func)
       return;
@@ -290,8 +303,11 @@ private:
         {STRATA_ATTN_HEADS, idx(qType.getDimSize(1))},
         {STRATA_ATTN_KV_HEADS, idx(kType.getDimSize(1))},
         {STRATA_ATTN_SQ, qMeta.getSizes()[2]},
-        // A ring's rows are not its keys: SK bounds the lengths.
-        {STRATA_ATTN_SK, ring ? idx(ring->context) : keys},
+        // A ring's or a paged cache's rows are not its keys: SK bounds the
+        // lengths.
+        {STRATA_ATTN_SK, ring    ? idx(ring->context)
+                         : paged ? idx(paged->capacity)
+                                 : keys},
         {STRATA_ATTN_HEAD_DIM, qMeta.getSizes()[3]},
         {STRATA_ATTN_VALUE_DIM, valueDim},
         {STRATA_ATTN_SCALE, idx(int64_t(scaleBits))},
@@ -310,9 +326,20 @@ private:
         Value m = view;
         return i64ElementAddress(b, loc, m, metadata(m));
       };
-      fields.push_back({STRATA_ATTN_KV_SLOTS, address(rows->first)});
-      fields.push_back({STRATA_ATTN_KV_SLOT_COUNT, kMeta.getSizes()[0]});
+      // A paged row names its blocks in the table instead.
+      fields.push_back(
+          {STRATA_ATTN_KV_SLOTS, paged ? idx(0) : address(rows->first)});
+      fields.push_back(
+          {STRATA_ATTN_KV_SLOT_COUNT, paged ? idx(0) : kMeta.getSizes()[0]});
       fields.push_back({STRATA_ATTN_KV_LENGTHS, address(rows->second)});
+      if (paged) {
+        auto table = cast<RankedTensorType>(rows->first.getType());
+        fields.push_back({STRATA_ATTN_BLOCK_TABLE, address(rows->first)});
+        fields.push_back(
+            {STRATA_ATTN_BLOCKS_PER_ROW, idx(table.getDimSize(1))});
+        fields.push_back({STRATA_ATTN_BLOCK_SIZE, idx(paged->blockSize)});
+        fields.push_back({STRATA_ATTN_BLOCK_COUNT, kMeta.getSizes()[0]});
+      }
     } else {
       // Row b reads K/V batch b, all SK keys.
       fields.push_back({STRATA_ATTN_KV_SLOTS, idx(0)});
@@ -367,7 +394,7 @@ private:
       present(append->value, vMeta, STRATA_ATTN_V_PRESENT);
       fields.push_back({STRATA_ATTN_PAST, kMeta.getSizes()[2]});
       callAppend_.emit(b, loc, func, fields);
-    } else if (compressed || ring || global) {
+    } else if (compressed || ring || global || paged) {
       fields.push_back(
           {STRATA_ATTN_KV_DTYPE,
            idx(int8Cache            ? STRATA_DTYPE_I8
@@ -394,7 +421,9 @@ private:
       };
       scales(STRATA_ATTN_K_SCALES, k, kMeta, qMeta.getSizes()[3]);
       scales(STRATA_ATTN_V_SCALES, v, vMeta, valueDim);
-      if (ring) {
+      if (paged) {
+        callPaged_.emit(b, loc, func, fields);
+      } else if (ring) {
         fields.push_back({STRATA_ATTN_RING_KEPT, idx(ring->kept)});
         fields.push_back({STRATA_ATTN_RING_ROWS, kMeta.getSizes()[2]});
         callRing_.emit(b, loc, func, fields);
@@ -430,7 +459,7 @@ private:
   }
 
   SymbolTable symbols_;
-  RuntimeCall call_, callKv_, callRing_, callGlobal_, callAppend_;
+  RuntimeCall call_, callKv_, callRing_, callGlobal_, callAppend_, callPaged_;
   int64_t calls_ = 0;
 };
 

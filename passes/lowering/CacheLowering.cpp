@@ -10,7 +10,9 @@
 // A compressed cache's rows are encoded before the write and decoded after
 // the gather (CacheEncoding.cpp). A ring cache is written token by token
 // (a write may wrap around the ring) and its mask derives from each row's
-// length which position every ring row holds.
+// length which position every ring row holds. A paged cache is written
+// token by token too (a write may cross a block's end), and read through
+// a gather of each row's blocks in table order.
 
 #include "passes/lowering/GlobalBlocks.h"
 #include "passes/lowering/LoweringUtils.h"
@@ -60,19 +62,20 @@ FailureOr<Value> lowerCacheWrite(CacheWriteOp op, CacheWriteOp::Adaptor adaptor,
   update = encodeCacheRows(rewriter, loc, update, cacheType.getElementType());
   Value count = dimValue(rewriter, loc, update, 2);
   std::optional<int64_t> ringKept = op.getRingKept();
+  std::optional<int64_t> blockSize = op.getBlockSize();
   const int64_t rows = cacheType.getDimSize(2);
   checkCacheRows(rewriter, loc, slots, positions, count,
-                 cacheType.getDimSize(0),
-                 ringKept ? *op.getRingContext() : rows);
+                 cacheType.getDimSize(0), op.getPositionCapacity());
   if (ringKept)
     checkRingWrite(rewriter, loc, count, rows - *ringKept);
   Value zero = indexConstant(rewriter, loc, 0);
   Value one = indexConstant(rewriter, loc, 1);
   Value batch = dimValue(rewriter, loc, update, 0);
-  // A ring takes one token at a time (its slice may wrap), a linear cache
-  // a row's tokens at once.
+  // A ring or a paged cache takes one token at a time (its slice may wrap
+  // or cross a block's end), a linear cache a row's tokens at once.
+  const bool byToken = ringKept || blockSize;
   OpFoldResult tokens =
-      ringKept ? rewriter.getIndexAttr(1) : getAsOpFoldResult(count);
+      byToken ? rewriter.getIndexAttr(1) : getAsOpFoldResult(count);
   SmallVector<OpFoldResult> sizes = {
       rewriter.getIndexAttr(1), rewriter.getIndexAttr(cacheType.getDimSize(1)),
       tokens, rewriter.getIndexAttr(cacheType.getDimSize(3))};
@@ -94,8 +97,10 @@ FailureOr<Value> lowerCacheWrite(CacheWriteOp op, CacheWriteOp::Adaptor adaptor,
           Value v = tensor::ExtractOp::create(b, l, tensor, ValueRange{row});
           return arith::IndexCastOp::create(b, l, b.getIndexType(), v);
         };
-        Value slot = element(slots), position = element(positions);
-        if (!ringKept) {
+        // A paged row's blocks come token by token from its table row.
+        Value slot = blockSize ? Value() : element(slots);
+        Value position = element(positions);
+        if (!byToken) {
           scf::YieldOp::create(
               b, l,
               insert(b, l, carried[0], row, b.getIndexAttr(0), slot, position));
@@ -104,15 +109,65 @@ FailureOr<Value> lowerCacheWrite(CacheWriteOp op, CacheWriteOp::Adaptor adaptor,
         auto tokenLoop = scf::ForOp::create(
             b, l, zero, count, one, ValueRange{carried[0]},
             [&](OpBuilder &nb, Location nl, Value token, ValueRange into) {
-              Value at = ringRow(
-                  nb, nl, arith::AddIOp::create(nb, nl, position, token),
-                  *ringKept, rows);
+              Value p = arith::AddIOp::create(nb, nl, position, token);
+              if (!blockSize) {
+                Value at = ringRow(nb, nl, p, *ringKept, rows);
+                scf::YieldOp::create(
+                    nb, nl, insert(nb, nl, into[0], row, token, slot, at));
+                return;
+              }
+              // Block slots[row, p / size], row p mod size of it.
+              Value size = indexConstant(nb, nl, *blockSize);
+              Value entry = tensor::ExtractOp::create(
+                  nb, nl, slots,
+                  ValueRange{row, arith::DivUIOp::create(nb, nl, p, size)});
+              Value block = arith::IndexCastOp::create(
+                  nb, nl, nb.getIndexType(), entry);
+              Value at = arith::RemUIOp::create(nb, nl, p, size);
               scf::YieldOp::create(
-                  nb, nl, insert(nb, nl, into[0], row, token, slot, at));
+                  nb, nl, insert(nb, nl, into[0], row, token, block, at));
             });
         scf::YieldOp::create(b, l, tokenLoop.getResult(0));
       });
   return loop.getResult(0);
+}
+
+/// Each row's blocks of a paged cache laid end to end, [B, H, N * size, D]:
+/// element [b, h, j, e] from block slots[b, j / size], row j mod size.
+Value gatherBlocks(OpBuilder &b, Location loc, Value cache, Value table,
+                   Value query, int64_t size) {
+  RankedTensorType t = typeOf(cache);
+  RankedTensorType q = typeOf(query);
+  auto type = RankedTensorType::get(
+      {q.getDimSize(0), t.getDimSize(1), typeOf(table).getDimSize(1) * size,
+       t.getDimSize(3)},
+      t.getElementType());
+  SmallVector<Value> dynamic;
+  if (q.isDynamicDim(0))
+    dynamic.push_back(dimValue(b, loc, query, 0));
+  Value init = emptyTensor(b, loc, type, dynamic);
+  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(4, b.getContext())};
+  SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{type}, ValueRange{}, ValueRange{init}, maps, iterators,
+      [&](OpBuilder &nb, Location l, ValueRange) {
+        Value row = linalg::IndexOp::create(nb, l, 0);
+        Value head = linalg::IndexOp::create(nb, l, 1);
+        Value j = linalg::IndexOp::create(nb, l, 2);
+        Value e = linalg::IndexOp::create(nb, l, 3);
+        Value blockSize = indexConstant(nb, l, size);
+        Value entry = tensor::ExtractOp::create(
+            nb, l, table,
+            ValueRange{row, arith::DivUIOp::create(nb, l, j, blockSize)});
+        Value block =
+            arith::IndexCastOp::create(nb, l, nb.getIndexType(), entry);
+        Value value = tensor::ExtractOp::create(
+            nb, l, cache,
+            ValueRange{block, head, arith::RemUIOp::create(nb, l, j, blockSize),
+                       e});
+        linalg::YieldOp::create(nb, l, value);
+      });
+  return generic.getResult(0);
 }
 
 /// The keys row b sees at query t: j <= t + lengths[b] - T, narrowed by a
@@ -194,12 +249,15 @@ FailureOr<Value> lowerCacheAttention(CacheAttentionOp op,
   Value query = adaptor.getQuery(), slots = adaptor.getSlots(),
         lengths = adaptor.getLengths();
   RankedTensorType cacheType = typeOf(adaptor.getKeyCache());
-  int64_t context = cacheType.getDimSize(2);
+  std::optional<int64_t> blockSize = op.getBlockSize();
+  // The keys each row's view holds: a ring's rows, a paged row's blocks
+  // laid end to end, else the cache's context.
+  int64_t context =
+      blockSize ? op.getPositionCapacity() : cacheType.getDimSize(2);
   Value queries = dimValue(rewriter, loc, query, 2);
   std::optional<int64_t> ringKept = op.getRingKept();
   checkCacheLengths(rewriter, loc, slots, lengths, queries,
-                    cacheType.getDimSize(0),
-                    ringKept ? *op.getRingContext() : context);
+                    cacheType.getDimSize(0), op.getPositionCapacity());
   if (ringKept)
     checkRingWrite(rewriter, loc, queries,
                    context - *ringKept - *op.getWindow() + 1);
@@ -207,6 +265,8 @@ FailureOr<Value> lowerCacheAttention(CacheAttentionOp op,
   // written.
   auto gathered = [&](Value cache) -> Value {
     RankedTensorType t = typeOf(cache);
+    if (blockSize)
+      return gatherBlocks(rewriter, loc, cache, slots, query, *blockSize);
     auto type = RankedTensorType::get({typeOf(query).getDimSize(0),
                                        t.getDimSize(1), t.getDimSize(2),
                                        t.getDimSize(3)},

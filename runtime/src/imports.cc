@@ -62,7 +62,12 @@ const Import kImports[] = {
     // kernel (its prefill blocks honour the bf16-products flag).
     {"strata_rt_attention_append", address(&kernels::strataAttentionAppend),
      kernels::attentionF32KernelSet},
+    // A paged cache: the same kernel, each row's keys found block by block.
+    {"strata_rt_attention_paged", address(&kernels::strataAttentionPaged),
+     kernels::matmulF32KernelSet},
     {"strata_rt_kv_quantize", address(&kernels::strataKvQuantize), nullptr},
+    {"strata_rt_kv_quantize_paged", address(&kernels::strataKvQuantizePaged),
+     nullptr},
     {"strata_rt_check_failed", address(&strataRtCheckFailed), nullptr},
 };
 

@@ -121,3 +121,42 @@ func.func @ring_attend(%q: tensor<?x2x1x4xf32>, %k: tensor<3x2x8x4xf32>, %v: ten
   %0 = strata.cache_attention %q, %k, %v, %slots, %lengths {window = 4 : i64, sinks = 2 : i64, ring_kept = 2 : i64, ring_context = 100 : i64} : (tensor<?x2x1x4xf32>, tensor<3x2x8x4xf32>, tensor<3x2x8x4xf32>, tensor<?xi64>, tensor<?xi64>) -> tensor<?x2x1x4xf32>
   return %0 : tensor<?x2x1x4xf32>
 }
+
+// A paged write (blocks of 4, 3 per row) checks every table entry against
+// the pool's 6 blocks and the positions against the 12 a row reaches, then
+// inserts token by token into block table[b, p / 4] at row p mod 4.
+// CHECK-LABEL: func.func @paged_write
+//       CHECK:   strata.check %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {input = "block_tables", kind = 8 : i64
+//       CHECK:   arith.constant 12 : i64
+//       CHECK:   strata.check %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {input = "positions", kind = 9 : i64
+//       CHECK:   scf.for %[[B:.+]] = %{{.+}} to %{{.+}} step
+//       CHECK:     scf.for %[[T:.+]] = %{{.+}} to %{{.+}} step
+//       CHECK:       %[[P:.+]] = arith.addi %{{.+}}, %[[T]] : index
+//       CHECK:       %[[N:.+]] = arith.divui %[[P]], %c4
+//       CHECK:       %[[E:.+]] = tensor.extract %arg2[%[[B]], %[[N]]]
+//       CHECK:       %[[BLOCK:.+]] = arith.index_cast %[[E]]
+//       CHECK:       %[[ROW:.+]] = arith.remui %[[P]], %c4
+//       CHECK:       tensor.insert_slice %{{.+}} into %{{.+}}[%[[BLOCK]], 0, %[[ROW]], 0] [1, 2, 1, 4]
+func.func @paged_write(%cache: tensor<6x2x4x4xf32>, %new: tensor<?x2x?x4xf32>,
+                       %tables: tensor<?x3xi64> {strata.name = "block_tables"},
+                       %positions: tensor<?xi64> {strata.name = "positions"}) -> tensor<6x2x4x4xf32> {
+  %0 = strata.cache_write %cache, %new, %tables, %positions {block_size = 4 : i64} : (tensor<6x2x4x4xf32>, tensor<?x2x?x4xf32>, tensor<?x3xi64>, tensor<?xi64>) -> tensor<6x2x4x4xf32>
+  return %0 : tensor<6x2x4x4xf32>
+}
+
+// The generic attention over a paged cache: each row's blocks gathered end
+// to end into its 12 positions (element [b, h, j, e] from block
+// table[b, j / 4], row j mod 4), then the causal mask over 12 keys.
+// CHECK-LABEL: func.func @paged_attend
+//       CHECK:   linalg.generic {{.+}} outs(%{{.+}} : tensor<?x2x12x4xf32>)
+//       CHECK:     %[[J:.+]] = linalg.index 2
+//       CHECK:     arith.divui %[[J]], %c4
+//       CHECK:     tensor.extract %arg3
+//       CHECK:     arith.remui %[[J]], %c4
+//       CHECK:     tensor.extract %arg1
+//       CHECK:   outs(%{{.+}} : tensor<?x1x1x12xi1>)
+func.func @paged_attend(%q: tensor<?x2x1x4xf32>, %k: tensor<6x2x4x4xf32>, %v: tensor<6x2x4x4xf32>,
+                        %tables: tensor<?x3xi64>, %lengths: tensor<?xi64>) -> tensor<?x2x1x4xf32> {
+  %0 = strata.cache_attention %q, %k, %v, %tables, %lengths {block_size = 4 : i64} : (tensor<?x2x1x4xf32>, tensor<6x2x4x4xf32>, tensor<6x2x4x4xf32>, tensor<?x3xi64>, tensor<?xi64>) -> tensor<?x2x1x4xf32>
+  return %0 : tensor<?x2x1x4xf32>
+}

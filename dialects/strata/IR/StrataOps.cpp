@@ -386,6 +386,53 @@ static LogicalResult verifyRing(Operation *op, std::optional<int64_t> kept,
   return success();
 }
 
+/// A paged cache's block table and block size against the cache's rows
+/// ([blocks, H, block_size, D]); without one, |slots| is [B].
+static LogicalResult verifyPaging(Operation *op, Value slots,
+                                  std::optional<int64_t> blockSize,
+                                  int64_t cacheRows, bool ring) {
+  ArrayRef<int64_t> table = shapeOf(slots);
+  if (!blockSize) {
+    if (table.size() != 1)
+      return op->emitOpError() << "expected 'slots' of rank 1 without "
+                               << "'block_size', got " << formatShape(table);
+    return success();
+  }
+  if (table.size() != 2 || ShapedType::isDynamic(table[1]) || table[1] < 1)
+    return op->emitOpError() << "expected a block table [rows, blocks] with "
+                             << "a static block count, got "
+                             << formatShape(table);
+  if (*blockSize < 1 || *blockSize != cacheRows)
+    return op->emitOpError() << "expected 'block_size' (" << *blockSize
+                             << ") to be the cache's rows per block ("
+                             << cacheRows << ")";
+  if (ring)
+    return op->emitOpError() << "a paged cache is not a ring";
+  return success();
+}
+
+/// Positions per row: a ring's context, a paged row's blocks, else the
+/// cache's rows.
+static int64_t positionCapacity(Value cache, Value slots,
+                                std::optional<int64_t> ringContext,
+                                std::optional<int64_t> blockSize) {
+  if (ringContext)
+    return *ringContext;
+  if (blockSize)
+    return shapeOf(slots)[1] * *blockSize;
+  return shapeOf(cache)[2];
+}
+
+int64_t CacheWriteOp::getPositionCapacity() {
+  return positionCapacity(getCache(), getSlots(), getRingContext(),
+                          getBlockSize());
+}
+
+int64_t CacheAttentionOp::getPositionCapacity() {
+  return positionCapacity(getKeyCache(), getSlots(), getRingContext(),
+                          getBlockSize());
+}
+
 LogicalResult CacheWriteOp::verify() {
   ArrayRef<int64_t> cache = shapeOf(getCache()), update = shapeOf(getUpdate());
   if (cache.size() != 4 || update.size() != 4)
@@ -409,7 +456,9 @@ LogicalResult CacheWriteOp::verify() {
       extentsMismatch(rows, shapeOf(getPositions())[0]))
     return emitOpError() << "expected one slot and one position per update "
                          << "row (" << formatShape(rows) << ")";
-  if (failed(verifyRing(*this, getRingKept(), getRingContext(), cache[2])))
+  if (failed(verifyRing(*this, getRingKept(), getRingContext(), cache[2])) ||
+      failed(verifyPaging(*this, getSlots(), getBlockSize(), cache[2],
+                          getRingKept().has_value())))
     return failure();
   if (getRingKept() && !ShapedType::isDynamic(update[2]) &&
       update[2] > cache[2] - *getRingKept())
@@ -459,8 +508,13 @@ LogicalResult CacheAttentionOp::verify() {
     if (!getWindow())
       return emitOpError() << "'sinks' requires 'window'";
   }
-  if (failed(verifyRing(*this, getRingKept(), getRingContext(), k[2])))
+  if (failed(verifyRing(*this, getRingKept(), getRingContext(), k[2])) ||
+      failed(verifyPaging(*this, getSlots(), getBlockSize(), k[2],
+                          getRingKept().has_value())))
     return failure();
+  if (getBlockSize() && getGlobalTopk())
+    return emitOpError() << "global blocks need a contiguous cache, not a "
+                         << "paged one";
   if (failed(verifyGlobalBlocks(*this, getGlobalTopk(), getGlobalBlock(),
                                 getWindow().has_value(), /*causal=*/true)))
     return failure();

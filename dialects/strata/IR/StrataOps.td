@@ -631,17 +631,30 @@ def Strata_CacheWriteOp : Strata_Op<"cache_write",
     little-endian fp32 (+inf when the row holds a non-finite value): the
     cache's last dim is D + 4, D a multiple of 4, so each scale is aligned.
 
+    A paged cache (`block_size`) is a pool of blocks `[blocks, H,
+    block_size, D]` and `slots` a block table `[B, N]` (N static): row b's
+    position `p < N * block_size` lies in block `slots[b, p / block_size]`
+    at row `p mod block_size`. Every entry of the table must name a block
+    of the pool (a run-time input check); rows must not share a block they
+    write. Not with a ring.
+
     ```mlir
     %k1 = strata.cache_write %kc, %k, %slots, %pos : (tensor<8x4x1024x64xf32>, tensor<?x4x1x64xf32>, tensor<?xi64>, tensor<?xi64>) -> tensor<8x4x1024x64xf32>
     %q1 = strata.cache_write %qc, %k, %slots, %pos : (tensor<8x4x1024x68xi8>, tensor<?x4x1x64xf32>, tensor<?xi64>, tensor<?xi64>) -> tensor<8x4x1024x68xi8>
     ```
   }];
   let arguments = (ins Strata_CacheTensor:$cache, Strata_FloatTensor:$update,
-                   TensorRankOf<[I64], [1]>:$slots,
+                   TensorRankOf<[I64], [1, 2]>:$slots,
                    TensorRankOf<[I64], [1]>:$positions,
                    OptionalAttr<I64Attr>:$ring_kept,
-                   OptionalAttr<I64Attr>:$ring_context);
+                   OptionalAttr<I64Attr>:$ring_context,
+                   OptionalAttr<I64Attr>:$block_size);
   let results = (outs Strata_CacheTensor:$result);
+  let extraClassDeclaration = [{
+    /// The positions a row can reach: a ring's context, a paged row's
+    /// blocks, else the cache's context dim.
+    int64_t getPositionCapacity();
+  }];
   let assemblyFormat = [{
     $cache `,` $update `,` $slots `,` $positions attr-dict `:`
     functional-type(operands, results)
@@ -669,7 +682,9 @@ def Strata_CacheAttentionOp : Strata_Op<"cache_attention",
     are rings as `strata.cache_write` writes them (lengths up to
     `ring_context`): a `window` is required, `sinks <= ring_kept`, and
     `T + window - 1 <= R - ring_kept`, so that every key a query sees is
-    still in the ring.
+    still in the ring. With `block_size` the caches are paged as
+    `strata.cache_write` writes them and `slots` is the block table
+    (lengths up to `N * block_size`); not with a ring or global blocks.
 
     ```mlir
     %o = strata.cache_attention %q, %kc, %vc, %slots, %lengths : (tensor<?x12x1x64xf32>, tensor<8x4x1024x64xf32>, tensor<8x4x1024x64xf32>, tensor<?xi64>, tensor<?xi64>) -> tensor<?x12x1x64xf32>
@@ -677,15 +692,20 @@ def Strata_CacheAttentionOp : Strata_Op<"cache_attention",
   }];
   let arguments = (ins Strata_FloatTensor:$query, Strata_CacheTensor:$key_cache,
                    Strata_CacheTensor:$value_cache,
-                   TensorRankOf<[I64], [1]>:$slots,
+                   TensorRankOf<[I64], [1, 2]>:$slots,
                    TensorRankOf<[I64], [1]>:$lengths,
                    OptionalAttr<F32Attr>:$scale,
                    OptionalAttr<I64Attr>:$window, OptionalAttr<I64Attr>:$sinks,
                    OptionalAttr<I64Attr>:$ring_kept,
                    OptionalAttr<I64Attr>:$ring_context,
                    OptionalAttr<I64Attr>:$global_topk,
-                   OptionalAttr<I64Attr>:$global_block);
+                   OptionalAttr<I64Attr>:$global_block,
+                   OptionalAttr<I64Attr>:$block_size);
   let results = (outs Strata_FloatTensor:$result);
+  let extraClassDeclaration = [{
+    /// The positions a row can reach (strata.cache_write's).
+    int64_t getPositionCapacity();
+  }];
   let assemblyFormat = [{
     $query `,` $key_cache `,` $value_cache `,` $slots `,` $lengths attr-dict
     `:` functional-type(operands, results)

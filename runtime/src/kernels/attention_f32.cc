@@ -82,6 +82,15 @@ struct Problem {
   // ringKept in place, the later ones cycling through rows [ringKept,
   // ringRows). ringRows 0: position j is row j.
   int64_t ringKept, ringRows;
+  // A paged cache (strata_rt_attention_paged): position j of batch row b
+  // in block blockTable[b * blocksPerRow + j / blockSize], at j %
+  // blockSize of it. blockSize 0: not paged (a row's rows are its slot's).
+  const int64_t* blockTable;
+  int64_t blocksPerRow, blockSize, blockCount;
+  // log2(blockSize) when it is a power of two, else -1: a decode row meets
+  // a block end every few keys, and a division there costs more than the
+  // shift.
+  int blockShift;
   // Keys no query row sees, between the sinks' panels and the first row's
   // window, dropped from view (dropKeysBeforeWindow): key j >= gapAt is
   // position j + gap. gap 0: key j is position j.
@@ -112,9 +121,9 @@ int64_t kvIndex(const Problem& p, int64_t j) {
   return p.ringKept + (j - p.ringKept) % (p.ringRows - p.ringKept);
 }
 
-// The end of the keys from j on (before j1) that lie in consecutive rows:
-// j1, or where a dropped gap, the kept rows or the ring end.
-int64_t kvRunEnd(const Problem& p, int64_t j, int64_t j1) {
+// The end of the keys from j on (before j1) that lie in consecutive rows
+// of one slot: j1, or where a dropped gap, the kept rows or the ring end.
+int64_t slotRunEnd(const Problem& p, int64_t j, int64_t j1) {
   if (p.gap != 0 && j < p.gapAt) j1 = std::min(j1, p.gapAt);
   if (p.past >= 0) {
     const int64_t position = kvPosition(p, j);
@@ -126,6 +135,22 @@ int64_t kvRunEnd(const Problem& p, int64_t j, int64_t j1) {
   if (position < p.ringKept) return std::min(j1, p.ringKept - shift);
   const int64_t ring = p.ringRows - p.ringKept;
   return std::min(j1, j + ring - (position - p.ringKept) % ring);
+}
+
+// A paged cache's block of position r (its index in the row's table) and
+// r's position in it.
+int64_t blockIndex(const Problem& p, int64_t r) {
+  return p.blockShift >= 0 ? r >> p.blockShift : r / p.blockSize;
+}
+int64_t positionInBlock(const Problem& p, int64_t r) {
+  return p.blockShift >= 0 ? r & (p.blockSize - 1) : r % p.blockSize;
+}
+
+// slotRunEnd, also ending at a paged cache's block boundary.
+int64_t kvRunEnd(const Problem& p, int64_t j, int64_t j1) {
+  j1 = slotRunEnd(p, j, j1);
+  if (p.blockSize == 0) return j1;
+  return std::min(j1, j + p.blockSize - positionInBlock(p, kvIndex(p, j)));
 }
 
 // Keys query row i sees: [0, sinkEnd) and [lo, hi] (empty when hi < lo).
@@ -205,7 +230,8 @@ ScratchSizes scratchSizes(const Problem& p, bool blocked, bool bf16) {
   z.out = roundUp16(p.dv);
   z.exact = roundUp16(std::max(p.sk, p.dv));  // also the sinks' sums
   z.kvRow = roundUp16(std::max(p.d, p.dv));
-  // A range read in two runs (a ring's wrap) sums its second run here.
+  // A range read in runs (a ring's wrap, a paged cache's blocks) sums its
+  // later runs here.
   z.part = roundUp16(p.dv);
   const int64_t blocks = p.globalTopk > 0 ? p.sk / p.globalBlock : 0;
   z.blockSums = blocks > 0 ? roundUp16(blocks * p.d) : 0;
@@ -252,6 +278,9 @@ struct KvRows {
   const uint8_t* p;
   const float* scales;
   const uint8_t* newRows = nullptr;
+  // A paged cache: the row's block table (p and scales are then block 0's
+  // rows of the head).
+  const int64_t* blocks = nullptr;
 };
 
 // Row r of one head's K or V where it lies (its part's strides).
@@ -266,6 +295,13 @@ KvRow kvRow(const Problem& p, const KvOperand& o, const KvOperand& added,
   if (x.newRows && r >= p.past)
     return {x.newRows + (r - p.past) * added.ss * p.kvBytes, nullptr,
             added.ss, added.sd};
+  if (x.blocks) {
+    const int64_t block = x.blocks[blockIndex(p, r)];
+    const int64_t at = positionInBlock(p, r);
+    return {x.p + (block * o.sb + at * o.ss) * p.kvBytes,
+            x.scales ? x.scales + block * o.scb + at * o.scs : nullptr, o.ss,
+            o.sd};
+  }
   return {x.p + r * o.ss * p.kvBytes, x.scales ? x.scales + r * o.scs
                                                : nullptr,
           o.ss, o.sd};
@@ -409,10 +445,14 @@ bool softmaxRow(const Problem& p, const MatmulTiles& t, float* s,
 
 Head headOf(const Problem& p, int64_t b, int64_t h) {
   const int64_t kvh = h / (p.heads / p.kvHeads);
-  const int64_t kvb = p.kvSlots ? p.kvSlots[b] : b;
+  // A paged row's blocks are found row by row (kvRow): block 0 here.
+  const int64_t kvb = p.blockSize ? 0 : p.kvSlots ? p.kvSlots[b] : b;
+  const int64_t* blocks =
+      p.blockSize ? p.blockTable + b * p.blocksPerRow : nullptr;
   const auto rows = [&](const KvOperand& o) {
     return KvRows{o.p + (kvb * o.sb + kvh * o.sh) * p.kvBytes,
-                  o.scales ? o.scales + kvb * o.scb + kvh * o.sch : nullptr};
+                  o.scales ? o.scales + kvb * o.scb + kvh * o.sch : nullptr,
+                  nullptr, blocks};
   };
   Head x;
   x.q = p.q.p + b * p.q.sb + h * p.q.sh;
@@ -459,61 +499,75 @@ void keyDotsRun(const Problem& p, const MatmulTiles& t, const Scratch& s,
   }
 }
 
+// A paged cache's next run of keys [j0, j1) (and its int8 scales) on its
+// way into the caches: a block holds a few KiB, too short a stream for the
+// hardware prefetcher to have it ready when the kernel arrives, as it has
+// a contiguous cache's next rows.
+void prefetchRun(const Problem& p, const KvOperand& o, const KvOperand& added,
+                 const KvRows& x, int64_t j0, int64_t j1) {
+  if (p.blockSize == 0 || j1 <= j0) return;
+  const KvRow first = kvRow(p, o, added, x, kvIndex(p, j0));
+  if (first.sd != 1) return;
+  const int64_t bytes = ((j1 - j0 - 1) * first.ss + p.d) * p.kvBytes;
+  for (int64_t at = 0; at < bytes; at += 64)
+    __builtin_prefetch(first.p + at);
+  if (first.scales) __builtin_prefetch(first.scales);
+}
+
 // scores[j] = q . K row j for j in [j0, j1) (int8: times the row's scale),
-// with unit-stride rows read where they lie (a ring's range in two runs).
+// with unit-stride rows read where they lie (a ring's range in two runs, a
+// paged cache's in blocks).
 void keyDots(const Problem& p, const MatmulTiles& t, const Scratch& s,
              const Head& x, const float* q, int64_t j0, int64_t j1,
              float* scores) {
   for (int64_t j = j0; j < j1;) {
     const int64_t end = kvRunEnd(p, j, j1);
+    if (end < j1) prefetchRun(p, p.k, p.kNew, x.k, end, kvRunEnd(p, end, j1));
     keyDotsRun(p, t, s, x, q, j, end, scores);
     j = end;
   }
 }
 
-// valueSums over keys in consecutive rows.
+// valueSums over keys in consecutive rows; with |add|, added to |out|
+// (an fp32 run straight into it, others through s.part).
 void valueSumsRun(const Problem& p, const MatmulTiles& t, const Scratch& s,
                   const Head& x, const float* probs, int64_t j0, int64_t j1,
-                  float* out) {
+                  float* out, bool add) {
   const KvRow v = kvRow(p, p.v, p.vNew, x.v, kvIndex(p, j0));
   const int64_t n = std::max<int64_t>(j1 - j0, 0);
   probs += j0;
-  if (v.sd == 1) {
-    switch (p.kvType) {
-      case KvType::kF32:
-        return t.rowTimesRows(n, p.dv, probs, 1,
-                              reinterpret_cast<const float*>(v.p), v.ss,
-                              out, false);
-      case KvType::kI8:
-        return p.kvKernels->axpyI8(n, p.dv, probs,
-                                   reinterpret_cast<const int8_t*>(v.p),
-                                   v.ss, v.scales, p.v.scs, out);
-      case KvType::kBf16:
-        return p.kvKernels->axpyBf16(n, p.dv, probs,
-                                     reinterpret_cast<const uint16_t*>(v.p),
-                                     v.ss, out);
+  if (v.sd == 1 && p.kvType == KvType::kF32)
+    return t.rowTimesRows(n, p.dv, probs, 1,
+                          reinterpret_cast<const float*>(v.p), v.ss, out, add);
+  float* sum = add ? s.part : out;
+  if (v.sd == 1 && p.kvType == KvType::kI8) {
+    p.kvKernels->axpyI8(n, p.dv, probs, reinterpret_cast<const int8_t*>(v.p),
+                        v.ss, v.scales, p.v.scs, sum);
+  } else if (v.sd == 1 && p.kvType == KvType::kBf16) {
+    p.kvKernels->axpyBf16(n, p.dv, probs,
+                          reinterpret_cast<const uint16_t*>(v.p), v.ss, sum);
+  } else {
+    std::fill(sum, sum + p.dv, 0.0f);
+    for (int64_t j = 0; j < n; ++j) {
+      loadKvRow(p, p.v, p.vNew, x.v, j0 + j, 0, p.dv, s.kvRow, 1);
+      for (int64_t c = 0; c < p.dv; ++c) sum[c] += probs[j] * s.kvRow[c];
     }
   }
-  std::fill(out, out + p.dv, 0.0f);
-  for (int64_t j = 0; j < n; ++j) {
-    loadKvRow(p, p.v, p.vNew, x.v, j0 + j, 0, p.dv, s.kvRow, 1);
-    for (int64_t c = 0; c < p.dv; ++c) out[c] += probs[j] * s.kvRow[c];
-  }
+  if (add)
+    for (int64_t c = 0; c < p.dv; ++c) out[c] += sum[c];
 }
 
 // out[0, dv) = sum_j probs[j] * V row j over j in [j0, j1) (int8: each
-// row's scale folded into its probability); a ring's range wraps at most
-// once, its second run summed in s.part.
+// row's scale folded into its probability), run by run of consecutive rows
+// (a ring's wrap, a paged cache's blocks).
 void valueSums(const Problem& p, const MatmulTiles& t, const Scratch& s,
                const Head& x, const float* probs, int64_t j0, int64_t j1,
                float* out) {
-  const int64_t end = kvRunEnd(p, j0, j1);
-  valueSumsRun(p, t, s, x, probs, j0, end, out);
-  for (int64_t j = end; j < j1;) {
-    const int64_t next = kvRunEnd(p, j, j1);
-    valueSumsRun(p, t, s, x, probs, j, next, s.part);
-    for (int64_t c = 0; c < p.dv; ++c) out[c] += s.part[c];
-    j = next;
+  for (int64_t j = j0; j < j1;) {
+    const int64_t end = kvRunEnd(p, j, j1);
+    if (end < j1) prefetchRun(p, p.v, p.vNew, x.v, end, kvRunEnd(p, end, j1));
+    valueSumsRun(p, t, s, x, probs, j, end, out, j > j0);
+    j = end;
   }
 }
 
@@ -753,14 +807,16 @@ void packPanels(const Problem& p, const Scratch& s, const Head& x,
     if (p.kvType == KvType::kF32 && p.k.sd == 1) {
       // Whole fp32 keys four at a time, four dims at a time, through 4 x 4
       // transposes (a scalar copy is most of a windowed block's cost).
-      const float* k = reinterpret_cast<const float*>(x.k.p);
       for (; c + 4 <= kW && pk * kW + c + 4 <= p.sk; c += 4) {
         const int64_t j = pk * kW + c;
         if (kvRunEnd(p, j, j + 4) == j + 4) {
-          transposeKeys4(k + kvIndex(p, j) * p.k.ss, p.k.ss, p.d, panel + c);
+          const KvRow k = kvRow(p, p.k, p.kNew, x.k, kvIndex(p, j));
+          transposeKeys4(reinterpret_cast<const float*>(k.p), p.k.ss, p.d,
+                         panel + c);
           continue;
         }
-        for (int64_t i = 0; i < 4; ++i)  // four keys across a ring's end
+        // Four keys across a ring's end or a block's.
+        for (int64_t i = 0; i < 4; ++i)
           loadKvRow(p, p.k, p.kNew, x.k, j + i, 0, p.d, panel + c + i, kW);
       }
     }
@@ -786,8 +842,10 @@ void packPanels(const Problem& p, const Scratch& s, const Head& x,
       if (cols == kW && p.kvType == KvType::kF32 && p.v.sd == 1) {
         // A whole fp32 panel row: a fixed-length copy the compiler unrolls
         // (a memcpy call per 128 bytes cost a windowed prefill 7%).
-        const float* src = reinterpret_cast<const float*>(x.v.p) +
-                           kvIndex(p, j) * p.v.ss + pv * kW;
+        const float* src =
+            reinterpret_cast<const float*>(
+                kvRow(p, p.v, p.vNew, x.v, kvIndex(p, j)).p) +
+            pv * kW;
         for (int64_t c = 0; c < kW; ++c) dst[c] = src[c];
         continue;
       }
@@ -1117,7 +1175,7 @@ Bf16Blocks bf16Unit() {
 // contiguous rows, no window), else none.
 Bf16Blocks bf16BlocksFor(const Problem& p) {
   if (!p.bf16Products || p.kvType != KvType::kF32 || p.window ||
-      p.k.sd != 1 || p.v.sd != 1)
+      p.k.sd != 1 || p.v.sd != 1 || p.blockSize != 0)
     return Bf16Blocks::kNone;
   return bf16Unit();
 }
@@ -1186,6 +1244,9 @@ Problem decodeProblem(const int64_t* params) {
   p.kvLengths = reinterpret_cast<const int64_t*>(
       static_cast<intptr_t>(params[STRATA_ATTN_KV_LENGTHS]));
   p.ringKept = p.ringRows = 0;
+  p.blockTable = nullptr;
+  p.blocksPerRow = p.blockSize = p.blockCount = 0;
+  p.blockShift = -1;
   p.gapAt = p.gap = 0;
   p.globalTopk = p.globalBlock = 0;
   p.past = -1;
@@ -1270,6 +1331,7 @@ struct ImportNames {
   const char* ring;
   const char* global;
   const char* append;
+  const char* paged = "";
 };
 
 void run(strata_rt_context_t* context, Problem& p, const ImportNames& names) {
@@ -1313,6 +1375,25 @@ void run(strata_rt_context_t* context, Problem& p, const ImportNames& names) {
        p.sq > p.ringRows - p.ringKept - p.windowSize + 1)) {
     failRunInternal(context, names.ring, p.ringRows);
     return;
+  }
+  // A paged row names the blocks its length reaches; nothing else says
+  // where its keys are.
+  if (p.blockSize != 0) {
+    bool valid = p.blockSize > 0 && p.blocksPerRow > 0 && p.blockTable &&
+                 p.kvLengths && !p.kvSlots && p.ringRows == 0 &&
+                 p.globalTopk == 0 && p.past < 0;
+    for (int64_t b = 0; valid && b < p.batch; ++b) {
+      const int64_t used = ceilDiv(p.kvLengths[b], p.blockSize);
+      valid = used <= p.blocksPerRow;
+      for (int64_t n = 0; valid && n < used; ++n) {
+        const int64_t block = p.blockTable[b * p.blocksPerRow + n];
+        valid = block >= 0 && block < p.blockCount;
+      }
+    }
+    if (!valid) {
+      failRunInternal(context, names.paged, p.blockSize);
+      return;
+    }
   }
   // Global blocks add to a causal window over a whole cache.
   if (p.globalTopk != 0 &&
@@ -1494,6 +1575,25 @@ extern "C" void strataAttentionGlobal(strata_rt_context_t* context,
       {"strata_rt_attention_global: KV slot",
        "strata_rt_attention_global: KV length", "",
        "strata_rt_attention_global: global blocks", ""});
+}
+
+extern "C" void strataAttentionPaged(strata_rt_context_t* context,
+                                     const int64_t* params) {
+  pollCancel(context);  // before any object: a cancel skips this frame
+  Problem p = decodeProblem(params);
+  if (!decodeKvFields(context, params, p)) return;
+  p.blockTable = reinterpret_cast<const int64_t*>(
+      static_cast<intptr_t>(params[STRATA_ATTN_BLOCK_TABLE]));
+  p.blocksPerRow = params[STRATA_ATTN_BLOCKS_PER_ROW];
+  p.blockSize = params[STRATA_ATTN_BLOCK_SIZE];
+  p.blockCount = params[STRATA_ATTN_BLOCK_COUNT];
+  if (p.blockSize == 0) p.blockSize = -1;  // never unpaged: refused in run
+  if (p.blockSize > 0 && (p.blockSize & (p.blockSize - 1)) == 0)
+    p.blockShift = __builtin_ctzll(static_cast<uint64_t>(p.blockSize));
+  run(context, p,
+      {"strata_rt_attention_paged: KV slot",
+       "strata_rt_attention_paged: KV length", "", "", "",
+       "strata_rt_attention_paged: block table"});
 }
 
 extern "C" void strataAttentionAppend(strata_rt_context_t* context,

@@ -41,6 +41,12 @@ extern "C" void strataAttentionRing(strata_rt_context_t* context,
 extern "C" void strataAttentionGlobal(strata_rt_context_t* context,
                                       const int64_t* params);
 
+/// strata_rt_attention_paged: strata_rt_attention_kv over a paged cache
+/// (each row's positions in the blocks its table names); decodes
+/// STRATA_ATTN_PAGED_PARAM_COUNT params.
+extern "C" void strataAttentionPaged(strata_rt_context_t* context,
+                                     const int64_t* params);
+
 /// strata_rt_attention_append: strata_rt_attention_f32 over K and V each
 /// the concatenation of a past and a new part, which it also writes out
 /// (the present); decodes STRATA_ATTN_APPEND_PARAM_COUNT params.

@@ -86,6 +86,10 @@ struct QuantizeProblem {
   const int64_t* slots;
   const int64_t* positions;
   int64_t start;
+  // A paged cache: row b's position t in block blockTable[b * blocksPerRow
+  // + t / blockSize] (the slot strides step blocks). Null: unpaged.
+  const int64_t* blockTable;
+  int64_t blocksPerRow, blockSize;
 };
 
 template <typename T>
@@ -96,15 +100,20 @@ T* addressOf(int64_t value) {
 // The rows of batch |b|, kv head |h|.
 void quantizeHead(const QuantizeProblem& p, const AttentionKvKernels& kv,
                   int64_t b, int64_t h) {
-  const int64_t slot = p.slots ? p.slots[b] : b;
   const int64_t first = p.positions ? p.positions[b] : p.start;
   for (int64_t r = 0; r < p.rows; ++r) {
     const float* x = p.src + b * p.sb + h * p.sh + r * p.sr;
-    const int64_t at = slot * p.db + h * p.dh + (first + r) * p.dp;
+    // The slot (or block) and the position in it.
+    int64_t slot = p.slots ? p.slots[b] : b, position = first + r;
+    if (p.blockTable) {
+      slot = p.blockTable[b * p.blocksPerRow + position / p.blockSize];
+      position %= p.blockSize;
+    }
+    const int64_t at = slot * p.db + h * p.dh + position * p.dp;
     switch (p.dtype) {
       case STRATA_DTYPE_I8: {
         int8_t* q = reinterpret_cast<int8_t*>(p.dst) + at;
-        float* scale = p.scales + slot * p.cb + h * p.ch + (first + r) * p.cp;
+        float* scale = p.scales + slot * p.cb + h * p.ch + position * p.cp;
         if (p.sd == 1 && p.dd == 1)
           kv.quantizeI8(p.d, x, q, scale);
         else
@@ -162,9 +171,11 @@ const AttentionKvKernels& attentionKvKernels() {
                        kAttentionKvScalar);
 }
 
-extern "C" void strataKvQuantize(strata_rt_context_t* context,
-                                 const int64_t* params) {
-  pollCancel(context);  // before any object: a cancel skips this frame
+namespace {
+
+// Both imports: |paged| reads the block table's fields too.
+void kvQuantize(strata_rt_context_t* context, const int64_t* params,
+                bool paged) {
   QuantizeProblem p;
   p.dtype = params[STRATA_KVQ_DTYPE];
   if (p.dtype == 0) p.dtype = STRATA_DTYPE_F32;
@@ -189,8 +200,22 @@ extern "C" void strataKvQuantize(strata_rt_context_t* context,
   p.slots = addressOf<const int64_t>(params[STRATA_KVQ_SLOTS]);
   p.positions = addressOf<const int64_t>(params[STRATA_KVQ_POSITIONS]);
   p.start = params[STRATA_KVQ_START];
-  const int64_t slotCount = params[STRATA_KVQ_SLOT_COUNT];
+  p.blockTable = nullptr;
+  p.blocksPerRow = p.blockSize = 0;
+  int64_t slotCount = params[STRATA_KVQ_SLOT_COUNT];
   const int64_t capacity = params[STRATA_KVQ_CAPACITY];
+  if (paged) {
+    p.blockTable = addressOf<const int64_t>(params[STRATA_KVQ_BLOCK_TABLE]);
+    p.blocksPerRow = params[STRATA_KVQ_BLOCKS_PER_ROW];
+    p.blockSize = params[STRATA_KVQ_BLOCK_SIZE];
+    slotCount = params[STRATA_KVQ_BLOCK_COUNT];
+    if (!p.blockTable || p.slots || p.blockSize <= 0 ||
+        p.blocksPerRow <= 0 || capacity != p.blocksPerRow * p.blockSize) {
+      failRunInternal(context, "strata_rt_kv_quantize_paged: block table",
+                      p.blockSize);
+      return;
+    }
+  }
   // Only these three element types have readers; int8 needs its scales.
   if (p.dtype != STRATA_DTYPE_F32 && p.dtype != STRATA_DTYPE_I8 &&
       p.dtype != STRATA_DTYPE_BF16) {
@@ -205,15 +230,22 @@ extern "C" void strataKvQuantize(strata_rt_context_t* context,
   // Slots and positions come from values the generated code checked;
   // others mean the code was not generated for this kernel.
   for (int64_t b = 0; b < p.batch; ++b) {
-    const int64_t slot = p.slots ? p.slots[b] : b;
-    if (slot < 0 || slot >= slotCount) {
-      failRunInternal(context, "strata_rt_kv_quantize: slot", slot);
-      return;
-    }
     const int64_t first = p.positions ? p.positions[b] : p.start;
     if (first < 0 || first > capacity - p.rows) {
       failRunInternal(context, "strata_rt_kv_quantize: position", first);
       return;
+    }
+    // Each slot, or each block the rows reach.
+    const int64_t from = paged ? first / p.blockSize : 0;
+    const int64_t to = paged ? (first + p.rows - 1) / p.blockSize : 0;
+    for (int64_t n = from; n <= to; ++n) {
+      const int64_t slot = paged ? p.blockTable[b * p.blocksPerRow + n]
+                           : p.slots ? p.slots[b]
+                                     : b;
+      if (slot < 0 || slot >= slotCount) {
+        failRunInternal(context, "strata_rt_kv_quantize: slot", slot);
+        return;
+      }
     }
   }
   const AttentionKvKernels& kv = attentionKvKernels();
@@ -227,6 +259,20 @@ extern "C" void strataKvQuantize(strata_rt_context_t* context,
     const int64_t task = static_cast<int64_t>(t);
     quantizeHead(p, kv, task / p.heads, task % p.heads);
   });
+}
+
+}  // namespace
+
+extern "C" void strataKvQuantize(strata_rt_context_t* context,
+                                 const int64_t* params) {
+  pollCancel(context);  // before any object: a cancel skips this frame
+  kvQuantize(context, params, false);
+}
+
+extern "C" void strataKvQuantizePaged(strata_rt_context_t* context,
+                                      const int64_t* params) {
+  pollCancel(context);  // before any object: a cancel skips this frame
+  kvQuantize(context, params, true);
 }
 
 }  // namespace strata::runtime::kernels

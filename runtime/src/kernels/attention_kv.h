@@ -19,6 +19,11 @@ namespace strata::runtime::kernels {
 extern "C" void strataKvQuantize(strata_rt_context_t* context,
                                  const int64_t* params);
 
+/// strata_rt_kv_quantize_paged: the same into a paged cache; decodes
+/// STRATA_KVQ_PAGED_PARAM_COUNT params.
+extern "C" void strataKvQuantizePaged(strata_rt_context_t* context,
+                                      const int64_t* params);
+
 }  // namespace strata::runtime::kernels
 
 #endif  // STRATA_RUNTIME_SRC_KERNELS_ATTENTION_KV_H_

@@ -102,6 +102,27 @@ func.func @ring_cache_attention(%q: tensor<?x4x?x16xf32>, %k: tensor<3x2x40x16xf
   return %o : tensor<?x4x?x16xf32>
 }
 
+// A paged cache goes to strata_rt_attention_paged: SK is the 64 positions
+// a row's 4 blocks of 16 reach, every table entry checked against the
+// pool's 10 blocks (kind 8) and the lengths against the 64 (kind 9); the
+// table by address, then 4 blocks per row, blocks of 16 and the pool's 10.
+// CHECK-LABEL: func.func @paged_cache_attention
+//       CHECK:   strata.check {{.+}}{kind = 8 : i64
+//       CHECK:   arith.constant 64 : i64
+//       CHECK:   strata.check {{.+}}{kind = 9 : i64
+//       CHECK:   arith.constant 64 : index
+//       CHECK:   %[[TABLE:.+]] = bufferization.to_buffer %arg3 read_only
+//       CHECK:   memref.extract_aligned_pointer_as_index %[[TABLE]]
+//       CHECK:   arith.constant 4 : index
+//       CHECK:   arith.constant 16 : index
+//       CHECK:   call @strata_rt_attention_paged
+//   CHECK-NOT:   call @strata_rt_attention_kv
+func.func @paged_cache_attention(%q: tensor<?x4x1x16xf32>, %k: tensor<10x2x16x16xf32>, %v: tensor<10x2x16x16xf32>,
+                                 %tables: tensor<?x4xi64>, %lengths: tensor<?xi64>) -> tensor<?x4x1x16xf32> {
+  %o = strata.cache_attention %q, %k, %v, %tables, %lengths {block_size = 16 : i64} : (tensor<?x4x1x16xf32>, tensor<10x2x16x16xf32>, tensor<10x2x16x16xf32>, tensor<?x4xi64>, tensor<?xi64>) -> tensor<?x4x1x16xf32>
+  return %o : tensor<?x4x1x16xf32>
+}
+
 // The bf16 precision policy's mark on an attention (strata-bf16-contractions)
 // becomes STRATA_ATTN_FLAG_BF16_PRODUCTS: flags 9 = causal (1) + bf16
 // products (8), the first field after the result buffer.

@@ -114,3 +114,45 @@ func.func @global_blocks_without_window(%q: tensor<1x2x1x4xf32>, %k: tensor<2x1x
   %0 = strata.cache_attention %q, %k, %k, %s, %s {global_topk = 1 : i64, global_block = 2 : i64} : (tensor<1x2x1x4xf32>, tensor<2x1x8x4xf32>, tensor<2x1x8x4xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x2x1x4xf32>
   return %0 : tensor<1x2x1x4xf32>
 }
+
+// -----
+
+// A paged cache names each row's blocks in a [rows, blocks] table.
+func.func @paged_slots_rank_1(%c: tensor<6x2x4x4xf32>, %u: tensor<1x2x1x4xf32>, %s: tensor<1xi64>) -> tensor<6x2x4x4xf32> {
+  // expected-error @+1 {{expected a block table [rows, blocks] with a static block count, got 1}}
+  %0 = strata.cache_write %c, %u, %s, %s {block_size = 4 : i64} : (tensor<6x2x4x4xf32>, tensor<1x2x1x4xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<6x2x4x4xf32>
+  return %0 : tensor<6x2x4x4xf32>
+}
+
+// -----
+
+func.func @table_without_block_size(%c: tensor<6x2x4x4xf32>, %u: tensor<1x2x1x4xf32>, %t: tensor<1x3xi64>, %s: tensor<1xi64>) -> tensor<6x2x4x4xf32> {
+  // expected-error @+1 {{expected 'slots' of rank 1 without 'block_size', got 1x3}}
+  %0 = strata.cache_write %c, %u, %t, %s : (tensor<6x2x4x4xf32>, tensor<1x2x1x4xf32>, tensor<1x3xi64>, tensor<1xi64>) -> tensor<6x2x4x4xf32>
+  return %0 : tensor<6x2x4x4xf32>
+}
+
+// -----
+
+// The cache's rows are one block's positions.
+func.func @block_size_not_the_rows(%c: tensor<6x2x4x4xf32>, %u: tensor<1x2x1x4xf32>, %t: tensor<1x3xi64>, %s: tensor<1xi64>) -> tensor<6x2x4x4xf32> {
+  // expected-error @+1 {{expected 'block_size' (8) to be the cache's rows per block (4)}}
+  %0 = strata.cache_write %c, %u, %t, %s {block_size = 8 : i64} : (tensor<6x2x4x4xf32>, tensor<1x2x1x4xf32>, tensor<1x3xi64>, tensor<1xi64>) -> tensor<6x2x4x4xf32>
+  return %0 : tensor<6x2x4x4xf32>
+}
+
+// -----
+
+func.func @paged_ring(%c: tensor<6x2x4x4xf32>, %u: tensor<1x2x1x4xf32>, %t: tensor<1x3xi64>, %s: tensor<1xi64>) -> tensor<6x2x4x4xf32> {
+  // expected-error @+1 {{a paged cache is not a ring}}
+  %0 = strata.cache_write %c, %u, %t, %s {block_size = 4 : i64, ring_kept = 1 : i64, ring_context = 64 : i64} : (tensor<6x2x4x4xf32>, tensor<1x2x1x4xf32>, tensor<1x3xi64>, tensor<1xi64>) -> tensor<6x2x4x4xf32>
+  return %0 : tensor<6x2x4x4xf32>
+}
+
+// -----
+
+func.func @paged_global_blocks(%q: tensor<1x2x1x4xf32>, %k: tensor<6x1x4x4xf32>, %t: tensor<1x3xi64>, %s: tensor<1xi64>) -> tensor<1x2x1x4xf32> {
+  // expected-error @+1 {{global blocks need a contiguous cache, not a paged one}}
+  %0 = strata.cache_attention %q, %k, %k, %t, %s {window = 4 : i64, global_topk = 1 : i64, global_block = 2 : i64, block_size = 4 : i64} : (tensor<1x2x1x4xf32>, tensor<6x1x4x4xf32>, tensor<6x1x4x4xf32>, tensor<1x3xi64>, tensor<1xi64>) -> tensor<1x2x1x4xf32>
+  return %0 : tensor<1x2x1x4xf32>
+}

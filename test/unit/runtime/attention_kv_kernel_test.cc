@@ -47,6 +47,12 @@ TEST(AttentionKvAbiTest, ParamIndices) {
   EXPECT_EQ(STRATA_ATTN_GLOBAL_TOPK, 48);
   EXPECT_EQ(STRATA_ATTN_GLOBAL_BLOCK, 49);
   EXPECT_EQ(STRATA_ATTN_GLOBAL_PARAM_COUNT, 50);
+  EXPECT_EQ(STRATA_ATTN_BLOCK_TABLE, 48);
+  EXPECT_EQ(STRATA_ATTN_BLOCK_COUNT, 51);
+  EXPECT_EQ(STRATA_ATTN_PAGED_PARAM_COUNT, 52);
+  EXPECT_EQ(STRATA_KVQ_BLOCK_TABLE, 24);
+  EXPECT_EQ(STRATA_KVQ_BLOCK_COUNT, 27);
+  EXPECT_EQ(STRATA_KVQ_PAGED_PARAM_COUNT, 28);
   EXPECT_EQ(STRATA_KVQ_SRC, 5);
   EXPECT_EQ(STRATA_KVQ_DST, 10);
   EXPECT_EQ(STRATA_KVQ_SCALES, 15);
@@ -210,14 +216,77 @@ Cache ringOf(const Cache& lin, int64_t slots, int64_t heads, int64_t cap,
   return r;
 }
 
+// A paged layout of the caches (strata_rt_attention_paged): row b's
+// position j in block table[b * perRow + j / size], at j % size of it.
+struct Paging {
+  int64_t size, perRow, count;
+  std::vector<int64_t> table;
+};
+
+// The blocks of |lin| (capacity |cap|, slot b's positions [0, cap)) dealt
+// out of a pool of |count| blocks in a shuffled order, each batch row's
+// table naming its slot's blocks: rows that share a slot share its blocks.
+// Blocks nobody reads hold garbage.
+Paging pagingOf(const Case& c, int64_t size, std::mt19937& rng) {
+  const int64_t slots = c.slotCount ? c.slotCount : c.batch;
+  Paging g{size, (c.sk + size - 1) / size, 0, {}};
+  g.count = slots * g.perRow + 3;
+  std::vector<int64_t> pool(g.count);
+  for (int64_t n = 0; n < g.count; ++n) pool[n] = n;
+  std::shuffle(pool.begin(), pool.end(), rng);
+  for (int64_t b = 0; b < c.batch; ++b) {
+    const int64_t slot = c.slots.empty() ? b : c.slots[b];
+    for (int64_t n = 0; n < g.perRow; ++n)
+      g.table.push_back(pool[slot * g.perRow + n]);
+  }
+  return g;
+}
+
+// |lin|'s rows moved into the blocks |g| gives them.
+Cache pagedOf(const Cache& lin, const Case& c, int64_t heads, int64_t d,
+              const Paging& g) {
+  Cache r = lin;
+  const bool dimMajor = lin.sd != 1;
+  r.sd = dimMajor ? g.size : 1;
+  r.ss = dimMajor ? 1 : d;
+  r.sh = g.size * d;
+  r.sb = heads * g.size * d;
+  r.f32.assign(g.count * r.sb, 9.0f);
+  r.i8.assign(r.f32.size(), 99);
+  r.bf16.assign(r.f32.size(), 0x7fc0);  // NaN: a block read by mistake shows
+  r.scales.assign(g.count * heads * g.size, 1.0f);
+  r.deq.clear();  // the reference reads the linear cache
+  for (int64_t b = 0; b < c.batch; ++b) {
+    const int64_t slot = c.slots.empty() ? b : c.slots[b];
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t j = 0; j < c.sk; ++j) {
+        const int64_t block = g.table[b * g.perRow + j / g.size];
+        const int64_t row = j % g.size;
+        r.scales[(block * heads + h) * g.size + row] =
+            lin.scales[(slot * heads + h) * c.sk + j];
+        for (int64_t e = 0; e < d; ++e) {
+          const int64_t from =
+              slot * lin.sb + h * lin.sh + j * lin.ss + e * lin.sd;
+          const int64_t to = block * r.sb + h * r.sh + row * r.ss + e * r.sd;
+          r.f32[to] = lin.f32[from];
+          r.i8[to] = lin.i8[from];
+          r.bf16[to] = lin.bf16[from];
+        }
+      }
+  }
+  return r;
+}
+
 // Runs strata_rt_attention_kv (with |ring|: strata_rt_attention_ring over
-// caches in that layout); O is [B, H, Sq, Dv] contiguous.
+// caches in that layout; with |paging|: strata_rt_attention_paged); O is
+// [B, H, Sq, Dv] contiguous.
 std::vector<float> runKernel(const Case& c, const Inputs& in, int64_t dtype,
                              uint32_t threads, bool f32Import = false,
-                             const Ring* ring = nullptr) {
+                             const Ring* ring = nullptr,
+                             const Paging* paging = nullptr) {
   const float scale = 1.0f / std::sqrt(float(c.d));
   std::vector<float> o(c.batch * c.heads * c.sq * c.dv, 12345.0f);
-  int64_t p[STRATA_ATTN_RING_PARAM_COUNT] = {};
+  int64_t p[STRATA_ATTN_PAGED_PARAM_COUNT] = {};
   p[STRATA_ATTN_FLAGS] = (c.causal ? STRATA_ATTN_FLAG_CAUSAL : 0) |
                          (c.window ? STRATA_ATTN_FLAG_WINDOW : 0) |
                          (c.maskHidden ? STRATA_ATTN_FLAG_MASK_HIDDEN : 0);
@@ -241,21 +310,28 @@ std::vector<float> runKernel(const Case& c, const Inputs& in, int64_t dtype,
     setOperand(p, STRATA_ATTN_MASK, in.mask.data(), c.sk, 0, 0, 1);
   setOperand(p, STRATA_ATTN_O, o.data(), c.heads * c.sq * c.dv, c.sq * c.dv,
              c.dv, 1);
-  if (!c.slots.empty()) {
+  if (!c.slots.empty() && !paging) {
     p[STRATA_ATTN_KV_SLOTS] = reinterpret_cast<intptr_t>(c.slots.data());
     p[STRATA_ATTN_KV_SLOT_COUNT] = c.slotCount;
   }
   if (!c.lengths.empty())
     p[STRATA_ATTN_KV_LENGTHS] = reinterpret_cast<intptr_t>(c.lengths.data());
   p[STRATA_ATTN_KV_DTYPE] = dtype;
-  const int64_t rows = ring ? ring->rows : c.sk;
+  const int64_t rows = ring ? ring->rows : paging ? paging->size : c.sk;
   if (dtype == STRATA_DTYPE_I8) {
     setScales(p, STRATA_ATTN_K_SCALES, in.k, c.kvHeads, rows);
     setScales(p, STRATA_ATTN_V_SCALES, in.v, c.kvHeads, rows);
   }
   ThreadPool pool(threads);
   KernelContext context(&pool);
-  if (ring) {
+  if (paging) {
+    p[STRATA_ATTN_BLOCK_TABLE] =
+        reinterpret_cast<intptr_t>(paging->table.data());
+    p[STRATA_ATTN_BLOCKS_PER_ROW] = paging->perRow;
+    p[STRATA_ATTN_BLOCK_SIZE] = paging->size;
+    p[STRATA_ATTN_BLOCK_COUNT] = paging->count;
+    strataAttentionPaged(context.get(), p);
+  } else if (ring) {
     p[STRATA_ATTN_RING_KEPT] = ring->kept;
     p[STRATA_ATTN_RING_ROWS] = ring->rows;
     strataAttentionRing(context.get(), p);
@@ -346,10 +422,16 @@ std::vector<double> reference(const Case& c, const Inputs& in) {
 }
 
 void check(const Case& c, int64_t dtype, uint32_t threads,
-           const Ring* ring = nullptr) {
+           const Ring* ring = nullptr, int64_t blockSize = 0) {
   const Inputs in = makeInputs(c, dtype);
   std::vector<float> o;
-  if (ring) {
+  if (blockSize > 0) {
+    std::mt19937 rng(static_cast<uint32_t>(blockSize * 131 + c.sq));
+    const Paging paging = pagingOf(c, blockSize, rng);
+    const Inputs pagedIn{in.q, in.mask, pagedOf(in.k, c, c.kvHeads, c.d, paging),
+                         pagedOf(in.v, c, c.kvHeads, c.dv, paging)};
+    o = runKernel(c, pagedIn, dtype, threads, false, nullptr, &paging);
+  } else if (ring) {
     // Each slot holds what its row wrote (one row per slot here).
     const int64_t slots = c.slotCount ? c.slotCount : c.batch;
     std::vector<int64_t> written(slots, 0);
@@ -530,6 +612,83 @@ TEST(AttentionKvErrorsTest, UnknownDtypeAndMissingScales) {
     KernelContext context;
     EXPECT_EQ(endedRunKind(context.get(), p), kInternalFailure) << dtype;
     EXPECT_EQ(o, std::vector<float>(c.heads * c.dv, 7.0f));
+  }
+}
+
+// A paged cache gives what the contiguous one gives: decode rows and
+// prefill blocks (whose packing reads four keys at a time, some across a
+// block's end), blocks of 16 and of 5 positions, rows sharing their blocks
+// (two rows of one slot), ragged lengths, a window with sinks, a mask, a
+// dim-major V; fp32, int8 and bf16.
+TEST_P(AttentionKvKernelTest, PagedCache) {
+  for (int64_t dtype :
+       {int64_t{STRATA_DTYPE_F32}, int64_t{STRATA_DTYPE_I8},
+        int64_t{STRATA_DTYPE_BF16}})
+    for (int64_t blockSize : {16, 5})
+      for (int64_t sq : {1, 4, 9, 70}) {
+        Case c{4, 4, 2, sq, 150, 32, 32};
+        c.slots = {2, 0, 2, 1};
+        c.slotCount = 3;
+        c.lengths = {150, 97, 80, std::max<int64_t>(sq, 33)};
+        c.mask = true;
+        check(c, dtype, 2, nullptr, blockSize);
+        Case w{1, 2, 1, sq, 200, 64, 48};
+        w.window = true;
+        w.windowSize = 40;
+        w.sinks = 4;
+        w.lengths = {200};
+        w.dimMajorV = sq == 4;
+        check(w, dtype, 1, nullptr, blockSize);
+      }
+}
+
+// A paged run whose table does not cover its rows, or that names no
+// table, slots beside it, or a block outside the pool, ends the run
+// (INTERNAL) before anything is written.
+TEST(AttentionKvErrorsTest, PagedTablesOutOfRange) {
+  Case c{2, 2, 2, 1, 32, 16, 16};
+  c.lengths = {32, 20};
+  const Inputs in = makeInputs(c, STRATA_DTYPE_F32);
+  std::vector<int64_t> table = {0, 1, 2, 3};
+  const std::vector<int64_t> slots = {0, 1};
+  enum Fault { kNone, kBlockOutside, kNegativeBlock, kShortTable, kNoTable,
+               kSlotsToo, kNoLengths };
+  for (Fault fault : {kNone, kBlockOutside, kNegativeBlock, kShortTable,
+                      kNoTable, kSlotsToo, kNoLengths}) {
+    table = {0, 1, 2, 3};
+    int64_t p[STRATA_ATTN_PAGED_PARAM_COUNT] = {};
+    std::vector<float> o(c.batch * c.heads * c.dv, 7.0f);
+    p[STRATA_ATTN_BATCH] = c.batch;
+    p[STRATA_ATTN_HEADS] = p[STRATA_ATTN_KV_HEADS] = 2;
+    p[STRATA_ATTN_SQ] = 1;
+    p[STRATA_ATTN_SK] = 32;
+    p[STRATA_ATTN_HEAD_DIM] = p[STRATA_ATTN_VALUE_DIM] = 16;
+    setOperand(p, STRATA_ATTN_Q, in.q.data(), 32, 16, 16, 1);
+    // Four blocks of 16 positions: the first two slots' caches.
+    setOperand(p, STRATA_ATTN_K, in.k.data(), 2 * 16 * 16, 16 * 16, 16, 1);
+    setOperand(p, STRATA_ATTN_V, in.v.data(), 2 * 16 * 16, 16 * 16, 16, 1);
+    setOperand(p, STRATA_ATTN_O, o.data(), 32, 16, 16, 1);
+    p[STRATA_ATTN_KV_LENGTHS] = reinterpret_cast<intptr_t>(c.lengths.data());
+    p[STRATA_ATTN_BLOCK_TABLE] = reinterpret_cast<intptr_t>(table.data());
+    p[STRATA_ATTN_BLOCKS_PER_ROW] = 2;
+    p[STRATA_ATTN_BLOCK_SIZE] = 16;
+    p[STRATA_ATTN_BLOCK_COUNT] = 4;
+    if (fault == kBlockOutside) table[3] = 4;
+    if (fault == kNegativeBlock) table[2] = -1;
+    if (fault == kShortTable) p[STRATA_ATTN_BLOCKS_PER_ROW] = 1;
+    if (fault == kNoTable) p[STRATA_ATTN_BLOCK_TABLE] = 0;
+    if (fault == kSlotsToo) {
+      p[STRATA_ATTN_KV_SLOTS] = reinterpret_cast<intptr_t>(slots.data());
+      p[STRATA_ATTN_KV_SLOT_COUNT] = 2;
+    }
+    if (fault == kNoLengths) p[STRATA_ATTN_KV_LENGTHS] = 0;
+    KernelContext context;
+    EXPECT_EQ(endedRunKind(context.get(), p, strataAttentionPaged),
+              fault == kNone ? 0 : kInternalFailure)
+        << fault;
+    if (fault != kNone) {
+      EXPECT_EQ(o, std::vector<float>(c.batch * c.heads * c.dv, 7.0f));
+    }
   }
 }
 

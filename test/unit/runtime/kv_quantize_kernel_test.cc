@@ -272,16 +272,88 @@ TEST_P(KvQuantizeKernelTest, Fp32CopyFromStart) {
   for (float s : t.scales) EXPECT_EQ(s, -3.0f);
 }
 
+// A paged cache gets the bytes and scales the contiguous one gets, each
+// position in the block its row's table names (rows that cross a block's
+// end included), and nothing else written: fp32, int8 and bf16.
+TEST_P(KvQuantizeKernelTest, PagedWriteMatchesContiguous) {
+  constexpr int64_t kBatch = 2, kHeads = 2, kRows = 4, kD = 16;
+  constexpr int64_t kBlock = 4, kPerRow = 3, kPool = 7;
+  const std::vector<int64_t> table = {5, 1, 3, 0, 6, 2};
+  const std::vector<int64_t> firsts = {2, 7}, slots = {0, 1};
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-3.0f, 3.0f);
+  std::vector<float> src(kBatch * kHeads * kRows * kD);
+  for (float& x : src) x = dist(rng);
+  for (int64_t dtype : {int64_t{STRATA_DTYPE_F32}, int64_t{STRATA_DTYPE_I8},
+                        int64_t{STRATA_DTYPE_BF16}}) {
+    Target linear(dtype, kBatch, kHeads, kPerRow * kBlock, kD);
+    quantize(linear, src, kBatch, kRows, 1, slots, firsts, 1);
+    // The pool as [blocks, heads, kBlock, kD].
+    Target paged(dtype, kPool, kHeads, kBlock, kD);
+    int64_t p[STRATA_KVQ_PAGED_PARAM_COUNT] = {};
+    p[STRATA_KVQ_DTYPE] = dtype;
+    p[STRATA_KVQ_BATCH] = kBatch;
+    p[STRATA_KVQ_KV_HEADS] = kHeads;
+    p[STRATA_KVQ_ROWS] = kRows;
+    p[STRATA_KVQ_HEAD_DIM] = kD;
+    p[STRATA_KVQ_SRC] = reinterpret_cast<intptr_t>(src.data());
+    p[STRATA_KVQ_SRC + 1] = kHeads * kRows * kD;
+    p[STRATA_KVQ_SRC + 2] = kRows * kD;
+    p[STRATA_KVQ_SRC + 3] = kD;
+    p[STRATA_KVQ_SRC + 4] = 1;
+    p[STRATA_KVQ_DST] = reinterpret_cast<intptr_t>(paged.data.data());
+    p[STRATA_KVQ_DST + 1] = kHeads * kBlock * kD;
+    p[STRATA_KVQ_DST + 2] = kBlock * kD;
+    p[STRATA_KVQ_DST + 3] = kD;
+    p[STRATA_KVQ_DST + 4] = 1;
+    p[STRATA_KVQ_SCALES] = reinterpret_cast<intptr_t>(paged.scales.data());
+    p[STRATA_KVQ_SCALES + 1] = kHeads * kBlock;
+    p[STRATA_KVQ_SCALES + 2] = kBlock;
+    p[STRATA_KVQ_SCALES + 3] = 1;
+    p[STRATA_KVQ_POSITIONS] = reinterpret_cast<intptr_t>(firsts.data());
+    p[STRATA_KVQ_CAPACITY] = kPerRow * kBlock;
+    p[STRATA_KVQ_BLOCK_TABLE] = reinterpret_cast<intptr_t>(table.data());
+    p[STRATA_KVQ_BLOCKS_PER_ROW] = kPerRow;
+    p[STRATA_KVQ_BLOCK_SIZE] = kBlock;
+    p[STRATA_KVQ_BLOCK_COUNT] = kPool;
+    KernelContext context;
+    strataKvQuantizePaged(context.get(), p);
+    const int64_t bytes = kD * strata_dtype_size(uint32_t(dtype));
+    std::vector<bool> written(kPool * kHeads * kBlock, false);
+    for (int64_t b = 0; b < kBatch; ++b)
+      for (int64_t h = 0; h < kHeads; ++h)
+        for (int64_t t = firsts[b]; t < firsts[b] + kRows; ++t) {
+          const int64_t from = (b * kHeads + h) * kPerRow * kBlock + t;
+          const int64_t to =
+              (table[b * kPerRow + t / kBlock] * kHeads + h) * kBlock +
+              t % kBlock;
+          written[to] = true;
+          ASSERT_EQ(0, std::memcmp(&paged.data[to * bytes],
+                                   &linear.data[from * bytes], bytes))
+              << "dtype " << dtype << " row " << b << " position " << t;
+          ASSERT_EQ(bitsOf(paged.scales[to]), bitsOf(linear.scales[from]));
+        }
+    for (int64_t row = 0; row < kPool * kHeads * kBlock; ++row) {
+      if (written[row]) continue;
+      for (int64_t n = 0; n < bytes; ++n)
+        ASSERT_EQ(paged.data[row * bytes + n], 0x5a) << "row " << row;
+      ASSERT_EQ(paged.scales[row], -3.0f);
+    }
+  }
+}
+
 // Calls the import as a checked run would (a trap set); returns the
 // failure kind if it ended the run, 0 if it returned.
-int64_t endedRunKind(strata_rt_context_t* context, const int64_t* params) {
+int64_t endedRunKind(strata_rt_context_t* context, const int64_t* params,
+                     void (*import)(strata_rt_context_t*, const int64_t*) =
+                         strataKvQuantize) {
   RunTrap trap;
   context->trap = &trap;
   if (setjmp(trap.jump) != 0) {
     context->trap = nullptr;
     return trap.failure.kind;
   }
-  strataKvQuantize(context, params);
+  import(context, params);
   context->trap = nullptr;
   return 0;
 }
@@ -329,6 +401,52 @@ TEST(KvQuantizeErrorsTest, EndTheRunBeforeWriting) {
     p[STRATA_KVQ_CAPACITY] = 6;
     KernelContext context;
     EXPECT_EQ(endedRunKind(context.get(), p), kInternalFailure) << bad.dtype;
+    EXPECT_EQ(t.data, std::vector<uint8_t>(t.data.size(), 0x5a));
+    for (float s : t.scales) EXPECT_EQ(s, -3.0f);
+  }
+}
+
+// A paged write whose table names a block outside the pool (where its
+// rows reach), or that has no table, slots beside it, or a capacity other
+// than its table's, ends the run before any write.
+TEST(KvQuantizeErrorsTest, PagedTablesOutOfRange) {
+  std::vector<float> src(2 * 4, 1.0f);
+  const std::vector<int64_t> first = {3}, slots = {0};
+  enum Fault { kNone, kBlockOutside, kNoTable, kSlotsToo, kCapacity };
+  for (Fault fault : {kNone, kBlockOutside, kNoTable, kSlotsToo, kCapacity}) {
+    // Positions 3 and 4 cross from the row's first block into its second.
+    std::vector<int64_t> table = {1, fault == kBlockOutside ? 2 : 0, 9};
+    Target t(STRATA_DTYPE_I8, 2, 1, 4, 4);
+    int64_t p[STRATA_KVQ_PAGED_PARAM_COUNT] = {};
+    p[STRATA_KVQ_DTYPE] = STRATA_DTYPE_I8;
+    p[STRATA_KVQ_BATCH] = 1;
+    p[STRATA_KVQ_KV_HEADS] = 1;
+    p[STRATA_KVQ_ROWS] = 2;
+    p[STRATA_KVQ_HEAD_DIM] = 4;
+    p[STRATA_KVQ_SRC] = reinterpret_cast<intptr_t>(src.data());
+    p[STRATA_KVQ_SRC + 3] = 4;
+    p[STRATA_KVQ_SRC + 4] = 1;
+    p[STRATA_KVQ_DST] = reinterpret_cast<intptr_t>(t.data.data());
+    p[STRATA_KVQ_DST + 1] = 16;
+    p[STRATA_KVQ_DST + 3] = 4;
+    p[STRATA_KVQ_DST + 4] = 1;
+    p[STRATA_KVQ_SCALES] = reinterpret_cast<intptr_t>(t.scales.data());
+    p[STRATA_KVQ_SCALES + 1] = 4;
+    p[STRATA_KVQ_SCALES + 3] = 1;
+    if (fault == kSlotsToo)
+      p[STRATA_KVQ_SLOTS] = reinterpret_cast<intptr_t>(slots.data());
+    p[STRATA_KVQ_POSITIONS] = reinterpret_cast<intptr_t>(first.data());
+    p[STRATA_KVQ_CAPACITY] = fault == kCapacity ? 16 : 12;
+    if (fault != kNoTable)
+      p[STRATA_KVQ_BLOCK_TABLE] = reinterpret_cast<intptr_t>(table.data());
+    p[STRATA_KVQ_BLOCKS_PER_ROW] = 3;
+    p[STRATA_KVQ_BLOCK_SIZE] = 4;
+    p[STRATA_KVQ_BLOCK_COUNT] = 2;
+    KernelContext context;
+    EXPECT_EQ(endedRunKind(context.get(), p, strataKvQuantizePaged),
+              fault == kNone ? 0 : kInternalFailure)
+        << fault;
+    if (fault == kNone) continue;
     EXPECT_EQ(t.data, std::vector<uint8_t>(t.data.size(), 0x5a));
     for (float s : t.scales) EXPECT_EQ(s, -3.0f);
   }
