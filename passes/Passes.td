@@ -114,6 +114,14 @@ def SplitPrefillDecodePass : Pass<"strata-split-prefill-decode",
            "the cache's element type for fp32 keys and values: fp32, bf16 "
            "(rounded to nearest even) or int8 (per token and head, each row "
            "followed by its fp32 scale: last dim head_dim + 4)">,
+    Option<"kvBlockSize", "kv-block-size", "int64_t", "0",
+           "pages the caches: pools of blocks of this many positions, each "
+           "sequence's blocks named by a block table input (block_table, "
+           "block_tables) instead of a slot; 0: a contiguous cache per "
+           "slot">,
+    Option<"kvBlocks", "kv-blocks", "int64_t", "0",
+           "blocks in each paged cache's pool (0: as many as slots "
+           "sequences of the whole context take)">,
   ];
   let dependentDialects = ["::strata::ir::StrataDialect",
                            "::mlir::tensor::TensorDialect"];

@@ -263,8 +263,13 @@ class Splitter {
 public:
   Splitter(ModuleOp module, int64_t slots, int64_t context,
            int64_t prefillLength, int64_t verifyLength, bool ringCaches,
-           bool allLogits, StringRef source, StringRef kvCache)
+           bool allLogits, StringRef source, StringRef kvCache,
+           int64_t blockSize, int64_t blocks)
       : module_(module), slots_(slots), context_(context),
+        blockSize_(blockSize),
+        blocksPerSequence_(blockSize > 0 ? (context + blockSize - 1) / blockSize
+                                         : 0),
+        blocks_(blocks > 0 ? blocks : slots * blocksPerSequence_),
         prefillLength_(prefillLength > 0 ? std::min(prefillLength, context)
                                          : context),
         // A verify call writes at most as many rows as a prefill call, the
@@ -353,9 +358,9 @@ private:
       // its sinks, then the window and one prefill call's new rows. Global
       // blocks may pick any earlier key: the whole cache stays.
       std::optional<int64_t> kept;
-      int64_t rows = context_;
+      int64_t rows = blockSize_ > 0 ? blockSize_ : context_;
       if (std::optional<int64_t> window = op.getWindow();
-          window && ringCaches_ && !op.getGlobalTopk()) {
+          window && ringCaches_ && !op.getGlobalTopk() && blockSize_ == 0) {
         // Compared term by term: a window far past the context must not
         // overflow the sum (every term here is at most the context).
         const int64_t sinks = op.getSinks().value_or(0);
@@ -380,8 +385,9 @@ private:
           element = IntegerType::get(t.getContext(), 8);
           dim += 4;
         }
-        return RankedTensorType::get({slots_, t.getDimSize(1), rows, dim},
-                                     element);
+        return RankedTensorType::get(
+            {blockSize_ > 0 ? blocks_ : slots_, t.getDimSize(1), rows, dim},
+            element);
       };
       shape.caches.push_back({cacheType(op.getKey()), cacheType(op.getValue())});
     }
@@ -507,7 +513,8 @@ private:
     Value range = RangeOp::create(b, loc, RankedTensorType::get({dyn}, b.getI64Type()),
                                   a2, end, i64Constant(b, loc, {1}, {}));
     v.positions = reshape(b, loc, range, {1, dyn});
-    v.slots = reshape(b, loc, a1, {1});
+    // A block table is already one row ([1, N]).
+    v.slots = blockSize_ > 0 ? a1 : reshape(b, loc, a1, {1});
     v.writeStarts = reshape(b, loc, a2, {1});
     v.lengths = reshape(b, loc, end, {1});
     return v;
@@ -651,6 +658,19 @@ private:
                 b.getNamedAttr("strata.dims", strings(dims))});
     };
 
+    // Where each row of a decode or verify call writes and reads: its slot,
+    // or with a paged cache its block table row.
+    auto rowsWhere = [&]() -> Type {
+      int64_t d = ShapedType::kDynamic;
+      if (blockSize_ > 0)
+        return RankedTensorType::get({d, blocksPerSequence_}, b.getI64Type());
+      return RankedTensorType::get({d}, b.getI64Type());
+    };
+    auto rowsWhereAttrs = [&]() {
+      return blockSize_ > 0 ? argAttrs("block_tables", {"batch", ""})
+                            : argAttrs("slots", {"batch"});
+    };
+
     // The contract's inputs, then one key and one value cache per layer.
     unsigned oldArgs = entry.getNumArguments();
     bool argumentsAdded = true;
@@ -664,42 +684,50 @@ private:
     if (phase == Phase::Verify) {
       addArgument(oldArgs, RankedTensorType::get({dyn, dyn}, i64),
                   argAttrs("input_ids", {"batch", "verify_length"}), loc);
-      addArgument(oldArgs + 1, RankedTensorType::get({dyn}, i64),
-                  argAttrs("slots", {"batch"}), loc);
+      addArgument(oldArgs + 1, rowsWhere(), rowsWhereAttrs(), loc);
       addArgument(oldArgs + 2, RankedTensorType::get({dyn}, i64),
                   argAttrs("positions", {"batch"}), loc);
     } else if (phase == Phase::Decode) {
       addArgument(oldArgs, RankedTensorType::get({dyn, 1}, i64),
                            argAttrs("input_ids", {"batch", ""}), loc);
-      addArgument(oldArgs + 1, RankedTensorType::get({dyn}, i64),
-                           argAttrs("slots", {"batch"}), loc);
+      addArgument(oldArgs + 1, rowsWhere(), rowsWhereAttrs(), loc);
       addArgument(oldArgs + 2, RankedTensorType::get({dyn}, i64),
                            argAttrs("positions", {"batch"}), loc);
     } else {
       addArgument(oldArgs, RankedTensorType::get({1, dyn}, i64),
                            argAttrs("input_ids", {"", "prefill_length"}), loc);
-      addArgument(oldArgs + 1, RankedTensorType::get({}, i64),
-                           argAttrs("slot", {}), loc);
+      // A paged cache: the sequence's block table row.
+      if (blockSize_ > 0)
+        addArgument(oldArgs + 1,
+                    RankedTensorType::get({1, blocksPerSequence_}, i64),
+                    argAttrs("block_table", {"", ""}), loc);
+      else
+        addArgument(oldArgs + 1, RankedTensorType::get({}, i64),
+                    argAttrs("slot", {}), loc);
       addArgument(oldArgs + 2, RankedTensorType::get({}, i64),
                            argAttrs("start", {}), loc);
     }
     SmallVector<Value> cacheArgs;
     SmallVector<StringAttr> stateNames;
     for (auto [layer, types] : llvm::enumerate(shape.caches)) {
-      // A ring's rows are its own extent, not the context.
-      const char *rowsName = shape.ringKept[layer] ? "" : "context";
+      // A ring's rows are its own extent, not the context; a paged cache's
+      // are one block's, and its pool is shared by every sequence.
+      const char *rowsName =
+          shape.ringKept[layer] || blockSize_ > 0 ? "" : "context";
+      const char *poolName = blockSize_ > 0 ? "kv_blocks" : "slots";
       for (auto [kind, type] : {std::pair{"key", types.first},
                                 std::pair{"value", types.second}}) {
         std::string state =
             "kv_cache." + std::to_string(layer) + "." + kind;
         unsigned index = entry.getNumArguments();
-        addArgument(
-            index, type,
-            DictionaryAttr::get(
-                ctx, {b.getNamedAttr("strata.state", b.getStringAttr(state)),
-                      b.getNamedAttr("strata.dims",
-                                     strings({"slots", "", rowsName, ""}))}),
-            loc);
+        SmallVector<NamedAttribute> attrs = {
+            b.getNamedAttr("strata.state", b.getStringAttr(state)),
+            b.getNamedAttr("strata.dims",
+                           strings({poolName, "", rowsName, ""}))};
+        if (blockSize_ > 0)
+          attrs.push_back(
+              b.getNamedAttr("strata.state_scope", b.getStringAttr("shared")));
+        addArgument(index, type, DictionaryAttr::get(ctx, attrs), loc);
         cacheArgs.push_back(entry.getArgument(index));
         stateNames.push_back(b.getStringAttr(state));
       }
@@ -729,6 +757,8 @@ private:
       Value v = newEntries(op.getValue(), &shape);
       Value kc = cacheArgs[2 * layer], vc = cacheArgs[2 * layer + 1];
       IntegerAttr kept, ringContext, blockSize;
+      if (blockSize_ > 0)
+        blockSize = b.getI64IntegerAttr(blockSize_);
       if (std::optional<int64_t> ringKept = shape.ringKept[layer]) {
         kept = b.getI64IntegerAttr(*ringKept);
         ringContext = b.getI64IntegerAttr(context_);
@@ -872,6 +902,9 @@ private:
 
   ModuleOp module_;
   int64_t slots_, context_;
+  // A paged cache: positions per block, blocks one sequence's table names
+  // (enough for the context) and blocks in each pool; 0: contiguous.
+  int64_t blockSize_, blocksPerSequence_, blocks_;
   int64_t prefillLength_;  // the most new rows one prefill call writes
   int64_t verifyLength_;   // the most tokens per row of a verify call; 0: none
   bool ringCaches_;
@@ -879,6 +912,21 @@ private:
   std::string source_;
   std::string kvCache_;
 };
+
+/// Paged caches hold whole contexts: a windowed attention's ring cache
+/// and global blocks stay with contiguous caches.
+LogicalResult checkPageable(ModuleOp module) {
+  LogicalResult result = success();
+  module.walk([&](AttentionOp op) {
+    if (op.getCausal() && (op.getWindow() || op.getGlobalTopk())) {
+      op.emitError() << "a paged KV cache (kv-block-size) does not combine "
+                        "with windowed or global-block attention (their ring "
+                        "and block choices need contiguous caches)";
+      result = failure();
+    }
+  });
+  return result;
+}
 
 struct SplitPrefillDecodePass
     : impl::SplitPrefillDecodePassBase<SplitPrefillDecodePass> {
@@ -896,9 +944,29 @@ struct SplitPrefillDecodePass
       return signalPassFailure();
     }
     // A failed split warned and left 'main' alone: not a pass failure.
+    if (kvBlockSize < 0 || kvBlocks < 0) {
+      getOperation().emitError()
+          << "strata-split-prefill-decode: kv-block-size and kv-blocks must "
+             "be >= 0";
+      return signalPassFailure();
+    }
+    // A paged pool must hold at least one sequence of the whole context.
+    const int64_t perSequence =
+        kvBlockSize > 0 ? (context + kvBlockSize - 1) / kvBlockSize : 0;
+    if (kvBlockSize > 0 && kvBlocks > 0 && kvBlocks < perSequence) {
+      getOperation().emitError()
+          << "strata-split-prefill-decode: " << int64_t(kvBlocks)
+          << " KV blocks of " << int64_t(kvBlockSize)
+          << " cannot hold one sequence of the context ("
+          << int64_t(context) << " tokens: " << perSequence << " blocks)";
+      return signalPassFailure();
+    }
+    if (kvBlockSize > 0 && failed(checkPageable(getOperation())))
+      return signalPassFailure();
+    // A failed split warned and left 'main' alone: not a pass failure.
     (void)Splitter(getOperation(), slots, context, prefillLength, verifyLength,
-                   ringCaches,
-                   allLogits, source, kvCache)
+                   ringCaches, allLogits, source, kvCache, kvBlockSize,
+                   kvBlocks)
         .run();
   }
 };

@@ -290,6 +290,8 @@ LogicalResult addGenerationEntries(ModuleOp module,
   split.allLogits = options.generation.allLogits;
   split.source = source.str();
   split.kvCache = options.precision.kvCache;
+  split.kvBlockSize = options.generation.kvBlockSize;
+  split.kvBlocks = options.generation.kvBlocks;
   pm.addPass(createSplitPrefillDecodePass(split));
   // The new entries' shape arithmetic folds against their static extents.
   OpPassManager &fn = pm.nest<func::FuncOp>();

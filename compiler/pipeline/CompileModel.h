@@ -71,6 +71,13 @@ struct GenerationOptions {
   /// prefill length; 0: no verify entry.
   int64_t verifyLength = kDefaultVerifyLength;
   static constexpr int64_t kDefaultVerifyLength = 9;
+  /// A paged KV cache (docs/serving.md, "Paged KV cache"): blocks of this
+  /// many positions in one pool per cache, each sequence's named by a
+  /// block table; 0: a contiguous cache per slot.
+  int64_t kvBlockSize = 0;
+  /// Blocks in each pool; 0: what --max-batch sequences of the whole
+  /// context take.
+  int64_t kvBlocks = 0;
 };
 
 /// Numeric precision per phase (docs/design/precision.md).

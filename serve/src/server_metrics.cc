@@ -39,14 +39,24 @@ std::string ServerMetrics::render(const strata_scheduler_stats_t& stats) const {
         static_cast<double>(stats.waiting));
   gauge("strata_requests_running", "Sequences in flight (prefill or decode).",
         static_cast<double>(stats.running));
+  // A paged cache counts its own blocks; a contiguous one reserves a whole
+  // context per sequence, counted in blocks of kKvBlockTokens.
+  const bool paged = stats.kv_block_size > 0;
   const uint64_t blocksPerSlot =
       (stats.context + kKvBlockTokens - 1) / kKvBlockTokens;
   gauge("strata_kv_cache_blocks_used",
-        "KV-cache blocks of 16 tokens reserved by sequences in flight.",
-        static_cast<double>(stats.running * blocksPerSlot));
+        "KV-cache blocks held by sequences in flight (a contiguous cache: "
+        "a whole context per sequence, in blocks of 16 tokens).",
+        static_cast<double>(paged ? stats.kv_blocks_used
+                                  : stats.running * blocksPerSlot));
   gauge("strata_kv_cache_blocks_free",
-        "KV-cache blocks of 16 tokens free for new sequences.",
-        static_cast<double>((stats.slots - stats.running) * blocksPerSlot));
+        "KV-cache blocks no sequence holds (published prefix blocks "
+        "included: they are evicted when needed).",
+        static_cast<double>(paged ? stats.kv_blocks_total -
+                                        std::min(stats.kv_blocks_total,
+                                                 stats.kv_blocks_used)
+                                  : (stats.slots - stats.running) *
+                                        blocksPerSlot));
   gauge("strata_kv_cache_tokens", "Tokens cached for sequences in flight.",
         static_cast<double>(stats.cached_tokens));
 
@@ -94,9 +104,10 @@ std::string ServerMetrics::render(const strata_scheduler_stats_t& stats) const {
   writeSample("strata_generation_tokens_total", "",
               static_cast<double>(stats.generated_tokens), &out);
   counter("strata_preemptions_total",
-          "Sequences preempted for cache space (slots are reserved whole, "
-          "so none are).");
-  writeSample("strata_preemptions_total", "", 0, &out);
+          "Sequences that gave their KV blocks to older ones and were "
+          "recomputed (a contiguous cache reserves slots whole: none).");
+  writeSample("strata_preemptions_total", "",
+              static_cast<double>(stats.preemptions), &out);
   counter("strata_engine_busy_seconds_total",
           "Time the scheduler's iterations took; its rate is utilisation.");
   writeSample("strata_engine_busy_seconds_total", "", stats.busy_ms / 1000.0,

@@ -2,6 +2,7 @@
 // RUN: strata-opt %s --strata-split-prefill-decode="slots=4 context=64 prefill-length=8 ring-caches=false" | FileCheck %s --check-prefix=LINEAR
 // RUN: strata-opt %s --strata-split-prefill-decode="slots=4 context=14 prefill-length=8" | FileCheck %s --check-prefix=SHORT
 // RUN: strata-opt %s --strata-sparse-attention="window=6 sinks=2 global-topk=1 global-block=2" --strata-split-prefill-decode="slots=4 context=64 prefill-length=8" | FileCheck %s --check-prefix=GLOBAL
+// RUN: not strata-opt %s --strata-sparse-attention="window=6 sinks=2" --strata-split-prefill-decode="slots=4 context=64 kv-block-size=16" 2>&1 | FileCheck %s --check-prefix=PAGED
 
 // A windowed attention's cache is a ring of sinks + window + prefill-length
 // - 1 = 2 + 6 + 8 - 1 = 15 rows: it keeps the 2 sinks in place and the
@@ -55,3 +56,6 @@ func.func @main(%ids: tensor<?x?xi64> {strata.name = "input_ids", strata.dims = 
   %logits = strata.matmul %h, %head : (tensor<?x?x4xf32>, tensor<4x8xf32>) -> tensor<?x?x8xf32>
   return %logits : tensor<?x?x8xf32>
 }
+
+// Paged caches hold whole contexts: a windowed attention keeps its ring.
+// PAGED: error: a paged KV cache (kv-block-size) does not combine with windowed or global-block attention

@@ -101,6 +101,18 @@ cl::opt<int64_t> verifyLength(
              "decoding: drafted tokens checked in one step) takes; 0 leaves "
              "it out"),
     cl::init(strata::GenerationOptions::kDefaultVerifyLength));
+cl::opt<int64_t> kvBlockSize(
+    cl::cat(compileOptions), "kv-block-size",
+    cl::desc("pages the KV cache for serving: one pool of blocks of this "
+             "many positions per cache, each sequence holding only the "
+             "blocks it has filled (docs/serving.md); 0: a contiguous cache "
+             "per sequence slot"),
+    cl::init(0));
+cl::opt<int64_t> kvBlocks(
+    cl::cat(compileOptions), "kv-blocks",
+    cl::desc("blocks in each paged cache's pool (default: what --max-batch "
+             "sequences of the whole --max-seq take)"),
+    cl::init(0));
 cl::opt<std::string> prefillLogits(
     cl::cat(compileOptions), "prefill-logits",
     cl::desc("last (default): prefill returns the last position's logits; "
@@ -234,6 +246,11 @@ bool readOptions(strata::CompileInput &input, strata::CompileOptions &options) {
     return bad("--verify-length expects a count >= 0, got " +
                llvm::Twine(int64_t(verifyLength)));
   options.generation.verifyLength = verifyLength;
+  if (kvBlockSize < 0 || kvBlocks < 0 || (kvBlocks > 0 && kvBlockSize == 0))
+    return bad("--kv-block-size and --kv-blocks expect counts >= 0, "
+               "--kv-blocks only with --kv-block-size");
+  options.generation.kvBlockSize = kvBlockSize;
+  options.generation.kvBlocks = kvBlocks;
   if (prefillLogits != "last" && prefillLogits != "all")
     return bad("--prefill-logits expects last or all, got '" + prefillLogits +
                "'");

@@ -84,6 +84,18 @@ strata_status_t checkTensor(const char* entry, const char* role,
   return nullptr;
 }
 
+// Where each row of a decode or verify call is: its slot, or its blocks.
+TensorSpec rowsSpec(bool paged) {
+  if (paged) {
+    return {"block_tables",
+            STRATA_DTYPE_I64,
+            2,
+            {{-1, "batch"}, {-1, nullptr}},
+            "[batch, N]"};
+  }
+  return {"slots", STRATA_DTYPE_I64, 1, {{-1, "batch"}}, "[batch]"};
+}
+
 // Checks entry |name|: its kind, exactly |inputs|, and its logits output;
 // stores the logits' static vocab in |*vocab|.
 strata_status_t checkEntry(const strata_module_t* module, const char* name,
@@ -116,6 +128,65 @@ strata_status_t checkEntry(const strata_module_t* module, const char* name,
   return nullptr;
 }
 
+const strata_entry_signature_t* entryNamed(const strata_module_t* module,
+                                           const char* name) {
+  for (size_t i = 0; i < strata_module_entry_count(module); ++i) {
+    const strata_entry_signature_t* entry = strata_module_entry(module, i);
+    if (entry && std::strcmp(entry->name, name) == 0) return entry;
+  }
+  return nullptr;
+}
+
+// Whether |entry| takes an input named |name|.
+bool takes(const strata_entry_signature_t* entry, const char* name) {
+  return entry && findTensor(entry->inputs, entry->input_count, name);
+}
+
+// A paged module's block geometry: N from prefill's block_table, the pool
+// and block size from the shared states with the dim 'kv_blocks' first
+// (every one alike).
+strata_status_t pagedGeometry(const strata_module_t* module,
+                              GenerationContract* contract) {
+  const strata_tensor_signature_t* table =
+      findTensor(entryNamed(module, "prefill")->inputs,
+                 entryNamed(module, "prefill")->input_count, "block_table");
+  contract->blocksPerSequence = table->dims[1].extent;
+  for (size_t i = 0; i < strata_module_state_count(module); ++i) {
+    const strata_state_signature_t* state = strata_module_state(module, i);
+    if (!state || state->scope != STRATA_STATE_SCOPE_SHARED ||
+        state->rank != 4 || !state->dims[0].symbol ||
+        std::strcmp(state->dims[0].symbol, "kv_blocks") != 0) {
+      continue;
+    }
+    const int64_t blocks = state->dims[0].max;
+    const int64_t size = state->dims[2].extent;
+    if (contract->blockSize != 0 &&
+        (blocks != contract->blockCount || size != contract->blockSize)) {
+      return contractError("paged state '%s' has %" PRId64 " blocks of %" PRId64
+                           ", another %" PRId64 " of %" PRId64,
+                           state->name, blocks, size, contract->blockCount,
+                           contract->blockSize);
+    }
+    contract->blockCount = blocks;
+    contract->blockSize = size;
+  }
+  if (contract->blockSize < 1 || contract->blockCount < 1) {
+    return contractError("entry 'prefill' takes a block table but no state "
+                         "is a pool of KV blocks (dim 'kv_blocks' first)");
+  }
+  if (contract->blocksPerSequence < 1 ||
+      contract->blocksPerSequence * contract->blockSize < contract->context ||
+      contract->blockCount < contract->blocksPerSequence) {
+    return contractError("a block table of %" PRId64 " blocks of %" PRId64
+                         " and a pool of %" PRId64
+                         " cannot hold one sequence of the context (%" PRId64
+                         ")",
+                         contract->blocksPerSequence, contract->blockSize,
+                         contract->blockCount, contract->context);
+  }
+  return nullptr;
+}
+
 strata_status_t dimMax(const strata_module_t* module, const char* name,
                        int64_t* out) {
   for (size_t i = 0; i < strata_module_symbolic_dim_count(module); ++i) {
@@ -139,11 +210,18 @@ strata_status_t checkGenerationContract(const strata_module_t* module,
   }
   GenerationContract contract;
   int64_t batch = 0;
-  STRATA_RETURN_IF_ERROR(dimMax(module, "slots", &contract.slots));
+  // A paged cache names each sequence's blocks instead of its slot; the
+  // decode batch is then the sequences in flight.
+  const bool paged = takes(entryNamed(module, "prefill"), "block_table");
+  STRATA_RETURN_IF_ERROR(dimMax(module, "batch", &batch));
+  if (paged) {
+    contract.slots = batch;
+  } else {
+    STRATA_RETURN_IF_ERROR(dimMax(module, "slots", &contract.slots));
+  }
   STRATA_RETURN_IF_ERROR(dimMax(module, "context", &contract.context));
   STRATA_RETURN_IF_ERROR(
       dimMax(module, "prefill_length", &contract.prefillLength));
-  STRATA_RETURN_IF_ERROR(dimMax(module, "batch", &batch));
   if (batch != contract.slots) {
     return contractError("dim 'batch' has maximum %" PRId64
                          ", expected that of 'slots' (%" PRId64 ")",
@@ -156,7 +234,12 @@ strata_status_t checkGenerationContract(const strata_module_t* module,
        2,
        {{1, nullptr}, {-1, "prefill_length"}},
        "[1, prefill_length]"},
-      {"slot", STRATA_DTYPE_I64, 0, {}, "[]"},
+      paged ? TensorSpec{"block_table",
+                         STRATA_DTYPE_I64,
+                         2,
+                         {{1, nullptr}, {-1, nullptr}},
+                         "[1, N]"}
+            : TensorSpec{"slot", STRATA_DTYPE_I64, 0, {}, "[]"},
       {"start", STRATA_DTYPE_I64, 0, {}, "[]"}};
   const TensorSpec prefillLogits = {
       "logits", STRATA_DTYPE_F32, 2, {{1, nullptr}, {-1, nullptr}}, "[1, V]"};
@@ -171,7 +254,7 @@ strata_status_t checkGenerationContract(const strata_module_t* module,
        2,
        {{-1, "batch"}, {1, nullptr}},
        "[batch, 1]"},
-      {"slots", STRATA_DTYPE_I64, 1, {{-1, "batch"}}, "[batch]"},
+      rowsSpec(paged),
       {"positions", STRATA_DTYPE_I64, 1, {{-1, "batch"}}, "[batch]"}};
   const TensorSpec decodeLogits = {"logits",
                                    STRATA_DTYPE_F32,
@@ -187,7 +270,20 @@ strata_status_t checkGenerationContract(const strata_module_t* module,
                          prefillVocab, contract.vocab);
   }
 
-  contract.positionsInPlace = true;
+  if (paged) {
+    STRATA_RETURN_IF_ERROR(pagedGeometry(module, &contract));
+    const strata_tensor_signature_t* tables =
+        findTensor(entryNamed(module, "decode")->inputs,
+                   entryNamed(module, "decode")->input_count, "block_tables");
+    if (tables->dims[1].extent != contract.blocksPerSequence) {
+      return contractError("the block tables of 'decode' have %" PRId64
+                           " blocks per row and that of 'prefill' %" PRId64,
+                           tables->dims[1].extent, contract.blocksPerSequence);
+    }
+  }
+  // Slot-level prefix reuse needs a slot's positions in place; a paged
+  // cache shares blocks instead.
+  contract.positionsInPlace = !paged;
   for (size_t i = 0; i < strata_module_state_count(module); ++i) {
     const strata_state_signature_t* state = strata_module_state(module, i);
     if (!state || state->scope != STRATA_STATE_SCOPE_PER_SEQUENCE) continue;
@@ -216,7 +312,7 @@ strata_status_t checkVerifyEntry(const strata_module_t* module,
        2,
        {{-1, "batch"}, {-1, "verify_length"}},
        "[batch, verify_length]"},
-      {"slots", STRATA_DTYPE_I64, 1, {{-1, "batch"}}, "[batch]"},
+      rowsSpec(contract->paged()),
       {"positions", STRATA_DTYPE_I64, 1, {{-1, "batch"}}, "[batch]"}};
   const TensorSpec logits = {
       "logits",

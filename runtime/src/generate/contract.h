@@ -31,6 +31,15 @@ struct GenerationContract {
   /// free slot still holds the entries its last sequence wrote and a new
   /// sequence with the same first tokens may start after them.
   bool positionsInPlace = false;
+  /// A paged KV cache (prefill takes `block_table [1, N]`, decode and
+  /// verify `block_tables [batch, N]` instead of slots): positions per
+  /// block, N, and the blocks in each cache's pool (every paged state's
+  /// dim 0). All 0 for contiguous caches.
+  int64_t blockSize = 0;
+  int64_t blocksPerSequence = 0;
+  int64_t blockCount = 0;
+
+  bool paged() const { return blockSize > 0; }
 };
 
 /// Checks |module| against the entry contract and fills |*out|.

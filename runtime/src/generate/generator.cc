@@ -39,16 +39,25 @@ strata_status_t wrapI64(const int64_t* data, uint32_t rank, const int64_t* dims,
                             &out->tensor);
 }
 
-strata_status_t runPrefill(strata_session_t* session, int64_t slot,
+strata_status_t runPrefill(strata_session_t* session, RowPlaces place,
                            const int64_t* chunk, int64_t length, int64_t start,
                            TensorHolder* logits) {
   int64_t idsDims[2] = {1, length};
   TensorHolder ids, slotTensor, position;
   STRATA_RETURN_IF_ERROR(
       wrapI64(chunk, 2, idsDims, static_cast<size_t>(length), &ids));
-  STRATA_RETURN_IF_ERROR(wrapI64(&slot, 0, nullptr, 1, &slotTensor));
+  const int64_t tableDims[2] = {1, place.tableWidth};
+  if (place.tableWidth > 0) {
+    STRATA_RETURN_IF_ERROR(wrapI64(place.data, 2, tableDims,
+                                   static_cast<size_t>(place.tableWidth),
+                                   &slotTensor));
+  } else {
+    STRATA_RETURN_IF_ERROR(wrapI64(place.data, 0, nullptr, 1, &slotTensor));
+  }
   STRATA_RETURN_IF_ERROR(wrapI64(&start, 0, nullptr, 1, &position));
-  const char* names[3] = {"input_ids", "slot", "start"};
+  const char* names[3] = {"input_ids",
+                          place.tableWidth > 0 ? "block_table" : "slot",
+                          "start"};
   const strata_tensor_t* inputs[3] = {ids.tensor, slotTensor.tensor,
                                       position.tensor};
   const char* output = "logits";
@@ -66,17 +75,26 @@ strata_status_t runPrefill(strata_session_t* session, int64_t slot,
 
 strata_status_t runRows(strata_session_t* session, const char* entry,
                         const int64_t* ids, size_t tokensPerRow,
-                        const int64_t* slots, const int64_t* positions,
+                        RowPlaces places, const int64_t* positions,
                         size_t rows, TensorHolder* logits) {
   const int64_t batch = static_cast<int64_t>(rows);
   int64_t idsDims[2] = {batch, static_cast<int64_t>(tokensPerRow)};
   TensorHolder idsTensor, slotsTensor, positionsTensor;
   STRATA_RETURN_IF_ERROR(
       wrapI64(ids, 2, idsDims, rows * tokensPerRow, &idsTensor));
-  STRATA_RETURN_IF_ERROR(wrapI64(slots, 1, &batch, rows, &slotsTensor));
+  const int64_t tableDims[2] = {batch, places.tableWidth};
+  if (places.tableWidth > 0) {
+    STRATA_RETURN_IF_ERROR(
+        wrapI64(places.data, 2, tableDims,
+                rows * static_cast<size_t>(places.tableWidth), &slotsTensor));
+  } else {
+    STRATA_RETURN_IF_ERROR(wrapI64(places.data, 1, &batch, rows, &slotsTensor));
+  }
   STRATA_RETURN_IF_ERROR(
       wrapI64(positions, 1, &batch, rows, &positionsTensor));
-  const char* names[3] = {"input_ids", "slots", "positions"};
+  const char* names[3] = {"input_ids",
+                          places.tableWidth > 0 ? "block_tables" : "slots",
+                          "positions"};
   const strata_tensor_t* inputs[3] = {idsTensor.tensor, slotsTensor.tensor,
                                       positionsTensor.tensor};
   const char* output = "logits";
@@ -92,6 +110,7 @@ using strata::runtime::Clock;
 using strata::runtime::copyVersioned;
 using strata::runtime::GenerationContract;
 using strata::runtime::millisecondsBetween;
+using strata::runtime::RowPlaces;
 using strata::runtime::runRows;
 using strata::runtime::runPrefill;
 using strata::runtime::SamplingParams;
@@ -128,6 +147,11 @@ strata_status_t checkDraft(strata_session_t* draftSession,
                            GenerationContract* draftContract) {
   strata_status_t status = strata::runtime::checkGenerationContract(
       strata_session_module(draftSession), draftContract);
+  if (!status && draftContract->paged()) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_UNIMPLEMENTED,
+                              "a draft model with a paged KV cache is not "
+                              "supported yet");
+  }
   if (status) return strata_status_annotate(status, "draft model");
   if (draftContract->vocab != target.vocab) {
     return STRATA_MAKE_STATUS(
@@ -206,6 +230,7 @@ void strata_generator_t::finish(Sequence* sequence) {
     slotOwner[static_cast<size_t>(sequence->slot)] = nullptr;
     sequence->slot = -1;
   }
+  if (pool) releaseBlocks(sequence);
   sequence->finished = true;
 }
 
@@ -348,6 +373,11 @@ strata_status_t strata_generator_t::beginSequence(
     sequence->history.push_back(historyId(prompt[i]));
   }
   sequence->prompt.assign(prompt, prompt + promptLength);
+  if (pool) {
+    const size_t perSequence = static_cast<size_t>(contract.blocksPerSequence);
+    sequence->blocks.reserve(perSequence);
+    sequence->blockKeys.reserve(perSequence);
+  }
   if (params.stop_token_count) {
     sequence->stopTokens.assign(params.stop_tokens,
                                 params.stop_tokens + params.stop_token_count);
@@ -363,6 +393,12 @@ strata_status_t strata_generator_t::beginSequence(
   ++nextId;
 
   sequence->start = Clock::now();
+  // A paged cache's prefix cache: the blocks of earlier sequences that
+  // hold this prompt's start.
+  if (pool && blockSharing) {
+    reused = shareCachedBlocks(sequence, sequence->history.data(),
+                               promptLength);
+  }
   sequence->slot = slot;
   sequence->prefilled = reused;
   sequence->reusedPrompt = reused;
@@ -380,14 +416,24 @@ strata_status_t strata_generator_t::prefill(Sequence* sequence,
   int32_t token = 0;
   strata_status_t status = nullptr;
   size_t done = sequence->prefilled;
+  // A paged prompt takes all its blocks before its first chunk, or waits.
+  if (pool && done < promptLength && !reserveBlocks(sequence, promptLength)) {
+    return nullptr;
+  }
+  RowPlaces place{&sequence->slot, 0};
+  if (pool) {
+    tableRow(sequence, rowTables.data());
+    place = RowPlaces{rowTables.data(), contract.blocksPerSequence};
+  }
   while (!status && done < promptLength && budget > 0) {
     size_t length = std::min({promptLength - done,
                               static_cast<size_t>(prefillChunk), budget});
     TensorHolder logits;
-    status = runPrefill(session, sequence->slot, prompt + done,
+    status = runPrefill(session, place, prompt + done,
                         static_cast<int64_t>(length),
                         static_cast<int64_t>(done), &logits);
     noteCached(sequence->slot, done, prompt + done, status ? 0 : length);
+    if (pool && !status) publishFullBlocks(sequence, done + length);
     done += length;
     budget -= length;
     if (!status && done == promptLength) {
@@ -406,7 +452,8 @@ strata_status_t strata_generator_t::prefill(Sequence* sequence,
   for (size_t drafted = 0; draftSession && !status && drafted < promptLength;) {
     size_t length = std::min(promptLength - drafted, draftChunk);
     TensorHolder logits;
-    status = runPrefill(draftSession, sequence->slot, prompt + drafted,
+    status = runPrefill(draftSession, RowPlaces{&sequence->slot, 0},
+                        prompt + drafted,
                         static_cast<int64_t>(length),
                         static_cast<int64_t>(drafted), &logits);
     if (status) status = strata_status_annotate(status, "draft model");
@@ -425,10 +472,12 @@ strata_status_t strata_generator_t::prefill(Sequence* sequence,
 }
 
 strata_status_t strata_generator_t::step(size_t* outActive) {
+  if (pool) STRATA_RETURN_IF_ERROR(resumePreempted());
   rows.clear();
   for (Sequence* sequence : slotOwner) {
     if (sequence && sequence->decoding()) rows.push_back(sequence);
   }
+  if (pool) growRowBlocks();
   if (rows.empty()) {
     if (outActive) *outActive = activeCount();
     return nullptr;
@@ -442,21 +491,30 @@ strata_status_t strata_generator_t::step(size_t* outActive) {
 
 strata_status_t strata_generator_t::decodeStep() {
   const size_t count = rows.size();
+  const int64_t width = contract.blocksPerSequence;
   for (size_t row = 0; row < count; ++row) {
     rowIds[row] = rows[row]->tokens.back();
     rowSlots[row] = rows[row]->slot;
     rowPositions[row] = rows[row]->position();
+    if (pool) tableRow(rows[row], rowTables.data() + row * width);
   }
   TensorHolder logits;
   const Clock::time_point started = Clock::now();
+  const RowPlaces places = pool ? RowPlaces{rowTables.data(), width}
+                                : RowPlaces{rowSlots.data(), 0};
   strata_status_t status =
-      runRows(session, "decode", rowIds.data(), 1, rowSlots.data(),
+      runRows(session, "decode", rowIds.data(), 1, places,
               rowPositions.data(), count, &logits);
   for (size_t row = 0; row < count; ++row) {
     noteCached(rowSlots[row], static_cast<size_t>(rowPositions[row]),
                &rowIds[row], status ? 0 : 1);
   }
   if (status) return strata_status_annotate(status, "decode step");
+  if (pool) {
+    for (size_t row = 0; row < count; ++row) {
+      publishFullBlocks(rows[row], static_cast<size_t>(rowPositions[row]) + 1);
+    }
+  }
   const Clock::time_point now = Clock::now();
   costs.recordDecode(millisecondsBetween(started, now));
   const auto* values =
@@ -527,6 +585,12 @@ strata_status_t strata_generator_create(
                               given.prefill_chunk, contract.prefillLength);
   }
   const bool speculative = given.draft_session || given.prompt_lookup;
+  if (speculative && contract.paged()) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_UNIMPLEMENTED,
+                              "speculative decoding over a paged KV cache is "
+                              "not supported yet (compile the target without "
+                              "--kv-block-size)");
+  }
   GenerationContract draftContract;
   if (speculative) {
     STRATA_RETURN_IF_ERROR(checkSpeculation(session, given, &contract,
@@ -551,6 +615,14 @@ strata_status_t strata_generator_create(
       for (auto& cached : generator->slotTokens) {
         cached.reserve(static_cast<size_t>(contract.context));
       }
+    }
+    if (contract.paged()) {
+      generator->pool.emplace(contract.blockCount, contract.blockSize);
+      generator->blockSharing = given.prefix_reuse != 0;
+      generator->rowTables.resize(
+          slots * static_cast<size_t>(contract.blocksPerSequence));
+      generator->blockTokens.resize(static_cast<size_t>(contract.blockSize));
+      generator->resumeIds.resize(static_cast<size_t>(contract.context));
     }
     generator->rowIds.resize(slots);
     generator->rowSlots.resize(slots);
@@ -706,6 +778,16 @@ strata_status_t strata_generator_add_sequence(
         generator->beginSequence(prompt, prompt_length, given, &id));
     Sequence* sequence = generator->find(id);
     strata_status_t status = generator->prefill(sequence, prompt_length);
+    // A paged prompt that found too few free blocks ran nothing.
+    if (!status && !sequence->finished && !sequence->decoding()) {
+      status = STRATA_MAKE_STATUS(
+          STRATA_STATUS_RESOURCE_EXHAUSTED,
+          "the paged KV cache has %" PRId64 " free blocks of %" PRId64
+          ", too few for a prompt of %zu tokens",
+          generator->pool->available(), generator->contract.blockSize,
+          prompt_length);
+      generator->finish(sequence);
+    }
     if (status) {
       generator->sequences.erase(id);
       return status;
@@ -832,6 +914,37 @@ strata_status_t strata_generator_metrics(const strata_generator_t* generator,
   } catch (const std::bad_alloc&) {
     return outOfMemory();
   }
+}
+
+void strata_generator_cache_stats_init(strata_generator_cache_stats_t* stats) {
+  if (!stats) return;
+  std::memset(stats, 0, sizeof(*stats));
+  stats->struct_size = sizeof(*stats);
+}
+
+strata_status_t strata_generator_cache_stats(
+    const strata_generator_t* generator,
+    strata_generator_cache_stats_t* stats) {
+  if (!generator || !stats) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                              "generator and stats must not be NULL");
+  }
+  if (stats->struct_size < sizeof(*stats)) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                              "stats.struct_size is %zu, smaller than any "
+                              "version of the struct (%zu)",
+                              stats->struct_size, sizeof(*stats));
+  }
+  strata_generator_cache_stats_t result;
+  strata_generator_cache_stats_init(&result);
+  if (generator->pool) {
+    result.block_size = static_cast<uint64_t>(generator->pool->blockSize());
+    result.blocks_total = static_cast<uint64_t>(generator->pool->blockCount());
+    result.blocks_used = static_cast<uint64_t>(generator->pool->used());
+    result.preemptions = generator->preemptions;
+  }
+  std::memcpy(stats, &result, sizeof(result));
+  return nullptr;
 }
 
 size_t strata_generator_active_count(const strata_generator_t* generator) {

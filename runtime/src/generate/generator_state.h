@@ -10,8 +10,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "generate/block_pool.h"
 #include "generate/contract.h"
 #include "generate/draft_length.h"
 #include "generate/prompt_lookup.h"
@@ -73,7 +75,15 @@ struct Sequence {
   uint64_t acceptedDraftTokens = 0;
   uint64_t targetSteps = 0;
 
-  bool decoding() const { return !tokens.empty(); }
+  // A paged cache: the blocks holding its positions, in order, and the
+  // prefix-cache keys of the full ones published so far.
+  std::vector<int64_t> blocks;
+  std::vector<uint64_t> blockKeys;
+  // Its blocks went to an older sequence; steps skip it until they have
+  // recomputed its entries.
+  bool preempted = false;
+
+  bool decoding() const { return !tokens.empty() && !preempted; }
 
   // Tokens before the last generated one: where the next call writes.
   int64_t position() const {
@@ -97,17 +107,24 @@ struct TensorHolder {
 strata_status_t wrapI64(const int64_t* data, uint32_t rank, const int64_t* dims,
                         size_t count, TensorHolder* out);
 
-// Runs |session|'s prefill entry on |length| tokens at |start| of |slot|;
-// the logits of the last one in |*logits|.
-strata_status_t runPrefill(strata_session_t* session, int64_t slot,
+// Where a call's rows are: one slot per row, or with a paged cache one
+// block table row of |tableWidth| blocks per row.
+struct RowPlaces {
+  const int64_t* data;
+  int64_t tableWidth;  // 0: slots
+};
+
+// Runs |session|'s prefill entry on |length| tokens at |start| of |place|
+// (one row); the logits of the last one in |*logits|.
+strata_status_t runPrefill(strata_session_t* session, RowPlaces place,
                            const int64_t* chunk, int64_t length, int64_t start,
                            TensorHolder* logits);
 
 // Runs |session|'s |entry| (decode: one token per row, verify: several)
-// on |rows| rows of |tokensPerRow| ids at their slots and positions.
+// on |rows| rows of |tokensPerRow| ids at their places and positions.
 strata_status_t runRows(strata_session_t* session, const char* entry,
                         const int64_t* ids, size_t tokensPerRow,
-                        const int64_t* slots, const int64_t* positions,
+                        RowPlaces places, const int64_t* positions,
                         size_t rows, TensorHolder* logits);
 
 }  // namespace strata::runtime
@@ -139,6 +156,17 @@ struct strata_generator_t {
   std::vector<Sequence*> rows;
   std::vector<int32_t> sampled;
   std::vector<TokenEvent> events;
+
+  // A paged cache: its blocks, each row's table for a call ([slots, N]),
+  // one block's tokens for the prefix cache, a preempted sequence's ids
+  // to recompute, and how many preemptions there were.
+  std::optional<strata::runtime::BlockPool> pool;
+  std::vector<int64_t> rowTables;
+  std::vector<int64_t> blockTokens;
+  std::vector<int64_t> resumeIds;
+  uint64_t preemptions = 0;
+  // Prefix caching over the blocks (the prefix_reuse option).
+  bool blockSharing = false;
 
   // Speculative decoding: off when neither a draft session nor prompt
   // lookup is set.
@@ -193,6 +221,30 @@ struct strata_generator_t {
   // finishes the sequence with no tokens.
   strata_status_t prefill(Sequence* sequence, size_t budget);
   strata_status_t step(size_t* outActive);
+
+  // Paged caches (paged_cache.cc). The blocks |sequence| lacks for its
+  // first |positions| positions, all or none; false when too few are free
+  // (it then holds what it held).
+  bool reserveBlocks(Sequence* sequence, size_t positions);
+  // Takes the published blocks that hold the start of |tokens| (|count|
+  // ids; at most the blocks before the last token's) for |sequence|;
+  // returns the positions they cover.
+  size_t shareCachedBlocks(Sequence* sequence, const int32_t* tokens,
+                           size_t count);
+  // Publishes |sequence|'s blocks that its first |filled| positions fill.
+  void publishFullBlocks(Sequence* sequence, size_t filled);
+  // Drops |sequence|'s hold on its blocks.
+  void releaseBlocks(Sequence* sequence);
+  // Gives the blocks of the newest decoding sequence newer than |than| (or
+  // |than| itself) back; it recomputes them later. Returns the preempted.
+  Sequence* preemptNewest(Sequence* than);
+  // A block for each row's next position, preempting the newest decoding
+  // sequences where the pool is short; drops preempted rows from |rows|.
+  void growRowBlocks();
+  // Recomputes the entries of preempted sequences the pool has room for.
+  strata_status_t resumePreempted();
+  // |sequence|'s block table row (padded with a valid block).
+  void tableRow(const Sequence* sequence, int64_t* row) const;
   // One decode call for every row in |rows|.
   strata_status_t decodeStep();
   // Drafts, one verify call, acceptance (speculative_step.cc).

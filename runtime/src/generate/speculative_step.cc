@@ -93,8 +93,9 @@ strata_status_t strata_generator_t::speculativeStep() {
   TensorHolder logits;
   const Clock::time_point started = Clock::now();
   strata_status_t status = strata::runtime::runRows(
-      session, "verify", verifyIds.data(), length, rowSlots.data(),
-      rowPositions.data(), count, &logits);
+      session, "verify", verifyIds.data(), length,
+      strata::runtime::RowPlaces{rowSlots.data(), 0}, rowPositions.data(),
+      count, &logits);
   if (status) return strata_status_annotate(status, "verify step");
   const Clock::time_point now = Clock::now();
   costs.recordVerify(length, millisecondsBetween(started, now));
@@ -178,7 +179,8 @@ strata_status_t strata_generator_t::draftTokens(size_t longest) {
       std::copy(from, from + static_cast<int64_t>(length), catchUpIds.begin());
       TensorHolder logits;
       strata_status_t status = strata::runtime::runPrefill(
-          draftSession, sequence->slot, catchUpIds.data(),
+          draftSession, strata::runtime::RowPlaces{&sequence->slot, 0},
+          catchUpIds.data(),
           static_cast<int64_t>(length), sequence->draftCached, &logits);
       if (status) return sequenceError(status, "draft prefill", sequence->id);
       sequence->draftCached += static_cast<int64_t>(length);
@@ -198,8 +200,9 @@ strata_status_t strata_generator_t::draftTokens(size_t longest) {
     }
     TensorHolder logits;
     strata_status_t status = strata::runtime::runRows(
-        draftSession, "decode", rowIds.data(), 1, rowSlots.data(),
-        rowPositions.data(), draftRows.size(), &logits);
+        draftSession, "decode", rowIds.data(), 1,
+        strata::runtime::RowPlaces{rowSlots.data(), 0}, rowPositions.data(),
+        draftRows.size(), &logits);
     if (status) return strata_status_annotate(status, "draft decode step");
     const auto* values =
         static_cast<const float*>(strata_tensor_const_data(logits.tensor));

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -89,6 +90,7 @@ struct strata_scheduler_t {
   bool stopping = false;
   size_t runningCount = 0;
   uint64_t cachedTokens = 0;
+  strata_generator_cache_stats_t cache{};
   strata_scheduler_stats_t counters{};
 
   // The engine's own.
@@ -199,9 +201,13 @@ void strata_scheduler_t::sweepFinished() {
   for (const Request* request : running) {
     cached += request->promptRun + request->generated;
   }
+  strata_generator_cache_stats_t cacheNow;
+  strata_generator_cache_stats_init(&cacheNow);
+  strata_status_free(strata_generator_cache_stats(generator, &cacheNow));
   std::lock_guard<std::mutex> lock(mutex);
   runningCount = running.size();
   cachedTokens = cached;
+  cache = cacheNow;
   counters.generated_tokens += std::exchange(tokensUncounted, 0);
   if (finishedNow.empty()) return;
   for (Request* request : finishedNow) requests.erase(request->id);
@@ -567,11 +573,14 @@ strata_status_t strata_scheduler_stats(strata_scheduler_t* scheduler,
     return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
                               "scheduler and stats must not be NULL");
   }
-  if (stats->struct_size < sizeof(*stats)) {
+  // The first version of the struct ended before the paged cache's fields.
+  constexpr size_t kFirstVersionSize =
+      offsetof(strata_scheduler_stats_t, kv_block_size);
+  if (stats->struct_size < kFirstVersionSize) {
     return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
                               "stats.struct_size is %zu, smaller than any "
                               "version of the struct (%zu)",
-                              stats->struct_size, sizeof(*stats));
+                              stats->struct_size, kFirstVersionSize);
   }
   std::lock_guard<std::mutex> lock(scheduler->mutex);
   strata_scheduler_stats_t result = scheduler->counters;
@@ -582,7 +591,12 @@ strata_status_t strata_scheduler_stats(strata_scheduler_t* scheduler,
   result.context = scheduler->context;
   result.vocab = scheduler->vocab;
   result.cached_tokens = scheduler->cachedTokens;
-  std::memcpy(stats, &result, sizeof(result));
+  result.kv_block_size = scheduler->cache.block_size;
+  result.kv_blocks_total = scheduler->cache.blocks_total;
+  result.kv_blocks_used = scheduler->cache.blocks_used;
+  result.preemptions = scheduler->cache.preemptions;
+  // An older caller's struct gets the fields it has.
+  std::memcpy(stats, &result, std::min(sizeof(result), stats->struct_size));
   return nullptr;
 }
 

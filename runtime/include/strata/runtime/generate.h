@@ -242,6 +242,30 @@ STRATA_API_EXPORT strata_status_t strata_generator_metrics(
     const strata_generator_t* generator, uint64_t sequence_id,
     strata_generation_metrics_t* metrics);
 
+/// The KV cache of a generator at one moment. Set struct_size
+/// (strata_generator_cache_stats_init) before the call.
+typedef struct strata_generator_cache_stats_t {
+  size_t struct_size;
+  /// A paged cache (compiled with --kv-block-size): positions per block,
+  /// blocks in each pool, blocks sequences hold, and sequences that gave
+  /// their blocks back to older ones (recomputed later). All 0 for a
+  /// contiguous cache, whose slots are reserved whole.
+  uint64_t block_size;
+  uint64_t blocks_total;
+  uint64_t blocks_used;
+  uint64_t preemptions;
+} strata_generator_cache_stats_t;
+
+/// Zeroes |stats| and sets struct_size to this header's size.
+STRATA_API_EXPORT void strata_generator_cache_stats_init(
+    strata_generator_cache_stats_t* stats);
+
+/// Fills |*stats|; INVALID_ARGUMENT for a NULL argument or a struct_size
+/// below the first version's.
+STRATA_API_EXPORT strata_status_t strata_generator_cache_stats(
+    const strata_generator_t* generator,
+    strata_generator_cache_stats_t* stats);
+
 /// The number of sequences in flight and the number of slots.
 STRATA_API_EXPORT size_t
 strata_generator_active_count(const strata_generator_t* generator);

@@ -129,6 +129,13 @@ typedef struct strata_scheduler_stats_t {
   /// Iterations with work, and the milliseconds they took.
   uint64_t iterations;
   double busy_ms;
+  /// A paged KV cache (strata_generator_cache_stats): positions per block,
+  /// blocks in each pool and blocks held, and preemptions. 0 for a
+  /// contiguous cache.
+  uint64_t kv_block_size;
+  uint64_t kv_blocks_total;
+  uint64_t kv_blocks_used;
+  uint64_t preemptions;
 } strata_scheduler_stats_t;
 
 /// Zeroes |stats| and sets struct_size to this header's size.
