@@ -195,6 +195,8 @@ struct Scratch {
   float *blockSums, *blockScores, *chosen, *scoredPanels;
   uint16_t *keyPairs, *valuePairs, *qRows, *probRows;
   float* outTile;
+  // A paged cache: one range's runs of V rows (valueSums).
+  KvRun* kvRuns;
 };
 
 // Floats of each region (a multiple of 16, so regions stay 64-byte
@@ -202,11 +204,11 @@ struct Scratch {
 struct ScratchSizes {
   int64_t kPacked, vPacked, scores, q, out, exact, kvRow, part;
   int64_t blockSums, blockScores, chosen, scoredPanels;
-  int64_t keyPairs, valuePairs, qRows, probRows, outTile;
+  int64_t keyPairs, valuePairs, qRows, probRows, outTile, kvRuns;
   int64_t total() const {
     return kPacked + vPacked + scores + q + out + exact + kvRow + part +
            blockSums + blockScores + chosen + scoredPanels + keyPairs +
-           valuePairs + qRows + probRows + outTile;
+           valuePairs + qRows + probRows + outTile + kvRuns;
   }
 };
 
@@ -240,6 +242,10 @@ ScratchSizes scratchSizes(const Problem& p, bool blocked, bool bf16) {
   z.chosen = blocks > 0 ? roundUp16((blocked ? kBlockRows + 1 : 1) * blocks)
                         : 0;
   z.scoredPanels = p.globalTopk > 0 && blocked ? roundUp16(kPanels) : 0;
+  // A range of keys spans at most this many blocks (KvRun: 8 floats).
+  static_assert(sizeof(KvRun) == 8 * sizeof(float), "KvRun in floats");
+  z.kvRuns =
+      p.blockSize > 0 ? roundUp16((ceilDiv(p.sk, p.blockSize) + 2) * 8) : 0;
   return z;
 }
 
@@ -269,6 +275,7 @@ Scratch scratchAt(uint8_t* block, const ScratchSizes& z) {
   s.qRows = bf16Region(z.qRows);
   s.probRows = bf16Region(z.probRows);
   s.outTile = next;
+  s.kvRuns = reinterpret_cast<KvRun*>(s.outTile + z.outTile);
   return s;
 }
 
@@ -499,19 +506,41 @@ void keyDotsRun(const Problem& p, const MatmulTiles& t, const Scratch& s,
   }
 }
 
-// A paged cache's next run of keys [j0, j1) (and its int8 scales) on its
-// way into the caches: a block holds a few KiB, too short a stream for the
-// hardware prefetcher to have it ready when the kernel arrives, as it has
-// a contiguous cache's next rows.
-void prefetchRun(const Problem& p, const KvOperand& o, const KvOperand& added,
-                 const KvRows& x, int64_t j0, int64_t j1) {
-  if (p.blockSize == 0 || j1 <= j0) return;
-  const KvRow first = kvRow(p, o, added, x, kvIndex(p, j0));
-  if (first.sd != 1) return;
-  const int64_t bytes = ((j1 - j0 - 1) * first.ss + p.d) * p.kvBytes;
-  for (int64_t at = 0; at < bytes; at += 64)
-    __builtin_prefetch(first.p + at);
-  if (first.scales) __builtin_prefetch(first.scales);
+// A paged cache's runs of keys in [j0, j1): fn(j, end, rows, scales) for
+// each, |rows| the first row's elements and |scales| its int8 scale (null
+// otherwise). Straight from the block table: kvRunEnd and kvRow cost as
+// much as the block's 16 rows where gaps, rings and appends may apply.
+template <typename Fn>
+bool forBlockRuns(const Problem& p, const KvOperand& o, const KvRows& x,
+                  int64_t j0, int64_t j1, Fn&& fn) {
+  if (p.blockSize == 0 || p.gap != 0 || p.ringRows != 0 || p.past >= 0 ||
+      o.sd != 1)
+    return false;
+  // Each block is a short stream of its own (a page or less per head):
+  // the hardware prefetcher starts over at each one and would reach it
+  // only after its first misses. The first lines of the block
+  // kPrefetchBlocks ahead, fetched early, start it in time; fetching whole
+  // blocks measured slower (the fetches wait for fill buffers).
+  constexpr int64_t kPrefetchBlocks = 4, kPrefetchBytes = 512;
+  const int64_t lastBlock = blockIndex(p, j1 - 1);
+  const int64_t primed =
+      std::min(kPrefetchBytes, ((p.blockSize - 1) * o.ss + p.d) * p.kvBytes);
+  for (int64_t j = j0; j < j1;) {
+    const int64_t at = positionInBlock(p, j);
+    const int64_t end = std::min(j1, j + p.blockSize - at);
+    const int64_t bi = blockIndex(p, j);
+    if (bi + kPrefetchBlocks <= lastBlock) {
+      const uint8_t* ahead =
+          x.p + x.blocks[bi + kPrefetchBlocks] * o.sb * p.kvBytes;
+      for (int64_t line = 0; line < primed; line += 64)
+        __builtin_prefetch(ahead + line);
+    }
+    const int64_t block = x.blocks[bi];
+    fn(j, end, x.p + (block * o.sb + at * o.ss) * p.kvBytes,
+       x.scales ? x.scales + block * o.scb + at * o.scs : nullptr);
+    j = end;
+  }
+  return true;
 }
 
 // scores[j] = q . K row j for j in [j0, j1) (int8: times the row's scale),
@@ -520,9 +549,29 @@ void prefetchRun(const Problem& p, const KvOperand& o, const KvOperand& added,
 void keyDots(const Problem& p, const MatmulTiles& t, const Scratch& s,
              const Head& x, const float* q, int64_t j0, int64_t j1,
              float* scores) {
+  if (forBlockRuns(p, p.k, x.k, j0, j1,
+                   [&](int64_t j, int64_t end, const uint8_t* rows,
+                       const float* scales) {
+                     const int64_t n = end - j;
+                     switch (p.kvType) {
+                       case KvType::kF32:
+                         return t.rowDotColumns(
+                             p.d, n, q, reinterpret_cast<const float*>(rows),
+                             p.k.ss, scores + j, 1, false);
+                       case KvType::kI8:
+                         return p.kvKernels->dotI8(
+                             p.d, n, q, reinterpret_cast<const int8_t*>(rows),
+                             p.k.ss, scales, p.k.scs, scores + j);
+                       case KvType::kBf16:
+                         return p.kvKernels->dotBf16(
+                             p.d, n, q,
+                             reinterpret_cast<const uint16_t*>(rows), p.k.ss,
+                             scores + j);
+                     }
+                   }))
+    return;
   for (int64_t j = j0; j < j1;) {
     const int64_t end = kvRunEnd(p, j, j1);
-    if (end < j1) prefetchRun(p, p.k, p.kNew, x.k, end, kvRunEnd(p, end, j1));
     keyDotsRun(p, t, s, x, q, j, end, scores);
     j = end;
   }
@@ -563,9 +612,27 @@ void valueSumsRun(const Problem& p, const MatmulTiles& t, const Scratch& s,
 void valueSums(const Problem& p, const MatmulTiles& t, const Scratch& s,
                const Head& x, const float* probs, int64_t j0, int64_t j1,
                float* out) {
+  // A paged cache's blocks in one call that keeps its sums in registers
+  // (a call per block reloads them, and costs as much as a block's rows).
+  int64_t runs = 0;
+  if (p.kvKernels &&
+      forBlockRuns(p, p.v, x.v, j0, j1,
+                   [&](int64_t j, int64_t end, const uint8_t* rows,
+                       const float* scales) {
+                     s.kvRuns[runs++] = KvRun{rows, scales, probs + j, end - j};
+                   })) {
+    switch (p.kvType) {
+      case KvType::kF32:
+        return p.kvKernels->axpyRunsF32(runs, s.kvRuns, p.dv, p.v.ss, out);
+      case KvType::kI8:
+        return p.kvKernels->axpyRunsI8(runs, s.kvRuns, p.dv, p.v.ss, p.v.scs,
+                                       out);
+      case KvType::kBf16:
+        return p.kvKernels->axpyRunsBf16(runs, s.kvRuns, p.dv, p.v.ss, out);
+    }
+  }
   for (int64_t j = j0; j < j1;) {
     const int64_t end = kvRunEnd(p, j, j1);
-    if (end < j1) prefetchRun(p, p.v, p.vNew, x.v, end, kvRunEnd(p, end, j1));
     valueSumsRun(p, t, s, x, probs, j, end, out, j > j0);
     j = end;
   }

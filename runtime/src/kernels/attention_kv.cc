@@ -67,9 +67,42 @@ void scalarToBf16(int64_t d, const float* x, uint16_t* y) {
   for (int64_t e = 0; e < d; ++e) y[e] = strata_f32_to_bf16(x[e]);
 }
 
+// The value product over runs, each run's values widened one by one.
+template <typename T, typename Widen>
+void scalarAxpyRuns(int64_t runs, const KvRun* run, int64_t n, int64_t bk,
+                    int64_t ss, float* c, Widen widen) {
+  for (int64_t e = 0; e < n; ++e) c[e] = 0.0f;
+  for (int64_t r = 0; r < runs; ++r) {
+    const T* rows = static_cast<const T*>(run[r].rows);
+    for (int64_t j = 0; j < run[r].count; ++j) {
+      const float coef = run[r].scales
+                             ? run[r].probs[j] * run[r].scales[j * ss]
+                             : run[r].probs[j];
+      for (int64_t e = 0; e < n; ++e) c[e] += coef * widen(rows[j * bk + e]);
+    }
+  }
+}
+
+void scalarAxpyRunsF32(int64_t runs, const KvRun* run, int64_t n, int64_t bk,
+                       float* c) {
+  scalarAxpyRuns<float>(runs, run, n, bk, 0, c, [](float x) { return x; });
+}
+
+void scalarAxpyRunsI8(int64_t runs, const KvRun* run, int64_t n, int64_t bk,
+                      int64_t ss, float* c) {
+  scalarAxpyRuns<int8_t>(runs, run, n, bk, ss, c,
+                         [](int8_t x) { return float(x); });
+}
+
+void scalarAxpyRunsBf16(int64_t runs, const KvRun* run, int64_t n,
+                        int64_t bk, float* c) {
+  scalarAxpyRuns<uint16_t>(runs, run, n, bk, 0, c, widenBf16);
+}
+
 const AttentionKvKernels kAttentionKvScalar = {
-    "scalar",       scalarDotI8,      scalarAxpyI8, scalarDotBf16,
-    scalarAxpyBf16, scalarQuantizeI8, scalarToBf16};
+    "scalar",          scalarDotI8,       scalarAxpyI8,      scalarDotBf16,
+    scalarAxpyBf16,    scalarQuantizeI8,  scalarToBf16,      scalarAxpyRunsF32,
+    scalarAxpyRunsI8,  scalarAxpyRunsBf16};
 
 // Loops writing fewer elements run on the calling thread: waking the pool
 // costs a few microseconds, more than a decode step's rows take.

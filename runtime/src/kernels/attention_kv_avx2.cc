@@ -13,6 +13,7 @@ namespace {
 #include "vec_avx2.h"
 
 struct Vec : Avx2Floats {
+  static V loadKv(const float* p) { return load(p); }
   static V loadKv(const int8_t* p) { return loadI8(p); }
   static V loadKv(const uint16_t* p) {
     return _mm256_castsi256_ps(_mm256_slli_epi32(
@@ -73,6 +74,7 @@ struct Vec : Avx2Floats {
 }  // namespace
 
 const AttentionKvKernels kAttentionKvAvx2 = {
-    "avx2", dotI8, axpyI8, dotBf16, axpyBf16, quantizeI8, toBf16};
+    "avx2",      dotI8,       axpyI8,     dotBf16,     axpyBf16,
+    quantizeI8,  toBf16,      axpyRunsF32, axpyRunsI8, axpyRunsBf16};
 
 }  // namespace strata::runtime::kernels

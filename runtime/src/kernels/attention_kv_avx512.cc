@@ -18,6 +18,7 @@ namespace {
 #include "vec_avx512.h"
 
 struct Vec : Avx512Floats {
+  static V loadKv(const float* p) { return load(p); }
   static V loadKv(const int8_t* p) { return loadI8(p); }
   static V loadKv(const uint16_t* p) {
     return _mm512_castsi512_ps(_mm512_slli_epi32(
@@ -74,6 +75,7 @@ struct Vec : Avx512Floats {
 }  // namespace
 
 const AttentionKvKernels kAttentionKvAvx512 = {
-    "avx512", dotI8, axpyI8, dotBf16, axpyBf16, quantizeI8, toBf16};
+    "avx512",      dotI8,       axpyI8,     dotBf16,     axpyBf16,
+    quantizeI8,  toBf16,      axpyRunsF32, axpyRunsI8, axpyRunsBf16};
 
 }  // namespace strata::runtime::kernels

@@ -9,6 +9,7 @@
 // AVX-512.
 
 // Scalar widening for the tails (bf16: the bits are the top half of fp32).
+inline float widen(float x) { return x; }
 inline float widen(int8_t x) { return static_cast<float>(x); }
 inline float widen(uint16_t x) {
   const uint32_t bits = static_cast<uint32_t>(x) << 16;
@@ -104,6 +105,76 @@ inline void axpyRows(int64_t k, int64_t n, const float* a, const T* b,
     for (int64_t kk = 0; kk < k; ++kk) acc += coef(kk) * widen(b[kk * bk + j0]);
     c[j0] = acc;
   }
+}
+
+// axpyRows over runs of rows, the accumulators kept across runs: one
+// block of NV vectors of columns at a time, every run through it.
+template <typename T>
+inline void axpyRuns(int64_t runs, const KvRun* run, int64_t n, int64_t bk,
+                     int64_t ss, float* c) {
+  constexpr int L = Vec::kLanes;
+  constexpr int NV = 4;
+  int64_t j0 = 0;
+  for (; j0 + NV * L <= n; j0 += NV * L) {
+    typename Vec::V acc[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[v] = Vec::zero();
+    for (int64_t r = 0; r < runs; ++r) {
+      const T* col = static_cast<const T*>(run[r].rows) + j0;
+      const float* a = run[r].probs;
+      const float* scales = run[r].scales;
+      for (int64_t kk = 0; kk < run[r].count; ++kk) {
+        const typename Vec::V coef =
+            Vec::set1(scales ? a[kk] * scales[kk * ss] : a[kk]);
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v)
+          acc[v] = Vec::fma(coef, Vec::loadKv(col + kk * bk + v * L), acc[v]);
+      }
+    }
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) Vec::store(c + j0 + v * L, acc[v]);
+  }
+  for (; j0 + L <= n; j0 += L) {
+    typename Vec::V acc = Vec::zero();
+    for (int64_t r = 0; r < runs; ++r) {
+      const T* col = static_cast<const T*>(run[r].rows) + j0;
+      for (int64_t kk = 0; kk < run[r].count; ++kk) {
+        const float coef = run[r].scales
+                               ? run[r].probs[kk] * run[r].scales[kk * ss]
+                               : run[r].probs[kk];
+        acc = Vec::fma(Vec::set1(coef), Vec::loadKv(col + kk * bk), acc);
+      }
+    }
+    Vec::store(c + j0, acc);
+  }
+  for (; j0 < n; ++j0) {
+    float acc = 0.0f;
+    for (int64_t r = 0; r < runs; ++r) {
+      const T* col = static_cast<const T*>(run[r].rows) + j0;
+      for (int64_t kk = 0; kk < run[r].count; ++kk) {
+        const float coef = run[r].scales
+                               ? run[r].probs[kk] * run[r].scales[kk * ss]
+                               : run[r].probs[kk];
+        acc += coef * widen(col[kk * bk]);
+      }
+    }
+    c[j0] = acc;
+  }
+}
+
+void axpyRunsF32(int64_t runs, const KvRun* run, int64_t n, int64_t bk,
+                 float* c) {
+  axpyRuns<float>(runs, run, n, bk, 0, c);
+}
+
+void axpyRunsI8(int64_t runs, const KvRun* run, int64_t n, int64_t bk,
+                int64_t ss, float* c) {
+  axpyRuns<int8_t>(runs, run, n, bk, ss, c);
+}
+
+void axpyRunsBf16(int64_t runs, const KvRun* run, int64_t n, int64_t bk,
+                  float* c) {
+  axpyRuns<uint16_t>(runs, run, n, bk, 0, c);
 }
 
 void dotI8(int64_t k, int64_t n, const float* a, const int8_t* b, int64_t bn,

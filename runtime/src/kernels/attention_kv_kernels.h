@@ -36,6 +36,28 @@ using KvDotBf16Fn = void (*)(int64_t k, int64_t n, const float* a,
 using KvAxpyBf16Fn = void (*)(int64_t k, int64_t n, const float* a,
                               const uint16_t* b, int64_t bk, float* c);
 
+/// One run of consecutive V rows of a paged cache (its rows, unit element
+/// stride, |count| of them; int8: their scales) and the probabilities that
+/// weigh them.
+struct KvRun {
+  const void* rows;
+  const float* scales;
+  const float* probs;
+  int64_t count;
+};
+
+/// c[0..n) = sum over the |runs| runs r, j < r.count of r.probs[j] *
+/// (int8: r.scales[j * ss]) * row j of r (rows |bk| elements apart, of
+/// fp32, int8 or bf16): the value product of a row whose keys lie in
+/// blocks, summed in registers across them (one call per row instead of
+/// one per block).
+using KvAxpyRunsF32Fn = void (*)(int64_t runs, const KvRun* run, int64_t n,
+                                 int64_t bk, float* c);
+using KvAxpyRunsI8Fn = void (*)(int64_t runs, const KvRun* run, int64_t n,
+                                int64_t bk, int64_t ss, float* c);
+using KvAxpyRunsBf16Fn = void (*)(int64_t runs, const KvRun* run, int64_t n,
+                                  int64_t bk, float* c);
+
 /// One token of one head, x[0..d) (unit stride), quantized to int8 as the
 /// ABI header defines for strata_rt_kv_quantize: q[0..d) and *scale.
 using KvQuantizeI8Fn = void (*)(int64_t d, const float* x, int8_t* q,
@@ -52,6 +74,9 @@ struct AttentionKvKernels {
   KvAxpyBf16Fn axpyBf16;
   KvQuantizeI8Fn quantizeI8;
   KvToBf16Fn toBf16;
+  KvAxpyRunsF32Fn axpyRunsF32;
+  KvAxpyRunsI8Fn axpyRunsI8;
+  KvAxpyRunsBf16Fn axpyRunsBf16;
 };
 
 /// The reference quantizer, for any strides |sx| and |sq| between x's and
