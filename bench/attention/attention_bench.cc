@@ -28,6 +28,7 @@
 #include <random>
 #include <vector>
 
+#include "attention_params.h"
 #include "kernels/attention_f32.h"
 #include "kernels/matmul_f32.h"
 #include "run_context.h"
@@ -35,19 +36,6 @@
 #include "thread_pool.h"
 
 using namespace strata::runtime;
-
-namespace {
-
-void setOperand(int64_t* params, int64_t slot, const float* p, int64_t sb,
-                int64_t sh, int64_t ss, int64_t sd) {
-  params[slot] = reinterpret_cast<intptr_t>(p);
-  params[slot + 1] = sb;
-  params[slot + 2] = sh;
-  params[slot + 3] = ss;
-  params[slot + 4] = sd;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   long threads = 1, seq = 4096, window = 256, sinks = 4, heads = 12, dim = 64,

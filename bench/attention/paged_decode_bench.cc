@@ -23,6 +23,7 @@
 #include <random>
 #include <vector>
 
+#include "attention_params.h"
 #include "kernels/attention_f32.h"
 #include "kernels/attention_kv_kernels.h"
 #include "run_context.h"
@@ -32,15 +33,6 @@
 using namespace strata::runtime;
 
 namespace {
-
-void setOperand(int64_t* params, int64_t slot, const void* p, int64_t sb,
-                int64_t sh, int64_t ss, int64_t sd) {
-  params[slot] = reinterpret_cast<intptr_t>(p);
-  params[slot + 1] = sb;
-  params[slot + 2] = sh;
-  params[slot + 3] = ss;
-  params[slot + 4] = sd;
-}
 
 // One of K or V in both layouts: elements of |bytes| each, with one fp32
 // scale per (slot or block, head, position) for int8.

@@ -107,6 +107,11 @@ inline void axpyRows(int64_t k, int64_t n, const float* a, const T* b,
   }
 }
 
+// Row kk of |run|'s probability, times its int8 scale if it has one.
+inline float runCoef(const KvRun& run, int64_t kk, int64_t ss) {
+  return run.scales ? run.probs[kk] * run.scales[kk * ss] : run.probs[kk];
+}
+
 // axpyRows over runs of rows, the accumulators kept across runs: one
 // block of NV vectors of columns at a time, every run through it.
 template <typename T>
@@ -121,11 +126,8 @@ inline void axpyRuns(int64_t runs, const KvRun* run, int64_t n, int64_t bk,
     for (int v = 0; v < NV; ++v) acc[v] = Vec::zero();
     for (int64_t r = 0; r < runs; ++r) {
       const T* col = static_cast<const T*>(run[r].rows) + j0;
-      const float* a = run[r].probs;
-      const float* scales = run[r].scales;
       for (int64_t kk = 0; kk < run[r].count; ++kk) {
-        const typename Vec::V coef =
-            Vec::set1(scales ? a[kk] * scales[kk * ss] : a[kk]);
+        const typename Vec::V coef = Vec::set1(runCoef(run[r], kk, ss));
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v)
           acc[v] = Vec::fma(coef, Vec::loadKv(col + kk * bk + v * L), acc[v]);
@@ -138,12 +140,9 @@ inline void axpyRuns(int64_t runs, const KvRun* run, int64_t n, int64_t bk,
     typename Vec::V acc = Vec::zero();
     for (int64_t r = 0; r < runs; ++r) {
       const T* col = static_cast<const T*>(run[r].rows) + j0;
-      for (int64_t kk = 0; kk < run[r].count; ++kk) {
-        const float coef = run[r].scales
-                               ? run[r].probs[kk] * run[r].scales[kk * ss]
-                               : run[r].probs[kk];
-        acc = Vec::fma(Vec::set1(coef), Vec::loadKv(col + kk * bk), acc);
-      }
+      for (int64_t kk = 0; kk < run[r].count; ++kk)
+        acc = Vec::fma(Vec::set1(runCoef(run[r], kk, ss)),
+                       Vec::loadKv(col + kk * bk), acc);
     }
     Vec::store(c + j0, acc);
   }
@@ -151,12 +150,8 @@ inline void axpyRuns(int64_t runs, const KvRun* run, int64_t n, int64_t bk,
     float acc = 0.0f;
     for (int64_t r = 0; r < runs; ++r) {
       const T* col = static_cast<const T*>(run[r].rows) + j0;
-      for (int64_t kk = 0; kk < run[r].count; ++kk) {
-        const float coef = run[r].scales
-                               ? run[r].probs[kk] * run[r].scales[kk * ss]
-                               : run[r].probs[kk];
-        acc += coef * widen(col[kk * bk]);
-      }
+      for (int64_t kk = 0; kk < run[r].count; ++kk)
+        acc += runCoef(run[r], kk, ss) * widen(col[kk * bk]);
     }
     c[j0] = acc;
   }
