@@ -80,6 +80,12 @@ def main():
              [40, 120, 200, 15][i % 4]) for i in range(24)]
     shared = "Now the serpent was more subtil than any beast of the field " * 2
     prefix_jobs = [(shared + tail, 30) for tail in ["a", "b", "c", "d"]]
+    # Long distinct prompts among shared-start ones, all at once: in the
+    # small pool a waiting prompt must not hold the blocks an older one
+    # needs.
+    mixed_jobs = [(shared + "e", 30), (starts[0] * 12, 20),
+                  (shared + "f", 30), (starts[1] * 15, 20),
+                  (shared + "g", 30), (starts[2] * 10, 20)]
     with tempfile.TemporaryDirectory() as work:
         contiguous = os.path.join(work, "contiguous.strata")
         paged = os.path.join(work, "paged.strata")
@@ -94,6 +100,7 @@ def main():
         try:
             want = answers(server, jobs, 8)
             want_prefix = [complete(server, *job) for job in prefix_jobs]
+            want_mixed = [complete(server, *job) for job in mixed_jobs]
         finally:
             server.stop()
         check(all(not w.startswith("<status") for w in want),
@@ -125,6 +132,9 @@ def main():
                       f"{name}: {hits} prompt tokens reused from shared blocks")
                 print(f"  {name}: 4 prompts with a {len(shared)}-byte shared "
                       f"start reused {hits:.0f} prompt tokens", flush=True)
+                got_mixed = answers(server, mixed_jobs, len(mixed_jobs))
+                check(got_mixed == want_mixed,
+                      f"{name}: mixed prompts differ: {got_mixed!r}")
             finally:
                 code = server.stop()
                 check(code == 0, f"{name}: exit code {code}")

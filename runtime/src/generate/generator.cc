@@ -393,12 +393,6 @@ strata_status_t strata_generator_t::beginSequence(
   ++nextId;
 
   sequence->start = Clock::now();
-  // A paged cache's prefix cache: the blocks of earlier sequences that
-  // hold this prompt's start.
-  if (pool && blockSharing) {
-    reused = shareCachedBlocks(sequence, sequence->history.data(),
-                               promptLength);
-  }
   sequence->slot = slot;
   sequence->prefilled = reused;
   sequence->reusedPrompt = reused;
@@ -416,10 +410,13 @@ strata_status_t strata_generator_t::prefill(Sequence* sequence,
   int32_t token = 0;
   strata_status_t status = nullptr;
   size_t done = sequence->prefilled;
-  // A paged prompt takes all its blocks before its first chunk, or waits.
-  if (pool && done < promptLength && !reserveBlocks(sequence, promptLength)) {
+  // A paged prompt takes all its blocks before its first chunk, or waits
+  // holding none (also behind an older prompt that waits: first come,
+  // first served).
+  if (pool && done < promptLength && !reservePromptBlocks(sequence)) {
     return nullptr;
   }
+  done = sequence->prefilled;
   RowPlaces place{&sequence->slot, 0};
   if (pool) {
     tableRow(sequence, rowTables.data());

@@ -226,6 +226,13 @@ struct strata_generator_t {
   // first |positions| positions, all or none; false when too few are free
   // (it then holds what it held).
   bool reserveBlocks(Sequence* sequence, size_t positions);
+  // Whether a prompt older than |sequence|'s still waits for its blocks
+  // (prompts take blocks first come, first served).
+  bool olderPromptWaiting(const Sequence* sequence) const;
+  // Every block |sequence|'s prompt fills, the published ones that hold
+  // its start shared (prefix caching: its prefill then starts after them),
+  // or none when too few are free or an older prompt waits; false then.
+  bool reservePromptBlocks(Sequence* sequence);
   // Takes the published blocks that hold the start of |tokens| (|count|
   // ids; at most the blocks before the last token's) for |sequence|;
   // returns the positions they cover.

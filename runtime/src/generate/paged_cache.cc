@@ -39,6 +39,43 @@ bool strata_generator_t::reserveBlocks(Sequence* sequence, size_t positions) {
   return true;
 }
 
+bool strata_generator_t::olderPromptWaiting(const Sequence* sequence) const {
+  for (const Sequence* s : slotOwner) {
+    if (s && s->id < sequence->id && s->tokens.empty() &&
+        s->prefilled < s->promptLength &&
+        static_cast<int64_t>(s->blocks.size()) <
+            blocksFor(s->promptLength, pool->blockSize())) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool strata_generator_t::reservePromptBlocks(Sequence* sequence) {
+  const size_t length = sequence->promptLength;
+  if (static_cast<int64_t>(sequence->blocks.size()) >=
+      blocksFor(length, pool->blockSize())) {
+    return true;
+  }
+  if (olderPromptWaiting(sequence)) return false;
+  // Shared blocks are taken only with the rest, so that a waiting prompt
+  // holds nothing another one may need.
+  const bool first = sequence->blocks.empty() && sequence->prefilled == 0;
+  const size_t cached =
+      first && blockSharing
+          ? shareCachedBlocks(sequence, sequence->history.data(), length)
+          : 0;
+  if (!reserveBlocks(sequence, length)) {
+    if (first) releaseBlocks(sequence);
+    return false;
+  }
+  if (first) {
+    sequence->prefilled = cached;
+    sequence->reusedPrompt = cached;
+  }
+  return true;
+}
+
 size_t strata_generator_t::shareCachedBlocks(Sequence* sequence,
                                               const int32_t* tokens,
                                               size_t count) {

@@ -51,7 +51,9 @@ struct Request {
   // Engine side, once admitted: the generator's sequence and progress.
   uint64_t sequence = 0;
   bool inGenerator = false;
+  // Prompt tokens run or found cached so far, and of those the cached.
   size_t promptRun = 0;
+  size_t promptReused = 0;
   uint64_t generated = 0;
   bool done = false;
   // Set under the scheduler's lock just before the final event is sent, so
@@ -104,6 +106,9 @@ struct strata_scheduler_t {
   bool iterate();
   void admit(Request* request);
   void prefillWaiting(size_t budget);
+  // Counts the prompt tokens the generator found cached for |request|
+  // since the last call (at admission, or a paged cache's first prefill).
+  void countReused(Request* request);
   void decode();
   void finalize(Request* request, strata_request_state_t state,
                 bool hasToken, int64_t token, const char* error);
@@ -229,16 +234,23 @@ void strata_scheduler_t::admit(Request* request) {
   }
   request->sequence = sequence;
   request->inGenerator = true;
-  strata_generation_metrics_t metrics;
-  strata_generation_metrics_init(&metrics);
-  strata_status_free(strata_generator_metrics(generator, sequence, &metrics));
-  request->promptRun = metrics.reused_prompt_tokens;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    counters.reused_prompt_tokens += metrics.reused_prompt_tokens;
-  }
+  countReused(request);
   bySequence[sequence] = request;
   running.push_back(request);
+}
+
+void strata_scheduler_t::countReused(Request* request) {
+  strata_generation_metrics_t metrics;
+  strata_generation_metrics_init(&metrics);
+  strata_status_free(
+      strata_generator_metrics(generator, request->sequence, &metrics));
+  const size_t reused = metrics.reused_prompt_tokens;
+  if (reused <= request->promptReused) return;
+  const size_t added = reused - request->promptReused;
+  request->promptReused = reused;
+  request->promptRun += added;
+  std::lock_guard<std::mutex> lock(mutex);
+  counters.reused_prompt_tokens += added;
 }
 
 // Prompt chunks, in admission order, until |budget| tokens have run.
@@ -258,6 +270,8 @@ void strata_scheduler_t::prefillWaiting(size_t budget) {
       strata_status_free(status);
       continue;
     }
+    // A paged cache finds its cached blocks when the prompt first runs.
+    countReused(request);
     const size_t ran = request->prompt.size() - remaining - request->promptRun;
     request->promptRun += ran;
     budget -= std::min(budget, ran);
