@@ -10,6 +10,7 @@
 #include "strata/serve/server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -167,6 +168,8 @@ struct Server::Impl {
   bool draining = false;
   uint64_t nextCompletion = 1;
   int boundPort = 0;
+  // The listening socket, seen when cpp-httplib sets its options.
+  int listenSocket = -1;
 
   Impl(strata_scheduler_t* s, const strata_tokenizer_t* t, ServerOptions o)
       : scheduler(s), tokenizer(t), options(std::move(o)) {
@@ -188,6 +191,10 @@ struct Server::Impl {
     http.set_read_timeout(options.readTimeoutSeconds, 0);
     http.set_write_timeout(options.writeTimeoutSeconds, 0);
     http.set_keep_alive_timeout(5);
+    http.set_socket_options([this](socket_t sock) {
+      httplib::default_socket_options(sock);
+      listenSocket = sock;
+    });
     routes();
   }
 
@@ -464,13 +471,28 @@ Server::Server(strata_scheduler_t* scheduler, const strata_tokenizer_t* tokenize
 
 Server::~Server() = default;
 
+// The accept queue a burst of clients may fill before the connection
+// threads take them: Debian's cpp-httplib (a compiled library) listens
+// with a backlog of 5, which hundreds of clients connecting at once
+// overflow, and the kernel then resets some of them. Listening again on
+// the bound socket resizes the queue (the kernel caps it at
+// net.core.somaxconn).
+constexpr int kListenBacklog = 1024;
+
 bool Server::bind(std::string* error) {
   const ServerOptions& options = impl_->options;
+  bool bound = false;
   if (options.port == 0) {
     impl_->boundPort = impl_->http.bind_to_any_port(options.host);
-    if (impl_->boundPort > 0) return true;
+    bound = impl_->boundPort > 0;
   } else if (impl_->http.bind_to_port(options.host, options.port)) {
     impl_->boundPort = options.port;
+    bound = true;
+  }
+  if (bound) {
+    if (impl_->listenSocket >= 0) {
+      ::listen(impl_->listenSocket, kListenBacklog);
+    }
     return true;
   }
   *error = "cannot listen on " + options.host + ":" +

@@ -163,6 +163,43 @@ def run_hostile(server, results):
         results.append((name, expected, got))
 
 
+def burst_checks(server, clients):
+    """|clients| connections opened at the same instant: each gets an answer
+    (a stream, or 429 past the queue), none a reset connection (the accept
+    queue must hold the burst)."""
+    barrier = threading.Barrier(clients)
+    outcomes = []
+
+    def one():
+        barrier.wait()
+        try:
+            conn, resp = h.open_stream(server.host, server.port,
+                                       {"prompt": "ab", "max_tokens": 2,
+                                        "temperature": 0, "stream": True},
+                                       headers=AUTH)
+            if resp.status == 200:
+                done = h.read_stream(resp)[3]
+                outcomes.append("stream" if done == 1 else "no [DONE]")
+            else:
+                resp.read()
+                outcomes.append(resp.status)
+            conn.close()
+        except OSError as error:
+            outcomes.append(repr(error))
+
+    threads = [threading.Thread(target=one) for _ in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    bad = [o for o in outcomes if o not in ("stream", 429)]
+    check(len(outcomes) == clients and not bad,
+          f"burst of {clients}: {len(bad)} bad outcomes, e.g. {bad[:3]}")
+    print(f"  burst of {clients} connections at once: "
+          f"{outcomes.count('stream')} streams, {outcomes.count(429)} 429s",
+          flush=True)
+
+
 def load_checks(server, clients):
     texts = prompts(clients)
     rng = random.Random(3)
@@ -328,6 +365,7 @@ def main():
             metrics_checks(server, docs_dir)
             print("load and hostile requests", flush=True)
             load_checks(server, args.clients)
+            burst_checks(server, 300)
             print("disconnects", flush=True)
             disconnect_checks(server)
             print("prefix caching", flush=True)
