@@ -747,7 +747,10 @@ strata_status_t strata_generator_prefill(strata_generator_t* generator,
   }
   strata_status_t status = nullptr;
   try {
-    if (!sequence->decoding()) status = generator->prefill(sequence, max_tokens);
+    // A preempted sequence is recomputed by the steps, not here.
+    if (!sequence->decoding() && !sequence->preempted) {
+      status = generator->prefill(sequence, max_tokens);
+    }
   } catch (const std::bad_alloc&) {
     status = outOfMemory();
   }
