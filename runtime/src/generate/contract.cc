@@ -96,17 +96,29 @@ TensorSpec rowsSpec(bool paged) {
   return {"slots", STRATA_DTYPE_I64, 1, {{-1, "batch"}}, "[batch]"};
 }
 
+const strata_entry_signature_t* entryNamed(const strata_module_t* module,
+                                           const char* name) {
+  for (size_t i = 0; i < strata_module_entry_count(module); ++i) {
+    const strata_entry_signature_t* entry = strata_module_entry(module, i);
+    if (entry && std::strcmp(entry->name, name) == 0) return entry;
+  }
+  return nullptr;
+}
+
+// Input |name| of entry |entry|, or null when either is missing.
+const strata_tensor_signature_t* inputOf(const strata_module_t* module,
+                                         const char* entry, const char* name) {
+  const strata_entry_signature_t* found = entryNamed(module, entry);
+  return found ? findTensor(found->inputs, found->input_count, name) : nullptr;
+}
+
 // Checks entry |name|: its kind, exactly |inputs|, and its logits output;
 // stores the logits' static vocab in |*vocab|.
 strata_status_t checkEntry(const strata_module_t* module, const char* name,
                            strata_entry_kind_t kind, const char* kindName,
                            const TensorSpec (&inputs)[3],
                            const TensorSpec& logits, int64_t* vocab) {
-  const strata_entry_signature_t* entry = nullptr;
-  for (size_t i = 0; i < strata_module_entry_count(module); ++i) {
-    const strata_entry_signature_t* candidate = strata_module_entry(module, i);
-    if (candidate && std::strcmp(candidate->name, name) == 0) entry = candidate;
-  }
+  const strata_entry_signature_t* entry = entryNamed(module, name);
   if (!entry) return contractError("no entry '%s'", name);
   if (entry->kind != kind) {
     return contractError("entry '%s' is not of kind %s", name, kindName);
@@ -128,29 +140,13 @@ strata_status_t checkEntry(const strata_module_t* module, const char* name,
   return nullptr;
 }
 
-const strata_entry_signature_t* entryNamed(const strata_module_t* module,
-                                           const char* name) {
-  for (size_t i = 0; i < strata_module_entry_count(module); ++i) {
-    const strata_entry_signature_t* entry = strata_module_entry(module, i);
-    if (entry && std::strcmp(entry->name, name) == 0) return entry;
-  }
-  return nullptr;
-}
-
-// Whether |entry| takes an input named |name|.
-bool takes(const strata_entry_signature_t* entry, const char* name) {
-  return entry && findTensor(entry->inputs, entry->input_count, name);
-}
-
 // A paged module's block geometry: N from prefill's block_table, the pool
 // and block size from the shared states with the dim 'kv_blocks' first
 // (every one alike).
 strata_status_t pagedGeometry(const strata_module_t* module,
                               GenerationContract* contract) {
-  const strata_tensor_signature_t* table =
-      findTensor(entryNamed(module, "prefill")->inputs,
-                 entryNamed(module, "prefill")->input_count, "block_table");
-  contract->blocksPerSequence = table->dims[1].extent;
+  contract->blocksPerSequence =
+      inputOf(module, "prefill", "block_table")->dims[1].extent;
   for (size_t i = 0; i < strata_module_state_count(module); ++i) {
     const strata_state_signature_t* state = strata_module_state(module, i);
     if (!state || state->scope != STRATA_STATE_SCOPE_SHARED ||
@@ -212,7 +208,7 @@ strata_status_t checkGenerationContract(const strata_module_t* module,
   int64_t batch = 0;
   // A paged cache names each sequence's blocks instead of its slot; the
   // decode batch is then the sequences in flight.
-  const bool paged = takes(entryNamed(module, "prefill"), "block_table");
+  const bool paged = inputOf(module, "prefill", "block_table") != nullptr;
   STRATA_RETURN_IF_ERROR(dimMax(module, "batch", &batch));
   if (paged) {
     contract.slots = batch;
@@ -273,8 +269,7 @@ strata_status_t checkGenerationContract(const strata_module_t* module,
   if (paged) {
     STRATA_RETURN_IF_ERROR(pagedGeometry(module, &contract));
     const strata_tensor_signature_t* tables =
-        findTensor(entryNamed(module, "decode")->inputs,
-                   entryNamed(module, "decode")->input_count, "block_tables");
+        inputOf(module, "decode", "block_tables");
     if (tables->dims[1].extent != contract.blocksPerSequence) {
       return contractError("the block tables of 'decode' have %" PRId64
                            " blocks per row and that of 'prefill' %" PRId64,

@@ -516,6 +516,7 @@ bool forBlockRuns(const Problem& p, const KvOperand& o, const KvRows& x,
   if (p.blockSize == 0 || p.gap != 0 || p.ringRows != 0 || p.past >= 0 ||
       o.sd != 1)
     return false;
+  if (j1 <= j0) return true;
   // Each block is a short stream of its own (a page or less per head):
   // the hardware prefetcher starts over at each one and would reach it
   // only after its first misses. The first lines of the block
