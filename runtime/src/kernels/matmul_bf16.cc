@@ -32,8 +32,11 @@ int64_t tileIndex(int64_t mr, int64_t kb, int64_t i, int64_t k) {
 void convertBf16Pairs(int64_t mr, int64_t kBlock, int64_t rows, int64_t k,
                       int64_t kp, const float* a, int64_t am, int64_t ak,
                       uint16_t* tile) {
+  // Zeros to the end of the last k block: the AMX tail step reads a whole
+  // tile step of A whatever Kp is, and scratch may hold NaN bits there.
+  const int64_t blocksEnd = (kp + kBlock - 1) / kBlock * kBlock;
   for (int64_t i = 0; i < mr; ++i)
-    for (int64_t kk = 0; kk < kp; ++kk)
+    for (int64_t kk = 0; kk < blocksEnd; ++kk)
       tile[tileIndex(mr, kBlock, i, kk)] =
           i < rows && kk < k ? strata_f32_to_bf16(a[i * am + kk * ak]) : 0;
 }

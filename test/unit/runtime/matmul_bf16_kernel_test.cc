@@ -14,11 +14,13 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "isa_test.h"
 #include "kernel_context.h"
 #include "kernels/amx.h"
+#include "kernels/matmul_bf16_kernels.h"
 #include "kernels/matmul_f32.h"
 #include "packed_gemm_test_util.h"
 #include "quantized_matmul_params.h"
@@ -269,6 +271,42 @@ TEST(MatmulBf16KernelTest, PackedLayout) {
   std::vector<uint16_t> dst2(dst.size(), 99);
   strata_pack_b_bf16_pairs(transposed.data(), k, n, 1, k, dst2.data());
   EXPECT_EQ(dst, dst2);
+}
+
+// A's pair tiles hold 0 from K to the end of the last k block, whatever
+// was in the scratch (here NaN bits), for contiguous and transposed A: the
+// AMX tail step multiplies a whole 32 k of A by a zero-padded B.
+TEST(MatmulBf16KernelTest, PairTilesAreZeroPastK) {
+  const int64_t mr = 32, kBlock = 32, rows = 7, k = 71, kp = 72;
+  const int64_t blocks = (kp + kBlock - 1) / kBlock;
+  std::vector<float> a(rows * k);
+  for (size_t x = 0; x < a.size(); ++x) a[x] = 1.0f + float(x % 13);
+  using Convert = void (*)(int64_t, int64_t, int64_t, int64_t, int64_t,
+                           const float*, int64_t, int64_t, uint16_t*);
+  std::vector<std::pair<std::string, Convert>> converts = {
+      {"reference", convertBf16Pairs}};
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx512bf16") &&
+      __builtin_cpu_supports("avx512bw"))
+    converts.push_back({"avx512bf16", convertBf16PairsAvx512});
+#endif
+  for (const auto& [name, convert] : converts)
+    for (const bool transposed : {false, true}) {
+      std::vector<uint16_t> tile(blocks * mr * kBlock, 0xFFFF);
+      const int64_t am = transposed ? 1 : k, ak = transposed ? rows : 1;
+      convert(mr, kBlock, rows, k, kp, a.data(), am, ak, tile.data());
+      for (int64_t i = 0; i < mr; ++i)
+        for (int64_t kk = 0; kk < blocks * kBlock; ++kk) {
+          const uint16_t got =
+              tile[(kk / kBlock) * mr * kBlock + i * kBlock + kk % kBlock];
+          const uint16_t want =
+              i < rows && kk < k
+                  ? strata_f32_to_bf16(a[i * am + kk * ak])
+                  : 0;
+          ASSERT_EQ(got, want) << name << " transposed " << transposed
+                               << " row " << i << " k " << kk;
+        }
+    }
 }
 
 TEST(MatmulBf16KernelTest, F32ToBf16Rounding) {
