@@ -205,7 +205,12 @@ typedef void (*strata_rt_task_fn)(strata_rt_context_t* context, void* args,
  * outputs are not finite (as the fp32 product's would not be). Products
  * are summed exactly in int32, then
  *   C(m, n) (+)= a_scale(m) * b_scale(n) * sum_k qa(m, k) * qb(k, n).
- * Any M >= 1 and N >= 1.
+ * Any M >= 1 and N >= 1. Where the runtime's kernels are AVX2 (no AVX-512
+ * VNNI), A is quantized to 7 bits instead: 63 in place of 127 above
+ * (a_scale = absmax / 63, qa in [-63, 63]), because vpmaddubsw sums each
+ * pair of u8 x s8 products in saturating int16, exactly only for offset
+ * activations below 128; outputs then differ from other CPUs' by that
+ * coarser rounding of A.
  *
  * strata_rt_matmul_f32_bf16(strata_rt_context_t* context,
  *                           const int64_t* params)

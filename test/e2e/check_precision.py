@@ -23,7 +23,9 @@
 # calibration.txt, 64 stretches of the training split, never the held-out
 # text): int4 with AWQ scales, groups of 32 and 128 (plain int4 at 128
 # beside it), within 5% like plain int4; W8A8 with SmoothQuant scales,
-# within 2% like plain W8A8.
+# within 2% like plain W8A8. The W8A8 artifact also runs on the AVX2
+# kernels (strata-run --kernel-isa avx2; skipped on a CPU without AVX2),
+# whose activations have 7 bits instead of 8: within 2% too.
 #
 # Usage: check_precision.py MODELS_DIR BIN_DIR [--json OUT] [--only A,B]
 import argparse
@@ -51,7 +53,8 @@ BOUNDS = {"int8": {"bpb_ratio": 1.01, "top1": 0.99},
           "int4-g128": {"bpb_ratio": 1.05, "top1": 0.0},
           "int4-awq": {"bpb_ratio": 1.05, "top1": 0.0},
           "int4-g128-awq": {"bpb_ratio": 1.05, "top1": 0.0},
-          "w8a8-smooth-prefill": {"bpb_ratio": 1.02, "top1": 0.0}}
+          "w8a8-smooth-prefill": {"bpb_ratio": 1.02, "top1": 0.0},
+          "w8a8-avx2-prefill": {"bpb_ratio": 1.02, "top1": 0.0}}
 # Stands for the calibration file in FLAGS.
 CALIBRATION = "@calibration"
 # What strata-compile gets for each.
@@ -75,9 +78,15 @@ FLAGS = {"fp32": [], "int8": ["--decode-precision", "int8"],
                            "128", "--calibration-data", CALIBRATION],
          "w8a8-smooth-prefill": ["--prefill-precision", "int8",
                                  "--prefill-logits", "all",
-                                 "--calibration-data", CALIBRATION]}
+                                 "--calibration-data", CALIBRATION],
+         "w8a8-avx2-prefill": ["--prefill-precision", "int8",
+                               "--prefill-logits", "all"]}
 # Scored through the prefill entry rather than decode steps.
-PREFILL_SCORED = {"w8a8-prefill", "bf16-prefill", "w8a8-smooth-prefill"}
+PREFILL_SCORED = {"w8a8-prefill", "bf16-prefill", "w8a8-smooth-prefill",
+                  "w8a8-avx2-prefill"}
+# Rows whose artifact runs on kernels capped to an ISA (strata-run
+# --kernel-isa), and the matmul kernel set they must then get.
+KERNEL_ISA = {"w8a8-avx2-prefill": ("avx2", "avx2")}
 
 
 def write_calibration(fixture, tmp):
@@ -118,6 +127,10 @@ def prefill_line(save, seqs, s, end):
             f"start={save('zero', np.array(0, np.int64))}")
 
 
+def isa_flags(tag):
+    return ["--kernel-isa", KERNEL_ISA[tag][0]] if tag in KERNEL_ISA else []
+
+
 def run_steps(bin_dir, artifact, lines, tmp, tag):
     """Runs the steps |lines| with strata-run; the folder of their outputs
     (one subfolder per step)."""
@@ -127,7 +140,7 @@ def run_steps(bin_dir, artifact, lines, tmp, tag):
     out = os.path.join(tmp, tag + ".out")
     proc = subprocess.run([os.path.join(bin_dir, "strata-run"), artifact,
                            "--steps", steps, "--output-dir", out,
-                           "--threads", "2"],
+                           "--threads", "2"] + isa_flags(tag),
                           capture_output=True, text=True, timeout=900)
     if proc.returncode != 0:
         raise RuntimeError(f"strata-run {tag} failed: {proc.stderr.strip()}")
@@ -171,7 +184,8 @@ def bits_per_byte(logits, seqs):
 # The matmul import each prefill precision's artifact must call.
 PREFILL_IMPORTS = {"bf16-prefill": "strata_rt_matmul_f32_bf16",
                    "w8a8-prefill": "strata_rt_matmul_f32_w8a8",
-                   "w8a8-smooth-prefill": "strata_rt_matmul_f32_w8a8"}
+                   "w8a8-smooth-prefill": "strata_rt_matmul_f32_w8a8",
+                   "w8a8-avx2-prefill": "strata_rt_matmul_f32_w8a8"}
 
 
 def kernel_problems(bin_dir, artifact, precision):
@@ -179,8 +193,9 @@ def kernel_problems(bin_dir, artifact, precision):
     precision: its matmul import is listed, and served by AMX tiles exactly
     when the runtime's kernels are `amx`. Returns (the set, problems)."""
     proc = subprocess.run([os.path.join(bin_dir, "strata-run"), artifact,
-                           "--inspect", "--json"], capture_output=True,
-                          text=True, check=True, timeout=120)
+                           "--inspect", "--json"] + isa_flags(precision),
+                          capture_output=True, text=True, check=True,
+                          timeout=120)
     info = json.loads(proc.stdout)
     sets = {k["import"]: k["set"] for k in info["kernels"]}
     want = PREFILL_IMPORTS.get(precision)
@@ -188,6 +203,12 @@ def kernel_problems(bin_dir, artifact, precision):
         return None, []
     if want not in sets:
         return None, [f"{precision}: {want} not among the kernels {sets}"]
+    if precision in KERNEL_ISA:
+        expected = KERNEL_ISA[precision][1]
+        if sets[want] != expected:
+            return sets[want], [f"{precision}: {want} runs on {sets[want]}, "
+                                f"not {expected}"]
+        return sets[want], []
     on_tiles = sets[want].startswith("amx-")
     if on_tiles != (info["kernel_isa"] == "amx"):
         return sets[want], [f"{precision}: {want} runs on {sets[want]} with "
@@ -210,6 +231,9 @@ def main():
         if unknown:
             ap.error(f"unknown rows {unknown}; rows: {', '.join(BOUNDS)}")
         bounds = {w: BOUNDS[w] for w in wanted}
+    if "avx2" not in open("/proc/cpuinfo").read().split():
+        bounds = {w: b for w, b in bounds.items() if w not in KERNEL_ISA}
+        print("no AVX2: the rows on AVX2 kernels are skipped")
     fixture = os.path.join(args.models_dir, "fixtures", "bytegpt")
     seqs = stretches(os.path.join(fixture, "heldout.txt"))
     session = ort.InferenceSession(os.path.join(fixture, "prefill.onnx"),

@@ -46,6 +46,9 @@ const char* matmulF32KernelSet();
 const char* matmulI4KernelSet();
 const char* matmulBf16KernelSet();
 const char* matmulW8A8KernelSet();
+/// L of the W8A8 set in use: its activations are quantized to [-L, L]
+/// (127, or 63 on the AVX2 set; matmul_w8a8_kernels.h).
+int32_t matmulW8A8ActivationLevels();
 
 /// Instruction sets the kernels have code for, best first. kAmx is
 /// kAvx512 plus AMX tiles for the bf16 and W8A8 matmuls (amx.h): the other

@@ -22,7 +22,8 @@ namespace strata::runtime::kernels {
 
 void quantizeW8A8Rows(W8A8ALayout layout, int64_t mr, int64_t rows, int64_t k,
                       int64_t kp, const float* a, int64_t am, int64_t ak,
-                      uint8_t* tile, float* scale) {
+                      uint8_t* tile, float* scale, int32_t levels) {
+  const float l = static_cast<float>(levels);
   for (int64_t i = 0; i < mr; ++i) {
     float amax = 0.0f;
     int nonFinite = 0;
@@ -34,23 +35,37 @@ void quantizeW8A8Rows(W8A8ALayout layout, int64_t mr, int64_t rows, int64_t k,
         amax = x > amax ? x : amax;
       }
     }
-    const float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+    const float inv = amax > 0.0f ? l / amax : 0.0f;
     for (int64_t kk = 0; kk < kp; ++kk) {
       int v = 0;
       if (i < rows && kk < k) {
         // As quantizeActivations (matmul_f32.cc): clamped, a NaN to 0 (its
         // row's scale is infinite below), rounded half away from zero.
         float y = src[kk * ak] * inv;
-        y = y > 127.0f ? 127.0f : y;
-        y = y < -127.0f ? -127.0f : y;
+        y = y > l ? l : y;
+        y = y < -l ? -l : y;
         y = y == y ? y : 0.0f;
         v = static_cast<int>(y + (y >= 0.0f ? 0.5f : -0.5f));
       }
       tile[w8a8QuadOffset(layout, mr, kp, i, kk / 4) + kk % 4] =
-          static_cast<uint8_t>(v + 128);
+          static_cast<uint8_t>(v + levels + 1);
     }
-    scale[i] = i >= rows ? 0.0f : nonFinite ? INFINITY : amax / 127.0f;
+    scale[i] = i >= rows ? 0.0f : nonFinite ? INFINITY : amax / l;
   }
+}
+
+void w8a8Corrections(int64_t panels, int64_t kp, const int8_t* b,
+                     int32_t* corrections, int32_t levels) {
+  constexpr int64_t kW = STRATA_PACK_PANEL_WIDTH;
+  for (int64_t p = 0; p < panels; ++p)
+    for (int64_t j = 0; j < kW; ++j) {
+      uint32_t sum = 0;
+      for (int64_t kk = 0; kk < kp; ++kk)
+        sum += static_cast<uint32_t>(
+            int32_t{b[(p * kp + (kk / 4) * 4) * kW + j * 4 + kk % 4]});
+      corrections[p * kW + j] =
+          static_cast<int32_t>(sum * static_cast<uint32_t>(levels + 1));
+    }
 }
 
 namespace {
@@ -105,20 +120,12 @@ void scalarQuantize(int64_t rows, int64_t k, int64_t kp, const float* a,
 
 void scalarCorrections(int64_t panels, int64_t kp, const int8_t* b,
                        int32_t* corrections) {
-  for (int64_t p = 0; p < panels; ++p)
-    for (int64_t j = 0; j < kW; ++j) {
-      uint32_t sum = 0;
-      for (int64_t kk = 0; kk < kp; ++kk)
-        sum += static_cast<uint32_t>(
-            int32_t{b[(p * kp + (kk / 4) * 4) * kW + j * 4 + kk % 4]});
-      corrections[p * kW + j] = static_cast<int32_t>(sum * 128u);
-    }
+  w8a8Corrections(panels, kp, b, corrections, 127);
 }
 
-const W8A8Kernels kW8A8Scalar = {"scalar",         kScalarMr,
-                                 scalarTile,       scalarQuantize,
-                                 scalarCorrections, nullptr,
-                                 nullptr};
+const W8A8Kernels kW8A8Scalar = {"scalar",       kScalarMr,        127,
+                                 scalarTile,     scalarQuantize,   scalarCorrections,
+                                 nullptr,        nullptr};
 
 // The set for this CPU (pickKernelSet).
 const W8A8Kernels& w8a8Kernels() {
@@ -142,7 +149,7 @@ struct Prepared {
   int64_t mcTiles;             // A tiles per task (at most)
   const uint8_t* aq;           // every batch's A tiles, mr * kp bytes each
   const float* aScale;         // mr per tile
-  const int32_t* corrections;  // 128 * column sums, 32 per panel, or null
+  const int32_t* corrections;  // (L + 1) * column sums, 32 per panel
   uint8_t* threadScratch;      // per thread: k-block sums, then a C tile
   size_t threadStride;
 };
@@ -190,9 +197,7 @@ void runBlock(const Problem& p, const Prepared& s, uint8_t* scratch, int64_t bi,
                           [&](float* c, int64_t ldc) {
                             W8A8Epilogue e{s.aScale + tile * mr,
                                            p.bScales + n0,
-                                           s.corrections
-                                               ? s.corrections + n0
-                                               : nullptr,
+                                           s.corrections + n0,
                                            c,
                                            ldc,
                                            p.accumulate};
@@ -236,13 +241,12 @@ void run(strata_rt_context_t* context, Problem p) {
   auto* corrections = reinterpret_cast<int32_t*>(base + correctionOffset);
   s.aq = aq;
   s.aScale = aScale;
-  s.corrections = kern.corrections ? corrections : nullptr;
+  s.corrections = corrections;
   s.threadScratch = base + shared;
   s.threadStride = static_cast<size_t>(perThread);
 
   // A's tiles and the column sums: O(M*K + K*N), in parallel too.
-  const int64_t correctionTasks =
-      kern.corrections ? ceilDiv(panels, kCorrectionPanels) : 0;
+  const int64_t correctionTasks = ceilDiv(panels, kCorrectionPanels);
   parallelFor(context, static_cast<size_t>(tiles + correctionTasks),
               [&](size_t task, uint32_t /*thread*/) {
                 const int64_t t = static_cast<int64_t>(task);
@@ -274,6 +278,8 @@ void run(strata_rt_context_t* context, Problem p) {
 }  // namespace
 
 const char* matmulW8A8KernelSet() { return w8a8Kernels().name; }
+
+int32_t matmulW8A8ActivationLevels() { return w8a8Kernels().levels; }
 
 extern "C" void strataMatmulF32W8A8(strata_rt_context_t* context,
                                     const int64_t* params) {

@@ -88,7 +88,7 @@ void quantize(int64_t rows, int64_t k, int64_t kp, const float* a, int64_t am,
 
 }  // namespace
 
-const W8A8Kernels kW8A8Amx = {"amx-int8",        kMr,  tile, quantize,
+const W8A8Kernels kW8A8Amx = {"amx-int8",        kMr,  127, tile, quantize,
                               w8a8CorrectionsAvx512Vnni, configureAmxTiles,
                               releaseAmxTiles};
 

@@ -193,7 +193,7 @@ void w8a8CorrectionsAvx512Vnni(int64_t panels, int64_t kp, const int8_t* b,
 }
 
 const W8A8Kernels kW8A8Avx512Vnni = {
-    "avx512vnni", kMr,     tile, quantize, w8a8CorrectionsAvx512Vnni,
+    "avx512vnni", kMr,     127,    tile, quantize, w8a8CorrectionsAvx512Vnni,
     nullptr,      nullptr};
 
 }  // namespace strata::runtime::kernels

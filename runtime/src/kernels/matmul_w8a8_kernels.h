@@ -8,13 +8,16 @@
 // AVX-512 unit could be the copy the linker keeps for every caller.
 //
 // Quantized A is kept in row tiles of |mr| rows (the set's register tile)
-// of qa(i, k) + 128 (the unsigned operand of vpdpbusd and tdpbusd), rows
-// past M and k past K holding 128 (qa = 0), in the set's layout
-// (w8a8QuadOffset): interleaved by quads of k for the vector sets (a row's
-// quad is one broadcast), in rows per k block for AMX (a tile row is 64
-// contiguous bytes of k). The AVX2 set, whose products are signed, keeps
-// qa itself (padding 0). Every set arrives at the same int32 dot
-// products, so the outputs agree bit for bit.
+// of qa(i, k) + L + 1 (the unsigned operand of vpdpbusd, tdpbusd and
+// vpmaddubsw), L the set's |levels|, rows past M and k past K holding
+// L + 1 (qa = 0), in the set's layout (w8a8QuadOffset): interleaved by
+// quads of k for the vector sets (a row's quad is one broadcast), in rows
+// per k block for AMX (a tile row is 64 contiguous bytes of k). The VNNI
+// and AMX sets quantize to L = 127, as the ABI header defines, and arrive
+// at the same int32 dot products, so their outputs agree bit for bit. The
+// AVX2 set quantizes to L = 63: vpmaddubsw adds each pair of u8 x s8
+// products in saturating int16, and only with A below 128 (2 * 127 * 127)
+// is that sum exact.
 
 #ifndef STRATA_RUNTIME_SRC_KERNELS_MATMUL_W8A8_KERNELS_H_
 #define STRATA_RUNTIME_SRC_KERNELS_MATMUL_W8A8_KERNELS_H_
@@ -45,9 +48,8 @@ static inline int64_t w8a8QuadOffset(W8A8ALayout layout, int64_t mr,
 /// Where and how a register tile's final sums become C:
 ///   C(i, j) = dot(i, j) * (aScale[i] * bScale[j])  (+ C(i, j) if loadC)
 /// in fp32 (one fused multiply-add when accumulating), with
-/// dot = int32 sum - corrections[j], corrections the panel's 128 *
-/// column sums of B (the +128 offset of A taken back out); null for a set
-/// without a corrections function, whose sums are signed already.
+/// dot = int32 sum - corrections[j], corrections the panel's (L + 1) *
+/// column sums of B (the offset of A taken back out).
 struct W8A8Epilogue {
   const float* aScale;  // the tile's rows
   const float* bScale;  // the panel's 32 columns
@@ -75,16 +77,22 @@ using W8A8QuantizeFn = void (*)(int64_t rows, int64_t k, int64_t kp,
                                 const float* a, int64_t am, int64_t ak,
                                 uint8_t* tile, float* scale);
 
-/// corrections[p * 32 + j] = 128 * sum_k q(k, 32p + j) (modulo 2^32) over
-/// |panels| whole PANEL_I8_QUADS panels of |kp| rows starting at |b|.
+/// corrections[p * 32 + j] = (L + 1) * sum_k q(k, 32p + j) (modulo 2^32)
+/// over |panels| whole PANEL_I8_QUADS panels of |kp| rows starting at |b|.
 using W8A8CorrectionsFn = void (*)(int64_t panels, int64_t kp, const int8_t* b,
                                    int32_t* corrections);
 
 /// The reference W8A8QuantizeFn for tiles of |mr| rows (any strides) in
-/// |layout|, which the vector sets match bit for bit.
+/// |layout| to |levels| (127 or 63), which the vector sets match bit for
+/// bit: a_scale = absmax / L, qa = clamp(A * (L / absmax), -L, L) rounded
+/// half away from zero, stored as qa + L + 1.
 void quantizeW8A8Rows(W8A8ALayout layout, int64_t mr, int64_t rows, int64_t k,
                       int64_t kp, const float* a, int64_t am, int64_t ak,
-                      uint8_t* tile, float* scale);
+                      uint8_t* tile, float* scale, int32_t levels = 127);
+
+/// The reference W8A8CorrectionsFn for an offset of |levels| + 1.
+void w8a8Corrections(int64_t panels, int64_t kp, const int8_t* b,
+                     int32_t* corrections, int32_t levels);
 
 /// The same with AVX-512 F/BW (matmul_w8a8_avx512vnni.cc), for the
 /// AVX-512 VNNI and AMX sets.
@@ -108,14 +116,15 @@ using W8A8TaskFn = void (*)();
 struct W8A8Kernels {
   const char* name;
   int64_t mr;  // rows per register tile (and per quantized A tile)
+  int32_t levels;  // L: A quantized to [-L, L]
   W8A8TileFn tile;
   W8A8QuantizeFn quantize;
-  W8A8CorrectionsFn corrections;  // null: the tiles sum qa * qb directly
+  W8A8CorrectionsFn corrections;
   W8A8TaskFn beginTask, endTask;
 };
 
 /// With AMX-INT8 tiles (tdpbusd), with AVX-512 F/BW/VNNI (vpdpbusd) and
-/// with AVX2 (vpmaddubsw on signed products).
+/// with AVX2 (vpmaddubsw, A to 7 bits).
 extern const W8A8Kernels kW8A8Amx;
 extern const W8A8Kernels kW8A8Avx512Vnni;
 extern const W8A8Kernels kW8A8Avx2;

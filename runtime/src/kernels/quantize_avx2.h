@@ -39,12 +39,14 @@ struct Avx2Quantizer {
   }
 
   /// src[0, 8) (lanes past |n| read as 0) times |inv|, clamped to
-  /// [-127, 127], NaN to 0, rounded half away from zero, as int32 lanes.
-  static __m256i quantize(const float* src, int64_t n, __m256 inv) {
+  /// [-levels, levels], NaN to 0, rounded half away from zero, as int32
+  /// lanes.
+  static __m256i quantize(const float* src, int64_t n, __m256 inv,
+                          float levels = 127.0f) {
     __m256 y = _mm256_mul_ps(_mm256_maskload_ps(src, lanes(n)), inv);
     const __m256 nan = _mm256_cmp_ps(y, y, _CMP_UNORD_Q);
-    y = _mm256_max_ps(_mm256_min_ps(y, _mm256_set1_ps(127.0f)),
-                      _mm256_set1_ps(-127.0f));
+    y = _mm256_max_ps(_mm256_min_ps(y, _mm256_set1_ps(levels)),
+                      _mm256_set1_ps(-levels));
     y = _mm256_andnot_ps(nan, y);
     const __m256 nonNegative =
         _mm256_cmp_ps(y, _mm256_setzero_ps(), _CMP_GE_OQ);

@@ -1,7 +1,8 @@
 //===- matmul_w8a8_kernel_test.cc - The W8A8 matmul vs a reference ------===//
 // SPDX-License-Identifier: Apache-2.0
 // The W8A8 matmul on every ISA the CPU has (AVX-512 VNNI, AVX2 on AVX-512
-// hosts too, scalar): ragged M, K and N, several k blocks, accumulation,
+// hosts too, scalar; the AVX2 set quantizes A to 7 bits, the others to
+// 8): ragged M, K and N, several k blocks, accumulation,
 // strides, batches, zero and extreme rows, non-finite values, threads, and
 // the params it must refuse. The reference quantizes A by the rules of the
 // ABI header and sums the products exactly in int64; the kernel may differ
@@ -60,8 +61,10 @@ struct Operands : PackedGemmOperands {
   }
 };
 
-// The ABI's quantization of one row, in the fp32 steps it names.
+// The ABI's quantization of one row, in the fp32 steps it names, to the
+// levels of the kernel set in use (127; 63 on the AVX2 set).
 float quantizeRow(Operands& o, int64_t b, int64_t i, std::vector<int>* q) {
+  const float levels = static_cast<float>(matmulW8A8ActivationLevels());
   float amax = 0.0f;
   bool nonFinite = false;
   for (int64_t k = 0; k < o.c.k; ++k) {
@@ -69,15 +72,15 @@ float quantizeRow(Operands& o, int64_t b, int64_t i, std::vector<int>* q) {
     nonFinite |= !(x <= 3.4e38f);
     if (x > amax) amax = x;
   }
-  const float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+  const float inv = amax > 0.0f ? levels / amax : 0.0f;
   q->assign(o.c.k, 0);
   for (int64_t k = 0; k < o.c.k; ++k) {
     float y = o.A(b, i, k) * inv;
     if (std::isnan(y)) continue;
-    y = std::fmin(std::fmax(y, -127.0f), 127.0f);
+    y = std::fmin(std::fmax(y, -levels), levels);
     (*q)[k] = static_cast<int>(y + (y >= 0.0f ? 0.5f : -0.5f));
   }
-  return nonFinite ? INFINITY : amax / 127.0f;
+  return nonFinite ? INFINITY : amax / levels;
 }
 
 // Checks every output against the reference; rows listed in |nonFinite|
@@ -210,16 +213,16 @@ TEST(MatmulW8A8KernelTest, AmxRefusedFallsBack) {
   simulateAmxRefusalForTesting(false);
 }
 
-// Every ISA computes the same int32 sums and the same fp32 steps after
-// them: bit-identical outputs.
+// Every ISA whose activations have 8 bits computes the same int32 sums
+// and the same fp32 steps after them: bit-identical outputs. (The AVX2
+// set's 7-bit activations are checked against the reference above.)
 TEST(MatmulW8A8KernelTest, IsasAgreeBitForBit) {
   const MatmulIsa saved = matmulIsa();
   for (const Case& c : {Case{13, 100, 771, true}, Case{30, 64, 1600, false},
                         Case{1, 33, 5, true}}) {
     std::vector<std::vector<float>> results;
     for (MatmulIsa isa :
-         {MatmulIsa::kScalar, MatmulIsa::kAvx2, MatmulIsa::kAvx512,
-          MatmulIsa::kAmx}) {
+         {MatmulIsa::kScalar, MatmulIsa::kAvx512, MatmulIsa::kAmx}) {
       capMatmulIsa(isa);  // never above what the CPU has
       Operands o(c);
       o.A(0, 0, 0) = NAN;
@@ -234,6 +237,19 @@ TEST(MatmulW8A8KernelTest, IsasAgreeBitForBit) {
             << "element " << x << ": " << a << " vs " << b << " (set " << r
             << ")";
       }
+  }
+  capMatmulIsa(saved);
+}
+
+// The AVX2 set, and only it, quantizes A to 63 levels.
+TEST(MatmulW8A8KernelTest, ActivationLevelsPerSet) {
+  const MatmulIsa saved = matmulIsa();
+  for (MatmulIsa isa : {MatmulIsa::kScalar, MatmulIsa::kAvx2,
+                        MatmulIsa::kAvx512, MatmulIsa::kAmx}) {
+    capMatmulIsa(isa);  // never above what the CPU has
+    EXPECT_EQ(matmulW8A8ActivationLevels(),
+              std::string(matmulW8A8KernelSet()) == "avx2" ? 63 : 127)
+        << matmulW8A8KernelSet();
   }
   capMatmulIsa(saved);
 }
