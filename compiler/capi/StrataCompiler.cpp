@@ -138,6 +138,9 @@ std::string readOptions(const strata_compile_options_t *given,
     return "verify_length must be >= 0 (0: no verify entry), got " +
            std::to_string(o.verify_length);
   options.generation.verifyLength = o.verify_length;
+  // Bad counts are for checkCompileOptions to refuse, as for strata-compile.
+  options.generation.kvBlockSize = o.kv_block_size;
+  options.generation.kvBlocks = o.kv_blocks;
   if (o.attention_layer_count && !o.attention_layers)
     return "attention_layers must not be NULL when attention_layer_count is "
            "not 0";

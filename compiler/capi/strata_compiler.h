@@ -18,7 +18,7 @@ extern "C" {
 
 /* (major << 16) | minor of this header; strata_compiler_api_version() gives
  * the library's. A minor bump only adds functions and option fields. */
-#define STRATA_COMPILER_API_VERSION ((1 << 16) | 3)
+#define STRATA_COMPILER_API_VERSION ((1 << 16) | 4)
 
 /* What a call returns; values follow the runtime's absl/IREE numbering and
  * never change. */
@@ -139,6 +139,15 @@ typedef struct strata_compile_options_t {
   /* Since 1.3: the most tokens per sequence of the verify entry
    * (speculative decoding, docs/speculative.md); default 9, 0: none. */
   int64_t verify_length;
+
+  /* Since 1.4: a paged KV cache for serving (docs/serving.md, "KV cache"),
+   * as strata-compile --kv-block-size and --kv-blocks: each cache is one
+   * pool of |kv_blocks| blocks of |kv_block_size| positions and the
+   * generation entries take block tables instead of slots. kv_block_size
+   * 0 (the default): a contiguous cache per sequence slot; kv_blocks 0
+   * (the default): what max_batch sequences of the whole context take. */
+  int64_t kv_block_size;
+  int64_t kv_blocks;
 } strata_compile_options_t;
 
 /* The struct_size of a 1.0 caller's options (the fields before

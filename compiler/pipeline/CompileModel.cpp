@@ -128,6 +128,37 @@ LogicalResult checkCompileOptions(const CompileOptions &options, Location loc) {
     if (name.empty() || max < 1)
       return emitError(loc) << "dim maximum '" << name << "=" << max
                             << "' needs a name and a maximum >= 1";
+  const GenerationOptions &generation = options.generation;
+  if (generation.kvBlockSize < 0 || generation.kvBlocks < 0 ||
+      (generation.kvBlocks > 0 && generation.kvBlockSize == 0))
+    return emitError(loc) << "--kv-block-size and --kv-blocks expect counts "
+                             ">= 0, --kv-blocks only with --kv-block-size, "
+                             "got "
+                          << generation.kvBlockSize << " and "
+                          << generation.kvBlocks;
+  // The paged cache's other refusals (strata-split-prefill-decode makes
+  // them too), here as option errors where the options alone decide them;
+  // without generation entries the cache options are unused.
+  if (!generation.entries || generation.kvBlockSize == 0)
+    return success();
+  if (sparsity.window > 0)
+    return emitError(loc) << "a paged KV cache (--kv-block-size) does not "
+                             "combine with windowed or global-block "
+                             "attention (--attention-window)";
+  // The context as generationDims takes it: a pool must hold one sequence
+  // of it.
+  auto contextMax = options.dims.explicitMaxima.find("context");
+  const int64_t context = contextMax == options.dims.explicitMaxima.end()
+                              ? options.dims.maxSeq
+                              : contextMax->second;
+  const int64_t perSequence = context / generation.kvBlockSize +
+                              (context % generation.kvBlockSize != 0);
+  if (generation.kvBlocks > 0 && generation.kvBlocks < perSequence)
+    return emitError(loc) << generation.kvBlocks << " KV blocks of "
+                          << generation.kvBlockSize
+                          << " cannot hold one sequence of the context ("
+                          << context << " tokens: " << perSequence
+                          << " blocks)";
   return success();
 }
 

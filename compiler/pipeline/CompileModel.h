@@ -173,8 +173,9 @@ struct CompiledArtifact {
   codegen::ArtifactWriter assembled() const;
 };
 
-/// Checks |options| values (precision names, group sizes, dim maxima) before
-/// any work; the errors are reported at |loc|. compileModel calls it too.
+/// Checks |options| values (precision names, group sizes, dim maxima, the
+/// paged KV cache's counts) before any work; the errors are reported at
+/// |loc|. compileModel calls it too.
 mlir::LogicalResult checkCompileOptions(const CompileOptions &options,
                                         mlir::Location loc);
 

@@ -45,6 +45,7 @@ struct CompileArgs {
   std::optional<int64_t> prefillChunk;
   std::optional<bool> prefillAllLogits;
   std::optional<int64_t> verifyLength;
+  std::optional<int64_t> kvBlockSize, kvBlocks;
   std::optional<int64_t> attentionWindow, attentionSinks;
   std::optional<std::vector<int64_t>> attentionLayers;
   std::optional<int64_t> attentionGlobalTopk, attentionBlock;
@@ -91,6 +92,8 @@ compileFile(
   if (a.prefillChunk) o.prefill_chunk = *a.prefillChunk;
   if (a.prefillAllLogits) o.prefill_all_logits = *a.prefillAllLogits;
   if (a.verifyLength) o.verify_length = *a.verifyLength;
+  if (a.kvBlockSize) o.kv_block_size = *a.kvBlockSize;
+  if (a.kvBlocks) o.kv_blocks = *a.kvBlocks;
   if (a.attentionWindow) o.attention_window = *a.attentionWindow;
   if (a.attentionSinks) o.attention_sinks = *a.attentionSinks;
   if (a.attentionLayers) {
@@ -152,6 +155,7 @@ NB_MODULE(_strata_compiler, m) {
          std::optional<int64_t> prefillChunk,
          std::optional<bool> prefillAllLogits,
          std::optional<int64_t> verifyLength,
+         std::optional<int64_t> kvBlockSize, std::optional<int64_t> kvBlocks,
          std::optional<int64_t> attentionWindow,
          std::optional<int64_t> attentionSinks,
          std::optional<std::vector<int64_t>> attentionLayers,
@@ -166,10 +170,11 @@ NB_MODULE(_strata_compiler, m) {
                       sharedPrefillWeights, calibrationData,
                       calibrationFormat,   noGenerationEntries,
                       prefillChunk,        prefillAllLogits,
-                      verifyLength,        attentionWindow,
-                      attentionSinks,
-                      attentionLayers,     attentionGlobalTopk,
-                      attentionBlock,      report};
+                      verifyLength,        kvBlockSize,
+                      kvBlocks,            attentionWindow,
+                      attentionSinks,      attentionLayers,
+                      attentionGlobalTopk, attentionBlock,
+                      report};
         return compileFile(model, output, a);
       },
       nb::arg("model"), nb::arg("output"), nb::kw_only(),
@@ -190,6 +195,8 @@ NB_MODULE(_strata_compiler, m) {
       nb::arg("prefill_chunk") = nb::none(),
       nb::arg("prefill_all_logits") = nb::none(),
       nb::arg("verify_length") = nb::none(),
+      nb::arg("kv_block_size") = nb::none(),
+      nb::arg("kv_blocks") = nb::none(),
       nb::arg("attention_window") = nb::none(),
       nb::arg("attention_sinks") = nb::none(),
       nb::arg("attention_layers") = nb::none(),

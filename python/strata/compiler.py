@@ -93,6 +93,7 @@ def compile(model: Union[str, os.PathLike, Any],
             prefill_chunk: Optional[int] = None,
             prefill_all_logits: Optional[bool] = None,
             verify_length: Optional[int] = None,
+            kv_block_size: int = 0, kv_blocks: int = 0,
             fusion: Optional[bool] = None,
             runtime_attention: Optional[bool] = None,
             bindings: Optional[Mapping[str, Union[str, os.PathLike]]] = None,
@@ -113,6 +114,10 @@ def compile(model: Union[str, os.PathLike, Any],
     generation_entries=False: no prefill/decode entries for a decoder;
     verify_length: tokens per sequence of its verify entry (speculative
     decoding, docs/speculative.md; default 9, 0: none).
+    kv_block_size: a paged KV cache of blocks of that many positions, the
+    entries taking block tables instead of slots (docs/serving.md; 0, the
+    default: a contiguous cache per slot); kv_blocks: blocks in each
+    cache's pool (0: what max_batch sequences of the whole context take).
     bindings: {graph input: TensorProto .pb file} frozen at compile time.
     report: keep what the compile did as ``Artifact.report`` (and
     ``CompileError.report``): op counts before and after fusion, the
@@ -153,6 +158,7 @@ def compile(model: Union[str, os.PathLike, Any],
             prefill_chunk=prefill_chunk,
             prefill_all_logits=prefill_all_logits,
             verify_length=verify_length,
+            kv_block_size=kv_block_size, kv_blocks=kv_blocks,
             attention_window=window, attention_sinks=sinks,
             attention_layers=None if window_layers is None
             else list(window_layers),

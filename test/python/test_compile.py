@@ -71,6 +71,20 @@ def test_verify_length(tmp_path):
         strata.compile(model, tmp_path / "x.strata", verify_length=-1)
 
 
+def test_paged_kv_cache(tmp_path):
+    # kv_block_size pages the KV cache: decode takes block tables of
+    # ceil(64 / 16) blocks instead of slots; kv_blocks needs a block size.
+    model = fixture_path("bytegpt_draft", "decode.onnx")
+    paged = strata.compile(model, max_seq=64, kv_block_size=16).load()
+    inputs = {t.name: t for t in paged.entries["decode"].inputs}
+    assert "slots" not in inputs
+    assert inputs["block_tables"].dims[1].max == 4
+    with pytest.raises(strata.CompileError,
+                       match="--kv-blocks only with --kv-block-size") as info:
+        strata.compile(model, tmp_path / "x.strata", kv_blocks=8)
+    assert info.value.code == 3  # INVALID_ARGUMENT
+
+
 def test_bad_option_values(tmp_path):
     with pytest.raises(strata.CompileError, match="decode"):
         strata.compile(fixture_path("bert_op17", "model.onnx"),

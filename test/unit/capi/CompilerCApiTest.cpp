@@ -577,6 +577,59 @@ TEST_F(CompilerCApiTest, GenerationAndPrecisionOptions) {
   EXPECT_FALSE(hasEntry("decode"));
 }
 
+TEST_F(CompilerCApiTest, PagedKvCacheOptions) {
+  // Blocks of 16 positions, a pool of 10: the entries take block tables
+  // of ceil(64 / 16) = 4 blocks instead of slots.
+  strata_compile_options_t options = smallDecoderOptions();
+  options.kv_block_size = 16;
+  options.kv_blocks = 10;
+  ASSERT_EQ(compile(kSmallDecoder, &options), STRATA_COMPILE_STATUS_OK)
+      << errorText;
+  expectOk(strata_module_load_file(artifact().c_str(), allocator, &module));
+  const strata_entry_signature_t *decode = nullptr;
+  expectOk(strata_module_find_entry(module, "decode", &decode));
+  ASSERT_NE(decode, nullptr);
+  size_t index = 0;
+  expectOk(strata_module_input_index(module, "decode", "block_tables", &index));
+  ASSERT_LT(index, decode->input_count);
+  EXPECT_EQ(decode->inputs[index].dims[1].max, 4);
+  strata_status_t status =
+      strata_module_input_index(module, "decode", "slots", &index);
+  EXPECT_NE(status, nullptr);
+  strata_status_free(status);
+  expectOk(strata_module_input_index(module, "prefill", "block_table", &index));
+  ASSERT_GT(strata_module_state_count(module), 0u);
+  const strata_state_signature_t *cache = strata_module_state(module, 0);
+  EXPECT_EQ(cache->scope, STRATA_STATE_SCOPE_SHARED);
+  EXPECT_EQ(cache->dims[0].max, 10);
+
+  // The driver's refusals are argument errors: kv_blocks alone, a negative
+  // count, a pool short of one context, a window.
+  options = smallDecoderOptions();
+  options.kv_blocks = 8;
+  EXPECT_EQ(compile(kSmallDecoder, &options),
+            STRATA_COMPILE_STATUS_INVALID_ARGUMENT);
+  EXPECT_TRUE(hasError("--kv-blocks only with --kv-block-size, got 0 and 8"))
+      << errorText;
+  options.kv_block_size = -16;
+  EXPECT_EQ(compile(kSmallDecoder, &options),
+            STRATA_COMPILE_STATUS_INVALID_ARGUMENT);
+  options.kv_block_size = 16;
+  options.kv_blocks = 3;
+  EXPECT_EQ(compile(kSmallDecoder, &options),
+            STRATA_COMPILE_STATUS_INVALID_ARGUMENT);
+  EXPECT_TRUE(hasError("3 KV blocks of 16 cannot hold one sequence of the "
+                       "context (64 tokens: 4 blocks)"))
+      << errorText;
+  options.kv_blocks = 0;
+  options.attention_window = 8;
+  EXPECT_EQ(compile(kSmallDecoder, &options),
+            STRATA_COMPILE_STATUS_INVALID_ARGUMENT);
+  EXPECT_TRUE(hasError("a paged KV cache (--kv-block-size) does not combine "
+                       "with windowed"))
+      << errorText;
+}
+
 TEST_F(CompilerCApiTest, OlderOptionsStructGetsTheNewDefaults) {
   // A 1.0 caller's struct ends before decode_precision: what follows it in
   // memory is not read.
@@ -586,6 +639,13 @@ TEST_F(CompilerCApiTest, OlderOptionsStructGetsTheNewDefaults) {
   options.struct_size = STRATA_COMPILE_OPTIONS_SIZE_1_0;
   options.decode_precision = "not read";
   options.int4_group = 3;
+  EXPECT_EQ(compile(model, &options), STRATA_COMPILE_STATUS_OK) << errorText;
+
+  // Nor is what follows a 1.3 caller's, which ends before kv_block_size.
+  strata_compile_options_init(&options);
+  options.struct_size = offsetof(strata_compile_options_t, kv_block_size);
+  options.kv_block_size = -1;
+  options.kv_blocks = -1;
   EXPECT_EQ(compile(model, &options), STRATA_COMPILE_STATUS_OK) << errorText;
 }
 
