@@ -68,6 +68,7 @@ void buildCpuLLVMPipeline(OpPassManager &pm, const CpuPipelineOptions &options) 
   pm.addPass(createExternalizeWeightsPass());
   pm.addPass(createOutlineKernelsPass(options.stats));
   pm.addPass(createChecksToRuntimePass(options.stats));
+  pm.addPass(createMergeIdenticalKernelsPass());
 
   // From here on the functions are lowered independently: the passes that
   // need no module-level view run nested on each function, in parallel

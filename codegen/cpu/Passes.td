@@ -254,6 +254,24 @@ def OutlineKernelsPass : Pass<"strata-cpu-outline-kernels", "mlir::ModuleOp"> {
   let statistics = [Statistic<"numKernels", "kernels", "kernels outlined">];
 }
 
+def MergeIdenticalKernelsPass : Pass<"strata-cpu-merge-identical-kernels",
+                                     "mlir::ModuleOp"> {
+  let summary = "one function for outlined kernels with the same body";
+  let description = [{
+    The layers of a model, and the entries of a generation artifact (main,
+    prefill, decode, verify), repeat the same loop nests: GPT-2-small's
+    entries outline several hundred kernels of a few dozen distinct bodies.
+    Kernels (`strata.kernel`, `strata.parallel_kernel`) with the same type,
+    attributes (but their name and the `strata.dispatch` region they came
+    from, which the ops inside lose here: nothing after outlining reads it)
+    and body (locations aside) become the first of them in module order;
+    calls are redirected to it and the others erased. Every later
+    step, MLIR's lowering and above all LLVM's optimization and code
+    generation, then works on each body once.
+  }];
+  let statistics = [Statistic<"numMerged", "merged", "kernels merged into an identical one">];
+}
+
 def ChecksToRuntimePass : Pass<"strata-cpu-checks-to-runtime",
                                "mlir::ModuleOp"> {
   let summary = "strata.check -> a branch to the runtime's check-failed import";
