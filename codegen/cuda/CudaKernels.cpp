@@ -32,6 +32,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -629,7 +630,28 @@ FailureOr<CudaKernels> emitCudaKernels(ModuleOp module) {
   CudaKernels result;
   llvm::raw_string_ostream os(result.source);
   os << kPrelude << "\n";
-  KernelWriter writer(os);
+  // Layers and entries repeat the same loop nests: each kernel is written
+  // under a placeholder name by a writer of its own (fresh local names),
+  // and a text seen before reuses the first kernel's symbol instead of
+  // giving NVRTC another copy.
+  constexpr llvm::StringLiteral kPlaceholder = "STRATA_KERNEL_NAME";
+  llvm::StringMap<std::string> symbolOf; // kernel text -> its symbol
+  unsigned distinct = 0;
+  auto emit = [&](llvm::StringRef name, auto write) -> FailureOr<std::string> {
+    std::string text;
+    llvm::raw_string_ostream textStream(text);
+    KernelWriter writer(textStream);
+    if (failed(write(writer, kPlaceholder)))
+      return failure();
+    auto [it, inserted] = symbolOf.try_emplace(text, name.str());
+    if (inserted) {
+      size_t at = text.find(kPlaceholder);
+      text.replace(at, kPlaceholder.size(), name.str());
+      os << text;
+      ++distinct;
+    }
+    return it->second;
+  };
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isPrivate() || func.isExternal())
       continue;
@@ -658,18 +680,26 @@ FailureOr<CudaKernels> emitCudaKernels(ModuleOp module) {
             prefix + "_r" +
             (region < 0 ? std::string("x") : std::to_string(region)) + "_" +
             std::to_string(perRegion[region]++);
-        if (failed(writer.writeGeneric(generic, name)))
+        FailureOr<std::string> symbol =
+            emit(name, [&](KernelWriter &writer, llvm::StringRef placeholder) {
+              return writer.writeGeneric(generic, placeholder);
+            });
+        if (failed(symbol))
           return WalkResult::interrupt();
-        result.kernels.push_back({name, func.getSymName().str(), region,
+        result.kernels.push_back({*symbol, func.getSymName().str(), region,
                                   kind.empty() ? "loops" : kind.str()});
         return WalkResult::skip();
       }
       if (auto copy = dyn_cast<memref::CopyOp>(op)) {
         std::string name = prefix + "_copy" + std::to_string(copies++);
-        if (failed(writer.writeCopy(copy, name)))
+        FailureOr<std::string> symbol =
+            emit(name, [&](KernelWriter &writer, llvm::StringRef placeholder) {
+              return writer.writeCopy(copy, placeholder);
+            });
+        if (failed(symbol))
           return WalkResult::interrupt();
         result.kernels.push_back(
-            {name, func.getSymName().str(), -1, "data_movement"});
+            {*symbol, func.getSymName().str(), -1, "data_movement"});
         return WalkResult::advance();
       }
       // Work outside the structured ops (loops storing element by element)
@@ -692,8 +722,9 @@ FailureOr<CudaKernels> emitCudaKernels(ModuleOp module) {
   }
   // What the translation unit holds and what it leaves to others, last so
   // the counts are final.
-  os << "// " << result.kernels.size()
-     << " kernels; not emitted: " << result.contractions
+  result.distinct = distinct;
+  os << "// " << result.kernels.size() << " kernels (" << distinct
+     << " distinct); not emitted: " << result.contractions
      << " contraction regions (cuBLASLt), " << result.runtimeRegions
      << " runtime-kernel regions\n";
   return result;

@@ -20,9 +20,10 @@
 
 namespace strata::codegen::cuda {
 
-/// One emitted kernel.
+/// One loop region's kernel.
 struct CudaKernel {
-  std::string name;     // the `extern "C" __global__` symbol
+  std::string name;     // the `extern "C" __global__` symbol (shared by
+                        // regions whose kernels have the same text)
   std::string function; // the public function it comes from
   int64_t region = 0;   // its dispatch region id
   std::string kind;     // elementwise, reduction or data_movement
@@ -31,7 +32,8 @@ struct CudaKernel {
 /// The CUDA C++ of a module's loop regions.
 struct CudaKernels {
   std::string source; // one translation unit, deterministic
-  std::vector<CudaKernel> kernels;
+  std::vector<CudaKernel> kernels;  // one per loop region
+  unsigned distinct = 0;            // kernels in |source|
   unsigned contractions = 0;   // regions left to cuBLASLt
   unsigned runtimeRegions = 0; // regions calling a runtime kernel
 };

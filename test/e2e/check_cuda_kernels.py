@@ -71,7 +71,7 @@ def main():
                 print("FAIL %s: ptxas: %s" % (name, a.stderr.strip()[-2000:]))
                 failed += 1
                 continue
-            print("PASS %s: %d kernels, NVRTC + ptxas sm_90 in %.1f s"
+            print("PASS %s: %d distinct kernels, NVRTC + ptxas sm_90 in %.1f s"
                   % (name, entries, time.time() - start), flush=True)
     print("%d passed, %d failed" % (len(names) - failed, failed))
     return 1 if failed else 0
