@@ -15,6 +15,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/Hashing.h"
 
+#include <unordered_map>
+
 using namespace mlir;
 
 namespace strata::codegen::cpu {
@@ -64,7 +66,9 @@ struct MergeIdenticalKernelsPass
     : impl::MergeIdenticalKernelsPassBase<MergeIdenticalKernelsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    llvm::DenseMap<unsigned, SmallVector<func::FuncOp, 1>> classes;
+    // Keyed by the whole hash (a DenseMap<unsigned> reserves two keys any
+    // hash could equal).
+    std::unordered_map<size_t, SmallVector<func::FuncOp, 1>> classes;
     llvm::DenseMap<StringAttr, FlatSymbolRefAttr> kept;
     SmallVector<func::FuncOp> merged;
     for (func::FuncOp func : module.getOps<func::FuncOp>()) {
@@ -75,7 +79,7 @@ struct MergeIdenticalKernelsPass
       func.getBody().walk(
           [](Operation *op) { op->removeAttr(dispatch::kDispatchAttr); });
       SmallVector<func::FuncOp, 1> &bucket =
-          classes[static_cast<unsigned>(static_cast<size_t>(kernelHash(func)))];
+          classes[static_cast<size_t>(kernelHash(func))];
       auto same = llvm::find_if(
           bucket, [&](func::FuncOp other) { return sameKernel(other, func); });
       if (same == bucket.end()) {
@@ -97,10 +101,13 @@ struct MergeIdenticalKernelsPass
     });
     std::optional<SymbolTable::UseRange> uses =
         SymbolTable::getSymbolUses(&module.getBodyRegion());
+    if (!uses) {
+      module.emitError("merging kernels: the module's symbol uses are unknown");
+      return signalPassFailure();
+    }
     llvm::DenseSet<StringAttr> used;
-    if (uses)
-      for (const SymbolTable::SymbolUse &use : *uses)
-        used.insert(use.getSymbolRef().getRootReference());
+    for (const SymbolTable::SymbolUse &use : *uses)
+      used.insert(use.getSymbolRef().getRootReference());
     for (func::FuncOp func : merged) {
       if (used.contains(func.getSymNameAttr())) {
         func.emitError("an outlined kernel is referenced other than by calls");

@@ -16,8 +16,9 @@
 // of uint16 (kPairs: bf16 bits, a pair of k in one 32-bit lane, the
 // operand of vdpbf16ps) or of float (kWidened: the bf16 value widened, so
 // that FMA kernels broadcast it directly). Rows past M and k in [K, Kp)
-// hold 0; so does the rest of the last block in the kPairs format (AMX's
-// tail step reads a whole 32 k of A); the widened format's is never read. Every set adds the same
+// hold 0; in the kPairs format so does the rest of the last 32 k at least
+// (AMX's tail step reads a whole 32 k of A); the rest of the last block is
+// never read. Every set adds the same
 // exact products in the same order (the ABI header's), so the outputs agree bit
 // for bit (up to AVX512-BF16's flushing of values below 2^-126); the AMX
 // set adds them in the tile unit's order.
