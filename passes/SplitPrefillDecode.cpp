@@ -943,7 +943,6 @@ struct SplitPrefillDecodePass
           << kvCache << "' (supported: fp32, bf16, int8)";
       return signalPassFailure();
     }
-    // A failed split warned and left 'main' alone: not a pass failure.
     if (kvBlockSize < 0 || kvBlocks < 0) {
       getOperation().emitError()
           << "strata-split-prefill-decode: kv-block-size and kv-blocks must "

@@ -154,7 +154,7 @@ __attribute__((target("avx512f,avx512bf16"))) double dpbf16Loop() {
 // Written in assembly: compiled from intrinsics, all the chains' products
 // came first and the accumulators spilled to the stack (16 ymm
 // registers), or the compiler computed products the chains shared once,
-// and the loop read 20-35% below the kernel itself. 8 chains (as many
+// and the loop read 6-35% below the kernel itself. 8 chains (as many
 // steps in all as the other loops), 4 temporaries.
 __attribute__((target("avx2"))) double maddubsLoop() {
   constexpr int kUsed = 8;

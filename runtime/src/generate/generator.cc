@@ -779,7 +779,8 @@ strata_status_t strata_generator_add_sequence(
     Sequence* sequence = generator->find(id);
     strata_status_t status = generator->prefill(sequence, prompt_length);
     // A paged prompt that found too few free blocks ran nothing.
-    if (!status && !sequence->finished && !sequence->decoding()) {
+    if (!status && generator->pool && !sequence->finished &&
+        !sequence->decoding()) {
       status = STRATA_MAKE_STATUS(
           STRATA_STATUS_RESOURCE_EXHAUSTED,
           "the paged KV cache has %" PRId64 " free blocks of %" PRId64

@@ -233,6 +233,9 @@ struct strata_generator_t {
   // its start shared (prefix caching: its prefill then starts after them),
   // or none when too few are free or an older prompt waits; false then.
   bool reservePromptBlocks(Sequence* sequence);
+  // One block's ids (|tokens|, blockSize() of them) into |blockTokens|;
+  // returns their prefix-cache key after the block keyed |parent|.
+  uint64_t loadBlockTokens(uint64_t parent, const int32_t* tokens);
   // Takes the published blocks that hold the start of |tokens| (|count|
   // ids; at most the blocks before the last token's) for |sequence|;
   // returns the positions they cover.

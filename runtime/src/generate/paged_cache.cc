@@ -76,6 +76,12 @@ bool strata_generator_t::reservePromptBlocks(Sequence* sequence) {
   return true;
 }
 
+uint64_t strata_generator_t::loadBlockTokens(uint64_t parent,
+                                             const int32_t* tokens) {
+  std::copy(tokens, tokens + pool->blockSize(), blockTokens.begin());
+  return pool->keyOf(parent, blockTokens.data());
+}
+
 size_t strata_generator_t::shareCachedBlocks(Sequence* sequence,
                                               const int32_t* tokens,
                                               size_t count) {
@@ -85,10 +91,7 @@ size_t strata_generator_t::shareCachedBlocks(Sequence* sequence,
   const size_t most = count > 0 ? (count - 1) / static_cast<size_t>(size) : 0;
   uint64_t parent = 0;
   for (size_t i = 0; i < most; ++i) {
-    for (int64_t t = 0; t < size; ++t) {
-      blockTokens[static_cast<size_t>(t)] = tokens[i * size + t];
-    }
-    const uint64_t key = pool->keyOf(parent, blockTokens.data());
+    const uint64_t key = loadBlockTokens(parent, tokens + i * size);
     const int64_t block = pool->share(key, parent, blockTokens.data());
     if (block < 0) break;
     sequence->blocks.push_back(block);
@@ -104,12 +107,9 @@ void strata_generator_t::publishFullBlocks(Sequence* sequence, size_t filled) {
   const size_t full = std::min(filled / static_cast<size_t>(size),
                                sequence->blocks.size());
   for (size_t i = sequence->blockKeys.size(); i < full; ++i) {
-    for (int64_t t = 0; t < size; ++t) {
-      blockTokens[static_cast<size_t>(t)] =
-          sequence->history[i * size + static_cast<size_t>(t)];
-    }
     const uint64_t parent = i ? sequence->blockKeys[i - 1] : 0;
-    const uint64_t key = pool->keyOf(parent, blockTokens.data());
+    const uint64_t key = loadBlockTokens(
+        parent, sequence->history.data() + i * static_cast<size_t>(size));
     pool->publish(sequence->blocks[i], key, parent, blockTokens.data());
     sequence->blockKeys.push_back(key);
   }
