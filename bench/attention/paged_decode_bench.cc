@@ -4,6 +4,8 @@
 //                                     [--context T] [--heads H]
 //                                     [--kv-heads G] [--head-dim D]
 //                                     [--block-size S] [--repeat N]
+//                                     [--layers L] [--types LIST]
+//                                     [--kernel-isa avx512|avx2|scalar]
 // One decode step's attention (one query row per sequence) for B
 // sequences whose lengths spread evenly over [T/2, T] (Llama-124m's 12
 // heads over 4 kv heads of 64 by default), over the same K/V stored two
@@ -12,7 +14,13 @@
 // dealt out in a shuffled order, as a block allocator leaves them after
 // sequences came and went (strata_rt_attention_paged). For each element
 // type (fp32, bf16, int8 per-token) prints the median of N (default 51)
-// calls of each, timed alternately after warm-up, and their ratio.
+// calls of each, timed alternately after warm-up, and their ratio. As in a
+// decode step, where each layer's cache is read once and the other
+// layers' weights and caches pass through the caches in between, the calls
+// cycle over L layers' caches (default 4: more than the last-level cache
+// holds at the default sizes), so that each reads its K/V from memory.
+// --types picks the element types (fp32,bf16,int8 by default),
+// --kernel-isa caps the kernels' instruction set (default: the host's).
 
 #include <algorithm>
 #include <chrono>
@@ -20,13 +28,17 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "attention_params.h"
 #include "kernels/attention_f32.h"
 #include "kernels/attention_kv_kernels.h"
+#include "kernels/matmul_f32.h"
 #include "run_context.h"
+#include "state_memory.h"
 #include "strata_kernel_abi.h"
 #include "thread_pool.h"
 
@@ -34,21 +46,55 @@ using namespace strata::runtime;
 
 namespace {
 
+// A state tensor's memory as a session allocates it (StateMemory), with
+// typed access.
+struct StateBuffer {
+  StateMemory memory;
+  explicit StateBuffer(size_t bytes) {
+    if (strata_status_t status =
+            StateMemory::allocate(strata_allocator_system(), bytes, &memory)) {
+      std::fprintf(stderr, "cannot allocate %zu bytes\n", bytes);
+      strata_status_free(status);
+      std::exit(1);
+    }
+  }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(memory.data());
+  }
+};
+
 // One of K or V in both layouts: elements of |bytes| each, with one fp32
 // scale per (slot or block, head, position) for int8.
 struct Cache {
-  std::vector<uint8_t> contiguous, paged;
-  std::vector<float> contiguousScales, pagedScales;
+  StateBuffer contiguous, paged, contiguousScales, pagedScales;
 };
 
 }  // namespace
 
 int main(int argc, char** argv) {
   long threads = 2, batch = 8, context = 1024, heads = 12, kvHeads = 4,
-       dim = 64, blockSize = 16, repeat = 51;
+       dim = 64, blockSize = 16, repeat = 51, layers = 4;
+  std::string types = "fp32,bf16,int8";
   for (int i = 1; i + 1 < argc; i += 2) {
     const long v = std::atol(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--threads")) threads = v;
+    if (!std::strcmp(argv[i], "--types")) {
+      types = argv[i + 1];
+    } else if (!std::strcmp(argv[i], "--kernel-isa")) {
+      const std::string isa = argv[i + 1];
+      if (isa == "avx512") {
+        kernels::capMatmulIsa(kernels::MatmulIsa::kAvx512);
+      } else if (isa == "avx2") {
+        kernels::capMatmulIsa(kernels::MatmulIsa::kAvx2);
+      } else if (isa == "scalar") {
+        kernels::capMatmulIsa(kernels::MatmulIsa::kScalar);
+      } else {
+        std::fprintf(stderr, "unknown --kernel-isa %s\n", argv[i + 1]);
+        return 1;
+      }
+    }
+    else if (!std::strcmp(argv[i], "--threads")) threads = v;
+    else if (!std::strcmp(argv[i], "--layers")) layers = v;
     else if (!std::strcmp(argv[i], "--batch")) batch = v;
     else if (!std::strcmp(argv[i], "--context")) context = v;
     else if (!std::strcmp(argv[i], "--heads")) heads = v;
@@ -62,7 +108,8 @@ int main(int argc, char** argv) {
     }
   }
   if (threads < 1 || batch < 1 || context < 2 || heads < 1 || kvHeads < 1 ||
-      heads % kvHeads != 0 || dim < 1 || blockSize < 1 || repeat < 1) {
+      heads % kvHeads != 0 || dim < 1 || blockSize < 1 || repeat < 1 ||
+      layers < 1) {
     std::fprintf(stderr, "sizes must be positive, heads a multiple of kv "
                          "heads\n");
     return 1;
@@ -93,29 +140,38 @@ int main(int argc, char** argv) {
   const int64_t dtypes[] = {STRATA_DTYPE_F32, STRATA_DTYPE_BF16,
                             STRATA_DTYPE_I8};
   std::printf("decode attention, B=%ld sequences of %ld..%ld tokens, "
-              "heads %ld/%ld x %ld, blocks of %ld, threads %ld, kernels %s\n",
+              "heads %ld/%ld x %ld, blocks of %ld, %ld layers, threads %ld, "
+              "kernels %s\n",
               batch, lengths.front(), lengths.back(), heads, kvHeads, dim,
-              blockSize, threads, kernels::attentionF32KernelSet());
+              blockSize, layers, threads, kernels::attentionF32KernelSet());
   for (int64_t dtype : dtypes) {
+    const char* name = dtype == STRATA_DTYPE_F32    ? "fp32"
+                       : dtype == STRATA_DTYPE_BF16 ? "bf16"
+                                                    : "int8";
+    if (("," + types + ",").find(std::string(",") + name + ",") ==
+        std::string::npos)
+      continue;
     const int64_t bytes = dtype == STRATA_DTYPE_F32    ? 4
                           : dtype == STRATA_DTYPE_BF16 ? 2
                                                        : 1;
     // Contiguous: [batch, kvHeads, context, dim]; paged: [pool, kvHeads,
     // blockSize, dim]; position j of row b at the same values in both.
     auto makeCache = [&]() {
-      Cache c;
-      c.contiguous.resize(batch * kvHeads * context * dim * bytes);
-      c.paged.assign(pool * kvHeads * blockSize * dim * bytes, 0);
-      c.contiguousScales.resize(batch * kvHeads * context);
-      c.pagedScales.assign(pool * kvHeads * blockSize, 0.0f);
+      auto c = std::make_unique<Cache>(Cache{
+          StateBuffer(batch * kvHeads * context * dim * bytes),
+          StateBuffer(pool * kvHeads * blockSize * dim * bytes),
+          StateBuffer(batch * kvHeads * context * sizeof(float)),
+          StateBuffer(pool * kvHeads * blockSize * sizeof(float))});
       std::vector<float> row(dim);
       for (long b = 0; b < batch; ++b)
         for (long h = 0; h < kvHeads; ++h)
           for (long j = 0; j < context; ++j) {
             for (float& x : row) x = dist(rng);
             uint8_t* at =
-                &c.contiguous[((b * kvHeads + h) * context + j) * dim * bytes];
-            float& scale = c.contiguousScales[(b * kvHeads + h) * context + j];
+                &c->contiguous.as<uint8_t>()[((b * kvHeads + h) * context + j) *
+                                          dim * bytes];
+            float& scale =
+                c->contiguousScales.as<float>()[(b * kvHeads + h) * context + j];
             if (dtype == STRATA_DTYPE_I8) {
               kernels::kvQuantizeI8Reference(
                   dim, row.data(), 1, reinterpret_cast<int8_t*>(at), 1,
@@ -131,15 +187,23 @@ int main(int argc, char** argv) {
             const long block = table[b * perRow + j / blockSize];
             const long in = j % blockSize;
             std::memcpy(
-                &c.paged[((block * kvHeads + h) * blockSize + in) * dim *
+                &c->paged.as<uint8_t>()[((block * kvHeads + h) * blockSize + in) *
+                                     dim *
                          bytes],
                 at, dim * bytes);
-            c.pagedScales[(block * kvHeads + h) * blockSize + in] = scale;
+            c->pagedScales.as<float>()[(block * kvHeads + h) * blockSize + in] =
+                scale;
           }
       return c;
     };
-    const Cache k = makeCache(), v = makeCache();
-    auto params = [&](bool paged) {
+    std::vector<std::unique_ptr<Cache>> ks, vs;
+    for (long l = 0; l < layers; ++l) {
+      ks.push_back(makeCache());
+      vs.push_back(makeCache());
+    }
+    auto params = [&](bool paged, long layer) {
+      const Cache& k = *ks[layer];
+      const Cache& v = *vs[layer];
       std::vector<int64_t> p(STRATA_ATTN_PAGED_PARAM_COUNT, 0);
       p[STRATA_ATTN_FLAGS] = STRATA_ATTN_FLAG_CAUSAL;
       p[STRATA_ATTN_BATCH] = batch;
@@ -160,12 +224,13 @@ int main(int argc, char** argv) {
            {std::tuple{STRATA_ATTN_K, STRATA_ATTN_K_SCALES, &k},
             std::tuple{STRATA_ATTN_V, STRATA_ATTN_V_SCALES, &v}}) {
         setOperand(p.data(), slot,
-                   paged ? cache->paged.data() : cache->contiguous.data(),
+                   paged ? cache->paged.as<uint8_t>()
+                         : cache->contiguous.as<uint8_t>(),
                    kvHeads * rows * dim, rows * dim, dim, 1);
         if (dtype == STRATA_DTYPE_I8) {
           p[scaleSlot] = reinterpret_cast<intptr_t>(
-              paged ? cache->pagedScales.data()
-                    : cache->contiguousScales.data());
+              paged ? cache->pagedScales.as<float>()
+                    : cache->contiguousScales.as<float>());
           p[scaleSlot + 1] = kvHeads * rows;
           p[scaleSlot + 2] = rows;
           p[scaleSlot + 3] = 1;
@@ -184,13 +249,19 @@ int main(int argc, char** argv) {
       }
       return p;
     };
-    const std::vector<int64_t> contiguous = params(false), paged = params(true);
+    std::vector<std::vector<int64_t>> contiguous, paged;
+    for (long l = 0; l < layers; ++l) {
+      contiguous.push_back(params(false, l));
+      paged.push_back(params(true, l));
+    }
+    long calls = 0;
     auto once = [&](bool isPaged) {
+      const long layer = calls++ / 2 % layers;
       const auto t0 = std::chrono::steady_clock::now();
       if (isPaged)
-        kernels::strataAttentionPaged(&ctx, paged.data());
+        kernels::strataAttentionPaged(&ctx, paged[layer].data());
       else
-        kernels::strataAttentionKv(&ctx, contiguous.data());
+        kernels::strataAttentionKv(&ctx, contiguous[layer].data());
       return std::chrono::duration<double, std::micro>(
                  std::chrono::steady_clock::now() - t0)
           .count();
@@ -219,9 +290,6 @@ int main(int argc, char** argv) {
     std::sort(a.begin(), a.end());
     std::sort(b.begin(), b.end());
     const double mc = a[a.size() / 2], mp = b[b.size() / 2];
-    const char* name = dtype == STRATA_DTYPE_F32    ? "fp32"
-                       : dtype == STRATA_DTYPE_BF16 ? "bf16"
-                                                    : "int8";
     std::printf("  %s cache: contiguous %.1f us, paged %.1f us, paged / "
                 "contiguous %.3f\n",
                 name, mc, mp, mp / mc);

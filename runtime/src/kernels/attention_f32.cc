@@ -242,10 +242,11 @@ ScratchSizes scratchSizes(const Problem& p, bool blocked, bool bf16) {
   z.chosen = blocks > 0 ? roundUp16((blocked ? kBlockRows + 1 : 1) * blocks)
                         : 0;
   z.scoredPanels = p.globalTopk > 0 && blocked ? roundUp16(kPanels) : 0;
-  // A range of keys spans at most this many blocks (KvRun: 8 floats).
+  // A range of keys spans at most this many blocks, a slot's one run
+  // (KvRun: 8 floats).
   static_assert(sizeof(KvRun) == 8 * sizeof(float), "KvRun in floats");
-  z.kvRuns =
-      p.blockSize > 0 ? roundUp16((ceilDiv(p.sk, p.blockSize) + 2) * 8) : 0;
+  z.kvRuns = roundUp16(
+      (p.blockSize > 0 ? ceilDiv(p.sk, p.blockSize) + 2 : 1) * 8);
   return z;
 }
 
@@ -506,39 +507,109 @@ void keyDotsRun(const Problem& p, const MatmulTiles& t, const Scratch& s,
   }
 }
 
-// A paged cache's runs of keys in [j0, j1): fn(j, end, rows, scales) for
-// each, |rows| the first row's elements and |scales| its int8 scale (null
-// otherwise). Straight from the block table: kvRunEnd and kvRow cost as
-// much as the block's 16 rows where gaps, rings and appends may apply.
-template <typename Fn>
-bool forBlockRuns(const Problem& p, const KvOperand& o, const KvRows& x,
-                  int64_t j0, int64_t j1, Fn&& fn) {
-  if (p.blockSize == 0 || p.gap != 0 || p.ringRows != 0 || p.past >= 0 ||
-      o.sd != 1)
-    return false;
-  if (j1 <= j0) return true;
-  // Each block is a short stream of its own (a page or less per head):
-  // the hardware prefetcher starts over at each one and would reach it
-  // only after its first misses. The first lines of the block
-  // kPrefetchBlocks ahead, fetched early, start it in time; fetching whole
-  // blocks measured slower (the fetches wait for fill buffers).
-  constexpr int64_t kPrefetchBlocks = 4, kPrefetchBytes = 512;
-  const int64_t lastBlock = blockIndex(p, j1 - 1);
-  const int64_t primed =
-      std::min(kPrefetchBytes, ((p.blockSize - 1) * o.ss + p.d) * p.kvBytes);
-  for (int64_t j = j0; j < j1;) {
-    const int64_t at = positionInBlock(p, j);
-    const int64_t end = std::min(j1, j + p.blockSize - at);
-    const int64_t bi = blockIndex(p, j);
-    if (bi + kPrefetchBlocks <= lastBlock) {
-      const uint8_t* ahead =
-          x.p + x.blocks[bi + kPrefetchBlocks] * o.sb * p.kvBytes;
-      for (int64_t line = 0; line < primed; line += 64)
-        __builtin_prefetch(ahead + line);
+// Whether one head's K or V rows lie where a walk finds them by position
+// alone: in a slot (position j at row j) or a paged cache's blocks, with
+// no dropped gap, ring or appended rows, and unit element stride.
+bool plainRows(const Problem& p, const KvOperand& o) {
+  return p.gap == 0 && p.ringRows == 0 && p.past < 0 && o.sd == 1;
+}
+
+// Where position j of one head's K or V lies in a plainRows walk (a paged
+// cache: block blocks[j / blockSize], row j % blockSize of it); |scales|
+// its int8 scale (null otherwise).
+const uint8_t* plainRow(const Problem& p, const KvOperand& o,
+                        const KvRows& x, int64_t j, const float** scales) {
+  int64_t block = 0, at = j;
+  if (x.blocks) {
+    block = x.blocks[blockIndex(p, j)];
+    at = positionInBlock(p, j);
+  }
+  *scales = x.scales ? x.scales + block * o.scb + at * o.scs : nullptr;
+  return x.p + (block * o.sb + at * o.ss) * p.kvBytes;
+}
+
+// A decode row's walk over one head's K pulls the rows kRowsAheadBytes
+// ahead of its reads toward L2 (prefetcht2); axpyRuns does the same for V
+// (RunsAhead in attention_kv_impl.h). The hardware prefetcher does not
+// cross a 4 KB page, and starts cold at each: a paged cache's block of a
+// head is a page or less at a place of its own, a slot's rows a run of
+// pages. Shuffled 4 KB blocks read by 2 threads (AMD EPYC Zen 4, medians
+// of 25 interleaved runs): 20 GB/s left to the hardware, 35 GB/s fetched
+// 8 KB ahead a block at a time (or a few rows at a time), one long stream
+// 26 GB/s in the same run (docs/design/cpu-attention.md).
+constexpr int64_t kRowsAheadBytes = 8192;
+
+class RowsAhead {
+ public:
+  RowsAhead(const Problem& p, const KvOperand& o, const KvRows& x,
+            int64_t j0, int64_t j1)
+      : p_(p), o_(o), x_(x), next_(j0), end_(j1) {
+    const int64_t rowBytes = std::max<int64_t>(o.ss * p.kvBytes, 1);
+    ahead_ = std::max<int64_t>(kRowsAheadBytes / rowBytes, 1);
+  }
+
+  /// Rows up to (not including) |j| + the distance ahead, from where the
+  /// last call stopped, a block's part at a time (its rows are one run of
+  /// bytes; a slot's rows are one block).
+  void before(int64_t j) {
+    const int64_t upTo = std::min(end_, j + ahead_);
+    while (next_ < upTo) {
+      const int64_t at = x_.blocks ? positionInBlock(p_, next_) : 0;
+      const int64_t stop =
+          x_.blocks ? std::min(upTo, next_ + p_.blockSize - at) : upTo;
+      const float* scales;
+      const uint8_t* row = plainRow(p_, o_, x_, next_, &scales);
+      const int64_t bytes =
+          ((stop - next_ - 1) * o_.ss + std::max<int64_t>(p_.d, 1)) *
+          p_.kvBytes;
+      for (int64_t line = 0; line < bytes; line += 64)
+        __builtin_prefetch(row + line, 0, 1);
+      // int8 scales: a block's are one short run, fetched with its first
+      // row; a slot's, a line per 16 rows.
+      if (scales) {
+        const int64_t scaleBytes = (stop - next_) * o_.scs * 4;
+        for (int64_t line = 0; line < scaleBytes; line += 64)
+          __builtin_prefetch(reinterpret_cast<const char*>(scales) + line, 0,
+                             1);
+      }
+      next_ = stop;
     }
-    const int64_t block = x.blocks[bi];
-    fn(j, end, x.p + (block * o.sb + at * o.ss) * p.kvBytes,
-       x.scales ? x.scales + block * o.scb + at * o.scs : nullptr);
+  }
+
+ private:
+  const Problem& p_;
+  const KvOperand& o_;
+  const KvRows& x_;
+  int64_t next_, end_, ahead_ = 1;
+};
+
+// Rows a slot's walk reads between two RowsAhead steps (a paged walk steps
+// a block at a time): a block's worth at a time measured as fast as a few
+// rows at a time, and each step is a call.
+constexpr int64_t kSlotStepRows = 16;
+
+// A plainRows walk over [j0, j1) in runs of consecutive rows: fn(j, end,
+// rows, scales), |rows| the first row's elements and |scales| its int8
+// scale (null otherwise); a paged cache's block by block, a slot's with
+// |stepRows| rows at a time (0: all at once). With |ahead|, each run first
+// pulls the rows ahead of it. Straight from the position: kvRunEnd and
+// kvRow cost as much as a block's 16 rows where gaps, rings and appends
+// may apply. False (nothing called) for any other walk.
+template <typename Fn>
+bool forPlainRuns(const Problem& p, const KvOperand& o, const KvRows& x,
+                  int64_t j0, int64_t j1, int64_t stepRows, RowsAhead* ahead,
+                  Fn&& fn) {
+  if (!plainRows(p, o)) return false;
+  for (int64_t j = j0; j < j1;) {
+    int64_t end = j1;
+    if (x.blocks)
+      end = std::min(j1, j + p.blockSize - positionInBlock(p, j));
+    else if (stepRows > 0)
+      end = std::min(j1, j + stepRows);
+    if (ahead) ahead->before(end);
+    const float* scales;
+    const uint8_t* rows = plainRow(p, o, x, j, &scales);
+    fn(j, end, rows, scales);
     j = end;
   }
   return true;
@@ -549,8 +620,10 @@ bool forBlockRuns(const Problem& p, const KvOperand& o, const KvRows& x,
 // paged cache's in blocks).
 void keyDots(const Problem& p, const MatmulTiles& t, const Scratch& s,
              const Head& x, const float* q, int64_t j0, int64_t j1,
-             float* scores) {
-  if (forBlockRuns(p, p.k, x.k, j0, j1,
+             float* scores, bool fetchAhead = false) {
+  RowsAhead ahead(p, p.k, x.k, j0, j1);
+  if (forPlainRuns(p, p.k, x.k, j0, j1, fetchAhead ? kSlotStepRows : 0,
+                   fetchAhead ? &ahead : nullptr,
                    [&](int64_t j, int64_t end, const uint8_t* rows,
                        const float* scales) {
                      const int64_t n = end - j;
@@ -612,24 +685,30 @@ void valueSumsRun(const Problem& p, const MatmulTiles& t, const Scratch& s,
 // (a ring's wrap, a paged cache's blocks).
 void valueSums(const Problem& p, const MatmulTiles& t, const Scratch& s,
                const Head& x, const float* probs, int64_t j0, int64_t j1,
-               float* out) {
+               float* out, bool fetchAhead = false) {
   // A paged cache's blocks in one call that keeps its sums in registers
-  // (a call per block reloads them, and costs as much as a block's rows).
+  // (a call per block reloads them, and costs as much as a block's rows);
+  // a slot's rows as one run where the kernel is to fetch them ahead. The
+  // fp32 import (no KV kernels of its own) takes the same kernels, so that
+  // an fp32 cache gives the same bits through either import.
+  const AttentionKvKernels* kv =
+      p.kvKernels ? p.kvKernels : &attentionKvKernels();
   int64_t runs = 0;
-  if (p.kvKernels &&
-      forBlockRuns(p, p.v, x.v, j0, j1,
+  if ((x.v.blocks || fetchAhead) &&
+      forPlainRuns(p, p.v, x.v, j0, j1, /*stepRows=*/0, nullptr,
                    [&](int64_t j, int64_t end, const uint8_t* rows,
                        const float* scales) {
                      s.kvRuns[runs++] = KvRun{rows, scales, probs + j, end - j};
                    })) {
     switch (p.kvType) {
       case KvType::kF32:
-        return p.kvKernels->axpyRunsF32(runs, s.kvRuns, p.dv, p.v.ss, out);
+        return kv->axpyRunsF32(runs, s.kvRuns, p.dv, p.v.ss, out, fetchAhead);
       case KvType::kI8:
-        return p.kvKernels->axpyRunsI8(runs, s.kvRuns, p.dv, p.v.ss, p.v.scs,
-                                       out);
+        return kv->axpyRunsI8(runs, s.kvRuns, p.dv, p.v.ss, p.v.scs, out,
+                              fetchAhead);
       case KvType::kBf16:
-        return p.kvKernels->axpyRunsBf16(runs, s.kvRuns, p.dv, p.v.ss, out);
+        return kv->axpyRunsBf16(runs, s.kvRuns, p.dv, p.v.ss, out,
+                                fetchAhead);
     }
   }
   for (int64_t j = j0; j < j1;) {
@@ -639,10 +718,14 @@ void valueSums(const Problem& p, const MatmulTiles& t, const Scratch& s,
   }
 }
 
-// Few query rows: each row against K and V where they lie.
+// Few query rows: each row against K and V where they lie. The first row
+// of the first head of a task pulls the rows ahead of its reads
+// (RowsAhead); later rows and heads sharing the K/V head find them in this
+// core's cache.
 void runRows(const Problem& p, const MatmulTiles& t, const Scratch& s,
-             const Head& x) {
+             const Head& x, bool firstHead) {
   for (int64_t i = 0; i < p.sq; ++i) {
+    const bool fetchAhead = firstHead && i == 0;
     const Visible vis = visibleKeys(p, i);
     const float* qRow = x.q + i * p.q.ss;
     const float* maskRow = x.mask ? x.mask + i * p.mask.ss : nullptr;
@@ -660,7 +743,7 @@ void runRows(const Problem& p, const MatmulTiles& t, const Scratch& s,
       // Only the visible keys: the sinks and the window (a window makes
       // the row's cost its width, not the context).
       keyDots(p, t, s, x, qRow, 0, vis.sinkEnd, scores);
-      keyDots(p, t, s, x, qRow, vis.lo, windowEnd, scores);
+      keyDots(p, t, s, x, qRow, vis.lo, windowEnd, scores, fetchAhead);
     }
     // The value sums below read the sinks and the window only.
     if (ncols <= 0 || !softmaxRow(p, t, scores, ncols, vis, maskRow,
@@ -670,7 +753,7 @@ void runRows(const Problem& p, const MatmulTiles& t, const Scratch& s,
     }
     float* out = s.out;
     if (windowEnd > vis.lo)
-      valueSums(p, t, s, x, scores, vis.lo, windowEnd, out);
+      valueSums(p, t, s, x, scores, vis.lo, windowEnd, out, fetchAhead);
     else
       std::fill(out, out + p.dv, 0.0f);
     if (vis.sinkEnd > 0) {
@@ -1543,7 +1626,7 @@ void run(strata_rt_context_t* context, Problem& p, const ImportNames& names) {
       else if (blocked && row.sk > 0)
         runBlocks(row, t, s, x, h == first);
       else
-        runRows(row, t, s, x);
+        runRows(row, t, s, x, h == first);
     }
     if (amx) releaseAmxTiles();
     // One task per kv head writes its present rows: the first of its

@@ -84,18 +84,18 @@ void scalarAxpyRuns(int64_t runs, const KvRun* run, int64_t n, int64_t bk,
 }
 
 void scalarAxpyRunsF32(int64_t runs, const KvRun* run, int64_t n, int64_t bk,
-                       float* c) {
+                       float* c, bool /*fetchAhead*/) {
   scalarAxpyRuns<float>(runs, run, n, bk, 0, c, [](float x) { return x; });
 }
 
 void scalarAxpyRunsI8(int64_t runs, const KvRun* run, int64_t n, int64_t bk,
-                      int64_t ss, float* c) {
+                      int64_t ss, float* c, bool /*fetchAhead*/) {
   scalarAxpyRuns<int8_t>(runs, run, n, bk, ss, c,
                          [](int8_t x) { return float(x); });
 }
 
 void scalarAxpyRunsBf16(int64_t runs, const KvRun* run, int64_t n,
-                        int64_t bk, float* c) {
+                        int64_t bk, float* c, bool /*fetchAhead*/) {
   scalarAxpyRuns<uint16_t>(runs, run, n, bk, 0, c, widenBf16);
 }
 

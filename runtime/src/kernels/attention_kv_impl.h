@@ -112,13 +112,50 @@ inline float runCoef(const KvRun& run, int64_t kk, int64_t ss) {
   return run.scales ? run.probs[kk] * run.scales[kk * ss] : run.probs[kk];
 }
 
+// Pulls the rows of a list of runs toward L2 kRunsAheadBytes ahead of the
+// row being read, one row's lines for each row read: each run is a block
+// of a paged cache (4 KB or less at a place of its own), which the
+// hardware prefetcher does not follow into the next (PagedPrefetch in
+// attention_f32.cc, for the keys, says what it gains).
+constexpr int64_t kRunsAheadBytes = 8192;
+
+struct RunsAhead {
+  const KvRun* run;
+  int64_t runs, r = 0, kk = 0, rowBytes, lines;
+
+  RunsAhead(const KvRun* run, int64_t runs, int64_t n, int64_t bk,
+            int64_t elementBytes)
+      : run(run), runs(runs), rowBytes(bk * elementBytes),
+        lines((n * elementBytes + 63) / 64) {
+    // The first rows at once, then one row per row read.
+    int64_t ahead = rowBytes > 0 ? kRunsAheadBytes / rowBytes : 0;
+    for (ahead = ahead > 1 ? ahead : 1; ahead > 0; --ahead) step();
+  }
+
+  void step() {
+    if (r >= runs) return;
+    const char* row = static_cast<const char*>(run[r].rows) + kk * rowBytes;
+    for (int64_t line = 0; line < lines; ++line)
+      __builtin_prefetch(row + line * 64, 0, 1);
+    if (kk == 0 && run[r].scales) __builtin_prefetch(run[r].scales, 0, 1);
+    if (++kk >= run[r].count) {
+      ++r;
+      kk = 0;
+    }
+  }
+};
+
 // axpyRows over runs of rows, the accumulators kept across runs: one
-// block of NV vectors of columns at a time, every run through it.
+// block of NV vectors of columns at a time, every run through it; the
+// first block's pass pulls the rows ahead (RunsAhead), the later ones find
+// them in L2.
 template <typename T>
 inline void axpyRuns(int64_t runs, const KvRun* run, int64_t n, int64_t bk,
-                     int64_t ss, float* c) {
+                     int64_t ss, float* c, bool fetchAhead) {
   constexpr int L = Vec::kLanes;
   constexpr int NV = 4;
+  RunsAhead ahead(run, fetchAhead && n >= NV * L ? runs : 0, n, bk,
+                  sizeof(T));
   int64_t j0 = 0;
   for (; j0 + NV * L <= n; j0 += NV * L) {
     typename Vec::V acc[NV];
@@ -127,6 +164,7 @@ inline void axpyRuns(int64_t runs, const KvRun* run, int64_t n, int64_t bk,
     for (int64_t r = 0; r < runs; ++r) {
       const T* col = static_cast<const T*>(run[r].rows) + j0;
       for (int64_t kk = 0; kk < run[r].count; ++kk) {
+        ahead.step();
         const typename Vec::V coef = Vec::set1(runCoef(run[r], kk, ss));
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v)
@@ -158,18 +196,18 @@ inline void axpyRuns(int64_t runs, const KvRun* run, int64_t n, int64_t bk,
 }
 
 void axpyRunsF32(int64_t runs, const KvRun* run, int64_t n, int64_t bk,
-                 float* c) {
-  axpyRuns<float>(runs, run, n, bk, 0, c);
+                 float* c, bool fetchAhead) {
+  axpyRuns<float>(runs, run, n, bk, 0, c, fetchAhead);
 }
 
 void axpyRunsI8(int64_t runs, const KvRun* run, int64_t n, int64_t bk,
-                int64_t ss, float* c) {
-  axpyRuns<int8_t>(runs, run, n, bk, ss, c);
+                int64_t ss, float* c, bool fetchAhead) {
+  axpyRuns<int8_t>(runs, run, n, bk, ss, c, fetchAhead);
 }
 
 void axpyRunsBf16(int64_t runs, const KvRun* run, int64_t n, int64_t bk,
-                  float* c) {
-  axpyRuns<uint16_t>(runs, run, n, bk, 0, c);
+                  float* c, bool fetchAhead) {
+  axpyRuns<uint16_t>(runs, run, n, bk, 0, c, fetchAhead);
 }
 
 void dotI8(int64_t k, int64_t n, const float* a, const int8_t* b, int64_t bn,

@@ -50,13 +50,15 @@ struct KvRun {
 /// (int8: r.scales[j * ss]) * row j of r (rows |bk| elements apart, of
 /// fp32, int8 or bf16): the value product of a row whose keys lie in
 /// blocks, summed in registers across them (one call per row instead of
-/// one per block).
+/// one per block). With |fetchAhead|, the rows are pulled toward L2 ahead
+/// of their reads (the first pass over rows not yet in a cache).
 using KvAxpyRunsF32Fn = void (*)(int64_t runs, const KvRun* run, int64_t n,
-                                 int64_t bk, float* c);
+                                 int64_t bk, float* c, bool fetchAhead);
 using KvAxpyRunsI8Fn = void (*)(int64_t runs, const KvRun* run, int64_t n,
-                                int64_t bk, int64_t ss, float* c);
+                                int64_t bk, int64_t ss, float* c,
+                                bool fetchAhead);
 using KvAxpyRunsBf16Fn = void (*)(int64_t runs, const KvRun* run, int64_t n,
-                                  int64_t bk, float* c);
+                                  int64_t bk, float* c, bool fetchAhead);
 
 /// One token of one head, x[0..d) (unit stride), quantized to int8 as the
 /// ABI header defines for strata_rt_kv_quantize: q[0..d) and *scale.
