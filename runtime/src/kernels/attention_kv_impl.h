@@ -113,10 +113,11 @@ inline float runCoef(const KvRun& run, int64_t kk, int64_t ss) {
 }
 
 // Pulls the rows of a list of runs toward L2 kRunsAheadBytes ahead of the
-// row being read, one row's lines for each row read: each run is a block
-// of a paged cache (4 KB or less at a place of its own), which the
-// hardware prefetcher does not follow into the next (PagedPrefetch in
-// attention_f32.cc, for the keys, says what it gains).
+// row being read, one row's lines for each row read: the hardware
+// prefetcher does not cross a 4 KB page, and a run is a paged cache's
+// block (4 KB or less at a place of its own) or a slot's rows (a run of
+// pages). RowsAhead in attention_f32.cc does the same for the keys and
+// says what it gains.
 constexpr int64_t kRunsAheadBytes = 8192;
 
 struct RunsAhead {
