@@ -10,8 +10,11 @@
 #   runs drafted (and the draft model had drafts accepted);
 # - the same with ring caches (a 32-token window and 4 sinks, chunks of 16:
 #   51 rows, passed several times over by 128 tokens: rejected drafts
-#   overwrote ring rows that rollback must not need), and with int8 keys and
-#   values (rows quantized as a verify call computed them);
+#   overwrote ring rows that rollback must not need), with int8 keys and
+#   values (rows quantized as a verify call computed them), and with a
+#   paged cache (blocks of 16), also from a pool too small for the four
+#   sequences at once (24 blocks of 16: drafting steps fall back to plain
+#   ones, which preempt);
 # - prompt lookup on prompts that quote themselves keeps most drafts;
 # - seeded sampling with a draft runs to the end;
 # - bad combinations give one clear error each: no verify entry, a draft
@@ -110,12 +113,16 @@ def main():
             if flags[0] == "--draft" and accepted == 0:
                 problems.append(f"{name}: no draft accepted")
 
-        # Ring caches; int8 caches.
+        # Ring caches; int8 caches; paged caches.
         for cache, extra in {
                 "ring caches": ["--attention-window", "32", "--attention-sinks",
                                 "4", "--prefill-chunk", "16"],
-                "int8 caches": ["--kv-cache-precision", "int8"]}.items():
-            variant = os.path.join(tmp, cache.replace(" ", "_") + ".strata")
+                "int8 caches": ["--kv-cache-precision", "int8"],
+                "paged caches": ["--kv-block-size", "16"],
+                "paged caches, a short pool": ["--kv-block-size", "16",
+                                               "--kv-blocks", "24"]}.items():
+            variant = os.path.join(
+                tmp, cache.replace(" ", "_").replace(",", "") + ".strata")
             compile_pair(bin_dir, target_dir, variant, *extra)
             plain_variant = generate(bin_dir, variant, prompts_file)
             for name, flags in {

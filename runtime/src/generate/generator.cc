@@ -582,12 +582,6 @@ strata_status_t strata_generator_create(
                               given.prefill_chunk, contract.prefillLength);
   }
   const bool speculative = given.draft_session || given.prompt_lookup;
-  if (speculative && contract.paged()) {
-    return STRATA_MAKE_STATUS(STRATA_STATUS_UNIMPLEMENTED,
-                              "speculative decoding over a paged KV cache is "
-                              "not supported yet (compile the target without "
-                              "--kv-block-size)");
-  }
   GenerationContract draftContract;
   if (speculative) {
     STRATA_RETURN_IF_ERROR(checkSpeculation(session, given, &contract,
@@ -615,7 +609,8 @@ strata_status_t strata_generator_create(
     }
     if (contract.paged()) {
       generator->pool.emplace(contract.blockCount, contract.blockSize);
-      generator->blockSharing = given.prefix_reuse != 0;
+      // Off with speculation, as slot reuse is.
+      generator->blockSharing = given.prefix_reuse != 0 && !speculative;
       generator->rowTables.resize(
           slots * static_cast<size_t>(contract.blocksPerSequence));
       generator->blockTokens.resize(static_cast<size_t>(contract.blockSize));

@@ -68,6 +68,19 @@ strata_status_t strata_generator_t::speculativeStep() {
     longest = std::max(longest, count);
   }
   if (longest == 0) return decodeStep();
+  // A paged cache: every position the verify call writes (drafts and
+  // padding) needs a block of the row's own, or its writes would land in
+  // the valid block its table is padded with. Where the pool is short, this
+  // step decodes plainly (which may preempt) rather than preempt for
+  // drafts; blocks taken here serve the positions the sequence reaches
+  // next.
+  if (pool) {
+    for (Sequence* sequence : rows) {
+      const size_t positions =
+          static_cast<size_t>(sequence->position()) + longest + 1;
+      if (!reserveBlocks(sequence, positions)) return decodeStep();
+    }
+  }
   if (draftSession) {
     const Clock::time_point started = Clock::now();
     STRATA_RETURN_IF_ERROR(draftTokens(longest));
@@ -80,6 +93,7 @@ strata_status_t strata_generator_t::speculativeStep() {
   // logits and cache rows are ignored).
   const size_t count = rows.size();
   const size_t length = longest + 1;
+  const int64_t width = contract.blocksPerSequence;
   for (size_t row = 0; row < count; ++row) {
     Sequence* sequence = rows[row];
     int64_t* ids = verifyIds.data() + row * length;
@@ -89,13 +103,16 @@ strata_status_t strata_generator_t::speculativeStep() {
     }
     rowSlots[row] = sequence->slot;
     rowPositions[row] = sequence->position();
+    if (pool) tableRow(sequence, rowTables.data() + row * width);
   }
   TensorHolder logits;
   const Clock::time_point started = Clock::now();
-  strata_status_t status = strata::runtime::runRows(
-      session, "verify", verifyIds.data(), length,
-      strata::runtime::RowPlaces{rowSlots.data(), 0}, rowPositions.data(),
-      count, &logits);
+  const strata::runtime::RowPlaces places =
+      pool ? strata::runtime::RowPlaces{rowTables.data(), width}
+           : strata::runtime::RowPlaces{rowSlots.data(), 0};
+  strata_status_t status =
+      strata::runtime::runRows(session, "verify", verifyIds.data(), length,
+                               places, rowPositions.data(), count, &logits);
   if (status) return strata_status_annotate(status, "verify step");
   const Clock::time_point now = Clock::now();
   costs.recordVerify(length, millisecondsBetween(started, now));
