@@ -34,7 +34,9 @@ def _compile(a) -> int:
         decode_precision=a.decode_precision,
         kv_cache_precision=a.kv_cache_precision, int4_group=a.int4_group,
         window=a.attention_window, sinks=a.attention_sinks,
-        generation_entries=False if a.no_generation_entries else None)
+        generation_entries=False if a.no_generation_entries else None,
+        prefill_chunk=a.prefill_chunk, verify_length=a.verify_length,
+        kv_block_size=a.kv_block_size, kv_blocks=a.kv_blocks)
     for d in artifact.warnings:
         print(f"warning: {d.location}: {d.message}", file=sys.stderr)
     print(f"wrote {artifact.path} ({artifact.size} bytes)")
@@ -101,6 +103,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     c.add_argument("--attention-window", type=int)
     c.add_argument("--attention-sinks", type=int)
     c.add_argument("--no-generation-entries", action="store_true")
+    c.add_argument("--prefill-chunk", type=int)
+    c.add_argument("--verify-length", type=int)
+    c.add_argument("--kv-block-size", type=int, default=0)
+    c.add_argument("--kv-blocks", type=int, default=0)
     c.set_defaults(func=_compile)
 
     r = sub.add_parser("run", help="run an entry on .npy inputs")

@@ -33,6 +33,22 @@ def test_compile_and_run(tmp_path):
     assert np.load(tmp_path / "out" / "last_hidden_state.npy").shape == (1, 8, 64)
 
 
+def test_compile_paged_kv_cache(tmp_path):
+    # The compiler's paged-cache options, by strata-compile's flag names.
+    artifact = tmp_path / "paged.strata"
+    cli("compile", fixture_path("bytegpt_draft", "decode.onnx"), "-o",
+        artifact, "--max-seq", "64", "--kv-block-size", "16", "--kv-blocks",
+        "8")
+    inputs = {t.name: t for t in
+              strata.load(artifact).entries["decode"].inputs}
+    assert "slots" not in inputs
+    assert inputs["block_tables"].dims[1].max == 4
+    bad = cli("compile", fixture_path("bytegpt_draft", "decode.onnx"), "-o",
+              tmp_path / "x.strata", "--kv-blocks", "8", check=False)
+    assert bad.returncode == 1
+    assert "--kv-blocks only with --kv-block-size" in bad.stderr
+
+
 def test_generate_and_errors(tmp_path, bytegpt_module):
     result = cli("generate", bytegpt_module.path, "--prompt", "And God said",
                  "--max-new-tokens", "8", "--json")
