@@ -687,15 +687,15 @@ void valueSums(const Problem& p, const MatmulTiles& t, const Scratch& s,
                const Head& x, const float* probs, int64_t j0, int64_t j1,
                float* out, bool fetchAhead = false) {
   // A paged cache's blocks in one call that keeps its sums in registers
-  // (a call per block reloads them, and costs as much as a block's rows);
-  // a slot's rows as one run where the kernel is to fetch them ahead. The
-  // fp32 import (no KV kernels of its own) takes the same kernels, so that
-  // an fp32 cache gives the same bits through either import.
+  // (a call per block reloads them, and costs as much as a block's rows), a
+  // slot's rows as one run: the same sums in the same order, so a row's
+  // output has the same bits from either cache, whichever head of a task
+  // fetches ahead, and through the fp32 import (no KV kernels of its own),
+  // which takes the same kernels.
   const AttentionKvKernels* kv =
       p.kvKernels ? p.kvKernels : &attentionKvKernels();
   int64_t runs = 0;
-  if ((x.v.blocks || fetchAhead) &&
-      forPlainRuns(p, p.v, x.v, j0, j1, /*stepRows=*/0, nullptr,
+  if (forPlainRuns(p, p.v, x.v, j0, j1, /*stepRows=*/0, nullptr,
                    [&](int64_t j, int64_t end, const uint8_t* rows,
                        const float* scales) {
                      s.kvRuns[runs++] = KvRun{rows, scales, probs + j, end - j};
