@@ -528,85 +528,19 @@ const uint8_t* plainRow(const Problem& p, const KvOperand& o,
   return x.p + (block * o.sb + at * o.ss) * p.kvBytes;
 }
 
-// A decode row's walk over one head's K pulls the rows kRowsAheadBytes
-// ahead of its reads toward L2 (prefetcht2); axpyRuns does the same for V
-// (RunsAhead in attention_kv_impl.h). The hardware prefetcher does not
-// cross a 4 KB page, and starts cold at each: a paged cache's block of a
-// head is a page or less at a place of its own, a slot's rows a run of
-// pages. Shuffled 4 KB blocks read by 2 threads (AMD EPYC Zen 4, medians
-// of 25 interleaved runs): 20 GB/s left to the hardware, 35 GB/s fetched
-// 8 KB ahead a block at a time (or a few rows at a time), one long stream
-// 26 GB/s in the same run (docs/design/cpu-attention.md).
-constexpr int64_t kRowsAheadBytes = 8192;
-
-class RowsAhead {
- public:
-  RowsAhead(const Problem& p, const KvOperand& o, const KvRows& x,
-            int64_t j0, int64_t j1)
-      : p_(p), o_(o), x_(x), next_(j0), end_(j1) {
-    const int64_t rowBytes = std::max<int64_t>(o.ss * p.kvBytes, 1);
-    ahead_ = std::max<int64_t>(kRowsAheadBytes / rowBytes, 1);
-  }
-
-  /// Rows up to (not including) |j| + the distance ahead, from where the
-  /// last call stopped, a block's part at a time (its rows are one run of
-  /// bytes; a slot's rows are one block).
-  void before(int64_t j) {
-    const int64_t upTo = std::min(end_, j + ahead_);
-    while (next_ < upTo) {
-      const int64_t at = x_.blocks ? positionInBlock(p_, next_) : 0;
-      const int64_t stop =
-          x_.blocks ? std::min(upTo, next_ + p_.blockSize - at) : upTo;
-      const float* scales;
-      const uint8_t* row = plainRow(p_, o_, x_, next_, &scales);
-      const int64_t bytes =
-          ((stop - next_ - 1) * o_.ss + std::max<int64_t>(p_.d, 1)) *
-          p_.kvBytes;
-      for (int64_t line = 0; line < bytes; line += 64)
-        __builtin_prefetch(row + line, 0, 1);
-      // int8 scales: a block's are one short run, fetched with its first
-      // row; a slot's, a line per 16 rows.
-      if (scales) {
-        const int64_t scaleBytes = (stop - next_) * o_.scs * 4;
-        for (int64_t line = 0; line < scaleBytes; line += 64)
-          __builtin_prefetch(reinterpret_cast<const char*>(scales) + line, 0,
-                             1);
-      }
-      next_ = stop;
-    }
-  }
-
- private:
-  const Problem& p_;
-  const KvOperand& o_;
-  const KvRows& x_;
-  int64_t next_, end_, ahead_ = 1;
-};
-
-// Rows a slot's walk reads between two RowsAhead steps (a paged walk steps
-// a block at a time): a block's worth at a time measured as fast as a few
-// rows at a time, and each step is a call.
-constexpr int64_t kSlotStepRows = 16;
-
 // A plainRows walk over [j0, j1) in runs of consecutive rows: fn(j, end,
 // rows, scales), |rows| the first row's elements and |scales| its int8
-// scale (null otherwise); a paged cache's block by block, a slot's with
-// |stepRows| rows at a time (0: all at once). With |ahead|, each run first
-// pulls the rows ahead of it. Straight from the position: kvRunEnd and
-// kvRow cost as much as a block's 16 rows where gaps, rings and appends
-// may apply. False (nothing called) for any other walk.
+// scale (null otherwise); a paged cache's block by block, a slot's as one
+// run. Straight from the position: kvRunEnd and kvRow cost as much as a
+// block's 16 rows where gaps, rings and appends may apply. False (nothing
+// called) for any other walk.
 template <typename Fn>
 bool forPlainRuns(const Problem& p, const KvOperand& o, const KvRows& x,
-                  int64_t j0, int64_t j1, int64_t stepRows, RowsAhead* ahead,
-                  Fn&& fn) {
+                  int64_t j0, int64_t j1, Fn&& fn) {
   if (!plainRows(p, o)) return false;
   for (int64_t j = j0; j < j1;) {
-    int64_t end = j1;
-    if (x.blocks)
-      end = std::min(j1, j + p.blockSize - positionInBlock(p, j));
-    else if (stepRows > 0)
-      end = std::min(j1, j + stepRows);
-    if (ahead) ahead->before(end);
+    const int64_t end =
+        x.blocks ? std::min(j1, j + p.blockSize - positionInBlock(p, j)) : j1;
     const float* scales;
     const uint8_t* rows = plainRow(p, o, x, j, &scales);
     fn(j, end, rows, scales);
@@ -615,35 +549,39 @@ bool forPlainRuns(const Problem& p, const KvOperand& o, const KvRows& x,
   return true;
 }
 
+// The kernels of a walk's runs: the import's, or for the fp32 import (no
+// KV kernels of its own) the same set, so that an fp32 cache gives the
+// same bits through either import.
+const AttentionKvKernels& runKernels(const Problem& p) {
+  return p.kvKernels ? *p.kvKernels : attentionKvKernels();
+}
+
 // scores[j] = q . K row j for j in [j0, j1) (int8: times the row's scale),
 // with unit-stride rows read where they lie (a ring's range in two runs, a
 // paged cache's in blocks).
 void keyDots(const Problem& p, const MatmulTiles& t, const Scratch& s,
              const Head& x, const float* q, int64_t j0, int64_t j1,
              float* scores, bool fetchAhead = false) {
-  RowsAhead ahead(p, p.k, x.k, j0, j1);
-  if (forPlainRuns(p, p.k, x.k, j0, j1, fetchAhead ? kSlotStepRows : 0,
-                   fetchAhead ? &ahead : nullptr,
+  // A plain walk's runs (a paged cache's blocks, a slot's rows) in one
+  // call, which also fetches them ahead (RunsAhead in attention_kv_impl.h).
+  int64_t runs = 0;
+  KeyRun* keyRuns = reinterpret_cast<KeyRun*>(s.kvRuns);
+  if (forPlainRuns(p, p.k, x.k, j0, j1,
                    [&](int64_t j, int64_t end, const uint8_t* rows,
                        const float* scales) {
-                     const int64_t n = end - j;
-                     switch (p.kvType) {
-                       case KvType::kF32:
-                         return t.rowDotColumns(
-                             p.d, n, q, reinterpret_cast<const float*>(rows),
-                             p.k.ss, scores + j, 1, false);
-                       case KvType::kI8:
-                         return p.kvKernels->dotI8(
-                             p.d, n, q, reinterpret_cast<const int8_t*>(rows),
-                             p.k.ss, scales, p.k.scs, scores + j);
-                       case KvType::kBf16:
-                         return p.kvKernels->dotBf16(
-                             p.d, n, q,
-                             reinterpret_cast<const uint16_t*>(rows), p.k.ss,
-                             scores + j);
-                     }
-                   }))
-    return;
+                     keyRuns[runs++] = KeyRun{rows, scales, scores + j, end - j};
+                   })) {
+    const AttentionKvKernels& kv = runKernels(p);
+    switch (p.kvType) {
+      case KvType::kF32:
+        return kv.dotRunsF32(runs, keyRuns, p.d, q, p.k.ss, fetchAhead);
+      case KvType::kI8:
+        return kv.dotRunsI8(runs, keyRuns, p.d, q, p.k.ss, p.k.scs,
+                            fetchAhead);
+      case KvType::kBf16:
+        return kv.dotRunsBf16(runs, keyRuns, p.d, q, p.k.ss, fetchAhead);
+    }
+  }
   for (int64_t j = j0; j < j1;) {
     const int64_t end = kvRunEnd(p, j, j1);
     keyDotsRun(p, t, s, x, q, j, end, scores);
@@ -692,10 +630,9 @@ void valueSums(const Problem& p, const MatmulTiles& t, const Scratch& s,
   // output has the same bits from either cache, whichever head of a task
   // fetches ahead, and through the fp32 import (no KV kernels of its own),
   // which takes the same kernels.
-  const AttentionKvKernels* kv =
-      p.kvKernels ? p.kvKernels : &attentionKvKernels();
+  const AttentionKvKernels* kv = &runKernels(p);
   int64_t runs = 0;
-  if (forPlainRuns(p, p.v, x.v, j0, j1, /*stepRows=*/0, nullptr,
+  if (forPlainRuns(p, p.v, x.v, j0, j1,
                    [&](int64_t j, int64_t end, const uint8_t* rows,
                        const float* scales) {
                      s.kvRuns[runs++] = KvRun{rows, scales, probs + j, end - j};
@@ -720,7 +657,7 @@ void valueSums(const Problem& p, const MatmulTiles& t, const Scratch& s,
 
 // Few query rows: each row against K and V where they lie. The first row
 // of the first head of a task pulls the rows ahead of its reads
-// (RowsAhead); later rows and heads sharing the K/V head find them in this
+// (RunsAhead); later rows and heads sharing the K/V head find them in this
 // core's cache.
 void runRows(const Problem& p, const MatmulTiles& t, const Scratch& s,
              const Head& x, bool firstHead) {

@@ -99,10 +99,42 @@ void scalarAxpyRunsBf16(int64_t runs, const KvRun* run, int64_t n,
   scalarAxpyRuns<uint16_t>(runs, run, n, bk, 0, c, widenBf16);
 }
 
+// The key dots over runs, each run's rows widened one by one.
+template <typename T, typename Widen>
+void scalarDotRuns(int64_t runs, const KeyRun* run, int64_t k, const float* a,
+                   int64_t bn, int64_t ss, Widen widen) {
+  for (int64_t r = 0; r < runs; ++r) {
+    const T* rows = static_cast<const T*>(run[r].rows);
+    for (int64_t j = 0; j < run[r].count; ++j) {
+      float dot = 0.0f;
+      for (int64_t e = 0; e < k; ++e) dot += a[e] * widen(rows[j * bn + e]);
+      run[r].scores[j] = run[r].scales ? dot * run[r].scales[j * ss] : dot;
+    }
+  }
+}
+
+void scalarDotRunsF32(int64_t runs, const KeyRun* run, int64_t k,
+                      const float* a, int64_t bn, bool /*fetchAhead*/) {
+  scalarDotRuns<float>(runs, run, k, a, bn, 0, [](float x) { return x; });
+}
+
+void scalarDotRunsI8(int64_t runs, const KeyRun* run, int64_t k,
+                     const float* a, int64_t bn, int64_t ss,
+                     bool /*fetchAhead*/) {
+  scalarDotRuns<int8_t>(runs, run, k, a, bn, ss,
+                        [](int8_t x) { return float(x); });
+}
+
+void scalarDotRunsBf16(int64_t runs, const KeyRun* run, int64_t k,
+                       const float* a, int64_t bn, bool /*fetchAhead*/) {
+  scalarDotRuns<uint16_t>(runs, run, k, a, bn, 0, widenBf16);
+}
+
 const AttentionKvKernels kAttentionKvScalar = {
     "scalar",          scalarDotI8,       scalarAxpyI8,      scalarDotBf16,
     scalarAxpyBf16,    scalarQuantizeI8,  scalarToBf16,      scalarAxpyRunsF32,
-    scalarAxpyRunsI8,  scalarAxpyRunsBf16};
+    scalarAxpyRunsI8,  scalarAxpyRunsBf16, scalarDotRunsF32,  scalarDotRunsI8,
+    scalarDotRunsBf16};
 
 // Loops writing fewer elements run on the calling thread: waking the pool
 // costs a few microseconds, more than a decode step's rows take.

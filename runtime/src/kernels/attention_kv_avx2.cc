@@ -75,6 +75,7 @@ struct Vec : Avx2Floats {
 
 const AttentionKvKernels kAttentionKvAvx2 = {
     "avx2",      dotI8,       axpyI8,     dotBf16,     axpyBf16,
-    quantizeI8,  toBf16,      axpyRunsF32, axpyRunsI8, axpyRunsBf16};
+    quantizeI8,  toBf16,      axpyRunsF32, axpyRunsI8, axpyRunsBf16,
+    dotRunsF32,  dotRunsI8,  dotRunsBf16};
 
 }  // namespace strata::runtime::kernels

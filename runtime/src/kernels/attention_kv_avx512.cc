@@ -76,6 +76,7 @@ struct Vec : Avx512Floats {
 
 const AttentionKvKernels kAttentionKvAvx512 = {
     "avx512",      dotI8,       axpyI8,     dotBf16,     axpyBf16,
-    quantizeI8,  toBf16,      axpyRunsF32, axpyRunsI8, axpyRunsBf16};
+    quantizeI8,  toBf16,      axpyRunsF32, axpyRunsI8, axpyRunsBf16,
+    dotRunsF32,  dotRunsI8,  dotRunsBf16};
 
 }  // namespace strata::runtime::kernels

@@ -18,16 +18,58 @@ inline float widen(uint16_t x) {
   return f;
 }
 
+// Pulls the rows of a list of runs (KvRun or KeyRun) toward L2
+// kRunsAheadBytes ahead of the row being read, one row's lines for each
+// row read (prefetcht2): the hardware prefetcher does not cross a 4 KB
+// page, and starts cold at each, while a run is a paged cache's block (a
+// page or less at a place of its own) or a slot's rows (a run of pages).
+// Shuffled 4 KB blocks read by 2 threads (AMD EPYC Zen 4, medians of 25
+// interleaved runs): 20 GB/s left to the hardware, 35 GB/s fetched 8 KB
+// ahead, one long stream 26 GB/s in the same run
+// (docs/design/cpu-attention.md).
+constexpr int64_t kRunsAheadBytes = 8192;
+
+template <typename Run>
+struct RunsAhead {
+  const Run* run;
+  int64_t runs, r = 0, kk = 0, rowBytes, lines;
+
+  RunsAhead(const Run* run, int64_t runs, int64_t n, int64_t bk,
+            int64_t elementBytes)
+      : run(run), runs(runs), rowBytes(bk * elementBytes),
+        lines((n * elementBytes + 63) / 64) {
+    // The first rows at once, then one row per row read.
+    int64_t ahead = rowBytes > 0 ? kRunsAheadBytes / rowBytes : 0;
+    for (ahead = ahead > 1 ? ahead : 1; ahead > 0; --ahead) step();
+  }
+
+  void step() {
+    if (r >= runs) return;
+    const char* row = static_cast<const char*>(run[r].rows) + kk * rowBytes;
+    for (int64_t line = 0; line < lines; ++line)
+      __builtin_prefetch(row + line * 64, 0, 1);
+    if (kk == 0 && run[r].scales) __builtin_prefetch(run[r].scales, 0, 1);
+    if (++kk >= run[r].count) {
+      ++r;
+      kk = 0;
+    }
+  }
+};
+
 // c[j] = (scales ? scales[j * ss] : 1) * dot(a, row j), four rows at a
-// time (four independent FMA chains share each load of a).
+// time (four independent FMA chains share each load of a); with |ahead|,
+// one row pulled ahead for each row read.
 template <typename T>
 inline void dotRows(int64_t k, int64_t n, const float* a, const T* b,
-                    int64_t bn, const float* scales, int64_t ss, float* c) {
+                    int64_t bn, const float* scales, int64_t ss, float* c,
+                    RunsAhead<KeyRun>* ahead = nullptr) {
   constexpr int L = Vec::kLanes;
   constexpr int NC = 4;
   const int64_t kv = k / L * L;
   int64_t j = 0;
   for (; j + NC <= n; j += NC) {
+    if (ahead)
+      for (int q = 0; q < NC; ++q) ahead->step();
     typename Vec::V acc[NC];
 #pragma GCC unroll 4
     for (int q = 0; q < NC; ++q) acc[q] = Vec::zero();
@@ -47,6 +89,7 @@ inline void dotRows(int64_t k, int64_t n, const float* a, const T* b,
     }
   }
   for (; j < n; ++j) {
+    if (ahead) ahead->step();
     typename Vec::V acc = Vec::zero();
     const T* col = b + j * bn;
     for (int64_t kk = 0; kk < kv; kk += L)
@@ -112,40 +155,6 @@ inline float runCoef(const KvRun& run, int64_t kk, int64_t ss) {
   return run.scales ? run.probs[kk] * run.scales[kk * ss] : run.probs[kk];
 }
 
-// Pulls the rows of a list of runs toward L2 kRunsAheadBytes ahead of the
-// row being read, one row's lines for each row read: the hardware
-// prefetcher does not cross a 4 KB page, and a run is a paged cache's
-// block (4 KB or less at a place of its own) or a slot's rows (a run of
-// pages). RowsAhead in attention_f32.cc does the same for the keys and
-// says what it gains.
-constexpr int64_t kRunsAheadBytes = 8192;
-
-struct RunsAhead {
-  const KvRun* run;
-  int64_t runs, r = 0, kk = 0, rowBytes, lines;
-
-  RunsAhead(const KvRun* run, int64_t runs, int64_t n, int64_t bk,
-            int64_t elementBytes)
-      : run(run), runs(runs), rowBytes(bk * elementBytes),
-        lines((n * elementBytes + 63) / 64) {
-    // The first rows at once, then one row per row read.
-    int64_t ahead = rowBytes > 0 ? kRunsAheadBytes / rowBytes : 0;
-    for (ahead = ahead > 1 ? ahead : 1; ahead > 0; --ahead) step();
-  }
-
-  void step() {
-    if (r >= runs) return;
-    const char* row = static_cast<const char*>(run[r].rows) + kk * rowBytes;
-    for (int64_t line = 0; line < lines; ++line)
-      __builtin_prefetch(row + line * 64, 0, 1);
-    if (kk == 0 && run[r].scales) __builtin_prefetch(run[r].scales, 0, 1);
-    if (++kk >= run[r].count) {
-      ++r;
-      kk = 0;
-    }
-  }
-};
-
 // axpyRows over runs of rows, the accumulators kept across runs: one
 // block of NV vectors of columns at a time, every run through it; the
 // first block's pass pulls the rows ahead (RunsAhead), the later ones find
@@ -155,25 +164,43 @@ inline void axpyRuns(int64_t runs, const KvRun* run, int64_t n, int64_t bk,
                      int64_t ss, float* c, bool fetchAhead) {
   constexpr int L = Vec::kLanes;
   constexpr int NV = 4;
-  RunsAhead ahead(run, fetchAhead && n >= NV * L ? runs : 0, n, bk,
-                  sizeof(T));
+  RunsAhead<KvRun> ahead(run, fetchAhead && n >= NV * L ? runs : 0, n, bk,
+                         sizeof(T));
   int64_t j0 = 0;
   for (; j0 + NV * L <= n; j0 += NV * L) {
-    typename Vec::V acc[NV];
+    // Two sets over a run's even and odd rows: eight FMA chains in flight
+    // (four cover the latency of AVX-512's one FMA a cycle, not of AVX2's
+    // two).
+    typename Vec::V even[NV], odd[NV];
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) acc[v] = Vec::zero();
+    for (int v = 0; v < NV; ++v) even[v] = odd[v] = Vec::zero();
     for (int64_t r = 0; r < runs; ++r) {
       const T* col = static_cast<const T*>(run[r].rows) + j0;
-      for (int64_t kk = 0; kk < run[r].count; ++kk) {
+      const int64_t count = run[r].count;
+      int64_t kk = 0;
+      for (; kk + 2 <= count; kk += 2) {
         ahead.step();
-        const typename Vec::V coef = Vec::set1(runCoef(run[r], kk, ss));
+        ahead.step();
+        const typename Vec::V c0 = Vec::set1(runCoef(run[r], kk, ss));
+        const typename Vec::V c1 = Vec::set1(runCoef(run[r], kk + 1, ss));
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) {
+          even[v] = Vec::fma(c0, Vec::loadKv(col + kk * bk + v * L), even[v]);
+          odd[v] =
+              Vec::fma(c1, Vec::loadKv(col + (kk + 1) * bk + v * L), odd[v]);
+        }
+      }
+      if (kk < count) {
+        ahead.step();
+        const typename Vec::V c0 = Vec::set1(runCoef(run[r], kk, ss));
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v)
-          acc[v] = Vec::fma(coef, Vec::loadKv(col + kk * bk + v * L), acc[v]);
+          even[v] = Vec::fma(c0, Vec::loadKv(col + kk * bk + v * L), even[v]);
       }
     }
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) Vec::store(c + j0 + v * L, acc[v]);
+    for (int v = 0; v < NV; ++v)
+      Vec::store(c + j0 + v * L, Vec::add(even[v], odd[v]));
   }
   for (; j0 + L <= n; j0 += L) {
     typename Vec::V acc = Vec::zero();
@@ -194,6 +221,31 @@ inline void axpyRuns(int64_t runs, const KvRun* run, int64_t n, int64_t bk,
     }
     c[j0] = acc;
   }
+}
+
+// dotRows over runs of rows, one call for a decode row's keys.
+template <typename T>
+inline void dotRuns(int64_t runs, const KeyRun* run, int64_t k,
+                    const float* a, int64_t bn, int64_t ss, bool fetchAhead) {
+  RunsAhead<KeyRun> ahead(run, fetchAhead ? runs : 0, k, bn, sizeof(T));
+  for (int64_t r = 0; r < runs; ++r)
+    dotRows(k, run[r].count, a, static_cast<const T*>(run[r].rows), bn,
+            run[r].scales, ss, run[r].scores, fetchAhead ? &ahead : nullptr);
+}
+
+void dotRunsF32(int64_t runs, const KeyRun* run, int64_t k, const float* a,
+                int64_t bn, bool fetchAhead) {
+  dotRuns<float>(runs, run, k, a, bn, 0, fetchAhead);
+}
+
+void dotRunsI8(int64_t runs, const KeyRun* run, int64_t k, const float* a,
+               int64_t bn, int64_t ss, bool fetchAhead) {
+  dotRuns<int8_t>(runs, run, k, a, bn, ss, fetchAhead);
+}
+
+void dotRunsBf16(int64_t runs, const KeyRun* run, int64_t k, const float* a,
+                 int64_t bn, bool fetchAhead) {
+  dotRuns<uint16_t>(runs, run, k, a, bn, 0, fetchAhead);
 }
 
 void axpyRunsF32(int64_t runs, const KvRun* run, int64_t n, int64_t bk,

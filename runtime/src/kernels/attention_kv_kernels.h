@@ -46,6 +46,28 @@ struct KvRun {
   int64_t count;
 };
 
+/// One run of consecutive K rows of a paged cache (or a slot's rows), as
+/// KvRun, and where their scores go.
+struct KeyRun {
+  const void* rows;
+  const float* scales;
+  float* scores;
+  int64_t count;
+};
+
+/// r.scores[j] = (int8: r.scales[j * ss] *) dot(a[0..k), row j of r) for
+/// each of the |runs| runs r and j < r.count (rows |bn| elements apart, of
+/// fp32, int8 or bf16): a decode row's keys that lie in blocks, in one call
+/// instead of one per block. With |fetchAhead|, the rows are pulled toward
+/// L2 ahead of their reads (the first pass over rows not yet in a cache).
+using KvDotRunsF32Fn = void (*)(int64_t runs, const KeyRun* run, int64_t k,
+                                const float* a, int64_t bn, bool fetchAhead);
+using KvDotRunsI8Fn = void (*)(int64_t runs, const KeyRun* run, int64_t k,
+                               const float* a, int64_t bn, int64_t ss,
+                               bool fetchAhead);
+using KvDotRunsBf16Fn = void (*)(int64_t runs, const KeyRun* run, int64_t k,
+                                 const float* a, int64_t bn, bool fetchAhead);
+
 /// c[0..n) = sum over the |runs| runs r, j < r.count of r.probs[j] *
 /// (int8: r.scales[j * ss]) * row j of r (rows |bk| elements apart, of
 /// fp32, int8 or bf16): the value product of a row whose keys lie in
@@ -79,6 +101,9 @@ struct AttentionKvKernels {
   KvAxpyRunsF32Fn axpyRunsF32;
   KvAxpyRunsI8Fn axpyRunsI8;
   KvAxpyRunsBf16Fn axpyRunsBf16;
+  KvDotRunsF32Fn dotRunsF32;
+  KvDotRunsI8Fn dotRunsI8;
+  KvDotRunsBf16Fn dotRunsBf16;
 };
 
 /// The reference quantizer, for any strides |sx| and |sq| between x's and
