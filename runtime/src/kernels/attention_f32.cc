@@ -626,10 +626,11 @@ void valueSums(const Problem& p, const MatmulTiles& t, const Scratch& s,
                float* out, bool fetchAhead = false) {
   // A paged cache's blocks in one call that keeps its sums in registers
   // (a call per block reloads them, and costs as much as a block's rows), a
-  // slot's rows as one run: the same sums in the same order, so a row's
-  // output has the same bits from either cache, whichever head of a task
-  // fetches ahead, and through the fp32 import (no KV kernels of its own),
-  // which takes the same kernels.
+  // slot's rows as one run: the same sums in the same order (with blocks of
+  // an even size: the kernel pairs even and odd rows), so a row's output
+  // has the same bits from either cache, whichever head of a task fetches
+  // ahead, and through the fp32 import (no KV kernels of its own), which
+  // takes the same kernels.
   const AttentionKvKernels* kv = &runKernels(p);
   int64_t runs = 0;
   if (forPlainRuns(p, p.v, x.v, j0, j1,
