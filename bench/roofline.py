@@ -24,6 +24,19 @@ def measure(out_dir, threads):
     return {res["threads"]: res for res in data["results"]}, data["isa"]
 
 
+def highest(probes):
+    """Each limit's highest reading over several measure() results (None
+    where a probe had none)."""
+    out = {}
+    for t in probes[0]:
+        out[t] = dict(probes[0][t])
+        for key, value in out[t].items():
+            if isinstance(value, (int, float)) and key != "threads":
+                values = [p[t][key] for p in probes if p[t].get(key) is not None]
+                out[t][key] = max(values) if values else None
+    return out
+
+
 def ideal_seconds(limits, flops, nbytes):
     """Lower bound on time from the fp32 peak and read bandwidth."""
     return max(flops / (limits["fp32_gflops"] * 1e9), nbytes / (limits["read_gbps"] * 1e9))
