@@ -148,12 +148,13 @@ inline double readBandwidthStreams(int threads, int streams,
   const size_t prefetchFloats = prefetchBytes / sizeof(float);
   const size_t bytes = size_t(512) << 20;
   const size_t n = bytes / sizeof(float);
-  // On 2 MB boundaries, asking for transparent huge pages: the weights
-  // the decode kernels stream lie in the artifact's page cache, which
-  // Linux keeps in large folios (physically contiguous: the TLB walks, and
-  // on AMD coalesces, far less than over scattered 4 KB pages). Read from
-  // 4 KB pages, this probe gave 0-35% less on an AMD EPYC host, and decode
-  // steps read "above 100%" of it.
+  // On 2 MB boundaries, asking for transparent huge pages: the machine's
+  // limit at the least page-walk cost. From scattered 4 KB pages this
+  // probe read 0-35% less on an AMD EPYC host, and decode steps, whose
+  // weights lie in the page cache's large (physically contiguous) folios,
+  // came out "above 100%" of it. The kernels read the weights through
+  // 4 KB mappings, so their gap to this probe includes what mapping the
+  // weights on huge pages would gain.
   const size_t huge = size_t(2) << 20;
   float *buf = static_cast<float *>(std::aligned_alloc(huge, bytes));
   if (!buf)
