@@ -152,9 +152,7 @@ inline double readBandwidthStreams(int threads, int streams,
   // limit at the least page-walk cost. From scattered 4 KB pages this
   // probe read 0-35% less on an AMD EPYC host, and decode steps, whose
   // weights lie in the page cache's large (physically contiguous) folios,
-  // came out "above 100%" of it. The kernels read the weights through
-  // 4 KB mappings, so their gap to this probe includes what mapping the
-  // weights on huge pages would gain.
+  // came out "above 100%" of it (docs/benchmarking.md).
   const size_t huge = size_t(2) << 20;
   float *buf = static_cast<float *>(std::aligned_alloc(huge, bytes));
   if (!buf)
