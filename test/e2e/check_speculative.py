@@ -14,7 +14,8 @@
 #   values (rows quantized as a verify call computed them), and with a
 #   paged cache (blocks of 16), also from a pool too small for the four
 #   sequences at once (24 blocks of 16: drafting steps fall back to plain
-#   ones, which preempt);
+#   ones, which preempt), and there also with a paged draft model, its pool
+#   whole or short (18 blocks: sequences skip drafting, then catch up);
 # - prompt lookup on prompts that quote themselves keeps most drafts;
 # - seeded sampling with a draft runs to the end;
 # - bad combinations give one clear error each: no verify entry, a draft
@@ -113,6 +114,11 @@ def main():
             if flags[0] == "--draft" and accepted == 0:
                 problems.append(f"{name}: no draft accepted")
 
+        paged_draft = os.path.join(tmp, "paged_draft.strata")
+        compile_pair(bin_dir, draft_dir, paged_draft, "--kv-block-size", "16")
+        short_draft = os.path.join(tmp, "short_draft.strata")
+        compile_pair(bin_dir, draft_dir, short_draft, "--kv-block-size", "16",
+                     "--kv-blocks", "18")
         # Ring caches; int8 caches; paged caches.
         for cache, extra in {
                 "ring caches": ["--attention-window", "32", "--attention-sinks",
@@ -125,10 +131,15 @@ def main():
                 tmp, cache.replace(" ", "_").replace(",", "") + ".strata")
             compile_pair(bin_dir, target_dir, variant, *extra)
             plain_variant = generate(bin_dir, variant, prompts_file)
-            for name, flags in {
-                    "draft model": ["--draft", draft, "--fixed-draft-tokens"],
-                    "prompt lookup": ["--prompt-lookup", "--fixed-draft-tokens"],
-            }.items():
+            sources = {
+                "draft model": ["--draft", draft, "--fixed-draft-tokens"],
+                "prompt lookup": ["--prompt-lookup", "--fixed-draft-tokens"]}
+            if cache.startswith("paged"):
+                sources["paged draft model"] = ["--draft", paged_draft,
+                                                "--fixed-draft-tokens"]
+                sources["paged draft model, a short pool"] = [
+                    "--draft", short_draft, "--fixed-draft-tokens"]
+            for name, flags in sources.items():
                 got = generate(bin_dir, variant, prompts_file, *flags)
                 if [p["tokens"] for p in plain_variant] != [p["tokens"] for p in got]:
                     problems.append(f"{cache}, {name}: differs from plain greedy")

@@ -147,11 +147,6 @@ strata_status_t checkDraft(strata_session_t* draftSession,
                            GenerationContract* draftContract) {
   strata_status_t status = strata::runtime::checkGenerationContract(
       strata_session_module(draftSession), draftContract);
-  if (!status && draftContract->paged()) {
-    return STRATA_MAKE_STATUS(STRATA_STATUS_UNIMPLEMENTED,
-                              "a draft model with a paged KV cache is not "
-                              "supported yet");
-  }
   if (status) return strata_status_annotate(status, "draft model");
   if (draftContract->vocab != target.vocab) {
     return STRATA_MAKE_STATUS(
@@ -231,6 +226,10 @@ void strata_generator_t::finish(Sequence* sequence) {
     sequence->slot = -1;
   }
   if (pool) releaseBlocks(sequence);
+  if (draftPool) {
+    for (int64_t block : sequence->draftBlocks) draftPool->release(block);
+    sequence->draftBlocks.clear();
+  }
   sequence->finished = true;
 }
 
@@ -445,11 +444,15 @@ strata_status_t strata_generator_t::prefill(Sequence* sequence,
   // The first token's time is the target's; the draft's cache then takes
   // the prompt too (its logits are not needed).
   const Clock::time_point firstToken = Clock::now();
+  // A paged draft cache short of blocks for the prompt leaves it to the
+  // catch-up of the first step that drafts (draftTokens).
   const size_t draftChunk = static_cast<size_t>(draftContract.prefillLength);
-  for (size_t drafted = 0; draftSession && !status && drafted < promptLength;) {
+  const bool draftPrompt =
+      draftSession && reserveDraftBlocks(sequence, promptLength);
+  for (size_t drafted = 0; draftPrompt && !status && drafted < promptLength;) {
     size_t length = std::min(promptLength - drafted, draftChunk);
     TensorHolder logits;
-    status = runPrefill(draftSession, RowPlaces{&sequence->slot, 0},
+    status = runPrefill(draftSession, draftPlace(sequence, 0),
                         prompt + drafted,
                         static_cast<int64_t>(length),
                         static_cast<int64_t>(drafted), &logits);
@@ -460,7 +463,7 @@ strata_status_t strata_generator_t::prefill(Sequence* sequence,
     finish(sequence);
     return status;
   }
-  sequence->draftCached = static_cast<int64_t>(promptLength);
+  sequence->draftCached = draftPrompt ? static_cast<int64_t>(promptLength) : 0;
   // The drafts read the history; the prompt's own copy is no longer needed.
   sequence->prompt = std::vector<int64_t>();
   accept(sequence, token, firstToken);
@@ -640,6 +643,12 @@ strata_status_t strata_generator_create(
       generator->verdictNext.resize(slots);
       generator->catchUpIds.resize(
           static_cast<size_t>(draftContract.prefillLength));
+      if (draftContract.paged()) {
+        generator->draftPool.emplace(draftContract.blockCount,
+                                     draftContract.blockSize);
+        generator->draftTables.resize(
+            slots * static_cast<size_t>(draftContract.blocksPerSequence));
+      }
       generator->draftRows.reserve(slots);
     }
     generator->events.reserve(slots * (generator->maxDraft + 1));

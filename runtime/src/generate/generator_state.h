@@ -75,6 +75,9 @@ struct Sequence {
   uint64_t acceptedDraftTokens = 0;
   uint64_t targetSteps = 0;
 
+  // A paged draft cache: the draft's blocks, in order (no prefix cache).
+  std::vector<int64_t> draftBlocks;
+
   // A paged cache: the blocks holding its positions, in order, and the
   // prefix-cache keys of the full ones published so far.
   std::vector<int64_t> blocks;
@@ -190,6 +193,9 @@ struct strata_generator_t {
   // The draft's catch-up prefill chunk and the rows of a draft round.
   std::vector<int64_t> catchUpIds;
   std::vector<Sequence*> draftRows;
+  // A paged draft cache: its pool and each draft row's table ([slots, N]).
+  std::optional<strata::runtime::BlockPool> draftPool;
+  std::vector<int64_t> draftTables;
 
   bool speculative() const { return draftSession || promptLookup; }
 
@@ -226,6 +232,11 @@ struct strata_generator_t {
   // first |positions| positions, all or none; false when too few are free
   // (it then holds what it held).
   bool reserveBlocks(Sequence* sequence, size_t positions);
+  // The same for its draft cache's blocks, from the draft's pool.
+  bool reserveDraftBlocks(Sequence* sequence, size_t positions);
+  // Where the draft's call for |sequence| reads and writes: its slot, or
+  // with a paged draft cache its table, in row |row| of draftTables.
+  strata::runtime::RowPlaces draftPlace(Sequence* sequence, size_t row);
   // Whether a prompt older than |sequence|'s still waits for its blocks
   // (prompts take blocks first come, first served).
   bool olderPromptWaiting(const Sequence* sequence) const;

@@ -29,14 +29,47 @@ int64_t blocksFor(size_t positions, int64_t blockSize) {
 
 }  // namespace
 
-bool strata_generator_t::reserveBlocks(Sequence* sequence, size_t positions) {
-  const int64_t need = blocksFor(positions, pool->blockSize()) -
-                       static_cast<int64_t>(sequence->blocks.size());
+namespace {
+
+// The blocks |blocks| lacks for |positions| positions, from |pool|, all or
+// none.
+bool reserveFrom(strata::runtime::BlockPool& pool, std::vector<int64_t>& blocks,
+                 size_t positions) {
+  const int64_t need = blocksFor(positions, pool.blockSize()) -
+                       static_cast<int64_t>(blocks.size());
   if (need <= 0) return true;
-  if (pool->available() < need) return false;
+  if (pool.available() < need) return false;
   // Room for the whole context was reserved: these never allocate.
-  for (int64_t i = 0; i < need; ++i) sequence->blocks.push_back(pool->allocate());
+  for (int64_t i = 0; i < need; ++i) blocks.push_back(pool.allocate());
   return true;
+}
+
+// A table row of |width| entries: |blocks|, then any valid block (a row
+// reads and writes nothing past its blocks).
+void writeTableRow(const std::vector<int64_t>& blocks, int64_t width,
+                   int64_t* row) {
+  const size_t held = std::min(blocks.size(), static_cast<size_t>(width));
+  std::copy(blocks.begin(), blocks.begin() + held, row);
+  std::fill(row + held, row + width, 0);
+}
+
+}  // namespace
+
+bool strata_generator_t::reserveBlocks(Sequence* sequence, size_t positions) {
+  return reserveFrom(*pool, sequence->blocks, positions);
+}
+
+bool strata_generator_t::reserveDraftBlocks(Sequence* sequence,
+                                            size_t positions) {
+  return !draftPool || reserveFrom(*draftPool, sequence->draftBlocks, positions);
+}
+
+RowPlaces strata_generator_t::draftPlace(Sequence* sequence, size_t row) {
+  if (!draftPool) return RowPlaces{&sequence->slot, 0};
+  const int64_t width = draftContract.blocksPerSequence;
+  int64_t* table = draftTables.data() + row * static_cast<size_t>(width);
+  writeTableRow(sequence->draftBlocks, width, table);
+  return RowPlaces{table, width};
 }
 
 bool strata_generator_t::olderPromptWaiting(const Sequence* sequence) const {
@@ -152,11 +185,7 @@ void strata_generator_t::growRowBlocks() {
 
 void strata_generator_t::tableRow(const Sequence* sequence,
                                   int64_t* row) const {
-  const size_t width = static_cast<size_t>(contract.blocksPerSequence);
-  const size_t held = std::min(sequence->blocks.size(), width);
-  std::copy(sequence->blocks.begin(), sequence->blocks.begin() + held, row);
-  // Past its blocks a row reads and writes nothing: any valid block.
-  std::fill(row + held, row + width, 0);
+  writeTableRow(sequence->blocks, contract.blocksPerSequence, row);
 }
 
 strata_status_t strata_generator_t::resumePreempted() {

@@ -187,6 +187,13 @@ strata_status_t strata_generator_t::draftTokens(size_t longest) {
   const size_t chunk = static_cast<size_t>(draftContract.prefillLength);
   for (Sequence* sequence : rows) {
     if (sequence->draftCount == 0) continue;
+    // A paged draft cache: blocks for the catch-up and this step's drafts,
+    // or no drafts for this sequence this step.
+    if (!reserveDraftBlocks(sequence, static_cast<size_t>(sequence->position()) +
+                                          sequence->draftCount)) {
+      sequence->draftCount = 0;
+      continue;
+    }
     const int64_t last = static_cast<int64_t>(sequence->history.size()) - 1;
     while (sequence->draftCached < last) {
       const size_t length = std::min(
@@ -196,8 +203,7 @@ strata_status_t strata_generator_t::draftTokens(size_t longest) {
       std::copy(from, from + static_cast<int64_t>(length), catchUpIds.begin());
       TensorHolder logits;
       strata_status_t status = strata::runtime::runPrefill(
-          draftSession, strata::runtime::RowPlaces{&sequence->slot, 0},
-          catchUpIds.data(),
+          draftSession, draftPlace(sequence, 0), catchUpIds.data(),
           static_cast<int64_t>(length), sequence->draftCached, &logits);
       if (status) return sequenceError(status, "draft prefill", sequence->id);
       sequence->draftCached += static_cast<int64_t>(length);
@@ -213,12 +219,17 @@ strata_status_t strata_generator_t::draftTokens(size_t longest) {
       rowIds[row] = j == 0 ? sequence->tokens.back() : sequence->drafts[j - 1];
       rowSlots[row] = sequence->slot;
       rowPositions[row] = sequence->position() + static_cast<int64_t>(j);
+      if (draftPool) draftPlace(sequence, row);
       draftRows.push_back(sequence);
     }
+    if (draftRows.empty()) break;
     TensorHolder logits;
+    const strata::runtime::RowPlaces places =
+        draftPool ? strata::runtime::RowPlaces{draftTables.data(),
+                                               draftContract.blocksPerSequence}
+                  : strata::runtime::RowPlaces{rowSlots.data(), 0};
     strata_status_t status = strata::runtime::runRows(
-        draftSession, "decode", rowIds.data(), 1,
-        strata::runtime::RowPlaces{rowSlots.data(), 0}, rowPositions.data(),
+        draftSession, "decode", rowIds.data(), 1, places, rowPositions.data(),
         draftRows.size(), &logits);
     if (status) return strata_status_annotate(status, "draft decode step");
     const auto* values =
