@@ -150,7 +150,8 @@ inline double readBandwidthStreams(int threads, int streams,
   const size_t n = bytes / sizeof(float);
   // On 2 MB boundaries, asking for transparent huge pages: the machine's
   // limit at the least page-walk cost. From scattered 4 KB pages this
-  // probe read 0-35% less on an AMD EPYC host, and decode steps, whose
+  // probe read up to 31% less on an AMD EPYC host (8 of 9 side-by-side
+  // runs less, one 5% more), and decode steps, whose
   // weights lie in the page cache's large (physically contiguous) folios,
   // came out "above 100%" of it (docs/benchmarking.md).
   const size_t huge = size_t(2) << 20;

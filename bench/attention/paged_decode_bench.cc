@@ -5,7 +5,7 @@
 //                                     [--kv-heads G] [--head-dim D]
 //                                     [--block-size S] [--repeat N]
 //                                     [--layers L] [--types LIST]
-//                                     [--kernel-isa avx512|avx2|scalar]
+//                                     [--kernel-isa amx|avx512|avx2|scalar]
 // One decode step's attention (one query row per sequence) for B
 // sequences whose lengths spread evenly over [T/2, T] (Llama-124m's 12
 // heads over 4 kv heads of 64 by default), over the same K/V stored two
@@ -78,22 +78,8 @@ int main(int argc, char** argv) {
   std::string types = "fp32,bf16,int8";
   for (int i = 1; i + 1 < argc; i += 2) {
     const long v = std::atol(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--types")) {
-      types = argv[i + 1];
-    } else if (!std::strcmp(argv[i], "--kernel-isa")) {
-      const std::string isa = argv[i + 1];
-      if (isa == "avx512") {
-        kernels::capMatmulIsa(kernels::MatmulIsa::kAvx512);
-      } else if (isa == "avx2") {
-        kernels::capMatmulIsa(kernels::MatmulIsa::kAvx2);
-      } else if (isa == "scalar") {
-        kernels::capMatmulIsa(kernels::MatmulIsa::kScalar);
-      } else {
-        std::fprintf(stderr, "unknown --kernel-isa %s\n", argv[i + 1]);
-        return 1;
-      }
-    }
-    else if (!std::strcmp(argv[i], "--threads")) threads = v;
+    kernels::MatmulIsa isa;
+    if (!std::strcmp(argv[i], "--threads")) threads = v;
     else if (!std::strcmp(argv[i], "--layers")) layers = v;
     else if (!std::strcmp(argv[i], "--batch")) batch = v;
     else if (!std::strcmp(argv[i], "--context")) context = v;
@@ -102,8 +88,12 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--head-dim")) dim = v;
     else if (!std::strcmp(argv[i], "--block-size")) blockSize = v;
     else if (!std::strcmp(argv[i], "--repeat")) repeat = v;
+    else if (!std::strcmp(argv[i], "--types")) types = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--kernel-isa") &&
+             kernels::matmulIsaNamed(argv[i + 1], &isa))
+      kernels::capMatmulIsa(isa);
     else {
-      std::fprintf(stderr, "unknown option %s\n", argv[i]);
+      std::fprintf(stderr, "unknown option %s %s\n", argv[i], argv[i + 1]);
       return 1;
     }
   }

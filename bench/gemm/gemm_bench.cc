@@ -360,17 +360,13 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--threads")) threads = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--peak")) peakPerCore = std::atof(argv[i + 1]);
     if (!std::strcmp(argv[i], "--kernel-isa")) {
-      if (!std::strcmp(argv[i + 1], "avx512")) {
-        kernels::capMatmulIsa(kernels::MatmulIsa::kAvx512);
-      } else if (!std::strcmp(argv[i + 1], "avx2")) {
-        kernels::capMatmulIsa(kernels::MatmulIsa::kAvx2);
-      } else if (!std::strcmp(argv[i + 1], "scalar")) {
-        kernels::capMatmulIsa(kernels::MatmulIsa::kScalar);
-      } else if (std::strcmp(argv[i + 1], "amx")) {
+      kernels::MatmulIsa isa;
+      if (!kernels::matmulIsaNamed(argv[i + 1], &isa)) {
         std::fprintf(stderr,
                      "--kernel-isa expects amx, avx512, avx2 or scalar\n");
         return 1;
       }
+      kernels::capMatmulIsa(isa);
     }
     long m, k, n;
     if (!std::strcmp(argv[i], "--shape") &&

@@ -99,17 +99,8 @@ const char* strata_cpu_kernel_isa(void) {
 }
 
 strata_status_t strata_cpu_cap_kernel_isa(const char* isa) {
-  using strata::runtime::kernels::MatmulIsa;
-  MatmulIsa cap;
-  if (isa && !std::strcmp(isa, "amx")) {
-    cap = MatmulIsa::kAmx;
-  } else if (isa && !std::strcmp(isa, "avx512")) {
-    cap = MatmulIsa::kAvx512;
-  } else if (isa && !std::strcmp(isa, "avx2")) {
-    cap = MatmulIsa::kAvx2;
-  } else if (isa && !std::strcmp(isa, "scalar")) {
-    cap = MatmulIsa::kScalar;
-  } else {
+  strata::runtime::kernels::MatmulIsa cap;
+  if (!strata::runtime::kernels::matmulIsaNamed(isa, &cap)) {
     return STRATA_MAKE_STATUS(
         STRATA_STATUS_INVALID_ARGUMENT,
         "unknown kernel instruction set '%s' (known: amx, avx512, avx2, "

@@ -514,20 +514,6 @@ bool plainRows(const Problem& p, const KvOperand& o) {
   return p.gap == 0 && p.ringRows == 0 && p.past < 0 && o.sd == 1;
 }
 
-// Where position j of one head's K or V lies in a plainRows walk (a paged
-// cache: block blocks[j / blockSize], row j % blockSize of it); |scales|
-// its int8 scale (null otherwise).
-const uint8_t* plainRow(const Problem& p, const KvOperand& o,
-                        const KvRows& x, int64_t j, const float** scales) {
-  int64_t block = 0, at = j;
-  if (x.blocks) {
-    block = x.blocks[blockIndex(p, j)];
-    at = positionInBlock(p, j);
-  }
-  *scales = x.scales ? x.scales + block * o.scb + at * o.scs : nullptr;
-  return x.p + (block * o.sb + at * o.ss) * p.kvBytes;
-}
-
 // A plainRows walk over [j0, j1) in runs of consecutive rows: fn(j, end,
 // rows, scales), |rows| the first row's elements and |scales| its int8
 // scale (null otherwise); a paged cache's block by block, a slot's as one
@@ -541,9 +527,9 @@ bool forPlainRuns(const Problem& p, const KvOperand& o, const KvRows& x,
   for (int64_t j = j0; j < j1;) {
     const int64_t end =
         x.blocks ? std::min(j1, j + p.blockSize - positionInBlock(p, j)) : j1;
-    const float* scales;
-    const uint8_t* rows = plainRow(p, o, x, j, &scales);
-    fn(j, end, rows, scales);
+    // A plain walk has no appended rows: |o| stands in for them.
+    const KvRow row = kvRow(p, o, o, x, j);
+    fn(j, end, row.p, row.scales);
     j = end;
   }
   return true;

@@ -24,7 +24,7 @@ inline float widen(uint16_t x) {
 // page, and starts cold at each, while a run is a paged cache's block (a
 // page or less at a place of its own) or a slot's rows (a run of pages).
 // Shuffled 4 KB blocks read by 2 threads (AMD EPYC Zen 4, medians of 25
-// interleaved runs): 20 GB/s left to the hardware, 35 GB/s fetched 8 KB
+// interleaved runs): 20 GB/s left to the hardware, 30-35 GB/s fetched 8 KB
 // ahead, one long stream 26 GB/s in the same run
 // (docs/design/cpu-attention.md).
 constexpr int64_t kRunsAheadBytes = 8192;
@@ -39,6 +39,7 @@ struct RunsAhead {
       : run(run), runs(runs), rowBytes(bk * elementBytes),
         lines((n * elementBytes + 63) / 64) {
     // The first rows at once, then one row per row read.
+    if (runs <= 0) return;
     int64_t ahead = rowBytes > 0 ? kRunsAheadBytes / rowBytes : 0;
     for (ahead = ahead > 1 ? ahead : 1; ahead > 0; --ahead) step();
   }

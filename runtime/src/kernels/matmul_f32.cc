@@ -917,6 +917,23 @@ MatmulIsa matmulIsa() {
   return MatmulIsa::kScalar;
 }
 
+bool matmulIsaNamed(const char* name, MatmulIsa* isa) {
+  static constexpr struct {
+    const char* name;
+    MatmulIsa isa;
+  } kNames[] = {{"amx", MatmulIsa::kAmx},
+                {"avx512", MatmulIsa::kAvx512},
+                {"avx2", MatmulIsa::kAvx2},
+                {"scalar", MatmulIsa::kScalar}};
+  for (const auto& known : kNames) {
+    if (name && !std::strcmp(name, known.name)) {
+      *isa = known.isa;
+      return true;
+    }
+  }
+  return false;
+}
+
 void capMatmulIsa(MatmulIsa isa) {
   const MatmulTiles* t = detectTiles();
   if (isa == MatmulIsa::kScalar) t = &kScalarTiles;

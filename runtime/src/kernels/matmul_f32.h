@@ -61,6 +61,9 @@ MatmulIsa matmulIsa();
 /// Makes the kernels use |isa|, or the best the CPU has if that is lower
 /// (tests, and strata_cpu_cap_kernel_isa).
 void capMatmulIsa(MatmulIsa isa);
+/// The ISA named |name| ("amx", "avx512", "avx2" or "scalar", as
+/// --kernel-isa spells them) in |*isa|; false for any other name.
+bool matmulIsaNamed(const char* name, MatmulIsa* isa);
 
 }  // namespace strata::runtime::kernels
 
