@@ -392,4 +392,10 @@ struct FoldShapeArithmeticPass
 };
 
 } // namespace
+
+LogicalResult inferResultShapes(Operation *op,
+                                SmallVectorImpl<SmallVector<int64_t>> &shapes) {
+  return inferShapes(op, shapes);
+}
+
 } // namespace strata

@@ -94,6 +94,13 @@ std::optional<SymbolicIndex> reshapeExtentOf(strata::ir::ReshapeOp op,
 std::optional<llvm::SmallVector<SymbolicIndex>>
 elementsOf(mlir::Value v, int64_t maxCount = 64);
 
+/// The result shapes of |op| recomputed from its operands' types and the
+/// symbolic values of its shape operands (strata-fold-shape-arithmetic's
+/// rules); failure for an op without a rule.
+mlir::LogicalResult
+inferResultShapes(mlir::Operation *op,
+                  llvm::SmallVectorImpl<llvm::SmallVector<int64_t>> &shapes);
+
 } // namespace strata
 
 #endif // STRATA_PASSES_SHAPEARITHMETIC_H_

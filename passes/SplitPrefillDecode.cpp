@@ -22,6 +22,7 @@
 // naming the op.
 
 #include "passes/Passes.h"
+#include "passes/ShapeArithmetic.h"
 
 #include "dialects/strata/IR/StrataOps.h"
 
@@ -176,10 +177,40 @@ bool derivesFromPastLength(Value v, const DecoderShape &shape) {
   });
 }
 
-/// Whether |v| is computed from an input's extent (a token count).
+/// |v| before scalings by constants (Gemma's and Granite's embedding
+/// multipliers) and casts, which keep its shape.
+Value beforeConstantScaling(Value v) {
+  while (Operation *op = v.getDefiningOp()) {
+    if (isa<CastOp>(op)) {
+      v = op->getOperand(0);
+      continue;
+    }
+    if (!isa<MulOp, DivOp>(op))
+      break;
+    Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+    auto scalar = [](Value x) {
+      auto t = cast<RankedTensorType>(x.getType());
+      return x.getDefiningOp<ConstantOp>() && t.getNumElements() == 1;
+    };
+    if (scalar(rhs))
+      v = lhs;
+    else if (isa<MulOp>(op) && scalar(lhs))
+      v = rhs;
+    else
+      break;
+  }
+  return v;
+}
+
+/// Whether |v| is computed from an input's extent (a token count), or
+/// from the extent of an embedding lookup by an input (whose leading dims
+/// are the ids'), scaled or not.
 bool derivesFromInputExtent(Value v) {
-  return derivesFromExtent(
-      v, [](Value measured) { return bool(asArgument(measured)); });
+  return derivesFromExtent(v, [](Value measured) {
+    if (auto lookup = beforeConstantScaling(measured).getDefiningOp<GatherOp>())
+      measured = lookup.getIndices();
+    return bool(asArgument(measured));
+  });
 }
 
 /// Whether |v| is computed from any tensor's extent.
@@ -558,6 +589,167 @@ private:
     return true;
   }
 
+  /// A range of token positions the graph shares by the batch (a
+  /// transformers export without position_ids computes its rotary angles
+  /// from cache_position viewed as [1, S, 1]): each such view becomes the
+  /// rows' own positions [B, S, 1...], and the types after it widen to the
+  /// batch (recomputed op by op until they stop changing). False, with the
+  /// entry possibly half rewritten (the caller drops it), when a use is
+  /// not such a view or an op on the way has no shape rule.
+  bool replaceSharedPositions(OpBuilder &b, Value range, Value positions) {
+    SmallVector<ReshapeOp> views;
+    for (Operation *user : range.getUsers()) {
+      if (isa<ShapeOp>(user))
+        continue;
+      auto view = dyn_cast<ReshapeOp>(user);
+      if (!view || view.getInput() != range)
+        return false;
+      ArrayRef<int64_t> dims =
+          cast<RankedTensorType>(view.getType()).getShape();
+      // [1, S] or [1, S, 1, ...]: the batch dim a broadcast 1.
+      if (dims.size() < 2 || dims[0] != 1 ||
+          llvm::any_of(dims.drop_front(2), [](int64_t d) { return d != 1; }))
+        return false;
+      views.push_back(view);
+    }
+    SmallVector<Operation *> changed;
+    for (ReshapeOp view : views) {
+      b.setInsertionPoint(view);
+      Location loc = view.getLoc();
+      auto type = cast<RankedTensorType>(view.getType());
+      // [B, S] -> [B, S, 1, ...]: zeros copy the positions' own extents.
+      SmallVector<int64_t> target(type.getRank(), 1);
+      target[0] = target[1] = 0;
+      SmallVector<int64_t> shape(type.getShape());
+      shape[0] = shape[1] = ShapedType::kDynamic;
+      Value rows = ReshapeOp::create(
+          b, loc, RankedTensorType::get(shape, type.getElementType()),
+          positions, i64Constant(b, loc, target, {type.getRank()}), false);
+      view.getResult().replaceAllUsesWith(rows);
+      for (Operation *user : rows.getUsers())
+        changed.push_back(user);
+      view.erase();
+    }
+    return widenTypes(b, changed);
+  }
+
+  /// Recomputes the result types of |ops| from their operands, and of
+  /// their users in turn while a type changes. A reshape that kept the
+  /// shared batch dim as a constant 1 (the tracer's unsqueeze of a [1, S,
+  /// D] table) takes the batch from its input instead.
+  bool widenTypes(OpBuilder &b, SmallVector<Operation *> work) {
+    while (!work.empty()) {
+      Operation *op = work.pop_back_val();
+      if (isa<func::ReturnOp>(op))
+        return false;
+      if (auto view = dyn_cast<ReshapeOp>(op))
+        keepBatchOf(b, view);
+      SmallVector<SmallVector<int64_t>> shapes;
+      if (failed(inferResultShapes(op, shapes)) ||
+          shapes.size() != op->getNumResults())
+        return false;
+      for (auto [result, shape] : llvm::zip_equal(op->getResults(), shapes)) {
+        auto old = cast<RankedTensorType>(result.getType());
+        auto type = RankedTensorType::get(shape, old.getElementType());
+        if (type == old)
+          continue;
+        result.setType(type);
+        for (Operation *user : result.getUsers())
+          work.push_back(user);
+      }
+    }
+    return true;
+  }
+
+  /// Makes |view| take its leading extent from its input's where the input's
+  /// became dynamic (a batch) and the target shape still says 1.
+  void keepBatchOf(OpBuilder &b, ReshapeOp view) {
+    auto in = cast<RankedTensorType>(view.getInput().getType());
+    auto out = cast<RankedTensorType>(view.getType());
+    Value target = view.getShape();
+    if (!target || in.getRank() < 1 || out.getRank() < 1 ||
+        !in.isDynamicDim(0) || out.getDimSize(0) != 1)
+      return;
+    std::optional<SymbolicIndex> lead = elementOf(target, 0);
+    if (!lead || lead->getConstant() != std::optional<int64_t>(1))
+      return;
+    b.setInsertionPoint(view);
+    Location loc = view.getLoc();
+    auto i64 = b.getI64Type();
+    int64_t rank = out.getRank();
+    Value batch = ShapeOp::create(b, loc, RankedTensorType::get({1}, i64),
+                                  view.getInput(), b.getI64IntegerAttr(0),
+                                  b.getI64IntegerAttr(1));
+    SmallVector<Value> parts{batch};
+    if (rank > 1)
+      parts.push_back(SliceOp::create(
+          b, loc, RankedTensorType::get({rank - 1}, i64), target,
+          i64Constant(b, loc, {1}, {1}), i64Constant(b, loc, {rank}, {1}),
+          i64Constant(b, loc, {1}, {1}), b.getDenseI64ArrayAttr({0})));
+    Value shape = parts.size() == 1
+                      ? parts[0]
+                      : ConcatOp::create(b, loc,
+                                         RankedTensorType::get({rank}, i64),
+                                         ValueRange(parts),
+                                         b.getI64IntegerAttr(0))
+                            .getResult();
+    view.getShapeMutable().assign(shape);
+    SmallVector<int64_t> dims(out.getShape());
+    dims[0] = ShapedType::kDynamic;
+    view.getResult().setType(
+        RankedTensorType::get(dims, out.getElementType()));
+  }
+
+  /// Positions counted from the attention mask, as OPT's learned position
+  /// table is indexed: cumsum(mask) * mask along the sequence (1-based at
+  /// the kept tokens, 0 at padding), cut to the new tokens by a slice from
+  /// the past length where the graph has a past. An entry's rows have no
+  /// padding, so the count is the rows' own positions + 1.
+  void replaceMaskCountedPositions(OpBuilder &b, Value mask, Value positions,
+                                   const DecoderShape &shape) {
+    auto isMask = [&](Value v) {
+      while (auto c = v.getDefiningOp<CastOp>())
+        v = c.getInput();
+      return v == mask;
+    };
+    auto isCount = [&](Value v) {
+      auto c = v.getDefiningOp<CumsumOp>();
+      return c && isMask(c.getInput()) && !c.getExclusive() &&
+             !c.getReverse() &&
+             (c.getAxis() == 1 || c.getAxis() == -1) &&
+             cast<RankedTensorType>(c.getType()).getRank() == 2;
+    };
+    SmallVector<MulOp> counts;
+    mask.getParentRegion()->walk([&](MulOp m) {
+      if ((isCount(m.getLhs()) && isMask(m.getRhs())) ||
+          (isCount(m.getRhs()) && isMask(m.getLhs())))
+        counts.push_back(m);
+    });
+    for (MulOp m : counts) {
+      Value counted = m.getResult();
+      // With a past: the new tokens' part, [past_length:] of the sequence.
+      if (counted.hasOneUse())
+        if (auto cut = dyn_cast<SliceOp>(*counted.getUsers().begin());
+            cut && cut.getInput() == counted &&
+            llvm::equal(cut.getAxes(), ArrayRef<int64_t>{1}) &&
+            isConstantInt(cut.getSteps(), 1) &&
+            derivesFromPastLength(cut.getStarts(), shape))
+          counted = cut.getResult();
+      b.setInsertionPoint(m);
+      Location loc = m.getLoc();
+      Value next = AddOp::create(b, loc, positions.getType(), positions,
+                                 i64Constant(b, loc, {1}, {}));
+      auto type = cast<RankedTensorType>(counted.getType());
+      Value asCounted = next;
+      if (type.getElementType() != b.getI64Type())
+        asCounted = CastOp::create(
+            b, loc, RankedTensorType::get(
+                        cast<RankedTensorType>(positions.getType()).getShape(),
+                        type.getElementType()), next);
+      counted.replaceAllUsesWith(castTo(b, loc, asCounted, type));
+    }
+  }
+
   /// Whether every use of |table| (through reshapes and casts) is the data
   /// of a gather along axis 0, or its shape.
   static bool indexesTablesOnly(Value table) {
@@ -841,9 +1033,14 @@ private:
         ranges.push_back(r);
     });
     for (RangeOp r : ranges)
-      if (!replacePositionGathers(b, r.getResult(), in.positions))
+      if (!replacePositionGathers(b, r.getResult(), in.positions) &&
+          !replaceSharedPositions(b, r.getResult(), in.positions))
         return fail(r.getLoc(), "a range of token positions is used other "
-                                "than to index a table");
+                                "than to index a table or as positions "
+                                "shared by the batch");
+    if (shape.attentionMask)
+      replaceMaskCountedPositions(b, entry.getArgument(*shape.attentionMask),
+                                  in.positions, shape);
     SmallVector<SliceOp> cuts;
     entry.walk([&](SliceOp s) {
       if (s.getInput().getDefiningOp<ConstantOp>() &&

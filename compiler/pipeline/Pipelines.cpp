@@ -25,6 +25,12 @@ void buildFusionPipeline(mlir::OpPassManager &pm,
   // RMS norm of 'x - mean'.
   fn.addPass(createFuseLayerNormPass(FuseLayerNormPassOptions{report}));
   fn.addPass(createFuseRmsNormPass(FuseRmsNormPassOptions{report}));
+  // A fused norm keeps its input's shape where the decomposed one
+  // broadcast, so shapes computed from a norm's input (the head split
+  // after a norm over a whole projection, as OLMo-2 spells it) fold now,
+  // before attention fusion reads the heads.
+  fn.addPass(createFoldShapeArithmeticPass());
+  fn.addPass(mlir::createCanonicalizerPass());
   fn.addPass(createFuseSiluPass(FuseSiluPassOptions{report}));
   fn.addPass(createFuseGeluPass(FuseGeluPassOptions{report}));
   fn.addPass(createFuseAttentionPass(FuseAttentionPassOptions{report}));

@@ -13,6 +13,27 @@
 #   transformers_llama_op17_past     the same plus past_key_values.N.key/value
 #   transformers_mistral_op17_prefill  the Mistral model's prefill
 #   transformers_qwen2_op17_prefill    the alternating Qwen2 model's prefill
+# and, as a user exports them without a cache (input_ids, attention_mask ->
+# logits; the positions come from the model's own cache position, or from
+# the mask as OPT counts them), one small model of each other mainstream
+# decoder family whose graph spells something of its own:
+#   transformers_opt_op17_logits       learned positions counted from the
+#                                      mask (cumsum(mask) * mask), ReLU MLP
+#   transformers_olmo2_op17_logits     RMSNorm over the whole q/k projection
+#                                      before the head split, norms after
+#                                      attention and MLP
+#   transformers_qwen3_op17_logits     RMSNorm per head on q and k
+#   transformers_gemma_op17_logits     (1 + w) RMSNorm, scaled embeddings,
+#                                      GeGLU (tanh GELU)
+#   transformers_phi3_op17_logits      fused qkv and gate/up projections
+#   transformers_gptneox_op17_logits   rotary on a quarter of each head,
+#                                      parallel attention and MLP
+#   transformers_falcon_op17_logits    fused qkv with grouped K/V, parallel
+#                                      attention and MLP
+#   transformers_phi_op17_logits       rotary on half of each head, one
+#                                      LayerNorm feeding attention and MLP
+#   transformers_granite_op17_logits   embedding, attention, residual and
+#                                      logit multipliers
 # (No Mistral with-past export: transformers' sliding-window cache makes the
 # traced graph keep the last W - 1 past rows and build its mask for S + W -
 # 1 keys whatever the past length, so it runs only for pasts of W - 1 rows
@@ -63,6 +84,63 @@ FIXTURES = {
     "transformers_mistral_op17_prefill": ("prefill", "mistral"),
     "transformers_qwen2_op17_prefill": ("prefill", "qwen2"),
 }
+LOGITS_FAMILIES = ("opt", "olmo2", "qwen3", "gemma", "phi3", "gptneox",
+                   "falcon", "phi", "granite")
+FIXTURES.update({"transformers_%s_op17_logits" % f: ("logits", f)
+                 for f in LOGITS_FAMILIES})
+
+# The sizes of CONFIG for the families whose configs name them otherwise.
+PLAIN = dict(vocab_size=256, hidden_size=64, num_hidden_layers=2,
+             num_attention_heads=4, max_position_embeddings=128)
+
+# Fused ops per family after Strata's fusion (2 layers), and the GELU form.
+EXPECTED = {
+    "opt": dict(layer_norm=5, attention=2),
+    "olmo2": dict(rms_norm=9, silu=2, attention=2),
+    "qwen3": dict(rms_norm=9, silu=2, attention=2),
+    "gemma": dict(rms_norm=5, gelu=2, attention=2),
+    "phi3": dict(rms_norm=5, silu=2, attention=2),
+    "gptneox": dict(layer_norm=5, gelu=2, attention=2),
+    "falcon": dict(layer_norm=5, gelu=2, attention=2),
+    "phi": dict(layer_norm=3, gelu=2, attention=2),
+    "granite": dict(rms_norm=5, silu=2, attention=2),
+}
+GELU_FORM = {"gemma": "tanh", "gptneox": "none", "falcon": "none",
+             "phi": "tanh"}
+
+
+def family_model(family):
+    """(config, model class) of a family beyond Llama's."""
+    T = transformers
+    if family == "opt":
+        return T.OPTConfig(**PLAIN, ffn_dim=176, word_embed_proj_dim=64,
+                           do_layer_norm_before=True), T.OPTForCausalLM
+    if family == "olmo2":
+        return T.Olmo2Config(**CONFIG), T.Olmo2ForCausalLM
+    if family == "qwen3":
+        return T.Qwen3Config(**CONFIG, head_dim=16), T.Qwen3ForCausalLM
+    if family == "gemma":
+        return T.GemmaConfig(**CONFIG, head_dim=16), T.GemmaForCausalLM
+    if family == "phi3":
+        return T.Phi3Config(**CONFIG, pad_token_id=0), T.Phi3ForCausalLM
+    if family == "gptneox":
+        return (T.GPTNeoXConfig(**PLAIN, intermediate_size=176,
+                                rotary_pct=0.25), T.GPTNeoXForCausalLM)
+    if family == "falcon":
+        return (T.FalconConfig(**{k: v for k, v in PLAIN.items()
+                                  if k != "max_position_embeddings"},
+                               new_decoder_architecture=True, num_kv_heads=2,
+                               max_position_embeddings=128),
+                T.FalconForCausalLM)
+    if family == "phi":
+        return (T.PhiConfig(**PLAIN, intermediate_size=176,
+                            partial_rotary_factor=0.5), T.PhiForCausalLM)
+    if family == "granite":
+        return (T.GraniteConfig(**CONFIG, embedding_multiplier=2.0,
+                                attention_multiplier=0.125,
+                                residual_multiplier=0.5, logits_scaling=4.0),
+                T.GraniteForCausalLM)
+    raise ValueError(family)
 
 # The alternating model's layer kinds, as Gemma-2/3 and Qwen2 configs spell
 # them, and the window each layer's attention must carry after fusion.
@@ -81,9 +159,11 @@ def build(family="llama"):
                           use_sliding_window=True,
                           layer_types=QWEN2_LAYER_TYPES)
         model_class = Qwen2ForCausalLM
-    else:
+    elif family == "llama":
         cfg = LlamaConfig(**CONFIG)
         model_class = LlamaForCausalLM
+    else:
+        cfg, model_class = family_model(family)
     cfg._attn_implementation = "eager"
     torch.manual_seed(SEED)
     model = model_class(cfg)
@@ -91,7 +171,9 @@ def build(family="llama"):
     with torch.no_grad():
         for name, p in sorted(model.named_parameters()):
             noise = torch.randn(p.shape, generator=g)
-            if name.endswith("norm.weight"):
+            # Gains (norm weights; Falcon names its norms ln_*): 1 +- 0.1.
+            if name.endswith(("norm.weight", "layernorm.weight")) or \
+                    ".ln_" in name and name.endswith(".weight"):
                 p.copy_(1 + 0.1 * noise)
             else:
                 p.copy_(noise * CONFIG["hidden_size"] ** -0.5)
@@ -122,7 +204,27 @@ class Decoder(torch.nn.Module):
         return (out.logits, *present)
 
 
+class Logits(torch.nn.Module):
+    """input_ids, attention_mask -> logits, no cache: the model computes
+    its positions itself."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids, attention_mask):
+        return self.model(input_ids=input_ids, attention_mask=attention_mask,
+                          use_cache=False).logits
+
+
 def signature(kind, cfg):
+    if kind == "logits":
+        g = torch.Generator().manual_seed(SEED + 1)
+        args = [torch.randint(0, cfg.vocab_size, (B, S), generator=g),
+                torch.ones(B, S, dtype=torch.long)]
+        axes = {n: {0: "batch_size", 1: "sequence_length"}
+                for n in ("input_ids", "attention_mask", "logits")}
+        return args, ["input_ids", "attention_mask"], ["logits"], axes
     heads_kv = cfg.num_key_value_heads
     head_dim = cfg.hidden_size // cfg.num_attention_heads
     total = "total_sequence_length" if kind == "past" else "sequence_length"
@@ -155,7 +257,8 @@ def export(name, out_dir):
     buf = io.BytesIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(Decoder(cfg, model), tuple(args), buf,
+        wrapper = Logits(model) if kind == "logits" else Decoder(cfg, model)
+        torch.onnx.export(wrapper, tuple(args), buf,
                           opset_version=OPSET, input_names=names,
                           output_names=outputs, dynamic_axes=axes,
                           do_constant_folding=True, dynamo=False)
@@ -178,9 +281,10 @@ def metadata(name, kind, family, cfg, inputs, outputs, axes):
                     % (torch.__version__.split("+")[0], transformers.__version__),
         "generator": "test/models/gen_transformers_fixtures.py",
         "layers": layers, "heads": cfg.num_attention_heads,
-        "kv_heads": cfg.num_key_value_heads,
+        "kv_heads": getattr(cfg, "num_key_value_heads", None),
         "head_dim": cfg.hidden_size // cfg.num_attention_heads,
-        "hidden": cfg.hidden_size, "intermediate": cfg.intermediate_size,
+        "hidden": cfg.hidden_size,
+        "intermediate": getattr(cfg, "intermediate_size", None),
         "vocab": cfg.vocab_size, "max_positions": cfg.max_position_embeddings,
         "gelu_approximate": None, "has_attention_mask": True, "causal": True,
         "position": "rotary", "norm": "pre-RMSNorm",
@@ -192,6 +296,24 @@ def metadata(name, kind, family, cfg, inputs, outputs, axes):
         "expected_after_fusion": {"layer_norm": 0, "rms_norm": 2 * layers + 1,
                                   "gelu": 0, "attention": layers},
     }
+    if kind == "logits":
+        kv_heads = getattr(cfg, "num_key_value_heads", None) or \
+            getattr(cfg, "num_kv_heads", None) or cfg.num_attention_heads
+        meta.update({
+            "kv_heads": kv_heads,
+            "head_dim": getattr(cfg, "head_dim", None) or
+            cfg.hidden_size // cfg.num_attention_heads,
+            "intermediate": getattr(cfg, "intermediate_size", None) or
+            getattr(cfg, "ffn_dim", None) or 4 * cfg.hidden_size,
+            "position": "learned" if family == "opt" else "rotary",
+            "norm": "LayerNorm" if "layer_norm" in EXPECTED[family]
+            else "RMSNorm",
+            "gelu_approximate": GELU_FORM.get(family),
+            "expected_after_fusion": {
+                op: EXPECTED[family].get(op, 0)
+                for op in ("layer_norm", "rms_norm", "gelu", "silu",
+                           "attention")},
+        })
     if family == "mistral":
         meta["sliding_window"] = SLIDING_WINDOW
     if family == "qwen2":
@@ -204,8 +326,9 @@ def verify(name, out_dir):
     """Runs the torch model on the saved onnxruntime reference inputs and
     returns the worst abs difference to the saved outputs."""
     import numpy as np
-    cfg, model = build(FIXTURES[name][1])
-    wrapper = Decoder(cfg, model)
+    kind, family = FIXTURES[name]
+    cfg, model = build(family)
+    wrapper = Logits(model) if kind == "logits" else Decoder(cfg, model)
     worst = 0.0
     ref = os.path.join(out_dir, name, "ref")
     for case in sorted(os.listdir(ref)):
@@ -215,12 +338,16 @@ def verify(name, out_dir):
             continue
         t = {n: torch.from_numpy(np.load(os.path.join(ref, case, n + ".npy")))
              for n in spec["inputs"] + spec["outputs"]}
-        args = [t["input_ids"], t["attention_mask"], t["position_ids"]]
+        args = [t["input_ids"], t["attention_mask"]]
+        if kind != "logits":
+            args.append(t["position_ids"])
         args += [t["past_key_values.%d.%s" % (i, k)]
                  for i in range(cfg.num_hidden_layers) for k in ("key", "value")
                  if "past_key_values.%d.%s" % (i, k) in t]
         with torch.no_grad():
             outs = wrapper(*args)
+        if kind == "logits":
+            outs = (outs,)
         for n, got in zip(spec["outputs"], outs):
             worst = max(worst, float((got - t[n]).abs().max()))
     return worst
