@@ -374,7 +374,11 @@ matchAttention(SoftmaxOp softmax, std::string &reason, bool &candidate) {
   }
   auto qk = x.getDefiningOp<MatmulOp>();
   if (!qk) {
-    reason = "the softmax input is not built from 'strata.matmul(Q, K^T)'";
+    reason = x.getDefiningOp<TanhOp>()
+                 ? "the scores are soft-capped (c * tanh(s / c), as Gemma 2 "
+                   "spells it), which strata.attention does not take"
+                 : "the softmax input is not built from 'strata.matmul(Q, "
+                   "K^T)'";
     return std::nullopt;
   }
   match.ops.push_back(qk);

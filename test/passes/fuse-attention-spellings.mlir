@@ -129,6 +129,25 @@ func.func @negative_attention_clamp_not_lowest(%q: tensor<1x2x4x8xf32>, %k: tens
 
 // -----
 
+// Soft-capped scores (Gemma 2: c * tanh(s / c) before the mask): the
+// attention op has no cap, so the chain stays and the remark says why.
+// CHECK-LABEL: func.func @negative_attention_soft_cap
+//   CHECK-NOT:   strata.attention
+func.func @negative_attention_soft_cap(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %cap = strata.constant dense<5.0e+01> : tensor<f32>
+  %kt = strata.transpose %k, [0, 1, 3, 2] : tensor<1x2x4x8xf32> -> tensor<1x2x8x4xf32>
+  %s = strata.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %d = strata.div %s, %cap : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %t = strata.tanh %d : tensor<1x2x4x4xf32>
+  %c = strata.mul %t, %cap : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  // expected-remark @+1 {{softmax did not fuse into strata.attention: the scores are soft-capped (c * tanh(s / c), as Gemma 2 spells it), which strata.attention does not take}}
+  %p = strata.softmax %c {axis = -1 : i64} : tensor<1x2x4x4xf32>
+  %o = strata.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
 // The scale on Q before its heads are transposed into place: the scale is
 // folded and Q is the transposed unscaled tensor.
 // CHECK-LABEL: func.func @fuse_attention_scale_before_query_transpose
