@@ -34,6 +34,9 @@
 #                                      LayerNorm feeding attention and MLP
 #   transformers_granite_op17_logits   embedding, attention, residual and
 #                                      logit multipliers
+#   transformers_gemma3_op17_logits    a 4-token sliding window in layer 0,
+#                                      full attention in layer 1, q/k norms,
+#                                      norms before and after each block
 # (No Mistral with-past export: transformers' sliding-window cache makes the
 # traced graph keep the last W - 1 past rows and build its mask for S + W -
 # 1 keys whatever the past length, so it runs only for pasts of W - 1 rows
@@ -85,7 +88,7 @@ FIXTURES = {
     "transformers_qwen2_op17_prefill": ("prefill", "qwen2"),
 }
 LOGITS_FAMILIES = ("opt", "olmo2", "qwen3", "gemma", "phi3", "gptneox",
-                   "falcon", "phi", "granite")
+                   "falcon", "phi", "granite", "gemma3")
 FIXTURES.update({"transformers_%s_op17_logits" % f: ("logits", f)
                  for f in LOGITS_FAMILIES})
 
@@ -104,8 +107,9 @@ EXPECTED = {
     "falcon": dict(layer_norm=5, gelu=2, attention=2),
     "phi": dict(layer_norm=3, gelu=2, attention=2),
     "granite": dict(rms_norm=5, silu=2, attention=2),
+    "gemma3": dict(rms_norm=13, gelu=2, attention=2),
 }
-GELU_FORM = {"gemma": "tanh", "gptneox": "none", "falcon": "none",
+GELU_FORM = {"gemma": "tanh", "gemma3": "tanh", "gptneox": "none", "falcon": "none",
              "phi": "tanh"}
 
 
@@ -140,6 +144,11 @@ def family_model(family):
                                 attention_multiplier=0.125,
                                 residual_multiplier=0.5, logits_scaling=4.0),
                 T.GraniteForCausalLM)
+    if family == "gemma3":
+        return (T.Gemma3TextConfig(**CONFIG, head_dim=16,
+                                   sliding_window=SLIDING_WINDOW,
+                                   layer_types=QWEN2_LAYER_TYPES),
+                T.Gemma3ForCausalLM)
     raise ValueError(family)
 
 # The alternating model's layer kinds, as Gemma-2/3 and Qwen2 configs spell
@@ -316,7 +325,7 @@ def metadata(name, kind, family, cfg, inputs, outputs, axes):
         })
     if family == "mistral":
         meta["sliding_window"] = SLIDING_WINDOW
-    if family == "qwen2":
+    if family in ("qwen2", "gemma3"):
         meta["layer_windows"] = [SLIDING_WINDOW if t == "sliding_attention"
                                  else None for t in QWEN2_LAYER_TYPES]
     return meta
