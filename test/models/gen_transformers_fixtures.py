@@ -17,6 +17,9 @@
 # logits; the positions come from the model's own cache position, or from
 # the mask as OPT counts them), one small model of each other mainstream
 # decoder family whose graph spells something of its own:
+#   transformers_llama_op17_logits     the Llama model above, without
+#                                      position_ids (rotary angles from the
+#                                      model's cache_position)
 #   transformers_opt_op17_logits       learned positions counted from the
 #                                      mask (cumsum(mask) * mask), ReLU MLP
 #   transformers_olmo2_op17_logits     RMSNorm over the whole q/k projection
@@ -87,7 +90,7 @@ FIXTURES = {
     "transformers_mistral_op17_prefill": ("prefill", "mistral"),
     "transformers_qwen2_op17_prefill": ("prefill", "qwen2"),
 }
-LOGITS_FAMILIES = ("opt", "olmo2", "qwen3", "gemma", "phi3", "gptneox",
+LOGITS_FAMILIES = ("llama", "opt", "olmo2", "qwen3", "gemma", "phi3", "gptneox",
                    "falcon", "phi", "granite", "gemma3")
 FIXTURES.update({"transformers_%s_op17_logits" % f: ("logits", f)
                  for f in LOGITS_FAMILIES})
@@ -98,6 +101,7 @@ PLAIN = dict(vocab_size=256, hidden_size=64, num_hidden_layers=2,
 
 # Fused ops per family after Strata's fusion (2 layers), and the GELU form.
 EXPECTED = {
+    "llama": dict(rms_norm=5, silu=2, attention=2),
     "opt": dict(layer_norm=5, attention=2),
     "olmo2": dict(rms_norm=9, silu=2, attention=2),
     "qwen3": dict(rms_norm=9, silu=2, attention=2),
