@@ -192,6 +192,19 @@ std::optional<SymbolicIndex> elementAtUncached(Value v, int64_t index,
       return std::nullopt;
     return operandAt(*same ? where.getTrueValue() : where.getFalseValue());
   }
+  // (x * y) / x = y: torch.export spells a view(batch, -1) of the
+  // attention mask as (batch * length) / batch, the batches two extents
+  // of one name.
+  if (auto div = dyn_cast<DivOp>(op))
+    if (auto product = div.getLhs().getDefiningOp<MulOp>()) {
+      std::optional<SymbolicIndex> d = operandAt(div.getRhs());
+      std::optional<SymbolicIndex> x = operandAt(product.getLhs());
+      std::optional<SymbolicIndex> y = operandAt(product.getRhs());
+      if (d && x && y && *x == *d)
+        return y;
+      if (d && x && y && *y == *d)
+        return x;
+    }
   if (isa<AddOp, SubOp, MulOp, DivOp>(op)) {
     std::optional<SymbolicIndex> a = operandAt(op->getOperand(0));
     std::optional<SymbolicIndex> b = operandAt(op->getOperand(1));

@@ -178,3 +178,31 @@ func.func @refine_elementwise_concat_fill(%a: tensor<?x4x8xf32>, %b: tensor<?x?x
   %f = strata.constant_of_shape %shape {value = 0.0 : f32} : (tensor<2xi64>) -> tensor<?x?xf32>
   return %c, %f : tensor<?x?x?xf32>, tensor<?x?xf32>
 }
+
+// -----
+
+// torch.export's view(batch, -1) of the attention mask: the -1 is
+// (batch * length) / batch over the mask's batch and the ids' batch, which
+// share a dim name, so it is the mask's length (here: minus the ids'
+// length, which shares that name too, folds to 0).
+// CHECK-LABEL: func.func @product_over_its_factor
+//       CHECK:   strata.div
+//  CHECK-NEXT:   %[[Z:.+]] = strata.constant dense<0> : tensor<i64>
+//  CHECK-NEXT:   strata.sub
+//  CHECK-NEXT:   return %[[Z]]
+func.func @product_over_its_factor(
+    %ids: tensor<?x?xi64> {strata.dims = ["batch", "seq"]},
+    %mask: tensor<?x?xi64> {strata.dims = ["batch", "seq"]}) -> tensor<i64> {
+  %c0 = strata.constant dense<0> : tensor<i64>
+  %c1 = strata.constant dense<1> : tensor<i64>
+  %ms = strata.shape %mask : tensor<?x?xi64> -> tensor<2xi64>
+  %is = strata.shape %ids : tensor<?x?xi64> -> tensor<2xi64>
+  %mb = strata.gather %ms, %c0 : (tensor<2xi64>, tensor<i64>) -> tensor<i64>
+  %ml = strata.gather %ms, %c1 : (tensor<2xi64>, tensor<i64>) -> tensor<i64>
+  %ib = strata.gather %is, %c0 : (tensor<2xi64>, tensor<i64>) -> tensor<i64>
+  %il = strata.gather %is, %c1 : (tensor<2xi64>, tensor<i64>) -> tensor<i64>
+  %all = strata.mul %mb, %ml : (tensor<i64>, tensor<i64>) -> tensor<i64>
+  %n = strata.div %all, %ib : (tensor<i64>, tensor<i64>) -> tensor<i64>
+  %d = strata.sub %n, %il : (tensor<i64>, tensor<i64>) -> tensor<i64>
+  return %d : tensor<i64>
+}
