@@ -93,6 +93,26 @@ BlockArgument asArgument(Value v) {
   return dyn_cast<BlockArgument>(v);
 }
 
+/// Whether dims [start, end) of arguments |a| and |b| of |f| carry the
+/// same dim names (an end past a rank, or none given, is the rank).
+bool sameDimNames(func::FuncOp f, unsigned a, unsigned b, int64_t start,
+                  std::optional<int64_t> end) {
+  auto na = f.getArgAttrOfType<ArrayAttr>(a, "strata.dims");
+  auto nb = f.getArgAttrOfType<ArrayAttr>(b, "strata.dims");
+  if (!na || !nb)
+    return false;
+  int64_t stop = std::min<int64_t>(end.value_or(na.size()), na.size());
+  if (start < 0 || stop > (int64_t)nb.size() || start >= stop)
+    return false;
+  for (int64_t d = start; d < stop; ++d) {
+    auto x = dyn_cast<StringAttr>(na[d]), y = dyn_cast<StringAttr>(nb[d]);
+    if (!x || !y || x.getValue().empty() || x.getValue() == "?" ||
+        x != y)
+      return false;
+  }
+  return true;
+}
+
 /// What the split found in `main`.
 struct DecoderShape {
   unsigned inputIds;
@@ -932,6 +952,17 @@ private:
     Value oldIds = entry.getArgument(shape.inputIds);
     PhaseValues in =
         phaseInputs(b, loc, entry, oldArgs, oldIds.getType(), phase);
+    // Extents read from the attention mask where its dims carry the token
+    // ids' names (a graph without past: the same batch and length) are
+    // read from the ids: the mask goes, the ids stay.
+    if (shape.attentionMask)
+      entry.walk([&](ShapeOp op) {
+        if (asArgument(op.getInput()) ==
+                entry.getArgument(*shape.attentionMask) &&
+            sameDimNames(main, *shape.attentionMask, shape.inputIds,
+                         op.getStart(), op.getEnd()))
+          op.getInputMutable().assign(oldIds);
+      });
     oldIds.replaceAllUsesWith(in.ids);
     if (shape.positionIds) {
       Value old = entry.getArgument(*shape.positionIds);

@@ -37,6 +37,11 @@
 #                                      LayerNorm feeding attention and MLP
 #   transformers_granite_op17_logits   embedding, attention, residual and
 #                                      logit multipliers
+# and two exported by torch.onnx.export's default exporter (dynamo=True,
+# opset 18; needs onnxscript), which spells sizes and masks otherwise
+# (view(batch, -1) as (batch * length) / batch, the padding mask by
+# GatherND):
+#   transformers_llama_op18_dynamo, transformers_gpt2_op18_dynamo
 #   transformers_gemma3_op17_logits    a 4-token sliding window in layer 0,
 #                                      full attention in layer 1, q/k norms,
 #                                      norms before and after each block
@@ -94,6 +99,11 @@ LOGITS_FAMILIES = ("llama", "opt", "olmo2", "qwen3", "gemma", "phi3", "gptneox",
                    "falcon", "phi", "granite", "gemma3")
 FIXTURES.update({"transformers_%s_op17_logits" % f: ("logits", f)
                  for f in LOGITS_FAMILIES})
+# Exported by the default (dynamo) exporter at its own opset.
+DYNAMO = {"transformers_llama_op18_dynamo": "llama",
+          "transformers_gpt2_op18_dynamo": "gpt2"}
+FIXTURES.update({name: ("logits", f) for name, f in DYNAMO.items()})
+DYNAMO_OPSET = 18
 
 # The sizes of CONFIG for the families whose configs name them otherwise.
 PLAIN = dict(vocab_size=256, hidden_size=64, num_hidden_layers=2,
@@ -102,6 +112,7 @@ PLAIN = dict(vocab_size=256, hidden_size=64, num_hidden_layers=2,
 # Fused ops per family after Strata's fusion (2 layers), and the GELU form.
 EXPECTED = {
     "llama": dict(rms_norm=5, silu=2, attention=2),
+    "gpt2": dict(layer_norm=5, gelu=2, attention=2),
     "opt": dict(layer_norm=5, attention=2),
     "olmo2": dict(rms_norm=9, silu=2, attention=2),
     "qwen3": dict(rms_norm=9, silu=2, attention=2),
@@ -113,7 +124,7 @@ EXPECTED = {
     "granite": dict(rms_norm=5, silu=2, attention=2),
     "gemma3": dict(rms_norm=13, gelu=2, attention=2),
 }
-GELU_FORM = {"gemma": "tanh", "gemma3": "tanh", "gptneox": "none", "falcon": "none",
+GELU_FORM = {"gpt2": "tanh", "gemma": "tanh", "gemma3": "tanh", "gptneox": "none", "falcon": "none",
              "phi": "tanh"}
 
 
@@ -123,6 +134,9 @@ def family_model(family):
     if family == "opt":
         return T.OPTConfig(**PLAIN, ffn_dim=176, word_embed_proj_dim=64,
                            do_layer_norm_before=True), T.OPTForCausalLM
+    if family == "gpt2":
+        return (T.GPT2Config(vocab_size=256, n_embd=64, n_layer=2, n_head=4,
+                             n_positions=128), T.GPT2LMHeadModel)
     if family == "olmo2":
         return T.Olmo2Config(**CONFIG), T.Olmo2ForCausalLM
     if family == "qwen3":
@@ -268,15 +282,25 @@ def export(name, out_dir):
     cfg, model = build(family)
     args, names, outputs, axes = signature(kind, cfg)
     buf = io.BytesIO()
+    d = os.path.join(out_dir, name)
+    os.makedirs(d, exist_ok=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         wrapper = Logits(model) if kind == "logits" else Decoder(cfg, model)
-        torch.onnx.export(wrapper, tuple(args), buf,
-                          opset_version=OPSET, input_names=names,
-                          output_names=outputs, dynamic_axes=axes,
-                          do_constant_folding=True, dynamo=False)
-    d = os.path.join(out_dir, name)
-    os.makedirs(d, exist_ok=True)
+        if name in DYNAMO:
+            path = os.path.join(d, "model.onnx")
+            torch.onnx.export(wrapper, tuple(args), path,
+                              opset_version=DYNAMO_OPSET, input_names=names,
+                              output_names=outputs, dynamic_axes=axes,
+                              dynamo=True, external_data=False,
+                              verbose=False)
+            with open(path, "rb") as f:
+                buf.write(f.read())
+        else:
+            torch.onnx.export(wrapper, tuple(args), buf,
+                              opset_version=OPSET, input_names=names,
+                              output_names=outputs, dynamic_axes=axes,
+                              do_constant_folding=True, dynamo=False)
     with open(os.path.join(d, "model.onnx"), "wb") as f:
         f.write(buf.getvalue())
     with open(os.path.join(d, "meta.json"), "w") as f:
@@ -289,9 +313,11 @@ def export(name, out_dir):
 def metadata(name, kind, family, cfg, inputs, outputs, axes):
     layers = cfg.num_hidden_layers
     meta = {
-        "name": name, "family": family, "kind": kind, "opset": OPSET,
-        "exporter": "torch.onnx.export dynamo=False (torch %s, transformers %s)"
-                    % (torch.__version__.split("+")[0], transformers.__version__),
+        "name": name, "family": family, "kind": kind,
+        "opset": DYNAMO_OPSET if name in DYNAMO else OPSET,
+        "exporter": "torch.onnx.export dynamo=%s (torch %s, transformers %s)"
+                    % (name in DYNAMO, torch.__version__.split("+")[0],
+                       transformers.__version__),
         "generator": "test/models/gen_transformers_fixtures.py",
         "layers": layers, "heads": cfg.num_attention_heads,
         "kv_heads": getattr(cfg, "num_key_value_heads", None),
@@ -318,7 +344,7 @@ def metadata(name, kind, family, cfg, inputs, outputs, axes):
             cfg.hidden_size // cfg.num_attention_heads,
             "intermediate": getattr(cfg, "intermediate_size", None) or
             getattr(cfg, "ffn_dim", None) or 4 * cfg.hidden_size,
-            "position": "learned" if family == "opt" else "rotary",
+            "position": "learned" if family in ("opt", "gpt2") else "rotary",
             "norm": "LayerNorm" if "layer_norm" in EXPECTED[family]
             else "RMSNorm",
             "gelu_approximate": GELU_FORM.get(family),

@@ -13,11 +13,12 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 VPY="${STRATA_VENV:-$ROOT/.venv}/bin/python"
 TPY=/usr/bin/python3
-# Current torch + transformers for gen_transformers_fixtures.py; without
-# them its committed fixtures are kept (copied in --check mode).
+# Current torch + transformers (+ onnxscript, for the default exporter's
+# fixtures) for gen_transformers_fixtures.py; without them its committed
+# fixtures are kept (copied in --check mode).
 XPY="${STRATA_EXPORT_VENV:-$HOME/.cache/strata/export-venv}/bin/python"
 HAVE_XPY=0
-if [ -x "$XPY" ] && "$XPY" -c "import torch, transformers" 2>/dev/null; then
+if [ -x "$XPY" ] && "$XPY" -c "import torch, transformers, onnxscript" 2>/dev/null; then
   HAVE_XPY=1
 fi
 OUT="$HERE/fixtures"
@@ -41,7 +42,7 @@ fi
 if [ "$HAVE_XPY" = 1 ]; then
   "$XPY" "$HERE/gen_transformers_fixtures.py" "$OUT"
 else
-  echo "note: no torch + transformers at $XPY: transformers_* fixtures kept" >&2
+  echo "note: no torch + transformers + onnxscript at $XPY: transformers_* fixtures kept" >&2
 fi
 "$VPY" "$HERE/make_references.py" "$OUT"
 "$TPY" "$HERE/gen_torch_fixtures.py" "$OUT" --verify

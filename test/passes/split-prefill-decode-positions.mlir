@@ -91,3 +91,31 @@ func.func @main(%ids: tensor<?x?xi64> {strata.name = "input_ids"})
   %logits = strata.matmul %h, %head : (tensor<?x?x4xf32>, tensor<4x8xf32>) -> tensor<?x?x8xf32>
   return %logits : tensor<?x?x8xf32>
 }
+
+// -----
+
+// A length read from the attention mask whose dims carry the ids' names
+// (torch.export may measure the sequence on either): in the entries it is
+// read from the ids, since the mask goes.
+// CHECK-LABEL: func.func @decode(
+//  CHECK-SAME:     %[[IDS:[^:]+]]: tensor<?x1xi64> {strata.dims = ["batch", ""], strata.name = "input_ids"}
+//       CHECK:   %[[CAST:.+]] = tensor.cast %[[IDS]] : tensor<?x1xi64> to tensor<?x?xi64>
+//       CHECK:   strata.shape %[[CAST]] {end = 2 : i64, start = 1 : i64}
+func.func @main(%ids: tensor<?x?xi64> {strata.name = "input_ids", strata.dims = ["batch", "seq"]},
+                %mask: tensor<?x?xi64> {strata.name = "attention_mask", strata.dims = ["batch", "seq"]})
+    -> (tensor<?x?x8xf32> {strata.name = "logits"}) {
+  %emb = strata.constant dense<0.5> : tensor<8x4xf32>
+  %head = strata.constant dense<0.25> : tensor<4x8xf32>
+  %m1 = strata.constant dense<-1> : tensor<1xi64>
+  %one = strata.constant dense<1> : tensor<1xi64>
+  %four = strata.constant dense<4> : tensor<1xi64>
+  %s3 = strata.constant dense<[0, -1, 4]> : tensor<3xi64>
+  %x = strata.gather %emb, %ids : (tensor<8x4xf32>, tensor<?x?xi64>) -> tensor<?x?x4xf32>
+  %n = strata.shape %mask {start = 1 : i64, end = 2 : i64} : tensor<?x?xi64> -> tensor<1xi64>
+  %view = strata.concat %m1, %one, %n, %four {axis = 0 : i64} : (tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4xi64>
+  %q = strata.reshape %x, %view : (tensor<?x?x4xf32>, tensor<4xi64>) -> tensor<?x1x?x4xf32>
+  %o = strata.attention %q, %q, %q {causal} : (tensor<?x1x?x4xf32>, tensor<?x1x?x4xf32>, tensor<?x1x?x4xf32>) -> tensor<?x1x?x4xf32>
+  %h = strata.reshape %o, %s3 : (tensor<?x1x?x4xf32>, tensor<3xi64>) -> tensor<?x?x4xf32>
+  %logits = strata.matmul %h, %head : (tensor<?x?x4xf32>, tensor<4x8xf32>) -> tensor<?x?x8xf32>
+  return %logits : tensor<?x?x8xf32>
+}
