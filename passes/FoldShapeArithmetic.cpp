@@ -267,6 +267,8 @@ LogicalResult inferShapes(Operation *op, SmallVectorImpl<Shape> &shapes) {
     return one(inferConcat(concat));
   if (auto gather = dyn_cast<GatherOp>(op))
     return one(inferGather(gather));
+  if (auto gather = dyn_cast<GatherElementsOp>(op))
+    return one(Shape(shapeOf(gather.getIndices())));
   if (auto fill = dyn_cast<ConstantOfShapeOp>(op))
     return one(inferConstantOfShape(fill));
   if (auto tile = dyn_cast<TileOp>(op))

@@ -568,6 +568,25 @@ matchAttention(SoftmaxOp softmax, std::string &reason, bool &candidate) {
   }
   llvm::sort(match.ops,
              [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  // strata.attention needs its head counts and head dims static: shapes
+  // the folds could not prove leave the chain as it is.
+  auto staticHeads = [](ArrayRef<int64_t> dims) {
+    return dims.size() == 4 && !ShapedType::isDynamic(dims[1]) &&
+           !ShapedType::isDynamic(dims[3]);
+  };
+  auto permuted = [](const PermutedValue &v) {
+    ArrayRef<int64_t> in = cast<RankedTensorType>(v.source.getType()).getShape();
+    SmallVector<int64_t> dims;
+    for (int64_t p : v.perm)
+      dims.push_back(p < (int64_t)in.size() ? in[p] : ShapedType::kDynamic);
+    return dims;
+  };
+  if (!staticHeads(permuted(match.query)) || !staticHeads(permuted(match.key)) ||
+      !staticHeads(cast<RankedTensorType>(match.value.getType()).getShape())) {
+    reason = "the head counts or head dims of Q, K or V are not static (the "
+             "shapes that split the heads did not fold)";
+    return std::nullopt;
+  }
   return match;
 }
 

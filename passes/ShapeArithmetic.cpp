@@ -329,6 +329,32 @@ SymbolicIndex argumentExtent(BlockArgument arg, int64_t dim) {
 /// The extent of a broadcast result at |dim| from the operands' extents at
 /// that dim (aligned to the end): one extent that is not 1, if the others
 /// are 1 or equal to it.
+/// The end E when |e| is the extent of a slice from 0 with step 1 along
+/// its own dim (the single term naming the slice): the extent is min(E,
+/// the input's), so at most E.
+std::optional<SymbolicIndex> sliceBound(const SymbolicIndex &e, Tracer &t) {
+  if (e.constant != 0 || e.terms.size() != 1 || std::get<2>(e.terms[0]) != 1)
+    return std::nullopt;
+  auto [v, d, coeff] = e.terms[0];
+  auto slice = v.getDefiningOp<SliceOp>();
+  if (!slice)
+    return std::nullopt;
+  int64_t rank = cast<RankedTensorType>(v.getType()).getRank();
+  for (auto [i, axis] : llvm::enumerate(slice.getAxes())) {
+    if ((axis < 0 ? axis + rank : axis) != d)
+      continue;
+    std::optional<SymbolicIndex> start = elementAt(slice.getStarts(), i, t);
+    std::optional<SymbolicIndex> step = elementAt(slice.getSteps(), i, t);
+    std::optional<SymbolicIndex> end = elementAt(slice.getEnds(), i, t);
+    if (!start || start->getConstant() != 0 || !step ||
+        step->getConstant() != 1 || !end || !end->isNonNegative() ||
+        end->getConstant())
+      return std::nullopt;
+    return end;
+  }
+  return std::nullopt;
+}
+
 std::optional<SymbolicIndex> broadcastExtent(ValueRange operands, int64_t rank,
                                              int64_t dim, Tracer &t) {
   std::optional<SymbolicIndex> found;
@@ -345,8 +371,18 @@ std::optional<SymbolicIndex> broadcastExtent(ValueRange operands, int64_t rank,
     // A static extent other than 1 is the result's (valid broadcasting).
     if (e.getConstant())
       return e;
-    if (found && *found != e)
+    if (found && *found != e) {
+      // A table cut to the length E broadcast against an extent E (BERT's
+      // position embeddings, exported by torch.export): min(E, N) <= E, so
+      // a valid broadcast's extent is E.
+      if (sliceBound(e, t) == found)
+        continue;
+      if (sliceBound(*found, t) == e) {
+        found = e;
+        continue;
+      }
       return std::nullopt;
+    }
     found = e;
   }
   return found ? found : SymbolicIndex::of(1);
@@ -393,6 +429,10 @@ SymbolicIndex extentOfUncached(Value v, int64_t dim, Tracer &t) {
       return extentOfImpl(gather.getIndices(), dim - axis, t);
     return extentOfImpl(gather.getData(), dim - indicesRank + 1, t);
   }
+  // GatherElements: the result has the indices' extents (torch.export's
+  // token_type_ids, a buffer slice read back by position).
+  if (auto gather = dyn_cast<GatherElementsOp>(op))
+    return extentOfImpl(gather.getIndices(), dim, t);
   if (auto matmul = dyn_cast<MatmulOp>(op)) {
     auto lhs = cast<RankedTensorType>(matmul.getLhs().getType());
     auto rhs = cast<RankedTensorType>(matmul.getRhs().getType());
@@ -493,10 +533,13 @@ SymbolicIndex extentOfUncached(Value v, int64_t dim, Tracer &t) {
       return extentOfImpl(expand.getInput(), inputDim, t);
     if (s && (inputDim < 0 || inputType.getDimSize(inputDim) == 1))
       return *s;
-    // Both extents the same: the broadcast is that extent.
-    if (s && inputDim >= 0 &&
-        *s == extentOfImpl(expand.getInput(), inputDim, t))
-      return *s;
+    // Both extents the same, or the input's a cut of the table to at most
+    // the shape's (sliceBound): the broadcast is the shape's extent.
+    if (s && inputDim >= 0) {
+      SymbolicIndex in = extentOfImpl(expand.getInput(), inputDim, t);
+      if (*s == in || sliceBound(in, t) == s)
+        return *s;
+    }
     return self;
   }
   return self;

@@ -42,6 +42,10 @@
 # (view(batch, -1) as (batch * length) / batch, the padding mask by
 # GatherND):
 #   transformers_llama_op18_dynamo, transformers_gpt2_op18_dynamo
+#   transformers_bert_op18_dynamo      an encoder (-> last_hidden_state):
+#                                      the position and token type tables
+#                                      cut to the length, read by
+#                                      GatherElements
 #   transformers_gemma3_op17_logits    a 4-token sliding window in layer 0,
 #                                      full attention in layer 1, q/k norms,
 #                                      norms before and after each block
@@ -101,8 +105,10 @@ FIXTURES.update({"transformers_%s_op17_logits" % f: ("logits", f)
                  for f in LOGITS_FAMILIES})
 # Exported by the default (dynamo) exporter at its own opset.
 DYNAMO = {"transformers_llama_op18_dynamo": "llama",
-          "transformers_gpt2_op18_dynamo": "gpt2"}
-FIXTURES.update({name: ("logits", f) for name, f in DYNAMO.items()})
+          "transformers_gpt2_op18_dynamo": "gpt2",
+          "transformers_bert_op18_dynamo": "bert"}
+FIXTURES.update({name: ("encoder" if f == "bert" else "logits", f)
+                 for name, f in DYNAMO.items()})
 DYNAMO_OPSET = 18
 
 # The sizes of CONFIG for the families whose configs name them otherwise.
@@ -113,6 +119,7 @@ PLAIN = dict(vocab_size=256, hidden_size=64, num_hidden_layers=2,
 EXPECTED = {
     "llama": dict(rms_norm=5, silu=2, attention=2),
     "gpt2": dict(layer_norm=5, gelu=2, attention=2),
+    "bert": dict(layer_norm=5, gelu=2, attention=2),
     "opt": dict(layer_norm=5, attention=2),
     "olmo2": dict(rms_norm=9, silu=2, attention=2),
     "qwen3": dict(rms_norm=9, silu=2, attention=2),
@@ -124,7 +131,7 @@ EXPECTED = {
     "granite": dict(rms_norm=5, silu=2, attention=2),
     "gemma3": dict(rms_norm=13, gelu=2, attention=2),
 }
-GELU_FORM = {"gpt2": "tanh", "gemma": "tanh", "gemma3": "tanh", "gptneox": "none", "falcon": "none",
+GELU_FORM = {"gpt2": "tanh", "bert": "none", "gemma": "tanh", "gemma3": "tanh", "gptneox": "none", "falcon": "none",
              "phi": "tanh"}
 
 
@@ -134,6 +141,8 @@ def family_model(family):
     if family == "opt":
         return T.OPTConfig(**PLAIN, ffn_dim=176, word_embed_proj_dim=64,
                            do_layer_norm_before=True), T.OPTForCausalLM
+    if family == "bert":
+        return (T.BertConfig(**PLAIN, intermediate_size=176), T.BertModel)
     if family == "gpt2":
         return (T.GPT2Config(vocab_size=256, n_embd=64, n_layer=2, n_head=4,
                              n_positions=128), T.GPT2LMHeadModel)
@@ -244,7 +253,27 @@ class Logits(torch.nn.Module):
                           use_cache=False).logits
 
 
+class Encoder(torch.nn.Module):
+    """input_ids, attention_mask -> last_hidden_state."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids, attention_mask):
+        return self.model(input_ids=input_ids,
+                          attention_mask=attention_mask).last_hidden_state
+
+
 def signature(kind, cfg):
+    if kind == "encoder":
+        g = torch.Generator().manual_seed(SEED + 1)
+        args = [torch.randint(0, cfg.vocab_size, (B, S), generator=g),
+                torch.ones(B, S, dtype=torch.long)]
+        axes = {n: {0: "batch_size", 1: "sequence_length"}
+                for n in ("input_ids", "attention_mask", "last_hidden_state")}
+        return (args, ["input_ids", "attention_mask"], ["last_hidden_state"],
+                axes)
     if kind == "logits":
         g = torch.Generator().manual_seed(SEED + 1)
         args = [torch.randint(0, cfg.vocab_size, (B, S), generator=g),
@@ -286,7 +315,8 @@ def export(name, out_dir):
     os.makedirs(d, exist_ok=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        wrapper = Logits(model) if kind == "logits" else Decoder(cfg, model)
+        wrapper = {"logits": Logits, "encoder": Encoder}.get(
+            kind, lambda m: Decoder(cfg, m))(model)
         if name in DYNAMO:
             path = os.path.join(d, "model.onnx")
             torch.onnx.export(wrapper, tuple(args), path,
@@ -335,7 +365,10 @@ def metadata(name, kind, family, cfg, inputs, outputs, axes):
         "expected_after_fusion": {"layer_norm": 0, "rms_norm": 2 * layers + 1,
                                   "gelu": 0, "attention": layers},
     }
-    if kind == "logits":
+    if kind == "encoder":
+        meta["causal"] = False
+        meta["position"] = "learned"
+    if kind in ("logits", "encoder"):
         kv_heads = getattr(cfg, "num_key_value_heads", None) or \
             getattr(cfg, "num_kv_heads", None) or cfg.num_attention_heads
         meta.update({
@@ -344,7 +377,8 @@ def metadata(name, kind, family, cfg, inputs, outputs, axes):
             cfg.hidden_size // cfg.num_attention_heads,
             "intermediate": getattr(cfg, "intermediate_size", None) or
             getattr(cfg, "ffn_dim", None) or 4 * cfg.hidden_size,
-            "position": "learned" if family in ("opt", "gpt2") else "rotary",
+            "position": "learned" if family in ("opt", "gpt2", "bert")
+            else "rotary",
             "norm": "LayerNorm" if "layer_norm" in EXPECTED[family]
             else "RMSNorm",
             "gelu_approximate": GELU_FORM.get(family),
@@ -367,7 +401,8 @@ def verify(name, out_dir):
     import numpy as np
     kind, family = FIXTURES[name]
     cfg, model = build(family)
-    wrapper = Logits(model) if kind == "logits" else Decoder(cfg, model)
+    wrapper = {"logits": Logits, "encoder": Encoder}.get(
+        kind, lambda m: Decoder(cfg, m))(model)
     worst = 0.0
     ref = os.path.join(out_dir, name, "ref")
     for case in sorted(os.listdir(ref)):
@@ -378,14 +413,14 @@ def verify(name, out_dir):
         t = {n: torch.from_numpy(np.load(os.path.join(ref, case, n + ".npy")))
              for n in spec["inputs"] + spec["outputs"]}
         args = [t["input_ids"], t["attention_mask"]]
-        if kind != "logits":
+        if kind not in ("logits", "encoder"):
             args.append(t["position_ids"])
         args += [t["past_key_values.%d.%s" % (i, k)]
                  for i in range(cfg.num_hidden_layers) for k in ("key", "value")
                  if "past_key_values.%d.%s" % (i, k) in t]
         with torch.no_grad():
             outs = wrapper(*args)
-        if kind == "logits":
+        if kind in ("logits", "encoder"):
             outs = (outs,)
         for n, got in zip(spec["outputs"], outs):
             worst = max(worst, float((got - t[n]).abs().max()))

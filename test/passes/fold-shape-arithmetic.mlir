@@ -206,3 +206,32 @@ func.func @product_over_its_factor(
   %d = strata.sub %n, %il : (tensor<i64>, tensor<i64>) -> tensor<i64>
   return %d : tensor<i64>
 }
+
+// -----
+
+// BERT as torch.export spells its embeddings: the position table cut to
+// the ids' length S (extent min(S, 512) <= S) and read back through
+// GatherElements, added to the token embeddings [B, S, 64]; a valid
+// broadcast of S and min(S, 512) is S, so the head split's -1 is 4.
+// CHECK-LABEL: func.func @table_cut_to_the_length
+//       CHECK:   strata.reshape {{.*}} -> tensor<?x?x4x16xf32>
+func.func @table_cut_to_the_length(
+    %ids: tensor<?x?xi64> {strata.dims = ["batch", "seq"]}) -> tensor<?x?x?x16xf32> {
+  %words = strata.constant dense<0.5> : tensor<256x64xf32>
+  %positions = strata.constant dense<0.25> : tensor<512x64xf32>
+  %buffer = strata.constant dense<0> : tensor<1x512xi64>
+  %c0 = strata.constant dense<0> : tensor<1xi64>
+  %c1 = strata.constant dense<1> : tensor<1xi64>
+  %m1 = strata.constant dense<-1> : tensor<1xi64>
+  %c16 = strata.constant dense<16> : tensor<1xi64>
+  %b = strata.shape %ids {end = 1 : i64} : tensor<?x?xi64> -> tensor<1xi64>
+  %s = strata.shape %ids {start = 1 : i64, end = 2 : i64} : tensor<?x?xi64> -> tensor<1xi64>
+  %cut = strata.slice %buffer, %c0, %s, %c1 {axes = array<i64: 1>} : (tensor<1x512xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x?xi64>
+  %read = strata.gather_elements %buffer, %cut {axis = 1 : i64} : (tensor<1x512xi64>, tensor<1x?xi64>) -> tensor<1x?xi64>
+  %x = strata.gather %words, %ids : (tensor<256x64xf32>, tensor<?x?xi64>) -> tensor<?x?x64xf32>
+  %p = strata.gather %positions, %read : (tensor<512x64xf32>, tensor<1x?xi64>) -> tensor<1x?x64xf32>
+  %h = strata.add %x, %p : (tensor<?x?x64xf32>, tensor<1x?x64xf32>) -> tensor<?x?x64xf32>
+  %view = strata.concat %b, %s, %m1, %c16 {axis = 0 : i64} : (tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4xi64>
+  %r = strata.reshape %h, %view : (tensor<?x?x64xf32>, tensor<4xi64>) -> tensor<?x?x?x16xf32>
+  return %r : tensor<?x?x?x16xf32>
+}

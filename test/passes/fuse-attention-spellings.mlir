@@ -148,6 +148,21 @@ func.func @negative_attention_soft_cap(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4
 
 // -----
 
+// Heads the shape folds could not prove static: strata.attention takes
+// static head counts and head dims only, so the chain stays.
+// CHECK-LABEL: func.func @negative_attention_dynamic_heads
+//   CHECK-NOT:   strata.attention
+func.func @negative_attention_dynamic_heads(%q: tensor<1x?x4x8xf32>, %k: tensor<1x?x4x8xf32>, %v: tensor<1x?x4x8xf32>) -> tensor<1x?x4x8xf32> {
+  %kt = strata.transpose %k, [0, 1, 3, 2] : tensor<1x?x4x8xf32> -> tensor<1x?x8x4xf32>
+  %s = strata.matmul %q, %kt : (tensor<1x?x4x8xf32>, tensor<1x?x8x4xf32>) -> tensor<1x?x4x4xf32>
+  // expected-remark @+1 {{softmax did not fuse into strata.attention: the head counts or head dims of Q, K or V are not static (the shapes that split the heads did not fold)}}
+  %p = strata.softmax %s {axis = -1 : i64} : tensor<1x?x4x4xf32>
+  %o = strata.matmul %p, %v : (tensor<1x?x4x4xf32>, tensor<1x?x4x8xf32>) -> tensor<1x?x4x8xf32>
+  return %o : tensor<1x?x4x8xf32>
+}
+
+// -----
+
 // The scale on Q before its heads are transposed into place: the scale is
 // folded and Q is the transposed unscaled tensor.
 // CHECK-LABEL: func.func @fuse_attention_scale_before_query_transpose
