@@ -266,21 +266,15 @@ class Encoder(torch.nn.Module):
 
 
 def signature(kind, cfg):
-    if kind == "encoder":
+    if kind in ("encoder", "logits"):
+        # input_ids, attention_mask -> one output, no cache.
+        output = "last_hidden_state" if kind == "encoder" else "logits"
         g = torch.Generator().manual_seed(SEED + 1)
         args = [torch.randint(0, cfg.vocab_size, (B, S), generator=g),
                 torch.ones(B, S, dtype=torch.long)]
         axes = {n: {0: "batch_size", 1: "sequence_length"}
-                for n in ("input_ids", "attention_mask", "last_hidden_state")}
-        return (args, ["input_ids", "attention_mask"], ["last_hidden_state"],
-                axes)
-    if kind == "logits":
-        g = torch.Generator().manual_seed(SEED + 1)
-        args = [torch.randint(0, cfg.vocab_size, (B, S), generator=g),
-                torch.ones(B, S, dtype=torch.long)]
-        axes = {n: {0: "batch_size", 1: "sequence_length"}
-                for n in ("input_ids", "attention_mask", "logits")}
-        return args, ["input_ids", "attention_mask"], ["logits"], axes
+                for n in ("input_ids", "attention_mask", output)}
+        return args, ["input_ids", "attention_mask"], [output], axes
     heads_kv = cfg.num_key_value_heads
     head_dim = cfg.hidden_size // cfg.num_attention_heads
     total = "total_sequence_length" if kind == "past" else "sequence_length"
