@@ -747,7 +747,9 @@ private:
     });
     for (MulOp m : counts) {
       Value counted = m.getResult();
-      // With a past: the new tokens' part, [past_length:] of the sequence.
+      // With a past: the new tokens' part, [past_length:] of the sequence;
+      // a count over past and new tokens used otherwise stays (and the
+      // mask's use refuses the split).
       if (counted.hasOneUse())
         if (auto cut = dyn_cast<SliceOp>(*counted.getUsers().begin());
             cut && cut.getInput() == counted &&
@@ -755,6 +757,8 @@ private:
             isConstantInt(cut.getSteps(), 1) &&
             derivesFromPastLength(cut.getStarts(), shape))
           counted = cut.getResult();
+      if (counted == m.getResult() && !shape.pastArgs.empty())
+        continue;
       b.setInsertionPoint(m);
       Location loc = m.getLoc();
       Value next = AddOp::create(b, loc, positions.getType(), positions,
