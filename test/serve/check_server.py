@@ -323,12 +323,28 @@ def prefix_checks(server, bin_dir, artifact):
 def queue_and_drain_checks(bin_dir, artifact):
     server = h.Server(bin_dir, artifact, "--model-name", "bytegpt",
                       "--max-seqs", "1", "--max-queue", "2")
+    def settled(name, value):
+        """Waits (up to 20 s) for a gauge of /metrics to read |value|:
+        a request joins the running set at the scheduler's next step, so the
+        first stream may still wait in the queue right after its headers."""
+        deadline = time.time() + 20
+        while h.metric_value(server.metrics(), name) != value:
+            if time.time() > deadline:
+                return False
+            time.sleep(0.01)
+        return True
+
     try:
         opened = []
         for i in range(3):
             opened.append(h.open_stream(server.host, server.port,
                                         {"prompt": f"{i}", "max_tokens": 250,
                                          "temperature": 0, "stream": True}))
+            if i == 0:
+                check(settled("strata_requests_running", 1),
+                      "the first stream never started")
+        check(settled("strata_requests_waiting", 2),
+              "the second and third streams are not waiting")
         status, headers, body = server.request(
             "POST", "/v1/completions", {"prompt": "x", "max_tokens": 2})
         check(status == 429 and headers.get("Retry-After") == "1" and
