@@ -318,8 +318,7 @@ def export(name, out_dir):
                               output_names=outputs, dynamic_axes=axes,
                               dynamo=True, external_data=False,
                               verbose=False)
-            with open(path, "rb") as f:
-                buf.write(f.read())
+            buf.write(without_provenance(path))
         else:
             torch.onnx.export(wrapper, tuple(args), buf,
                               opset_version=OPSET, input_names=names,
@@ -332,6 +331,24 @@ def export(name, out_dir):
                   indent=1, sort_keys=True)
         f.write("\n")
     return len(buf.getvalue())
+
+
+def without_provenance(path):
+    """The bytes of the ONNX file at |path| without the default exporter's
+    per-node stack traces and doc strings (they name the exporting
+    machine's file paths)."""
+    import onnx
+    model = onnx.load(path)
+    for graph in [model.graph] + [f for f in model.functions]:
+        for node in graph.node:
+            node.doc_string = ""
+            del node.metadata_props[:]
+    for value in list(model.graph.value_info) + list(model.graph.input) + \
+            list(model.graph.output):
+        del value.metadata_props[:]
+    del model.graph.metadata_props[:]
+    model.doc_string = ""
+    return model.SerializeToString()
 
 
 def metadata(name, kind, family, cfg, inputs, outputs, axes):
