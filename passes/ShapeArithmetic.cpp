@@ -326,9 +326,6 @@ SymbolicIndex argumentExtent(BlockArgument arg, int64_t dim) {
   return self;
 }
 
-/// The extent of a broadcast result at |dim| from the operands' extents at
-/// that dim (aligned to the end): one extent that is not 1, if the others
-/// are 1 or equal to it.
 /// The end E when |e| is the extent of a slice from 0 with step 1 along
 /// its own dim (the single term naming the slice): the extent is min(E,
 /// the input's), so at most E.
@@ -355,6 +352,9 @@ std::optional<SymbolicIndex> sliceBound(const SymbolicIndex &e, Tracer &t) {
   return std::nullopt;
 }
 
+/// The extent of a broadcast result at |dim| from the operands' extents at
+/// that dim (aligned to the end): one extent that is not 1, if the others
+/// are 1 or equal to it (or a table cut to at most it: sliceBound).
 std::optional<SymbolicIndex> broadcastExtent(ValueRange operands, int64_t rank,
                                              int64_t dim, Tracer &t) {
   std::optional<SymbolicIndex> found;
