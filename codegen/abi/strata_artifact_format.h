@@ -18,7 +18,7 @@ extern "C" {
 /* A reader refuses a newer major (INCOMPATIBLE) and reads any minor of its
  * own major: a minor only adds what an older reader may ignore. */
 #define STRATA_ARTIFACT_FORMAT_MAJOR 2u
-#define STRATA_ARTIFACT_FORMAT_MINOR 1u
+#define STRATA_ARTIFACT_FORMAT_MINOR 2u
 #define STRATA_ARTIFACT_ALIGNMENT 64u /* every section starts 64-aligned */
 
 /* Legacy CPU feature bits (strata_cpu_features_host, strata_module_cpu_
@@ -65,7 +65,22 @@ typedef enum strata_section_kind_e {
   STRATA_SECTION_WEIGHTS = 2,  /* constant data; mapped read-only */
   STRATA_SECTION_CPU_CODE = 3, /* an ELF x86-64 shared object */
   STRATA_SECTION_CUDA_CODE = 4,/* reserved for cubin/PTX */
+  STRATA_SECTION_PARALLEL = 5, /* strata_parallel_section_t (minor 2) */
 } strata_section_kind_t;
+
+/* The PARALLEL section (32 bytes, flagged required): the file is one rank
+ * of a model split over several processes, each loading its own file. Its
+ * code calls the collective imports (strata_kernel_abi.h), which exchange
+ * data through the communicator the embedder gives the session; a runtime
+ * refuses to run it without one whose size and rank match these. A file
+ * without this section is a whole model (one rank of one). */
+typedef struct strata_parallel_section_t {
+  uint32_t tensor_rank;     /* this file's rank in the tensor-parallel group */
+  uint32_t tensor_ranks;    /* ranks each layer's weights are split over */
+  uint32_t pipeline_stage;  /* 0: pipeline stages are not yet written */
+  uint32_t pipeline_stages; /* 1 */
+  uint32_t reserved[4];     /* 0 */
+} strata_parallel_section_t;
 
 /* strata_section_t.flags bits. */
 #define STRATA_SECTION_FLAG_REQUIRED 1u /* a reader must understand it */

@@ -484,6 +484,37 @@ enum {
 };
 
 /*
+ * strata_rt_all_reduce_f32(strata_rt_context_t* context,
+ *                          const int64_t* params)
+ * strata_rt_all_gather_f32(strata_rt_context_t* context,
+ *                          const int64_t* params)
+ *
+ * The collectives of a tensor-parallel rank (an artifact with a PARALLEL
+ * section), over the communicator the session was given; RANKS is the
+ * group size the code was compiled for. IN is an fp32 tensor viewed as
+ * rank 4 (a lower rank padded with leading dims of 1) with SIZES and
+ * STRIDES (in elements); OUT a contiguous fp32 buffer the code allocated.
+ *  - all_reduce: OUT (IN's sizes) = the elementwise sum over the ranks of
+ *    their IN, added in rank order (rank 0's + rank 1's + ...) so that
+ *    every rank holds the same bits whatever the transport.
+ *  - all_gather: OUT has IN's sizes but SIZES[AXIS] * RANKS along AXIS;
+ *    rank r's IN lies at [r * SIZES[AXIS], (r + 1) * SIZES[AXIS]) there.
+ * Every rank of the group must call the same collectives in the same
+ * order with the same sizes. A run without a communicator, with one whose
+ * size is not RANKS, or whose transport fails ends (FAILED_PRECONDITION,
+ * UNAVAILABLE); an AXIS outside [0, 4) ends it (INTERNAL).
+ */
+enum {
+  STRATA_COLL_IN = 0,      /* address of IN's element 0 */
+  STRATA_COLL_SIZES = 1,   /* 4 sizes */
+  STRATA_COLL_STRIDES = 5, /* 4 strides, in elements */
+  STRATA_COLL_OUT = 9,     /* address of OUT's element 0 (contiguous) */
+  STRATA_COLL_AXIS = 10,   /* all_gather: the dim the ranks' parts stack on */
+  STRATA_COLL_RANKS = 11,
+  STRATA_COLL_PARAM_COUNT = 12
+};
+
+/*
  * strata_rt_attention_append(strata_rt_context_t* context,
  *                            const int64_t* params)
  *
