@@ -1,8 +1,8 @@
 //===- ArtifactWriter.cpp - Serializes a .strata artifact -----------------===//
 // SPDX-License-Identifier: Apache-2.0
-// Layout: header | section table | manifest | code | weights, each section
-// 64-byte aligned and flagged required, weights last so that the big
-// mapping starts on its own. The manifest's rules and byte layout are the
+// Layout: header | section table | manifest | code | [parallel |] weights,
+// each section 64-byte aligned and flagged required, weights last so that
+// the big mapping starts on its own. The manifest's rules and byte layout are the
 // shared ones of codegen/format.
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +21,7 @@
 #include "codegen/abi/strata_kernel_abi.h"
 #include "codegen/format/ManifestCodec.h"
 #include "codegen/format/ManifestRules.h"
+#include "codegen/format/ParallelSection.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -142,10 +143,15 @@ bool ArtifactWriter::validate(std::string *error) const {
   if (!buildManifest(&manifest, error))
     return false;
   format::ArtifactLayout layout;
-  layout.sectionKinds = {STRATA_SECTION_MANIFEST, STRATA_SECTION_CPU_CODE,
-                         STRATA_SECTION_WEIGHTS};
+  layout.sectionKinds = {STRATA_SECTION_MANIFEST, STRATA_SECTION_CPU_CODE};
+  if (parallel)
+    layout.sectionKinds.push_back(STRATA_SECTION_PARALLEL);
+  layout.sectionKinds.push_back(STRATA_SECTION_WEIGHTS);
   format::FormatError formatError;
   if (!format::validateManifest(manifest, layout, &formatError))
+    return fail(error, formatError.message);
+  if (parallel && !format::validateParallelSection(*parallel, layout.version,
+                                                   &formatError))
     return fail(error, formatError.message);
   return true;
 }
@@ -162,13 +168,19 @@ bool ArtifactWriter::write(const ArtifactSink &sink, std::string *error) const {
     return false;
   std::vector<uint8_t> manifest = encodeManifest();
   static_assert(kCpuCodeSection == 1, "the code follows the manifest");
-  return assemble({{STRATA_SECTION_MANIFEST, STRATA_SECTION_FLAG_REQUIRED,
-                    manifest.data(), manifest.size()},
-                   {STRATA_SECTION_CPU_CODE, STRATA_SECTION_FLAG_REQUIRED,
-                    code, codeSize},
-                   {STRATA_SECTION_WEIGHTS, STRATA_SECTION_FLAG_REQUIRED,
-                    weights, weightsSize}},
-                  sink, error);
+  std::vector<ArtifactSection> sections = {
+      {STRATA_SECTION_MANIFEST, STRATA_SECTION_FLAG_REQUIRED, manifest.data(),
+       manifest.size()},
+      {STRATA_SECTION_CPU_CODE, STRATA_SECTION_FLAG_REQUIRED, code, codeSize}};
+  // Required: a reader that cannot join a group must not run one rank's
+  // share of the weights as if it were the whole model.
+  if (parallel)
+    sections.push_back({STRATA_SECTION_PARALLEL, STRATA_SECTION_FLAG_REQUIRED,
+                        reinterpret_cast<const uint8_t *>(&*parallel),
+                        sizeof(*parallel)});
+  sections.push_back({STRATA_SECTION_WEIGHTS, STRATA_SECTION_FLAG_REQUIRED,
+                      weights, weightsSize});
+  return assemble(sections, sink, error);
 }
 
 bool ArtifactWriter::writeToVector(std::vector<uint8_t> *out,

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -106,8 +107,17 @@ public:
   /// The intermediate arena size to record (0 for now).
   void setWorkspaceBytes(uint64_t bytes) { workspaceBytes = bytes; }
 
+  /// Makes the artifact one rank of a tensor-parallel group: a required
+  /// PARALLEL section holding |section| is written between the code and
+  /// the weights. Without it the artifact is a whole model.
+  void setParallel(const strata_parallel_section_t &section) {
+    parallel = section;
+  }
+
   /// Checks the contents against every rule the runtime's loader enforces
-  /// (the shared format::validateManifest, and code present). Returns false
+  /// (the shared format::validateManifest and, when set, the PARALLEL
+  /// section's format::validateParallelSection, and code present). Returns
+  /// false
   /// and sets |*error| (if non-null) on the first violation.
   bool validate(std::string *error) const;
 
@@ -130,7 +140,8 @@ public:
   bool writeToFile(const std::string &path, std::string *error) const;
 
   /// The section table index of the CPU code in what write() lays out
-  /// (manifest, code, weights), which its target descriptor names.
+  /// (manifest, code, [parallel,] weights), which its target descriptor
+  /// names.
   static constexpr uint32_t kCpuCodeSection = 1;
 
   /// Lays out an artifact from raw sections, in table and file order,
@@ -161,6 +172,7 @@ private:
   const uint8_t *code = nullptr;
   size_t codeSize = 0;
   uint64_t workspaceBytes = 0;
+  std::optional<strata_parallel_section_t> parallel;
 };
 
 } // namespace strata::codegen

@@ -236,7 +236,7 @@ public:
       uint32_t kind = kinds[target.section];
       // A descriptor of a section this reader does not know is skipped
       // with the section.
-      if (kind > STRATA_SECTION_CUDA_CODE)
+      if (kind > STRATA_SECTION_PARALLEL)
         continue;
       uint32_t expected = kind == STRATA_SECTION_CPU_CODE    ? STRATA_TARGET_CPU
                           : kind == STRATA_SECTION_CUDA_CODE ? STRATA_TARGET_CUDA

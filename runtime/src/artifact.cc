@@ -14,6 +14,7 @@
 #include "checksum.h"
 #include "codegen/format/ManifestCodec.h"
 #include "codegen/format/ManifestRules.h"
+#include "codegen/format/ParallelSection.h"
 #include "strata_artifact_format.h"
 #include "strata_kernel_abi.h"
 
@@ -41,6 +42,8 @@ const char* sectionKindName(uint32_t kind) {
       return "code";
     case STRATA_SECTION_CUDA_CODE:
       return "cuda code";
+    case STRATA_SECTION_PARALLEL:
+      return "parallel";
   }
   return "unknown";
 }
@@ -133,9 +136,19 @@ strata_status_t validateHeader(const uint8_t* data, size_t size,
   return nullptr;
 }
 
+strata_status_t statusOf(const format::FormatError& error) {
+  strata_status_code_t code = STRATA_STATUS_DATA_LOSS;
+  if (error.kind == format::FormatErrorKind::Incompatible) {
+    code = STRATA_STATUS_INCOMPATIBLE;
+  } else if (error.kind == format::FormatErrorKind::Unimplemented) {
+    code = STRATA_STATUS_UNIMPLEMENTED;
+  }
+  return STRATA_MAKE_STATUS(code, "%s", error.message.c_str());
+}
+
 // Known kinds are handled by their rules whatever the flag says, except
-// that the three every artifact has must carry it; an unknown kind is
-// skipped when optional and refused when required.
+// that the three every artifact has, and PARALLEL, must carry it; an
+// unknown kind is skipped when optional and refused when required.
 strata_status_t checkSectionKind(uint32_t index,
                                  const strata_section_t& section) {
   const bool required = section.flags & STRATA_SECTION_FLAG_REQUIRED;
@@ -143,6 +156,9 @@ strata_status_t checkSectionKind(uint32_t index,
     case STRATA_SECTION_MANIFEST:
     case STRATA_SECTION_WEIGHTS:
     case STRATA_SECTION_CPU_CODE:
+    // An older reader must refuse a rank rather than run its share of the
+    // weights as a whole model.
+    case STRATA_SECTION_PARALLEL:
       if (!required) {
         return DATA_LOSS("section %" PRIu32 " (%s) is not flagged required",
                          index, sectionKindName(section.kind));
@@ -181,7 +197,8 @@ strata_status_t validateSections(const uint8_t* data, size_t size,
     uint32_t index;
   };
   std::vector<Range> ranges;
-  int counts[STRATA_SECTION_CUDA_CODE + 1] = {};
+  int counts[STRATA_SECTION_PARALLEL + 1] = {};
+  SectionView parallel;
   for (uint32_t i = 0; i < header.section_count; ++i) {
     strata_section_t section;
     std::memcpy(&section, table + size_t{i} * sizeof(section), sizeof(section));
@@ -213,7 +230,7 @@ strata_status_t validateSections(const uint8_t* data, size_t size,
                        i, section.offset, tableEnd);
     }
     ranges.push_back({section.offset, section.offset + section.size, i});
-    if (section.kind > STRATA_SECTION_CUDA_CODE) continue;  // skipped
+    if (section.kind > STRATA_SECTION_PARALLEL) continue;  // skipped
     if (++counts[section.kind] > 1) {
       return DATA_LOSS("more than one %s section",
                        sectionKindName(section.kind));
@@ -226,6 +243,7 @@ strata_status_t validateSections(const uint8_t* data, size_t size,
       out->cpuCode = view;
       out->cpuCodeIndex = i;
     }
+    if (section.kind == STRATA_SECTION_PARALLEL) parallel = view;
   }
   for (uint32_t kind : {STRATA_SECTION_MANIFEST, STRATA_SECTION_WEIGHTS,
                         STRATA_SECTION_CPU_CODE}) {
@@ -251,18 +269,22 @@ strata_status_t validateSections(const uint8_t* data, size_t size,
       out->cpuCode.checksum) {
     return DATA_LOSS("code checksum mismatch");
   }
+  if (counts[STRATA_SECTION_PARALLEL] == 1) {
+    if (checksum64(parallel.data, parallel.size) != parallel.checksum) {
+      return DATA_LOSS("parallel section checksum mismatch");
+    }
+    format::FormatError error;
+    if (!format::decodeParallelSection(
+            parallel.data, static_cast<size_t>(parallel.size),
+            {header.format_major, header.format_minor}, &out->parallel,
+            &error)) {
+      return statusOf(error);
+    }
+    out->isParallel = true;
+  }
   return nullptr;
 }
 
-strata_status_t statusOf(const format::FormatError& error) {
-  strata_status_code_t code = STRATA_STATUS_DATA_LOSS;
-  if (error.kind == format::FormatErrorKind::Incompatible) {
-    code = STRATA_STATUS_INCOMPATIBLE;
-  } else if (error.kind == format::FormatErrorKind::Unimplemented) {
-    code = STRATA_STATUS_UNIMPLEMENTED;
-  }
-  return STRATA_MAKE_STATUS(code, "%s", error.message.c_str());
-}
 
 }  // namespace
 

@@ -14,6 +14,7 @@
 
 #include "codegen/format/Manifest.h"
 #include "strata/runtime/status.h"
+#include "strata_artifact_format.h"
 
 namespace strata::runtime {
 
@@ -44,10 +45,15 @@ struct ArtifactView {
   SectionView manifest;
   SectionView weights;
   SectionView cpuCode;
+  /// Whether the artifact is one rank of a tensor-parallel group, and its
+  /// PARALLEL section (validated) if so.
+  bool isParallel = false;
+  strata_parallel_section_t parallel{};
 };
 
-/// Validates the header and section table of |size| bytes at |data| and
-/// verifies the manifest and code checksums (not the weights'). Returns
+/// Validates the header and section table of |size| bytes at |data|,
+/// verifies the manifest and code checksums (not the weights') and checks
+/// a PARALLEL section (checksum and contents). Returns
 /// DATA_LOSS naming the defect, INCOMPATIBLE for a format major or kernel
 /// ABI this runtime does not read or a required section it does not know.
 strata_status_t validateArtifact(const uint8_t* data, size_t size,

@@ -435,4 +435,11 @@ uint64_t strata_module_workspace_bytes(const strata_module_t* module) {
   return module->manifest.workspaceBytes;
 }
 
+void strata_module_parallel(const strata_module_t* module, uint32_t* out_rank,
+                            uint32_t* out_ranks) {
+  const bool parallel = module && module->view.isParallel;
+  if (out_rank) *out_rank = parallel ? module->view.parallel.tensor_rank : 0;
+  if (out_ranks) *out_ranks = parallel ? module->view.parallel.tensor_ranks : 1;
+}
+
 }  // extern "C"

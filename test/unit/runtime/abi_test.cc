@@ -21,7 +21,7 @@ namespace {
 TEST(AbiTest, Versions) {
   EXPECT_EQ(STRATA_KERNEL_ABI_VERSION, 3u);
   EXPECT_EQ(STRATA_ARTIFACT_FORMAT_MAJOR, 2u);
-  EXPECT_EQ(STRATA_ARTIFACT_FORMAT_MINOR, 1u);
+  EXPECT_EQ(STRATA_ARTIFACT_FORMAT_MINOR, 2u);
 }
 
 // Manifest enumerations: values never change once assigned.
@@ -90,6 +90,24 @@ TEST(AbiTest, ArtifactHeaderLayout) {
   EXPECT_EQ(sizeof(strata_section_t), 32u);
   EXPECT_EQ(offsetof(strata_section_t, offset), 8u);
   EXPECT_EQ(offsetof(strata_section_t, checksum), 24u);
+}
+
+// The PARALLEL section (format 2.2) and the collectives' parameter block.
+TEST(AbiTest, ParallelSectionAndCollectiveParams) {
+  EXPECT_EQ(STRATA_SECTION_PARALLEL, 5);
+  EXPECT_EQ(sizeof(strata_parallel_section_t), 32u);
+  EXPECT_EQ(offsetof(strata_parallel_section_t, tensor_rank), 0u);
+  EXPECT_EQ(offsetof(strata_parallel_section_t, tensor_ranks), 4u);
+  EXPECT_EQ(offsetof(strata_parallel_section_t, pipeline_stage), 8u);
+  EXPECT_EQ(offsetof(strata_parallel_section_t, pipeline_stages), 12u);
+  EXPECT_EQ(offsetof(strata_parallel_section_t, reserved), 16u);
+  EXPECT_EQ(STRATA_COLL_IN, 0);
+  EXPECT_EQ(STRATA_COLL_SIZES, 1);
+  EXPECT_EQ(STRATA_COLL_STRIDES, 5);
+  EXPECT_EQ(STRATA_COLL_OUT, 9);
+  EXPECT_EQ(STRATA_COLL_AXIS, 10);
+  EXPECT_EQ(STRATA_COLL_RANKS, 11);
+  EXPECT_EQ(STRATA_COLL_PARAM_COUNT, 12);
 }
 
 // Layout values are recorded in generated code: they never change.

@@ -116,7 +116,7 @@ TEST(FormatV2Test, NewerMajorIsRefusedNamingBothVersions) {
   ArtifactWriter::resealHeader(bytes.data());
   EXPECT_TRUE(failsWith(bytes, STRATA_STATUS_INCOMPATIBLE,
                         "artifact format version 7.x is newer than this "
-                        "runtime's format version 2.1"));
+                        "runtime's format version 2.2"));
 }
 
 // A value only a newer minor defines is an incompatibility there and
@@ -129,7 +129,7 @@ TEST(FormatV2Test, UnknownValuesDependOnTheMinor) {
                         "entry 'add_bias' input 'x' has unknown dtype 40"));
   EXPECT_TRUE(failsWith(withMinor(bytes, 3), STRATA_STATUS_INCOMPATIBLE,
                         "has unknown dtype 40 (artifact format 2.3 is newer "
-                        "than this reader's 2.1)"));
+                        "than this reader's 2.2)"));
   manifest = manifestOf(standardWriter());
   manifest.entries[1].kind = 9;
   EXPECT_TRUE(failsWith(withManifest(manifest), STRATA_STATUS_DATA_LOSS,

@@ -8,7 +8,8 @@
 // code section is a few bytes of filler (valid for every check before code
 // loading, not loadable): decoder has entry kinds, state tensors and CPU
 // features; sections has optional sections of unknown and CUDA kind and a
-// newer format minor. standard, minimal, decoder and sections are the
+// newer format minor; parallel is minimal as rank 1 of a tensor-parallel
+// group of 2. standard, minimal, decoder, sections and parallel are the
 // loader fuzzer's seeds (test/fuzz/loader-corpus/, docs/testing.md).
 
 #include <cstdio>
@@ -90,8 +91,8 @@ ArtifactWriter decoder() {
 }
 
 // minimal's manifest and code with an optional section of an unknown kind
-// and an optional CUDA section before the weights, marked format 2.2, which
-// a 2.1 reader accepts.
+// and an optional CUDA section before the weights, marked with the format
+// minor after this reader's, which it accepts.
 std::vector<uint8_t> sections() {
   strata::format::Manifest described = strata::testing::manifestOf(minimal());
   strata::format::ManifestTarget cudaTarget;
@@ -110,7 +111,8 @@ std::vector<uint8_t> sections() {
        {STRATA_SECTION_CUDA_CODE, 0, cuda.data(), cuda.size()},
        {STRATA_SECTION_WEIGHTS, STRATA_SECTION_FLAG_REQUIRED, nullptr, 0}});
   strata::testing::patch<uint32_t>(
-      &bytes, offsetof(strata_artifact_header_t, format_minor), 2);
+      &bytes, offsetof(strata_artifact_header_t, format_minor),
+      STRATA_ARTIFACT_FORMAT_MINOR + 1);
   ArtifactWriter::resealHeader(bytes.data());
   return bytes;
 }
@@ -143,5 +145,12 @@ int main(int argc, char** argv) {
   ok = write(minimal(), dir + "/minimal.strata") && ok;
   ok = write(decoder(), dir + "/decoder.strata") && ok;
   ok = writeBytes(sections(), dir + "/sections.strata") && ok;
+  ArtifactWriter rank = minimal();
+  strata_parallel_section_t parallel = {};
+  parallel.tensor_rank = 1;
+  parallel.tensor_ranks = 2;
+  parallel.pipeline_stages = 1;
+  rank.setParallel(parallel);
+  ok = write(rank, dir + "/parallel.strata") && ok;
   return ok ? 0 : 1;
 }

@@ -206,6 +206,15 @@ strata_module_weights_size(const strata_module_t* module);
 STRATA_API_EXPORT uint64_t
 strata_module_workspace_bytes(const strata_module_t* module);
 
+/// Where |module| sits in a tensor-parallel group: |*out_rank| of
+/// |*out_ranks| from its PARALLEL section, or 0 of 1 for a whole model (no
+/// such section). A session of a module with 2 or more ranks runs only
+/// with a communicator of that size and rank
+/// (strata_session_set_communicator). Either pointer may be NULL.
+STRATA_API_EXPORT void strata_module_parallel(const strata_module_t* module,
+                                              uint32_t* out_rank,
+                                              uint32_t* out_ranks);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif

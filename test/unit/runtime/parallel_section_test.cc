@@ -1,0 +1,223 @@
+//===- parallel_section_test.cc - The PARALLEL section, written and read --===//
+// SPDX-License-Identifier: Apache-2.0
+// One rank of a tensor-parallel group: the writer's section, the module's
+// rank, and every defect of the section the loader refuses (this binary
+// also runs under ASan+UBSan).
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "status_matchers.h"
+#include "test_artifacts.h"
+
+namespace strata::testing {
+namespace {
+
+using codegen::ArtifactWriter;
+
+strata_parallel_section_t section(uint32_t rank, uint32_t ranks) {
+  strata_parallel_section_t s = {};
+  s.tensor_rank = rank;
+  s.tensor_ranks = ranks;
+  s.pipeline_stage = 0;
+  s.pipeline_stages = 1;
+  return s;
+}
+
+// The standard artifact as rank |rank| of |ranks|.
+std::vector<uint8_t> rankArtifact(uint32_t rank, uint32_t ranks) {
+  ArtifactWriter writer = standardWriter();
+  writer.setParallel(section(rank, ranks));
+  return writeArtifact(writer);
+}
+
+// The standard manifest, code and weights with a PARALLEL section of
+// |bytes| (flags |flags|) between code and weights, as raw sections.
+std::vector<uint8_t> withParallelBytes(const std::vector<uint8_t>& bytes,
+                                       uint32_t flags =
+                                           STRATA_SECTION_FLAG_REQUIRED) {
+  std::vector<uint8_t> manifest = standardWriter().encodeManifest();
+  std::vector<codegen::ArtifactSection> sections = standardSections(manifest);
+  sections.insert(sections.begin() + 2, {STRATA_SECTION_PARALLEL, flags,
+                                         bytes.data(), bytes.size()});
+  return assembled(sections);
+}
+
+std::vector<uint8_t> bytesOf(const strata_parallel_section_t& s) {
+  const auto* b = reinterpret_cast<const uint8_t*>(&s);
+  return std::vector<uint8_t>(b, b + sizeof(s));
+}
+
+std::vector<uint8_t> withMinor(std::vector<uint8_t> bytes, uint32_t minor) {
+  patch<uint32_t>(&bytes, offsetof(strata_artifact_header_t, format_minor),
+                  minor);
+  ArtifactWriter::resealHeader(bytes.data());
+  return bytes;
+}
+
+TEST(ParallelSectionTest, WriterAddsARequiredSectionBeforeTheWeights) {
+  std::vector<uint8_t> bytes = rankArtifact(1, 2);
+  ASSERT_FALSE(bytes.empty());
+  EXPECT_EQ(peek<uint32_t>(bytes,
+                           offsetof(strata_artifact_header_t, format_minor)),
+            2u);
+  const strata_section_t parallel = sectionAt(bytes, 2);
+  EXPECT_EQ(parallel.kind, uint32_t{STRATA_SECTION_PARALLEL});
+  EXPECT_EQ(parallel.flags, STRATA_SECTION_FLAG_REQUIRED);
+  EXPECT_EQ(parallel.size, 32u);
+  EXPECT_EQ(sectionAt(bytes, 3).kind, uint32_t{STRATA_SECTION_WEIGHTS});
+  const auto stored = peek<strata_parallel_section_t>(bytes, parallel.offset);
+  EXPECT_EQ(stored.tensor_rank, 1u);
+  EXPECT_EQ(stored.tensor_ranks, 2u);
+  EXPECT_EQ(stored.pipeline_stages, 1u);
+}
+
+TEST(ParallelSectionTest, ModuleReportsItsRank) {
+  LoadedModule rank(rankArtifact(2, 3));
+  STRATA_ASSERT_OK(rank.load());
+  uint32_t r = 9, n = 9;
+  strata_module_parallel(rank.get(), &r, &n);
+  EXPECT_EQ(r, 2u);
+  EXPECT_EQ(n, 3u);
+  strata_module_parallel(rank.get(), nullptr, nullptr);  // allowed
+
+  LoadedModule whole(standardArtifact());
+  STRATA_ASSERT_OK(whole.load());
+  strata_module_parallel(whole.get(), &r, &n);
+  EXPECT_EQ(r, 0u);
+  EXPECT_EQ(n, 1u);
+}
+
+TEST(ParallelSectionTest, WriterRefusesWhatTheLoaderWouldRefuse) {
+  struct Case {
+    strata_parallel_section_t section;
+    const char* message;
+  };
+  strata_parallel_section_t stages = section(0, 2);
+  stages.pipeline_stages = 2;
+  strata_parallel_section_t reserved = section(0, 2);
+  reserved.reserved[3] = 1;
+  const Case cases[] = {
+      {section(0, 1),
+       "the parallel section has 1 tensor ranks; a tensor-parallel group has "
+       "at least 2"},
+      {section(2, 2),
+       "the parallel section's tensor rank 2 is not below its 2 tensor "
+       "ranks"},
+      {stages,
+       "the parallel section splits the model into 2 pipeline stages, which "
+       "format 2.2 does not define"},
+      {reserved, "the parallel section's reserved words are not zero"},
+  };
+  for (const Case& c : cases) {
+    ArtifactWriter writer = standardWriter();
+    writer.setParallel(c.section);
+    std::vector<uint8_t> bytes;
+    std::string error;
+    EXPECT_FALSE(writer.writeToVector(&bytes, &error));
+    EXPECT_EQ(error, c.message);
+  }
+}
+
+TEST(ParallelSectionTest, RankValuesOfNoGroupAreCorrupt) {
+  EXPECT_TRUE(failsWith(withParallelBytes(bytesOf(section(0, 0))),
+                        STRATA_STATUS_DATA_LOSS,
+                        "the parallel section has 0 tensor ranks"));
+  EXPECT_TRUE(failsWith(withParallelBytes(bytesOf(section(0, 1))),
+                        STRATA_STATUS_DATA_LOSS,
+                        "the parallel section has 1 tensor ranks"));
+  EXPECT_TRUE(failsWith(withParallelBytes(bytesOf(section(5, 4))),
+                        STRATA_STATUS_DATA_LOSS,
+                        "tensor rank 5 is not below its 4 tensor ranks"));
+  strata_parallel_section_t stage = section(0, 2);
+  stage.pipeline_stage = 1;
+  EXPECT_TRUE(failsWith(withParallelBytes(bytesOf(stage)),
+                        STRATA_STATUS_DATA_LOSS,
+                        "pipeline stage 1 is not below its 1 pipeline stages"));
+  stage.pipeline_stages = 0;
+  stage.pipeline_stage = 0;
+  EXPECT_TRUE(failsWith(withParallelBytes(bytesOf(stage)),
+                        STRATA_STATUS_DATA_LOSS,
+                        "pipeline stage 0 is not below its 0 pipeline stages"));
+}
+
+TEST(ParallelSectionTest, SizeAndFlagAreChecked) {
+  std::vector<uint8_t> bytes = bytesOf(section(0, 2));
+  std::vector<uint8_t> shorter(bytes.begin(), bytes.end() - 1);
+  EXPECT_TRUE(failsWith(withParallelBytes(shorter), STRATA_STATUS_DATA_LOSS,
+                        "the parallel section is 31 bytes, expected 32"));
+  std::vector<uint8_t> longer = bytes;
+  longer.push_back(0);
+  EXPECT_TRUE(failsWith(withParallelBytes(longer), STRATA_STATUS_DATA_LOSS,
+                        "the parallel section is 33 bytes, expected 32"));
+  EXPECT_TRUE(failsWith(withParallelBytes({}), STRATA_STATUS_DATA_LOSS,
+                        "the parallel section is 0 bytes, expected 32"));
+  EXPECT_TRUE(failsWith(withParallelBytes(bytes, 0), STRATA_STATUS_DATA_LOSS,
+                        "section 2 (parallel) is not flagged required"));
+  STRATA_ASSERT_OK(tryLoad(withParallelBytes(bytes)));
+}
+
+TEST(ParallelSectionTest, AtMostOneSectionAndItsChecksum) {
+  std::vector<uint8_t> one = bytesOf(section(0, 2));
+  std::vector<uint8_t> manifest = standardWriter().encodeManifest();
+  std::vector<codegen::ArtifactSection> sections = standardSections(manifest);
+  sections.insert(sections.begin() + 2,
+                  {{STRATA_SECTION_PARALLEL, STRATA_SECTION_FLAG_REQUIRED,
+                    one.data(), one.size()},
+                   {STRATA_SECTION_PARALLEL, STRATA_SECTION_FLAG_REQUIRED,
+                    one.data(), one.size()}});
+  EXPECT_TRUE(failsWith(assembled(sections), STRATA_STATUS_DATA_LOSS,
+                        "more than one parallel section"));
+
+  std::vector<uint8_t> flipped = rankArtifact(0, 2);
+  const strata_section_t parallel = sectionAt(flipped, 2);
+  flipped[parallel.offset + 4] ^= 0x40;  // tensor_ranks 2 -> 66
+  EXPECT_TRUE(failsWith(flipped, STRATA_STATUS_DATA_LOSS,
+                        "parallel section checksum mismatch"));
+}
+
+// Pipeline stages and reserved words are what a later minor may define.
+TEST(ParallelSectionTest, NewerMinorsMayUseReservedFieldsNotStages) {
+  strata_parallel_section_t reserved = section(1, 2);
+  reserved.reserved[0] = 7;
+  std::vector<uint8_t> bytes = withParallelBytes(bytesOf(reserved));
+  EXPECT_TRUE(failsWith(bytes, STRATA_STATUS_DATA_LOSS,
+                        "the parallel section's reserved words are not zero"));
+  STRATA_ASSERT_OK(tryLoad(withMinor(bytes, STRATA_ARTIFACT_FORMAT_MINOR + 1)));
+
+  strata_parallel_section_t stages = section(1, 2);
+  stages.pipeline_stage = 1;
+  stages.pipeline_stages = 4;
+  bytes = withParallelBytes(bytesOf(stages));
+  EXPECT_TRUE(failsWith(bytes, STRATA_STATUS_DATA_LOSS,
+                        "splits the model into 4 pipeline stages, which "
+                        "format 2.2 does not define"));
+  EXPECT_TRUE(failsWith(withMinor(bytes, 3), STRATA_STATUS_INCOMPATIBLE,
+                        "splits the model into 4 pipeline stages, which "
+                        "format 2.2 does not define (artifact format 2.3 is "
+                        "newer than this reader's 2.2)"));
+}
+
+// The section holds no code, so no target descriptor may name it.
+TEST(ParallelSectionTest, TargetDescriptorsCannotNameIt) {
+  format::Manifest manifest = manifestOf(standardWriter());
+  format::ManifestTarget target;
+  target.section = 2;
+  target.kind = STRATA_TARGET_CPU;
+  target.cpu.arch = STRATA_TARGET_CPU_ARCH_X86_64;
+  manifest.targets.push_back(target);
+  std::vector<uint8_t> encoded = format::encodeManifest(manifest);
+  std::vector<codegen::ArtifactSection> sections = standardSections(encoded);
+  std::vector<uint8_t> one = bytesOf(section(0, 2));
+  sections.insert(sections.begin() + 2, {STRATA_SECTION_PARALLEL,
+                                         STRATA_SECTION_FLAG_REQUIRED,
+                                         one.data(), one.size()});
+  EXPECT_TRUE(failsWith(assembled(sections), STRATA_STATUS_DATA_LOSS,
+                        "target descriptor of section 2, which holds no "
+                        "code"));
+}
+
+}  // namespace
+}  // namespace strata::testing
