@@ -10,6 +10,7 @@
 #include "buffer_cache.h"
 #include "kernels/attention_f32.h"
 #include "kernels/attention_kv.h"
+#include "kernels/collectives.h"
 #include "kernels/matmul_f32.h"
 #include "run_checks.h"
 #include "thread_pool.h"
@@ -69,6 +70,11 @@ const Import kImports[] = {
     {"strata_rt_kv_quantize_paged", address(&kernels::strataKvQuantizePaged),
      nullptr},
     {"strata_rt_check_failed", address(&strataRtCheckFailed), nullptr},
+    // A tensor-parallel rank's exchanges, over the session's communicator.
+    {"strata_rt_all_reduce_f32", address(&kernels::strataAllReduceF32),
+     nullptr},
+    {"strata_rt_all_gather_f32", address(&kernels::strataAllGatherF32),
+     nullptr},
 };
 
 }  // namespace

@@ -54,6 +54,10 @@ strata_status_t checkFailureStatus(const CheckFailure& f) {
                               "; recompile it with this release's compiler",
                               f.node, f.a);
   }
+  if (f.kind == kStatusFailure) {
+    return STRATA_MAKE_STATUS(static_cast<strata_status_code_t>(f.a), "%s",
+                              f.message);
+  }
   if (f.kind == kOutOfMemoryFailure) {
     return STRATA_MAKE_STATUS(STRATA_STATUS_RESOURCE_EXHAUSTED,
                               "out of memory: a buffer of %" PRIu64

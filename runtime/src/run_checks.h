@@ -29,7 +29,9 @@ bool callEntryChecked(strata_rt_context_t* context, void* function,
                       void* const* args, size_t count, CheckFailure* failure);
 
 /// INVALID_ARGUMENT naming the node, the values and the input of |failure|
-/// (RESOURCE_EXHAUSTED for a failed allocation, CANCELLED for a cancel).
+/// (RESOURCE_EXHAUSTED for a failed allocation, CANCELLED for a cancel,
+/// INTERNAL for import parameters no compiler emits, and the code and
+/// message of failRunWithStatus).
 strata_status_t checkFailureStatus(const CheckFailure& failure);
 
 /// The strata_rt_check_failed import. Ends the run of |context|; without a

@@ -3,6 +3,9 @@
 
 #include "run_context.h"
 
+#include <cstdarg>
+#include <cstdio>
+
 #include "thread_pool.h"
 
 namespace strata::runtime {
@@ -64,6 +67,19 @@ void failRunInternal(strata_rt_context_t* context, const char* what,
   failure.kind = kInternalFailure;
   failure.node = what;
   failure.a = value;
+  endRun(context, failure);
+}
+
+void failRunWithStatus(strata_rt_context_t* context, strata_status_code_t code,
+                       const char* format, ...) {
+  if (!context || !context->trap) return;
+  CheckFailure failure;
+  failure.kind = kStatusFailure;
+  failure.a = code;
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(failure.message, sizeof(failure.message), format, args);
+  va_end(args);
   endRun(context, failure);
 }
 

@@ -16,6 +16,8 @@
 #include <cstdint>
 
 #include "strata/runtime/allocator.h"
+#include "strata/runtime/communicator.h"
+#include "strata/runtime/status.h"
 #include "strata_kernel_abi.h"
 
 namespace strata::runtime {
@@ -29,6 +31,10 @@ struct CheckFailure {
   const char* input = "";
   int64_t kind = 0;
   int64_t a = 0, b = 0, c = 0;
+  /// The whole message of a kStatusFailure (a status code in |a|): copied
+  /// here because the run ends by a non-local return, past any frame that
+  /// could own a string.
+  char message[320] = {};
 };
 
 /// Where a run that ends early returns to (callEntryChecked, run_checks.h).
@@ -79,6 +85,9 @@ struct strata_rt_context_t {
   /// Kernel scratch; null: kernels that need scratch do nothing (tests
   /// always give one).
   strata::runtime::KernelScratch* scratch = nullptr;
+  /// The group the collectives exchange data with (the session's copy);
+  /// null: a run of a whole model, whose code calls no collective.
+  const strata_communicator_t* communicator = nullptr;
   /// The context parallel tasks of this run receive: the same buffers, no
   /// pool (a loop inside a task runs on its thread), no trap or cancel (a
   /// task cannot end the run). Null: tasks receive this context.
@@ -114,12 +123,23 @@ void failRunCancelled(strata_rt_context_t* context);
 void failRunInternal(strata_rt_context_t* context, const char* what,
                      int64_t value);
 
+/// Ends the run of |context| with status |code| and the printf-style
+/// message (cut at CheckFailure::message's size): what the imports report
+/// that is neither the caller's input nor a bug of the code, such as a
+/// missing communicator (FAILED_PRECONDITION) or a failed transport
+/// (UNAVAILABLE). Returns when |context| has no trap.
+void failRunWithStatus(strata_rt_context_t* context, strata_status_code_t code,
+                       const char* format, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /// CheckFailure::kind of a failed allocation (not a strata_check_kind_t).
 constexpr int64_t kOutOfMemoryFailure = -1;
 /// CheckFailure::kind of a cancelled run.
 constexpr int64_t kCancelledFailure = -2;
 /// CheckFailure::kind of import parameters no compiler emits (node: what).
 constexpr int64_t kInternalFailure = -3;
+/// CheckFailure::kind of failRunWithStatus (a: the code, message: all).
+constexpr int64_t kStatusFailure = -4;
 
 /// Threads a loop of |context| runs on (1 without a pool).
 uint32_t loopThreads(const strata_rt_context_t* context);

@@ -29,6 +29,7 @@
 #include "run_checks.h"
 #include "run_context.h"
 #include "run_results.h"
+#include "session_communicator.h"
 #include "shared_thread_pool.h"
 #include "state_memory.h"
 #include "tensor_internal.h"
@@ -62,6 +63,10 @@ struct strata_session_t {
   std::vector<size_t> stateBytes;
   /// Each state's dims at its full extent (symbolic dims at their maxima).
   std::vector<std::vector<int64_t>> stateDims;
+  /// The copy of strata_session_set_communicator's communicator (what its
+  /// |self| points to is the caller's), valid while hasCommunicator.
+  strata_communicator_t communicator{};
+  bool hasCommunicator = false;
   ~strata_session_t() {
     delete scratch;
     if (buffers) buffers->release();
@@ -247,6 +252,10 @@ strata_status_t run(strata_session_t* session, const char* entryName,
   if ((inputCount > 0 && !inputs) || (outputCount > 0 && !outputs && !into)) {
     return INVALID("inputs and outputs must be non-null");
   }
+  const strata_communicator_t* communicator =
+      session->hasCommunicator ? &session->communicator : nullptr;
+  STRATA_RETURN_IF_ERROR(
+      checkRunCommunicator(module, communicator, entryName));
   Bindings bindings;
   STRATA_RETURN_IF_ERROR(checkInputs(module, *entry, inputs, &bindings));
   STRATA_RETURN_IF_ERROR(
@@ -261,6 +270,7 @@ strata_status_t run(strata_session_t* session, const char* entryName,
   context.pool = pool;
   context.cancelRequested = &session->cancelRequested;
   context.scratch = session->scratch;
+  context.communicator = communicator;
   context.forTasks = &taskContext;
 
   // Arguments: the context, the results block (if any), one descriptor per
@@ -492,6 +502,22 @@ strata_status_t strata_session_set_thread_pool(strata_session_t* session,
   strata_thread_pool_release(std::exchange(session->sharedPool, pool));
   // Workers of its own would only sleep from now on.
   if (pool) session->pool.reset();
+  return nullptr;
+}
+
+strata_status_t strata_session_set_communicator(
+    strata_session_t* session, const strata_communicator_t* communicator) {
+  if (!session) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                              "session must be non-null");
+  }
+  if (!communicator) {
+    session->hasCommunicator = false;
+    return nullptr;
+  }
+  STRATA_RETURN_IF_ERROR(strata::runtime::acceptCommunicator(
+      session->module, communicator, &session->communicator));
+  session->hasCommunicator = true;
   return nullptr;
 }
 

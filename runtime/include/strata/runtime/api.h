@@ -8,6 +8,7 @@
 #define STRATA_RUNTIME_API_H_
 
 #include "strata/runtime/allocator.h"
+#include "strata/runtime/communicator.h"
 #include "strata/runtime/cpu.h"
 #include "strata/runtime/generate.h"
 #include "strata/runtime/io_binding.h"
@@ -19,7 +20,7 @@
 #include "strata/runtime/thread_pool.h"
 
 /// Runtime API version: (major << 16) | minor. A major bump breaks the ABI.
-#define STRATA_RUNTIME_API_VERSION ((0 << 16) | 7)
+#define STRATA_RUNTIME_API_VERSION ((0 << 16) | 8)
 
 #ifdef __cplusplus
 extern "C" {

@@ -219,6 +219,18 @@ class Module {
   const char* cpuFeature(size_t index) const {
     return strata_module_cpu_feature(module_, index);
   }
+  /// strata_module_parallel: this module's rank in its tensor-parallel
+  /// group and the group's size (0 and 1 for a whole model).
+  uint32_t parallelRank() const {
+    uint32_t rank = 0;
+    strata_module_parallel(module_, &rank, nullptr);
+    return rank;
+  }
+  uint32_t parallelRanks() const {
+    uint32_t ranks = 1;
+    strata_module_parallel(module_, nullptr, &ranks);
+    return ranks;
+  }
 
  private:
   strata_module_t* module_ = nullptr;
@@ -464,6 +476,13 @@ class Session {
 
   /// strata_session_cancel: stops the run in progress (any thread).
   void cancel() const { strata_session_cancel(session_); }
+
+  /// strata_session_set_communicator: the group a tensor-parallel rank's
+  /// collectives run over (null: none). The struct is copied; what its
+  /// |self| points to must outlive the session's use of it.
+  Status setCommunicator(const strata_communicator_t* communicator) {
+    return Status(strata_session_set_communicator(session_, communicator));
+  }
 
  private:
   strata_session_t* session_ = nullptr;

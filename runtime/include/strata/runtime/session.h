@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "strata/runtime/allocator.h"
+#include "strata/runtime/communicator.h"
 #include "strata/runtime/io_binding.h"
 #include "strata/runtime/module.h"
 #include "strata/runtime/status.h"
@@ -86,6 +87,22 @@ strata_session_thread_count(const strata_session_t* session);
 /// session.
 STRATA_API_EXPORT strata_status_t strata_session_set_thread_pool(
     strata_session_t* session, strata_thread_pool_t* pool);
+
+/// Gives the session the group its module's collectives exchange data
+/// over, from the next run on (NULL removes it). The struct is copied;
+/// what its |self| points to is borrowed and must stay valid until the
+/// communicator is removed or replaced or the session is released. A
+/// module that is rank R of a tensor-parallel group of N
+/// (strata_module_parallel) needs a communicator of size N and rank R, and
+/// every run of it fails with FAILED_PRECONDITION, before any of its code
+/// runs, while the session has none; a whole model accepts any. Returns
+/// INVALID_ARGUMENT, keeping the previous communicator, for a NULL session,
+/// a struct_size smaller than the struct's or setting fields this library
+/// does not know, no all_gather, a rank not below the size, or a size or
+/// rank other than the module's (naming both). Not concurrent with a run
+/// on this session.
+STRATA_API_EXPORT strata_status_t strata_session_set_communicator(
+    strata_session_t* session, const strata_communicator_t* communicator);
 
 /// The shared pool the session runs on (borrowed), or NULL when it runs on
 /// workers of its own.
