@@ -37,3 +37,22 @@ function(strata_check_runtime_isolation)
     endforeach()
   endforeach()
 endfunction()
+
+# strata_check_runtime_links_no_transport(target...): the runtime library
+# and the writer link no MPI; a transport is the embedder's choice
+# (runtime/comm/).
+function(strata_check_runtime_links_no_transport)
+  foreach(target IN LISTS ARGN)
+    if(NOT TARGET ${target})
+      continue()
+    endif()
+    set(all "")
+    _strata_collect_links(${target} all)
+    foreach(lib IN LISTS all)
+      if(lib MATCHES "^MPI::" OR lib MATCHES "libmpi" OR lib STREQUAL "strata_mpi")
+        message(FATAL_ERROR "${target} links '${lib}': the runtime library "
+                            "must not link a transport")
+      endif()
+    endforeach()
+  endforeach()
+endfunction()

@@ -25,6 +25,9 @@ APT_PACKAGES=(
   nlohmann-json3-dev libxxhash-dev zlib1g-dev libzstd-dev libcpp-httplib-dev
   # SentencePiece for tokenizers/ (optional there); spm_train for its tests.
   libsentencepiece-dev sentencepiece
+  # Open MPI for libstrata_mpi, the transport of tensor-parallel ranks
+  # (optional there), and mpirun for its tests and strata-run's launch.
+  openmpi-bin libopenmpi-dev
   # Fixture generators run with Debian's /usr/bin/python3; python3-dev builds
   # the Python package's extension modules.
   python3-onnx python3-torch python3-venv python3-numpy python3-dev

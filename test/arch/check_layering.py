@@ -26,6 +26,7 @@ JSON = "json"        # nlohmann/json
 SENTENCEPIECE = "sentencepiece"
 NANOBIND = "nanobind"  # nanobind and Python's C API (the Python package)
 HTTP = "http"        # cpp-httplib
+MPI = "mpi"          # an MPI implementation (Open MPI, MPICH)
 
 
 class Component(NamedTuple):
@@ -47,6 +48,8 @@ COMPONENTS = (
     Component("artifact-writer", ("codegen/artifact/",),
               ("abi", "artifact-format"), ()),
     Component("runtime", ("runtime/",), ("abi", "artifact-format"), ()),
+    # A communicator over MPI beside the runtime, which links no transport.
+    Component("runtime-mpi", ("runtime/comm/mpi/",), ("runtime",), (MPI,)),
     # Text <-> token ids beside the runtime: its status objects, no compiler;
     # the runtime does not use it.
     Component("tokenizers", ("tokenizers/",), ("runtime",),
@@ -63,8 +66,8 @@ COMPONENTS = (
               ()),
     # strata-run's generate command encodes prompts; strata-bench does not.
     Component("strata-run", ("tools/strata-run/",),
-              ("runtime", "tools-common", "runtime-tools-common",
-               "text-tools-common"), ()),
+              ("runtime", "runtime-mpi", "tools-common",
+               "runtime-tools-common", "text-tools-common"), ()),
     # The HTTP server over the runtime's scheduler, and its thin tool.
     Component("serve", ("serve/",), ("runtime", "tokenizers"), (JSON, HTTP)),
     Component("strata-serve", ("tools/strata-serve/",),
@@ -90,7 +93,8 @@ COMPONENTS = (
     # Outside the product, held to the same rule: runtime tests and users
     # of the installed runtime link no compiler code (STYLE.md §9).
     Component("runtime-tests", ("test/unit/runtime/",),
-              ("runtime", "runtime-tools", "strata-run", "artifact-writer"),
+              ("runtime", "runtime-mpi", "runtime-tools", "strata-run",
+               "artifact-writer"),
               (GTEST,)),
     Component("tokenizers-tests", ("test/unit/tokenizers/",),
               ("tokenizers",), (GTEST,)),
@@ -114,7 +118,8 @@ COMPONENTS = (
 # runtime headers, the runtime's own sources, the ABI headers and the public
 # tokenizer headers.
 INCLUDE_ROOTS = ("", "runtime/include", "runtime/src", "codegen/abi",
-                 "tokenizers/include", "serve/include")
+                 "tokenizers/include", "serve/include",
+                 "runtime/comm/mpi/include")
 # Components whose targets add include paths of their own.
 EXTRA_INCLUDE_ROOTS = {"runtime-tests": ("tools/strata-run",),
                        "capi-tests": ("tools/strata-run",),
@@ -129,6 +134,7 @@ OUTSIDE_INCLUDES = {
     SENTENCEPIECE: ("sentencepiece_processor.h", "sentencepiece_trainer.h"),
     NANOBIND: ("nanobind/", "Python.h"),
     HTTP: ("httplib.h",),
+    MPI: ("mpi.h",),
 }
 OUTSIDE_LINKS = {
     MLIR: re.compile(r"^(MLIR|LLVM|lld|obj\.MLIR)|/lib(MLIR|LLVM|lld)"),
@@ -139,6 +145,7 @@ OUTSIDE_LINKS = {
         r"^PkgConfig::STRATA_SENTENCEPIECE$|(^|/)(lib)?sentencepiece"),
     NANOBIND: re.compile(r"^(nanobind|Python::)"),
     HTTP: re.compile(r"^PkgConfig::STRATA_HTTPLIB$|(^|/)libcpp-httplib"),
+    MPI: re.compile(r"^MPI::|(^|/)lib(mpi|open-pal|open-rte)"),
 }
 
 SOURCE_SUFFIXES = (".h", ".hpp", ".c", ".cc", ".cpp", ".inc")

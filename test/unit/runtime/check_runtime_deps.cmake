@@ -1,8 +1,10 @@
 #===- check_runtime_deps.cmake - the runtime .so needs no MLIR/LLVM --------===#
 # SPDX-License-Identifier: Apache-2.0
-# Usage: cmake -DLIB=<path> [-DBUDGET=<bytes>] -P check_runtime_deps.cmake
+# Usage: cmake -DLIB=<path> [-DBUDGET=<bytes>] [-DNO_MPI=ON]
+#        -P check_runtime_deps.cmake
 # Reads the DT_NEEDED entries with objdump and checks the size budget
-# (default 5 MB; BUDGET=0 skips it, for sanitizer builds).
+# (default 5 MB; BUDGET=0 skips it, for sanitizer builds). NO_MPI: the
+# library needs no MPI either (the runtime itself; libstrata_mpi does).
 find_program(OBJDUMP objdump REQUIRED)
 execute_process(COMMAND ${OBJDUMP} -p ${LIB} OUTPUT_VARIABLE dump RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
@@ -12,6 +14,9 @@ string(REGEX MATCHALL "NEEDED +[^\n]+" needed "${dump}")
 message(STATUS "${LIB}: ${needed}")
 foreach(entry IN LISTS needed)
   if(entry MATCHES "MLIR|LLVM|clang")
+    message(FATAL_ERROR "runtime depends on '${entry}'")
+  endif()
+  if(NO_MPI AND entry MATCHES "libmpi|libstrata_mpi|libopen-pal|libpmi")
     message(FATAL_ERROR "runtime depends on '${entry}'")
   endif()
 endforeach()
