@@ -72,12 +72,16 @@ bool loadEntryInputs(
 }
 
 strata_status_t createSession(strata_module_t *module, long threads,
-                              strata_allocator_t allocator,
-                              SessionHandle *out) {
+                              strata_allocator_t allocator, SessionHandle *out,
+                              const strata_communicator_t *communicator) {
   strata_session_options_t options;
   strata_session_options_init(&options);
   options.thread_count = static_cast<uint32_t>(threads);
-  return strata_session_create(module, &options, allocator, &out->session);
+  STRATA_RETURN_IF_ERROR(
+      strata_session_create(module, &options, allocator, &out->session));
+  if (!communicator)
+    return nullptr;
+  return strata_session_set_communicator(out->session, communicator);
 }
 
 strata_status_t runEntry(strata_session_t *session,
@@ -177,7 +181,8 @@ bool parseSteps(const std::string &path, std::vector<Step> *steps,
 } // namespace
 
 int runSteps(strata_module_t *module, const std::string &stepsPath,
-             const std::string &outputDir, long threads, bool json) {
+             const std::string &outputDir, long threads, bool json,
+             const strata_communicator_t *communicator) {
   strata_allocator_t allocator = strata_allocator_system();
   std::vector<Step> steps;
   std::string error;
@@ -185,7 +190,7 @@ int runSteps(strata_module_t *module, const std::string &stepsPath,
     return fail(error);
   SessionHandle session;
   strata_status_t status =
-      createSession(module, threads, allocator, &session);
+      createSession(module, threads, allocator, &session, communicator);
   if (status)
     return failStatus("cannot create a session", status);
   if (!outputDir.empty())

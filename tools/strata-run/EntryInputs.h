@@ -39,8 +39,12 @@ struct SessionHandle {
 };
 
 /// A session on |module| with |threads| threads (0: one per CPU) in |*out|.
+/// |communicator| (null: none) is given to the session, for a rank of a
+/// tensor-parallel group.
 strata_status_t createSession(strata_module_t *module, long threads,
-                              strata_allocator_t allocator, SessionHandle *out);
+                              strata_allocator_t allocator, SessionHandle *out,
+                              const strata_communicator_t *communicator =
+                                  nullptr);
 
 /// Runs |entry| once on |inputs|: |*outputs| gets its outputs (released on
 /// failure), |*ms| the call's wall time.
@@ -71,7 +75,8 @@ bool writeEntryOutputs(const strata_entry_signature_t &entry,
 /// With |outputDir|, step k's outputs go to DIR/k/<name>.npy. Returns the
 /// process exit code.
 int runSteps(strata_module_t *module, const std::string &stepsPath,
-             const std::string &outputDir, long threads, bool json);
+             const std::string &outputDir, long threads, bool json,
+             const strata_communicator_t *communicator = nullptr);
 
 } // namespace strata::tools
 

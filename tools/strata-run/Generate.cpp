@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Generate.h"
+#include "RankGroup.h"
 #include "ToolErrors.h"
 
 #include <cerrno>
@@ -37,6 +38,7 @@ const char kUsage[] =
     "           [--stop-ids 1,2] [--prefill-chunk N] [--threads N] [--json]\n"
     "           [--draft DRAFT.strata | --prompt-lookup]\n"
     "           [--max-draft-tokens K] [--fixed-draft-tokens]\n"
+    "           [--communicator mpi|none]\n"
     "  --prompt TEXT             encode TEXT with the tokenizer\n"
     "  --prompt-ids 1,2,3        use these token ids; output is ids (and the\n"
     "                            decoded text when --tokenizer is given)\n"
@@ -75,7 +77,8 @@ const char kUsage[] =
     "  --max-draft-tokens K      most drafts per step (default 0: the\n"
     "                            model's verify_length - 1)\n"
     "  --fixed-draft-tokens      always draft K (default: adapt to the\n"
-    "                            acceptance rate, off where it does not pay)\n";
+    "                            acceptance rate, off where it does not pay;\n"
+    "                            required with a communicator)\n";
 
 struct Options {
   std::string artifact;
@@ -100,6 +103,7 @@ struct Options {
   bool promptLookup = false;
   long maxDraftTokens = 0;
   bool fixedDraftTokens = false;
+  std::string communicator;
 };
 
 using strata::tools::fail;
@@ -182,7 +186,8 @@ std::string parseArgs(int argc, char **argv, Options *options) {
                                           "--threads",
                                           "--kernel-isa",
                                           "--draft",
-                                          "--max-draft-tokens"};
+                                          "--max-draft-tokens",
+                                          "--communicator"};
     bool known = false;
     for (const char *flag : kValued)
       known |= arg == flag;
@@ -246,6 +251,8 @@ std::string parseArgs(int argc, char **argv, Options *options) {
                        std::to_string(STRATA_SESSION_MAX_THREADS) + "]");
     } else if (arg == "--draft") {
       options->draft = v;
+    } else if (arg == "--communicator") {
+      options->communicator = v;
     } else if (arg == "--max-draft-tokens") {
       if (!parseCount(v, 0, INT32_MAX, &options->maxDraftTokens))
         return expects("a count >= 0");
@@ -590,12 +597,29 @@ int runGenerate(int argc, char **argv) {
   std::string problem = parseArgs(argc, argv, &options);
   if (problem == "help") {
     std::fputs(kUsage, stdout);
+    std::fputs(kCommunicatorHelp, stdout);
     return 0;
   }
   if (!problem.empty()) {
     std::fprintf(stderr, "strata-run: error: %s\n%s", problem.c_str(), kUsage);
     return 1;
   }
+  // Declared before the sessions, which must be released first.
+  RankGroup group;
+  problem = group.open(options.communicator);
+  if (!problem.empty())
+    return fail(problem);
+  // Every rank must make the same calls: a draft length that adapts to
+  // measured acceptance and timing could differ from rank to rank.
+  if (group.communicator() && (!options.draft.empty() ||
+                               options.promptLookup) &&
+      !options.fixedDraftTokens)
+    return fail("speculative decoding across tensor-parallel ranks needs "
+                "--fixed-draft-tokens: an adaptive draft length could make "
+                "the ranks' calls differ");
+  // Rank 0 alone streams and reports.
+  if (!group.lead() && !std::freopen("/dev/null", "w", stdout))
+    return fail("cannot silence rank " + std::to_string(group.rank()));
   const std::string &source = options.sources[0];
   const bool textPrompts = source == "--prompt" || source == "--batch-prompts";
   const bool batch =
@@ -629,8 +653,9 @@ int runGenerate(int argc, char **argv) {
   }
 
   strata_allocator_t allocator = strata_allocator_system();
-  strata_status_t status = strata_module_load_file(options.artifact.c_str(),
-                                                   allocator, &guards.module);
+  std::string loaded;
+  strata_status_t status =
+      group.loadModule(options.artifact, allocator, &guards.module, &loaded);
   if (status)
     return failStatus("cannot load", status);
   strata_session_options_t sessionOptions;
@@ -638,6 +663,8 @@ int runGenerate(int argc, char **argv) {
   sessionOptions.thread_count = static_cast<uint32_t>(options.threads);
   status = strata_session_create(guards.module, &sessionOptions, allocator,
                                  &guards.session);
+  if (!status)
+    status = group.attach(guards.session);
   if (status)
     return failStatus("cannot create a session", status);
   strata_generator_options_t generatorOptions;

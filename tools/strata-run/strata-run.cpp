@@ -23,6 +23,7 @@
 #include "EntryInputs.h"
 #include "Generate.h"
 #include "Npy.h"
+#include "RankGroup.h"
 #include "ToolErrors.h"
 #include "strata/runtime/api.h"
 #include "strata/runtime/cpu.h"
@@ -38,6 +39,7 @@ const char kUsage[] =
     "usage: strata-run OUT.strata [--entry NAME] --input NAME=FILE.npy ...\n"
     "                  [--output-dir DIR] [--repeat N] [--threads N]\n"
     "                  [--json] [--inspect] [--verify]\n"
+    "                  [--communicator mpi|none]\n"
     "       strata-run generate MODEL.strata --prompt TEXT ... (see\n"
     "                  strata-run generate --help)\n"
     "  --entry NAME          entry point to run (default: main, or the\n"
@@ -65,6 +67,7 @@ struct Options {
   std::vector<std::pair<std::string, std::string>> inputs;
   std::string outputDir;
   std::string steps;
+  std::string communicator;
   long repeat = 1;
   long threads = 0;
   bool json = false;
@@ -95,7 +98,7 @@ std::string parseArgs(int argc, char **argv, Options *options) {
       options->verify = true;
     } else if (arg == "--entry" || arg == "--input" || arg == "--output-dir" ||
                arg == "--repeat" || arg == "--threads" || arg == "--steps" ||
-               arg == "--kernel-isa") {
+               arg == "--kernel-isa" || arg == "--communicator") {
       const char *v = value(arg.c_str());
       if (!v)
         return arg + " needs a value";
@@ -107,6 +110,8 @@ std::string parseArgs(int argc, char **argv, Options *options) {
           return problem;
       } else if (arg == "--steps") {
         options->steps = v;
+      } else if (arg == "--communicator") {
+        options->communicator = v;
       } else if (arg == "--output-dir") {
         options->outputDir = v;
       } else if (arg == "--repeat") {
@@ -319,14 +324,26 @@ std::string jsonNumber(double value) {
   return buffer;
 }
 
-int runTool(const Options &options) {
+int runTool(Options options) {
+  RankGroup group;
+  std::string problem = group.open(options.communicator);
+  if (!problem.empty())
+    return fail(problem);
+  // Every rank runs the same calls; rank 0 alone reports them.
+  if (!group.lead()) {
+    if (!std::freopen("/dev/null", "w", stdout))
+      return fail("cannot silence rank " + std::to_string(group.rank()));
+    options.outputDir.clear();
+  }
   strata_allocator_t allocator = strata_allocator_system();
   auto loadStart = std::chrono::steady_clock::now();
   strata_module_t *module = nullptr;
+  std::string loaded;
   strata_status_t status =
-      strata_module_load_file(options.artifact.c_str(), allocator, &module);
+      group.loadModule(options.artifact, allocator, &module, &loaded);
   if (status)
     return failStatus("cannot load", status);
+  options.artifact = loaded;
   double loadMs = std::chrono::duration<double, std::milli>(
                       std::chrono::steady_clock::now() - loadStart)
                       .count();
@@ -352,7 +369,7 @@ int runTool(const Options &options) {
 
   if (!options.steps.empty())
     return runSteps(module, options.steps, options.outputDir, options.threads,
-                    options.json);
+                    options.json, group.communicator());
   const strata_entry_signature_t *entry = nullptr;
   if (options.entry.empty()) {
     // `main` is the model as exported; other entries are named.
@@ -383,7 +400,8 @@ int runTool(const Options &options) {
     return fail(inputError);
 
   SessionHandle session;
-  status = createSession(module, options.threads, allocator, &session);
+  status = createSession(module, options.threads, allocator, &session,
+                         group.communicator());
   if (status)
     return failStatus("cannot create a session", status);
 
@@ -470,6 +488,7 @@ int main(int argc, char **argv) {
   std::string problem = parseArgs(argc, argv, &options);
   if (problem == "help") {
     std::fputs(kUsage, stdout);
+    std::fputs(kCommunicatorHelp, stdout);
     return 0;
   }
   if (!problem.empty()) {

@@ -1,0 +1,121 @@
+//===- RankGroup.cpp - The tensor-parallel group strata-run runs in -------===//
+// SPDX-License-Identifier: Apache-2.0
+// Open MPI's mpirun sets OMPI_COMM_WORLD_SIZE, MPICH's and Slurm's PMI
+// launchers PMI_SIZE: either above 1 means the process is one of a group.
+//===----------------------------------------------------------------------===//
+
+#include "RankGroup.h"
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+
+#if defined(STRATA_RUN_HAVE_MPI)
+#include "strata/runtime/mpi_communicator.h"
+#endif
+
+namespace strata::tools {
+
+const char kCommunicatorHelp[] =
+    "  --communicator MODE   mpi: each process of an MPI launch is one rank\n"
+    "                        of a tensor-parallel model; none: a process of\n"
+    "                        its own (default: mpi when started by mpirun or\n"
+    "                        a PMI launcher with 2+ processes). A rank R\n"
+    "                        given X.strata that is not itself a rank\n"
+    "                        loads X.rank<R>.strata; only rank 0 prints and\n"
+    "                        writes outputs\n";
+
+namespace {
+
+bool launchedAsGroup() {
+  for (const char *name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
+    const char *value = std::getenv(name);
+    if (value && std::atol(value) > 1)
+      return true;
+  }
+  return false;
+}
+
+bool exists(const std::string &path) {
+  struct stat info;
+  return ::stat(path.c_str(), &info) == 0;
+}
+
+} // namespace
+
+RankGroup::~RankGroup() {
+#if defined(STRATA_RUN_HAVE_MPI)
+  strata_mpi_communicator_release(communicator_);
+#endif
+}
+
+std::string RankGroup::open(const std::string &mode) {
+  if (mode == "none" || (mode.empty() && !launchedAsGroup()))
+    return "";
+  if (!mode.empty() && mode != "mpi")
+    return "--communicator expects mpi or none, got '" + mode + "'";
+#if defined(STRATA_RUN_HAVE_MPI)
+  strata_status_t status = strata_mpi_communicator_create(&communicator_);
+  if (status) {
+    std::string problem = std::string("cannot start MPI: ") +
+                          strata_status_message(status);
+    strata_status_free(status);
+    return problem;
+  }
+  return "";
+#else
+  if (mode.empty())
+    return "started by an MPI launcher, but this strata-run was built "
+           "without MPI (libstrata_mpi); rebuild where MPI is installed or "
+           "pass --communicator none";
+  return "--communicator mpi: this strata-run was built without MPI "
+         "(libstrata_mpi); rebuild where MPI is installed";
+#endif
+}
+
+strata_status_t RankGroup::loadModule(const std::string &path,
+                                      strata_allocator_t allocator,
+                                      strata_module_t **out,
+                                      std::string *loaded) const {
+  std::string rankPath;
+  if (size() > 1) {
+    const std::string suffix = ".strata";
+    std::string stem = path;
+    if (stem.size() > suffix.size() &&
+        stem.compare(stem.size() - suffix.size(), suffix.size(), suffix) == 0)
+      stem.resize(stem.size() - suffix.size());
+    rankPath = stem + ".rank" + std::to_string(rank()) + suffix;
+  }
+  if (rankPath.empty() || exists(path)) {
+    strata_module_t *module = nullptr;
+    STRATA_RETURN_IF_ERROR(
+        strata_module_load_file(path.c_str(), allocator, &module));
+    uint32_t ranks = 1;
+    strata_module_parallel(module, nullptr, &ranks);
+    if (rankPath.empty() || ranks > 1) {
+      *out = module;
+      *loaded = path;
+      return nullptr;
+    }
+    strata_module_release(module);
+  }
+  *loaded = rankPath;
+  strata_status_t status =
+      strata_module_load_file(rankPath.c_str(), allocator, out);
+  if (!status)
+    return nullptr;
+  const std::string why = "'" + path + "' is " +
+                          (exists(path) ? "a whole model, not a rank"
+                                        : "missing") +
+                          ", so rank " + std::to_string(rank()) + " of " +
+                          std::to_string(size()) + " loads '" + rankPath + "'";
+  return strata_status_annotate(status, why.c_str());
+}
+
+strata_status_t RankGroup::attach(strata_session_t *session) const {
+  if (!communicator_)
+    return nullptr;
+  return strata_session_set_communicator(session, communicator_);
+}
+
+} // namespace strata::tools

@@ -1,0 +1,54 @@
+//===- RankGroup.h - The group of ranks strata-run runs in ------*- C++ -*-===//
+// SPDX-License-Identifier: Apache-2.0
+// Under an MPI launcher (or with --communicator mpi) every process is one
+// rank: it loads the artifact written for its rank, gives its session the
+// MPI communicator, and only rank 0 prints and writes outputs.
+//===----------------------------------------------------------------------===//
+
+#ifndef STRATA_TOOLS_STRATA_RUN_RANKGROUP_H_
+#define STRATA_TOOLS_STRATA_RUN_RANKGROUP_H_
+
+#include <string>
+
+#include "strata/runtime/api.h"
+
+namespace strata::tools {
+
+/// The --help text of --communicator and the artifact rule.
+extern const char kCommunicatorHelp[];
+
+class RankGroup {
+public:
+  RankGroup() = default;
+  RankGroup(const RankGroup &) = delete;
+  RankGroup &operator=(const RankGroup &) = delete;
+  ~RankGroup();
+
+  /// |mode| "" (MPI when an MPI launcher started 2 or more processes and
+  /// this strata-run has MPI), "mpi" or "none". Returns "" or the problem.
+  std::string open(const std::string &mode);
+
+  /// The communicator for sessions; null for a process of its own.
+  const strata_communicator_t *communicator() const { return communicator_; }
+  uint32_t rank() const { return communicator_ ? communicator_->rank : 0; }
+  uint32_t size() const { return communicator_ ? communicator_->size : 1; }
+  /// Whether this process prints and writes outputs (rank 0).
+  bool lead() const { return rank() == 0; }
+
+  /// Loads the artifact of this rank for |path|: |path| itself unless the
+  /// group has several ranks and |path| (X.strata) is missing or not a
+  /// rank, then X.rank<R>.strata. |*loaded| names the file loaded.
+  strata_status_t loadModule(const std::string &path,
+                             strata_allocator_t allocator,
+                             strata_module_t **out, std::string *loaded) const;
+
+  /// Gives |session| the communicator, if any.
+  strata_status_t attach(strata_session_t *session) const;
+
+private:
+  strata_communicator_t *communicator_ = nullptr;
+};
+
+} // namespace strata::tools
+
+#endif // STRATA_TOOLS_STRATA_RUN_RANKGROUP_H_
