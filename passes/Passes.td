@@ -207,6 +207,51 @@ def ApplyActivationScalesPass
   let dependentDialects = ["::strata::ir::StrataDialect"];
 }
 
+def ShardTensorParallelPass : Pass<"strata-shard-tensor-parallel",
+                                     "mlir::ModuleOp"> {
+  let summary = "one rank's share of a model whose layers are split over "
+                "several processes (Megatron-style tensor parallelism)";
+  let description = [{
+    Rewrites every entry into what rank `rank` of `ranks` computes. A
+    contraction by a constant weight whose input is whole becomes
+    column-parallel (the rank keeps its share of the weight's columns,
+    taken part by part when a split of the result follows: fused q/k/v or
+    gate/up); the values computed from its result stay split through
+    elementwise ops, reshapes that split or merge the split axis (heads),
+    transposes, slices, concatenations, attention and the KV cache (whose
+    state tensors hold the rank's heads), up to a contraction whose input
+    is split along its reduction dim: row-parallel (the rank keeps its
+    rows, and a `strata.all_reduce` sums the partial results, the bias
+    added after it). A split value an entry returns (the logits of a
+    vocabulary-parallel LM head, a with-past export's present keys) goes
+    through `strata.all_gather`; a whole operand combined with a split one
+    is sliced (biases, past keys). A contraction whose split would reach
+    anything else (a norm, a softmax over the split axis) stays whole on
+    every rank, with a remark; an attention that cannot be split (heads
+    or key/value heads that `ranks` does not divide) is an error, as the
+    rank would then hold the whole KV cache.
+
+    ```mlir
+    %qkv = strata.linear %x, %w, %b : (tensor<?x64xf32>, tensor<64x192xf32>, tensor<192xf32>) -> tensor<?x192xf32>
+    // rank 1 of 2: columns 32..63, 96..127 and 160..191 of %w and %b
+    %qkv = strata.linear %x, %w1, %b1 : (tensor<?x64xf32>, tensor<64x96xf32>, tensor<96xf32>) -> tensor<?x96xf32>
+    ```
+  }];
+  let options = [
+    Option<"ranks", "ranks", "int64_t", "1",
+           "processes each layer is split over (1: no change)">,
+    Option<"rank", "rank", "int64_t", "0", "the rank this module is for">,
+  ];
+  let statistics = [
+    Statistic<"numColumnParallel", "column-parallel",
+              "contractions split by output columns">,
+    Statistic<"numRowParallel", "row-parallel",
+              "contractions split by reduction rows">,
+    Statistic<"numAllReduce", "all-reduces", "strata.all_reduce ops inserted">,
+    Statistic<"numAllGather", "all-gathers", "strata.all_gather ops inserted">,
+  ];
+}
+
 def SparseAttentionPass : Pass<"strata-sparse-attention", "mlir::ModuleOp"> {
   let summary = "sliding-window and attention-sink sparsity on causal attention";
   let description = [{

@@ -41,6 +41,24 @@ def AttentionToRuntimePass : Pass<"strata-cpu-attention-to-runtime",
     Statistic<"numCalls", "calls", "attention ops replaced by a runtime call">];
 }
 
+def CollectivesToRuntimePass : Pass<"strata-cpu-collectives-to-runtime",
+                                    "mlir::ModuleOp"> {
+  let summary = "strata.all_reduce / all_gather -> the runtime's collectives";
+  let description = [{
+    Replaces every fp32 `strata.all_reduce` and `strata.all_gather` (rank
+    1 to 4) by a call to `strata_rt_all_reduce_f32` / `strata_rt_all_gather_f32`
+    (kernel ABI imports) on the input's buffer, as it lies (rank 4 with
+    leading dims of 1, strides in elements), into a fresh contiguous result
+    buffer: the runtime exchanges it over the session's communicator. The
+    calls keep the ops' order, which every rank shares.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect"];
+  let statistics = [
+    Statistic<"numCalls", "calls", "collectives replaced by a runtime call">];
+}
+
 //===----------------------------------------------------------------------===//
 // On linalg over tensors
 //===----------------------------------------------------------------------===//

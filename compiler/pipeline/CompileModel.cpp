@@ -69,6 +69,16 @@ LogicalResult checkCompileOptions(const CompileOptions &options, Location loc) {
     return emitError(loc) << "the batch and sequence maxima must be >= 1, got "
                           << options.dims.maxBatch << " and "
                           << options.dims.maxSeq;
+  const ParallelOptions &parallel = options.parallel;
+  if (parallel.tensorRanks < 1 || parallel.tensorRank < 0 ||
+      parallel.tensorRank >= parallel.tensorRanks)
+    return emitError(loc) << "tensor-parallel rank " << parallel.tensorRank
+                          << " of " << parallel.tensorRanks
+                          << " ranks is not a rank of the group";
+  if (parallel.tensorRanks > 1 && (options.emit == EmitKind::Cuda ||
+                                   options.emit == EmitKind::CudaPtx))
+    return emitError(loc) << "tensor parallelism is not yet available for "
+                             "CUDA kernels";
   const PrecisionOptions &precision = options.precision;
   if (precision.decode != "fp32" && precision.decode != "bf16" &&
       precision.decode != "int8" && precision.decode != "int4")
@@ -336,6 +346,38 @@ LogicalResult addGenerationEntries(ModuleOp module,
   dims.explicitMaxima.emplace("prefill_length", g.prefillLength);
   if (g.verifyLength > 0)
     dims.explicitMaxima.emplace("verify_length", g.verifyLength);
+  return success();
+}
+
+/// Marks the contractions strata-shard-tensor-parallel split ("column" or
+/// "row").
+constexpr llvm::StringLiteral kTensorParallelAttr = "strata.tensor_parallel";
+
+/// Rewrites every entry into rank |parallel.tensorRank|'s share
+/// (strata-shard-tensor-parallel) and counts what it split.
+LogicalResult shardTensorParallel(ModuleOp module,
+                                  const ParallelOptions &parallel,
+                                  CompileReport &rep) {
+  PassManager pm(module.getContext());
+  pm.enableVerifier(true);
+  ShardTensorParallelPassOptions shard;
+  shard.ranks = parallel.tensorRanks;
+  shard.rank = parallel.tensorRank;
+  pm.addPass(createShardTensorParallelPass(shard));
+  OpPassManager &fn = pm.nest<func::FuncOp>();
+  fn.addPass(createFoldShapeArithmeticPass());
+  fn.addPass(createCanonicalizerPass());
+  fn.addPass(createCSEPass());
+  if (failed(pm.run(module)))
+    return failure();
+  module.walk([&](Operation *op) {
+    if (isa<ir::AllReduceOp>(op))
+      ++rep.allReduces;
+    else if (isa<ir::AllGatherOp>(op))
+      ++rep.allGathers;
+    else if (auto how = op->getAttrOfType<StringAttr>(kTensorParallelAttr))
+      ++(how.getValue() == "row" ? rep.rowParallel : rep.columnParallel);
+  });
   return success();
 }
 
@@ -695,6 +737,9 @@ FailureOr<CompiledArtifact> compileModel(MLIRContext &context,
       twin.erase();
   if (stats && failed(scaleActivations(*module, options, *stats, rep)))
     return failure();
+  if (options.parallel.tensorRanks > 1 &&
+      failed(shardTensorParallel(*module, options.parallel, rep)))
+    return failure();
   if (failed(applyPrecision(*module, options)))
     return failure();
   rep.fusedOps = countOps(*module);
@@ -754,6 +799,14 @@ FailureOr<CompiledArtifact> compileModel(MLIRContext &context,
 
   rep.codegen = code->stats;
   fillArtifact(result, signatures, *code);
+  if (options.parallel.tensorRanks > 1) {
+    strata_parallel_section_t parallel{};
+    parallel.tensor_rank = uint32_t(options.parallel.tensorRank);
+    parallel.tensor_ranks = uint32_t(options.parallel.tensorRanks);
+    parallel.pipeline_stage = 0;
+    parallel.pipeline_stages = 1;
+    result.signatures.setParallel(parallel);
+  }
   rep.codegen.attentionCalls = strataLevel.attentionCalls;
   rep.weightsBytes = result.weights.size();
   rep.codeBytes = result.sharedObject.size();

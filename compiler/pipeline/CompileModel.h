@@ -128,6 +128,14 @@ struct AttentionSparsityOptions {
   int64_t globalBlock = 64;
 };
 
+/// Tensor parallelism (strata-shard-tensor-parallel,
+/// docs/distributed.md): the artifact is rank |tensorRank| of
+/// |tensorRanks| processes that each hold a share of every layer.
+struct ParallelOptions {
+  int64_t tensorRanks = 1;
+  int64_t tensorRank = 0;
+};
+
 struct CompileOptions {
   /// The back end; only "cpu".
   std::string target = "cpu";
@@ -144,6 +152,7 @@ struct CompileOptions {
   GenerationOptions generation;
   PrecisionOptions precision;
   AttentionSparsityOptions sparsity;
+  ParallelOptions parallel;
   /// Runs the fusion pipeline (off: to measure what fusion buys).
   bool fusion = true;
   /// fp32 attention calls the runtime's kernel (off: generic loops).

@@ -96,6 +96,12 @@ void printFusionReport(llvm::raw_ostream &os, const CompileReport &report) {
   if (report.windowedAttention > 0)
     os << "sparse attention: " << report.windowedAttention << " of "
        << report.attentionOps << " attention ops windowed\n";
+  if (report.columnParallel + report.rowParallel > 0)
+    os << "tensor parallelism: " << report.columnParallel
+       << " column-parallel and " << report.rowParallel
+       << " row-parallel contractions; " << report.allReduces
+       << " all-reduces and " << report.allGathers
+       << " all-gathers over all entries\n";
 }
 
 void printCodegenReport(llvm::raw_ostream &os, const CompileReport &report) {
@@ -196,6 +202,11 @@ std::string compileReportJson(const CompileReport &report) {
                     {"scale_multiplies", report.scaleMultiplies}}},
       {"attention_ops", report.attentionOps},
       {"windowed_attention_ops", report.windowedAttention},
+      {"tensor_parallel",
+       json::Object{{"column_parallel", report.columnParallel},
+                    {"row_parallel", report.rowParallel},
+                    {"all_reduces", report.allReduces},
+                    {"all_gathers", report.allGathers}}},
       {"convolutions", report.convolutions},
       {"convolutions_with_bias", report.convolutionsWithBias},
       {"folded_channel_ops", report.foldedChannelOps},

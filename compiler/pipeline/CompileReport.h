@@ -39,6 +39,9 @@ struct CompileReport {
   /// --attention-window: the attention ops of the entry points that have a
   /// window (the model's own included), of all of them.
   int64_t windowedAttention = 0, attentionOps = 0;
+  /// Tensor parallelism: contractions split by columns and by rows, and
+  /// the collectives every entry calls (all of them, over all entries).
+  int64_t columnParallel = 0, rowParallel = 0, allReduces = 0, allGathers = 0;
   /// Per-channel scale/shift ops (inference BatchNormalizations) folded
   /// into convolution and linear weights, and the layers that took them;
   /// the convolutions, and those with a bias.

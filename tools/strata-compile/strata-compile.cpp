@@ -7,6 +7,7 @@
 // one process with no external compiler or linker, the report out.
 
 #include "compiler/pipeline/CompileModel.h"
+#include "tools/common/RankPath.h"
 #include "tools/compiler-common/HelpOptions.h"
 
 #include "mlir/IR/AsmState.h"
@@ -95,6 +96,18 @@ cl::opt<int64_t> prefillChunk(
     cl::desc("the most prompt tokens one prefill call takes (default: "
              "--max-seq); longer prompts run in chunks"),
     cl::init(0));
+cl::opt<int64_t> tensorParallel(
+    cl::cat(compileOptions), "tensor-parallel",
+    cl::desc("processes each layer is split over (Megatron-style tensor "
+             "parallelism): one artifact per rank, -o X.strata writing "
+             "X.rank0.strata, X.rank1.strata, ..., run together under "
+             "mpirun (docs/distributed.md)"),
+    cl::init(1));
+cl::opt<int64_t> tensorRank(
+    cl::cat(compileOptions), "tensor-rank",
+    cl::desc("with --tensor-parallel: compile only this rank (default: "
+             "every rank; --emit: rank 0)"),
+    cl::init(-1));
 cl::opt<int64_t> verifyLength(
     cl::cat(compileOptions), "verify-length",
     cl::desc("the most tokens per sequence the verify entry (speculative "
@@ -232,6 +245,11 @@ bool readOptions(strata::CompileInput &input, strata::CompileOptions &options) {
                  cudaTarget + "'");
     options.cudaTargets.push_back(cudaTarget);
   }
+  if (tensorParallel < 1 || tensorRank < -1 || tensorRank >= tensorParallel)
+    return bad("--tensor-parallel expects a count >= 1 and --tensor-rank a "
+               "rank below it");
+  options.parallel.tensorRanks = tensorParallel;
+  options.parallel.tensorRank = tensorRank;
   options.dims.maxBatch = maxBatch;
   options.dims.maxSeq = maxSeq;
   options.fusion = !noFusion;
@@ -347,29 +365,53 @@ int main(int argc, char **argv) {
                    << llvm::format("%.2f", seconds) << " s\n";
   };
 
-  strata::CompileReport compileReport;
-  FailureOr<strata::CompiledArtifact> artifact =
-      strata::compileModel(context, input, options, &compileReport, callbacks);
-  // The fusion report also explains a compile that failed after fusion.
-  if (wantReport && compileReport.fusionDone)
-    strata::printFusionReport(output == "-" ? llvm::errs() : llvm::outs(),
-                              compileReport);
-  if (failed(artifact))
-    return 1;
+  // Tensor parallelism: one compile per rank (the ranks differ only in
+  // their weights), each written beside the others.
+  const int64_t ranks = options.parallel.tensorRanks;
+  std::vector<int64_t> rankList;
+  if (ranks == 1)
+    rankList.push_back(0);
+  else if (options.parallel.tensorRank >= 0)
+    rankList.push_back(options.parallel.tensorRank);
+  else if (options.emit != strata::EmitKind::Artifact)
+    rankList.push_back(0);
+  else
+    for (int64_t r = 0; r < ranks; ++r)
+      rankList.push_back(r);
+  for (int64_t rank : rankList) {
+    options.parallel.tensorRank = rank;
+    const std::string path =
+        ranks > 1 && options.emit == strata::EmitKind::Artifact
+            ? strata::tools::rankArtifactPath(output, int(rank))
+            : output;
+    if (progress && ranks > 1)
+      llvm::errs() << "[strata-compile] rank " << rank << " of " << ranks
+                   << " -> " << path << "\n";
+    strata::CompileReport compileReport;
+    FailureOr<strata::CompiledArtifact> artifact = strata::compileModel(
+        context, input, options, &compileReport, callbacks);
+    // The fusion report also explains a compile that failed after fusion.
+    const bool reportThis = wantReport && rank == rankList.front();
+    if (reportThis && compileReport.fusionDone)
+      strata::printFusionReport(output == "-" ? llvm::errs() : llvm::outs(),
+                                compileReport);
+    if (failed(artifact))
+      return 1;
 
-  auto start = std::chrono::steady_clock::now();
-  if (options.emit != strata::EmitKind::Artifact) {
-    if (int rc = writeText(output, artifact->text))
-      return rc;
-  } else {
-    std::string error;
-    if (!artifact->writeToFile(output, &error))
-      return fail(error);
+    auto start = std::chrono::steady_clock::now();
+    if (options.emit != strata::EmitKind::Artifact) {
+      if (int rc = writeText(path, artifact->text))
+        return rc;
+    } else {
+      std::string error;
+      if (!artifact->writeToFile(path, &error))
+        return fail(error);
+    }
+    callbacks.phaseDone("write", std::chrono::duration<double>(
+                                     std::chrono::steady_clock::now() - start)
+                                     .count());
+    if (reportThis && compileReport.codegenDone)
+      strata::printCodegenReport(llvm::outs(), compileReport);
   }
-  callbacks.phaseDone("write", std::chrono::duration<double>(
-                                   std::chrono::steady_clock::now() - start)
-                                   .count());
-  if (wantReport && compileReport.codegenDone)
-    strata::printCodegenReport(llvm::outs(), compileReport);
   return 0;
 }

@@ -6,6 +6,8 @@
 
 #include "RankGroup.h"
 
+#include "tools/common/RankPath.h"
+
 #include <sys/stat.h>
 
 #include <cstdlib>
@@ -78,14 +80,8 @@ strata_status_t RankGroup::loadModule(const std::string &path,
                                       strata_module_t **out,
                                       std::string *loaded) const {
   std::string rankPath;
-  if (size() > 1) {
-    const std::string suffix = ".strata";
-    std::string stem = path;
-    if (stem.size() > suffix.size() &&
-        stem.compare(stem.size() - suffix.size(), suffix.size(), suffix) == 0)
-      stem.resize(stem.size() - suffix.size());
-    rankPath = stem + ".rank" + std::to_string(rank()) + suffix;
-  }
+  if (size() > 1)
+    rankPath = tools::rankArtifactPath(path, int(rank()));
   if (rankPath.empty() || exists(path)) {
     strata_module_t *module = nullptr;
     STRATA_RETURN_IF_ERROR(

@@ -227,6 +227,35 @@ LogicalResult CumsumOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// AllReduceOp / AllGatherOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllReduceOp::verify() {
+  if (getRanks() < 2)
+    return emitOpError("needs at least 2 ranks, got ") << getRanks();
+  return success();
+}
+
+LogicalResult AllGatherOp::verify() {
+  if (getRanks() < 2)
+    return emitOpError("needs at least 2 ranks, got ") << getRanks();
+  ArrayRef<int64_t> in = shapeOf(getInput());
+  ArrayRef<int64_t> out = shapeOf(getResult());
+  if (in.size() != out.size())
+    return emitOpError("result rank ") << out.size() << " differs from input rank " << in.size();
+  if (getAxis() < 0 || getAxis() >= int64_t(in.size()))
+    return emitOpError("axis ") << getAxis() << " is outside [0, " << in.size() << ")";
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (ShapedType::isDynamic(in[d]) || ShapedType::isDynamic(out[d]))
+      continue;
+    int64_t expected = int64_t(d) == getAxis() ? in[d] * getRanks() : in[d];
+    if (out[d] != expected)
+      return emitOpError("result dim ") << d << " is " << out[d] << ", expected " << expected;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // LayerNormOp / RmsNormOp
 //===----------------------------------------------------------------------===//
 

@@ -1169,6 +1169,52 @@ def Strata_RangeOp : Strata_Op<"range",
 }
 
 //===----------------------------------------------------------------------===//
+// Collectives of a tensor-parallel rank
+//===----------------------------------------------------------------------===//
+
+def Strata_AllReduceOp : Strata_Op<"all_reduce",
+    [SameOperandsAndResultType, MemoryEffects<[MemWrite]>]> {
+  let summary = "elementwise sum of a tensor over the ranks of a group";
+  let description = [{
+    Every one of the `ranks` processes holds its own `input` (a partial
+    sum: its share of a contraction over a split reduction dim); each gets
+    their sum, added in rank order so all hold the same bits. Inserted by
+    `strata-shard-tensor-parallel` after a row-parallel linear layer. As
+    far as MLIR knows it writes memory, so it is neither moved, merged nor
+    removed: every rank must call the same collectives in the same order.
+
+    ```mlir
+    %y = strata.all_reduce %x {ranks = 2 : i64} : tensor<?x?x768xf32>
+    ```
+  }];
+  let arguments = (ins Strata_FloatTensor:$input, I64Attr:$ranks);
+  let results = (outs Strata_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Strata_AllGatherOp : Strata_Op<"all_gather",
+    [AllElementTypesMatch<["input", "result"]>, MemoryEffects<[MemWrite]>]> {
+  let summary = "the ranks' parts of a tensor stacked along one axis";
+  let description = [{
+    Rank `r` of `ranks` holds part `r` of a tensor split evenly along
+    `axis`; each gets the whole tensor, the parts in rank order. Inserted
+    by `strata-shard-tensor-parallel` where a split value leaves the
+    entry (a vocabulary-parallel LM head's logits, a with-past export's
+    present keys). Ordered like `strata.all_reduce`.
+
+    ```mlir
+    %y = strata.all_gather %x {axis = 2 : i64, ranks = 2 : i64} : (tensor<?x1x128xf32>) -> tensor<?x1x256xf32>
+    ```
+  }];
+  let arguments = (ins Strata_FloatTensor:$input, I64Attr:$axis,
+                   I64Attr:$ranks);
+  let results = (outs Strata_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type($input, $result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Run-time checks
 //===----------------------------------------------------------------------===//
 

@@ -1,0 +1,138 @@
+//===- CollectivesToRuntime.cpp - Collectives -> the runtime --------------===//
+// SPDX-License-Identifier: Apache-2.0
+// Runs on the strata dialect, before strata-lower-to-linalg: a tensor-
+// parallel rank's all-reduces and all-gathers exchange data with the other
+// ranks, which only the runtime can reach (through the communicator the
+// embedder gave the session). Each op becomes one import call on the
+// input's buffer as it lies and a fresh contiguous result.
+
+#include "codegen/cpu/Passes.h"
+
+#include "codegen/abi/strata_kernel_abi.h"
+#include "codegen/cpu/RuntimeCall.h"
+#include "dialects/strata/IR/StrataOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace strata::codegen::cpu {
+
+#define GEN_PASS_DEF_COLLECTIVESTORUNTIMEPASS
+#include "codegen/cpu/Passes.h.inc"
+
+using namespace mlir;
+
+namespace {
+
+constexpr llvm::StringLiteral kAllReduceImport = "strata_rt_all_reduce_f32";
+constexpr llvm::StringLiteral kAllGatherImport = "strata_rt_all_gather_f32";
+constexpr int64_t kViewRank = 4;
+
+bool supported(Operation *op) {
+  auto in = cast<RankedTensorType>(op->getOperand(0).getType());
+  return in.getElementType().isF32() && in.getRank() >= 1 &&
+         in.getRank() <= kViewRank;
+}
+
+struct CollectivesToRuntimePass
+    : impl::CollectivesToRuntimePassBase<CollectivesToRuntimePass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<Operation *> ops;
+    module.walk([&](Operation *op) {
+      if (isa<ir::AllReduceOp, ir::AllGatherOp>(op))
+        ops.push_back(op);
+    });
+    if (ops.empty())
+      return;
+    SymbolTable symbols(module);
+    RuntimeCall reduce(module, symbols, kAllReduceImport,
+                       STRATA_COLL_PARAM_COUNT);
+    RuntimeCall gather(module, symbols, kAllGatherImport,
+                       STRATA_COLL_PARAM_COUNT);
+    int64_t calls = 0;
+    for (Operation *op : ops) {
+      if (!supported(op)) {
+        op->emitError("a collective of an fp32 tensor of rank 1 to 4 is "
+                      "supported, not ")
+            << op->getOperand(0).getType();
+        return signalPassFailure();
+      }
+      auto func = op->getParentOfType<func::FuncOp>();
+      Location loc = op->getLoc();
+      MLIRContext *ctx = op->getContext();
+      OpBuilder b(op);
+      auto idx = [&](int64_t v) {
+        return arith::ConstantIndexOp::create(b, loc, v).getResult();
+      };
+      Value input = op->getOperand(0);
+      auto inType = cast<RankedTensorType>(input.getType());
+      const int64_t rank = inType.getRank();
+      SmallVector<int64_t> strides(rank, ShapedType::kDynamic);
+      auto view = bufferization::ToBufferOp::create(
+          b, loc,
+          MemRefType::get(inType.getShape(), inType.getElementType(),
+                          StridedLayoutAttr::get(ctx, ShapedType::kDynamic,
+                                                 strides)),
+          input);
+      view.setReadOnly(true);
+      // A unique tag keeps CSE from merging two calls' views of one tensor.
+      view->setAttr("strata.runtime_call", b.getI64IntegerAttr(calls));
+      auto meta = memref::ExtractStridedMetadataOp::create(b, loc, view);
+
+      auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+      const int64_t axis =
+          isa<ir::AllGatherOp>(op)
+              ? int64_t(cast<ir::AllGatherOp>(op).getAxis())
+              : 0;
+      const int64_t ranks =
+          isa<ir::AllGatherOp>(op)
+              ? int64_t(cast<ir::AllGatherOp>(op).getRanks())
+              : int64_t(cast<ir::AllReduceOp>(op).getRanks());
+      SmallVector<Value> dynamic;
+      for (int64_t d = 0; d < rank; ++d)
+        if (resultType.isDynamicDim(d)) {
+          Value size = meta.getSizes()[d];
+          if (d == axis && isa<ir::AllGatherOp>(op))
+            size = arith::MulIOp::create(b, loc, size, idx(ranks));
+          dynamic.push_back(size);
+        }
+      Value out = memref::AllocOp::create(
+          b, loc,
+          MemRefType::get(resultType.getShape(), resultType.getElementType()),
+          dynamic);
+      auto outMeta = memref::ExtractStridedMetadataOp::create(b, loc, out);
+
+      // Rank 4 with leading unit dims.
+      const int64_t pad = kViewRank - rank;
+      SmallVector<std::pair<int64_t, Value>> fields = {
+          {STRATA_COLL_IN, f32ElementAddress(b, loc, view, meta)},
+          {STRATA_COLL_OUT, f32ElementAddress(b, loc, out, outMeta)},
+          {STRATA_COLL_AXIS, idx(axis + pad)},
+          {STRATA_COLL_RANKS, idx(ranks)},
+      };
+      for (int64_t d = 0; d < kViewRank; ++d) {
+        const bool real = d >= pad;
+        fields.push_back({STRATA_COLL_SIZES + d,
+                          real ? Value(meta.getSizes()[d - pad]) : idx(1)});
+        fields.push_back({STRATA_COLL_STRIDES + d,
+                          real ? Value(meta.getStrides()[d - pad]) : idx(0)});
+      }
+      (isa<ir::AllGatherOp>(op) ? gather : reduce).emit(b, loc, func, fields);
+      auto result = bufferization::ToTensorOp::create(b, loc, resultType, out);
+      result.setRestrict(true);
+      result.setWritable(true);
+      op->getResult(0).replaceAllUsesWith(result.getResult());
+      op->erase();
+      ++calls;
+    }
+    numCalls += calls;
+  }
+};
+
+} // namespace
+
+} // namespace strata::codegen::cpu
