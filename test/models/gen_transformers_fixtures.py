@@ -11,6 +11,9 @@
 #   transformers_llama_op17_prefill  input_ids, attention_mask, position_ids
 #                                    -> logits, present.N.key/value
 #   transformers_llama_op17_past     the same plus past_key_values.N.key/value
+#   transformers_llama8_op17_past    the same with 8 heads and 4 key/value
+#                                    heads (split 4 ways by tensor
+#                                    parallelism)
 #   transformers_mistral_op17_prefill  the Mistral model's prefill
 #   transformers_qwen2_op17_prefill    the alternating Qwen2 model's prefill
 # and, as a user exports them without a cache (input_ids, attention_mask ->
@@ -96,6 +99,7 @@ SLIDING_WINDOW = 4
 FIXTURES = {
     "transformers_llama_op17_prefill": ("prefill", "llama"),
     "transformers_llama_op17_past": ("past", "llama"),
+    "transformers_llama8_op17_past": ("past", "llama8"),
     "transformers_mistral_op17_prefill": ("prefill", "mistral"),
     "transformers_qwen2_op17_prefill": ("prefill", "qwen2"),
 }
@@ -118,6 +122,7 @@ PLAIN = dict(vocab_size=256, hidden_size=64, num_hidden_layers=2,
 # Fused ops per family after Strata's fusion (2 layers), and the GELU form.
 EXPECTED = {
     "llama": dict(rms_norm=5, silu=2, attention=2),
+    "llama8": dict(rms_norm=5, silu=2, attention=2),
     "gpt2": dict(layer_norm=5, gelu=2, attention=2),
     "bert": dict(layer_norm=5, gelu=2, attention=2),
     "opt": dict(layer_norm=5, attention=2),
@@ -197,6 +202,10 @@ def build(family="llama"):
         model_class = Qwen2ForCausalLM
     elif family == "llama":
         cfg = LlamaConfig(**CONFIG)
+        model_class = LlamaForCausalLM
+    elif family == "llama8":
+        cfg = LlamaConfig(**dict(CONFIG, num_attention_heads=8,
+                                 num_key_value_heads=4))
         model_class = LlamaForCausalLM
     else:
         cfg, model_class = family_model(family)
