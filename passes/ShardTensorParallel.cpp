@@ -744,8 +744,8 @@ struct ShardTensorParallelPass
       return;
     if (ranks < 1 || rank < 0 || rank >= ranks) {
       getOperation().emitError()
-          << "tensor-parallel rank " << rank << " of " << ranks
-          << " is not a rank of the group";
+          << "tensor-parallel rank " << int64_t(rank) << " of "
+          << int64_t(ranks) << " is not a rank of the group";
       return signalPassFailure();
     }
     ConstantSlicer slicer(ranks, rank);
@@ -767,7 +767,7 @@ struct ShardTensorParallelPass
         else
           emitRemark(op.getLoc())
               << "tensor parallelism: a contraction of " << n
-              << " output columns stays whole (" << ranks
+              << " output columns stays whole (" << int64_t(ranks)
               << " ranks do not divide them)";
       }
     llvm::BitVector banned(candidates.size());
@@ -776,13 +776,13 @@ struct ShardTensorParallelPass
     for (;;) {
       Analysis analysis(func, ranks, banned, candidates);
       if (succeeded(analysis.run())) {
-        if (failed(checkAttention(func, analysis, candidates, reasons, where)))
-          return failure();
         for (size_t i = 0; i < candidates.size(); ++i)
           if (banned.test(i))
             emitRemark(candidates[i]->getLoc())
                 << "tensor parallelism: a contraction stays whole: "
                 << reasons[i];
+        if (failed(checkAttention(func, analysis, candidates, reasons, where)))
+          return failure();
         return rewrite(func, analysis, slicer);
       }
       Conflict &c = *analysis.conflict;
@@ -809,7 +809,7 @@ struct ShardTensorParallelPass
       auto q = tensorType(op->getOperand(0));
       auto k = tensorType(op->getOperand(1));
       InFlightDiagnostic diag = emitError(op->getLoc());
-      diag << "tensor parallelism over " << ranks.getValue()
+      diag << "tensor parallelism over " << int64_t(ranks)
            << " ranks cannot split this attention";
       if (q && k && q.getRank() == 4 && k.getRank() == 4 &&
           (q.getDimSize(1) % ranks != 0 || k.getDimSize(1) % ranks != 0)) {

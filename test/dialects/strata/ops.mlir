@@ -236,3 +236,12 @@ func.func @quantized_gather(%t: tensor<512x32xi8>, %s: tensor<512x2xf32>, %ids: 
   %0 = strata.quantized_gather %t, %s, %ids {bits = 4 : i64, group_size = 32 : i64} : (tensor<512x32xi8>, tensor<512x2xf32>, tensor<1x?xi64>) -> tensor<1x?x64xf32>
   return %0 : tensor<1x?x64xf32>
 }
+
+// CHECK-LABEL: func.func @collectives
+func.func @collectives(%x: tensor<?x1x4xf32>) -> tensor<?x1x8xf32> {
+  // CHECK: strata.all_reduce %{{.*}} {ranks = 2 : i64} : tensor<?x1x4xf32>
+  %0 = strata.all_reduce %x {ranks = 2 : i64} : tensor<?x1x4xf32>
+  // CHECK: strata.all_gather %{{.*}} {axis = 2 : i64, ranks = 2 : i64} : (tensor<?x1x4xf32>) -> tensor<?x1x8xf32>
+  %1 = strata.all_gather %0 {axis = 2 : i64, ranks = 2 : i64} : (tensor<?x1x4xf32>) -> tensor<?x1x8xf32>
+  return %1 : tensor<?x1x8xf32>
+}
