@@ -128,7 +128,7 @@ def check_model(tool, model, meta, tmp):
     # The generators list no SiLU count: Llama-style MLPs gate with one SiLU
     # per layer (SwiGLU), the GPT-2/BERT ones have none.
     expected.setdefault(
-        "silu", meta.get("layers", 0) if meta.get("family") in ("llama", "mistral", "qwen2") else 0)
+        "silu", meta.get("layers", 0) if meta.get("family") in ("llama", "llama8", "mistral", "qwen2") else 0)
     for op, want in sorted(expected.items()):
         got = fused.get(op)
         counts.append(f"{op} {got}/{want}")
