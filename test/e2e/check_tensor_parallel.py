@@ -123,8 +123,9 @@ def generate(bin_dir, artifact, prompts_file, ranks):
             subprocess.run(argv, capture_output=True, text=True, timeout=600))
     if proc.returncode != 0:
         raise RuntimeError("generate: " + (proc.stderr or proc.stdout).strip())
-    return [json.loads(line)["tokens"] for line in proc.stdout.splitlines()
-            if line.startswith("{")]
+    lines = [json.loads(line) for line in proc.stdout.splitlines()
+             if line.startswith("{")]
+    return [line["tokens"] for line in lines if "tokens" in line]
 
 
 def check(bin_dir, models_dir, fixture, ranks, tmp):

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Generate.h"
+#include "MeteredCommunicator.h"
 #include "RankGroup.h"
 #include "ToolErrors.h"
 
@@ -609,6 +610,8 @@ int runGenerate(int argc, char **argv) {
   problem = group.open(options.communicator);
   if (!problem.empty())
     return fail(problem);
+  // What this rank exchanges, reported after the prompts.
+  MeteredCommunicator meter(group.communicator());
   // Every rank must make the same calls: a draft length that adapts to
   // measured acceptance and timing could differ from rank to rank.
   if (group.communicator() && (!options.draft.empty() ||
@@ -663,8 +666,8 @@ int runGenerate(int argc, char **argv) {
   sessionOptions.thread_count = static_cast<uint32_t>(options.threads);
   status = strata_session_create(guards.module, &sessionOptions, allocator,
                                  &guards.session);
-  if (!status)
-    status = group.attach(guards.session);
+  if (!status && meter.table())
+    status = strata_session_set_communicator(guards.session, meter.table());
   if (status)
     return failStatus("cannot create a session", status);
   strata_generator_options_t generatorOptions;
@@ -709,7 +712,27 @@ int runGenerate(int argc, char **argv) {
   int exitCode = generateAll(options, guards.generator, &progress, &printer);
   if (exitCode)
     return exitCode;
-  return report(options, guards.generator, guards.tokenizer, progress);
+  exitCode = report(options, guards.generator, guards.tokenizer, progress);
+  if (exitCode || !meter.table())
+    return exitCode;
+  const MeteredCommunicator::Totals &t = meter.totals();
+  if (options.json)
+    std::printf("{\"collectives\": {\"ranks\": %u, \"all_gathers\": %llu, "
+                "\"sends\": %llu, \"receives\": %llu, \"bytes_per_rank\": "
+                "%llu, \"seconds\": %s}}\n",
+                group.size(), static_cast<unsigned long long>(t.allGathers),
+                static_cast<unsigned long long>(t.sends),
+                static_cast<unsigned long long>(t.receives),
+                static_cast<unsigned long long>(t.bytes),
+                jsonNumber(t.seconds).c_str());
+  else
+    std::printf("rank 0 of %u: %llu collectives, %llu bytes contributed, "
+                "%.3f ms in them\n",
+                group.size(),
+                static_cast<unsigned long long>(t.allGathers + t.sends +
+                                                t.receives),
+                static_cast<unsigned long long>(t.bytes), 1e3 * t.seconds);
+  return 0;
 }
 
 } // namespace strata::tools
