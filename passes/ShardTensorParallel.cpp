@@ -31,7 +31,9 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <string>
@@ -709,10 +711,15 @@ public:
         size_t(outer * kept) * rowBytes, alignof(std::max_align_t),
         /*dataIsMutable=*/true);
     char *out = blob.getMutableData().data();
+    // Indices past the extent (a padded split) are zeros.
+    std::memset(out, 0, size_t(outer * kept) * rowBytes);
     for (int64_t o = 0; o < outer; ++o)
       for (Interval i : keep) {
-        std::memcpy(out, bytes->data() + (o * extent + i.start) * rowBytes,
-                    size_t(i.size) * rowBytes);
+        const int64_t present =
+            std::max<int64_t>(0, std::min(i.size, extent - i.start));
+        if (present > 0)
+          std::memcpy(out, bytes->data() + (o * extent + i.start) * rowBytes,
+                      size_t(present) * rowBytes);
         out += size_t(i.size) * rowBytes;
       }
     ElementsAttr result;
@@ -758,18 +765,27 @@ struct ShardTensorParallelPass
   }
 
   LogicalResult shard(func::FuncOp func, ConstantSlicer &slicer) {
-    SmallVector<Operation *> candidates;
+    SmallVector<Operation *> candidates, padded;
+    llvm::SmallPtrSet<Operation *, 4> returned = contractionsReturned(func);
     for (Operation &op : func.getBody().front())
       if (std::optional<Contraction> c = contractionOf(&op)) {
         auto [k, n] = weightShape(c->weight);
         if (n % ranks == 0)
           candidates.push_back(&op);
+        else if (returned.contains(&op))
+          padded.push_back(&op);
         else
           emitRemark(op.getLoc())
               << "tensor parallelism: a contraction of " << n
               << " output columns stays whole (" << int64_t(ranks)
               << " ranks do not divide them)";
       }
+    // An LM head whose vocabulary the ranks do not divide (GPT-2's 50257):
+    // each rank computes its share of the vocabulary padded with zero
+    // columns, gathered at once and the padding cut off.
+    for (Operation *op : padded)
+      if (failed(splitPadded(op, slicer)))
+        return failure();
     llvm::BitVector banned(candidates.size());
     std::vector<std::string> reasons(candidates.size());
     std::vector<std::optional<Location>> where(candidates.size());
@@ -794,6 +810,61 @@ struct ShardTensorParallelPass
       }
       banned |= c.roots;
     }
+  }
+
+  LogicalResult splitPadded(Operation *op, ConstantSlicer &slicer) {
+    Contraction c = *contractionOf(op);
+    auto [k, n] = weightShape(c.weight);
+    const int64_t columns = (n + ranks - 1) / ranks;
+    const int64_t paddedColumns = columns * ranks;
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    std::optional<ElementsAttr> w = slicer.slice(
+        c.weight.attr, c.weight.transposed ? 0 : 1, {paddedColumns});
+    if (!w)
+      return emitError(loc) << "tensor parallelism: a weight cannot be read";
+    Value weight = constant(b, loc, *w);
+    if (c.weight.transposed) {
+      auto type = cast<RankedTensorType>(w->getType());
+      weight = TransposeOp::create(
+          b, loc,
+          RankedTensorType::get({type.getDimSize(1), type.getDimSize(0)},
+                                type.getElementType()),
+          weight, b.getDenseI64ArrayAttr({1, 0}));
+    }
+    op->setOperand(1, weight);
+    if (c.bias) {
+      FailureOr<Value> bias = share(b, loc, c.bias, 0, {paddedColumns}, slicer);
+      if (failed(bias))
+        return emitError(loc) << "tensor parallelism: a bias cannot be read";
+      op->setOperand(2, *bias);
+    }
+    op->setAttr(kTensorParallelAttr, b.getStringAttr("column"));
+    Value result = op->getResult(0);
+    auto whole = tensorType(result);
+    const int64_t axis = whole.getRank() - 1;
+    SmallVector<int64_t> shape(whole.getShape());
+    shape[axis] = columns;
+    result.setType(RankedTensorType::get(shape, whole.getElementType()));
+    b.setInsertionPointAfter(op);
+    shape[axis] = paddedColumns;
+    Value gathered =
+        AllGatherOp::create(
+            b, loc, RankedTensorType::get(shape, whole.getElementType()),
+            result, b.getI64IntegerAttr(axis), b.getI64IntegerAttr(ranks))
+            .getResult();
+    auto i64 = [&](int64_t x) {
+      auto t = RankedTensorType::get({1}, b.getI64Type());
+      return constant(b, loc, cast<ElementsAttr>(DenseElementsAttr::get(
+                                  t, ArrayRef<int64_t>{x})));
+    };
+    Value cut = SliceOp::create(b, loc, whole, gathered, i64(0), i64(n), i64(1),
+                                b.getDenseI64ArrayAttr({axis}))
+                    .getResult();
+    result.replaceAllUsesExcept(cut, gathered.getDefiningOp());
+    ++numColumnParallel;
+    ++numAllGather;
+    return success();
   }
 
   /// Every attention must be split: a whole one would need every head's

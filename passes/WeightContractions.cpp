@@ -27,7 +27,8 @@ llvm::SmallPtrSet<Operation *, 4> contractionsReturned(func::FuncOp func) {
           out.insert(def);
           break;
         }
-        if (!isa<ReshapeOp, SliceOp, GatherOp, TransposeOp, ExpandOp>(def))
+        if (!isa<ReshapeOp, SliceOp, GatherOp, TransposeOp, ExpandOp,
+                 AllGatherOp>(def))
           break;
         v = def->getOperand(0);
       }

@@ -13,12 +13,14 @@ func.func @norm_reads_split(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
 
 // -----
 
-// Columns the ranks do not divide stay whole.
+// Columns the ranks do not divide stay whole (unless an output: padded).
 func.func @odd_columns(%x: tensor<?x4xf32>) -> tensor<?x5xf32> {
   %w = strata.constant dense<0.5> : tensor<4x5xf32>
+  %g = strata.constant dense<1.0> : tensor<5xf32>
   // expected-remark @+1 {{a contraction of 5 output columns stays whole (2 ranks do not divide them)}}
   %y = strata.matmul %x, %w : (tensor<?x4xf32>, tensor<4x5xf32>) -> tensor<?x5xf32>
-  return %y : tensor<?x5xf32>
+  %n = strata.rms_norm %y, %g {axis = 1 : i64} : (tensor<?x5xf32>, tensor<5xf32>) -> tensor<?x5xf32>
+  return %n : tensor<?x5xf32>
 }
 
 // -----

@@ -109,3 +109,17 @@ func.func @decode(%x: tensor<?x1x4xf32>, %slots: tensor<?xi64>, %pos: tensor<?xi
   %y = strata.matmul %om, %wo : (tensor<?x1x4xf32>, tensor<4x4xf32>) -> tensor<?x1x4xf32>
   return %y, %kc1, %vc1 : tensor<?x1x4xf32>, tensor<2x2x8x2xf32>, tensor<2x2x8x2xf32>
 }
+
+// An LM head of 5 columns over 2 ranks: each computes 3 (rank 1: columns 3
+// and 4, then a zero column), gathered at once and cut back to 5.
+// CHECK-LABEL: func.func @odd_vocabulary(
+//       CHECK:   %[[W:.+]] = strata.constant dense<{{\[\[}}3.000000e+00, 4.000000e+00, 0.000000e+00]{{.*}} : tensor<2x3xf32>
+//       CHECK:   %[[Y:.+]] = strata.matmul %{{.+}}, %[[W]] {strata.tensor_parallel = "column"} : (tensor<?x2xf32>, tensor<2x3xf32>) -> tensor<?x3xf32>
+//       CHECK:   %[[ALL:.+]] = strata.all_gather %[[Y]] {axis = 1 : i64, ranks = 2 : i64} : (tensor<?x3xf32>) -> tensor<?x6xf32>
+//       CHECK:   %[[CUT:.+]] = strata.slice %[[ALL]], {{.+}} {axes = array<i64: 1>} : (tensor<?x6xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x5xf32>
+//       CHECK:   return %[[CUT]]
+func.func @odd_vocabulary(%x: tensor<?x2xf32>) -> tensor<?x5xf32> {
+  %w = strata.constant dense<[[0.0, 1.0, 2.0, 3.0, 4.0], [0.0, 1.0, 2.0, 3.0, 4.0]]> : tensor<2x5xf32>
+  %y = strata.matmul %x, %w : (tensor<?x2xf32>, tensor<2x5xf32>) -> tensor<?x5xf32>
+  return %y : tensor<?x5xf32>
+}
