@@ -50,6 +50,9 @@ COMPONENTS = (
     Component("runtime", ("runtime/",), ("abi", "artifact-format"), ()),
     # A communicator over MPI beside the runtime, which links no transport.
     Component("runtime-mpi", ("runtime/comm/mpi/",), ("runtime",), (MPI,)),
+    # A communicator over NCCL beside the runtime; NCCL and the CUDA
+    # runtime are loaded at run time, so it links and includes neither.
+    Component("runtime-nccl", ("runtime/comm/nccl/",), ("runtime",), ()),
     # Text <-> token ids beside the runtime: its status objects, no compiler;
     # the runtime does not use it.
     Component("tokenizers", ("tokenizers/",), ("runtime",),
@@ -66,7 +69,7 @@ COMPONENTS = (
               ()),
     # strata-run's generate command encodes prompts; strata-bench does not.
     Component("strata-run", ("tools/strata-run/",),
-              ("runtime", "runtime-mpi", "tools-common",
+              ("runtime", "runtime-mpi", "runtime-nccl", "tools-common",
                "runtime-tools-common", "text-tools-common"), ()),
     # The HTTP server over the runtime's scheduler, and its thin tool.
     Component("serve", ("serve/",), ("runtime", "tokenizers"), (JSON, HTTP)),
@@ -93,8 +96,8 @@ COMPONENTS = (
     # Outside the product, held to the same rule: runtime tests and users
     # of the installed runtime link no compiler code (STYLE.md §9).
     Component("runtime-tests", ("test/unit/runtime/",),
-              ("runtime", "runtime-mpi", "runtime-tools", "strata-run",
-               "artifact-writer"),
+              ("runtime", "runtime-mpi", "runtime-nccl", "runtime-tools",
+               "strata-run", "artifact-writer"),
               (GTEST,)),
     Component("tokenizers-tests", ("test/unit/tokenizers/",),
               ("tokenizers",), (GTEST,)),
@@ -119,7 +122,7 @@ COMPONENTS = (
 # tokenizer headers.
 INCLUDE_ROOTS = ("", "runtime/include", "runtime/src", "codegen/abi",
                  "tokenizers/include", "serve/include",
-                 "runtime/comm/mpi/include")
+                 "runtime/comm/mpi/include", "runtime/comm/nccl/include")
 # Components whose targets add include paths of their own.
 EXTRA_INCLUDE_ROOTS = {"runtime-tests": ("tools/strata-run",),
                        "capi-tests": ("tools/strata-run",),
