@@ -39,7 +39,7 @@ const char kUsage[] =
     "           [--stop-ids 1,2] [--prefill-chunk N] [--threads N] [--json]\n"
     "           [--draft DRAFT.strata | --prompt-lookup]\n"
     "           [--max-draft-tokens K] [--fixed-draft-tokens]\n"
-    "           [--communicator mpi|none]\n"
+    "           [--communicator mpi|nccl|none]\n"
     "  --prompt TEXT             encode TEXT with the tokenizer\n"
     "  --prompt-ids 1,2,3        use these token ids; output is ids (and the\n"
     "                            decoded text when --tokenizer is given)\n"

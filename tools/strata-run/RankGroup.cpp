@@ -14,18 +14,22 @@
 
 #if defined(STRATA_RUN_HAVE_MPI)
 #include "strata/runtime/mpi_communicator.h"
+#include "strata/runtime/nccl_communicator.h"
 #endif
 
 namespace strata::tools {
 
 const char kCommunicatorHelp[] =
     "  --communicator MODE   mpi: each process of an MPI launch is one rank\n"
-    "                        of a tensor-parallel model; none: a process of\n"
-    "                        its own (default: mpi when started by mpirun or\n"
-    "                        a PMI launcher with 2+ processes). A rank R\n"
-    "                        given X.strata that is not itself a rank\n"
-    "                        loads X.rank<R>.strata; only rank 0 prints and\n"
-    "                        writes outputs\n";
+    "                        of a tensor-parallel model; nccl: the same\n"
+    "                        ranks exchanging through NCCL, rank R on GPU\n"
+    "                        R mod the GPU count (MPI starts them and\n"
+    "                        hands out NCCL's id);\n"
+    "                        none: a process of its own (default: mpi when\n"
+    "                        started by mpirun or a PMI launcher with 2+\n"
+    "                        processes). A rank R given X.strata that is\n"
+    "                        not itself a rank loads X.rank<R>.strata; only\n"
+    "                        rank 0 prints and writes outputs\n";
 
 namespace {
 
@@ -47,31 +51,49 @@ bool exists(const std::string &path) {
 
 RankGroup::~RankGroup() {
 #if defined(STRATA_RUN_HAVE_MPI)
-  strata_mpi_communicator_release(communicator_);
+  // NCCL's communicator first: MPI may finalize at its release.
+  strata_nccl_communicator_release(nccl_);
+  strata_mpi_communicator_release(mpi_);
 #endif
 }
 
 std::string RankGroup::open(const std::string &mode) {
   if (mode == "none" || (mode.empty() && !launchedAsGroup()))
     return "";
-  if (!mode.empty() && mode != "mpi")
-    return "--communicator expects mpi or none, got '" + mode + "'";
+  if (!mode.empty() && mode != "mpi" && mode != "nccl")
+    return "--communicator expects mpi, nccl or none, got '" + mode + "'";
 #if defined(STRATA_RUN_HAVE_MPI)
-  strata_status_t status = strata_mpi_communicator_create(&communicator_);
+  strata_status_t status = strata_mpi_communicator_create(&mpi_);
   if (status) {
     std::string problem = std::string("cannot start MPI: ") +
                           strata_status_message(status);
     strata_status_free(status);
     return problem;
   }
+  communicator_ = mpi_;
+  if (mode != "nccl")
+    return "";
+  // MPI carries NCCL's id from rank 0 to the others; the runs go over NCCL.
+  status = strata_nccl_communicator_create(mpi_, -1, &nccl_);
+  if (status) {
+    std::string problem = std::string("cannot start NCCL on rank ") +
+                          std::to_string(mpi_->rank) + ": " +
+                          strata_status_code_string(strata_status_code(
+                              status)) +
+                          ": " + strata_status_message(status);
+    strata_status_free(status);
+    return problem;
+  }
+  communicator_ = nccl_;
   return "";
 #else
   if (mode.empty())
     return "started by an MPI launcher, but this strata-run was built "
            "without MPI (libstrata_mpi); rebuild where MPI is installed or "
            "pass --communicator none";
-  return "--communicator mpi: this strata-run was built without MPI "
-         "(libstrata_mpi); rebuild where MPI is installed";
+  return "--communicator " + mode +
+         ": this strata-run was built without MPI (libstrata_mpi), which "
+         "starts the ranks; rebuild where MPI is installed";
 #endif
 }
 

@@ -1,8 +1,9 @@
 //===- RankGroup.h - The group of ranks strata-run runs in ------*- C++ -*-===//
 // SPDX-License-Identifier: Apache-2.0
-// Under an MPI launcher (or with --communicator mpi) every process is one
-// rank: it loads the artifact written for its rank, gives its session the
-// MPI communicator, and only rank 0 prints and writes outputs.
+// Under an MPI launcher (or with --communicator mpi or nccl) every process
+// is one rank: it loads the artifact written for its rank, gives its
+// session the MPI (or NCCL) communicator, and only rank 0 prints and
+// writes outputs.
 //===----------------------------------------------------------------------===//
 
 #ifndef STRATA_TOOLS_STRATA_RUN_RANKGROUP_H_
@@ -25,7 +26,8 @@ public:
   ~RankGroup();
 
   /// |mode| "" (MPI when an MPI launcher started 2 or more processes and
-  /// this strata-run has MPI), "mpi" or "none". Returns "" or the problem.
+  /// this strata-run has MPI), "mpi", "nccl" (MPI's ranks exchanging
+  /// through NCCL) or "none". Returns "" or the problem.
   std::string open(const std::string &mode);
 
   /// The communicator for sessions; null for a process of its own.
@@ -46,7 +48,11 @@ public:
   strata_status_t attach(strata_session_t *session) const;
 
 private:
+  /// The one sessions use: mpi_, nccl_ or null.
   strata_communicator_t *communicator_ = nullptr;
+  strata_communicator_t *mpi_ = nullptr;
+  /// Over mpi_, which started the ranks.
+  strata_communicator_t *nccl_ = nullptr;
 };
 
 } // namespace strata::tools

@@ -39,7 +39,7 @@ const char kUsage[] =
     "usage: strata-run OUT.strata [--entry NAME] --input NAME=FILE.npy ...\n"
     "                  [--output-dir DIR] [--repeat N] [--threads N]\n"
     "                  [--json] [--inspect] [--verify]\n"
-    "                  [--communicator mpi|none]\n"
+    "                  [--communicator mpi|nccl|none]\n"
     "       strata-run generate MODEL.strata --prompt TEXT ... (see\n"
     "                  strata-run generate --help)\n"
     "  --entry NAME          entry point to run (default: main, or the\n"
