@@ -1,7 +1,7 @@
 //===- nccl_api.cc - Loading NCCL and the CUDA runtime --------------------===//
 // SPDX-License-Identifier: Apache-2.0
-// Each communicator loads its own references (dlopen counts them), so the
-// library keeps no global state and release can unload what create loaded.
+// Each communicator opens its own references (dlopen counts them), so the
+// library keeps no global state and release closes what create opened.
 
 #include "nccl_api.h"
 
@@ -24,7 +24,10 @@ template <size_t N>
 void* openFirst(const char* const (&names)[N], std::string* tried) {
   for (const char* name : names) {
     dlerror();
-    if (void* library = dlopen(name, RTLD_NOW | RTLD_LOCAL)) return library;
+    // NODELETE: dlclose drops the reference but keeps the code mapped, as
+    // thread-exit hooks the CUDA runtime and NCCL install may run later.
+    if (void* library = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE))
+      return library;
     const char* why = dlerror();
     if (tried->empty()) *tried = why ? why : name;
   }

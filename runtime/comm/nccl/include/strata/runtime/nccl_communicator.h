@@ -54,7 +54,8 @@ strata_nccl_communicator_create(const strata_communicator_t* bootstrap,
                                 int32_t device, strata_communicator_t** out);
 
 /// Frees |communicator| (NULL allowed): the NCCL communicator, the device
-/// buffers and the stream, then unloads the libraries. No session may use
+/// buffers and the stream, then closes the libraries (dlclose; they stay
+/// mapped, for the thread-exit hooks of CUDA and NCCL). No session may use
 /// it any more.
 STRATA_NCCL_EXPORT void strata_nccl_communicator_release(
     strata_communicator_t* communicator);
