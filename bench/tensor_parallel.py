@@ -130,7 +130,7 @@ def main():
         print("batch %d (same tokens: %s)" % (batch, row["same_tokens"]))
         for name, r in row["forms"].items():
             print("  %-22s TTFT %8.2f ms  TPOT %7.2f ms"
-                  % (name, r["tpot_ms"] and r["ttft_ms"], r["tpot_ms"]))
+                  % (name, r["ttft_ms"], r["tpot_ms"]))
         p = row["per_step"]
         print("  per decode step of %s: %.0f collectives, %.0f bytes per rank "
               "(formula %d), %.2f ms = %.2f compute + %.2f communication"

@@ -312,6 +312,8 @@ private:
       return visitCacheAttention(read);
     if (auto shape = dyn_cast<ShapeOp>(op))
       return visitShape(shape);
+    if (isa<RmsNormOp, LayerNormOp>(op))
+      return visitNorm(op);
     return fail(op, "'" + op->getName().getStringRef() +
                         "' reads a split value");
   }
@@ -420,9 +422,17 @@ private:
       if (product > block)
         break;
     }
+    // A merge into an inferred last dim (torch's default exporter:
+    // view(batch, length, -1)), of the split axis and every dim after it.
+    int64_t extent = axis >= 0 ? outType.getDimSize(axis) : 0;
+    const int64_t last = outType.getRank() - 1;
+    if (axis < 0 && last == in.axis && outType.isDynamicDim(last) &&
+        op.getShape() && shapeElement(op.getShape(), last) == -1) {
+      axis = last;
+      extent = block;
+    }
     if (axis < 0)
       return fail(op, "a reshape that does not keep the split whole");
-    const int64_t extent = outType.getDimSize(axis);
     if (in.parts.size() != 1 && extent != in.extent)
       return fail(op, "a reshape of fused parts");
     if (Value shape = op.getShape()) {
@@ -617,6 +627,25 @@ private:
     Split s = *q;
     s.roots = rootsOf(op);
     setSplit(op.getResult(), s);
+    touched.push_back(op);
+    return success();
+  }
+
+  /// A norm over dims after the split axis (per-head q/k norms) keeps the
+  /// split; its scale and bias are whole.
+  LogicalResult visitNorm(Operation *op) {
+    const Split *in = splitOf(op->getOperand(0));
+    if (!in || llvm::any_of(op->getOperands().drop_front(),
+                            [&](Value v) { return splitOf(v) != nullptr; }))
+      return fail(op, "a norm's scale or bias is split");
+    const int64_t rank = tensorType(op->getOperand(0)).getRank();
+    int64_t axis = op->getAttrOfType<IntegerAttr>("axis").getInt();
+    if (axis < 0)
+      axis += rank;
+    if (axis <= in->axis)
+      return fail(op, "'" + op->getName().getStringRef() +
+                          "' normalizes over the split axis");
+    setSplit(op->getResult(0), *in);
     touched.push_back(op);
     return success();
   }

@@ -5,7 +5,7 @@
 func.func @norm_reads_split(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %w = strata.constant dense<0.5> : tensor<4x4xf32>
   %g = strata.constant dense<1.0> : tensor<4xf32>
-  // expected-remark @+1 {{tensor parallelism: a contraction stays whole: 'strata.rms_norm' reads a split value}}
+  // expected-remark @+1 {{tensor parallelism: a contraction stays whole: 'strata.rms_norm' normalizes over the split axis}}
   %h = strata.matmul %x, %w : (tensor<?x4xf32>, tensor<4x4xf32>) -> tensor<?x4xf32>
   %n = strata.rms_norm %h, %g {axis = 1 : i64} : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
   return %n : tensor<?x4xf32>
