@@ -71,8 +71,9 @@ def main():
                      "tpot_ms": {"measured": m["tpot_ms"],
                                  "simulated": (r.last_token - r.first_token)
                                  / (r.output - 1) * 1e3}})
-    result = {"command": " ".join(["strata-run"] + command[1:3] +
-                                  ["--batch-prompt-ids", "PROMPTS"] + command[5:]),
+    result = {"command": " ".join(["strata-run", command[1],
+                                   os.path.basename(command[2])] +
+                                   ["--batch-prompt-ids", "PROMPTS"] + command[5:]),
               "prompt_lengths": lengths, "new_tokens": args.new_tokens,
               "costs": os.path.relpath(args.costs, ROOT), "prompts": rows}
     print("%6s %22s %22s" % ("prompt", "TTFT ms meas / sim", "TPOT ms meas / sim"))
