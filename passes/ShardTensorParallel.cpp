@@ -213,6 +213,18 @@ public:
   llvm::MapVector<Operation *, SmallVector<int64_t>> columns;
   SmallVector<Operation *> rows;
   SmallVector<ShapeEdit> shapeEdits;
+  /// Slices of one part of a split axis: their new [start, end).
+  struct SliceEdit {
+    SliceOp slice;
+    int64_t start, end;
+  };
+  SmallVector<SliceEdit> sliceEdits;
+  /// Ops that need their split input whole: gathered before, cut after.
+  struct Regather {
+    Operation *op;
+    int64_t axis;
+  };
+  SmallVector<Regather> regathered;
   SmallVector<OperandSlice> operandSlices;
   /// Split state arguments (KV caches hold the rank's heads).
   llvm::SetVector<BlockArgument> states;
@@ -254,7 +266,11 @@ private:
   /// and elementwise ops (GPT-2's fused q/k/v), else the whole.
   SmallVector<int64_t> partsAfter(Value result, int64_t n) const {
     Value v = result;
-    while (v.hasOneUse()) {
+    while (true) {
+      if (std::optional<SmallVector<int64_t>> parts = slicedParts(v, n))
+        return *parts;
+      if (!v.hasOneUse())
+        break;
       Operation *user = *v.getUsers().begin();
       auto type = tensorType(v);
       if (auto split = dyn_cast<SplitOp>(user)) {
@@ -282,6 +298,62 @@ private:
     return {n};
   }
 
+  /// The parts of |v|'s last axis (extent |n|) when its readers are slices
+  /// of that axis alone that tile it (Phi-3's fused q/k/v, cut by Slice).
+  std::optional<SmallVector<int64_t>> slicedParts(Value v, int64_t n) const {
+    const int64_t axis = tensorType(v).getRank() - 1;
+    SmallVector<std::pair<int64_t, int64_t>> ranges;
+    for (Operation *user : v.getUsers()) {
+      auto slice = dyn_cast<SliceOp>(user);
+      std::optional<std::pair<int64_t, int64_t>> range;
+      if (slice && slice.getInput() == v)
+        range = sliceRange(slice, axis, n);
+      if (!range)
+        return std::nullopt;
+      ranges.push_back(*range);
+    }
+    if (ranges.size() < 2)
+      return std::nullopt;
+    llvm::sort(ranges);
+    SmallVector<int64_t> parts;
+    int64_t at = 0;
+    for (auto [start, end] : ranges) {
+      if (start == at - (end - start) && !parts.empty() &&
+          parts.back() == end - start)
+        continue; // the same part read twice
+      if (start != at || (end - start) % ranks_ != 0)
+        return std::nullopt;
+      parts.push_back(end - start);
+      at = end;
+    }
+    if (at != n)
+      return std::nullopt;
+    return parts;
+  }
+
+public:
+  /// [start, end) of a slice of |axis| alone (extent |n|) by constants with
+  /// step 1, clamped as ONNX Slice clamps.
+  static std::optional<std::pair<int64_t, int64_t>>
+  sliceRange(SliceOp slice, int64_t axis, int64_t n) {
+    ArrayRef<int64_t> axes = slice.getAxes();
+    const int64_t rank = tensorType(slice.getInput()).getRank();
+    if (axes.size() != 1 || (axes[0] < 0 ? axes[0] + rank : axes[0]) != axis)
+      return std::nullopt;
+    std::optional<int64_t> start = shapeElement(slice.getStarts(), 0);
+    std::optional<int64_t> end = shapeElement(slice.getEnds(), 0);
+    std::optional<int64_t> step = shapeElement(slice.getSteps(), 0);
+    if (!start || !end || step != 1)
+      return std::nullopt;
+    auto clamp = [&](int64_t x) {
+      if (x < 0)
+        x += n;
+      return std::clamp<int64_t>(x, 0, n);
+    };
+    return std::pair{clamp(*start), clamp(*end)};
+  }
+
+private:
   LogicalResult visit(Operation *op) {
     if (std::optional<Contraction> c = contractionOf(op))
       return visitContraction(op, *c);
@@ -312,6 +384,8 @@ private:
       return visitCacheAttention(read);
     if (auto shape = dyn_cast<ShapeOp>(op))
       return visitShape(shape);
+    if (auto gather = dyn_cast<GatherOp>(op))
+      return visitGather(gather);
     if (isa<RmsNormOp, LayerNormOp>(op))
       return visitNorm(op);
     return fail(op, "'" + op->getName().getStringRef() +
@@ -528,10 +602,33 @@ private:
     const int64_t rank = tensorType(op.getInput()).getRank();
     for (int64_t axis : op.getAxes())
       if ((axis < 0 ? axis + rank : axis) == in->axis)
-        return fail(op, "a slice of the split axis");
+        return visitPartSlice(op, *in);
     setSplit(op.getResult(), *in);
     touched.push_back(op);
     return success();
+  }
+
+  /// A slice that takes one whole part of a split axis of parts: the same
+  /// part of the rank's share.
+  LogicalResult visitPartSlice(SliceOp op, Split in) {
+    std::optional<std::pair<int64_t, int64_t>> range =
+        sliceRange(op, in.axis, in.extent);
+    if (!range)
+      return fail(op, "a slice of the split axis");
+    int64_t offset = 0;
+    for (int64_t part : in.parts) {
+      if (range->first == offset && range->second == offset + part) {
+        sliceEdits.push_back({op, offset / ranks_, (offset + part) / ranks_});
+        Split s = in;
+        s.extent = part;
+        s.parts = {part};
+        setSplit(op.getResult(), s);
+        touched.push_back(op);
+        return success();
+      }
+      offset += part;
+    }
+    return fail(op, "a slice of the split axis across its parts");
   }
 
   LogicalResult visitConcat(ConcatOp op) {
@@ -631,6 +728,25 @@ private:
     return success();
   }
 
+  /// Whole indices along another axis than the split one (Falcon takes
+  /// each group's key and value by index).
+  LogicalResult visitGather(GatherOp op) {
+    const Split *in = splitOf(op.getData());
+    auto indices = tensorType(op.getIndices());
+    const int64_t rank = tensorType(op.getData()).getRank();
+    const int64_t axis = int64_t(op.getAxis()) < 0
+                             ? int64_t(op.getAxis()) + rank
+                             : int64_t(op.getAxis());
+    if (!in || splitOf(op.getIndices()) || !indices || axis == in->axis)
+      return fail(op, "a gather along the split axis or by split indices");
+    Split s = *in;
+    if (in->axis > axis)
+      s.axis = in->axis + indices.getRank() - 1;
+    setSplit(op.getResult(), s);
+    touched.push_back(op);
+    return success();
+  }
+
   /// A norm over dims after the split axis (per-head q/k norms) keeps the
   /// split; its scale and bias are whole.
   LogicalResult visitNorm(Operation *op) {
@@ -642,11 +758,17 @@ private:
     int64_t axis = op->getAttrOfType<IntegerAttr>("axis").getInt();
     if (axis < 0)
       axis += rank;
-    if (axis <= in->axis)
-      return fail(op, "'" + op->getName().getStringRef() +
-                          "' normalizes over the split axis");
+    if (axis <= in->axis) {
+      // A norm over the split last axis alone (OLMo-2's q/k norms over
+      // the whole projection): gathered, normalized whole, cut again.
+      if (axis != rank - 1 || in->axis != rank - 1 || in->parts.size() != 1)
+        return fail(op, "'" + op->getName().getStringRef() +
+                            "' normalizes over the split axis");
+      regathered.push_back({op, in->axis});
+    } else {
+      touched.push_back(op);
+    }
     setSplit(op->getResult(0), *in);
-    touched.push_back(op);
     return success();
   }
 
@@ -663,13 +785,22 @@ private:
     if (in.axis < start || in.axis >= end)
       return success();
     const int64_t index = in.axis - start;
+    const int64_t count = end - start;
     for (Operation *user : op->getUsers()) {
-      auto gather = dyn_cast<GatherOp>(user);
-      std::optional<int64_t> at;
-      if (gather && gather.getData() == op.getResult())
-        at = shapeElement(gather.getIndices(), 0);
-      if (!at || *at == index || *at == index - (end - start))
-        return fail(op, "a shape read of the split dim");
+      // An element read by a constant index, or a constant range of them.
+      if (auto gather = dyn_cast<GatherOp>(user)) {
+        std::optional<int64_t> at;
+        if (gather.getData() == op.getResult())
+          at = shapeElement(gather.getIndices(), 0);
+        if (at && *at != index && *at != index - count)
+          continue;
+      } else if (auto slice = dyn_cast<SliceOp>(user)) {
+        std::optional<std::pair<int64_t, int64_t>> range =
+            sliceRange(slice, 0, count);
+        if (range && (index < range->first || index >= range->second))
+          continue;
+      }
+      return fail(op, "a shape read of the split dim");
     }
     return success();
   }
@@ -1001,6 +1132,10 @@ struct ShardTensorParallelPass
       }
       ++numColumnParallel;
     }
+    // Ops that need a whole input: its type before the split.
+    SmallVector<RankedTensorType> wholeInputs;
+    for (const Analysis::Regather &g : a.regathered)
+      wholeInputs.push_back(tensorType(g.op->getOperand(0)));
     // Result types along the split, split sizes, reshape targets.
     for (Operation *op : a.touched) {
       for (Value result : op->getResults()) {
@@ -1022,6 +1157,41 @@ struct ShardTensorParallelPass
     for (const ShapeEdit &edit : a.shapeEdits)
       if (failed(editShape(edit)))
         return failure();
+    for (Analysis::SliceEdit edit : a.sliceEdits) {
+      OpBuilder b(edit.slice);
+      auto i64 = [&](int64_t x) {
+        auto t = RankedTensorType::get({1}, b.getI64Type());
+        return constant(b, edit.slice.getLoc(),
+                        cast<ElementsAttr>(DenseElementsAttr::get(
+                            t, ArrayRef<int64_t>{x})));
+      };
+      edit.slice.getStartsMutable().assign(i64(edit.start));
+      edit.slice.getEndsMutable().assign(i64(edit.end));
+    }
+    for (auto [g, whole] : llvm::zip_equal(a.regathered, wholeInputs)) {
+      Operation *op = g.op;
+      OpBuilder b(op);
+      Location loc = op->getLoc();
+      op->setOperand(0, AllGatherOp::create(b, loc, whole, op->getOperand(0),
+                                            b.getI64IntegerAttr(g.axis),
+                                            b.getI64IntegerAttr(ranks))
+                            .getResult());
+      ++numAllGather;
+      b.setInsertionPointAfter(op);
+      Value result = op->getResult(0);
+      auto type = tensorType(result);
+      const int64_t share = type.getDimSize(g.axis) / ranks;
+      auto i64 = [&](int64_t x) {
+        auto t = RankedTensorType::get({1}, b.getI64Type());
+        return constant(b, loc, cast<ElementsAttr>(DenseElementsAttr::get(
+                                    t, ArrayRef<int64_t>{x})));
+      };
+      Value cut = SliceOp::create(b, loc, divided(type, g.axis, ranks), result,
+                                  i64(rank * share), i64((rank + 1) * share),
+                                  i64(1), b.getDenseI64ArrayAttr({g.axis}))
+                      .getResult();
+      result.replaceAllUsesExcept(cut, cut.getDefiningOp());
+    }
     // Row-parallel: the rank's rows, then the sum over the ranks.
     for (Operation *op : a.rows) {
       Contraction c = *contractionOf(op);

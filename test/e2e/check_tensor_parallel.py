@@ -40,7 +40,12 @@ CASES = [("gpt2_op17_past", 2), ("gpt2_op17_past", 4),
          # default exporter's reshapes into an inferred dim.
          ("transformers_qwen3_op17_logits", 2),
          ("transformers_gemma3_op17_logits", 2),
-         ("transformers_llama_op18_dynamo", 2)]
+         ("transformers_llama_op18_dynamo", 2),
+         # q/k/v cut by slices; grouped key/value taken by index; q/k norms
+         # over the whole projection (gathered, normalized, cut again).
+         ("transformers_phi3_op17_logits", 2),
+         ("transformers_falcon_op17_logits", 2),
+         ("transformers_olmo2_op17_logits", 2)]
 
 
 def mpirun(ranks, argv):

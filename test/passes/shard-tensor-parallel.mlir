@@ -123,3 +123,21 @@ func.func @odd_vocabulary(%x: tensor<?x2xf32>) -> tensor<?x5xf32> {
   %y = strata.matmul %x, %w : (tensor<?x2xf32>, tensor<2x5xf32>) -> tensor<?x5xf32>
   return %y : tensor<?x5xf32>
 }
+
+// A norm over a whole split projection (OLMo-2's q norm): gathered,
+// normalized whole, and the rank's share cut again.
+// CHECK-LABEL: func.func @norm_over_split(
+//       CHECK:   %[[Q:.+]] = strata.matmul {{.+}} -> tensor<?x2xf32>
+//       CHECK:   %[[ALL:.+]] = strata.all_gather %[[Q]] {axis = 1 : i64, ranks = 2 : i64} : (tensor<?x2xf32>) -> tensor<?x4xf32>
+//       CHECK:   %[[N:.+]] = strata.rms_norm %[[ALL]], {{.+}} -> tensor<?x4xf32>
+//       CHECK:   strata.slice %[[N]], {{.+}} -> tensor<?x2xf32>
+//       CHECK:   strata.all_reduce
+func.func @norm_over_split(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %wq = strata.constant dense<0.5> : tensor<4x4xf32>
+  %wo = strata.constant dense<0.25> : tensor<4x4xf32>
+  %g = strata.constant dense<1.0> : tensor<4xf32>
+  %q = strata.matmul %x, %wq : (tensor<?x4xf32>, tensor<4x4xf32>) -> tensor<?x4xf32>
+  %n = strata.rms_norm %q, %g {axis = 1 : i64} : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  %y = strata.matmul %n, %wo : (tensor<?x4xf32>, tensor<4x4xf32>) -> tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}
