@@ -386,6 +386,12 @@ private:
       return visitShape(shape);
     if (auto gather = dyn_cast<GatherOp>(op))
       return visitGather(gather);
+    if (isa<tensor::CastOp>(op)) {
+      // Only a type change (a present output's dims made dynamic).
+      setSplit(op->getResult(0), *splitOf(op->getOperand(0)));
+      touched.push_back(op);
+      return success();
+    }
     if (isa<RmsNormOp, LayerNormOp>(op))
       return visitNorm(op);
     return fail(op, "'" + op->getName().getStringRef() +
