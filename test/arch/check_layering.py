@@ -112,7 +112,9 @@ COMPONENTS = (
     # runtime and the tokenizers, nothing behind them.
     Component("python", ("python/",), ("capi", "runtime", "tokenizers"),
               (NANOBIND,)),
-    Component("bench", ("bench/",), ("runtime",), ()),
+    # The KV transfer ping-pong of the cluster simulator's calibration
+    # measures libstrata_mpi's send/recv.
+    Component("bench", ("bench/",), ("runtime", "runtime-mpi"), ()),
     Component("examples", ("examples/",), ("runtime",), ()),
 )
 
