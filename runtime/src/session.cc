@@ -32,6 +32,7 @@
 #include "session_communicator.h"
 #include "shared_thread_pool.h"
 #include "state_memory.h"
+#include "state_rows.h"
 #include "tensor_internal.h"
 #include "thread_pool.h"
 
@@ -401,6 +402,33 @@ strata_status_t runNamed(strata_session_t* session, const char* entryName,
 }  // namespace
 }  // namespace strata::runtime
 
+namespace {
+
+// The checks both row copies share; the copy itself is state_rows.cc's.
+strata_status_t copySessionRows(const strata_session_t* session, size_t index,
+                                int64_t slot, int64_t first, int64_t count,
+                                void* buffer, size_t bytes,
+                                strata::runtime::RowsDirection direction) {
+  if (!session || !buffer) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                              "session and the row buffer must be non-null");
+  }
+  const strata_state_signature_t* state =
+      strata_module_state(session->module, index);
+  if (!state) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_OUT_OF_RANGE,
+                              "state %zu does not exist: the module declares "
+                              "%zu state tensors",
+                              index, session->states.size());
+  }
+  return strata::runtime::copyStateRows(
+      *state, session->stateDims[index].data(),
+      static_cast<uint8_t*>(session->states[index]), slot, first, count,
+      buffer, bytes, direction);
+}
+
+}  // namespace
+
 extern "C" {
 
 void strata_session_options_init(strata_session_options_t* options) {
@@ -586,6 +614,25 @@ strata_status_t strata_session_reset_state(strata_session_t* session,
                 0, slice);
   }
   return nullptr;
+}
+
+strata_status_t strata_session_read_state_rows(const strata_session_t* session,
+                                               size_t index, int64_t slot,
+                                               int64_t first, int64_t count,
+                                               void* out, size_t out_bytes) {
+  return copySessionRows(session, index, slot, first, count, out, out_bytes,
+                         strata::runtime::RowsDirection::kOut);
+}
+
+strata_status_t strata_session_write_state_rows(strata_session_t* session,
+                                                size_t index, int64_t slot,
+                                                int64_t first, int64_t count,
+                                                const void* data,
+                                                size_t bytes) {
+  // Only read from: the direction is kIn.
+  return copySessionRows(session, index, slot, first, count,
+                         const_cast<void*>(data), bytes,
+                         strata::runtime::RowsDirection::kIn);
 }
 
 }  // extern "C"

@@ -226,6 +226,10 @@ struct strata_generator_t {
   // streams its first token once the whole prompt has run. A failure
   // finishes the sequence with no tokens.
   strata_status_t prefill(Sequence* sequence, size_t budget);
+  // Takes |token| as the first token of |sequence|, whose prompt another
+  // session ran and whose cache entries were written into its slot
+  // (resume_prefilled.cc).
+  strata_status_t resumePrefilled(Sequence* sequence, int64_t token);
   strata_status_t step(size_t* outActive);
 
   // Paged caches (paged_cache.cc). The blocks |sequence| lacks for its

@@ -201,6 +201,33 @@ STRATA_API_EXPORT strata_status_t strata_generator_prefill(
     strata_generator_t* generator, uint64_t sequence_id, size_t max_tokens,
     size_t* out_remaining);
 
+/// The sequence slot of sequence |sequence_id| in |*out_slot|: the index
+/// of its rows in the session's PER_SEQUENCE states (with a paged cache,
+/// only the row of its calls; its positions are in blocks). NOT_FOUND for
+/// an unknown id, FAILED_PRECONDITION for a finished or cancelled one,
+/// which holds no slot; INVALID_ARGUMENT for NULL arguments.
+STRATA_API_EXPORT strata_status_t strata_generator_sequence_slot(
+    const strata_generator_t* generator, uint64_t sequence_id,
+    int64_t* out_slot);
+
+/// Disaggregated prefill and decode: for a sequence started with
+/// begin_sequence whose prompt another session ran (its keys and values
+/// written into this sequence's slot with strata_session_write_state_rows,
+/// positions [0, prompt_length) of every PER_SEQUENCE state), marks the
+/// prompt as run and takes |first_token|, sampled by the other side, as its
+/// first generated token: streamed (it may finish the sequence: a stop
+/// token, max_new_tokens 1), its TTFT counted from begin_sequence, and the
+/// following steps decode it. A sampling sequence's generator of draws
+/// moves on by the one draw the first token took, so a seeded sequence
+/// continues exactly as it would have here. NOT_FOUND for an unknown id;
+/// FAILED_PRECONDITION for a sequence whose prefill has started, that
+/// decodes or has finished, or for a generator with a paged cache, a draft
+/// model or prompt lookup (not supported: their caches are not slot rows
+/// or need the draft's prefill too); INVALID_ARGUMENT for a NULL generator
+/// or a token outside the vocabulary.
+STRATA_API_EXPORT strata_status_t strata_generator_resume_prefilled(
+    strata_generator_t* generator, uint64_t sequence_id, int64_t first_token);
+
 /// One decode call for every sequence in flight whose prompt has run (rows
 /// in slot order), then one token sampled and streamed per sequence. A sequence finishes on a
 /// stop token (which is streamed and kept), at max_new_tokens or when its

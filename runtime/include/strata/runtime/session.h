@@ -140,6 +140,34 @@ STRATA_API_EXPORT strata_status_t strata_session_read_state(
 STRATA_API_EXPORT strata_status_t strata_session_reset_state(
     strata_session_t* session, int64_t slot);
 
+/// Copies positions [first, first + count) of sequence slot |slot| of the
+/// PER_SEQUENCE state |index| into |out| (|out_bytes| bytes): with the
+/// position dim the one the manifest names `context` (a KV cache
+/// [slots, kv_heads, context, row]), the data is packed as [dims between
+/// `slots` and `context`][count][dims after it], so a KV cache's is
+/// kv_heads * count * row_bytes bytes, head-major. With
+/// strata_session_write_state_rows it moves a prompt's cache from one
+/// session to another (disaggregated prefill and decode). OUT_OF_RANGE for
+/// an index past the module's states, a slot outside the state's slots or
+/// a range outside its positions; UNIMPLEMENTED for a state without a
+/// `context` dim (a paged block pool, the ring cache of a windowed
+/// attention: their positions are not rows of a slot); INVALID_ARGUMENT
+/// for NULL arguments, a SHARED state or |out_bytes| other than the packed
+/// size (naming both). Not concurrent with a run on this session.
+STRATA_API_EXPORT strata_status_t strata_session_read_state_rows(
+    const strata_session_t* session, size_t index, int64_t slot,
+    int64_t first, int64_t count, void* out, size_t out_bytes);
+
+/// Writes |bytes| bytes at |data|, packed as strata_session_read_state_rows
+/// reads them, into positions [first, first + count) of sequence slot
+/// |slot| of the PER_SEQUENCE state |index|; the other positions and slots
+/// are left as they are. The errors of strata_session_read_state_rows, and
+/// nothing is written on failure. Not concurrent with a run on this
+/// session.
+STRATA_API_EXPORT strata_status_t strata_session_write_state_rows(
+    strata_session_t* session, size_t index, int64_t slot, int64_t first,
+    int64_t count, const void* data, size_t bytes);
+
 /// Runs entry |entry_name| on |input_count| borrowed |inputs| (in manifest
 /// order) and stores |output_count| new tensors in |outputs|, which the
 /// caller owns and releases with strata_tensor_release. |output_count| must
