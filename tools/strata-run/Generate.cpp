@@ -3,10 +3,13 @@
 // Generates tokens with the runtime's generator for one prompt (streamed as
 // the tokens come) or a file of prompts (each added when a sequence slot is
 // free, printed when it finishes), then prints each sequence's timings. The
-// generator checks the prefill/decode entry contract.
+// generator checks the prefill/decode entry contract. With --disaggregate,
+// rank 0 of two MPI processes prefills and rank 1 decodes and prints
+// (Disaggregate.cpp).
 //===----------------------------------------------------------------------===//
 
 #include "Generate.h"
+#include "Disaggregate.h"
 #include "MeteredCommunicator.h"
 #include "RankGroup.h"
 #include "ToolErrors.h"
@@ -39,7 +42,7 @@ const char kUsage[] =
     "           [--stop-ids 1,2] [--prefill-chunk N] [--threads N] [--json]\n"
     "           [--draft DRAFT.strata | --prompt-lookup]\n"
     "           [--max-draft-tokens K] [--fixed-draft-tokens]\n"
-    "           [--communicator mpi|nccl|none]\n"
+    "           [--communicator mpi|nccl|none] [--disaggregate]\n"
     "  --prompt TEXT             encode TEXT with the tokenizer\n"
     "  --prompt-ids 1,2,3        use these token ids; output is ids (and the\n"
     "                            decoded text when --tokenizer is given)\n"
@@ -79,7 +82,12 @@ const char kUsage[] =
     "                            model's verify_length - 1)\n"
     "  --fixed-draft-tokens      always draft K (default: adapt to the\n"
     "                            acceptance rate, off where it does not pay;\n"
-    "                            required with a communicator)\n";
+    "                            required with a communicator)\n"
+    "  --disaggregate            under mpirun -np 2: rank 0 runs each\n"
+    "                            prompt's prefill and sends its KV cache to\n"
+    "                            rank 1, which decodes and prints; the\n"
+    "                            report adds each prompt's TTFT split and\n"
+    "                            cache bytes (docs/distributed.md)\n";
 
 struct Options {
   std::string artifact;
@@ -105,6 +113,7 @@ struct Options {
   long maxDraftTokens = 0;
   bool fixedDraftTokens = false;
   std::string communicator;
+  bool disaggregate = false;
 };
 
 using strata::tools::fail;
@@ -161,6 +170,10 @@ std::string parseArgs(int argc, char **argv, Options *options) {
     }
     if (arg == "--fixed-draft-tokens") {
       options->fixedDraftTokens = true;
+      continue;
+    }
+    if (arg == "--disaggregate") {
+      options->disaggregate = true;
       continue;
     }
     if (arg.empty() || arg[0] != '-') {
@@ -273,6 +286,9 @@ std::string parseArgs(int argc, char **argv, Options *options) {
            options->sources[1];
   if (!options->draft.empty() && options->promptLookup)
     return "give one source of drafts, not --draft and --prompt-lookup";
+  if (options->disaggregate && (!options->draft.empty() || options->promptLookup))
+    return "--disaggregate does not support speculative decoding (--draft, "
+           "--prompt-lookup): the draft's cache would have to move too";
   return "";
 }
 
@@ -476,10 +492,8 @@ private:
   size_t blocks = 0;
 };
 
-// Steps the generator until every prompt is done, adding prompts as slots
-// free up. Returns the exit status.
-int generateAll(const Options &options, strata_generator_t *generator,
-                Progress *progress, Printer *printer) {
+// The params every prompt is generated with.
+strata_generation_params_t generationParams(const Options &options) {
   strata_generation_params_t params;
   strata_generation_params_init(&params);
   params.temperature = static_cast<float>(options.temperature);
@@ -491,7 +505,14 @@ int generateAll(const Options &options, strata_generator_t *generator,
   params.max_new_tokens = options.maxNewTokens;
   params.stop_tokens = options.stopIds.data();
   params.stop_token_count = options.stopIds.size();
+  return params;
+}
 
+// Steps the generator until every prompt is done, adding prompts as slots
+// free up. Returns the exit status.
+int generateAll(const Options &options, strata_generator_t *generator,
+                Progress *progress, Printer *printer) {
+  const strata_generation_params_t params = generationParams(options);
   size_t slots = strata_generator_slot_count(generator);
   size_t next = 0;
   while (true) {
@@ -523,9 +544,12 @@ int generateAll(const Options &options, strata_generator_t *generator,
   return problem.empty() ? 0 : fail(problem);
 }
 
-// One line (or JSON object) of tokens and timings per prompt.
+// One line (or JSON object) of tokens and timings per prompt; a
+// disaggregated run (|handoff| not empty) adds each prompt's TTFT split
+// and cache bytes, and its TTFT runs from the prompt's arrival.
 int report(const Options &options, strata_generator_t *generator,
-           const strata_tokenizer_t *tokenizer, const Progress &progress) {
+           const strata_tokenizer_t *tokenizer, const Progress &progress,
+           const std::vector<HandoffTimes> &handoff) {
   for (size_t i = 0; i < progress.prompts.size(); ++i) {
     const Prompt &prompt = progress.prompts[i];
     strata_generation_metrics_t m;
@@ -534,6 +558,9 @@ int report(const Options &options, strata_generator_t *generator,
         strata_generator_metrics(generator, prompt.sequence, &m);
     if (status)
       return failStatus("prompt " + std::to_string(i), status);
+    const HandoffTimes *split = i < handoff.size() ? &handoff[i] : nullptr;
+    if (split)
+      m.ttft_ms = split->ttftMs;
     const bool speculative = !options.draft.empty() || options.promptLookup;
     // Speculative decoding: the share of drafts kept, drafts kept per
     // target step, and tokens per target step.
@@ -561,6 +588,13 @@ int report(const Options &options, strata_generator_t *generator,
                     i, static_cast<unsigned long long>(m.draft_tokens),
                     static_cast<unsigned long long>(m.accepted_draft_tokens),
                     100.0 * acceptance, acceptedPerStep, tokensPerStep);
+      if (split)
+        std::printf("prompt %zu: TTFT split: queue %.3f ms, prefill %.3f ms, "
+                    "transfer %.3f ms, first decode step %.3f ms; %llu KV "
+                    "bytes\n",
+                    i, split->queueMs, split->prefillMs, split->transferMs,
+                    split->firstDecodeMs,
+                    static_cast<unsigned long long>(split->kvBytes));
       continue;
     }
     std::string text = "null";
@@ -571,12 +605,19 @@ int report(const Options &options, strata_generator_t *generator,
         return fail("prompt " + std::to_string(i) + ": " + problem);
       text = jsonString(decoded);
     }
+    std::string extra;
+    if (split)
+      extra = ", \"queue_ms\": " + jsonNumber(split->queueMs) +
+              ", \"prefill_ms\": " + jsonNumber(split->prefillMs) +
+              ", \"transfer_ms\": " + jsonNumber(split->transferMs) +
+              ", \"first_decode_ms\": " + jsonNumber(split->firstDecodeMs) +
+              ", \"kv_bytes\": " + std::to_string(split->kvBytes);
     std::printf("{\"prompt\": %zu, \"tokens\": [%s], \"text\": %s, "
                 "\"ttft_ms\": %s, \"tpot_ms\": %s, \"p50_ms\": %s, "
                 "\"p99_ms\": %s, \"tokens_per_s\": %s, "
                 "\"target_steps\": %llu, \"draft_tokens\": %llu, "
                 "\"accepted_draft_tokens\": %llu, \"acceptance_rate\": %s, "
-                "\"accepted_per_step\": %s, \"tokens_per_step\": %s}\n",
+                "\"accepted_per_step\": %s, \"tokens_per_step\": %s%s}\n",
                 i, idList(prompt.tokens, ", ").c_str(), text.c_str(),
                 jsonNumber(m.ttft_ms).c_str(), jsonNumber(m.tpot_ms).c_str(),
                 jsonNumber(m.p50_ms).c_str(), jsonNumber(m.p99_ms).c_str(),
@@ -586,9 +627,49 @@ int report(const Options &options, strata_generator_t *generator,
                 static_cast<unsigned long long>(m.accepted_draft_tokens),
                 jsonNumber(acceptance).c_str(),
                 jsonNumber(acceptedPerStep).c_str(),
-                jsonNumber(tokensPerStep).c_str());
+                jsonNumber(tokensPerStep).c_str(), extra.c_str());
   }
   return 0;
+}
+
+// Rank 0 prefills, rank 1 decodes and prints (Disaggregate.h). Returns
+// the exit status.
+int generateDisaggregated(const Options &options, const RankGroup &group,
+                          const strata_communicator_t *comm, Guards *guards,
+                          Progress *progress, Printer *printer) {
+  std::string problem =
+      checkDisaggregateCache(guards->session, guards->generator);
+  if (!problem.empty())
+    return fail(problem);
+  const strata_generation_params_t params = generationParams(options);
+  std::vector<std::vector<int64_t>> prompts;
+  for (const Prompt &prompt : progress->prompts)
+    prompts.push_back(prompt.ids);
+  DisaggregateClock::time_point start;
+  problem = startTogether(comm, &start);
+  if (!problem.empty())
+    return fail(problem);
+  if (group.rank() == 0) {
+    problem = runPrefillRank(comm, guards->session, guards->generator,
+                             prompts, params, start);
+    return problem.empty() ? 0 : fail("prefill rank: " + problem);
+  }
+  std::vector<HandoffTimes> handoff;
+  problem = runDecodeRank(
+      comm, guards->session, guards->generator, prompts, params, start,
+      [&](size_t prompt, uint64_t id) {
+        // The first token is streamed as the sequence resumes.
+        progress->adding = prompt;
+        progress->sequenceOf.push_back(id);
+        progress->prompts[prompt].sequence = id;
+      },
+      [&] { return printer->update(progress); }, &handoff);
+  if (problem.empty())
+    problem = printer->finish(*progress);
+  if (!problem.empty())
+    return fail("decode rank: " + problem);
+  return report(options, guards->generator, guards->tokenizer, *progress,
+                handoff);
 }
 
 } // namespace
@@ -620,8 +701,14 @@ int runGenerate(int argc, char **argv) {
     return fail("speculative decoding across tensor-parallel ranks needs "
                 "--fixed-draft-tokens: an adaptive draft length could make "
                 "the ranks' calls differ");
-  // Rank 0 alone streams and reports.
-  if (!group.lead() && !std::freopen("/dev/null", "w", stdout))
+  if (options.disaggregate) {
+    problem = checkDisaggregateGroup(meter.table());
+    if (!problem.empty())
+      return fail(problem);
+  }
+  // Rank 0 alone streams and reports; disaggregated, the decode rank does.
+  const bool prints = options.disaggregate ? group.rank() == 1 : group.lead();
+  if (!prints && !std::freopen("/dev/null", "w", stdout))
     return fail("cannot silence rank " + std::to_string(group.rank()));
   const std::string &source = options.sources[0];
   const bool textPrompts = source == "--prompt" || source == "--batch-prompts";
@@ -657,16 +744,26 @@ int runGenerate(int argc, char **argv) {
 
   strata_allocator_t allocator = strata_allocator_system();
   std::string loaded;
+  // Disaggregated, the ranks are two copies of one whole model.
   strata_status_t status =
-      group.loadModule(options.artifact, allocator, &guards.module, &loaded);
+      options.disaggregate
+          ? strata_module_load_file(options.artifact.c_str(), allocator,
+                                    &guards.module)
+          : group.loadModule(options.artifact, allocator, &guards.module,
+                             &loaded);
   if (status)
     return failStatus("cannot load", status);
+  uint32_t modelRanks = 1;
+  strata_module_parallel(guards.module, nullptr, &modelRanks);
+  if (options.disaggregate && modelRanks > 1)
+    return fail("--disaggregate runs a whole model on each rank; " +
+                options.artifact + " is one rank of a tensor-parallel group");
   strata_session_options_t sessionOptions;
   strata_session_options_init(&sessionOptions);
   sessionOptions.thread_count = static_cast<uint32_t>(options.threads);
   status = strata_session_create(guards.module, &sessionOptions, allocator,
                                  &guards.session);
-  if (!status && meter.table())
+  if (!status && meter.table() && !options.disaggregate)
     status = strata_session_set_communicator(guards.session, meter.table());
   if (status)
     return failStatus("cannot create a session", status);
@@ -709,10 +806,13 @@ int runGenerate(int argc, char **argv) {
   }
 
   Printer printer(options, guards.tokenizer, textPrompts, batch);
+  if (options.disaggregate)
+    return generateDisaggregated(options, group, meter.table(), &guards,
+                                 &progress, &printer);
   int exitCode = generateAll(options, guards.generator, &progress, &printer);
   if (exitCode)
     return exitCode;
-  exitCode = report(options, guards.generator, guards.tokenizer, progress);
+  exitCode = report(options, guards.generator, guards.tokenizer, progress, {});
   if (exitCode || !meter.table())
     return exitCode;
   const MeteredCommunicator::Totals &t = meter.totals();
