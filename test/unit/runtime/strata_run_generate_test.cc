@@ -371,6 +371,10 @@ TEST_F(StrataRunGenerateTest, ErrorsExitWithOne) {
       {a + "--prompt-ids 1,16",
        "prompt 0: token 16 at position 1 is outside the model's vocabulary"},
       {dir + "/missing.strata --prompt-ids 1", "cannot load: NOT_FOUND"},
+      {a + "--prompt-ids 1 --disaggregate",
+       "--disaggregate runs as the 2 processes of an MPI job"},
+      {a + "--prompt-ids 1 --disaggregate --prompt-lookup",
+       "--disaggregate does not support speculative decoding"},
   };
   for (const Case &c : cases) {
     Result r = runStrataRun("generate " + c.args);
