@@ -48,11 +48,11 @@ strata_status_t copyStateRows(const strata_state_signature_t& state,
   }
   if (first < 0 || count < 0 || first > positions ||
       count > positions - first) {
-    return STRATA_MAKE_STATUS(
-        STRATA_STATUS_OUT_OF_RANGE,
-        "positions [%" PRId64 ", %" PRId64 " + %" PRId64
-        ") are outside the %" PRId64 " positions of state '%s'",
-        first, first, count, positions, state.name);
+    return STRATA_MAKE_STATUS(STRATA_STATUS_OUT_OF_RANGE,
+                              "positions [%" PRId64 ", %" PRId64 " + %" PRId64
+                              ") are outside the %" PRId64
+                              " positions of state '%s'",
+                              first, first, count, positions, state.name);
   }
   size_t outer = 1;
   for (uint32_t d = 1; d < contextDim; ++d) {
@@ -64,17 +64,17 @@ strata_status_t copyStateRows(const strata_state_signature_t& state,
   }
   const size_t expected = outer * static_cast<size_t>(count) * rowBytes;
   if (bytes != expected) {
-    return STRATA_MAKE_STATUS(
-        STRATA_STATUS_INVALID_ARGUMENT,
-        "%zu bytes given for %" PRId64 " positions of state '%s', which "
-        "take %zu (%zu x %" PRId64 " rows of %zu bytes)",
-        bytes, count, state.name, expected, outer, count, rowBytes);
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                              "%zu bytes given for %" PRId64
+                              " positions of state '%s', which "
+                              "take %zu (%zu x %" PRId64 " rows of %zu bytes)",
+                              bytes, count, state.name, expected, outer, count,
+                              rowBytes);
   }
   const size_t run = static_cast<size_t>(count) * rowBytes;
   const size_t perOuter = static_cast<size_t>(positions) * rowBytes;
-  uint8_t* slotBase =
-      memory + static_cast<size_t>(slot) * outer * perOuter +
-      static_cast<size_t>(first) * rowBytes;
+  uint8_t* slotBase = memory + static_cast<size_t>(slot) * outer * perOuter +
+                      static_cast<size_t>(first) * rowBytes;
   auto* packed = static_cast<uint8_t*>(buffer);
   for (size_t o = 0; o < outer && run > 0; ++o) {
     uint8_t* inState = slotBase + o * perOuter;

@@ -78,14 +78,12 @@ uint64_t rowBytes(const std::vector<MovedState> &states, size_t positions) {
 }
 
 // Rank 0's part of one request; "" or the problem.
-std::string prefillOne(const strata_communicator_t *comm,
-                       const strata_session_t *session,
-                       strata_generator_t *generator,
-                       const std::vector<MovedState> &states, size_t index,
-                       const std::vector<int64_t> &ids,
-                       const strata_generation_params_t &params,
-                       DisaggregateClock::time_point start,
-                       std::vector<uint8_t> *rows) {
+std::string
+prefillOne(const strata_communicator_t *comm, const strata_session_t *session,
+           strata_generator_t *generator, const std::vector<MovedState> &states,
+           size_t index, const std::vector<int64_t> &ids,
+           const strata_generation_params_t &params,
+           DisaggregateClock::time_point start, std::vector<uint8_t> *rows) {
   const std::string where = "prompt " + std::to_string(index);
   RequestHeader header;
   header.prompt = static_cast<int64_t>(index);
@@ -120,9 +118,9 @@ std::string prefillOne(const strata_communicator_t *comm,
   size_t offset = 0;
   for (const MovedState &state : states) {
     const size_t bytes = state.bytesPerPosition * ids.size();
-    status = strata_session_read_state_rows(
-        session, state.index, slot, 0, header.promptLength,
-        rows->data() + offset, bytes);
+    status = strata_session_read_state_rows(session, state.index, slot, 0,
+                                            header.promptLength,
+                                            rows->data() + offset, bytes);
     if (status)
       break;
     offset += bytes;
@@ -133,8 +131,8 @@ std::string prefillOne(const strata_communicator_t *comm,
   header.sendStartMs = msSince(start);
   status = comm->send(comm->self, &header, sizeof(header), 1, kTagHeader);
   if (!status)
-    status = comm->send(comm->self, ids.data(), ids.size() * sizeof(int64_t),
-                        1, kTagIds);
+    status = comm->send(comm->self, ids.data(), ids.size() * sizeof(int64_t), 1,
+                        kTagIds);
   if (!status)
     status = comm->send(comm->self, rows->data(), rows->size(), 1, kTagRows);
   if (status)
@@ -219,15 +217,15 @@ std::string runPrefillRank(const strata_communicator_t *comm,
   return "";
 }
 
-std::string runDecodeRank(
-    const strata_communicator_t *comm, strata_session_t *session,
-    strata_generator_t *generator,
-    const std::vector<std::vector<int64_t>> &prompts,
-    const strata_generation_params_t &params,
-    DisaggregateClock::time_point start,
-    const std::function<void(size_t, uint64_t)> &onBegin,
-    const std::function<std::string()> &onTokens,
-    std::vector<HandoffTimes> *times) {
+std::string runDecodeRank(const strata_communicator_t *comm,
+                          strata_session_t *session,
+                          strata_generator_t *generator,
+                          const std::vector<std::vector<int64_t>> &prompts,
+                          const strata_generation_params_t &params,
+                          DisaggregateClock::time_point start,
+                          const std::function<void(size_t, uint64_t)> &onBegin,
+                          const std::function<std::string()> &onTokens,
+                          std::vector<HandoffTimes> *times) {
   const std::vector<MovedState> states =
       movedStates(strata_session_module(session));
   const size_t slots = strata_generator_slot_count(generator);
@@ -296,13 +294,13 @@ std::string runDecodeRank(
       for (size_t s = 0; !status && s < states.size(); ++s) {
         const size_t bytes = states[s].bytesPerPosition * ids.size();
         status = strata_session_write_state_rows(
-            session, states[s].index, slot, 0,
-            static_cast<int64_t>(ids.size()), rows.data() + offset, bytes);
+            session, states[s].index, slot, 0, static_cast<int64_t>(ids.size()),
+            rows.data() + offset, bytes);
         offset += bytes;
       }
       if (!status)
-        status = strata_generator_resume_prefilled(generator, id,
-                                                   header.firstToken);
+        status =
+            strata_generator_resume_prefilled(generator, id, header.firstToken);
       if (status)
         return statusText(where + ": resuming its decode", status);
       t.ttftMs = msSince(start);

@@ -70,15 +70,15 @@ std::string runPrefillRank(const strata_communicator_t *communicator,
 /// after each step while requests remain and a slot is free. |onBegin|
 /// learns each prompt's sequence id before its first token is streamed;
 /// |onTokens| runs after every token-making call ("" or a problem).
-std::string runDecodeRank(
-    const strata_communicator_t *communicator, strata_session_t *session,
-    strata_generator_t *generator,
-    const std::vector<std::vector<int64_t>> &prompts,
-    const strata_generation_params_t &params,
-    DisaggregateClock::time_point start,
-    const std::function<void(size_t, uint64_t)> &onBegin,
-    const std::function<std::string()> &onTokens,
-    std::vector<HandoffTimes> *times);
+std::string runDecodeRank(const strata_communicator_t *communicator,
+                          strata_session_t *session,
+                          strata_generator_t *generator,
+                          const std::vector<std::vector<int64_t>> &prompts,
+                          const strata_generation_params_t &params,
+                          DisaggregateClock::time_point start,
+                          const std::function<void(size_t, uint64_t)> &onBegin,
+                          const std::function<std::string()> &onTokens,
+                          std::vector<HandoffTimes> *times);
 
 } // namespace strata::tools
 

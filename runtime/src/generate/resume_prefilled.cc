@@ -48,10 +48,9 @@ strata_status_t strata_generator_sequence_slot(
                               sequence_id);
   }
   if (sequence->slot < 0) {
-    return STRATA_MAKE_STATUS(STRATA_STATUS_FAILED_PRECONDITION,
-                              "sequence %" PRIu64
-                              " has finished and holds no slot",
-                              sequence_id);
+    return STRATA_MAKE_STATUS(
+        STRATA_STATUS_FAILED_PRECONDITION,
+        "sequence %" PRIu64 " has finished and holds no slot", sequence_id);
   }
   *out_slot = sequence->slot;
   return nullptr;
@@ -89,8 +88,7 @@ strata_status_t strata_generator_resume_prefilled(strata_generator_t* generator,
   }
   if (sequence->finished) {
     return STRATA_MAKE_STATUS(STRATA_STATUS_FAILED_PRECONDITION,
-                              "sequence %" PRIu64 " has finished",
-                              sequence_id);
+                              "sequence %" PRIu64 " has finished", sequence_id);
   }
   // Prefix reuse may have found cached tokens; a prefill call ran more.
   if (!sequence->tokens.empty() ||

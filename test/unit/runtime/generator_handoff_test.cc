@@ -56,42 +56,38 @@ protected:
                    const strata_generation_params_t &params,
                    uint64_t *prefillId) {
     uint64_t id = 0;
-    STRATA_EXPECT_STATUS_IS(STRATA_STATUS_OK,
-                            strata_generator_begin_sequence(
-                                generator, prompt.data(), prompt.size(),
-                                &params, &id));
+    STRATA_EXPECT_STATUS_IS(STRATA_STATUS_OK, strata_generator_begin_sequence(
+                                                  generator, prompt.data(),
+                                                  prompt.size(), &params, &id));
     STRATA_EXPECT_STATUS_IS(
         STRATA_STATUS_OK,
         strata_generator_prefill(generator, id, prompt.size(), nullptr));
     std::vector<int64_t> first = tokensOf(id);
     EXPECT_EQ(first.size(), 1u);
     int64_t from = -1, to = -1;
-    STRATA_EXPECT_STATUS_IS(STRATA_STATUS_OK,
-                            strata_generator_sequence_slot(generator, id, &from));
+    STRATA_EXPECT_STATUS_IS(
+        STRATA_STATUS_OK, strata_generator_sequence_slot(generator, id, &from));
     uint64_t decodeId = 0;
-    STRATA_EXPECT_STATUS_IS(STRATA_STATUS_OK,
-                            strata_generator_begin_sequence(
-                                decoder, prompt.data(), prompt.size(), &params,
-                                &decodeId));
     STRATA_EXPECT_STATUS_IS(
         STRATA_STATUS_OK,
-        strata_generator_sequence_slot(decoder, decodeId, &to));
+        strata_generator_begin_sequence(decoder, prompt.data(), prompt.size(),
+                                        &params, &decodeId));
+    STRATA_EXPECT_STATUS_IS(STRATA_STATUS_OK, strata_generator_sequence_slot(
+                                                  decoder, decodeId, &to));
     const int64_t count = static_cast<int64_t>(prompt.size());
     for (size_t s = 0; s < strata_module_state_count(module->get()); ++s) {
       std::vector<uint8_t> rows(bytesPerPosition(module->get(), s) *
                                 prompt.size());
-      STRATA_EXPECT_STATUS_IS(STRATA_STATUS_OK,
-                              strata_session_read_state_rows(
-                                  session, s, from, 0, count, rows.data(),
-                                  rows.size()));
-      STRATA_EXPECT_STATUS_IS(STRATA_STATUS_OK,
-                              strata_session_write_state_rows(
-                                  decodeSession, s, to, 0, count, rows.data(),
-                                  rows.size()));
+      STRATA_EXPECT_STATUS_IS(STRATA_STATUS_OK, strata_session_read_state_rows(
+                                                    session, s, from, 0, count,
+                                                    rows.data(), rows.size()));
+      STRATA_EXPECT_STATUS_IS(
+          STRATA_STATUS_OK,
+          strata_session_write_state_rows(decodeSession, s, to, 0, count,
+                                          rows.data(), rows.size()));
     }
-    STRATA_EXPECT_STATUS_IS(
-        STRATA_STATUS_OK,
-        strata_generator_resume_prefilled(decoder, decodeId, first[0]));
+    STRATA_EXPECT_STATUS_IS(STRATA_STATUS_OK, strata_generator_resume_prefilled(
+                                                  decoder, decodeId, first[0]));
     *prefillId = id;
     return decodeId;
   }
@@ -201,9 +197,8 @@ TEST_F(GeneratorHandoffTest, RefusesWhatItCannotResume) {
       strata_generator_resume_prefilled(decoder, resumed, 3));
   STRATA_EXPECT_STATUS_IS(STRATA_STATUS_NOT_FOUND,
                           strata_generator_sequence_slot(decoder, 999, &slot));
-  STRATA_EXPECT_STATUS_IS(
-      STRATA_STATUS_INVALID_ARGUMENT,
-      strata_generator_sequence_slot(decoder, id, nullptr));
+  STRATA_EXPECT_STATUS_IS(STRATA_STATUS_INVALID_ARGUMENT,
+                          strata_generator_sequence_slot(decoder, id, nullptr));
   EXPECT_EQ(slot, -1);
 }
 

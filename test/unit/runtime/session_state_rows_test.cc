@@ -40,9 +40,9 @@ std::vector<uint8_t> rowsArtifact() {
   writer.addStateTensor(
       {{"cache", STRATA_DTYPE_F32, {slots, kHeads, context, kRow}},
        STRATA_STATE_SCOPE_PER_SEQUENCE});
-  writer.addStateTensor({{"positions_first", STRATA_DTYPE_I32,
-                          {slots, context, kHeads}},
-                         STRATA_STATE_SCOPE_PER_SEQUENCE});
+  writer.addStateTensor(
+      {{"positions_first", STRATA_DTYPE_I32, {slots, context, kHeads}},
+       STRATA_STATE_SCOPE_PER_SEQUENCE});
   writer.addStateTensor(
       {{"ring", STRATA_DTYPE_F32, {slots, kHeads, kWindow, kRow}},
        STRATA_STATE_SCOPE_PER_SEQUENCE});
@@ -78,7 +78,8 @@ protected:
                             strata_session_read_state(s, 0, &copy));
     if (!copy)
       return {};
-    const auto *data = static_cast<const float *>(strata_tensor_const_data(copy));
+    const auto *data =
+        static_cast<const float *>(strata_tensor_const_data(copy));
     std::vector<float> values(data, data + kSlots * kHeads * kContext * kRow);
     strata_tensor_release(copy);
     return values;
@@ -129,9 +130,8 @@ TEST_F(SessionStateRowsTest, RoundTripsIntoAnotherSessionsSlot) {
   const size_t bytes = rows.size() * sizeof(float);
   STRATA_ASSERT_OK(strata_session_read_state_rows(session, 0, 0, 0, kContext,
                                                   rows.data(), bytes));
-  STRATA_ASSERT_OK(
-      strata_session_write_state_rows(other, 0, 2, 0, kContext, rows.data(),
-                                      bytes));
+  STRATA_ASSERT_OK(strata_session_write_state_rows(other, 0, 2, 0, kContext,
+                                                   rows.data(), bytes));
   std::vector<float> mine = cache(session), theirs = cache(other);
   const size_t slot = kHeads * kContext * kRow;
   for (size_t e = 0; e < slot; ++e) {
@@ -140,9 +140,8 @@ TEST_F(SessionStateRowsTest, RoundTripsIntoAnotherSessionsSlot) {
   }
   // An empty range copies nothing and is accepted.
   STRATA_EXPECT_STATUS_IS(
-      STRATA_STATUS_OK,
-      strata_session_read_state_rows(session, 0, 0, kContext, 0, rows.data(),
-                                     0));
+      STRATA_STATUS_OK, strata_session_read_state_rows(session, 0, 0, kContext,
+                                                       0, rows.data(), 0));
 }
 
 TEST_F(SessionStateRowsTest, FindsThePositionDimByName) {
@@ -177,14 +176,14 @@ TEST_F(SessionStateRowsTest, RefusesBadCallsAndChangesNothing) {
         STRATA_STATUS_OUT_OF_RANGE,
         strata_session_write_state_rows(session, 0, slot, first, count,
                                         rows.data(), bytes));
-    STRATA_EXPECT_STATUS_IS(
-        STRATA_STATUS_OUT_OF_RANGE,
-        strata_session_read_state_rows(session, 0, slot, first, count,
-                                       rows.data(), bytes));
+    STRATA_EXPECT_STATUS_IS(STRATA_STATUS_OUT_OF_RANGE,
+                            strata_session_read_state_rows(session, 0, slot,
+                                                           first, count,
+                                                           rows.data(), bytes));
   }
   // A byte count other than heads x count x row, naming both.
-  auto [code, message] = consumeStatus(strata_session_write_state_rows(
-      session, 0, 0, 0, 2, rows.data(), one));
+  auto [code, message] = consumeStatus(
+      strata_session_write_state_rows(session, 0, 0, 0, 2, rows.data(), one));
   EXPECT_EQ(code, STRATA_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(message.find("32 bytes given for 2 positions of state 'cache', "
                          "which take 64"),
@@ -200,10 +199,10 @@ TEST_F(SessionStateRowsTest, RefusesBadCallsAndChangesNothing) {
   STRATA_EXPECT_STATUS_IS(
       STRATA_STATUS_OUT_OF_RANGE,
       strata_session_read_state_rows(session, 4, 0, 0, 1, rows.data(), one));
-  STRATA_EXPECT_STATUS_IS(
-      STRATA_STATUS_INVALID_ARGUMENT,
-      strata_session_read_state_rows(session, 3, 0, 0, 1, rows.data(),
-                                     kRow * sizeof(float)));
+  STRATA_EXPECT_STATUS_IS(STRATA_STATUS_INVALID_ARGUMENT,
+                          strata_session_read_state_rows(session, 3, 0, 0, 1,
+                                                         rows.data(),
+                                                         kRow * sizeof(float)));
   EXPECT_EQ(cache(session), std::vector<float>(rows.size() * kSlots, 0.0f));
 }
 
