@@ -989,15 +989,7 @@ struct ShardTensorParallelPass
         c.weight.attr, c.weight.transposed ? 0 : 1, {paddedColumns});
     if (!w)
       return emitError(loc) << "tensor parallelism: a weight cannot be read";
-    Value weight = constant(b, loc, *w);
-    if (c.weight.transposed) {
-      auto type = cast<RankedTensorType>(w->getType());
-      weight = TransposeOp::create(
-          b, loc,
-          RankedTensorType::get({type.getDimSize(1), type.getDimSize(0)},
-                                type.getElementType()),
-          weight, b.getDenseI64ArrayAttr({1, 0}));
-    }
+    Value weight = weightConstant(b, loc, *w, c.weight.transposed);
     op->setOperand(1, weight);
     if (c.bias) {
       FailureOr<Value> bias = share(b, loc, c.bias, 0, {paddedColumns}, slicer);
@@ -1019,14 +1011,7 @@ struct ShardTensorParallelPass
             b, loc, RankedTensorType::get(shape, whole.getElementType()),
             result, b.getI64IntegerAttr(axis), b.getI64IntegerAttr(ranks))
             .getResult();
-    auto i64 = [&](int64_t x) {
-      auto t = RankedTensorType::get({1}, b.getI64Type());
-      return constant(b, loc, cast<ElementsAttr>(DenseElementsAttr::get(
-                                  t, ArrayRef<int64_t>{x})));
-    };
-    Value cut = SliceOp::create(b, loc, whole, gathered, i64(0), i64(n), i64(1),
-                                b.getDenseI64ArrayAttr({axis}))
-                    .getResult();
+    Value cut = slice(b, loc, whole, gathered, axis, 0, n);
     result.replaceAllUsesExcept(cut, gathered.getDefiningOp());
     ++numColumnParallel;
     ++numAllGather;
@@ -1071,6 +1056,37 @@ struct ShardTensorParallelPass
     return ConstantOp::create(b, loc, attr).getResult();
   }
 
+  /// A 1-element i64 tensor (slice bounds).
+  Value index(OpBuilder &b, Location loc, int64_t x) {
+    auto type = RankedTensorType::get({1}, b.getI64Type());
+    return constant(b, loc, cast<ElementsAttr>(DenseElementsAttr::get(
+                                type, ArrayRef<int64_t>{x})));
+  }
+
+  /// [start, end) of |v| along |axis|, of type |type|.
+  Value slice(OpBuilder &b, Location loc, RankedTensorType type, Value v,
+              int64_t axis, int64_t start, int64_t end) {
+    return SliceOp::create(b, loc, type, v, index(b, loc, start),
+                           index(b, loc, end), index(b, loc, 1),
+                           b.getDenseI64ArrayAttr({axis}))
+        .getResult();
+  }
+
+  /// A contraction's [K, N] weight from its rank's share |w| of the
+  /// constant, transposed back where the constant is [N, K].
+  Value weightConstant(OpBuilder &b, Location loc, ElementsAttr w,
+                       bool transposed) {
+    Value weight = constant(b, loc, w);
+    if (!transposed)
+      return weight;
+    auto type = cast<RankedTensorType>(w.getType());
+    return TransposeOp::create(
+        b, loc,
+        RankedTensorType::get({type.getDimSize(1), type.getDimSize(0)},
+                              type.getElementType()),
+        weight, b.getDenseI64ArrayAttr({1, 0}));
+  }
+
   /// The rank's share of |v| along |axis|: a sliced constant, or a slice.
   FailureOr<Value> share(OpBuilder &b, Location loc, Value v, int64_t axis,
                          ArrayRef<int64_t> parts, ConstantSlicer &slicer) {
@@ -1084,15 +1100,8 @@ struct ShardTensorParallelPass
       return failure();
     auto type = tensorType(v);
     const int64_t extent = parts[0] / ranks;
-    auto i64 = [&](int64_t x) {
-      auto t = RankedTensorType::get({1}, b.getI64Type());
-      return constant(b, loc, cast<ElementsAttr>(DenseElementsAttr::get(
-                                  t, ArrayRef<int64_t>{x})));
-    };
-    return SliceOp::create(b, loc, divided(type, axis, ranks), v,
-                           i64(rank * extent), i64((rank + 1) * extent), i64(1),
-                           b.getDenseI64ArrayAttr({axis}))
-        .getResult();
+    return slice(b, loc, divided(type, axis, ranks), v, axis, rank * extent,
+                 (rank + 1) * extent);
   }
 
   LogicalResult rewrite(func::FuncOp func, Analysis &a,
@@ -1118,14 +1127,7 @@ struct ShardTensorParallelPass
       if (!w)
         return emitError(op->getLoc())
                << "tensor parallelism: a weight cannot be read";
-      Value weight = constant(b, op->getLoc(), *w);
-      if (c.weight.transposed) {
-        auto type = cast<RankedTensorType>(w->getType());
-        auto t = RankedTensorType::get({type.getDimSize(1), type.getDimSize(0)},
-                                       type.getElementType());
-        weight = TransposeOp::create(b, op->getLoc(), t, weight,
-                                     b.getDenseI64ArrayAttr({1, 0}));
-      }
+      Value weight = weightConstant(b, op->getLoc(), *w, c.weight.transposed);
       op->setOperand(1, weight);
       op->setAttr(kTensorParallelAttr, b.getStringAttr("column"));
       if (c.bias) {
@@ -1165,14 +1167,9 @@ struct ShardTensorParallelPass
         return failure();
     for (Analysis::SliceEdit edit : a.sliceEdits) {
       OpBuilder b(edit.slice);
-      auto i64 = [&](int64_t x) {
-        auto t = RankedTensorType::get({1}, b.getI64Type());
-        return constant(b, edit.slice.getLoc(),
-                        cast<ElementsAttr>(DenseElementsAttr::get(
-                            t, ArrayRef<int64_t>{x})));
-      };
-      edit.slice.getStartsMutable().assign(i64(edit.start));
-      edit.slice.getEndsMutable().assign(i64(edit.end));
+      Location loc = edit.slice.getLoc();
+      edit.slice.getStartsMutable().assign(index(b, loc, edit.start));
+      edit.slice.getEndsMutable().assign(index(b, loc, edit.end));
     }
     for (auto [g, whole] : llvm::zip_equal(a.regathered, wholeInputs)) {
       Operation *op = g.op;
@@ -1187,15 +1184,8 @@ struct ShardTensorParallelPass
       Value result = op->getResult(0);
       auto type = tensorType(result);
       const int64_t share = type.getDimSize(g.axis) / ranks;
-      auto i64 = [&](int64_t x) {
-        auto t = RankedTensorType::get({1}, b.getI64Type());
-        return constant(b, loc, cast<ElementsAttr>(DenseElementsAttr::get(
-                                    t, ArrayRef<int64_t>{x})));
-      };
-      Value cut = SliceOp::create(b, loc, divided(type, g.axis, ranks), result,
-                                  i64(rank * share), i64((rank + 1) * share),
-                                  i64(1), b.getDenseI64ArrayAttr({g.axis}))
-                      .getResult();
+      Value cut = slice(b, loc, divided(type, g.axis, ranks), result, g.axis,
+                        rank * share, (rank + 1) * share);
       result.replaceAllUsesExcept(cut, cut.getDefiningOp());
     }
     // Row-parallel: the rank's rows, then the sum over the ranks.
@@ -1208,14 +1198,7 @@ struct ShardTensorParallelPass
       if (!w)
         return emitError(op->getLoc())
                << "tensor parallelism: a weight cannot be read";
-      Value weight = constant(b, op->getLoc(), *w);
-      if (c.weight.transposed) {
-        auto type = cast<RankedTensorType>(w->getType());
-        auto t = RankedTensorType::get({type.getDimSize(1), type.getDimSize(0)},
-                                       type.getElementType());
-        weight = TransposeOp::create(b, op->getLoc(), t, weight,
-                                     b.getDenseI64ArrayAttr({1, 0}));
-      }
+      Value weight = weightConstant(b, op->getLoc(), *w, c.weight.transposed);
       Value result = op->getResult(0);
       Value partial;
       if (auto linear = dyn_cast<LinearOp>(op))

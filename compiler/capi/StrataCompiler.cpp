@@ -141,6 +141,9 @@ std::string readOptions(const strata_compile_options_t *given,
   // Bad counts are for checkCompileOptions to refuse, as for strata-compile.
   options.generation.kvBlockSize = o.kv_block_size;
   options.generation.kvBlocks = o.kv_blocks;
+  // Rank and count are for checkCompileOptions to refuse, too.
+  options.parallel.tensorRanks = o.tensor_ranks == 0 ? 1 : o.tensor_ranks;
+  options.parallel.tensorRank = o.tensor_rank;
   if (o.attention_layer_count && !o.attention_layers)
     return "attention_layers must not be NULL when attention_layer_count is "
            "not 0";

@@ -18,7 +18,7 @@ extern "C" {
 
 /* (major << 16) | minor of this header; strata_compiler_api_version() gives
  * the library's. A minor bump only adds functions and option fields. */
-#define STRATA_COMPILER_API_VERSION ((1 << 16) | 4)
+#define STRATA_COMPILER_API_VERSION ((1 << 16) | 5)
 
 /* What a call returns; values follow the runtime's absl/IREE numbering and
  * never change. */
@@ -148,6 +148,14 @@ typedef struct strata_compile_options_t {
    * (the default): what max_batch sequences of the whole context take. */
   int64_t kv_block_size;
   int64_t kv_blocks;
+
+  /* Since 1.5: tensor parallelism (docs/distributed.md): the artifact is
+   * rank |tensor_rank| of |tensor_ranks| processes that each hold a share
+   * of every layer (compile each rank to its own file, X.rank<R>.strata,
+   * as strata-compile --tensor-parallel does). tensor_ranks 0 or 1 (the
+   * default): a whole model. */
+  int64_t tensor_ranks;
+  int64_t tensor_rank;
 } strata_compile_options_t;
 
 /* The struct_size of a 1.0 caller's options (the fields before

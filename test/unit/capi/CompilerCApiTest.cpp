@@ -630,6 +630,37 @@ TEST_F(CompilerCApiTest, PagedKvCacheOptions) {
       << errorText;
 }
 
+TEST_F(CompilerCApiTest, TensorParallelRank) {
+  // Rank 1 of 2: a PARALLEL section naming it, the KV cache with half the
+  // key/value heads of the whole model's.
+  strata_compile_options_t options = smallDecoderOptions();
+  ASSERT_EQ(compile(kSmallDecoder, &options), STRATA_COMPILE_STATUS_OK)
+      << errorText;
+  expectOk(strata_module_load_file(artifact().c_str(), allocator, &module));
+  ASSERT_GT(strata_module_state_count(module), 0u);
+  const int64_t wholeHeads = strata_module_state(module, 0)->dims[1].max;
+  strata_module_release(module);
+  module = nullptr;
+  options.tensor_ranks = 2;
+  options.tensor_rank = 1;
+  ASSERT_EQ(compile(kSmallDecoder, &options), STRATA_COMPILE_STATUS_OK)
+      << errorText;
+  expectOk(strata_module_load_file(artifact().c_str(), allocator, &module));
+  uint32_t rank = 0, ranks = 0;
+  strata_module_parallel(module, &rank, &ranks);
+  EXPECT_EQ(rank, 1u);
+  EXPECT_EQ(ranks, 2u);
+  EXPECT_EQ(strata_module_state(module, 0)->dims[1].max, wholeHeads / 2);
+
+  // A rank outside the group is an argument error.
+  options.tensor_rank = 2;
+  EXPECT_EQ(compile(kSmallDecoder, &options),
+            STRATA_COMPILE_STATUS_INVALID_ARGUMENT);
+  EXPECT_TRUE(hasError("tensor-parallel rank 2 of 2 ranks is not a rank of "
+                       "the group"))
+      << errorText;
+}
+
 TEST_F(CompilerCApiTest, OlderOptionsStructGetsTheNewDefaults) {
   // A 1.0 caller's struct ends before decode_precision: what follows it in
   // memory is not read.
