@@ -8,8 +8,14 @@
 # prompt. strata-run adds a sequence right before its prefill and times its
 # TTFT from there, so the simulated TTFT is taken from the prefill's start;
 # the TPOT holds the later prompts' prefills that interrupt the decoding.
+# With --disaggregate the real run is `mpirun -np 2 strata-run generate
+# --disaggregate` (rank 0 prefills and sends each cache, rank 1 decodes)
+# and the simulated cluster 1 prefill + 1 decode instance over the
+# measured link; both TTFTs then count from the run's start (every request
+# arrives at once) to the first token on the decode side, and the TPOT
+# from there.
 #
-#   python bench/cluster/validate.py --artifact MODEL.strata
+#   python bench/cluster/validate.py --artifact MODEL.strata [--disaggregate]
 #       [--costs bench/results/cluster/costs-gpt2-small.json]
 #       [--prompts 12] [--new-tokens 32] [--out FILE.json]
 import argparse
@@ -40,6 +46,8 @@ def main():
     parser.add_argument("--prompt-range", default="32,320")
     parser.add_argument("--new-tokens", type=int, default=32)
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--disaggregate", action="store_true",
+                        help="1 prefill + 1 decode process (mpirun -np 2)")
     parser.add_argument("--out")
     args = parser.parse_args()
     costs = Costs.load(args.costs)
@@ -55,25 +63,46 @@ def main():
                args.artifact, "--batch-prompt-ids", ids, "--max-new-tokens",
                str(args.new_tokens), "--threads",
                str(costs.data["instance"]["threads"]), "--json"]
+    env = None
+    if args.disaggregate:
+        command = ["mpirun", "-np", "2", "--bind-to", "none", "--mca",
+                   "mpi_yield_when_idle", "1"] + command + ["--disaggregate"]
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+                   OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                   OMPI_MCA_rmaps_base_oversubscribe="1")
     out = subprocess.run(command, check=True, capture_output=True,
-                         text=True).stdout
+                         text=True, env=env).stdout
     os.unlink(ids)
     measured = [json.loads(line) for line in out.splitlines()
-                if line.startswith("{")]
+                if line.startswith("{") and "tokens" in line]
 
     requests = workload.at_once(lengths, args.new_tokens)
-    simulate.run(costs, simulate.Cluster(colocated=1), requests)
+    cluster = (simulate.Cluster(prefill=1, decode=1) if args.disaggregate
+               else simulate.Cluster(colocated=1))
+    simulate.run(costs, cluster, requests)
     rows = []
     for r, m in zip(requests, measured):
+        if args.disaggregate:
+            first = r.transfer_end
+            ttft = first - r.arrival
+        else:
+            first = r.first_token
+            ttft = first - r.prefill_start
         rows.append({"prompt_tokens": r.prompt,
                      "ttft_ms": {"measured": m["ttft_ms"],
-                                 "simulated": (r.first_token - r.prefill_start) * 1e3},
+                                 "simulated": ttft * 1e3},
                      "tpot_ms": {"measured": m["tpot_ms"],
-                                 "simulated": (r.last_token - r.first_token)
+                                 "simulated": (r.last_token - first)
                                  / (r.output - 1) * 1e3}})
-    result = {"command": " ".join(["strata-run", command[1],
-                                   os.path.basename(command[2])] +
-                                   ["--batch-prompt-ids", "PROMPTS"] + command[5:]),
+    shown = command[command.index(next(c for c in command
+                                       if c.endswith("strata-run"))):]
+    result = {"cluster": cluster.label(),
+              "command": " ".join((command[:command.index(shown[0])]
+                                   if args.disaggregate else []) +
+                                  ["strata-run", shown[1],
+                                   os.path.basename(shown[2]),
+                                   "--batch-prompt-ids", "PROMPTS"] +
+                                  shown[5:]),
               "prompt_lengths": lengths, "new_tokens": args.new_tokens,
               "costs": os.path.relpath(args.costs, ROOT), "prompts": rows}
     print("%6s %22s %22s" % ("prompt", "TTFT ms meas / sim", "TPOT ms meas / sim"))

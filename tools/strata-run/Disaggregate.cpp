@@ -4,7 +4,8 @@
 // ids and its cache rows (every per-sequence state in module order, each
 // packed as strata_session_read_state_rows reads it). Both ranks hold the
 // same artifact and prompts, so rank 1 checks what arrives against its own
-// copy before writing a byte of it.
+// copy before writing a byte of it. Between decode steps rank 1 admits
+// only what has arrived (the communicator's probe).
 //===----------------------------------------------------------------------===//
 
 #include "Disaggregate.h"
@@ -150,8 +151,8 @@ std::string checkDisaggregateGroup(const strata_communicator_t *comm) {
   if (comm->size != 2)
     return "--disaggregate needs exactly 2 ranks (prefill and decode), got " +
            std::to_string(comm->size);
-  if (!comm->send || !comm->recv)
-    return "--disaggregate needs a communicator with send and recv";
+  if (!comm->send || !comm->recv || !comm->probe)
+    return "--disaggregate needs a communicator with send, recv and probe";
   return "";
 }
 
@@ -217,6 +218,103 @@ std::string runPrefillRank(const strata_communicator_t *comm,
   return "";
 }
 
+namespace {
+
+// A request as it arrived.
+struct Arrival {
+  RequestHeader header;
+  std::vector<int64_t> ids;
+  std::vector<uint8_t> rows;
+  double receivedMs = 0;
+  // Why receiving stopped (the transport, or rank 0's failure); empty: OK.
+  std::string error;
+};
+
+// Receives the requests in order; between decode steps only those that
+// have arrived (the communicator's probe), so the steps go on while rank 0
+// prefills the next prompt.
+class Receiver {
+public:
+  Receiver(const strata_communicator_t *comm,
+           const std::vector<std::vector<int64_t>> &prompts,
+           const std::vector<MovedState> &states,
+           DisaggregateClock::time_point start)
+      : comm_(comm), prompts_(prompts), states_(states), start_(start) {}
+
+  // The next request, waiting for it when |wait|; false when it has not
+  // arrived (and |wait| is false).
+  bool next(bool wait, Arrival *out) {
+    *out = Arrival();
+    if (!wait) {
+      int ready = 0;
+      strata_status_t status =
+          comm_->probe(comm_->self, 0, kTagHeader, &ready);
+      if (status) {
+        out->error = statusText("waiting for the prefill rank", status);
+        return true;
+      }
+      if (!ready)
+        return false;
+    }
+    receive(out);
+    ++next_;
+    return true;
+  }
+
+private:
+  void receive(Arrival *a) {
+    const std::string where = "prompt " + std::to_string(next_);
+    strata_status_t status =
+        comm_->recv(comm_->self, &a->header, sizeof(a->header), 0, kTagHeader);
+    if (status) {
+      a->error = statusText(where + ": receiving from the prefill rank", status);
+      return;
+    }
+    if (a->header.prompt < 0) {
+      a->error = where + ": the prefill rank failed (its error says why)";
+      return;
+    }
+    const std::vector<int64_t> &prompt = prompts_[next_];
+    const uint64_t expectedBytes = rowBytes(states_, prompt.size());
+    if (a->header.prompt != static_cast<int64_t>(next_) ||
+        a->header.promptLength != static_cast<int64_t>(prompt.size()) ||
+        a->header.kvBytes != static_cast<int64_t>(expectedBytes)) {
+      a->error = where + ": the prefill rank sent prompt " +
+                 std::to_string(a->header.prompt) + " of " +
+                 std::to_string(a->header.promptLength) + " tokens and " +
+                 std::to_string(a->header.kvBytes) + " cache bytes, expected " +
+                 std::to_string(prompt.size()) + " tokens and " +
+                 std::to_string(expectedBytes) +
+                 " bytes: were the ranks given the same artifact and "
+                 "prompts?";
+      return;
+    }
+    a->ids.resize(prompt.size());
+    a->rows.resize(expectedBytes);
+    status = comm_->recv(comm_->self, a->ids.data(),
+                         a->ids.size() * sizeof(int64_t), 0, kTagIds);
+    if (!status)
+      status = comm_->recv(comm_->self, a->rows.data(), a->rows.size(), 0,
+                           kTagRows);
+    if (status) {
+      a->error = statusText(where + ": receiving from the prefill rank", status);
+      return;
+    }
+    a->receivedMs = msSince(start_);
+    if (a->ids != prompt)
+      a->error = where + ": the prefill rank's prompt differs from this "
+                         "rank's: were both given the same prompts?";
+  }
+
+  const strata_communicator_t *comm_;
+  const std::vector<std::vector<int64_t>> &prompts_;
+  const std::vector<MovedState> &states_;
+  DisaggregateClock::time_point start_;
+  size_t next_ = 0;
+};
+
+} // namespace
+
 std::string runDecodeRank(const strata_communicator_t *comm,
                           strata_session_t *session,
                           strata_generator_t *generator,
@@ -238,80 +336,54 @@ std::string runDecodeRank(const strata_communicator_t *comm,
     double receivedMs;
   };
   std::vector<Pending> pending;
-  std::vector<int64_t> ids;
-  std::vector<uint8_t> rows;
-  size_t received = 0;
+  size_t admitted = 0;
+  Receiver receiver(comm, prompts, states, start);
   while (true) {
-    if (received < prompts.size() &&
-        strata_generator_active_count(generator) < slots) {
-      const std::string where = "prompt " + std::to_string(received);
-      RequestHeader header;
-      strata_status_t status =
-          comm->recv(comm->self, &header, sizeof(header), 0, kTagHeader);
-      if (status)
-        return statusText(where + ": receiving from the prefill rank", status);
-      if (header.prompt < 0)
-        return where + ": the prefill rank failed (its error says why)";
-      const std::vector<int64_t> &prompt = prompts[received];
-      const uint64_t expectedBytes = rowBytes(states, prompt.size());
-      if (header.prompt != static_cast<int64_t>(received) ||
-          header.promptLength != static_cast<int64_t>(prompt.size()) ||
-          header.kvBytes != static_cast<int64_t>(expectedBytes))
-        return where + ": the prefill rank sent prompt " +
-               std::to_string(header.prompt) + " of " +
-               std::to_string(header.promptLength) + " tokens and " +
-               std::to_string(header.kvBytes) + " cache bytes, expected " +
-               std::to_string(prompt.size()) + " tokens and " +
-               std::to_string(expectedBytes) +
-               " bytes: were the ranks given the same artifact and prompts?";
-      ids.resize(prompt.size());
-      rows.resize(expectedBytes);
-      status = comm->recv(comm->self, ids.data(), ids.size() * sizeof(int64_t),
-                          0, kTagIds);
-      if (!status)
-        status = comm->recv(comm->self, rows.data(), rows.size(), 0, kTagRows);
-      if (status)
-        return statusText(where + ": receiving from the prefill rank", status);
-      const double receivedMs = msSince(start);
-      if (ids != prompt)
-        return where + ": the prefill rank's prompt differs from this "
-                       "rank's: were both given the same prompts?";
-      HandoffTimes &t = (*times)[received];
-      t.queueMs = header.prefillStartMs;
-      t.prefillMs = header.prefillEndMs - header.prefillStartMs;
+    // Requests that have arrived join between steps while slots are free;
+    // with nothing to decode, wait for the next one.
+    Arrival a;
+    while (admitted < prompts.size() &&
+           strata_generator_active_count(generator) < slots &&
+           receiver.next(strata_generator_active_count(generator) == 0, &a)) {
+      if (!a.error.empty())
+        return a.error;
+      const std::string where = "prompt " + std::to_string(admitted);
+      HandoffTimes &t = (*times)[admitted];
+      t.queueMs = a.header.prefillStartMs;
+      t.prefillMs = a.header.prefillEndMs - a.header.prefillStartMs;
       // The two clocks agree to within the start barrier's latency.
-      t.transferMs = std::max(0.0, receivedMs - header.sendStartMs);
-      t.kvBytes = expectedBytes;
+      t.transferMs = std::max(0.0, a.receivedMs - a.header.sendStartMs);
+      t.kvBytes = a.rows.size();
       uint64_t id = 0;
-      status = strata_generator_begin_sequence(generator, ids.data(),
-                                               ids.size(), &params, &id);
+      strata_status_t status = strata_generator_begin_sequence(
+          generator, a.ids.data(), a.ids.size(), &params, &id);
       if (status)
         return statusText(where, status);
-      onBegin(received, id);
+      onBegin(admitted, id);
       int64_t slot = -1;
       status = strata_generator_sequence_slot(generator, id, &slot);
       size_t offset = 0;
       for (size_t s = 0; !status && s < states.size(); ++s) {
-        const size_t bytes = states[s].bytesPerPosition * ids.size();
+        const size_t bytes = states[s].bytesPerPosition * a.ids.size();
         status = strata_session_write_state_rows(
-            session, states[s].index, slot, 0, static_cast<int64_t>(ids.size()),
-            rows.data() + offset, bytes);
+            session, states[s].index, slot, 0,
+            static_cast<int64_t>(a.ids.size()), a.rows.data() + offset, bytes);
         offset += bytes;
       }
       if (!status)
-        status =
-            strata_generator_resume_prefilled(generator, id, header.firstToken);
+        status = strata_generator_resume_prefilled(generator, id,
+                                                   a.header.firstToken);
       if (status)
         return statusText(where + ": resuming its decode", status);
       t.ttftMs = msSince(start);
-      pending.push_back({received, id, receivedMs});
-      ++received;
+      pending.push_back({admitted, id, a.receivedMs});
+      ++admitted;
       std::string problem = onTokens();
       if (!problem.empty())
         return problem;
     }
     if (strata_generator_active_count(generator) == 0) {
-      if (received == prompts.size())
+      if (admitted == prompts.size())
         break;
       continue;
     }

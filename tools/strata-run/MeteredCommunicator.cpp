@@ -27,6 +27,7 @@ MeteredCommunicator::MeteredCommunicator(const strata_communicator_t *inner)
   table_.all_gather = &MeteredCommunicator::allGather;
   table_.send = inner_->send ? &MeteredCommunicator::sendTo : nullptr;
   table_.recv = inner_->recv ? &MeteredCommunicator::receiveFrom : nullptr;
+  table_.probe = inner_->probe ? &MeteredCommunicator::probeFor : nullptr;
 }
 
 strata_status_t MeteredCommunicator::allGather(void *self, const void *send,
@@ -64,6 +65,12 @@ strata_status_t MeteredCommunicator::receiveFrom(void *self, void *buffer,
   m->totals_.seconds += secondsSince(start);
   ++m->totals_.receives;
   return status;
+}
+
+strata_status_t MeteredCommunicator::probeFor(void *self, uint32_t peer,
+                                              uint32_t tag, int *ready) {
+  auto *m = static_cast<MeteredCommunicator *>(self);
+  return m->inner_->probe(m->inner_->self, peer, tag, ready);
 }
 
 } // namespace strata::tools

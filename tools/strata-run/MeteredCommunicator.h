@@ -42,6 +42,8 @@ private:
                                 uint32_t peer, uint32_t tag);
   static strata_status_t receiveFrom(void *self, void *buffer, size_t bytes,
                                      uint32_t peer, uint32_t tag);
+  static strata_status_t probeFor(void *self, uint32_t peer, uint32_t tag,
+                                  int *ready);
 
   const strata_communicator_t *inner_;
   strata_communicator_t table_;

@@ -123,6 +123,22 @@ strata_status_t recv(void* self, void* buffer, size_t bytes, uint32_t peer,
   return nullptr;
 }
 
+strata_status_t probe(void* self, uint32_t peer, uint32_t tag,
+                      int* out_ready) {
+  if (!out_ready) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                              "out_ready must be non-null");
+  }
+  const MPI_Comm comm = commOf(self);
+  STRATA_RETURN_IF_ERROR(checkTag(comm, tag));
+  int flag = 0;
+  const int error = MPI_Iprobe(static_cast<int>(peer), static_cast<int>(tag),
+                               comm, &flag, MPI_STATUS_IGNORE);
+  if (error != MPI_SUCCESS) return mpiFailure(error, "MPI_Iprobe");
+  *out_ready = flag ? 1 : 0;
+  return nullptr;
+}
+
 }  // namespace
 
 extern "C" strata_status_t strata_mpi_communicator_create(
@@ -185,6 +201,7 @@ extern "C" strata_status_t strata_mpi_communicator_create(
   record->base.all_gather = allGather;
   record->base.send = send;
   record->base.recv = recv;
+  record->base.probe = probe;
   record->finalizeAtRelease = initializedHere;
   *out_communicator = &record->base;
   return nullptr;

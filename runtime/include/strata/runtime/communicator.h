@@ -52,6 +52,11 @@ typedef struct strata_communicator_t {
   /// |buffer|. May be NULL, as send.
   strata_status_t (*recv)(void* self, void* buffer, size_t bytes,
                           uint32_t peer, uint32_t tag);
+  /// Without waiting: sets |*out_ready| to 1 if a message from |peer| with
+  /// |tag| has arrived (a recv would take it at once), else 0. Lets a
+  /// process go on working between messages; may be NULL.
+  strata_status_t (*probe)(void* self, uint32_t peer, uint32_t tag,
+                           int* out_ready);
 } strata_communicator_t;
 
 /// Zero-fills |communicator| and sets its struct_size (rank 0 of size 1,

@@ -69,6 +69,39 @@ TEST(MpiCommunicatorTest, SendAndRecvPassBytesBetweenRanks) {
   for (int i = 0; i < 64; ++i) EXPECT_EQ(theirs[i], peer * 1000.0f + i);
 }
 
+TEST(MpiCommunicatorTest, ProbeSeesAMessageOnlyOnceItIsThere) {
+  ASSERT_NE(gComm, nullptr);
+  ASSERT_NE(gComm->probe, nullptr);
+  const uint32_t peer = 1 - gComm->rank;
+  int ready = -1;
+  // Nothing is sent with tag 9 before the all-gather below, which both
+  // ranks reach only after this probe.
+  strata_status_t status = gComm->probe(gComm->self, peer, 9, &ready);
+  ASSERT_EQ(status, nullptr) << strata_status_message(status);
+  EXPECT_EQ(ready, 0);
+  uint8_t token = 1, both[2] = {0, 0};
+  status = gComm->all_gather(gComm->self, &token, both, 1);
+  ASSERT_EQ(status, nullptr) << strata_status_message(status);
+  int64_t value = 42;
+  if (gComm->rank == 0) {
+    status = gComm->send(gComm->self, &value, sizeof(value), peer, 9);
+    ASSERT_EQ(status, nullptr) << strata_status_message(status);
+  } else {
+    // It arrives without a recv posted; probe then says so.
+    for (ready = 0; !ready;) {
+      status = gComm->probe(gComm->self, peer, 9, &ready);
+      ASSERT_EQ(status, nullptr) << strata_status_message(status);
+    }
+    value = 0;
+    status = gComm->recv(gComm->self, &value, sizeof(value), peer, 9);
+    ASSERT_EQ(status, nullptr) << strata_status_message(status);
+    EXPECT_EQ(value, 42);
+  }
+  status = gComm->probe(gComm->self, peer, 9, nullptr);
+  EXPECT_EQ(strata_status_code(status), STRATA_STATUS_INVALID_ARGUMENT);
+  strata_status_free(status);
+}
+
 TEST(MpiCommunicatorTest, ATagAboveMpisLimitIsRefused) {
   ASSERT_NE(gComm, nullptr);
   float x = 0;
