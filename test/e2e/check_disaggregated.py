@@ -20,6 +20,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_tensor_parallel import mpirun as run_ranks  # noqa: E402
+
 FIXTURES = ["gpt2_op17_past", "transformers_llama8_op17_past"]
 PROMPTS = ["1,2,3,4,5", "7,8,9,10,11,12,13,14,15,16,17", "20,21,22"]
 MAX_NEW = 12
@@ -30,14 +33,7 @@ SPLIT = ["queue_ms", "prefill_ms", "transfer_ms", "first_decode_ms",
 
 
 def mpirun(ranks, argv):
-    """|argv| as |ranks| processes of one MPI job on this machine."""
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
-               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_rmaps_base_oversubscribe="1")
-    return subprocess.run(["mpirun", "-np", str(ranks), "--bind-to", "none",
-                           "--mca", "mpi_yield_when_idle", "1"] + argv,
-                          capture_output=True, text=True, timeout=300,
-                          env=env)
+    return run_ranks(ranks, argv, timeout=300)
 
 
 def compile_model(bin_dir, model, out):

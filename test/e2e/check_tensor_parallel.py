@@ -52,14 +52,14 @@ CASES = [("gpt2_op17_past", 2), ("gpt2_op17_past", 4),
          ("bert_op17", 2), ("vision_vit_op17", 2)]
 
 
-def mpirun(ranks, argv):
+def mpirun(ranks, argv, timeout=600):
     """|argv| as |ranks| processes of one MPI job on this machine."""
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1")
     return subprocess.run(["mpirun", "-np", str(ranks), "--bind-to", "none",
                            "--mca", "mpi_yield_when_idle", "1"] + argv,
-                          capture_output=True, text=True, timeout=600,
+                          capture_output=True, text=True, timeout=timeout,
                           env=env)
 
 

@@ -17,22 +17,6 @@ namespace {
 
 using codegen::ArtifactWriter;
 
-strata_parallel_section_t section(uint32_t rank, uint32_t ranks) {
-  strata_parallel_section_t s = {};
-  s.tensor_rank = rank;
-  s.tensor_ranks = ranks;
-  s.pipeline_stage = 0;
-  s.pipeline_stages = 1;
-  return s;
-}
-
-// The standard artifact as rank |rank| of |ranks|.
-std::vector<uint8_t> rankArtifact(uint32_t rank, uint32_t ranks) {
-  ArtifactWriter writer = standardWriter();
-  writer.setParallel(section(rank, ranks));
-  return writeArtifact(writer);
-}
-
 // The standard manifest, code and weights with a PARALLEL section of
 // |bytes| (flags |flags|) between code and weights, as raw sections.
 std::vector<uint8_t> withParallelBytes(const std::vector<uint8_t>& bytes,
@@ -95,15 +79,15 @@ TEST(ParallelSectionTest, WriterRefusesWhatTheLoaderWouldRefuse) {
     strata_parallel_section_t section;
     const char* message;
   };
-  strata_parallel_section_t stages = section(0, 2);
+  strata_parallel_section_t stages = parallelSection(0, 2);
   stages.pipeline_stages = 2;
-  strata_parallel_section_t reserved = section(0, 2);
+  strata_parallel_section_t reserved = parallelSection(0, 2);
   reserved.reserved[3] = 1;
   const Case cases[] = {
-      {section(0, 1),
+      {parallelSection(0, 1),
        "the parallel section has 1 tensor ranks; a tensor-parallel group has "
        "at least 2"},
-      {section(2, 2),
+      {parallelSection(2, 2),
        "the parallel section's tensor rank 2 is not below its 2 tensor "
        "ranks"},
       {stages,
@@ -122,16 +106,16 @@ TEST(ParallelSectionTest, WriterRefusesWhatTheLoaderWouldRefuse) {
 }
 
 TEST(ParallelSectionTest, RankValuesOfNoGroupAreCorrupt) {
-  EXPECT_TRUE(failsWith(withParallelBytes(bytesOf(section(0, 0))),
+  EXPECT_TRUE(failsWith(withParallelBytes(bytesOf(parallelSection(0, 0))),
                         STRATA_STATUS_DATA_LOSS,
                         "the parallel section has 0 tensor ranks"));
-  EXPECT_TRUE(failsWith(withParallelBytes(bytesOf(section(0, 1))),
+  EXPECT_TRUE(failsWith(withParallelBytes(bytesOf(parallelSection(0, 1))),
                         STRATA_STATUS_DATA_LOSS,
                         "the parallel section has 1 tensor ranks"));
-  EXPECT_TRUE(failsWith(withParallelBytes(bytesOf(section(5, 4))),
+  EXPECT_TRUE(failsWith(withParallelBytes(bytesOf(parallelSection(5, 4))),
                         STRATA_STATUS_DATA_LOSS,
                         "tensor rank 5 is not below its 4 tensor ranks"));
-  strata_parallel_section_t stage = section(0, 2);
+  strata_parallel_section_t stage = parallelSection(0, 2);
   stage.pipeline_stage = 1;
   EXPECT_TRUE(failsWith(withParallelBytes(bytesOf(stage)),
                         STRATA_STATUS_DATA_LOSS,
@@ -144,7 +128,7 @@ TEST(ParallelSectionTest, RankValuesOfNoGroupAreCorrupt) {
 }
 
 TEST(ParallelSectionTest, SizeAndFlagAreChecked) {
-  std::vector<uint8_t> bytes = bytesOf(section(0, 2));
+  std::vector<uint8_t> bytes = bytesOf(parallelSection(0, 2));
   std::vector<uint8_t> shorter(bytes.begin(), bytes.end() - 1);
   EXPECT_TRUE(failsWith(withParallelBytes(shorter), STRATA_STATUS_DATA_LOSS,
                         "the parallel section is 31 bytes, expected 32"));
@@ -160,7 +144,7 @@ TEST(ParallelSectionTest, SizeAndFlagAreChecked) {
 }
 
 TEST(ParallelSectionTest, AtMostOneSectionAndItsChecksum) {
-  std::vector<uint8_t> one = bytesOf(section(0, 2));
+  std::vector<uint8_t> one = bytesOf(parallelSection(0, 2));
   std::vector<uint8_t> manifest = standardWriter().encodeManifest();
   std::vector<codegen::ArtifactSection> sections = standardSections(manifest);
   sections.insert(sections.begin() + 2,
@@ -180,14 +164,14 @@ TEST(ParallelSectionTest, AtMostOneSectionAndItsChecksum) {
 
 // Pipeline stages and reserved words are what a later minor may define.
 TEST(ParallelSectionTest, NewerMinorsMayUseReservedFieldsNotStages) {
-  strata_parallel_section_t reserved = section(1, 2);
+  strata_parallel_section_t reserved = parallelSection(1, 2);
   reserved.reserved[0] = 7;
   std::vector<uint8_t> bytes = withParallelBytes(bytesOf(reserved));
   EXPECT_TRUE(failsWith(bytes, STRATA_STATUS_DATA_LOSS,
                         "the parallel section's reserved words are not zero"));
   STRATA_ASSERT_OK(tryLoad(withMinor(bytes, STRATA_ARTIFACT_FORMAT_MINOR + 1)));
 
-  strata_parallel_section_t stages = section(1, 2);
+  strata_parallel_section_t stages = parallelSection(1, 2);
   stages.pipeline_stage = 1;
   stages.pipeline_stages = 4;
   bytes = withParallelBytes(bytesOf(stages));
@@ -210,7 +194,7 @@ TEST(ParallelSectionTest, TargetDescriptorsCannotNameIt) {
   manifest.targets.push_back(target);
   std::vector<uint8_t> encoded = format::encodeManifest(manifest);
   std::vector<codegen::ArtifactSection> sections = standardSections(encoded);
-  std::vector<uint8_t> one = bytesOf(section(0, 2));
+  std::vector<uint8_t> one = bytesOf(parallelSection(0, 2));
   sections.insert(sections.begin() + 2, {STRATA_SECTION_PARALLEL,
                                          STRATA_SECTION_FLAG_REQUIRED,
                                          one.data(), one.size()});

@@ -22,21 +22,6 @@ namespace {
 
 using codegen::ArtifactWriter;
 
-strata_parallel_section_t section(uint32_t rank, uint32_t ranks) {
-  strata_parallel_section_t s = {};
-  s.tensor_rank = rank;
-  s.tensor_ranks = ranks;
-  s.pipeline_stages = 1;
-  return s;
-}
-
-// The standard artifact as rank |rank| of |ranks|.
-std::vector<uint8_t> standardRank(uint32_t rank, uint32_t ranks) {
-  ArtifactWriter writer = standardWriter();
-  writer.setParallel(section(rank, ranks));
-  return writeArtifact(writer);
-}
-
 // parallel_kernels.c compiled for |ranks| ranks; rank |rank| of them when
 // |ranks| > 1, else a whole model whose code still calls collectives.
 std::vector<uint8_t> collectiveArtifact(uint32_t rank, uint32_t ranks) {
@@ -59,7 +44,7 @@ std::vector<uint8_t> collectiveArtifact(uint32_t rank, uint32_t ranks) {
                    {{"y", STRATA_DTYPE_F32, {rows, columns}}}});
   writer.setWeights(weights.data(), weights.size());
   writer.setCpuCode(code.data(), code.size());
-  if (ranks > 1) writer.setParallel(section(rank, ranks));
+  if (ranks > 1) writer.setParallel(parallelSection(rank, ranks));
   return writeArtifact(writer);
 }
 
@@ -73,7 +58,7 @@ Tensor rankInput(uint32_t rank) {
 }
 
 TEST(SessionCommunicatorTest, CommunicatorMustMatchTheModulesRank) {
-  LoadedModule module(standardRank(1, 2));
+  LoadedModule module(rankArtifact(1, 2));
   STRATA_ASSERT_OK(module.load());
   strata_session_t* session = nullptr;
   STRATA_ASSERT_OK(strata_session_create(module.get(), nullptr,
@@ -131,7 +116,7 @@ TEST(SessionCommunicatorTest, WholeModelAcceptsAnyCommunicator) {
 
 TEST(SessionCommunicatorTest, RankRunsOnlyWithACommunicator) {
   Module module;
-  std::vector<uint8_t> bytes = standardRank(1, 2);
+  std::vector<uint8_t> bytes = rankArtifact(1, 2);
   AlignedBytes aligned(bytes);
   ASSERT_TRUE(Module::load(aligned.span(), &module).ok());
   EXPECT_EQ(module.parallelRank(), 1u);

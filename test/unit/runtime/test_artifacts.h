@@ -101,6 +101,24 @@ inline std::vector<uint8_t> writeArtifact(
   return bytes;
 }
 
+/// A PARALLEL section naming rank |rank| of |ranks| (one pipeline stage).
+inline strata_parallel_section_t parallelSection(uint32_t rank,
+                                                 uint32_t ranks) {
+  strata_parallel_section_t s = {};
+  s.tensor_rank = rank;
+  s.tensor_ranks = ranks;
+  s.pipeline_stage = 0;
+  s.pipeline_stages = 1;
+  return s;
+}
+
+/// The standard artifact as rank |rank| of |ranks|.
+inline std::vector<uint8_t> rankArtifact(uint32_t rank, uint32_t ranks) {
+  codegen::ArtifactWriter writer = standardWriter();
+  writer.setParallel(parallelSection(rank, ranks));
+  return writeArtifact(writer);
+}
+
 /// The standard artifact's bytes.
 inline std::vector<uint8_t> standardArtifact() {
   return writeArtifact(standardWriter());
