@@ -515,6 +515,31 @@ enum {
 };
 
 /*
+ * strata_rt_send_f32(strata_rt_context_t* context, const int64_t* params)
+ * strata_rt_recv_f32(strata_rt_context_t* context, const int64_t* params)
+ *
+ * The hand-over between the pipeline stages of a split model (an artifact
+ * whose PARALLEL section has 2 or more pipeline stages): stage s's rank of
+ * tensor rank t sends to, and receives from, stage STAGE's rank of the same
+ * tensor rank (world rank STAGE * tensor_ranks + t), over the session's
+ * communicator. BUF is an fp32 tensor viewed as rank 4 (leading dims of 1)
+ * with SIZES; send reads it with STRIDES (in elements), recv writes it
+ * contiguous (STRIDES ignored). The receiver knows the extents from its own
+ * inputs: a message of another byte count ends the run. Sender and
+ * receiver call in the same order. A run without a communicator able to
+ * send and receive, a STAGE that is not another stage of the model, or a
+ * failed transport ends the run (FAILED_PRECONDITION, INTERNAL,
+ * UNAVAILABLE).
+ */
+enum {
+  STRATA_P2P_BUF = 0,     /* address of BUF's element 0 */
+  STRATA_P2P_SIZES = 1,   /* 4 sizes */
+  STRATA_P2P_STRIDES = 5, /* 4 strides, in elements (send) */
+  STRATA_P2P_STAGE = 9,   /* the peer's pipeline stage */
+  STRATA_P2P_PARAM_COUNT = 10
+};
+
+/*
  * strata_rt_attention_append(strata_rt_context_t* context,
  *                            const int64_t* params)
  *
