@@ -18,7 +18,7 @@ extern "C" {
 /* A reader refuses a newer major (INCOMPATIBLE) and reads any minor of its
  * own major: a minor only adds what an older reader may ignore. */
 #define STRATA_ARTIFACT_FORMAT_MAJOR 2u
-#define STRATA_ARTIFACT_FORMAT_MINOR 2u
+#define STRATA_ARTIFACT_FORMAT_MINOR 3u
 #define STRATA_ARTIFACT_ALIGNMENT 64u /* every section starts 64-aligned */
 
 /* Legacy CPU feature bits (strata_cpu_features_host, strata_module_cpu_
@@ -39,6 +39,9 @@ extern "C" {
 #define STRATA_ARTIFACT_SECTION_ENTRY_SIZE 32u
 #define STRATA_ARTIFACT_MIN_SECTIONS 3u
 #define STRATA_ARTIFACT_MAX_SECTIONS 16u
+/* Processes a PARALLEL section may split a model over (tensor ranks times
+ * pipeline stages). */
+#define STRATA_ARTIFACT_MAX_PARALLEL_RANKS 65536u
 
 /* The fixed-size header at offset 0 (128 bytes). format_major sits where
  * format 1 had its only version field, so a format-1 reader names the
@@ -69,16 +72,22 @@ typedef enum strata_section_kind_e {
 } strata_section_kind_t;
 
 /* The PARALLEL section (32 bytes, flagged required): the file is one rank
- * of a model split over several processes, each loading its own file. Its
- * code calls the collective imports (strata_kernel_abi.h), which exchange
- * data through the communicator the embedder gives the session; a runtime
- * refuses to run it without one whose size and rank match these. A file
- * without this section is a whole model (one rank of one). */
+ * of a model split over several processes, each loading its own file. The
+ * layers are split into pipeline_stages stages that run one after the
+ * other (minor 3), and each stage's weights over its tensor_ranks ranks
+ * (the stage's tensor-parallel group). The file of
+ * stage s, tensor rank t is world rank s * tensor_ranks + t of
+ * tensor_ranks * pipeline_stages (2 to STRATA_ARTIFACT_MAX_PARALLEL_RANKS).
+ * Its code calls the collective and send/recv imports
+ * (strata_kernel_abi.h), which exchange data through the communicator the
+ * embedder gives the session; a runtime refuses to run it without one
+ * whose size and rank are the world's. A file without this section is a
+ * whole model (one rank of one). */
 typedef struct strata_parallel_section_t {
-  uint32_t tensor_rank;     /* this file's rank in the tensor-parallel group */
+  uint32_t tensor_rank;     /* this file's rank within its stage's group */
   uint32_t tensor_ranks;    /* ranks each layer's weights are split over */
-  uint32_t pipeline_stage;  /* 0: pipeline stages are not yet written */
-  uint32_t pipeline_stages; /* 1 */
+  uint32_t pipeline_stage;  /* this file's stage, below pipeline_stages */
+  uint32_t pipeline_stages; /* stages the layers are split into (minor 2: 1) */
   uint32_t reserved[4];     /* 0 */
 } strata_parallel_section_t;
 

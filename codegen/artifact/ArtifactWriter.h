@@ -107,7 +107,8 @@ public:
   /// The intermediate arena size to record (0 for now).
   void setWorkspaceBytes(uint64_t bytes) { workspaceBytes = bytes; }
 
-  /// Makes the artifact one rank of a tensor-parallel group: a required
+  /// Makes the artifact one rank of a split model (a tensor rank of a
+  /// pipeline stage, strata_parallel_section_t): a required
   /// PARALLEL section holding |section| is written between the code and
   /// the weights. Without it the artifact is a whole model.
   void setParallel(const strata_parallel_section_t &section) {

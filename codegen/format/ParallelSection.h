@@ -1,8 +1,8 @@
 //===- ParallelSection.h - Rules of the PARALLEL section --------*- C++ -*-===//
 // SPDX-License-Identifier: Apache-2.0
 // The one implementation of what a valid PARALLEL section (one rank of a
-// tensor-parallel group) holds: the writer checks it before it writes, the
-// loader after it located the section.
+// model split into tensor ranks and pipeline stages) holds: the writer checks
+// it before it writes, the loader after it located the section.
 //===----------------------------------------------------------------------===//
 
 #ifndef STRATA_CODEGEN_FORMAT_PARALLELSECTION_H_
@@ -16,12 +16,12 @@
 
 namespace strata::format {
 
-/// Checks |section| of an artifact of format |version|: at least 2 tensor
-/// ranks and a rank below them, one pipeline stage (stage 0 of 1), reserved
-/// words zero (unless the minor is newer). Pipeline stages a newer minor
-/// may define are Incompatible there and Corrupt in an artifact of this
-/// reader's minor or older. Returns false and sets |*error| on the first
-/// violation.
+/// Checks |section| of an artifact of format |version|: at least 1 tensor
+/// rank and 1 pipeline stage with the file's rank and stage below them,
+/// 2 to STRATA_ARTIFACT_MAX_PARALLEL_RANKS processes in all, one stage
+/// only in an artifact older than minor 3 (which defined stages), reserved
+/// words zero (unless the minor is newer). Every violation is Corrupt.
+/// Returns false and sets |*error| on the first violation.
 bool validateParallelSection(const strata_parallel_section_t &section,
                              FormatVersion version, FormatError *error);
 

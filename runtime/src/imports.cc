@@ -12,6 +12,7 @@
 #include "kernels/attention_kv.h"
 #include "kernels/collectives.h"
 #include "kernels/matmul_f32.h"
+#include "kernels/pipeline_transfer.h"
 #include "run_checks.h"
 #include "thread_pool.h"
 #include "strata_kernel_abi.h"
@@ -75,6 +76,11 @@ const Import kImports[] = {
      nullptr},
     {"strata_rt_all_gather_f32", address(&kernels::strataAllGatherF32),
      nullptr},
+    // A pipeline stage's hand-overs to and from the other stages.
+    {"strata_rt_send_f32", address(&kernels::strataSendF32), nullptr},
+    {"strata_rt_recv_extents_f32", address(&kernels::strataRecvExtentsF32),
+     nullptr},
+    {"strata_rt_recv_f32", address(&kernels::strataRecvF32), nullptr},
 };
 
 }  // namespace

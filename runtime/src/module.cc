@@ -437,9 +437,25 @@ uint64_t strata_module_workspace_bytes(const strata_module_t* module) {
 
 void strata_module_parallel(const strata_module_t* module, uint32_t* out_rank,
                             uint32_t* out_ranks) {
+  uint32_t t = 0, tensorRanks = 1, stage = 0, stages = 1;
+  strata_module_parallel_layout(module, &t, &tensorRanks, &stage, &stages);
+  // The loader capped the product at STRATA_ARTIFACT_MAX_PARALLEL_RANKS.
+  if (out_rank) *out_rank = stage * tensorRanks + t;
+  if (out_ranks) *out_ranks = stages * tensorRanks;
+}
+
+void strata_module_parallel_layout(const strata_module_t* module,
+                                   uint32_t* out_tensor_rank,
+                                   uint32_t* out_tensor_ranks,
+                                   uint32_t* out_pipeline_stage,
+                                   uint32_t* out_pipeline_stages) {
   const bool parallel = module && module->view.isParallel;
-  if (out_rank) *out_rank = parallel ? module->view.parallel.tensor_rank : 0;
-  if (out_ranks) *out_ranks = parallel ? module->view.parallel.tensor_ranks : 1;
+  const strata_parallel_section_t* s =
+      parallel ? &module->view.parallel : nullptr;
+  if (out_tensor_rank) *out_tensor_rank = s ? s->tensor_rank : 0;
+  if (out_tensor_ranks) *out_tensor_ranks = s ? s->tensor_ranks : 1;
+  if (out_pipeline_stage) *out_pipeline_stage = s ? s->pipeline_stage : 0;
+  if (out_pipeline_stages) *out_pipeline_stages = s ? s->pipeline_stages : 1;
 }
 
 }  // extern "C"

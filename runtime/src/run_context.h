@@ -68,6 +68,22 @@ class KernelScratch {
   size_t bytes_ = 0;
 };
 
+/// Where the module of a run sits in its split model
+/// (strata_module_parallel_layout): the collectives and the hand-overs
+/// between stages address their peers by it. A whole model's is tensor
+/// rank 0 of 1 in stage 0 of 1.
+struct ParallelLayout {
+  uint32_t tensorRank = 0;
+  uint32_t tensorRanks = 1;
+  uint32_t stage = 0;
+  uint32_t stages = 1;
+
+  /// The communicator rank of tensor rank |t| of stage |s|.
+  uint32_t worldRank(uint32_t s, uint32_t t) const {
+    return s * tensorRanks + t;
+  }
+};
+
 }  // namespace strata::runtime
 
 /// Built by whoever calls an entry point (a session, a test) and valid for
@@ -88,6 +104,9 @@ struct strata_rt_context_t {
   /// The group the collectives exchange data with (the session's copy);
   /// null: a run of a whole model, whose code calls no collective.
   const strata_communicator_t* communicator = nullptr;
+  /// The module's place in its split model, which the communicator's
+  /// size and rank match (checked by the session).
+  strata::runtime::ParallelLayout parallel;
   /// The context parallel tasks of this run receive: the same buffers, no
   /// pool (a loop inside a task runs on its thread), no trap or cancel (a
   /// task cannot end the run). Null: tasks receive this context.

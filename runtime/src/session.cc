@@ -272,6 +272,9 @@ strata_status_t run(strata_session_t* session, const char* entryName,
   context.cancelRequested = &session->cancelRequested;
   context.scratch = session->scratch;
   context.communicator = communicator;
+  ParallelLayout& layout = context.parallel;
+  strata_module_parallel_layout(module, &layout.tensorRank, &layout.tensorRanks,
+                                &layout.stage, &layout.stages);
   context.forTasks = &taskContext;
 
   // Arguments: the context, the results block (if any), one descriptor per

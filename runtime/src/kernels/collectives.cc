@@ -4,14 +4,17 @@
 // here owns memory across a call that can end it: the packed part and the
 // gathered parts live in the session's kernel scratch, which the session
 // owns. There is no cancel point: a rank that stopped alone would leave the
-// others waiting in their exchange.
+// others waiting in their exchange. A model of one stage gathers with the
+// communicator's all_gather over the whole world; the group of one stage of
+// several cannot (the other stages run other code meanwhile) and trades
+// parts pairwise with send and recv.
 
 #include "kernels/collectives.h"
 
 #include <cinttypes>
-#include <cstdio>
 #include <cstring>
 
+#include "kernels/rank_transport.h"
 #include "run_context.h"
 #include "strata/runtime/communicator.h"
 #include "strata/runtime/status.h"
@@ -20,9 +23,6 @@ namespace strata::runtime::kernels {
 namespace {
 
 constexpr int kRank = 4;
-
-// Scratch is asked for in one block; more would be no model's activations.
-constexpr uint64_t kMaxScratchBytes = uint64_t{1} << 44;
 
 // Loops over fewer elements run on the calling thread.
 constexpr int64_t kParallelElements = 1 << 16;
@@ -53,9 +53,7 @@ const Names kAllGather = {
 
 // One call's decoded and checked parameters.
 struct Collective {
-  const float* in = nullptr;
-  int64_t sizes[kRank] = {};
-  int64_t strides[kRank] = {};
+  F32View in;
   float* out = nullptr;
   int64_t axis = 0;
   int64_t ranks = 0;
@@ -73,6 +71,7 @@ bool decode(strata_rt_context_t* context, const int64_t* params,
   }
   c->ranks = params[STRATA_COLL_RANKS];
   c->communicator = context->communicator;
+  const ParallelLayout& layout = context->parallel;
   if (!c->communicator || !c->communicator->all_gather) {
     failRunWithStatus(
         context, STRATA_STATUS_FAILED_PRECONDITION,
@@ -83,7 +82,7 @@ bool decode(strata_rt_context_t* context, const int64_t* params,
         names.import, c->ranks);
     return false;
   }
-  if (c->ranks != c->communicator->size) {
+  if (layout.stages == 1 && c->ranks != c->communicator->size) {
     failRunWithStatus(context, STRATA_STATUS_FAILED_PRECONDITION,
                       "%s: the code was compiled for a tensor-parallel group "
                       "of %" PRId64 " ranks, the session's communicator has "
@@ -91,25 +90,54 @@ bool decode(strata_rt_context_t* context, const int64_t* params,
                       names.import, c->ranks, c->communicator->size);
     return false;
   }
+  if (layout.stages > 1) {
+    // The group is the stage's tensor ranks, reached by send and recv.
+    if (c->ranks != layout.tensorRanks) {
+      failRunWithStatus(
+          context, STRATA_STATUS_FAILED_PRECONDITION,
+          "%s: the code was compiled for a tensor-parallel group of %" PRId64
+          " ranks, the module's pipeline stage has %" PRIu32,
+          names.import, c->ranks, layout.tensorRanks);
+      return false;
+    }
+    const uint64_t world = uint64_t{layout.tensorRanks} * layout.stages;
+    if (!c->communicator->send || !c->communicator->recv ||
+        c->communicator->size != world) {
+      failRunWithStatus(
+          context, STRATA_STATUS_FAILED_PRECONDITION,
+          "%s: the code is pipeline stage %" PRIu32 " of %" PRIu32
+          ", whose group exchanges by send and recv over a communicator of "
+          "%" PRIu64 " ranks; the session's communicator has %" PRIu32
+          " ranks%s",
+          names.import, layout.stage, layout.stages, world,
+          c->communicator->size,
+          c->communicator->send && c->communicator->recv
+              ? ""
+              : " and no send or recv");
+      return false;
+    }
+  }
   if (c->ranks < 1) {
     failRunInternal(context, names.ranks, c->ranks);
     return false;
   }
-  c->in = reinterpret_cast<const float*>(params[STRATA_COLL_IN]);
+  c->in.data = reinterpret_cast<const float*>(params[STRATA_COLL_IN]);
   c->out = reinterpret_cast<float*>(params[STRATA_COLL_OUT]);
+  int64_t* sizes = c->in.sizes;
+  int64_t* strides = c->in.strides;
   uint64_t count = 1;
   for (int d = 0; d < kRank; ++d) {
-    c->sizes[d] = params[STRATA_COLL_SIZES + d];
-    c->strides[d] = params[STRATA_COLL_STRIDES + d];
-    if (c->sizes[d] < 0) {
-      failRunInternal(context, names.size, c->sizes[d]);
+    sizes[d] = params[STRATA_COLL_SIZES + d];
+    strides[d] = params[STRATA_COLL_STRIDES + d];
+    if (sizes[d] < 0) {
+      failRunInternal(context, names.size, sizes[d]);
       return false;
     }
-    if (c->strides[d] < 0) {
-      failRunInternal(context, names.stride, c->strides[d]);
+    if (strides[d] < 0) {
+      failRunInternal(context, names.stride, strides[d]);
       return false;
     }
-    if (__builtin_mul_overflow(count, static_cast<uint64_t>(c->sizes[d]),
+    if (__builtin_mul_overflow(count, static_cast<uint64_t>(sizes[d]),
                                &count)) {
       count = UINT64_MAX;
     }
@@ -126,79 +154,69 @@ bool decode(strata_rt_context_t* context, const int64_t* params,
   if (__builtin_mul_overflow(count, static_cast<uint64_t>(c->ranks) + 1,
                              &bytes) ||
       __builtin_mul_overflow(bytes, sizeof(float), &bytes) ||
-      bytes > kMaxScratchBytes) {
+      bytes > kMaxTransferBytes) {
     failRunInternal(context, names.count,
                     count > INT64_MAX ? INT64_MAX : static_cast<int64_t>(count));
     return false;
   }
   c->count = static_cast<int64_t>(count);
-  if (c->count > 0 && (!c->in || !c->out)) {
+  if (c->count > 0 && (!c->in.data || !c->out)) {
     failRunInternal(context, names.pointer, 0);
     return false;
   }
   return true;
 }
 
-// Whether IN is contiguous row-major (dims of extent 1 take any stride).
-bool contiguous(const Collective& c) {
-  int64_t expected = 1;
-  for (int d = kRank - 1; d >= 0; --d) {
-    if (c.sizes[d] != 1 && c.strides[d] != expected) return false;
-    expected *= c.sizes[d];
-  }
-  return true;
-}
-
-// Copies IN, strided, into |to| row-major.
-void pack(const Collective& c, float* to) {
-  const int64_t* n = c.sizes;
-  const int64_t* s = c.strides;
-  for (int64_t i0 = 0; i0 < n[0]; ++i0) {
-    for (int64_t i1 = 0; i1 < n[1]; ++i1) {
-      for (int64_t i2 = 0; i2 < n[2]; ++i2) {
-        const float* row = c.in + i0 * s[0] + i1 * s[1] + i2 * s[2];
-        if (s[3] == 1) {
-          std::memcpy(to, row, static_cast<size_t>(n[3]) * sizeof(float));
-        } else {
-          for (int64_t i3 = 0; i3 < n[3]; ++i3) to[i3] = row[i3 * s[3]];
-        }
-        to += n[3];
-      }
-    }
-  }
-}
-
-// |floats| floats of the session's kernel scratch; null once the run has
-// been ended for want of memory.
-float* scratchFloats(strata_rt_context_t* context, uint64_t floats) {
-  const uint64_t bytes = floats * sizeof(float);
-  size_t stride = 0;
-  uint8_t* block = context->scratch
-                       ? context->scratch->reserve(1, bytes, &stride)
-                       : nullptr;
-  if (!block) failRunOutOfMemory(context, bytes);
-  return reinterpret_cast<float*>(block);
-}
-
-// Every rank's part into |recv|, rank r's at r * count; false once the run
-// has been ended because the transport failed.
-bool exchange(strata_rt_context_t* context, const Collective& c,
-              const char* import, const float* send, float* recv) {
+// Every rank's part into |recv|, rank r's at r * count, over the whole
+// world; false once the run has been ended because the transport failed.
+bool gatherWorld(strata_rt_context_t* context, const Collective& c,
+                 const char* import, const float* send, float* recv) {
   const strata_communicator_t* comm = c.communicator;
   strata_status_t status = comm->all_gather(
       comm->self, send, recv, static_cast<size_t>(c.count) * sizeof(float));
   if (!status) return true;
-  // Copied out: the status is freed before the run ends past this frame.
-  char message[256];
-  std::snprintf(message, sizeof(message), "%s: %s",
-                strata_status_code_string(strata_status_code(status)),
-                strata_status_message(status));
-  strata_status_free(status);
-  failRunWithStatus(context, STRATA_STATUS_UNAVAILABLE,
-                    "%s: the communicator's all_gather failed on rank "
-                    "%" PRIu32 " of %" PRIu32 ": %s",
-                    import, comm->rank, comm->size, message);
+  failTransport(context, import, "all_gather", status);
   return false;
+}
+
+// Every member's part of the group of this rank's pipeline stage into
+// |recv|, tensor rank g's at g * count, by send and recv. Each pair (i, j),
+// i < j, trades its parts in lexicographic order of the pairs, the lower
+// sending first, the higher receiving first; each rank walks only its own
+// pairs. With sends that wait for their receive, the first unfinished pair
+// has both its members at it, so the exchange always progresses.
+bool gatherGroup(strata_rt_context_t* context, const Collective& c,
+                 const char* import, const float* send, float* recv) {
+  const ParallelLayout& layout = context->parallel;
+  const uint32_t me = layout.tensorRank;
+  const size_t n = static_cast<size_t>(c.count);
+  const size_t bytes = n * sizeof(float);
+  std::memcpy(recv + me * n, send, bytes);
+  constexpr uint32_t kTag = STRATA_COMMUNICATOR_TAG_GROUP;
+  // Pairs (other, me) sort before (me, other): ascending |other| is their
+  // order.
+  for (uint32_t other = 0; other < layout.tensorRanks; ++other) {
+    if (other == me) continue;
+    const uint32_t peer = layout.worldRank(layout.stage, other);
+    float* theirs = recv + other * n;
+    const bool ok =
+        other > me
+            ? sendToRank(context, import, peer, kTag, send, bytes) &&
+                  recvFromRank(context, import, peer, kTag, theirs, bytes)
+            : recvFromRank(context, import, peer, kTag, theirs, bytes) &&
+                  sendToRank(context, import, peer, kTag, send, bytes);
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// Every rank's part into |recv| (the world's, or the stage's group's with
+// pipeline stages); false once the run has been ended.
+bool exchange(strata_rt_context_t* context, const Collective& c,
+              const char* import, const float* send, float* recv) {
+  return context->parallel.stages > 1
+             ? gatherGroup(context, c, import, send, recv)
+             : gatherWorld(context, c, import, send, recv);
 }
 
 // Runs body(begin, end) over [0, n) in chunks of |grain| items, on the
@@ -224,17 +242,17 @@ void chunked(strata_rt_context_t* context, int64_t n, int64_t grain,
 // false once the run has been ended for want of memory.
 bool prepare(strata_rt_context_t* context, const Collective& c,
              bool gathered, float** recv, const float** send) {
-  const bool packed = !contiguous(c);
+  const bool packed = !isContiguous(c.in);
   const uint64_t n = static_cast<uint64_t>(c.count);
   const uint64_t parts = gathered ? n * static_cast<uint64_t>(c.ranks) : 0;
   *recv = nullptr;
-  *send = c.in;
+  *send = c.in.data;
   if (parts == 0 && !packed) return true;
   float* scratch = scratchFloats(context, parts + (packed ? n : 0));
   if (!scratch) return false;
   if (gathered) *recv = scratch;
   if (packed) {
-    pack(c, scratch + parts);
+    packView(c.in, scratch + parts);
     *send = scratch + parts;
   }
   return true;
@@ -272,7 +290,7 @@ extern "C" void strataAllGatherF32(strata_rt_context_t* context,
   if (c.count == 0) return;
   const int64_t n = c.count;
   int64_t outer = 1;
-  for (int d = 0; d < c.axis; ++d) outer *= c.sizes[d];
+  for (int d = 0; d < c.axis; ++d) outer *= c.in.sizes[d];
   const int64_t inner = n / outer;
   // With nothing before AXIS, OUT is the ranks' parts back to back: they
   // are gathered into it directly.

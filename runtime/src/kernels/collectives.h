@@ -4,9 +4,10 @@
 // (codegen/abi/strata_kernel_abi.h): the code of one rank of a model split
 // over several processes exchanges activations with the other ranks
 // through the communicator of its run context (strata/runtime/
-// communicator.h). Both gather every rank's contiguous part in one
-// all_gather of the communicator; the reduction then happens locally, in
-// rank order, so every rank computes the same bits.
+// communicator.h). Both gather every rank's contiguous part (in one
+// all_gather of the communicator, or, within one pipeline stage's group,
+// pairwise by send and recv); the reduction then happens locally, in rank
+// order, so every rank computes the same bits.
 
 #ifndef STRATA_RUNTIME_SRC_KERNELS_COLLECTIVES_H_
 #define STRATA_RUNTIME_SRC_KERNELS_COLLECTIVES_H_

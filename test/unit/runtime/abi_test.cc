@@ -15,13 +15,14 @@
 
 #include "codegen/abi/strata_artifact_format.h"
 #include "codegen/abi/strata_kernel_abi.h"
+#include "strata/runtime/communicator.h"
 
 namespace {
 
 TEST(AbiTest, Versions) {
   EXPECT_EQ(STRATA_KERNEL_ABI_VERSION, 3u);
   EXPECT_EQ(STRATA_ARTIFACT_FORMAT_MAJOR, 2u);
-  EXPECT_EQ(STRATA_ARTIFACT_FORMAT_MINOR, 2u);
+  EXPECT_EQ(STRATA_ARTIFACT_FORMAT_MINOR, 3u);
 }
 
 // Manifest enumerations: values never change once assigned.
@@ -92,7 +93,8 @@ TEST(AbiTest, ArtifactHeaderLayout) {
   EXPECT_EQ(offsetof(strata_section_t, checksum), 24u);
 }
 
-// The PARALLEL section (format 2.2) and the collectives' parameter block.
+// The PARALLEL section (format 2.2, pipeline stages 2.3), the collectives'
+// and the stage hand-overs' parameter blocks, and the message tags.
 TEST(AbiTest, ParallelSectionAndCollectiveParams) {
   EXPECT_EQ(STRATA_SECTION_PARALLEL, 5);
   EXPECT_EQ(sizeof(strata_parallel_section_t), 32u);
@@ -108,6 +110,15 @@ TEST(AbiTest, ParallelSectionAndCollectiveParams) {
   EXPECT_EQ(STRATA_COLL_AXIS, 10);
   EXPECT_EQ(STRATA_COLL_RANKS, 11);
   EXPECT_EQ(STRATA_COLL_PARAM_COUNT, 12);
+  EXPECT_EQ(STRATA_ARTIFACT_MAX_PARALLEL_RANKS, 65536u);
+  EXPECT_EQ(STRATA_P2P_BUF, 0);
+  EXPECT_EQ(STRATA_P2P_SIZES, 1);
+  EXPECT_EQ(STRATA_P2P_STRIDES, 5);
+  EXPECT_EQ(STRATA_P2P_STAGE, 9);
+  EXPECT_EQ(STRATA_P2P_EXTENTS, 10);
+  EXPECT_EQ(STRATA_P2P_PARAM_COUNT, 11);
+  EXPECT_EQ(STRATA_COMMUNICATOR_TAG_GROUP, 0x5301u);
+  EXPECT_EQ(STRATA_COMMUNICATOR_TAG_STAGE, 0x5302u);
 }
 
 // Layout values are recorded in generated code: they never change.

@@ -7,12 +7,11 @@
 
 #include <gtest/gtest.h>
 
-#include <csetjmp>
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <vector>
 
+#include "collective_test_util.h"
 #include "fake_communicator.h"
 #include "kernel_context.h"
 #include "kernels/collectives.h"
@@ -24,51 +23,6 @@ namespace strata::runtime {
 namespace {
 
 using testing::FakeGroup;
-
-// IN of one rank: a rank-4 view with |sizes| into a buffer padded along
-// every dim, so that no stride is the contiguous one.
-struct StridedInput {
-  int64_t sizes[4];
-  int64_t strides[4];
-  std::vector<float> storage;
-
-  StridedInput(const int64_t (&dims)[4], uint32_t rank,
-               float (*value)(uint32_t rank, int64_t index)) {
-    int64_t stride = 1;
-    for (int d = 3; d >= 0; --d) {
-      sizes[d] = dims[d];
-      strides[d] = stride;
-      stride *= dims[d] + 1;
-    }
-    storage.assign(static_cast<size_t>(stride), -7.0f);
-    int64_t index = 0;
-    for (int64_t a = 0; a < sizes[0]; ++a)
-      for (int64_t b = 0; b < sizes[1]; ++b)
-        for (int64_t c = 0; c < sizes[2]; ++c)
-          for (int64_t e = 0; e < sizes[3]; ++e)
-            storage[at(a, b, c, e)] = value(rank, index++);
-  }
-  size_t at(int64_t a, int64_t b, int64_t c, int64_t e) const {
-    return static_cast<size_t>(a * strides[0] + b * strides[1] +
-                               c * strides[2] + e * strides[3]);
-  }
-  int64_t count() const { return sizes[0] * sizes[1] * sizes[2] * sizes[3]; }
-};
-
-std::vector<int64_t> params(const float* in, const int64_t* sizes,
-                            const int64_t* strides, float* out, int64_t axis,
-                            int64_t ranks) {
-  std::vector<int64_t> p(STRATA_COLL_PARAM_COUNT, 0);
-  p[STRATA_COLL_IN] = reinterpret_cast<int64_t>(in);
-  for (int d = 0; d < 4; ++d) {
-    p[STRATA_COLL_SIZES + d] = sizes[d];
-    p[STRATA_COLL_STRIDES + d] = strides[d];
-  }
-  p[STRATA_COLL_OUT] = reinterpret_cast<int64_t>(out);
-  p[STRATA_COLL_AXIS] = axis;
-  p[STRATA_COLL_RANKS] = ranks;
-  return p;
-}
 
 // Values whose sum depends on the order of the additions: rank 0 adds a
 // large number, rank 1 a small one, rank 2 the large one's negation.
@@ -83,12 +37,6 @@ float distinct(uint32_t rank, int64_t index) {
   return static_cast<float>(rank) * 1000.0f + static_cast<float>(index);
 }
 
-uint32_t bits(float x) {
-  uint32_t u;
-  std::memcpy(&u, &x, 4);
-  return u;
-}
-
 TEST(CollectivesTest, AllReduceAddsInRankOrderOnEveryRank) {
   constexpr uint32_t kRanks = 3;
   const int64_t dims[4] = {2, 3, 4, 5};
@@ -100,8 +48,8 @@ TEST(CollectivesTest, AllReduceAddsInRankOrderOnEveryRank) {
     strata_communicator_t comm = group.communicator(rank);
     context.get()->communicator = &comm;
     outs[rank].assign(static_cast<size_t>(in.count()), 0.0f);
-    std::vector<int64_t> p = params(in.storage.data(), in.sizes, in.strides,
-                                    outs[rank].data(), 0, kRanks);
+    std::vector<int64_t> p = collectiveParams(
+        in.storage.data(), in.sizes, in.strides, outs[rank].data(), 0, kRanks);
     kernels::strataAllReduceF32(context.get(), p.data());
   });
   EXPECT_EQ(group.calls(), 3);
@@ -131,8 +79,8 @@ TEST(CollectivesTest, AllReduceOfContiguousInputOnAPool) {
     strata_communicator_t comm = group.communicator(rank);
     context.get()->communicator = &comm;
     outs[rank].assign(in.size(), 0.0f);
-    std::vector<int64_t> p =
-        params(in.data(), sizes, strides, outs[rank].data(), 0, kRanks);
+    std::vector<int64_t> p = collectiveParams(in.data(), sizes, strides,
+                                              outs[rank].data(), 0, kRanks);
     kernels::strataAllReduceF32(context.get(), p.data());
   });
   for (int64_t i = 0; i < 300000; i += 997) {
@@ -155,8 +103,9 @@ TEST_P(AllGatherAxisTest, StacksTheRanksAlongTheAxis) {
     strata_communicator_t comm = group.communicator(rank);
     context.get()->communicator = &comm;
     outs[rank].assign(static_cast<size_t>(in.count() * kRanks), 0.0f);
-    std::vector<int64_t> p = params(in.storage.data(), in.sizes, in.strides,
-                                    outs[rank].data(), axis, kRanks);
+    std::vector<int64_t> p =
+        collectiveParams(in.storage.data(), in.sizes, in.strides,
+                         outs[rank].data(), axis, kRanks);
     kernels::strataAllGatherF32(context.get(), p.data());
   });
   // OUT's dims: IN's with dim |axis| times the ranks; element [a, b, c, e]
@@ -184,28 +133,13 @@ TEST_P(AllGatherAxisTest, StacksTheRanksAlongTheAxis) {
 INSTANTIATE_TEST_SUITE_P(EveryAxis, AllGatherAxisTest,
                          ::testing::Values(0, 1, 2, 3));
 
-// Calls |import| as a checked run would (a trap set); returns the
-// failure (kind 0 if the call returned).
-CheckFailure callChecked(void (*import)(strata_rt_context_t*, const int64_t*),
-                         strata_rt_context_t* context, const int64_t* p) {
-  RunTrap trap;
-  context->trap = &trap;
-  if (setjmp(trap.jump) != 0) {
-    context->trap = nullptr;
-    return trap.failure;
-  }
-  import(context, p);
-  context->trap = nullptr;
-  return CheckFailure();
-}
-
 struct ErrorCase {
   std::vector<float> in = std::vector<float>(8, 1.0f);
   std::vector<float> out = std::vector<float>(16, 0.0f);
   int64_t sizes[4] = {1, 1, 2, 4};
   int64_t strides[4] = {8, 8, 4, 1};
   std::vector<int64_t> p(int64_t axis, int64_t ranks) {
-    return params(in.data(), sizes, strides, out.data(), axis, ranks);
+    return collectiveParams(in.data(), sizes, strides, out.data(), axis, ranks);
   }
 };
 
@@ -274,7 +208,8 @@ TEST(CollectivesTest, ParametersNoCompilerEmitsEndTheRunInternal) {
   EXPECT_EQ(failure.kind, kInternalFailure);
   EXPECT_STREQ(failure.node, "strata_rt_all_reduce_f32 element count");
   ErrorCase null;
-  p = params(nullptr, null.sizes, null.strides, null.out.data(), 0, 1);
+  p = collectiveParams(nullptr, null.sizes, null.strides, null.out.data(), 0,
+                       1);
   failure = callChecked(kernels::strataAllReduceF32, context.get(), p.data());
   EXPECT_EQ(failure.kind, kInternalFailure);
   EXPECT_EQ(group.calls(), 0);

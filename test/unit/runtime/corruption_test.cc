@@ -68,7 +68,7 @@ TEST_F(CorruptionTest, BitFlipsInTheHeader) {
             << byte;
       } else if (byte < 12) {
         ASSERT_TRUE(failsWith(bad, STRATA_STATUS_INCOMPATIBLE,
-                              "this runtime's format version 2.2"))
+                              "this runtime's format version 2.3"))
             << byte;
       } else {
         ASSERT_TRUE(
@@ -134,7 +134,7 @@ TEST_F(CorruptionTest, NewerFormatMajorIsIncompatible) {
   ArtifactWriter::resealHeader(bad.data());
   EXPECT_TRUE(failsWith(bad, STRATA_STATUS_INCOMPATIBLE,
                         "artifact format version 3.x is newer than this "
-                        "runtime's format version 2.2"));
+                        "runtime's format version 2.3"));
 }
 
 // Format 1 had no section flags, target descriptors or state: it is
@@ -145,7 +145,7 @@ TEST_F(CorruptionTest, FormatOneAsksForARecompile) {
   ArtifactWriter::resealHeader(old.data());
   EXPECT_TRUE(failsWith(old, STRATA_STATUS_INCOMPATIBLE,
                         "artifact format version 1 is older than this "
-                        "runtime's format version 2.2, which no longer reads "
+                        "runtime's format version 2.3, which no longer reads "
                         "it; recompile the model"));
 }
 

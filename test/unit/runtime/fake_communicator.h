@@ -1,20 +1,29 @@
 //===- fake_communicator.h - An in-process group of ranks for tests -------===//
 // SPDX-License-Identifier: Apache-2.0
-// N threads of one test play the N ranks of a tensor-parallel group: each
-// gets a strata_communicator_t of the group, whose all_gather waits for
-// every rank, copies every rank's bytes, and waits again so that no rank
-// reuses its buffers while another still reads them. Also a communicator
-// whose all_gather always fails, for the transport-error paths.
+// N threads of one test play the N ranks of a split model: each gets a
+// strata_communicator_t of the group, whose all_gather waits for every
+// rank, copies every rank's bytes, and waits again so that no rank reuses
+// its buffers while another still reads them. Its send waits until the
+// matching recv took the message (as MPI_Send may: an exchange that
+// relies on buffered sends deadlocks here too); messages between two ranks
+// with one tag arrive in order, and a recv of another size fails. Every
+// wait gives up after a while, so a deadlock fails a test rather than
+// hanging it. Also a communicator whose all_gather always fails, for the
+// transport-error paths.
 
 #ifndef STRATA_TEST_UNIT_RUNTIME_FAKE_COMMUNICATOR_H_
 #define STRATA_TEST_UNIT_RUNTIME_FAKE_COMMUNICATOR_H_
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "strata/runtime/communicator.h"
@@ -39,6 +48,8 @@ class FakeGroup {
     c.rank = rank;
     c.size = size_;
     c.all_gather = &FakeGroup::allGather;
+    c.send = &FakeGroup::send;
+    c.recv = &FakeGroup::recv;
     return c;
   }
 
@@ -53,6 +64,15 @@ class FakeGroup {
   int calls() {
     std::lock_guard<std::mutex> lock(mutex_);
     return calls_;
+  }
+
+  /// Messages sent so far, over all ranks, with |tag|.
+  int messages(uint32_t tag) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    int n = 0;
+    for (const auto& [key, queue] : queues_)
+      if (std::get<2>(key) == tag) n += static_cast<int>(queue.sent);
+    return n;
   }
 
  private:
@@ -89,8 +109,69 @@ class FakeGroup {
     return nullptr;
   }
 
+  // The messages from one rank to another with one tag, in order.
+  struct Queue {
+    std::deque<std::vector<uint8_t>> waiting;
+    uint64_t sent = 0;   // messages pushed so far
+    uint64_t taken = 0;  // messages received so far
+  };
+  using Key = std::tuple<uint32_t, uint32_t, uint32_t>;  // from, to, tag
+
+  static constexpr std::chrono::seconds kPatience{20};
+
+  template <typename... Args>
+  static strata_status_t failure(const char* format, Args... args) {
+    return strata_status_create(STRATA_STATUS_UNAVAILABLE, nullptr, 0, format,
+                                args...);
+  }
+
+  static strata_status_t send(void* self, const void* buffer, size_t bytes,
+                              uint32_t peer, uint32_t tag) {
+    auto* me = static_cast<Rank*>(self);
+    FakeGroup* group = me->group;
+    if (peer >= group->size_ || peer == me->rank)
+      return failure("rank %u cannot send to rank %u (tag %u)", me->rank, peer,
+                     tag);
+    std::unique_lock<std::mutex> lock(group->mutex_);
+    Queue& queue = group->queues_[Key{me->rank, peer, tag}];
+    const auto* b = static_cast<const uint8_t*>(buffer);
+    queue.waiting.emplace_back(b, b + bytes);
+    const uint64_t mine = queue.sent++;
+    group->changed_.notify_all();
+    if (!group->changed_.wait_for(lock, kPatience,
+                                  [&] { return queue.taken > mine; }))
+      return failure("rank %u's send to rank %u (tag %u) was never received",
+                     me->rank, peer, tag);
+    return nullptr;
+  }
+
+  static strata_status_t recv(void* self, void* buffer, size_t bytes,
+                              uint32_t peer, uint32_t tag) {
+    auto* me = static_cast<Rank*>(self);
+    FakeGroup* group = me->group;
+    if (peer >= group->size_ || peer == me->rank)
+      return failure("rank %u cannot receive from rank %u (tag %u)", me->rank,
+                     peer, tag);
+    std::unique_lock<std::mutex> lock(group->mutex_);
+    Queue& queue = group->queues_[Key{peer, me->rank, tag}];
+    if (!group->changed_.wait_for(lock, kPatience,
+                                  [&] { return !queue.waiting.empty(); }))
+      return failure("rank %u received nothing from rank %u (tag %u)", me->rank,
+                     peer, tag);
+    std::vector<uint8_t> message = std::move(queue.waiting.front());
+    queue.waiting.pop_front();
+    ++queue.taken;
+    group->changed_.notify_all();
+    if (message.size() != bytes)
+      return failure("rank %u sent %zu bytes with tag %u, expected %zu", peer,
+                     message.size(), tag, bytes);
+    if (bytes > 0) std::memcpy(buffer, message.data(), bytes);
+    return nullptr;
+  }
+
   const uint32_t size_;
   std::vector<Rank> ranks_;
+  std::map<Key, Queue> queues_;
   std::mutex mutex_;
   std::condition_variable changed_;
   std::vector<const void*> sends_;

@@ -116,7 +116,7 @@ TEST(FormatV2Test, NewerMajorIsRefusedNamingBothVersions) {
   ArtifactWriter::resealHeader(bytes.data());
   EXPECT_TRUE(failsWith(bytes, STRATA_STATUS_INCOMPATIBLE,
                         "artifact format version 7.x is newer than this "
-                        "runtime's format version 2.2"));
+                        "runtime's format version 2.3"));
 }
 
 // A value only a newer minor defines is an incompatibility there and
@@ -127,9 +127,9 @@ TEST(FormatV2Test, UnknownValuesDependOnTheMinor) {
   std::vector<uint8_t> bytes = withManifest(manifest);
   EXPECT_TRUE(failsWith(bytes, STRATA_STATUS_DATA_LOSS,
                         "entry 'add_bias' input 'x' has unknown dtype 40"));
-  EXPECT_TRUE(failsWith(withMinor(bytes, 3), STRATA_STATUS_INCOMPATIBLE,
-                        "has unknown dtype 40 (artifact format 2.3 is newer "
-                        "than this reader's 2.2)"));
+  EXPECT_TRUE(failsWith(withMinor(bytes, 4), STRATA_STATUS_INCOMPATIBLE,
+                        "has unknown dtype 40 (artifact format 2.4 is newer "
+                        "than this reader's 2.3)"));
   manifest = manifestOf(standardWriter());
   manifest.entries[1].kind = 9;
   EXPECT_TRUE(failsWith(withManifest(manifest), STRATA_STATUS_DATA_LOSS,

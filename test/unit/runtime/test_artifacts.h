@@ -101,21 +101,26 @@ inline std::vector<uint8_t> writeArtifact(
   return bytes;
 }
 
-/// A PARALLEL section naming rank |rank| of |ranks| (one pipeline stage).
-inline strata_parallel_section_t parallelSection(uint32_t rank,
-                                                 uint32_t ranks) {
+/// A PARALLEL section naming tensor rank |rank| of |ranks| in pipeline
+/// stage |stage| of |stages|.
+inline strata_parallel_section_t parallelSection(uint32_t rank, uint32_t ranks,
+                                                 uint32_t stage = 0,
+                                                 uint32_t stages = 1) {
   strata_parallel_section_t s = {};
   s.tensor_rank = rank;
   s.tensor_ranks = ranks;
-  s.pipeline_stage = 0;
-  s.pipeline_stages = 1;
+  s.pipeline_stage = stage;
+  s.pipeline_stages = stages;
   return s;
 }
 
-/// The standard artifact as rank |rank| of |ranks|.
-inline std::vector<uint8_t> rankArtifact(uint32_t rank, uint32_t ranks) {
+/// The standard artifact as tensor rank |rank| of |ranks| in pipeline
+/// stage |stage| of |stages|.
+inline std::vector<uint8_t> rankArtifact(uint32_t rank, uint32_t ranks,
+                                         uint32_t stage = 0,
+                                         uint32_t stages = 1) {
   codegen::ArtifactWriter writer = standardWriter();
-  writer.setParallel(parallelSection(rank, ranks));
+  writer.setParallel(parallelSection(rank, ranks, stage, stages));
   return writeArtifact(writer);
 }
 

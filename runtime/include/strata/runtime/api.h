@@ -20,7 +20,7 @@
 #include "strata/runtime/thread_pool.h"
 
 /// Runtime API version: (major << 16) | minor. A major bump breaks the ABI.
-#define STRATA_RUNTIME_API_VERSION ((0 << 16) | 8)
+#define STRATA_RUNTIME_API_VERSION ((0 << 16) | 9)
 
 #ifdef __cplusplus
 extern "C" {

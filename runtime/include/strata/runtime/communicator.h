@@ -1,9 +1,11 @@
 //===- communicator.h - How the ranks of a split model talk ---------------===//
 // SPDX-License-Identifier: Apache-2.0
-// A model compiled for tensor parallelism is one artifact per rank, each
-// loaded by its own process; their generated code exchanges activations
-// through collectives (strata_rt_all_reduce_f32, strata_rt_all_gather_f32)
-// that run over a communicator the embedder gives the session. The runtime
+// A model compiled for tensor or pipeline parallelism is one artifact per
+// rank, each loaded by its own process; their generated code exchanges
+// activations through collectives (strata_rt_all_reduce_f32,
+// strata_rt_all_gather_f32) and hand-overs between pipeline stages
+// (strata_rt_send_f32, strata_rt_recv_extents_f32, strata_rt_recv_f32) that
+// run over a communicator the embedder gives the session. The runtime
 // links no transport: the embedder supplies one (libstrata_mpi's
 // strata_mpi_communicator_create over MPI, or its own) as this table of
 // functions. Thread-safety: a session calls its communicator only on the
@@ -44,12 +46,16 @@ typedef struct strata_communicator_t {
   strata_status_t (*all_gather)(void* self, const void* send, void* recv,
                                 size_t bytes_per_rank);
   /// Sends |bytes| bytes at |buffer| to rank |peer|, matched by the
-  /// recv of |peer| with this rank and the same |tag|. For pipeline stages
-  /// (no runtime path uses it yet); may be NULL.
+  /// recv of |peer| with this rank and the same |tag|; |bytes| may be 0 (a
+  /// message all the same). Tags the runtime uses:
+  /// STRATA_COMMUNICATOR_TAG_GROUP, STRATA_COMMUNICATOR_TAG_STAGE (an
+  /// embedder's own messages over the same group take others). Required
+  /// by a module of 2 or more pipeline stages, else may be NULL.
   strata_status_t (*send)(void* self, const void* buffer, size_t bytes,
                           uint32_t peer, uint32_t tag);
   /// Receives exactly |bytes| bytes from rank |peer| with |tag| into
-  /// |buffer|. May be NULL, as send.
+  /// |buffer|; a message of another size is an error, not a partial
+  /// receive. Required or may be NULL, as send.
   strata_status_t (*recv)(void* self, void* buffer, size_t bytes,
                           uint32_t peer, uint32_t tag);
   /// Without waiting: sets |*out_ready| to 1 if a message from |peer| with
@@ -58,6 +64,14 @@ typedef struct strata_communicator_t {
   strata_status_t (*probe)(void* self, uint32_t peer, uint32_t tag,
                            int* out_ready);
 } strata_communicator_t;
+
+/// The tag of the messages by which the tensor-parallel group of one
+/// pipeline stage gathers its parts (the collectives of a split model of 2
+/// or more stages, which cannot use all_gather: the other stages run other
+/// code meanwhile).
+#define STRATA_COMMUNICATOR_TAG_GROUP 0x5301u
+/// The tag of the activations one pipeline stage hands to another.
+#define STRATA_COMMUNICATOR_TAG_STAGE 0x5302u
 
 /// Zero-fills |communicator| and sets its struct_size (rank 0 of size 1,
 /// no functions).

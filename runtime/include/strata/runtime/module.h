@@ -206,14 +206,26 @@ strata_module_weights_size(const strata_module_t* module);
 STRATA_API_EXPORT uint64_t
 strata_module_workspace_bytes(const strata_module_t* module);
 
-/// Where |module| sits in a tensor-parallel group: |*out_rank| of
-/// |*out_ranks| from its PARALLEL section, or 0 of 1 for a whole model (no
-/// such section). A session of a module with 2 or more ranks runs only
-/// with a communicator of that size and rank
-/// (strata_session_set_communicator). Either pointer may be NULL.
+/// Where |module| sits among the processes a split model runs on: world
+/// rank |*out_rank| of |*out_ranks| (stage s, tensor rank t of a model of
+/// S stages of T tensor ranks each is rank s * T + t of T * S; see
+/// strata_module_parallel_layout), or 0 of 1 for a whole model (no PARALLEL
+/// section). A session of a module with 2 or more ranks runs only with a
+/// communicator of that size and rank (strata_session_set_communicator).
+/// Either pointer may be NULL.
 STRATA_API_EXPORT void strata_module_parallel(const strata_module_t* module,
                                               uint32_t* out_rank,
                                               uint32_t* out_ranks);
+
+/// The layout of strata_module_parallel's world: |module|'s rank
+/// |*out_tensor_rank| of the |*out_tensor_ranks| of its stage's
+/// tensor-parallel group, in pipeline stage |*out_pipeline_stage| of
+/// |*out_pipeline_stages|; 0 of 1 and 0 of 1 for a whole model. Any
+/// pointer may be NULL.
+STRATA_API_EXPORT void strata_module_parallel_layout(
+    const strata_module_t* module, uint32_t* out_tensor_rank,
+    uint32_t* out_tensor_ranks, uint32_t* out_pipeline_stage,
+    uint32_t* out_pipeline_stages);
 
 #ifdef __cplusplus
 }  // extern "C"

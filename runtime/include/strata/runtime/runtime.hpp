@@ -219,8 +219,8 @@ class Module {
   const char* cpuFeature(size_t index) const {
     return strata_module_cpu_feature(module_, index);
   }
-  /// strata_module_parallel: this module's rank in its tensor-parallel
-  /// group and the group's size (0 and 1 for a whole model).
+  /// strata_module_parallel: this module's world rank among the processes
+  /// of its split model and their number (0 and 1 for a whole model).
   uint32_t parallelRank() const {
     uint32_t rank = 0;
     strata_module_parallel(module_, &rank, nullptr);
@@ -230,6 +230,20 @@ class Module {
     uint32_t ranks = 1;
     strata_module_parallel(module_, nullptr, &ranks);
     return ranks;
+  }
+  /// strata_module_parallel_layout: the stage and tensor rank behind the
+  /// world rank.
+  struct ParallelLayout {
+    uint32_t tensorRank = 0;
+    uint32_t tensorRanks = 1;
+    uint32_t pipelineStage = 0;
+    uint32_t pipelineStages = 1;
+  };
+  ParallelLayout parallelLayout() const {
+    ParallelLayout l;
+    strata_module_parallel_layout(module_, &l.tensorRank, &l.tensorRanks,
+                                  &l.pipelineStage, &l.pipelineStages);
+    return l;
   }
 
  private:

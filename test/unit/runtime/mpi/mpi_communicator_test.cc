@@ -102,6 +102,32 @@ TEST(MpiCommunicatorTest, ProbeSeesAMessageOnlyOnceItIsThere) {
   strata_status_free(status);
 }
 
+// The runtime's pipeline hand-overs: an empty tensor is still a message
+// (of no bytes, from a NULL buffer), and a recv of another size fails.
+TEST(MpiCommunicatorTest, EmptyMessagesAndSizeMismatchesWithRuntimeTags) {
+  ASSERT_NE(gComm, nullptr);
+  const uint32_t peer = 1 - gComm->rank;
+  const uint32_t tag = STRATA_COMMUNICATOR_TAG_STAGE;
+  float data[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  strata_status_t status = nullptr;
+  if (gComm->rank == 0) {
+    status = gComm->send(gComm->self, nullptr, 0, peer, tag);
+    ASSERT_EQ(status, nullptr) << strata_status_message(status);
+    status = gComm->send(gComm->self, data, 4 * sizeof(float), peer, tag);
+    ASSERT_EQ(status, nullptr) << strata_status_message(status);
+  } else {
+    status = gComm->recv(gComm->self, nullptr, 0, peer, tag);
+    ASSERT_EQ(status, nullptr) << strata_status_message(status);
+    status = gComm->recv(gComm->self, data, 8 * sizeof(float), peer, tag);
+    EXPECT_EQ(strata_status_code(status), STRATA_STATUS_UNAVAILABLE);
+    EXPECT_NE(std::strstr(strata_status_message(status),
+                          "rank 0 sent 16 bytes with tag 21250, expected 32"),
+              nullptr)
+        << strata_status_message(status);
+    strata_status_free(status);
+  }
+}
+
 TEST(MpiCommunicatorTest, ATagAboveMpisLimitIsRefused) {
   ASSERT_NE(gComm, nullptr);
   float x = 0;
