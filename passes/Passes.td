@@ -252,6 +252,50 @@ def ShardTensorParallelPass : Pass<"strata-shard-tensor-parallel",
   ];
 }
 
+def SplitPipelineStagesPass : Pass<"strata-split-pipeline-stages",
+                                    "mlir::ModuleOp"> {
+  let summary = "one stage of a model whose layers are split into "
+                "consecutive stages run by separate processes (pipeline "
+                "parallelism)";
+  let description = [{
+    Rewrites every entry into what pipeline stage `stage` of `stages`
+    computes. An entry is cut where exactly one value of the activation
+    stream (what depends on an attention, or feeds a weight contraction
+    before the first) is defined before and used after (a pre-norm
+    decoder: after each attention's and each MLP's residual add); of those
+    places, the `stages - 1` that divide the weights' bytes most evenly.
+    Stage s > 0 starts with a `strata.recv` of the stream from stage s - 1,
+    stage s < stages - 1 ends with a `strata.send` of it to stage s + 1;
+    each non-state output goes from the stage that computes it to every
+    other (`strata.send` there, `strata.recv` here, in output order), so
+    every stage returns the whole entry's outputs. The bookkeeping a stage
+    reads from before its part (masks, positions, rotary tables: computed
+    from the inputs, not from the stream) is computed again there. A
+    stage keeps only the states (KV caches) it computes, the same in every
+    entry. An entry without attention, or with fewer places to cut than
+    `stages - 1`, is an error.
+
+    ```mlir
+    // stage 1 of 2
+    %h = strata.recv %shape {stage = 0 : i64} : (tensor<3xi64>) -> tensor<?x?x768xf32>
+    ...
+    %logits = ...
+    strata.send %logits {stage = 0 : i64} : tensor<?x50257xf32>
+    ```
+  }];
+  let options = [
+    Option<"stages", "stages", "int64_t", "1",
+           "processes the layers are split over, one stage each (1: no "
+           "change)">,
+    Option<"stage", "stage", "int64_t", "0", "the stage this module is for">,
+  ];
+  let statistics = [
+    Statistic<"numSends", "sends", "strata.send ops inserted">,
+    Statistic<"numRecvs", "recvs", "strata.recv ops inserted">,
+  ];
+  let dependentDialects = ["::strata::ir::StrataDialect"];
+}
+
 def SparseAttentionPass : Pass<"strata-sparse-attention", "mlir::ModuleOp"> {
   let summary = "sliding-window and attention-sink sparsity on causal attention";
   let description = [{

@@ -7,6 +7,7 @@
 #include "passes/ShapeArithmetic.h"
 
 #include "dialects/strata/IR/StrataOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -403,6 +404,10 @@ SymbolicIndex extentOfUncached(Value v, int64_t dim, Tracer &t) {
   if (auto transpose = dyn_cast<TransposeOp>(op))
     return extentOfImpl(transpose.getInput(), transpose.getPermutation()[dim],
                         t);
+  // A cast that forgets static dims (the generation entries pass their
+  // inputs to the graph's ops through them) keeps the extents.
+  if (auto cast = dyn_cast<tensor::CastOp>(op))
+    return extentOfImpl(cast.getSource(), dim, t);
   // Ops whose result has the shape of their first operand.
   if (isa<CastOp, LayerNormOp, RmsNormOp, TriluOp>(op) ||
       (op->getNumOperands() == 1 &&

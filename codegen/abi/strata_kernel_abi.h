@@ -516,6 +516,8 @@ enum {
 
 /*
  * strata_rt_send_f32(strata_rt_context_t* context, const int64_t* params)
+ * strata_rt_recv_extents_f32(strata_rt_context_t* context,
+ *                            const int64_t* params)
  * strata_rt_recv_f32(strata_rt_context_t* context, const int64_t* params)
  *
  * The hand-over between the pipeline stages of a split model (an artifact
@@ -523,20 +525,27 @@ enum {
  * tensor rank t sends to, and receives from, stage STAGE's rank of the same
  * tensor rank (world rank STAGE * tensor_ranks + t), over the session's
  * communicator. BUF is an fp32 tensor viewed as rank 4 (leading dims of 1)
- * with SIZES; send reads it with STRIDES (in elements), recv writes it
- * contiguous (STRIDES ignored). The receiver knows the extents from its own
- * inputs: a message of another byte count ends the run. Sender and
- * receiver call in the same order. A run without a communicator able to
- * send and receive, a STAGE that is not another stage of the model, or a
- * failed transport ends the run (FAILED_PRECONDITION, INTERNAL,
- * UNAVAILABLE).
+ * with SIZES.
+ *  - send: two messages, BUF's 4 SIZES (int64) and then its elements,
+ *    read with STRIDES (in elements).
+ *  - recv_extents: takes the first message; the int64[4] at EXTENTS holds
+ *    the sizes the code expects (-1 for a dynamic dim), and a message that
+ *    differs in one it fixes ends the run; on return it holds the
+ *    message's (the code allocates BUF from them).
+ *  - recv: takes the second message into BUF, contiguous with SIZES
+ *    (STRIDES ignored); a message of another byte count ends the run.
+ * Sender and receiver call in the same order. A run without a
+ * communicator able to send and receive, a STAGE that is not another stage
+ * of the model, negative or overflowing sizes, or a failed transport ends
+ * the run (FAILED_PRECONDITION, INTERNAL, DATA_LOSS, UNAVAILABLE).
  */
 enum {
   STRATA_P2P_BUF = 0,     /* address of BUF's element 0 */
   STRATA_P2P_SIZES = 1,   /* 4 sizes */
   STRATA_P2P_STRIDES = 5, /* 4 strides, in elements (send) */
   STRATA_P2P_STAGE = 9,   /* the peer's pipeline stage */
-  STRATA_P2P_PARAM_COUNT = 10
+  STRATA_P2P_EXTENTS = 10, /* recv_extents: address of an int64[4] */
+  STRATA_P2P_PARAM_COUNT = 11
 };
 
 /*

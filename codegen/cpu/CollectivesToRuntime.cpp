@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace strata::codegen::cpu {
@@ -29,12 +30,134 @@ namespace {
 
 constexpr llvm::StringLiteral kAllReduceImport = "strata_rt_all_reduce_f32";
 constexpr llvm::StringLiteral kAllGatherImport = "strata_rt_all_gather_f32";
+constexpr llvm::StringLiteral kSendImport = "strata_rt_send_f32";
+constexpr llvm::StringLiteral kRecvExtentsImport = "strata_rt_recv_extents_f32";
+constexpr llvm::StringLiteral kRecvImport = "strata_rt_recv_f32";
 constexpr int64_t kViewRank = 4;
 
 bool supported(Operation *op) {
-  auto in = cast<RankedTensorType>(op->getOperand(0).getType());
-  return in.getElementType().isF32() && in.getRank() >= 1 &&
-         in.getRank() <= kViewRank;
+  auto in = cast<RankedTensorType>(isa<ir::RecvOp>(op)
+                                       ? op->getResult(0).getType()
+                                       : op->getOperand(0).getType());
+  return in.getElementType().isF32() && in.getRank() <= kViewRank &&
+         (in.getRank() >= 1 || isa<ir::SendOp, ir::RecvOp>(op));
+}
+
+/// A read-only strided view of tensor |input| and its metadata; |tag|
+/// keeps CSE from merging two calls' views of one tensor.
+std::pair<Value, memref::ExtractStridedMetadataOp>
+viewOf(OpBuilder &b, Location loc, Value input, int64_t tag) {
+  auto inType = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> strides(inType.getRank(), ShapedType::kDynamic);
+  auto view = bufferization::ToBufferOp::create(
+      b, loc,
+      MemRefType::get(inType.getShape(), inType.getElementType(),
+                      StridedLayoutAttr::get(b.getContext(),
+                                             ShapedType::kDynamic, strides)),
+      input);
+  view.setReadOnly(true);
+  view->setAttr("strata.runtime_call", b.getI64IntegerAttr(tag));
+  return {view, memref::ExtractStridedMetadataOp::create(b, loc, view)};
+}
+
+/// Hands a tensor to another pipeline stage: strata_rt_send_f32 on its
+/// buffer as it lies.
+void lowerSend(ir::SendOp op, RuntimeCall &send, int64_t tag) {
+  auto func = op->getParentOfType<func::FuncOp>();
+  Location loc = op.getLoc();
+  OpBuilder b(op);
+  auto idx = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  auto [view, meta] = viewOf(b, loc, op.getInput(), tag);
+  const int64_t rank = op.getInput().getType().getRank();
+  const int64_t pad = kViewRank - rank;
+  SmallVector<std::pair<int64_t, Value>> fields = {
+      {STRATA_P2P_BUF, f32ElementAddress(b, loc, view, meta)},
+      {STRATA_P2P_STAGE, idx(op.getStage())},
+  };
+  for (int64_t d = 0; d < kViewRank; ++d) {
+    const bool real = d >= pad;
+    fields.push_back(
+        {STRATA_P2P_SIZES + d, real ? Value(meta.getSizes()[d - pad]) : idx(1)});
+    fields.push_back({STRATA_P2P_STRIDES + d,
+                      real ? Value(meta.getStrides()[d - pad]) : idx(0)});
+  }
+  send.emit(b, loc, func, fields);
+  op.erase();
+}
+
+/// Takes a tensor from another pipeline stage: its extents first
+/// (strata_rt_recv_extents_f32 checks the ones the type fixes), then the
+/// elements into a buffer of those extents (strata_rt_recv_f32).
+void lowerRecv(ir::RecvOp op, RuntimeCall &recvExtents, RuntimeCall &recv) {
+  auto func = op->getParentOfType<func::FuncOp>();
+  Location loc = op.getLoc();
+  OpBuilder b(op);
+  auto idx = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  auto type = cast<RankedTensorType>(op.getResult().getType());
+  const int64_t rank = type.getRank();
+  const int64_t pad = kViewRank - rank;
+  // The extents the code knows: the type's, and those the shape operand
+  // computes from the inputs (then the buffer is allocated from them, not
+  // from the message, so its extents stay known in terms of the inputs).
+  SmallVector<Value> known(rank);
+  if (Value shape = op.getShape())
+    for (int64_t d = 0; d < rank; ++d)
+      if (type.isDynamicDim(d))
+        known[d] = tensor::ExtractOp::create(b, loc, shape, ValueRange{idx(d)});
+  Value extents = memref::AllocaOp::create(
+      b, loc, MemRefType::get({kViewRank}, b.getI64Type()));
+  for (int64_t d = 0; d < kViewRank; ++d) {
+    Value expected;
+    if (d >= pad && known[d - pad])
+      expected = known[d - pad];
+    else
+      expected = arith::ConstantIntOp::create(
+          b, loc,
+          d < pad ? 1
+                  : (type.isDynamicDim(d - pad) ? -1
+                                                : type.getDimSize(d - pad)),
+          64);
+    memref::StoreOp::create(b, loc, expected, extents, ValueRange{idx(d)});
+  }
+  auto extentsMeta = memref::ExtractStridedMetadataOp::create(b, loc, extents);
+  recvExtents.emit(b, loc, func,
+                   {{STRATA_P2P_STAGE, idx(op.getStage())},
+                    {STRATA_P2P_EXTENTS,
+                     i64ElementAddress(b, loc, extents, extentsMeta)}});
+  SmallVector<Value> sizes, dynamic;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!type.isDynamicDim(d)) {
+      sizes.push_back(idx(type.getDimSize(d)));
+      continue;
+    }
+    Value loaded =
+        known[d] ? known[d]
+                 : Value(memref::LoadOp::create(b, loc, extents,
+                                                ValueRange{idx(pad + d)}));
+    sizes.push_back(
+        arith::IndexCastOp::create(b, loc, b.getIndexType(), loaded));
+    dynamic.push_back(sizes.back());
+  }
+  Value out = memref::AllocOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()),
+      dynamic);
+  auto outMeta = memref::ExtractStridedMetadataOp::create(b, loc, out);
+  SmallVector<std::pair<int64_t, Value>> fields = {
+      {STRATA_P2P_BUF, f32ElementAddress(b, loc, out, outMeta)},
+      {STRATA_P2P_STAGE, idx(op.getStage())},
+  };
+  for (int64_t d = 0; d < kViewRank; ++d)
+    fields.push_back({STRATA_P2P_SIZES + d, d < pad ? idx(1) : sizes[d - pad]});
+  recv.emit(b, loc, func, fields);
+  auto result = bufferization::ToTensorOp::create(b, loc, type, out);
+  result.setRestrict(true);
+  result.setWritable(true);
+  op.getResult().replaceAllUsesWith(result.getResult());
+  op.erase();
 }
 
 struct CollectivesToRuntimePass
@@ -43,7 +166,7 @@ struct CollectivesToRuntimePass
     ModuleOp module = getOperation();
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
-      if (isa<ir::AllReduceOp, ir::AllGatherOp>(op))
+      if (isa<ir::AllReduceOp, ir::AllGatherOp, ir::SendOp, ir::RecvOp>(op))
         ops.push_back(op);
     });
     if (ops.empty())
@@ -53,13 +176,28 @@ struct CollectivesToRuntimePass
                        STRATA_COLL_PARAM_COUNT);
     RuntimeCall gather(module, symbols, kAllGatherImport,
                        STRATA_COLL_PARAM_COUNT);
+    RuntimeCall send(module, symbols, kSendImport, STRATA_P2P_PARAM_COUNT);
+    RuntimeCall recvExtents(module, symbols, kRecvExtentsImport,
+                            STRATA_P2P_PARAM_COUNT);
+    RuntimeCall recv(module, symbols, kRecvImport, STRATA_P2P_PARAM_COUNT);
     int64_t calls = 0;
     for (Operation *op : ops) {
       if (!supported(op)) {
-        op->emitError("a collective of an fp32 tensor of rank 1 to 4 is "
-                      "supported, not ")
-            << op->getOperand(0).getType();
+        op->emitError("a collective or stage hand-over of an fp32 tensor "
+                      "of rank 1 to 4 (0 to 4 for a hand-over) is supported, "
+                      "not ")
+            << (isa<ir::RecvOp>(op) ? op->getResult(0).getType()
+                                    : op->getOperand(0).getType());
         return signalPassFailure();
+      }
+      if (auto s = dyn_cast<ir::SendOp>(op)) {
+        lowerSend(s, send, calls++);
+        continue;
+      }
+      if (auto r = dyn_cast<ir::RecvOp>(op)) {
+        lowerRecv(r, recvExtents, recv);
+        ++calls;
+        continue;
       }
       auto func = op->getParentOfType<func::FuncOp>();
       Location loc = op->getLoc();

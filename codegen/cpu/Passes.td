@@ -43,20 +43,27 @@ def AttentionToRuntimePass : Pass<"strata-cpu-attention-to-runtime",
 
 def CollectivesToRuntimePass : Pass<"strata-cpu-collectives-to-runtime",
                                     "mlir::ModuleOp"> {
-  let summary = "strata.all_reduce / all_gather -> the runtime's collectives";
+  let summary = "strata.all_reduce / all_gather / send / recv -> the "
+                "runtime's collectives and stage hand-overs";
   let description = [{
     Replaces every fp32 `strata.all_reduce` and `strata.all_gather` (rank
     1 to 4) by a call to `strata_rt_all_reduce_f32` / `strata_rt_all_gather_f32`
     (kernel ABI imports) on the input's buffer, as it lies (rank 4 with
     leading dims of 1, strides in elements), into a fresh contiguous result
-    buffer: the runtime exchanges it over the session's communicator. The
+    buffer: the runtime exchanges it over the session's communicator. A
+    `strata.send` becomes `strata_rt_send_f32` on its input's buffer; a
+    `strata.recv` becomes `strata_rt_recv_extents_f32` (the extents the
+    type and the shape operand fix, checked against the message's) and
+    `strata_rt_recv_f32` into a fresh buffer of the message's extents. The
     calls keep the ops' order, which every rank shares.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
-    "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect"];
+    "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::tensor::TensorDialect"];
   let statistics = [
-    Statistic<"numCalls", "calls", "collectives replaced by a runtime call">];
+    Statistic<"numCalls", "calls",
+              "collectives and hand-overs replaced by runtime calls">];
 }
 
 //===----------------------------------------------------------------------===//

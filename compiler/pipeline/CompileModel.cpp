@@ -6,6 +6,7 @@
 
 #include "compiler/pipeline/CompileModel.h"
 
+#include "codegen/abi/strata_artifact_format.h"
 #include "codegen/cpu/CpuCodegen.h"
 #include "codegen/cpu/CpuPipeline.h"
 #include "codegen/cuda/CudaKernels.h"
@@ -75,10 +76,21 @@ LogicalResult checkCompileOptions(const CompileOptions &options, Location loc) {
     return emitError(loc) << "tensor-parallel rank " << parallel.tensorRank
                           << " of " << parallel.tensorRanks
                           << " ranks is not a rank of the group";
-  if (parallel.tensorRanks > 1 && (options.emit == EmitKind::Cuda ||
+  if (parallel.pipelineStages < 1 || parallel.pipelineStage < 0 ||
+      parallel.pipelineStage >= parallel.pipelineStages)
+    return emitError(loc) << "pipeline stage " << parallel.pipelineStage
+                          << " of " << parallel.pipelineStages
+                          << " stages is not a stage of the model";
+  if (parallel.worldSize() > STRATA_ARTIFACT_MAX_PARALLEL_RANKS)
+    return emitError(loc) << parallel.tensorRanks << " tensor ranks x "
+                          << parallel.pipelineStages
+                          << " pipeline stages exceed the "
+                          << STRATA_ARTIFACT_MAX_PARALLEL_RANKS
+                          << " ranks an artifact may name";
+  if (parallel.worldSize() > 1 && (options.emit == EmitKind::Cuda ||
                                    options.emit == EmitKind::CudaPtx))
-    return emitError(loc) << "tensor parallelism is not yet available for "
-                             "CUDA kernels";
+    return emitError(loc) << "tensor and pipeline parallelism are not yet "
+                             "available for CUDA kernels";
   const PrecisionOptions &precision = options.precision;
   if (precision.decode != "fp32" && precision.decode != "bf16" &&
       precision.decode != "int8" && precision.decode != "int4")
@@ -352,6 +364,31 @@ LogicalResult addGenerationEntries(ModuleOp module,
 /// Marks the contractions strata-shard-tensor-parallel split ("column" or
 /// "row").
 constexpr llvm::StringLiteral kTensorParallelAttr = "strata.tensor_parallel";
+
+/// Rewrites every entry into stage |parallel.pipelineStage|'s part
+/// (strata-split-pipeline-stages) and counts its hand-overs.
+LogicalResult splitPipelineStages(ModuleOp module,
+                                  const ParallelOptions &parallel,
+                                  CompileReport &rep) {
+  PassManager pm(module.getContext());
+  pm.enableVerifier(true);
+  SplitPipelineStagesPassOptions split;
+  split.stages = parallel.pipelineStages;
+  split.stage = parallel.pipelineStage;
+  pm.addPass(createSplitPipelineStagesPass(split));
+  OpPassManager &fn = pm.nest<func::FuncOp>();
+  fn.addPass(createCanonicalizerPass());
+  fn.addPass(createCSEPass());
+  if (failed(pm.run(module)))
+    return failure();
+  module.walk([&](Operation *op) {
+    if (isa<ir::SendOp>(op))
+      ++rep.stageSends;
+    if (isa<ir::RecvOp>(op))
+      ++rep.stageRecvs;
+  });
+  return success();
+}
 
 /// Rewrites every entry into rank |parallel.tensorRank|'s share
 /// (strata-shard-tensor-parallel) and counts what it split.
@@ -737,6 +774,9 @@ FailureOr<CompiledArtifact> compileModel(MLIRContext &context,
       twin.erase();
   if (stats && failed(scaleActivations(*module, options, *stats, rep)))
     return failure();
+  if (options.parallel.pipelineStages > 1 &&
+      failed(splitPipelineStages(*module, options.parallel, rep)))
+    return failure();
   if (options.parallel.tensorRanks > 1 &&
       failed(shardTensorParallel(*module, options.parallel, rep)))
     return failure();
@@ -799,12 +839,12 @@ FailureOr<CompiledArtifact> compileModel(MLIRContext &context,
 
   rep.codegen = code->stats;
   fillArtifact(result, signatures, *code);
-  if (options.parallel.tensorRanks > 1) {
+  if (options.parallel.worldSize() > 1) {
     strata_parallel_section_t parallel{};
     parallel.tensor_rank = uint32_t(options.parallel.tensorRank);
     parallel.tensor_ranks = uint32_t(options.parallel.tensorRanks);
-    parallel.pipeline_stage = 0;
-    parallel.pipeline_stages = 1;
+    parallel.pipeline_stage = uint32_t(options.parallel.pipelineStage);
+    parallel.pipeline_stages = uint32_t(options.parallel.pipelineStages);
     result.signatures.setParallel(parallel);
   }
   rep.codegen.attentionCalls = strataLevel.attentionCalls;

@@ -128,12 +128,22 @@ struct AttentionSparsityOptions {
   int64_t globalBlock = 64;
 };
 
-/// Tensor parallelism (strata-shard-tensor-parallel,
-/// docs/distributed.md): the artifact is rank |tensorRank| of
-/// |tensorRanks| processes that each hold a share of every layer.
+/// Tensor and pipeline parallelism (strata-shard-tensor-parallel,
+/// strata-split-pipeline-stages, docs/distributed.md): the artifact is
+/// tensor rank |tensorRank| of the |tensorRanks| processes that each hold a
+/// share of every layer of pipeline stage |pipelineStage|, one of
+/// |pipelineStages| consecutive parts of the layers; world rank
+/// pipelineStage * tensorRanks + tensorRank.
 struct ParallelOptions {
   int64_t tensorRanks = 1;
   int64_t tensorRank = 0;
+  int64_t pipelineStages = 1;
+  int64_t pipelineStage = 0;
+
+  int64_t worldSize() const { return tensorRanks * pipelineStages; }
+  int64_t worldRank() const {
+    return pipelineStage * tensorRanks + tensorRank;
+  }
 };
 
 struct CompileOptions {

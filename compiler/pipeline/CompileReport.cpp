@@ -102,6 +102,9 @@ void printFusionReport(llvm::raw_ostream &os, const CompileReport &report) {
        << " row-parallel contractions; " << report.allReduces
        << " all-reduces and " << report.allGathers
        << " all-gathers over all entries\n";
+  if (report.stageSends + report.stageRecvs > 0)
+    os << "pipeline parallelism: " << report.stageSends << " sends and "
+       << report.stageRecvs << " receives of this stage over all entries\n";
 }
 
 void printCodegenReport(llvm::raw_ostream &os, const CompileReport &report) {
@@ -207,6 +210,9 @@ std::string compileReportJson(const CompileReport &report) {
                     {"row_parallel", report.rowParallel},
                     {"all_reduces", report.allReduces},
                     {"all_gathers", report.allGathers}}},
+      {"pipeline_parallel",
+       json::Object{{"sends", report.stageSends},
+                    {"recvs", report.stageRecvs}}},
       {"convolutions", report.convolutions},
       {"convolutions_with_bias", report.convolutionsWithBias},
       {"folded_channel_ops", report.foldedChannelOps},

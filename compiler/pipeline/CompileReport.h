@@ -42,6 +42,8 @@ struct CompileReport {
   /// Tensor parallelism: contractions split by columns and by rows, and
   /// the collectives every entry calls (all of them, over all entries).
   int64_t columnParallel = 0, rowParallel = 0, allReduces = 0, allGathers = 0;
+  /// Pipeline parallelism: the stage's strata.send and strata.recv ops.
+  int64_t stageSends = 0, stageRecvs = 0;
   /// Per-channel scale/shift ops (inference BatchNormalizations) folded
   /// into convolution and linear weights, and the layers that took them;
   /// the convolutions, and those with a bias.

@@ -6,6 +6,7 @@
 // [--quiet]. Options in, the driver (compiler/pipeline/CompileModel.h) in
 // one process with no external compiler or linker, the report out.
 
+#include "codegen/abi/strata_artifact_format.h"
 #include "compiler/pipeline/CompileModel.h"
 #include "tools/common/RankPath.h"
 #include "tools/compiler-common/HelpOptions.h"
@@ -103,11 +104,21 @@ cl::opt<int64_t> tensorParallel(
              "X.rank0.strata, X.rank1.strata, ..., run together under "
              "mpirun (docs/distributed.md)"),
     cl::init(1));
-cl::opt<int64_t> tensorRank(
-    cl::cat(compileOptions), "tensor-rank",
-    cl::desc("with --tensor-parallel: compile only this rank (default: "
-             "every rank; --emit: rank 0)"),
+cl::opt<int64_t> pipelineParallel(
+    cl::cat(compileOptions), "pipeline-parallel",
+    cl::desc("processes the layers are split over, one stage of consecutive "
+             "layers each (pipeline parallelism; with --tensor-parallel T, "
+             "T processes per stage): one artifact per rank as for "
+             "--tensor-parallel (docs/distributed.md)"),
+    cl::init(1));
+cl::opt<int64_t> onlyRank(
+    cl::cat(compileOptions), "rank",
+    cl::desc("with --tensor-parallel or --pipeline-parallel: compile only "
+             "this rank, stage * tensor ranks + tensor rank (default: every "
+             "rank; --emit: rank 0)"),
     cl::init(-1));
+cl::alias tensorRank("tensor-rank", cl::desc("alias of --rank"),
+                     cl::aliasopt(onlyRank), cl::Hidden);
 cl::opt<int64_t> verifyLength(
     cl::cat(compileOptions), "verify-length",
     cl::desc("the most tokens per sequence the verify entry (speculative "
@@ -245,11 +256,16 @@ bool readOptions(strata::CompileInput &input, strata::CompileOptions &options) {
                  cudaTarget + "'");
     options.cudaTargets.push_back(cudaTarget);
   }
-  if (tensorParallel < 1 || tensorRank < -1 || tensorRank >= tensorParallel)
-    return bad("--tensor-parallel expects a count >= 1 and --tensor-rank a "
-               "rank below it");
+  if (tensorParallel < 1 || pipelineParallel < 1 ||
+      tensorParallel * pipelineParallel > STRATA_ARTIFACT_MAX_PARALLEL_RANKS)
+    return bad("--tensor-parallel and --pipeline-parallel expect counts >= 1 "
+               "whose product is at most " +
+               std::to_string(STRATA_ARTIFACT_MAX_PARALLEL_RANKS));
+  if (onlyRank < -1 || onlyRank >= tensorParallel * pipelineParallel)
+    return bad("--rank expects a rank below " +
+               std::to_string(tensorParallel * pipelineParallel));
   options.parallel.tensorRanks = tensorParallel;
-  options.parallel.tensorRank = tensorRank;
+  options.parallel.pipelineStages = pipelineParallel;
   options.dims.maxBatch = maxBatch;
   options.dims.maxSeq = maxSeq;
   options.fusion = !noFusion;
@@ -365,21 +381,22 @@ int main(int argc, char **argv) {
                    << llvm::format("%.2f", seconds) << " s\n";
   };
 
-  // Tensor parallelism: one compile per rank (the ranks differ only in
-  // their weights), each written beside the others.
-  const int64_t ranks = options.parallel.tensorRanks;
+  // Tensor and pipeline parallelism: one compile per rank, each written
+  // beside the others.
+  const int64_t ranks = options.parallel.worldSize();
   std::vector<int64_t> rankList;
   if (ranks == 1)
     rankList.push_back(0);
-  else if (options.parallel.tensorRank >= 0)
-    rankList.push_back(options.parallel.tensorRank);
+  else if (onlyRank >= 0)
+    rankList.push_back(onlyRank);
   else if (options.emit != strata::EmitKind::Artifact)
     rankList.push_back(0);
   else
     for (int64_t r = 0; r < ranks; ++r)
       rankList.push_back(r);
   for (int64_t rank : rankList) {
-    options.parallel.tensorRank = rank;
+    options.parallel.tensorRank = rank % options.parallel.tensorRanks;
+    options.parallel.pipelineStage = rank / options.parallel.tensorRanks;
     const std::string path =
         ranks > 1 && options.emit == strata::EmitKind::Artifact
             ? strata::tools::rankArtifactPath(output, int(rank))

@@ -256,6 +256,28 @@ LogicalResult AllGatherOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// SendOp / RecvOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SendOp::verify() {
+  if (getStage() < 0)
+    return emitOpError("stage ") << getStage() << " is negative";
+  return success();
+}
+
+LogicalResult RecvOp::verify() {
+  if (getStage() < 0)
+    return emitOpError("stage ") << getStage() << " is negative";
+  if (Value shape = getShape()) {
+    const int64_t n = shapeOf(shape)[0];
+    const int64_t rank = int64_t(shapeOf(getResult()).size());
+    if (!ShapedType::isDynamic(n) && n != rank)
+      return emitOpError("shape has ") << n << " extents for a result of rank " << rank;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // LayerNormOp / RmsNormOp
 //===----------------------------------------------------------------------===//
 

@@ -1215,6 +1215,51 @@ def Strata_AllGatherOp : Strata_Op<"all_gather",
 }
 
 //===----------------------------------------------------------------------===//
+// Hand-over between pipeline stages
+//===----------------------------------------------------------------------===//
+
+def Strata_SendOp : Strata_Op<"send", [MemoryEffects<[MemWrite]>]> {
+  let summary = "sends a tensor to another pipeline stage";
+  let description = [{
+    Hands `input` to the process of pipeline stage `stage` (of the same
+    tensor rank), which takes it with a `strata.recv` from this stage.
+    Inserted by `strata-split-pipeline-stages`: the residual stream at the
+    end of a stage, and the entry's outputs this stage computes for the
+    others. Ordered like `strata.all_reduce`: the stages call their sends
+    and receives in the same order.
+
+    ```mlir
+    strata.send %h {stage = 1 : i64} : tensor<?x1x768xf32>
+    ```
+  }];
+  let arguments = (ins Strata_FloatTensor:$input, I64Attr:$stage);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Strata_RecvOp : Strata_Op<"recv", [MemoryEffects<[MemWrite]>]> {
+  let summary = "receives a tensor from another pipeline stage";
+  let description = [{
+    Takes the tensor pipeline stage `stage` sends this one (its
+    `strata.send`). The message carries its extents: a dim the result type
+    fixes, or the optional `shape` computes from this stage's inputs, that
+    the message does not have ends the run. With `shape`, the result's
+    extents are known without the message (what an entry's output
+    signature needs).
+
+    ```mlir
+    %h = strata.recv {stage = 0 : i64} : () -> tensor<?x1x768xf32>
+    %logits = strata.recv %s {stage = 1 : i64} : (tensor<2xi64>) -> tensor<?x50257xf32>
+    ```
+  }];
+  let arguments = (ins Optional<Strata_ShapeTensor>:$shape, I64Attr:$stage);
+  let results = (outs Strata_FloatTensor:$result);
+  let assemblyFormat =
+      "($shape^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Run-time checks
 //===----------------------------------------------------------------------===//
 

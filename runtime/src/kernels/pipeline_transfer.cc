@@ -188,6 +188,19 @@ extern "C" void strataRecvExtentsF32(strata_rt_context_t* context,
         kRecvExtents.import, peer, sizes[0], sizes[1], sizes[2], sizes[3]);
     return;
   }
+  // The code's static dims (and a lower rank's leading 1s) must match.
+  for (int d = 0; d < 4; ++d) {
+    if (extents[d] >= 0 && extents[d] != sizes[d]) {
+      failRunWithStatus(
+          context, STRATA_STATUS_DATA_LOSS,
+          "%s: rank %" PRIu32 " sent a tensor of extents [%" PRId64
+          ", %" PRId64 ", %" PRId64 ", %" PRId64 "] where the code expects [%" PRId64
+          ", %" PRId64 ", %" PRId64 ", %" PRId64 "] (-1: any)",
+          kRecvExtents.import, peer, sizes[0], sizes[1], sizes[2], sizes[3],
+          extents[0], extents[1], extents[2], extents[3]);
+      return;
+    }
+  }
   std::memcpy(extents, sizes, sizeof(sizes));
 }
 

@@ -92,7 +92,7 @@ TEST(PipelineTransferTest, HandsAStridedTensorToTheSameTensorRankOfAStage) {
           callChecked(kernels::strataSendF32, context.get(), p.data());
     } else {
       received[rank].assign(30, -1.0f);
-      int64_t extents[4] = {};
+      int64_t extents[4] = {-1, -1, -1, -1};
       failures[rank] =
           receive(context.get(), 0, &extents, received[rank].data());
       for (int d = 0; d < 4; ++d) EXPECT_EQ(extents[d], dims[d]);
@@ -151,7 +151,7 @@ TEST(PipelineTransferTest, AMessageOfAnotherSizeEndsTheReceiversRun) {
     const int64_t sent[4] = {1, 1, 1, 4}, expected[4] = {1, 1, 2, 4};
     const int64_t strides[4] = {8, 8, 4, 1};
     if (rank == 1) {
-      int64_t extents[4] = {};
+      int64_t extents[4] = {-1, -1, -1, -1};
       failures[rank] =
           receive(context.get(), 0, &extents, buf.data(), expected);
       return;
@@ -202,6 +202,32 @@ TEST(PipelineTransferTest, ExtentsNoTensorHasEndTheRunDataLoss) {
         "], which no tensor has";
     EXPECT_EQ(failure.message, expected);
   }
+}
+
+// A dim the receiving code fixes must be the message's.
+TEST(PipelineTransferTest, ExtentsOtherThanTheCodeFixesEndTheRunDataLoss) {
+  FakeGroup group(2);
+  CheckFailure failure;
+  group.run([&](uint32_t rank) {
+    strata_communicator_t comm = group.communicator(rank);
+    if (rank == 0) {
+      const int64_t sizes[4] = {1, 2, 3, 64};
+      strata_status_t status = comm.send(comm.self, sizes, sizeof(sizes), 1,
+                                         STRATA_COMMUNICATOR_TAG_STAGE);
+      EXPECT_EQ(status, nullptr);
+      return;
+    }
+    KernelContext context;
+    context.get()->communicator = &comm;
+    context.get()->parallel = layoutOf(rank, 1, 2);
+    int64_t extents[4] = {1, -1, -1, 32};
+    failure = receive(context.get(), 0, &extents, nullptr);
+  });
+  EXPECT_EQ(failure.kind, kStatusFailure);
+  EXPECT_EQ(failure.a, STRATA_STATUS_DATA_LOSS);
+  EXPECT_EQ(std::string(failure.message),
+            "strata_rt_recv_extents_f32: rank 0 sent a tensor of extents "
+            "[1, 2, 3, 64] where the code expects [1, -1, -1, 32] (-1: any)");
 }
 
 TEST(PipelineTransferTest, WithoutSendAndRecvTheRunEndsFailedPrecondition) {

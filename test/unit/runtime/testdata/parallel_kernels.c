@@ -116,7 +116,7 @@ static void send_to(ctx_t *ctx, const float *buf, int64_t rows, int64_t stage) {
 /* A tensor from stage |stage|, allocated from the extents it sends first;
  * its rows (the product of all but the last extent) in |*rows|. */
 static float *recv_from(ctx_t *ctx, int64_t stage, int64_t *rows) {
-  int64_t extents[4] = {0};
+  int64_t extents[4] = {-1, -1, -1, -1};
   int64_t p[11] = {0};
   p[STAGE] = stage;
   p[EXTENTS] = (int64_t)(intptr_t)extents;
