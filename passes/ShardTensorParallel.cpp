@@ -444,6 +444,17 @@ struct ShardTensorParallelPass
                        .getResult());
       ++numAllGather;
     }
+    for (auto [operand, whole] : a.sendGathers) {
+      Operation *send = operand->getOwner();
+      OpBuilder b(send);
+      const Split &s = a.splits.find(operand->get())->second;
+      operand->set(AllGatherOp::create(b, send->getLoc(), whole,
+                                       operand->get(),
+                                       b.getI64IntegerAttr(s.axis),
+                                       b.getI64IntegerAttr(ranks))
+                       .getResult());
+      ++numAllGather;
+    }
     for (BlockArgument arg : a.states)
       arg.setType(divided(tensorType(arg), 1, ranks));
     func.setType(FunctionType::get(

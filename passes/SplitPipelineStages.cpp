@@ -347,10 +347,29 @@ struct SplitPipelineStagesPass
           failed(checkStates(g, bounds[e], stateStage)))
         return signalPassFailure();
     }
+    recordSlots(module, entries);
     for (size_t e = 0; e < entries.size(); ++e)
       if (!entries[e].isExternal() &&
           failed(rewrite(graphs[e], bounds[e])))
         return signalPassFailure();
+  }
+
+  /// The generation contract's sequence slots, from a state's `slots` dim,
+  /// for a stage that keeps no state.
+  void recordSlots(ModuleOp module, ArrayRef<func::FuncOp> entries) {
+    for (func::FuncOp func : entries)
+      for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+        DictionaryAttr attrs = func.getArgAttrDict(i);
+        auto dims = attrs ? attrs.getAs<ArrayAttr>("strata.dims") : ArrayAttr();
+        auto type = dyn_cast<RankedTensorType>(func.getArgument(i).getType());
+        if (stateName(attrs).empty() || !dims || dims.empty() || !type ||
+            type.isDynamicDim(0) || dims[0] != StringAttr::get(module.getContext(), "slots"))
+          continue;
+        module->setAttr(ir::kGenerationSlotsAttr,
+                        IntegerAttr::get(IntegerType::get(module.getContext(), 64),
+                                         type.getDimSize(0)));
+        return;
+      }
   }
 
   /// Stage boundaries 0 < c1 < ... < ops.size(): the cuts nearest to

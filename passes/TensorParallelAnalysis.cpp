@@ -233,6 +233,8 @@ private:
       return success();
     if (auto ret = dyn_cast<func::ReturnOp>(op))
       return visitReturn(ret);
+    if (isa<SendOp>(op))
+      return visitSend(op);
     if (isElementwise(op))
       return visitElementwise(op);
     if (auto reshape = dyn_cast<ReshapeOp>(op))
@@ -652,6 +654,17 @@ private:
       }
       return fail(op, "a shape read of the split dim");
     }
+    return success();
+  }
+
+  /// A split value handed to another pipeline stage goes whole, as an
+  /// output does.
+  LogicalResult visitSend(Operation *op) {
+    OpOperand &operand = op->getOpOperand(0);
+    const Split *s = splitOf(operand.get());
+    if (s->parts.size() != 1)
+      return fail(op, "a hand-over of fused parts");
+    sendGathers.push_back({&operand, operand.get().getType()});
     return success();
   }
 

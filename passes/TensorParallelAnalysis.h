@@ -140,6 +140,9 @@ struct Plan {
   llvm::SetVector<BlockArgument> states;
   /// Returned split values that are gathered.
   SmallVector<OpOperand *> gathers;
+  /// Split values sent to another pipeline stage, gathered first; their
+  /// whole types.
+  SmallVector<std::pair<OpOperand *, mlir::Type>> sendGathers;
   /// Ops whose results' types change, in order; split ops' sizes.
   SmallVector<Operation *> touched;
 };

@@ -179,6 +179,10 @@ LogicalResult EntrySignatures::describeInputs(ModuleOp module,
           module->getAttrOfType<IntegerAttr>(ir::kGenerationContextAttr))
     if (!claim("context", context.getInt(), "input"))
       return module.emitError() << "dim 'context' has two maxima";
+  // And its slots, when this pipeline stage holds no state.
+  if (auto slots = module->getAttrOfType<IntegerAttr>(ir::kGenerationSlotsAttr))
+    if (!claim("slots", slots.getInt(), "input"))
+      return module.emitError() << "dim 'slots' has two maxima";
   return success();
 }
 

@@ -1,21 +1,24 @@
 #!/usr/bin/env python3
 # ===- test/e2e/check_tensor_parallel.py - N ranks compute what 1 does ----===#
-# Tensor parallelism end to end: a GPT-2-shaped decoder (4 heads) and a
-# Llama-shaped one with grouped-query attention (8 heads, 4 key/value
-# heads) compiled whole and with --tensor-parallel 2 and 4 (and exports of
-# other families with 2), the ranks run
-# as processes of one `mpirun` (Open MPI, oversubscribed on a small
-# machine). On the same inputs:
+# Tensor and pipeline parallelism end to end: a GPT-2-shaped decoder (4
+# heads) and a Llama-shaped one with grouped-query attention (8 heads, 4
+# key/value heads) compiled whole, with --tensor-parallel 2 and 4, with
+# --pipeline-parallel 2 and 4 and with both 2 x 2 (and exports of other
+# families with --tensor-parallel 2), the ranks run as processes of one
+# `mpirun` (Open MPI, oversubscribed on a small machine). On the same
+# inputs:
 # - `strata-run --steps`: `main` (with past: the past keys sliced by heads,
-#   the present outputs gathered), prefill, batched decode and verify
-#   steps; every output of every step against the whole model's;
+#   the present outputs gathered; each stage's presents sent to the
+#   others), prefill, batched decode and verify steps; every output of
+#   every step against the whole model's;
 # - `strata-run generate`: greedy tokens of a batch of prompts, equal.
 # Tolerance: the ranks sum each row-parallel product in R partial sums
 # (rank order) instead of one, a reassociation of at most a few hundred
 # fp32 terms: max|y - y1| <= 1e-5 * max(1, max|y1|), while a wrong head,
-# column or row moves logits by >= 1e-2.
+# column or row moves logits by >= 1e-2. Pipeline stages compute what one
+# process does, in the same order: the same bits.
 #
-# Usage: check_tensor_parallel.py MODELS_DIR BIN_DIR
+# Usage: check_tensor_parallel.py MODELS_DIR BIN_DIR [--only SUBSTRING]
 import argparse
 import glob
 import json
@@ -33,23 +36,31 @@ from check_generation import (decode_step, prefill_steps, save,  # noqa: E402
 
 TOLERANCE = 1e-5
 MAX_SEQ = 32
-CASES = [("gpt2_op17_past", 2), ("gpt2_op17_past", 4),
-         ("transformers_llama8_op17_past", 2),
-         ("transformers_llama8_op17_past", 4),
+# (fixture, tensor ranks, pipeline stages)
+CASES = [("gpt2_op17_past", 2, 1), ("gpt2_op17_past", 4, 1),
+         ("transformers_llama8_op17_past", 2, 1),
+         ("transformers_llama8_op17_past", 4, 1),
+         # Pipeline stages (two layers: 4 stages cut after each attention
+         # and each MLP), and both.
+         ("gpt2_op17_past", 1, 2), ("gpt2_op17_past", 1, 4),
+         ("gpt2_op17_past", 2, 2),
+         ("transformers_llama8_op17_past", 1, 2),
+         ("transformers_llama8_op17_past", 1, 4),
+         ("transformers_llama8_op17_past", 2, 2),
          # Per-head q/k norms; a sliding-window layer's ring cache; the
          # default exporter's reshapes into an inferred dim.
-         ("transformers_qwen3_op17_logits", 2),
-         ("transformers_gemma3_op17_logits", 2),
-         ("transformers_llama_op18_dynamo", 2),
+         ("transformers_qwen3_op17_logits", 2, 1),
+         ("transformers_gemma3_op17_logits", 2, 1),
+         ("transformers_llama_op18_dynamo", 2, 1),
          # q/k/v cut by slices; grouped key/value taken by index; q/k norms
          # over the whole projection (gathered, normalized, cut again).
-         ("transformers_phi3_op17_logits", 2),
-         ("transformers_falcon_op17_logits", 2),
-         ("transformers_olmo2_op17_logits", 2),
+         ("transformers_phi3_op17_logits", 2, 1),
+         ("transformers_falcon_op17_logits", 2, 1),
+         ("transformers_olmo2_op17_logits", 2, 1),
          # A sliding window whose present outputs change type on the way.
-         ("transformers_mistral_op17_prefill", 2),
+         ("transformers_mistral_op17_prefill", 2, 1),
          # Encoders: `main` on the fixture's reference inputs.
-         ("bert_op17", 2), ("vision_vit_op17", 2)]
+         ("bert_op17", 2, 1), ("vision_vit_op17", 2, 1)]
 
 
 def mpirun(ranks, argv, timeout=600):
@@ -63,12 +74,14 @@ def mpirun(ranks, argv, timeout=600):
                           env=env)
 
 
-def compile_model(bin_dir, model, out, ranks):
+def compile_model(bin_dir, model, out, ranks, stages=1):
     cmd = [os.path.join(bin_dir, "strata-compile"), model, "-o", out,
            "--quiet", "--max-seq", str(MAX_SEQ), "--max-batch", "4",
            "--verify-length", "4"]
     if ranks > 1:
         cmd += ["--tensor-parallel", str(ranks)]
+    if stages > 1:
+        cmd += ["--pipeline-parallel", str(stages)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     if proc.returncode != 0:
         raise RuntimeError("compile: " + proc.stderr.strip())
@@ -153,7 +166,7 @@ def reference_step(d):
                      for n in names})
 
 
-def check(bin_dir, models_dir, fixture, ranks, tmp):
+def check(bin_dir, models_dir, fixture, ranks, stages, tmp):
     d = os.path.join(models_dir, "fixtures", fixture)
     with open(os.path.join(d, "meta.json")) as f:
         meta = json.load(f)
@@ -161,12 +174,13 @@ def check(bin_dir, models_dir, fixture, ranks, tmp):
     whole = os.path.join(tmp, "whole.strata")
     if not os.path.exists(whole):
         compile_model(bin_dir, model, whole, 1)
-    split = os.path.join(tmp, f"tp{ranks}.strata")
-    compile_model(bin_dir, model, split, ranks)
+    tag = f"tp{ranks}pp{stages}"
+    split = os.path.join(tmp, tag + ".strata")
+    compile_model(bin_dir, model, split, ranks, stages)
     decoder = meta.get("causal", False)
     steps = steps_for(tmp, meta) if decoder else [reference_step(d)]
     want = run_steps(bin_dir, whole, steps, tmp, "whole", 1)
-    got = run_steps(bin_dir, split, steps, tmp, f"tp{ranks}", ranks)
+    got = run_steps(bin_dir, split, steps, tmp, tag, ranks * stages)
     problems, worst = [], 0.0
     for k, (w, g) in enumerate(zip(want, got)):
         if sorted(w) != sorted(g):
@@ -189,7 +203,7 @@ def check(bin_dir, models_dir, fixture, ranks, tmp):
     with open(prompts, "w") as f:
         f.write("1,2,3,4,5\n7,3\n9,9,8,1,2,3,4\n")
     tokens_whole = generate(bin_dir, whole, prompts, 1)
-    tokens_split = generate(bin_dir, split, prompts, ranks)
+    tokens_split = generate(bin_dir, split, prompts, ranks * stages)
     if len(tokens_whole) != 3 or tokens_whole != tokens_split:
         problems.append(f"greedy tokens {tokens_split} != {tokens_whole}")
     return problems, worst
@@ -199,6 +213,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("models_dir")
     ap.add_argument("bin_dir")
+    ap.add_argument("--only", default="",
+                    help="run the cases whose label contains this")
     a = ap.parse_args()
     if not shutil.which("mpirun"):
         print("SKIP: no mpirun (Open MPI is installed by scripts/setup.sh)")
@@ -206,14 +222,16 @@ def main():
     failed = 0
     tmps = {}
     try:
-        for fixture, ranks in CASES:
+        for fixture, ranks, stages in CASES:
+            label = f"{fixture} tp{ranks} x pp{stages}"
+            if a.only not in label:
+                continue
             tmp = tmps.setdefault(fixture, tempfile.mkdtemp(prefix="strata-tp-"))
             try:
                 problems, worst = check(a.bin_dir, a.models_dir, fixture,
-                                        ranks, tmp)
+                                        ranks, stages, tmp)
             except (RuntimeError, subprocess.TimeoutExpired) as e:
                 problems, worst = [str(e)], float("nan")
-            label = f"{fixture} x{ranks}"
             if problems:
                 failed += 1
                 print(f"FAIL {label}")
@@ -224,7 +242,8 @@ def main():
     finally:
         for tmp in tmps.values():
             shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{len(CASES) - failed} passed, {failed} failed")
+    ran = sum(a.only in f"{f} tp{r} x pp{p}" for f, r, p in CASES)
+    print(f"{ran - failed} passed, {failed} failed")
     return 1 if failed else 0
 
 

@@ -688,6 +688,7 @@ int runGenerate(int argc, char **argv) {
   }
   // Declared before the sessions, which must be released first.
   RankGroup group;
+  AbortJobOnFailure aborts(group);
   problem = group.open(options.communicator);
   if (!problem.empty())
     return fail(problem);
@@ -807,14 +808,14 @@ int runGenerate(int argc, char **argv) {
 
   Printer printer(options, guards.tokenizer, textPrompts, batch);
   if (options.disaggregate)
-    return generateDisaggregated(options, group, meter.table(), &guards,
-                                 &progress, &printer);
+    return aborts.done(generateDisaggregated(options, group, meter.table(),
+                                             &guards, &progress, &printer));
   int exitCode = generateAll(options, guards.generator, &progress, &printer);
   if (exitCode)
     return exitCode;
   exitCode = report(options, guards.generator, guards.tokenizer, progress, {});
   if (exitCode || !meter.table())
-    return exitCode;
+    return aborts.done(exitCode);
   const MeteredCommunicator::Totals &t = meter.totals();
   if (options.json)
     std::printf("{\"collectives\": {\"ranks\": %u, \"all_gathers\": %llu, "
@@ -832,7 +833,7 @@ int runGenerate(int argc, char **argv) {
                 static_cast<unsigned long long>(t.allGathers + t.sends +
                                                 t.receives),
                 static_cast<unsigned long long>(t.bytes), 1e3 * t.seconds);
-  return 0;
+  return aborts.done(0);
 }
 
 } // namespace strata::tools

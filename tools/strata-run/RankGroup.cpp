@@ -10,6 +10,7 @@
 
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <cstdlib>
 
 #if defined(STRATA_RUN_HAVE_MPI)
@@ -94,6 +95,18 @@ std::string RankGroup::open(const std::string &mode) {
   return "--communicator " + mode +
          ": this strata-run was built without MPI (libstrata_mpi), which "
          "starts the ranks; rebuild where MPI is installed";
+#endif
+}
+
+void RankGroup::abortJob(int code) const {
+#if defined(STRATA_RUN_HAVE_MPI)
+  if (size() > 1) {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    strata_mpi_communicator_abort(mpi_, code);
+  }
+#else
+  (void)code;
 #endif
 }
 

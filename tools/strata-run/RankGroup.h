@@ -44,6 +44,11 @@ public:
                              strata_allocator_t allocator,
                              strata_module_t **out, std::string *loaded) const;
 
+  /// Ends every rank's process with |code| when the group has several
+  /// (the others would wait for this one's messages forever); else
+  /// returns.
+  void abortJob(int code) const;
+
   /// Gives |session| the communicator, if any.
   strata_status_t attach(strata_session_t *session) const;
 
@@ -53,6 +58,30 @@ private:
   strata_communicator_t *mpi_ = nullptr;
   /// Over mpi_, which started the ranks.
   strata_communicator_t *nccl_ = nullptr;
+};
+
+/// Ends the whole job (RankGroup::abortJob) when the scope it guards ends
+/// before disarm(): a rank that failed alone. Declared after the group and
+/// before the sessions, it acts once they are released.
+class AbortJobOnFailure {
+public:
+  explicit AbortJobOnFailure(const RankGroup &group) : group_(group) {}
+  AbortJobOnFailure(const AbortJobOnFailure &) = delete;
+  AbortJobOnFailure &operator=(const AbortJobOnFailure &) = delete;
+  ~AbortJobOnFailure() {
+    if (armed_)
+      group_.abortJob(1);
+  }
+  /// The work succeeded; returns |exitCode| (disarming only when it is 0).
+  int done(int exitCode) {
+    if (exitCode == 0)
+      armed_ = false;
+    return exitCode;
+  }
+
+private:
+  const RankGroup &group_;
+  bool armed_ = true;
 };
 
 } // namespace strata::tools

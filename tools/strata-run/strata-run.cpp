@@ -324,8 +324,7 @@ std::string jsonNumber(double value) {
   return buffer;
 }
 
-int runTool(Options options) {
-  RankGroup group;
+int runToolIn(Options options, RankGroup &group) {
   std::string problem = group.open(options.communicator);
   if (!problem.empty())
     return fail(problem);
@@ -495,5 +494,9 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "strata-run: error: %s\n%s", problem.c_str(), kUsage);
     return 1;
   }
-  return runTool(options);
+  // The group outlives the sessions; a rank that failed alone ends them
+  // all once its sessions are released.
+  RankGroup group;
+  AbortJobOnFailure aborts(group);
+  return aborts.done(runToolIn(options, group));
 }

@@ -42,6 +42,11 @@ inline constexpr llvm::StringLiteral kFoldedChannelOpsAttr =
 /// state has that extent when every KV cache is a ring).
 inline constexpr llvm::StringLiteral kGenerationContextAttr =
     "strata.generation_context";
+/// Module attribute (I64) a pipeline stage that holds no KV cache keeps:
+/// the sequence slots of the generation contract (the `slots` dim its
+/// dropped states had).
+inline constexpr llvm::StringLiteral kGenerationSlotsAttr =
+    "strata.generation_slots";
 } // namespace strata::ir
 
 #endif // STRATA_DIALECTS_STRATA_IR_STRATAOPS_H_

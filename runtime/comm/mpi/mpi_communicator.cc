@@ -219,3 +219,15 @@ extern "C" void strata_mpi_communicator_release(
   delete record;
   if (finalize) MPI_Finalize();
 }
+
+extern "C" void strata_mpi_communicator_abort(
+    strata_communicator_t* communicator, int code) {
+  if (!communicator) return;
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized) return;
+  auto* record = static_cast<MpiCommunicator*>(communicator->self);
+  MPI_Abort(record->comm != MPI_COMM_NULL ? record->comm : MPI_COMM_WORLD,
+            code);
+}

@@ -43,6 +43,13 @@ strata_mpi_communicator_create(strata_communicator_t** out_communicator);
 STRATA_MPI_EXPORT void strata_mpi_communicator_release(
     strata_communicator_t* communicator);
 
+/// Ends every process of |communicator|'s job with exit status |code|
+/// (MPI_Abort): what a rank that failed alone calls, since the others
+/// would otherwise wait for its messages forever. Returns only if
+/// |communicator| is NULL or MPI is not running.
+STRATA_MPI_EXPORT void strata_mpi_communicator_abort(
+    strata_communicator_t* communicator, int code);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif
