@@ -408,6 +408,14 @@ SymbolicIndex extentOfUncached(Value v, int64_t dim, Tracer &t) {
   // inputs to the graph's ops through them) keeps the extents.
   if (auto cast = dyn_cast<tensor::CastOp>(op))
     return extentOfImpl(cast.getSource(), dim, t);
+  // A tensor another pipeline stage sends, of the extents its shape
+  // operand computes (the message must have them).
+  if (auto recv = dyn_cast<RecvOp>(op)) {
+    if (Value shape = recv.getShape())
+      if (std::optional<SymbolicIndex> e = elementAt(shape, dim, t))
+        return *e;
+    return self;
+  }
   // Ops whose result has the shape of their first operand.
   if (isa<CastOp, LayerNormOp, RmsNormOp, TriluOp>(op) ||
       (op->getNumOperands() == 1 &&
@@ -471,6 +479,11 @@ SymbolicIndex extentOfUncached(Value v, int64_t dim, Tracer &t) {
   if (auto attention = dyn_cast<AttentionOp>(op))
     return extentOfImpl(dim == 3 ? attention.getValue() : attention.getQuery(),
                         dim, t);
+  // The queries' batch, heads and tokens; the cached values' head size.
+  if (auto attention = dyn_cast<CacheAttentionOp>(op))
+    return extentOfImpl(dim == 3 ? attention.getValueCache()
+                                 : attention.getQuery(),
+                        dim, t);
   if (auto slice = dyn_cast<SliceOp>(op)) {
     for (int64_t axis : slice.getAxes())
       if ((axis < 0 ? axis + rank : axis) == dim)
@@ -504,6 +517,15 @@ SymbolicIndex extentOfUncached(Value v, int64_t dim, Tracer &t) {
     std::optional<SymbolicIndex> delta = elementAt(range.getDelta(), 0, t);
     if (start && limit && delta && delta->getConstant() == 1)
       return *limit - *start;
+    // [s, s + n): n entries, whatever the value s (a generation entry's
+    // start position, an input).
+    if (delta && delta->getConstant() == 1)
+      if (auto add = range.getLimit().getDefiningOp<AddOp>())
+        for (auto [mine, other] : {std::pair(add.getLhs(), add.getRhs()),
+                                   std::pair(add.getRhs(), add.getLhs())})
+          if (mine == range.getStart())
+            if (std::optional<SymbolicIndex> n = elementAt(other, 0, t))
+              return *n;
     return self;
   }
   if (auto reshape = dyn_cast<ReshapeOp>(op); reshape && reshape.getShape()) {

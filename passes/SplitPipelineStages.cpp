@@ -475,7 +475,6 @@ struct SplitPipelineStagesPass
       int64_t owner = -1; // -1: an input, returned as it is
       bool state = false;
       SmallVector<SymbolicIndex> extents;
-      Value shape; // the extents computed from the inputs, when they are
     };
     SmallVector<Output> outputs(ret->getNumOperands());
     for (unsigned i = 0; i < ret->getNumOperands(); ++i) {
@@ -501,19 +500,21 @@ struct SplitPipelineStagesPass
     }
 
     OpBuilder b(&body, body.begin());
-    // Each output's extents from the inputs, so that the entry's signature
-    // describes it as the whole model's does: a stage after the first
-    // computes its outputs from the received stream, whose extents come
-    // from data.
-    for (Output &out : outputs)
-      if (!out.extents.empty() && (out.owner != stage || stage > 0)) {
-        FailureOr<Value> shape = materializeShape(b, ret->getLoc(), out.extents);
-        if (succeeded(shape))
-          out.shape = *shape;
-      }
     if (streamIn) {
+      // The stream's extents from the inputs where the ops show them, so
+      // that the shapes read off it stay known (the tensor-parallel split
+      // of the stage's heads needs them).
+      SmallVector<SymbolicIndex> extents;
+      for (int64_t d = 0; d < cast<RankedTensorType>(streamIn.getType()).getRank(); ++d)
+        extents.push_back(extentOf(streamIn, d));
+      Value shape;
+      if (llvm::all_of(extents, fromInputs)) {
+        FailureOr<Value> built = materializeShape(b, streamIn.getLoc(), extents);
+        if (succeeded(built))
+          shape = *built;
+      }
       Value received = RecvOp::create(b, streamIn.getLoc(), streamIn.getType(),
-                                      Value(), b.getI64IntegerAttr(stage - 1));
+                                      shape, b.getI64IntegerAttr(stage - 1));
       streamIn.replaceUsesWithIf(received, [&](OpOperand &use) {
         Operation *top = body.findAncestorOpInBlock(*use.getOwner());
         return top && top != ret && keep.contains(top) &&
@@ -536,10 +537,18 @@ struct SplitPipelineStagesPass
       if (out.owner == stage) {
         if (out.state)
           continue;
-        // A reshape to the extents the inputs give (the same ones: a
-        // stream of other extents ends the run there).
-        if (out.shape) {
-          v = ReshapeOp::create(b, v.getLoc(), v.getType(), v, out.shape,
+        // A reshape to the extents the inputs give where the ops do not
+        // show them (the same ones: a stream of other extents ends the run
+        // there).
+        auto type = cast<RankedTensorType>(v.getType());
+        bool known = true;
+        for (int64_t d = 0; d < type.getRank(); ++d)
+          known &= fromInputs(extentOf(v, d));
+        FailureOr<Value> shape =
+            known ? FailureOr<Value>(failure())
+                  : materializeShape(b, v.getLoc(), out.extents);
+        if (succeeded(shape)) {
+          v = ReshapeOp::create(b, v.getLoc(), v.getType(), v, *shape,
                                 UnitAttr())
                   .getResult();
           ret->setOperand(i, v);
@@ -555,8 +564,12 @@ struct SplitPipelineStagesPass
         dropResults.set(i);
         continue;
       }
+      // The output's extents from the inputs, so that the entry's
+      // signature describes it as the whole model's does (a received
+      // tensor's extents otherwise come from data).
+      FailureOr<Value> shape = materializeShape(b, v.getLoc(), out.extents);
       ret->setOperand(i, RecvOp::create(b, v.getLoc(), v.getType(),
-                                        out.shape,
+                                        succeeded(shape) ? *shape : Value(),
                                         b.getI64IntegerAttr(out.owner)));
       ++numRecvs;
     }

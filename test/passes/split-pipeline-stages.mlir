@@ -13,19 +13,22 @@
 // add). The residual stream is the only activation between the two
 // layers; the weights divide evenly after the first layer's MLP. Stage 0
 // runs layer 0, keeps its cache and sends the stream to stage 1, which
-// runs layer 1 and sends the output back.
+// runs layer 1 and sends the output back. Both know the extents of what
+// they receive from their inputs ([batch of %x, 1, 4]).
 // STAGE0-LABEL: func.func @decode(
 //  STAGE0-SAME:     {strata.state = "kv_cache.0.key"}
 //   STAGE0-NOT:     kv_cache.1
 //       STAGE0:   strata.cache_attention
 //   STAGE0-NOT:   strata.cache_attention
 //       STAGE0:   strata.send %{{.+}} {stage = 1 : i64} : tensor<?x1x4xf32>
-//       STAGE0:   %[[OUT:.+]] = strata.recv {stage = 1 : i64} : () -> tensor<?x1x4xf32>
+//       STAGE0:   %[[B:.+]] = strata.shape %arg0 {end = 1 : i64}
+//       STAGE0:   %[[SHAPE:.+]] = strata.concat %[[B]],
+//       STAGE0:   %[[OUT:.+]] = strata.recv %[[SHAPE]] {stage = 1 : i64} : (tensor<3xi64>) -> tensor<?x1x4xf32>
 //       STAGE0:   return %[[OUT]], %{{.+}} : tensor<?x1x4xf32>, tensor<2x1x8x4xf32>
 // STAGE1-LABEL: func.func @decode(
 //  STAGE1-SAME:     {strata.state = "kv_cache.1.key"}
 //   STAGE1-NOT:     kv_cache.0
-//       STAGE1:   %[[IN:.+]] = strata.recv {stage = 0 : i64} : () -> tensor<?x1x4xf32>
+//       STAGE1:   %[[IN:.+]] = strata.recv %{{.+}} {stage = 0 : i64} : (tensor<3xi64>) -> tensor<?x1x4xf32>
 //       STAGE1:   strata.matmul %[[IN]]
 //       STAGE1:   strata.cache_attention
 //   STAGE1-NOT:   strata.cache_attention
@@ -37,7 +40,7 @@
 // attention; it receives from stage 1, sends to stage 3, then receives
 // the output from stage 3.
 // QUARTER-LABEL: func.func @decode(
-//       QUARTER:   strata.recv {stage = 1 : i64}
+//       QUARTER:   strata.recv %{{.+}} {stage = 1 : i64}
 //       QUARTER:   strata.cache_attention
 //   QUARTER-NOT:   strata.matmul
 //       QUARTER:   strata.send %{{.+}} {stage = 3 : i64}
