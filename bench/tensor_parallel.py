@@ -10,9 +10,12 @@
 # measured as the difference between runs of N2 and N1 new tokens divided
 # by N2 - N1 (prefill and the first token cancel out) and compared with
 # the formula: per layer two all-reduces of batch x hidden floats, and the
-# LM head's all-gather of batch x ceil(vocab / R) floats.
+# LM head's all-gather of batch x ceil(vocab / R) floats. With --pipeline
+# the split is --pipeline-parallel R instead: rank 0 (the first stage)
+# sends the residual stream, batch x hidden floats and 32 bytes of
+# extents, and receives the logits.
 #
-# Usage: bench/tensor_parallel.py [--model-dir DIR] [--ranks 2]
+# Usage: bench/tensor_parallel.py [--model-dir DIR] [--ranks 2] [--pipeline]
 #        [--batch 1 4] [--rounds 3] [--out FILE.json]
 import argparse
 import json
@@ -59,6 +62,8 @@ def main():
         os.path.expanduser("~"), ".cache", "strata", "models", "gpt2-small"))
     ap.add_argument("--bin-dir", default=os.path.join(ROOT, "build", "bin"))
     ap.add_argument("--ranks", type=int, default=2)
+    ap.add_argument("--pipeline", action="store_true",
+                    help="pipeline stages instead of tensor ranks")
     ap.add_argument("--batch", type=int, nargs="+", default=[1, 4])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out")
@@ -69,8 +74,8 @@ def main():
     tmp = tempfile.mkdtemp(prefix="strata-tp-bench-")
     whole = os.path.join(tmp, "whole.strata")
     split = os.path.join(tmp, "split.strata")
-    for out, extra in ((whole, []), (split, ["--tensor-parallel",
-                                             str(a.ranks)])):
+    flag = "--pipeline-parallel" if a.pipeline else "--tensor-parallel"
+    for out, extra in ((whole, []), (split, [flag, str(a.ranks)])):
         subprocess.run([os.path.join(a.bin_dir, "strata-compile"),
                         os.path.join(a.model_dir, "prefill.onnx"),
                         os.path.join(a.model_dir, "decode.onnx"), "-o", out,
@@ -78,7 +83,8 @@ def main():
                         "--max-seq", "256", *extra], check=True)
     forms = [("whole, %d threads" % a.ranks, whole, a.ranks, 1),
              ("whole, 1 thread", whole, 1, 1),
-             ("%d ranks x 1 thread" % a.ranks, split, 1, a.ranks)]
+             ("%d %s x 1 thread" % (a.ranks, "stages" if a.pipeline
+                                   else "ranks"), split, 1, a.ranks)]
     results = []
     for batch in a.batch:
         prompts = os.path.join(tmp, "prompts%d.txt" % batch)
@@ -107,10 +113,12 @@ def main():
                     comm["bytes"].append(
                         (coll["bytes_per_rank"] - short["bytes_per_rank"])
                         / steps)
+                    calls = ("all_gathers", "sends", "receives")
                     comm["calls"].append(
-                        (coll["all_gathers"] - short["all_gathers"]) / steps)
-        formula = 4 * (2 * layers * batch * hidden +
-                       batch * -(-vocab // a.ranks))
+                        sum(coll[k] - short[k] for k in calls) / steps)
+        formula = (4 * batch * hidden + 32 if a.pipeline else
+                   4 * (2 * layers * batch * hidden +
+                        batch * -(-vocab // a.ranks)))
         split_name = forms[2][0]
         tpot = statistics.median(runs[split_name]["tpot"])
         comm_ms = 1e3 * statistics.median(comm["seconds"])
@@ -138,6 +146,7 @@ def main():
                  p["formula_bytes"], p["tpot_ms"], p["compute_ms"],
                  p["communication_ms"]))
     report = {"model": meta.get("name"), "isa": cpu_isa(), "ranks": a.ranks,
+              "split": "pipeline" if a.pipeline else "tensor",
               "layers": layers, "hidden": hidden, "vocab": vocab,
               "prompt_tokens": PROMPT, "new_tokens": [N1, N2],
               "rounds": a.rounds, "results": results}

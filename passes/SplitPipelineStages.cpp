@@ -417,7 +417,9 @@ struct SplitPipelineStagesPass
       Operation *def = ret->getOperand(i).getDefiningOp();
       if (name.empty() || !def)
         continue;
-      const int64_t s = EntryGraph::stageAt(bounds, g.position.lookup(def));
+      const int64_t s = EntryGraph::stageAt(
+          bounds, g.position.lookup(
+                      g.func.getBody().front().findAncestorOpInBlock(*def)));
       auto [it, fresh] = seen.insert(
           {name.str(), {s, g.func.getSymName().str()}});
       if (!fresh && it->second.first != s)
