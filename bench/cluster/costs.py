@@ -37,6 +37,9 @@ class Costs:
         self.max_seqs = data["instance"]["max_seqs"]
         self.max_seq = data["instance"]["max_seq"]
         self.network = self.link(network)
+        # How much a prefill and a decode instance on one host slow each
+        # other (interference.py); absent until measured.
+        self.shared_host = data.get("shared_host")
 
     @classmethod
     def load(cls, path, network="measured"):

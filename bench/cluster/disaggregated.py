@@ -7,19 +7,22 @@
 # dropping them), its KV cache crosses the network (sends from one prefill
 # instance go one at a time), and it joins that instance's decode batch at
 # the next step. A prefill instance goes on with the next prompt while its
-# last cache is sent.
+# last cache is sent. On a shared host a decode step that starts while a
+# prompt is prefilled takes the measured slowdown, and so does a prefill
+# that starts while a decode instance has rows.
 from collections import deque
 
 import simpy
 
 
 class DecodeInstance:
-    def __init__(self, env, costs, finish, max_seqs, on_free):
+    def __init__(self, env, costs, finish, max_seqs, on_free, slowdown):
         self.env = env
         self.costs = costs
         self.finish = finish
         self.max_seqs = max_seqs
         self.on_free = on_free
+        self.slowdown = slowdown
         self.reserved = 0
         self.arrived = []
         self.rows = []
@@ -47,7 +50,7 @@ class DecodeInstance:
             self.rows.extend(self.arrived)
             self.arrived = []
             rows = self.rows
-            yield env.timeout(costs.decode_step(
+            yield env.timeout(self.slowdown() * costs.decode_step(
                 len(rows), sum(r.context() for r in rows)))
             for r in rows:
                 r.tokens += 1
@@ -63,20 +66,31 @@ class DecodeInstance:
 
 
 class DisaggregatedCluster:
-    def __init__(self, env, costs, finish, prefill, decode, max_seqs=None):
+    def __init__(self, env, costs, finish, prefill, decode, max_seqs=None,
+                 shared_host=False):
         self.env = env
         self.costs = costs
         self.finish = finish
         self.queue = deque()
         self.ready = deque()
         self.idle = []
+        self.prefilling = 0
+        shared = costs.shared_host if shared_host else None
+        if shared_host and not shared:
+            raise ValueError("the costs have no shared_host slowdowns: run "
+                             "bench/cluster/interference.py")
+        self.decode_slowdown = shared["decode_slowdown"] if shared else 1.0
+        self.prefill_slowdown = shared["prefill_slowdown"] if shared else 1.0
         self.links = [simpy.Resource(env, 1) for _ in range(prefill)]
         self.decoders = [DecodeInstance(env, costs, finish,
                                         max_seqs or costs.max_seqs,
-                                        self.place)
+                                        self.place, self.decoding_slowdown)
                          for _ in range(decode)]
         for i in range(prefill):
             env.process(self.prefill_worker(i))
+
+    def decoding_slowdown(self):
+        return self.decode_slowdown if self.prefilling else 1.0
 
     def submit(self, request):
         self.queue.append(request)
@@ -98,7 +112,11 @@ class DisaggregatedCluster:
                 n = min(r.prompt - done, costs.max_seq)
                 spent += costs.prefill(n, done)
                 done += n
+            if any(d.rows for d in self.decoders):
+                spent *= self.prefill_slowdown
+            self.prefilling += 1
             yield env.timeout(spent)
+            self.prefilling -= 1
             r.prefilled = r.prompt
             r.first_token = r.prefill_end = r.last_token = env.now
             r.tokens = 1

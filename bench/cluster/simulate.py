@@ -28,6 +28,10 @@ class Cluster:
     # first token) or "decode" (the first token reaches the client with the
     # decode instance's first step).
     first_token: str = "prefill"
+    # Disaggregated: the prefill and decode instances share one host (its
+    # cores and memory bandwidth), so each phase runs slower while the
+    # other is busy, by the factors interference.py measured.
+    shared_host: bool = False
 
     def instances(self):
         return self.colocated or self.prefill + self.decode
@@ -83,7 +87,8 @@ def run(costs, cluster, requests, sample_every=None):
             min(instances, key=ColocatedInstance.load).submit(r)
     else:
         disaggregated = DisaggregatedCluster(env, costs, finish,
-                                             cluster.prefill, cluster.decode)
+                                             cluster.prefill, cluster.decode,
+                                             shared_host=cluster.shared_host)
         submit = disaggregated.submit
 
     def arrivals():

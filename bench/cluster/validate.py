@@ -77,8 +77,10 @@ def main():
                 if line.startswith("{") and "tokens" in line]
 
     requests = workload.at_once(lengths, args.new_tokens)
-    cluster = (simulate.Cluster(prefill=1, decode=1) if args.disaggregate
-               else simulate.Cluster(colocated=1))
+    # The two ranks of the real run share this host.
+    cluster = (simulate.Cluster(prefill=1, decode=1,
+                                shared_host=costs.shared_host is not None)
+               if args.disaggregate else simulate.Cluster(colocated=1))
     simulate.run(costs, cluster, requests)
     rows = []
     for r, m in zip(requests, measured):

@@ -5,8 +5,9 @@
 # costs of the calibrated form (so the test needs no measurement), checking
 # what must hold whatever the costs: Little's law, TTFT at least the
 # prefill, goodput that never falls as the SLO loosens, disaggregation over
-# an infinitely fast network decoding faster than colocated instances, and
-# the same seed giving the same run.
+# an infinitely fast network decoding faster than colocated instances,
+# instances sharing a host slowed by at most the measured factors, and the
+# same seed giving the same run.
 import os
 import sys
 
@@ -109,8 +110,38 @@ def deterministic():
     check(runs[0] == runs[1], "the same seed gives the same run")
 
 
+def shared_host_slows_both_phases():
+    """Instances on one host: each phase at most its slowdown slower, and
+    costs without measured slowdowns refused."""
+    shared = dict(COSTS, shared_host={"decode_slowdown": 1.3,
+                                      "prefill_slowdown": 1.2})
+    mean = {}
+    for on_one_host in (False, True):
+        rows, _, _ = simulate.run(
+            Costs(shared), simulate.Cluster(prefill=1, decode=1,
+                                            shared_host=on_one_host),
+            trace(200, 1.5))
+        mean[on_one_host] = [sum(x[k] for x in rows) / len(rows)
+                             for k in ("tpot", "prefill")]
+    (tpot, prefill), (tpot1, prefill1) = mean[False], mean[True]
+    check(tpot < tpot1 <= 1.3 * tpot + 1e-9,
+          "shared host: TPOT %.2f ms within (%.2f, 1.3 x %.2f]"
+          % (tpot1 * 1e3, tpot * 1e3, tpot * 1e3))
+    check(prefill < prefill1 <= 1.2 * prefill + 1e-9,
+          "shared host: prefill %.2f ms within (%.2f, 1.2 x %.2f]"
+          % (prefill1 * 1e3, prefill * 1e3, prefill * 1e3))
+    try:
+        simulate.run(Costs(COSTS), simulate.Cluster(prefill=1, decode=1,
+                                                    shared_host=True),
+                     trace(10, 1.0))
+        check(False, "shared host without measured slowdowns refused")
+    except ValueError:
+        check(True, "shared host without measured slowdowns refused")
+
+
 little()
 ttft_covers_prefill()
+shared_host_slows_both_phases()
 goodput_monotone()
 disaggregation_decodes_faster()
 deterministic()
