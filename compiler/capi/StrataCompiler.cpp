@@ -144,6 +144,9 @@ std::string readOptions(const strata_compile_options_t *given,
   // Rank and count are for checkCompileOptions to refuse, too.
   options.parallel.tensorRanks = o.tensor_ranks == 0 ? 1 : o.tensor_ranks;
   options.parallel.tensorRank = o.tensor_rank;
+  options.parallel.pipelineStages =
+      o.pipeline_stages == 0 ? 1 : o.pipeline_stages;
+  options.parallel.pipelineStage = o.pipeline_stage;
   if (o.attention_layer_count && !o.attention_layers)
     return "attention_layers must not be NULL when attention_layer_count is "
            "not 0";

@@ -18,7 +18,7 @@ extern "C" {
 
 /* (major << 16) | minor of this header; strata_compiler_api_version() gives
  * the library's. A minor bump only adds functions and option fields. */
-#define STRATA_COMPILER_API_VERSION ((1 << 16) | 5)
+#define STRATA_COMPILER_API_VERSION ((1 << 16) | 6)
 
 /* What a call returns; values follow the runtime's absl/IREE numbering and
  * never change. */
@@ -156,6 +156,15 @@ typedef struct strata_compile_options_t {
    * default): a whole model. */
   int64_t tensor_ranks;
   int64_t tensor_rank;
+
+  /* Since 1.6: pipeline parallelism (docs/distributed.md): the artifact is
+   * pipeline stage |pipeline_stage| of |pipeline_stages| consecutive parts
+   * of the layers, each run by its own processes (with tensor_ranks, the
+   * stage's tensor rank tensor_rank; world rank pipeline_stage *
+   * tensor_ranks + tensor_rank, as strata-compile --pipeline-parallel
+   * names the files). pipeline_stages 0 or 1 (the default): one stage. */
+  int64_t pipeline_stages;
+  int64_t pipeline_stage;
 } strata_compile_options_t;
 
 /* The struct_size of a 1.0 caller's options (the fields before

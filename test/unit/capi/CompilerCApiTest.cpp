@@ -661,6 +661,42 @@ TEST_F(CompilerCApiTest, TensorParallelRank) {
       << errorText;
 }
 
+TEST_F(CompilerCApiTest, PipelineStage) {
+  // Stage 1 of 2 of tensor rank 0 of 2: world rank 2 of 4, holding fewer
+  // KV caches than the whole model.
+  strata_compile_options_t options = smallDecoderOptions();
+  ASSERT_EQ(compile(kSmallDecoder, &options), STRATA_COMPILE_STATUS_OK)
+      << errorText;
+  expectOk(strata_module_load_file(artifact().c_str(), allocator, &module));
+  const size_t wholeStates = strata_module_state_count(module);
+  strata_module_release(module);
+  module = nullptr;
+  options.tensor_ranks = 2;
+  options.tensor_rank = 0;
+  options.pipeline_stages = 2;
+  options.pipeline_stage = 1;
+  ASSERT_EQ(compile(kSmallDecoder, &options), STRATA_COMPILE_STATUS_OK)
+      << errorText;
+  expectOk(strata_module_load_file(artifact().c_str(), allocator, &module));
+  uint32_t rank = 0, ranks = 0, t = 9, tensorRanks = 0, stage = 0, stages = 0;
+  strata_module_parallel(module, &rank, &ranks);
+  strata_module_parallel_layout(module, &t, &tensorRanks, &stage, &stages);
+  EXPECT_EQ(rank, 2u);
+  EXPECT_EQ(ranks, 4u);
+  EXPECT_EQ(t, 0u);
+  EXPECT_EQ(tensorRanks, 2u);
+  EXPECT_EQ(stage, 1u);
+  EXPECT_EQ(stages, 2u);
+  EXPECT_LT(strata_module_state_count(module), wholeStates);
+
+  options.pipeline_stage = 2;
+  EXPECT_EQ(compile(kSmallDecoder, &options),
+            STRATA_COMPILE_STATUS_INVALID_ARGUMENT);
+  EXPECT_TRUE(hasError("pipeline stage 2 of 2 stages is not a stage of the "
+                       "model"))
+      << errorText;
+}
+
 TEST_F(CompilerCApiTest, OlderOptionsStructGetsTheNewDefaults) {
   // A 1.0 caller's struct ends before decode_precision: what follows it in
   // memory is not read.
