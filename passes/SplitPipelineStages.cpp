@@ -81,7 +81,7 @@ FailureOr<Value> materializeShape(OpBuilder &b, Location loc,
 /// One entry read as a sequence of top-level ops: where it can be cut and
 /// what each part costs.
 struct EntryGraph {
-  mutable func::FuncOp func;
+  func::FuncOp func;
   SmallVector<Operation *> ops; // the block's ops, terminator excluded
   DenseMap<Operation *, int64_t> position;
   /// Ops computed from an attention's result (transitively).
@@ -96,7 +96,7 @@ struct EntryGraph {
   SmallVector<std::pair<int64_t, Value>> cuts;
 
   /// The position of the top-level op holding |op|, or -1 (the terminator).
-  int64_t topPosition(Operation *op) const {
+  int64_t topPosition(Operation *op) {
     Operation *top = func.getBody().front().findAncestorOpInBlock(*op);
     auto it = top ? position.find(top) : position.end();
     return it == position.end() ? -1 : it->second;
@@ -176,21 +176,12 @@ struct EntryGraph {
         shapes.push_back(op);
     });
     for (ShapeOp op : shapes) {
-      auto type = cast<RankedTensorType>(op.getInput().getType());
-      const int64_t end = op.getEnd() ? std::clamp<int64_t>(
-                                            *op.getEnd() < 0 ? *op.getEnd() + type.getRank() : *op.getEnd(),
-                                            0, type.getRank())
-                                      : type.getRank();
-      const int64_t start = std::clamp<int64_t>(
-          op.getStart() < 0 ? op.getStart() + type.getRank() : op.getStart(),
-          0, type.getRank());
-      SmallVector<SymbolicIndex> extents;
-      for (int64_t d = start; d < end; ++d)
-        extents.push_back(extentOf(op.getInput(), d));
-      if (extents.empty())
+      std::optional<SmallVector<SymbolicIndex>> extents =
+          elementsOf(op.getResult());
+      if (!extents || extents->empty())
         continue;
       OpBuilder b(op);
-      FailureOr<Value> shape = materializeShape(b, op.getLoc(), extents);
+      FailureOr<Value> shape = materializeShape(b, op.getLoc(), *extents);
       if (failed(shape))
         continue;
       op.getResult().replaceAllUsesWith(*shape);
@@ -355,7 +346,7 @@ struct SplitPipelineStagesPass
   }
 
   /// The generation contract's sequence slots, from a state's `slots` dim,
-  /// for a stage that keeps no state.
+  /// recorded on every stage for the one that may keep no state.
   void recordSlots(ModuleOp module, ArrayRef<func::FuncOp> entries) {
     for (func::FuncOp func : entries)
       for (unsigned i = 0; i < func.getNumArguments(); ++i) {
@@ -374,7 +365,7 @@ struct SplitPipelineStagesPass
 
   /// Stage boundaries 0 < c1 < ... < ops.size(): the cuts nearest to
   /// dividing the weights' bytes evenly.
-  LogicalResult chooseBounds(const EntryGraph &g,
+  LogicalResult chooseBounds(EntryGraph &g,
                              SmallVector<int64_t> &bounds) {
     const int64_t need = stages - 1;
     if (g.firstAttention < 0)
@@ -409,7 +400,7 @@ struct SplitPipelineStagesPass
   /// The stage holding each state result of |g|; the same state on two
   /// stages in two entries is an error (each KV cache lives on one stage).
   LogicalResult
-  checkStates(const EntryGraph &g, ArrayRef<int64_t> bounds,
+  checkStates(EntryGraph &g, ArrayRef<int64_t> bounds,
               std::map<std::string, std::pair<int64_t, std::string>> &seen) {
     Operation *ret = g.func.getBody().front().getTerminator();
     for (unsigned i = 0; i < ret->getNumOperands(); ++i) {
