@@ -20,10 +20,15 @@
 # count the cache at int8 rows of head_dim + 4 bytes); a long --prompt
 # makes the cache the larger part of a step.
 #
+# `--compare-bin-dir DIR` adds every precision again as `P@base`, compiled
+# by DIR's strata-compile and run by the same strata-run: a compiler change
+# measured side by side with the compiler before it.
+#
 # Usage: bench/precision.py [--model-dir DIR] [--threads 2] [--rounds 5]
 #        [--prompt 128] [--new-tokens 64] [--precisions fp32,bf16,int8,int4]
 #        [--int4-group 32] [--prefill-precisions fp32,int8,bf16]
 #        [--prefill-tokens 512] [--kernel-isa avx2] [--out FILE.json]
+#        [--compare-bin-dir DIR]
 import argparse
 import json
 import os
@@ -110,12 +115,17 @@ def main():
                     help="cap the runtime's kernels (avx2: the AVX2 kernels "
                          "on an AVX-512 host); the ISA is recorded")
     ap.add_argument("--out", default="")
+    ap.add_argument("--compare-bin-dir", default="",
+                    help="also compile each precision with this build's "
+                    "strata-compile (labelled P@base)")
     a = ap.parse_args()
     model = os.path.join(a.model_dir, a.model_file)
     meta_path = os.path.join(a.model_dir, "meta.json")
     meta = json.load(open(meta_path)) if os.path.exists(meta_path) else {}
     vocab = meta.get("vocab", 32000)
     precisions = a.precisions.split(",")
+    if a.compare_bin_dir:
+        precisions += [p + "@base" for p in precisions]
     elements, columns = matmul_weights(model)
     prompt = np.random.default_rng(0).integers(0, vocab, a.prompt).tolist()
     result = {"machine": generation.cpu_isa(),
@@ -126,8 +136,9 @@ def main():
         artifacts, sizes = {}, {}
         for p in precisions:
             artifacts[p] = os.path.join(tmp, p.replace("/", "_") + ".strata")
-            weights, kv = split_precision(p)
-            generation.compile_artifact(a.bin_dir, model, artifacts[p],
+            weights, kv = split_precision(p.removesuffix("@base"))
+            compiler = a.compare_bin_dir if p.endswith("@base") else a.bin_dir
+            generation.compile_artifact(compiler, model, artifacts[p],
                                         ["--decode-precision", weights,
                                          "--int4-group", str(a.int4_group),
                                          "--kv-cache-precision", kv])
@@ -167,7 +178,7 @@ def main():
     for p in precisions:
         tps = statistics.median(x["tokens_per_s"] for x in runs[p])
         tpot = statistics.median(x["tpot_ms"] for x in runs[p]) / 1e3
-        weights, kv_precision = split_precision(p)
+        weights, kv_precision = split_precision(p.removesuffix("@base"))
         moved = step_bytes(weights, elements, columns, a.int4_group) + \
             kv * kv_bytes_factor(kv_precision, head_dim)
         result[p] = {

@@ -388,6 +388,8 @@ def QuantizeWeightsPass : Pass<"strata-quantize-weights", "mlir::ModuleOp"> {
     column) the contractions also quantize their activations per row at
     run time (W8A8, for the compute-bound prefill): the weight is the same
     int8 tensor a weight-only entry would read, so the two share it.
+    `activation-block=B` rounds them per block of B k instead (the int8
+    decode policy: 32), which the back end multiplies in integers too.
     Embedding tables follow the policy too: a constant [R, D] fp32 table
     gathered along axis 0 whose rows are as wide as the hidden state the LM
     head reads (D its weight's K: token and learned position embeddings,
@@ -418,6 +420,9 @@ def QuantizeWeightsPass : Pass<"strata-quantize-weights", "mlir::ModuleOp"> {
     Option<"activationBits", "activation-bits", "int64_t", "0",
            "0: weight-only; 8: activations quantized per row at run time "
            "(W8A8; needs bits=8 and group-size 0)">,
+    Option<"activationBlock", "activation-block", "int64_t", "0",
+           "with activation-bits=8: 0 quantizes each row whole (per "
+           "token), B > 0 per block of B k">,
   ];
   let statistics = [
     Statistic<"numQuantized", "quantized-contractions",

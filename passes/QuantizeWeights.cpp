@@ -168,6 +168,13 @@ struct QuantizeWeightsPass
           << static_cast<int64_t>(activationBits);
       return signalPassFailure();
     }
+    if (activationBlock < 0 || (activationBlock > 0 && activationBits != 8)) {
+      getOperation().emitError()
+          << "strata-quantize-weights: activation-block must be 0, or > 0 "
+             "with activation-bits=8, got "
+          << static_cast<int64_t>(activationBlock);
+      return signalPassFailure();
+    }
     llvm::StringSet<> chosen;
     for (const std::string &name : functions)
       chosen.insert(name);
@@ -323,7 +330,8 @@ struct QuantizeWeightsPass
     Value s = ConstantOp::create(b, constant.getLoc(), it->second.scales);
     auto replacement = QuantizedLinearOp::create(
         b, loc, resultType, input, q, s, bias, b.getI64IntegerAttr(bits),
-        b.getI64IntegerAttr(group), b.getI64IntegerAttr(activationBits));
+        b.getI64IntegerAttr(group), b.getI64IntegerAttr(activationBits),
+        b.getI64IntegerAttr(activationBlock));
     op->getResult(0).replaceAllUsesWith(replacement.getResult());
     op->erase();
     if (constant->use_empty())

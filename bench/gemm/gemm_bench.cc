@@ -2,7 +2,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Usage: strata-gemm-bench [--threads N] [--peak GFLOPS]
 //                          [--shape MxKxN ...] (packed B; default: GPT-2's)
-//                          [--int8] (B weight-only int8, per-column scales)
+//                          [--int8] (B weight-only int8, per-column scales,
+//                          in quads: int8 products on decode rows, as the
+//                          compiler emits it; --int8-fp32-products: the
+//                          PANEL_I8 layout, widened to fp32)
 //                          [--int4] (B int4 in groups of 32, fp16 scales
 //                          inside the panels; --int4-f32-scales: fp32
 //                          scales apart, the other layout)
@@ -339,15 +342,19 @@ int main(int argc, char** argv) {
   struct Shape { int64_t m, k, n; bool packed; };
   std::vector<Shape> chosen;
   bool int8 = false, int4 = false, w8a8 = false, bf16 = false;
+  bool int8Fp32Products = false;
   bool int4F32Scales = false, cold = false, bRows = false;
   auto isModeFlag = [](const char* arg) {
     return !std::strcmp(arg, "--int8") || !std::strcmp(arg, "--int4") ||
+           !std::strcmp(arg, "--int8-fp32-products") ||
            !std::strcmp(arg, "--int4-f32-scales") ||
            !std::strcmp(arg, "--w8a8") || !std::strcmp(arg, "--bf16") ||
            !std::strcmp(arg, "--cold") || !std::strcmp(arg, "--b-rows");
   };
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--int8")) int8 = true;
+    if (!std::strcmp(argv[i], "--int8-fp32-products"))
+      int8 = int8Fp32Products = true;
     if (!std::strcmp(argv[i], "--int4")) int4 = true;
     if (!std::strcmp(argv[i], "--int4-f32-scales")) int4 = int4F32Scales = true;
     if (!std::strcmp(argv[i], "--w8a8")) w8a8 = true;
@@ -450,6 +457,8 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < q.size(); ++i)
       q[i] = static_cast<int8_t>(b[i] * 127);
     strata_pack_b_i8(q.data(), s.k, s.n, s.n, 1, packedQ.data());
+    Buffer<int8_t> packedQuads(strata_packed_b_i8_quads_bytes(s.k, s.n));
+    strata_pack_b_i8_quads(q.data(), s.k, s.n, s.n, 1, packedQuads.data());
     const bool quantized = (int8 || int4 || w8a8 || bf16) && s.packed;
     // W8A8: symmetric per-column int8, in quads of rows.
     std::vector<float> scalesW(packed.size() / s.k, 0.0f);
@@ -511,6 +520,10 @@ int main(int argc, char** argv) {
       p[STRATA_MM_B_ADDR] = reinterpret_cast<intptr_t>(packedQ.data());
       p[STRATA_MM_B_SCALES] = reinterpret_cast<intptr_t>(scales.data());
       p[STRATA_MM_GROUP_SIZE] = s.k;
+      if (int8 && !int8Fp32Products && s.k % 16 == 0) {
+        p[STRATA_MM_B_LAYOUT] = STRATA_MM_LAYOUT_PANEL_I8_QUADS;
+        p[STRATA_MM_B_ADDR] = reinterpret_cast<intptr_t>(packedQuads.data());
+      }
       if (int4) {
         p[STRATA_MM_B_LAYOUT] = int4F32Scales
                                     ? STRATA_MM_LAYOUT_PANEL_I4_GROUPS

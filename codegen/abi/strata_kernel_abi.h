@@ -170,6 +170,16 @@ typedef void (*strata_rt_task_fn)(strata_rt_context_t* context, void* args,
  * Accumulation is fp32. B_ZERO_POINTS must be 0 (symmetric) and B's batch
  * strides 0.
  *
+ * With B in STRATA_MM_LAYOUT_PANEL_I8_QUADS instead (same scales, GROUP_SIZE
+ * a multiple of 16), the products are integer: each row of A (up to 16
+ * rows; longer products take the fp32 products above) is quantized at run
+ * time to int8 per group of
+ * strata_i8_activation_group(GROUP_SIZE) k, as for _i4 below, and
+ *   C(m, n) (+)= sum_h a_scale(m, h) * b_scale(h, n) * sum_{k in h} qa * qb
+ * over those activation groups h (each inside one weight group). Widening
+ * int8 weights to fp32 held one core below its share of the memory
+ * bandwidth; four int8 products per lane (vpdpbusd) do not.
+ *
  * strata_rt_matmul_f32_i4(strata_rt_context_t* context,
  *                         const int64_t* params)
  *
@@ -728,6 +738,14 @@ static inline void strata_pack_b_i8(const int8_t* src, int64_t k, int64_t n,
         int64_t col = p * w + j;
         dst[(p * k + kk) * w + j] = col < n ? src[kk * sk + col * sn] : 0;
       }
+}
+
+/* The activation group of strata_rt_matmul_f32_i8 on PANEL_I8_QUADS
+ * weights with GROUP_SIZE |group| (a multiple of 16): 32 k where it
+ * divides the group (the block llama.cpp's Q8_0 quantizes activations in;
+ * the int8 step of an activation outlier stays inside its block), else 16. */
+static inline int64_t strata_i8_activation_group(int64_t group) {
+  return group % 32 == 0 ? 32 : 16;
 }
 
 /* Bytes of a K x N int8 weight in STRATA_MM_LAYOUT_PANEL_I8_QUADS. */

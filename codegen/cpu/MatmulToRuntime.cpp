@@ -39,7 +39,9 @@ constexpr llvm::StringLiteral kMatmulW8A8Import = "strata_rt_matmul_f32_w8a8";
 constexpr llvm::StringLiteral kMatmulBf16Import = "strata_rt_matmul_f32_bf16";
 
 /// Which kernel a quantized contraction calls.
-enum class QuantizedForm { kInt8, kInt4, kW8A8 };
+// kInt8: weight-only int8, fp32 activations; kInt8Blocks: int8 activations
+// per block (both strata_rt_matmul_f32_i8, in two layouts).
+enum class QuantizedForm { kInt8, kInt8Blocks, kInt4, kW8A8 };
 
 struct MatmulLoweringStats {
   unsigned calls = 0;         // contractions replaced
@@ -443,7 +445,8 @@ private:
                         int64_t k, int64_t n, int64_t sk, int64_t sn,
                         int64_t group, QuantizedForm form) {
     const bool int4 = form == QuantizedForm::kInt4;
-    const bool quads = form == QuantizedForm::kW8A8;
+    const bool quads =
+        form == QuantizedForm::kW8A8 || form == QuantizedForm::kInt8Blocks;
     const char *suffix = int4 ? "_panels_i4" : quads ? "_quads" : "_panels";
     std::string key = (q.getSymName() + "/" + scales.getSymName() + "/" +
                        std::to_string(k) + "x" + std::to_string(n) + "/" +
@@ -566,10 +569,20 @@ private:
       return success();
     int64_t kDim = c.b.memrefDimOf[c.k], nDim = c.b.memrefDimOf[c.n];
     // Past the kernel's K its int32 sums could overflow: weight-only then.
-    if (activationBits && activationBits.getInt() == 8 && weightBits == 8 &&
+    auto activationBlock =
+        op->getAttrOfType<IntegerAttr>(ir::kActivationBlockAttr);
+    const bool int8Activations =
+        activationBits && activationBits.getInt() == 8 && weightBits == 8;
+    if (int8Activations && !activationBlock &&
         c.group == qType.getDimSize(kDim) &&
         qType.getDimSize(kDim) <= STRATA_MM_W8A8_MAX_K)
       form = QuantizedForm::kW8A8;
+    // Per block: the _i8 import's integer products, whose runtime block
+    // (strata_i8_activation_group) must not exceed the op's; other groups
+    // keep fp32 activations, more exact than asked.
+    if (int8Activations && activationBlock && c.group % 16 == 0 &&
+        strata_i8_activation_group(c.group) <= activationBlock.getInt())
+      form = QuantizedForm::kInt8Blocks;
     auto packed = packedQuantizedWeight(
         qGlobal, sGlobal, qType.getDimSize(kDim), qType.getDimSize(nDim),
         strides[kDim], strides[nDim], c.group, form);

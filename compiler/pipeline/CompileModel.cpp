@@ -631,6 +631,12 @@ LogicalResult applyPrecision(ModuleOp module, const CompileOptions &options) {
     const bool int4 = precision.decode == "int4";
     quantize.bits = int4 ? 4 : 8;
     quantize.groupSize = int4 ? precision.int4Group : 0;
+    // int8: activations rounded per block of 32 k, so that the kernel
+    // multiplies in integers (int4's kernel does so whatever the op says).
+    if (!int4) {
+      quantize.activationBits = 8;
+      quantize.activationBlock = 32;
+    }
     quantize.keepFp32LmHead = precision.keepFp32LmHead;
     pm.addPass(createQuantizeWeightsPass(quantize));
   }

@@ -290,6 +290,9 @@ Value lowerQuantizedLinear(QuantizedLinearOp op,
   if (op.getActivationBits() != 0)
     generic->setAttr(kActivationBitsAttr,
                      rewriter.getI64IntegerAttr(op.getActivationBits()));
+  if (op.getActivationBlock() != 0)
+    generic->setAttr(kActivationBlockAttr,
+                     rewriter.getI64IntegerAttr(op.getActivationBlock()));
   return generic.getResult(0);
 }
 

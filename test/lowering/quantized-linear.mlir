@@ -42,3 +42,12 @@ func.func @int8_activations(%x: tensor<?x8xf32>, %q: tensor<8x3xi8>, %s: tensor<
   %y = strata.quantized_linear %x, %q, %s {activation_bits = 8 : i64, bits = 8 : i64, group_size = 8 : i64} : (tensor<?x8xf32>, tensor<8x3xi8>, tensor<1x3xf32>) -> tensor<?x3xf32>
   return %y : tensor<?x3xf32>
 }
+
+// Per block of 32 k (the int8 decode policy): the block rides along too.
+// CHECK-LABEL: func.func @int8_activation_blocks
+//       CHECK:   linalg.generic
+//  CHECK-SAME:     attrs = {strata.activation_bits = 8 : i64, strata.activation_block = 32 : i64, strata.weight_bits = 8 : i64}
+func.func @int8_activation_blocks(%x: tensor<?x8xf32>, %q: tensor<8x3xi8>, %s: tensor<1x3xf32>) -> tensor<?x3xf32> {
+  %y = strata.quantized_linear %x, %q, %s {activation_bits = 8 : i64, activation_block = 32 : i64, bits = 8 : i64, group_size = 8 : i64} : (tensor<?x8xf32>, tensor<8x3xi8>, tensor<1x3xf32>) -> tensor<?x3xf32>
+  return %y : tensor<?x3xf32>
+}

@@ -9,6 +9,12 @@
 // RUN: strata-opt %s --split-input-file \
 // RUN:   --strata-quantize-weights="functions=decode activation-bits=8" \
 // RUN:   | FileCheck %s --check-prefix=W8A8
+// RUN: strata-opt %s --split-input-file \
+// RUN:   --strata-quantize-weights="functions=decode activation-bits=8 activation-block=32" \
+// RUN:   | FileCheck %s --check-prefix=BLOCKS
+// RUN: not strata-opt %s --split-input-file \
+// RUN:   --strata-quantize-weights="functions=decode activation-block=32" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BAD-BLOCK
 
 // Only the chosen function changes. Its linear and its matmul by a constant
 // 2-D weight (the LM head) read int8 weights with one scale per column:
@@ -48,6 +54,11 @@
 //       W8A8:   strata.quantized_linear {{.+}} {activation_bits = 8 : i64, bits = 8 : i64, group_size = 4 : i64}
 //       W8A8:   strata.quantized_linear {{.+}} {activation_bits = 8 : i64, bits = 8 : i64, group_size = 2 : i64}
 //       W8A8:   weight_q8g4: "0x010000002040C08110207F40"
+// Per block of 32 k (the int8 decode policy): the same weights again.
+// BLOCKS-LABEL: func.func @decode
+//       BLOCKS:   strata.quantized_linear {{.+}} {activation_bits = 8 : i64, activation_block = 32 : i64, bits = 8 : i64, group_size = 4 : i64}
+//       BLOCKS:   weight_q8g4: "0x010000002040C08110207F40"
+// BAD-BLOCK: activation-block must be 0, or > 0 with activation-bits=8, got 32
 module {
   // Not an LM head: an activation lies between the linear and the return.
   func.func @main(%x: tensor<?x4xf32>) -> tensor<?x2xf32> {

@@ -156,6 +156,11 @@ LogicalResult QuantizedLinearOp::verify() {
   if (getActivationBits() != 0 && getActivationBits() != 8)
     return emitOpError() << "expected 'activation_bits' 0 or 8, got "
                          << getActivationBits();
+  if (getActivationBlock() < 0 ||
+      (getActivationBlock() > 0 && getActivationBits() != 8))
+    return emitOpError() << "expected 'activation_block' 0, or > 0 with "
+                            "activation_bits 8, got "
+                         << getActivationBlock();
   if (getActivationBits() == 8 && (getBits() != 8 || getGroupSize() != w[0]))
     return emitOpError() << "expected int8 activations with 8-bit weights "
                             "and one scale per column (group_size "

@@ -27,6 +27,10 @@ inline constexpr llvm::StringLiteral kWeightBitsAttr = "strata.weight_bits";
 /// quantized per row at run time (8: W8A8); absent for weight-only.
 inline constexpr llvm::StringLiteral kActivationBitsAttr =
     "strata.activation_bits";
+/// With it, the block of k each row is quantized in (absent: the whole
+/// row, W8A8 per token).
+inline constexpr llvm::StringLiteral kActivationBlockAttr =
+    "strata.activation_block";
 /// Discardable TypeAttr on strata.linear / strata.matmul and on the
 /// contraction they lower to: the products may be computed in this type
 /// (bf16: operands rounded to bf16, sums in fp32). Set by

@@ -400,7 +400,11 @@ def Strata_QuantizedLinearOp : Strata_Op<"quantized_linear",
     are fp32 too (weight-only); with 8 each row of `input` is quantized
     at run time to symmetric int8 over the whole row (absmax / 127, per
     token) and the products are integer (W8A8: `bits` 8, one scale per
-    column). Made by `strata-quantize-weights` from fp32 weights, or
+    column); `activation_block` B > 0 rounds them per block of B k instead
+    (at most B: a back end may take a smaller block that divides it), the
+    int8 decode policy's choice, which keeps an outlier's coarser step
+    inside its block. The plain loops a back end falls back to compute with
+    fp32 activations, more exactly. Made by `strata-quantize-weights` from fp32 weights, or
     imported from pre-quantized models.
 
     ```mlir
@@ -413,7 +417,8 @@ def Strata_QuantizedLinearOp : Strata_Op<"quantized_linear",
                    RankedTensorOf<[F32]>:$scales,
                    Optional<RankedTensorOf<[F32]>>:$bias,
                    I64Attr:$bits, I64Attr:$group_size,
-                   DefaultValuedAttr<I64Attr, "0">:$activation_bits);
+                   DefaultValuedAttr<I64Attr, "0">:$activation_bits,
+                   DefaultValuedAttr<I64Attr, "0">:$activation_block);
   let results = (outs RankedTensorOf<[F32]>:$result);
   let assemblyFormat = [{
     $input `,` $weight `,` $scales (`,` $bias^)? attr-dict `:`

@@ -48,6 +48,10 @@ struct Problem {
   // Weight-only int8 B (PANEL_I8): |b| points at bytes, dequantized with
   // |scales| (rows of |scaleStride| floats, one per |group| k rows).
   bool int8 = false;
+  // ... in PANEL_I8_QUADS (|w8|): decode rows take integer products
+  // against A quantized per w8.actGroup k (quantizeActivations).
+  bool int8Quads = false;
+  Int8Quads w8{};
   // int4 B (|w4|, k padded to |kp|); A quantized once per call
   // (quantizeActivations) for the tasks to share.
   bool int4 = false;
@@ -188,6 +192,31 @@ void scalarGemvI4(int64_t rows, int64_t panels, const int8_t* aq,
       }
 }
 
+// The reference of the int8 x int8 kernels: exact int32 sums per
+// activation group, then the same float steps.
+void scalarGemvI8Quads(int64_t rows, int64_t panels, const int8_t* aq,
+                       int64_t ldaq, const float* aScale,
+                       const int32_t* /*aSum*/, const Int8Quads& w, float* c,
+                       int64_t ldc, bool loadC) {
+  const int64_t groups = (w.kq + w.actGroup - 1) / w.actGroup;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t p = 0; p < panels; ++p)
+      for (int64_t j = 0; j < kW; ++j) {
+        float* out = c + i * ldc + p * kW + j;
+        float total = loadC ? *out : 0.0f;
+        for (int64_t g = 0; g < groups; ++g) {
+          const int8_t* quads = w.panel(p) + g * w.actGroup * kW;
+          int32_t dot = 0;
+          for (int64_t k = 0; k < w.quadsIn(g) * 4; ++k)
+            dot += int32_t(quads[(k / 4) * 128 + j * 4 + k % 4]) *
+                   aq[i * ldaq + g * w.actGroup + k];
+          total = std::fma(float(dot),
+                           w.scalesOf(p, g)[j] * aScale[i * groups + g], total);
+        }
+        *out = total;
+      }
+}
+
 const MatmulTiles* detectTiles() {
 #if defined(__x86_64__)
   __builtin_cpu_init();
@@ -282,6 +311,17 @@ void runBlock(const Problem& p, const MatmulTiles& t, Scratch& s,
             out[j] = float((byte & 15) - 8) * scale[j];
             out[j + 16] = float((byte >> 4) - 8) * scale[j + 16];
           }
+        }
+        bPanel = s.bPanel;
+      } else if (p.int8Quads) {
+        // As PANEL_I8 below, from the quad rows.
+        const int8_t* q = p.w8.panel(panel);
+        for (int64_t k = 0; k < kc; ++k) {
+          const int64_t row = k0 + k;
+          const float* scale = p.scales + (row / p.group) * p.scaleStride + n0;
+          const int8_t* line = q + (row / 4) * 128 + row % 4;
+          for (int64_t j = 0; j < kW; ++j)
+            s.bPanel[k * kW + j] = float(line[j * 4]) * scale[j];
         }
         bPanel = s.bPanel;
       } else if (p.int8) {
@@ -486,8 +526,9 @@ void runSkinnyI8(const Problem& p, const MatmulTiles& t, Scratch& s,
                   });
 }
 
-// Bytes of kernel scratch the int4 path needs for |rows| quantized rows.
-int64_t int4ActivationBytes(int64_t rows, int64_t kp, int64_t group) {
+// Bytes of kernel scratch the int4 and int8-quads paths need for |rows|
+// quantized rows.
+int64_t quantizedActivationBytes(int64_t rows, int64_t kp, int64_t group) {
   return rows * kp + 64 + rows * (kp / group) * 8;
 }
 
@@ -539,22 +580,68 @@ QuantizeGroupsFn quantizeGroupsForTiles(const MatmulTiles& t) {
   return nullptr;
 }
 
-// A's rows [0, p.m) quantized for the int4 kernels (QuantizeGroupsFn).
+// A's rows [0, p.m) quantized per |group| k, zero-padded to |kp|, for the
+// integer-product kernels (QuantizeGroupsFn).
 void quantizeActivations(const Problem& p, const MatmulTiles& t,
-                         const float* a, int8_t* aq, float* aScale,
-                         int32_t* aSum) {
-  const int64_t groups = p.kp / p.group;
+                         const float* a, int64_t group, int64_t kp,
+                         int8_t* aq, float* aScale, int32_t* aSum) {
+  const int64_t groups = kp / group;
   const QuantizeGroupsFn vector = p.ak == 1 ? quantizeGroupsForTiles(t)
                                             : nullptr;
   for (int64_t i = 0; i < p.m; ++i) {
     const float* row = a + i * p.am;
     if (vector)
-      vector(p.k, p.kp, p.group, row, aq + i * p.kp, aScale + i * groups,
+      vector(p.k, kp, group, row, aq + i * kp, aScale + i * groups,
              aSum + i * groups);
     else
-      quantizeGroupsReference(p.k, p.kp, p.group, row, p.ak, aq + i * p.kp,
+      quantizeGroupsReference(p.k, kp, group, row, p.ak, aq + i * kp,
                               aScale + i * groups, aSum + i * groups);
   }
+}
+
+// |m| rows quantized per |group| k into thread 0's A block, which the tasks
+// only read (the skinny integer paths use no other thread's A block, nor
+// their own); false if they do not fit.
+bool quantizeIntoScratch(Problem* p, const MatmulTiles& t, Scratch& s,
+                         int64_t group, int64_t kp) {
+  if (quantizedActivationBytes(p->m, kp, group) > int64_t(sizeof(Scratch::aBlock)))
+    return false;
+  auto* base = reinterpret_cast<uint8_t*>(s.aBlock);
+  auto* aq = reinterpret_cast<int8_t*>(base);
+  auto* aScale = reinterpret_cast<float*>(base + (p->m * kp + 63) / 64 * 64);
+  auto* aSum = reinterpret_cast<int32_t*>(aScale + p->m * (kp / group));
+  quantizeActivations(*p, t, p->a, group, kp, aq, aScale, aSum);
+  p->aq = aq;
+  p->aScale = aScale;
+  p->aSum = aSum;
+  return true;
+}
+
+MatmulGemvI8QuadsFn gemvI8QuadsForTiles(const MatmulTiles& t) {
+#if defined(__x86_64__)
+  if (&t == &kMatmulTilesAvx512 && __builtin_cpu_supports("avx512vnni") &&
+      __builtin_cpu_supports("avx512bw"))
+    return kGemvI8QuadsAvx512Vnni;
+  if (&t == &kMatmulTilesAvx512 || &t == &kMatmulTilesAvx2)
+    return kGemvI8QuadsAvx2;
+#endif
+  return scalarGemvI8Quads;
+}
+
+// int8 quads, up to kSkinnyRows rows, against panels [p0, p1), with A
+// already quantized per p.w8.actGroup (p.aq, p.aScale, p.aSum).
+void runSkinnyI8Quads(const Problem& p, const MatmulTiles& t, Scratch& s,
+                      const float* /*a*/, const float* /*b*/, float* c,
+                      int64_t p0, int64_t p1) {
+  const int64_t kp = p.kp, groups = kp / p.w8.actGroup;
+  const MatmulGemvI8QuadsFn gemv = gemvI8QuadsForTiles(t);
+  quantizedPanels(p, s, c, p0, p1,
+                  [&](int64_t row, int64_t rows, int64_t panel,
+                      int64_t panels, float* out, int64_t ldc) {
+                    gemv(rows, panels, p.aq + row * kp, kp,
+                         p.aScale + row * groups, p.aSum + row * groups,
+                         p.w8.fromPanel(panel), out, ldc, p.accumulate);
+                  });
 }
 
 MatmulGemvI4Fn gemvI4ForTiles(const MatmulTiles& t, bool f16Scales) {
@@ -665,25 +752,21 @@ void run(strata_rt_context_t* context, Problem p) {
           bounds[ci + 1]);
     });
   };
-  if (p.int8 && p.m <= kSkinnyRows && p.ak == 1 && p.cn == 1) {
+  if (p.int8 && !p.int8Quads && p.m <= kSkinnyRows && p.ak == 1 &&
+      p.cn == 1) {
     panelChunks(runSkinnyI8);
+    return;
+  }
+  // A quantized once, for every task; with too many rows for the scratch,
+  // the widened panels below.
+  if (p.int8Quads && batches == 1 && p.m <= kSkinnyRows && p.cn == 1 &&
+      quantizeIntoScratch(&p, t, scratch.of(0), p.w8.actGroup, p.kp)) {
+    panelChunks(runSkinnyI8Quads);
     return;
   }
   if (p.int4 && batches == 1 && p.m <= kSkinnyRows && p.cn == 1 &&
       p.group <= kMaxInt4GemvGroup &&
-      int4ActivationBytes(p.m, p.kp, p.group) <=
-          int64_t(sizeof(Scratch::aBlock))) {
-    // A quantized once, into thread 0's A block, which the tasks only read
-    // (runSkinnyI4 uses no other thread's A block, nor its own).
-    auto* base = reinterpret_cast<uint8_t*>(scratch.of(0).aBlock);
-    auto* aq = reinterpret_cast<int8_t*>(base);
-    auto* aScale =
-        reinterpret_cast<float*>(base + (p.m * p.kp + 63) / 64 * 64);
-    auto* aSum = reinterpret_cast<int32_t*>(aScale + p.m * (p.kp / p.group));
-    quantizeActivations(p, t, p.a, aq, aScale, aSum);
-    p.aq = aq;
-    p.aScale = aScale;
-    p.aSum = aSum;
+      quantizeIntoScratch(&p, t, scratch.of(0), p.group, p.kp)) {
     panelChunks(runSkinnyI4);
     return;
   }
@@ -851,12 +934,23 @@ bool quantizedProblem(strata_rt_context_t* context, const int64_t* params,
 extern "C" void strataMatmulF32I8(strata_rt_context_t* context,
                                   const int64_t* params) {
   pollCancel(context);
+  const bool quads =
+      params[STRATA_MM_B_LAYOUT] == STRATA_MM_LAYOUT_PANEL_I8_QUADS;
   Problem p;
   if (!quantizedProblem(context, params,
                         "strata_rt_matmul_f32_i8: B layout or quantization",
-                        STRATA_MM_LAYOUT_PANEL_I8, 1, 1, &p))
+                        quads ? STRATA_MM_LAYOUT_PANEL_I8_QUADS
+                              : STRATA_MM_LAYOUT_PANEL_I8,
+                        quads ? 16 : 1, quads ? 16 : 1, &p))
     return;
   p.int8 = true;
+  if (quads) {
+    const int64_t actGroup = strata_i8_activation_group(p.group);
+    p.int8Quads = true;
+    p.kp = ceilDiv(p.k, actGroup) * actGroup;
+    p.w8 = {reinterpret_cast<const int8_t*>(p.b), p.scales,
+            ceilDiv(p.k, 4) * 4, p.scaleStride, p.group, actGroup};
+  }
   run(context, p);
 }
 

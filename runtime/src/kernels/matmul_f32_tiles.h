@@ -130,6 +130,53 @@ using MatmulGemvI4Fn = void (*)(int64_t rows, int64_t panels,
 extern const MatmulGemvI4Fn kGemvI4Avx512Vnni;
 extern const MatmulGemvI4Fn kGemvI4Avx2;
 
+/// An int8 weight in STRATA_MM_LAYOUT_PANEL_I8_QUADS with per-group fp32
+/// scales, as the integer-product kernels walk it: panel p holds kq / 4
+/// quad rows of 128 bytes (columns 0-15, then 16-31, four k rows a 32-bit
+/// lane) at base + p * kq * 32; column j of weight group g scales by
+/// scales[g * scaleStride + p * 32 + j]. Activations come in groups of
+/// |actGroup| k (a divisor of |group|); the last may reach past kq.
+struct Int8Quads {
+  const int8_t* base;
+  const float* scales;
+  int64_t kq, scaleStride, group, actGroup;
+
+  const int8_t* panel(int64_t p) const { return base + p * kq * 32; }
+  /// The 32 column scales of panel |p| for activation group |h|.
+  const float* scalesOf(int64_t p, int64_t h) const {
+    return scales + (h * actGroup / group) * scaleStride + p * 32;
+  }
+  /// Quad rows of activation group |h| (fewer in the last).
+  int64_t quadsIn(int64_t h) const {
+    const int64_t end = (h + 1) * actGroup < kq ? (h + 1) * actGroup : kq;
+    return (end - h * actGroup) / 4;
+  }
+  Int8Quads fromPanel(int64_t p) const {
+    Int8Quads w = *this;
+    w.base = panel(p);
+    w.scales = scales + p * 32;
+    return w;
+  }
+};
+
+/// int8 weights times int8-quantized activations (strata_rt_matmul_f32_i8
+/// on PANEL_I8_QUADS): C[rows x 32*panels] (+)= sum over activation groups
+/// h of fma-accumulated (float)dot_h * (w.scalesOf(p, h)[j] * aScale[i *
+/// groups + h]), dot_h the exact int32 sum of the group's products, groups
+/// = ceil(K / w.actGroup), |aq| rows of |ldaq| int8 zero-padded to groups *
+/// w.actGroup. Every ISA's result is the reference's bit for bit.
+using MatmulGemvI8QuadsFn = void (*)(int64_t rows, int64_t panels,
+                                     const int8_t* aq, int64_t ldaq,
+                                     const float* aScale,
+                                     const int32_t* aSum, const Int8Quads& w,
+                                     float* c, int64_t ldc, bool loadC);
+
+/// With AVX-512 VNNI (vpdpbusd on the weights offset to unsigned, less 128
+/// times the activations' sum) and with AVX2 (vpmaddubsw of |w| and a with
+/// w's sign, exact in int16 pairs).
+extern const MatmulGemvI8QuadsFn kGemvI8QuadsAvx512Vnni;
+extern const MatmulGemvI8QuadsFn kGemvI8QuadsAvx2;
+
 /// The activations a MatmulGemvI4Fn takes: one row a[0..k) (unit stride)
 /// quantized to int8 per group of |group| k (absmax / 127, clamped, rounded
 /// half away from zero), zero-padded to |kp| (a multiple of |group|), with

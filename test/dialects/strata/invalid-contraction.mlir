@@ -185,6 +185,14 @@ func.func @quantized_linear_activation_bits(%x: tensor<2x8xf32>, %q: tensor<8x3x
 
 // -----
 
+func.func @quantized_linear_activation_block_without_bits(%x: tensor<2x8xf32>, %q: tensor<8x3xi8>, %s: tensor<1x3xf32>) {
+  // expected-error @+1 {{'strata.quantized_linear' op expected 'activation_block' 0, or > 0 with activation_bits 8, got 32}}
+  %0 = strata.quantized_linear %x, %q, %s {activation_block = 32 : i64, bits = 8 : i64, group_size = 8 : i64} : (tensor<2x8xf32>, tensor<8x3xi8>, tensor<1x3xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
 func.func @quantized_linear_w8a8_groups(%x: tensor<2x8xf32>, %q: tensor<8x3xi8>, %s: tensor<2x3xf32>) {
   // expected-error @+1 {{'strata.quantized_linear' op expected int8 activations with 8-bit weights and one scale per column (group_size 8), got bits 8 and group_size 4}}
   %0 = strata.quantized_linear %x, %q, %s {activation_bits = 8 : i64, bits = 8 : i64, group_size = 4 : i64} : (tensor<2x8xf32>, tensor<8x3xi8>, tensor<2x3xf32>) -> tensor<2x3xf32>

@@ -3,9 +3,16 @@
 // The weight-only int8 matmul on every ISA the CPU has (AVX2 included on an
 // AVX-512 host): one row and decode batches (the in-register path), prefill
 // row counts (the widened-panel path), ragged columns, per-column and
-// grouped scales, accumulation, threads. The reference dequantizes in
-// double precision; tolerance: K * 2^-22 relative to the sum of |a*b|.
+// grouped scales, accumulation, threads; in both layouts: PANEL_I8 (fp32
+// products) and PANEL_I8_QUADS (int8 products, A quantized per 32 or 16 k
+// on decode rows). The reference dequantizes in double precision;
+// tolerance: K * 2^-22 relative to the sum of |a*b|, plus for the quads at
+// most half an activation step times the weights' magnitudes: the sum over
+// activation groups of (absmax / 127 / 2) * sum |w|. A wrong byte, column
+// or group is far outside that. Every ISA's quads products equal the
+// scalar kernel's bitwise (exact int32 sums, the same fp32 steps).
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -28,7 +35,26 @@ struct Case {
   bool accumulate;
 };
 
-void check(const Case& c, uint32_t threads) {
+constexpr int64_t kLayouts[] = {STRATA_MM_LAYOUT_PANEL_I8,
+                                STRATA_MM_LAYOUT_PANEL_I8_QUADS};
+
+std::vector<int8_t> packInt8(int64_t layout, const std::vector<int8_t>& q,
+                             int64_t k, int64_t n) {
+  if (layout == STRATA_MM_LAYOUT_PANEL_I8_QUADS) {
+    std::vector<int8_t> packed(strata_packed_b_i8_quads_bytes(k, n));
+    strata_pack_b_i8_quads(q.data(), k, n, n, 1, packed.data());
+    return packed;
+  }
+  std::vector<int8_t> packed((n + 31) / 32 * k * 32);
+  strata_pack_b_i8(q.data(), k, n, n, 1, packed.data());
+  return packed;
+}
+
+void check(const Case& c, uint32_t threads, int64_t layout) {
+  const bool quads = layout == STRATA_MM_LAYOUT_PANEL_I8_QUADS;
+  if (quads && c.group % 16 != 0) return;  // refused: see below
+  const int64_t actGroup =
+      quads && c.batch * c.m <= 16 ? strata_i8_activation_group(c.group) : 0;
   std::mt19937 rng(static_cast<uint32_t>(c.m * 131 + c.n * 7 + c.k + c.group));
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   std::uniform_int_distribution<int> qdist(-127, 127);
@@ -43,11 +69,10 @@ void check(const Case& c, uint32_t threads) {
     for (int64_t j = 0; j < c.n; ++j) scales[g * ldS + j] = 0.001f + 0.01f * std::fabs(dist(rng));
   for (float& x : out) x = dist(rng);
   const std::vector<float> initial = out;
-  std::vector<int8_t> packed(panels * c.k * 32);
-  strata_pack_b_i8(q.data(), c.k, c.n, c.n, 1, packed.data());
+  const std::vector<int8_t> packed = packInt8(layout, q, c.k, c.n);
 
   const QuantizedMatmulParams p = quantizedMatmulParams(
-      STRATA_MM_LAYOUT_PANEL_I8, c.batch, c.m, c.n, c.k, c.group, c.accumulate,
+      layout, c.batch, c.m, c.n, c.k, c.group, c.accumulate,
       a.data(), packed.data(), scales.data(), out.data());
   ThreadPool pool(threads);
   KernelContext context(&pool);
@@ -56,12 +81,18 @@ void check(const Case& c, uint32_t threads) {
   for (int64_t bi = 0; bi < c.batch; ++bi)
     for (int64_t i = 0; i < c.m; ++i)
       for (int64_t j = 0; j < c.n; ++j) {
-        double sum = 0, magnitude = 0;
+        double sum = 0, magnitude = 0, quantization = 0, amax = 0, wsum = 0;
         for (int64_t k = 0; k < c.k; ++k) {
           double w = double(q[k * c.n + j]) * scales[(k / c.group) * ldS + j];
-          double prod = double(a[(bi * c.m + i) * c.k + k]) * w;
-          sum += prod;
-          magnitude += std::fabs(prod);
+          double x = a[(bi * c.m + i) * c.k + k];
+          sum += x * w;
+          magnitude += std::fabs(x * w);
+          amax = std::max(amax, std::fabs(x));
+          wsum += std::fabs(w);
+          if (actGroup && ((k + 1) % actGroup == 0 || k + 1 == c.k)) {
+            quantization += amax / 127 / 2 * wsum;
+            amax = wsum = 0;
+          }
         }
         const int64_t o = (bi * c.m + i) * c.n + j;
         if (c.accumulate) {
@@ -69,12 +100,17 @@ void check(const Case& c, uint32_t threads) {
           magnitude += std::fabs(initial[o]);
         }
         const double tolerance =
+            quantization * 1.001 +
             double(c.k + 1) * std::ldexp(1.0, -22) * (magnitude + 1e-30);
         ASSERT_NEAR(out[o], sum, tolerance)
             << "batch " << bi << " row " << i << " col " << j << " of "
             << c.batch << "x" << c.m << "x" << c.n << "x" << c.k << " group "
-            << c.group << " threads=" << threads;
+            << c.group << " threads=" << threads << " layout " << layout;
       }
+}
+
+void check(const Case& c, uint32_t threads) {
+  for (int64_t layout : kLayouts) check(c, threads, layout);
 }
 
 class MatmulI8KernelTest : public IsaTest {};
@@ -87,9 +123,14 @@ TEST_P(MatmulI8KernelTest, OneRowPerColumnScales) {
 }
 
 TEST_P(MatmulI8KernelTest, GroupedScales) {
-  for (int64_t group : {1, 32, 64, 100})
+  for (int64_t group : {1, 16, 32, 48, 64, 100})
     for (int64_t m : {1, 3, 8})
       check({1, m, 70, 256, group, false}, 2);
+  // Ragged K: the last weight and activation groups end inside a quad row
+  // or past the last one.
+  for (int64_t k : {250, 253, 80})
+    for (int64_t group : {16, 32})
+      check({1, 2, 40, k, group, true}, 2);
 }
 
 TEST_P(MatmulI8KernelTest, DecodeBatchRows) {
@@ -113,6 +154,43 @@ TEST_P(MatmulI8KernelTest, BatchesAndThreads) {
   }
 }
 
+// The largest products the kernels meet: weights -128 and 127 against
+// activations that quantize to +-127, in long rows. Every ISA's integer
+// sums are exact and its fp32 steps (one fma per activation group, in
+// group order) are the scalar kernel's, so the outputs agree bitwise.
+TEST_P(MatmulI8KernelTest, QuadsExtremeValuesMatchScalarBitwise) {
+  for (int64_t group : {16, 32, 4096, 8192}) {
+    const int64_t m = 5, n = 64, k = 8192, groups = k / group;
+    std::vector<float> a(m * k), scales(groups * n);
+    std::vector<int8_t> q(k * n);
+    for (int64_t i = 0; i < m * k; ++i) a[i] = (i * 7 % 3 == 0) ? -2.5f : 2.5f;
+    for (int64_t i = 0; i < k * n; ++i) q[i] = (i * 5 % 7 < 4) ? 127 : -128;
+    for (int64_t i = 0; i < groups * n; ++i) scales[i] = 0.03125f * (1 + i % 5);
+    const std::vector<int8_t> packed =
+        packInt8(STRATA_MM_LAYOUT_PANEL_I8_QUADS, q, k, n);
+    const auto product = [&](MatmulIsa isa, int64_t rows) {
+      const MatmulIsa saved = matmulIsa();
+      capMatmulIsa(isa);
+      std::vector<float> out(rows * n, 0.0f);
+      const QuantizedMatmulParams p = quantizedMatmulParams(
+          STRATA_MM_LAYOUT_PANEL_I8_QUADS, 1, rows, n, k, group, false,
+          a.data(), packed.data(), scales.data(), out.data());
+      ThreadPool pool(2);
+      KernelContext context(&pool);
+      strataMatmulF32I8(context.get(), p.get());
+      capMatmulIsa(saved);
+      return out;
+    };
+    for (int64_t rows : {int64_t(1), m}) {
+      const std::vector<float> scalar = product(MatmulIsa::kScalar, rows);
+      const std::vector<float> mine = product(GetParam(), rows);
+      for (int64_t i = 0; i < rows * n; ++i)
+        ASSERT_EQ(mine[i], scalar[i])
+            << "element " << i << " of " << rows << " row(s), group " << group;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Isa, MatmulI8KernelTest, kAllIsas, isaName);
 
 // Fields the kernel cannot honour end the run (here, with no run to end,
@@ -120,11 +198,15 @@ INSTANTIATE_TEST_SUITE_P(Isa, MatmulI8KernelTest, kAllIsas, isaName);
 TEST(MatmulI8KernelTest, RejectsBadQuantizationFields) {
   std::vector<float> a(4, 1.0f), out(32, -1.0f), scales(32, 1.0f);
   std::vector<int8_t> b(4 * 32, 1);
-  for (int variant = 0; variant < 3; ++variant) {
+  // 0: another layout; 1: group 0; 2: zero points; 3, 4: quads in groups
+  // of 4 and 24 (not multiples of 16).
+  for (int variant = 0; variant < 5; ++variant) {
     QuantizedMatmulParams q = quantizedMatmulParams(
-        variant == 0 ? STRATA_MM_LAYOUT_PANEL_F32 : STRATA_MM_LAYOUT_PANEL_I8,
-        1, 1, 32, 4, variant == 1 ? 0 : 4, false, a.data(), b.data(),
-        scales.data(), out.data());
+        variant == 0   ? STRATA_MM_LAYOUT_PANEL_F32
+        : variant >= 3 ? STRATA_MM_LAYOUT_PANEL_I8_QUADS
+                       : STRATA_MM_LAYOUT_PANEL_I8,
+        1, 1, 32, 4, variant == 1 ? 0 : variant == 4 ? 24 : 4, false,
+        a.data(), b.data(), scales.data(), out.data());
     if (variant == 2) q.values[STRATA_MM_B_ZERO_POINTS] = 8;
     KernelContext context;
     strataMatmulF32I8(context.get(), q.get());

@@ -1,0 +1,103 @@
+//===- matmul_i8_quads_avx512vnni.cc - int8 x int8 products, vpdpbusd -----===//
+// SPDX-License-Identifier: Apache-2.0
+// Built with AVX-512 F/BW/VNNI flags and called only where the CPU has
+// them (matmul_f32.cc). vpdpbusd multiplies unsigned by signed bytes: the
+// weights are offset to unsigned (w ^ 0x80 = w + 128, one instruction a
+// 64-byte line, shared by every row), so each lane sums (w + 128) * a over
+// four k, and the group's 128 * sum(a) is taken off in int32: exact, and
+// the same integer every ISA's kernel computes.
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+#include "matmul_f32_tiles.h"
+
+namespace strata::runtime::kernels {
+namespace {
+
+// R rows (R <= 4) against panel p: each 64-byte line of weights is loaded
+// and offset once and multiplied by every row's four activations.
+template <int R>
+void rowsPanel(const Int8Quads& w, int64_t p, const int8_t* aq, int64_t ldaq,
+               const float* aScale, const int32_t* aSum, int64_t groups,
+               float* c, int64_t ldc, bool loadC) {
+  const __m512i offset = _mm512_set1_epi8(char(0x80));
+  const int8_t* panel = w.panel(p);
+  __m512 total[R][2];
+  for (int r = 0; r < R; ++r)
+    for (int h = 0; h < 2; ++h)
+      total[r][h] = loadC ? _mm512_loadu_ps(c + r * ldc + h * 16)
+                          : _mm512_setzero_ps();
+  for (int64_t g = 0; g < groups; ++g) {
+    __m512i acc[R][2];
+    for (int r = 0; r < R; ++r)
+      acc[r][0] = acc[r][1] = _mm512_setzero_si512();
+    const int8_t* quads = panel + g * w.actGroup * 32;
+    const int8_t* aGroup = aq + g * w.actGroup;
+    const int64_t count = w.quadsIn(g);
+    for (int64_t t = 0; t < count; ++t) {
+      const __m512i lo = _mm512_xor_si512(
+          _mm512_loadu_si512(quads + t * 128), offset);
+      const __m512i hi = _mm512_xor_si512(
+          _mm512_loadu_si512(quads + t * 128 + 64), offset);
+      for (int r = 0; r < R; ++r) {
+        int32_t quad;
+        __builtin_memcpy(&quad, aGroup + r * ldaq + t * 4, 4);
+        const __m512i av = _mm512_set1_epi32(quad);
+        acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], lo, av);
+        acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], hi, av);
+      }
+    }
+    const float* scales = w.scalesOf(p, g);
+    for (int r = 0; r < R; ++r) {
+      const __m512i correction = _mm512_set1_epi32(128 * aSum[r * groups + g]);
+      const __m512 sa = _mm512_set1_ps(aScale[r * groups + g]);
+      for (int h = 0; h < 2; ++h) {
+        const __m512 dot =
+            _mm512_cvtepi32_ps(_mm512_sub_epi32(acc[r][h], correction));
+        const __m512 scale = _mm512_mul_ps(_mm512_loadu_ps(scales + h * 16), sa);
+        total[r][h] = _mm512_fmadd_ps(dot, scale, total[r][h]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int h = 0; h < 2; ++h)
+      _mm512_storeu_ps(c + r * ldc + h * 16, total[r][h]);
+}
+
+// Panels outer, rows in blocks of four inner: a panel is read from memory
+// once and from L1 for the other rows, and the weights are one sequential
+// stream (consecutive panels are adjacent), as for the int4 kernel.
+void gemvI8Quads(int64_t rows, int64_t panels, const int8_t* aq, int64_t ldaq,
+                 const float* aScale, const int32_t* aSum, const Int8Quads& w,
+                 float* c, int64_t ldc, bool loadC) {
+  const int64_t groups = (w.kq + w.actGroup - 1) / w.actGroup;
+  for (int64_t p = 0; p < panels; ++p)
+    for (int64_t i = 0; i < rows; i += 4) {
+      const int64_t left = rows - i;
+      const auto block = [&](auto r) {
+        rowsPanel<decltype(r)::value>(w, p, aq + i * ldaq, ldaq,
+                                      aScale + i * groups, aSum + i * groups,
+                                      groups, c + i * ldc + p * 32, ldc,
+                                      loadC);
+      };
+      if (left >= 4)
+        block(std::integral_constant<int, 4>());
+      else if (left == 3)
+        block(std::integral_constant<int, 3>());
+      else if (left == 2)
+        block(std::integral_constant<int, 2>());
+      else
+        block(std::integral_constant<int, 1>());
+    }
+}
+
+}  // namespace
+
+const MatmulGemvI8QuadsFn kGemvI8QuadsAvx512Vnni = gemvI8Quads;
+
+}  // namespace strata::runtime::kernels
