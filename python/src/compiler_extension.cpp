@@ -49,6 +49,8 @@ struct CompileArgs {
   std::optional<int64_t> attentionWindow, attentionSinks;
   std::optional<std::vector<int64_t>> attentionLayers;
   std::optional<int64_t> attentionGlobalTopk, attentionBlock;
+  std::optional<int64_t> tensorRanks, tensorRank, pipelineStages,
+      pipelineStage;
   bool report = false;
 };
 
@@ -102,6 +104,10 @@ compileFile(
   }
   if (a.attentionGlobalTopk) o.attention_global_topk = *a.attentionGlobalTopk;
   if (a.attentionBlock) o.attention_block = *a.attentionBlock;
+  if (a.tensorRanks) o.tensor_ranks = *a.tensorRanks;
+  if (a.tensorRank) o.tensor_rank = *a.tensorRank;
+  if (a.pipelineStages) o.pipeline_stages = *a.pipelineStages;
+  if (a.pipelineStage) o.pipeline_stage = *a.pipelineStage;
   std::optional<std::string> report;
   if (a.report) {
     report.emplace();
@@ -160,7 +166,10 @@ NB_MODULE(_strata_compiler, m) {
          std::optional<int64_t> attentionSinks,
          std::optional<std::vector<int64_t>> attentionLayers,
          std::optional<int64_t> attentionGlobalTopk,
-         std::optional<int64_t> attentionBlock, bool report) {
+         std::optional<int64_t> attentionBlock,
+         std::optional<int64_t> tensorRanks, std::optional<int64_t> tensorRank,
+         std::optional<int64_t> pipelineStages,
+         std::optional<int64_t> pipelineStage, bool report) {
         CompileArgs a{targetCpu,           dims,
                       maxBatch,            maxSeq,
                       enableFusion,        runtimeAttention,
@@ -174,6 +183,8 @@ NB_MODULE(_strata_compiler, m) {
                       kvBlocks,            attentionWindow,
                       attentionSinks,      attentionLayers,
                       attentionGlobalTopk, attentionBlock,
+                      tensorRanks,         tensorRank,
+                      pipelineStages,      pipelineStage,
                       report};
         return compileFile(model, output, a);
       },
@@ -201,5 +212,9 @@ NB_MODULE(_strata_compiler, m) {
       nb::arg("attention_sinks") = nb::none(),
       nb::arg("attention_layers") = nb::none(),
       nb::arg("attention_global_topk") = nb::none(),
-      nb::arg("attention_block") = nb::none(), nb::arg("report") = false);
+      nb::arg("attention_block") = nb::none(),
+      nb::arg("tensor_ranks") = nb::none(),
+      nb::arg("tensor_rank") = nb::none(),
+      nb::arg("pipeline_stages") = nb::none(),
+      nb::arg("pipeline_stage") = nb::none(), nb::arg("report") = false);
 }

@@ -97,6 +97,8 @@ def compile(model: Union[str, os.PathLike, Any],
             fusion: Optional[bool] = None,
             runtime_attention: Optional[bool] = None,
             bindings: Optional[Mapping[str, Union[str, os.PathLike]]] = None,
+            tensor_parallel: int = 1, pipeline_parallel: int = 1,
+            rank: Optional[int] = None,
             report: bool = False) -> Artifact:
     """Compiles ``model`` (a path to .onnx/.onnxtext/.mlir, or an
     onnx.ModelProto) to ``output`` (default: a temporary file owned by the
@@ -119,6 +121,11 @@ def compile(model: Union[str, os.PathLike, Any],
     default: a contiguous cache per slot); kv_blocks: blocks in each
     cache's pool (0: what max_batch sequences of the whole context take).
     bindings: {graph input: TensorProto .pb file} frozen at compile time.
+    tensor_parallel / pipeline_parallel: the artifact of one process of a
+    tensor- and/or pipeline-parallel job (docs/distributed.md), ``rank``
+    its world rank (stage * tensor_parallel + tensor rank, as
+    ``strata-compile --rank`` numbers them); compile each rank to its own
+    file and run them with ``mpirun ... strata-run``.
     report: keep what the compile did as ``Artifact.report`` (and
     ``CompileError.report``): op counts before and after fusion, the
     candidates that did not fuse, runtime kernel calls per entry, the memory
@@ -131,6 +138,14 @@ def compile(model: Union[str, os.PathLike, Any],
         raise UnimplementedError(
             "this is a runtime-only build of strata: it loads and runs "
             "artifacts but cannot compile", 12)
+    if tensor_parallel < 1 or pipeline_parallel < 1:
+        raise ValueError("tensor_parallel and pipeline_parallel must be >= 1")
+    world = tensor_parallel * pipeline_parallel
+    if world > 1 and rank is None:
+        raise ValueError(f"a parallel artifact is one rank's: pass rank= "
+                         f"0..{world - 1} and compile each")
+    if rank is not None and not 0 <= rank < world:
+        raise ValueError(f"rank {rank} outside 0..{world - 1}")
     workdir = tempfile.mkdtemp(prefix="strata-")
     keep_workdir = False
     try:
@@ -163,6 +178,10 @@ def compile(model: Union[str, os.PathLike, Any],
             attention_layers=None if window_layers is None
             else list(window_layers),
             attention_global_topk=global_topk, attention_block=global_block,
+            tensor_ranks=tensor_parallel if world > 1 else None,
+            tensor_rank=rank % tensor_parallel if world > 1 else None,
+            pipeline_stages=pipeline_parallel if world > 1 else None,
+            pipeline_stage=rank // tensor_parallel if world > 1 else None,
             report=report)
         report_data = json.loads(report_json) if report_json else None
         diagnostics = [Diagnostic(_SEVERITIES[s] if s < len(_SEVERITIES)

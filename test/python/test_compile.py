@@ -125,3 +125,29 @@ def test_report_of_a_failed_compile(tmp_path):
         strata.compile(model, report=True)
     assert info.value.report is not None
     assert info.value.report["codegen_done"] is False
+
+
+def test_parallel_ranks(tmp_path):
+    # One rank's artifact of a tensor x pipeline job: the report counts the
+    # collectives of its share (two all-reduces a layer, a row-parallel
+    # attention output and MLP down projection) and the stage hand-overs.
+    model = fixture_path("bytegpt_draft", "decode.onnx")
+    for rank in range(4):
+        report = strata.compile(model, tmp_path / f"m.rank{rank}.strata",
+                                max_seq=64, tensor_parallel=2,
+                                pipeline_parallel=2, rank=rank,
+                                report=True).report
+        assert report["tensor_parallel"]["all_reduces"] > 0
+        assert report["pipeline_parallel"]["sends"] > 0
+    whole = strata.compile(model, max_seq=64, report=True).report
+    assert whole["tensor_parallel"]["all_reduces"] == 0
+    assert whole["pipeline_parallel"]["sends"] == 0
+    with pytest.raises(ValueError, match="rank="):
+        strata.compile(model, tmp_path / "x.strata", tensor_parallel=2)
+    with pytest.raises(ValueError, match="outside"):
+        strata.compile(model, tmp_path / "x.strata", pipeline_parallel=2,
+                       rank=2)
+    # A stage count the layers cannot fill is the compiler's error.
+    with pytest.raises(strata.CompileError, match="pipeline"):
+        strata.compile(model, tmp_path / "x.strata", pipeline_parallel=64,
+                       rank=0)
