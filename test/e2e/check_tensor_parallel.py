@@ -11,7 +11,9 @@
 #   the present outputs gathered; each stage's presents sent to the
 #   others), prefill, batched decode and verify steps; every output of
 #   every step against the whole model's;
-# - `strata-run generate`: greedy tokens of a batch of prompts, equal.
+# - `strata-run generate`: greedy tokens of a batch of prompts, equal; with
+#   pipeline stages also with the prompts dealt to 2 and 3 micro-batches
+#   (generators stepped side by side on communicators of their own).
 # Tolerance: the ranks sum each row-parallel product in R partial sums
 # (rank order) instead of one, a reassociation of at most a few hundred
 # fp32 terms: max|y - y1| <= 1e-5 * max(1, max|y1|), while a wrong head,
@@ -144,10 +146,10 @@ def run_steps(bin_dir, artifact, steps, tmp, tag, ranks):
             for k in range(len(steps))]
 
 
-def generate(bin_dir, artifact, prompts_file, ranks):
+def generate(bin_dir, artifact, prompts_file, ranks, micro_batches=1):
     argv = [os.path.join(bin_dir, "strata-run"), "generate", artifact,
             "--batch-prompt-ids", prompts_file, "--max-new-tokens", "12",
-            "--threads", "1", "--json"]
+            "--threads", "1", "--json", "--micro-batches", str(micro_batches)]
     proc = (mpirun(ranks, argv) if ranks > 1 else
             subprocess.run(argv, capture_output=True, text=True, timeout=600))
     if proc.returncode != 0:
@@ -206,6 +208,12 @@ def check(bin_dir, models_dir, fixture, ranks, stages, tmp):
     tokens_split = generate(bin_dir, split, prompts, ranks * stages)
     if len(tokens_whole) != 3 or tokens_whole != tokens_split:
         problems.append(f"greedy tokens {tokens_split} != {tokens_whole}")
+    for micro_batches in (2, 3) if stages > 1 else ():
+        tokens = generate(bin_dir, split, prompts, ranks * stages,
+                          micro_batches)
+        if tokens != tokens_whole:
+            problems.append(f"greedy tokens with {micro_batches} "
+                            f"micro-batches {tokens} != {tokens_whole}")
     return problems, worst
 
 

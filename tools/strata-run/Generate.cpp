@@ -5,7 +5,8 @@
 // free, printed when it finishes), then prints each sequence's timings. The
 // generator checks the prefill/decode entry contract. With --disaggregate,
 // rank 0 of two MPI processes prefills and rank 1 decodes and prints
-// (Disaggregate.cpp).
+// (Disaggregate.cpp). With --micro-batches M, the prompts of a
+// pipeline-parallel model are dealt to M generators stepped side by side.
 //===----------------------------------------------------------------------===//
 
 #include "Generate.h"
@@ -14,13 +15,16 @@
 #include "RankGroup.h"
 #include "ToolErrors.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tools/text-common/TokenizerChoice.h"
@@ -87,7 +91,14 @@ const char kUsage[] =
     "                            prompt's prefill and sends its KV cache to\n"
     "                            rank 1, which decodes and prints; the\n"
     "                            report adds each prompt's TTFT split and\n"
-    "                            cache bytes (docs/distributed.md)\n";
+    "                            cache bytes (docs/distributed.md)\n"
+    "  --micro-batches M         pipeline stages: deal the prompts to M\n"
+    "                            generators, each with its own session,\n"
+    "                            cache slots and MPI communicator, stepped\n"
+    "                            on threads of their own, so that a stage\n"
+    "                            runs one micro-batch's step while the next\n"
+    "                            stage runs another's (default 1; at most\n"
+    "                            the number of prompts; docs/distributed.md)\n";
 
 struct Options {
   std::string artifact;
@@ -114,6 +125,7 @@ struct Options {
   bool fixedDraftTokens = false;
   std::string communicator;
   bool disaggregate = false;
+  long microBatches = 1;
 };
 
 using strata::tools::fail;
@@ -201,7 +213,8 @@ std::string parseArgs(int argc, char **argv, Options *options) {
                                           "--kernel-isa",
                                           "--draft",
                                           "--max-draft-tokens",
-                                          "--communicator"};
+                                          "--communicator",
+                                          "--micro-batches"};
     bool known = false;
     for (const char *flag : kValued)
       known |= arg == flag;
@@ -267,6 +280,9 @@ std::string parseArgs(int argc, char **argv, Options *options) {
       options->draft = v;
     } else if (arg == "--communicator") {
       options->communicator = v;
+    } else if (arg == "--micro-batches") {
+      if (!parseCount(v, 1, 64, &options->microBatches))
+        return expects("a count in [1, 64]");
     } else if (arg == "--max-draft-tokens") {
       if (!parseCount(v, 0, INT32_MAX, &options->maxDraftTokens))
         return expects("a count >= 0");
@@ -289,6 +305,11 @@ std::string parseArgs(int argc, char **argv, Options *options) {
   if (options->disaggregate && (!options->draft.empty() || options->promptLookup))
     return "--disaggregate does not support speculative decoding (--draft, "
            "--prompt-lookup): the draft's cache would have to move too";
+  if (options->microBatches > 1 &&
+      (options->disaggregate || !options->draft.empty() ||
+       options->promptLookup))
+    return "--micro-batches runs plain generation: not with --disaggregate, "
+           "--draft or --prompt-lookup";
   return "";
 }
 
@@ -547,11 +568,15 @@ int generateAll(const Options &options, strata_generator_t *generator,
 // One line (or JSON object) of tokens and timings per prompt; a
 // disaggregated run (|handoff| not empty) adds each prompt's TTFT split
 // and cache bytes, and its TTFT runs from the prompt's arrival.
-int report(const Options &options, strata_generator_t *generator,
+// |generators|: the one that ran every prompt, or one per prompt.
+int report(const Options &options,
+           const std::vector<strata_generator_t *> &generators,
            const strata_tokenizer_t *tokenizer, const Progress &progress,
            const std::vector<HandoffTimes> &handoff) {
   for (size_t i = 0; i < progress.prompts.size(); ++i) {
     const Prompt &prompt = progress.prompts[i];
+    strata_generator_t *generator =
+        generators.size() == 1 ? generators[0] : generators[i];
     strata_generation_metrics_t m;
     strata_generation_metrics_init(&m);
     strata_status_t status =
@@ -668,11 +693,127 @@ int generateDisaggregated(const Options &options, const RankGroup &group,
     problem = printer->finish(*progress);
   if (!problem.empty())
     return fail("decode rank: " + problem);
-  return report(options, guards->generator, guards->tokenizer, *progress,
+  return report(options, {guards->generator}, guards->tokenizer, *progress,
                 handoff);
 }
 
 } // namespace
+
+// One micro-batch: its prompts (indices into all prompts), its session
+// (the first lane uses the main one) and generator.
+struct Lane {
+  std::vector<size_t> indices;
+  Progress progress;
+  std::unique_ptr<MeteredCommunicator> meter;
+  strata_session_t *session = nullptr;  // owned unless the first lane's
+  strata_generator_t *generator = nullptr;
+  bool ownsSession = false;
+  int exitCode = 0;
+  Lane() = default;
+  Lane(const Lane &) = delete;
+  Lane &operator=(const Lane &) = delete;
+  ~Lane() {
+    strata_generator_release(generator);
+    if (ownsSession)
+      strata_session_release(session);
+  }
+};
+
+// Pipeline micro-batches: prompt i goes to lane i mod M, each lane a
+// generator on a session and an MPI communicator of its own, stepped on its
+// own thread. A stage's call returns only once its outputs have come back
+// from the last stage, so one generator keeps one stage busy at a time;
+// with M of them, while one micro-batch's step runs in a later stage the
+// first stage runs another's (what vLLM's virtual engines do). Every rank
+// deals the same prompts to the same lanes, so each communicator carries
+// one lane's calls, in the same order on every rank. Prints as a batch
+// once every lane is done. Returns the exit status; a lane that fails ends
+// the whole job (the other ranks would wait for it forever).
+int generateMicroBatches(const Options &options, RankGroup &group,
+                         strata_module_t *module,
+                         const strata_session_options_t &sessionOptions,
+                         strata_generator_options_t generatorOptions,
+                         MeteredCommunicator &firstMeter, Guards *guards,
+                         Progress *progress, Printer *printer,
+                         MeteredCommunicator::Totals *totals) {
+  const size_t count = std::min<size_t>(
+      static_cast<size_t>(options.microBatches), progress->prompts.size());
+  std::vector<std::unique_ptr<Lane>> lanes;
+  for (size_t l = 0; l < count; ++l) {
+    auto lane = std::make_unique<Lane>();
+    for (size_t i = l; i < progress->prompts.size(); i += count) {
+      lane->indices.push_back(i);
+      lane->progress.prompts.push_back(progress->prompts[i]);
+    }
+    const strata_communicator_t *comm = firstMeter.table();
+    if (l == 0) {
+      lane->session = guards->session;
+    } else {
+      const strata_communicator_t *other = nullptr;
+      std::string problem = group.openAnother(&other);
+      if (!problem.empty())
+        return fail("--micro-batches: " + problem);
+      lane->meter = std::make_unique<MeteredCommunicator>(other);
+      comm = lane->meter->table();
+      strata_status_t status =
+          strata_session_create(module, &sessionOptions,
+                                strata_allocator_system(), &lane->session);
+      lane->ownsSession = !status;
+      if (!status)
+        status = strata_session_set_communicator(lane->session, comm);
+      if (status)
+        return failStatus("micro-batch " + std::to_string(l) +
+                              ": cannot create a session",
+                          status);
+    }
+    generatorOptions.callback_user = &lane->progress;
+    strata_status_t status = strata_generator_create(
+        lane->session, &generatorOptions, &lane->generator);
+    if (status)
+      return failStatus("micro-batch " + std::to_string(l), status);
+    lanes.push_back(std::move(lane));
+  }
+  // Nothing streams from the lanes' threads: the batch prints at the end.
+  Options quiet = options;
+  quiet.json = true;
+  auto run = [&](Lane *lane) {
+    Printer silent(quiet, nullptr, false, true);
+    lane->exitCode =
+        generateAll(quiet, lane->generator, &lane->progress, &silent);
+    if (lane->exitCode)
+      group.abortJob(lane->exitCode);
+  };
+  std::vector<std::thread> threads;
+  for (size_t l = 1; l < lanes.size(); ++l)
+    threads.emplace_back(run, lanes[l].get());
+  run(lanes[0].get());
+  for (std::thread &t : threads)
+    t.join();
+  std::vector<strata_generator_t *> generatorOf(progress->prompts.size());
+  for (const std::unique_ptr<Lane> &lane : lanes) {
+    if (lane->exitCode)
+      return lane->exitCode;
+    for (size_t j = 0; j < lane->indices.size(); ++j) {
+      Prompt &prompt = progress->prompts[lane->indices[j]];
+      prompt.tokens = lane->progress.prompts[j].tokens;
+      prompt.sequence = lane->progress.prompts[j].sequence;
+      generatorOf[lane->indices[j]] = lane->generator;
+    }
+    const MeteredCommunicator::Totals &t =
+        lane->meter ? lane->meter->totals() : firstMeter.totals();
+    totals->allGathers += t.allGathers;
+    totals->sends += t.sends;
+    totals->receives += t.receives;
+    totals->bytes += t.bytes;
+    totals->seconds += t.seconds;
+  }
+  for (size_t i = 0; i < progress->prompts.size(); ++i)
+    progress->finished.push_back(i);
+  std::string problem = printer->update(progress);
+  if (!problem.empty())
+    return fail(problem);
+  return report(options, generatorOf, guards->tokenizer, *progress, {});
+}
 
 int runGenerate(int argc, char **argv) {
   Options options;
@@ -810,13 +951,33 @@ int runGenerate(int argc, char **argv) {
   if (options.disaggregate)
     return aborts.done(generateDisaggregated(options, group, meter.table(),
                                              &guards, &progress, &printer));
-  int exitCode = generateAll(options, guards.generator, &progress, &printer);
-  if (exitCode)
-    return exitCode;
-  exitCode = report(options, guards.generator, guards.tokenizer, progress, {});
+  MeteredCommunicator::Totals t = meter.totals();
+  int exitCode = 0;
+  if (options.microBatches > 1) {
+    uint32_t stages = 1;
+    strata_module_parallel_layout(guards.module, nullptr, nullptr, nullptr,
+                                  &stages);
+    if (stages < 2)
+      return fail("--micro-batches needs a pipeline-parallel model "
+                  "(strata-compile --pipeline-parallel); " + loaded +
+                  " is one stage");
+    // The lanes make generators of their own, the first on this session.
+    strata_generator_release(guards.generator);
+    guards.generator = nullptr;
+    t = {};
+    exitCode = generateMicroBatches(options, group, guards.module,
+                                    sessionOptions, generatorOptions, meter,
+                                    &guards, &progress, &printer, &t);
+  } else {
+    exitCode = generateAll(options, guards.generator, &progress, &printer);
+    if (exitCode)
+      return exitCode;
+    exitCode =
+        report(options, {guards.generator}, guards.tokenizer, progress, {});
+    t = meter.totals();
+  }
   if (exitCode || !meter.table())
     return aborts.done(exitCode);
-  const MeteredCommunicator::Totals &t = meter.totals();
   if (options.json)
     std::printf("{\"collectives\": {\"ranks\": %u, \"all_gathers\": %llu, "
                 "\"sends\": %llu, \"receives\": %llu, \"bytes_per_rank\": "

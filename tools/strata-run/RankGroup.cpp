@@ -54,6 +54,8 @@ RankGroup::~RankGroup() {
 #if defined(STRATA_RUN_HAVE_MPI)
   // NCCL's communicator first: MPI may finalize at its release.
   strata_nccl_communicator_release(nccl_);
+  for (strata_communicator_t *other : others_)
+    strata_mpi_communicator_release(other);
   strata_mpi_communicator_release(mpi_);
 #endif
 }
@@ -141,6 +143,31 @@ strata_status_t RankGroup::loadModule(const std::string &path,
                           ", so rank " + std::to_string(rank()) + " of " +
                           std::to_string(size()) + " loads '" + rankPath + "'";
   return strata_status_annotate(status, why.c_str());
+}
+
+std::string RankGroup::openAnother(const strata_communicator_t **out) {
+#if defined(STRATA_RUN_HAVE_MPI)
+  if (!mpi_ || communicator_ != mpi_)
+    return "sessions side by side need --communicator mpi";
+  if (!strata_mpi_communicators_concurrent())
+    return "this MPI does not give MPI_THREAD_MULTIPLE, which sessions "
+           "running side by side need";
+  strata_communicator_t *other = nullptr;
+  strata_status_t status = strata_mpi_communicator_create(&other);
+  if (status) {
+    std::string problem = std::string("cannot open another communicator: ") +
+                          strata_status_message(status);
+    strata_status_free(status);
+    return problem;
+  }
+  others_.push_back(other);
+  *out = other;
+  return "";
+#else
+  (void)out;
+  return "sessions side by side need MPI, and this strata-run was built "
+         "without it";
+#endif
 }
 
 strata_status_t RankGroup::attach(strata_session_t *session) const {

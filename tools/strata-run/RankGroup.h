@@ -10,6 +10,7 @@
 #define STRATA_TOOLS_STRATA_RUN_RANKGROUP_H_
 
 #include <string>
+#include <vector>
 
 #include "strata/runtime/api.h"
 
@@ -52,7 +53,16 @@ public:
   /// Gives |session| the communicator, if any.
   strata_status_t attach(strata_session_t *session) const;
 
+  /// One more communicator over the same ranks whose messages never meet
+  /// the first's, for a session that runs beside the first one on another
+  /// thread (pipeline micro-batches); the group keeps it. MPI only, and
+  /// only where MPI allows threads to call it at once. Returns "" or the
+  /// problem.
+  std::string openAnother(const strata_communicator_t **out);
+
 private:
+  /// From openAnother, released before mpi_.
+  std::vector<strata_communicator_t *> others_;
   /// The one sessions use: mpi_, nccl_ or null.
   strata_communicator_t *communicator_ = nullptr;
   strata_communicator_t *mpi_ = nullptr;

@@ -2,12 +2,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // MPI counts bytes in int: a transfer above INT_MAX bytes goes in pieces of
 // 1 GiB (an all-gather's pieces land at each rank's offset through a
-// receive type whose extent is a whole rank's part).
+// receive type whose extent is a whole rank's part). Every transfer is
+// started non-blocking and waited for by waitPolitely.
 
 #include "strata/runtime/mpi_communicator.h"
 
 #include <mpi.h>
 
+#include <time.h>
+
+#include <chrono>
 #include <climits>
 #include <cstdint>
 #include <new>
@@ -34,13 +38,41 @@ strata_status_t mpiFailure(int error, const char* what) {
 
 MPI_Comm commOf(void* self) { return static_cast<MpiCommunicator*>(self)->comm; }
 
+// How long a wait spins before it sleeps between polls, and the sleep.
+constexpr auto kSpin = std::chrono::microseconds(200);
+constexpr long kPollSleepNs = 20000;
+
+// Waits for |request| as MPI_Wait does, but only spins for kSpin: a longer
+// wait (a pipeline stage waiting for the stage before it, a rank waiting
+// for a slower one) polls between short sleeps, leaving the core to the
+// threads that have work (another micro-batch's session, the other ranks
+// of an oversubscribed host) instead of burning it in MPI's progress loop.
+// A wait that sleeps returns up to a sleep (~20-80 us) late.
+int waitPolitely(MPI_Request* request, MPI_Status* status) {
+  const auto start = std::chrono::steady_clock::now();
+  int done = 0;
+  bool spinning = true;
+  while (true) {
+    const int error = MPI_Test(request, &done, status);
+    if (error != MPI_SUCCESS || done) return error;
+    if (spinning) {
+      spinning = std::chrono::steady_clock::now() - start < kSpin;
+      continue;
+    }
+    const timespec pause{0, kPollSleepNs};
+    nanosleep(&pause, nullptr);
+  }
+}
+
 strata_status_t allGather(void* self, const void* send, void* recv,
                           size_t bytes) {
   const MPI_Comm comm = commOf(self);
   if (bytes <= static_cast<size_t>(INT_MAX)) {
-    const int error =
-        MPI_Allgather(send, static_cast<int>(bytes), MPI_BYTE, recv,
-                      static_cast<int>(bytes), MPI_BYTE, comm);
+    MPI_Request request = MPI_REQUEST_NULL;
+    int error = MPI_Iallgather(send, static_cast<int>(bytes), MPI_BYTE, recv,
+                               static_cast<int>(bytes), MPI_BYTE, comm,
+                               &request);
+    if (error == MPI_SUCCESS) error = waitPolitely(&request, MPI_STATUS_IGNORE);
     return error == MPI_SUCCESS ? nullptr : mpiFailure(error, "MPI_Allgather");
   }
   for (size_t offset = 0; offset < bytes; offset += kPiece) {
@@ -54,10 +86,13 @@ strata_status_t allGather(void* self, const void* send, void* recv,
       error = MPI_Type_create_resized(contiguous, 0,
                                       static_cast<MPI_Aint>(bytes), &spaced);
     if (error == MPI_SUCCESS) error = MPI_Type_commit(&spaced);
+    MPI_Request request = MPI_REQUEST_NULL;
     if (error == MPI_SUCCESS)
-      error = MPI_Allgather(static_cast<const uint8_t*>(send) + offset, piece,
-                            MPI_BYTE, static_cast<uint8_t*>(recv) + offset, 1,
-                            spaced, comm);
+      error = MPI_Iallgather(static_cast<const uint8_t*>(send) + offset,
+                             piece, MPI_BYTE,
+                             static_cast<uint8_t*>(recv) + offset, 1, spaced,
+                             comm, &request);
+    if (error == MPI_SUCCESS) error = waitPolitely(&request, MPI_STATUS_IGNORE);
     if (contiguous != MPI_DATATYPE_NULL) MPI_Type_free(&contiguous);
     if (spaced != MPI_DATATYPE_NULL) MPI_Type_free(&spaced);
     if (error != MPI_SUCCESS) return mpiFailure(error, "MPI_Allgather");
@@ -88,9 +123,12 @@ strata_status_t send(void* self, const void* buffer, size_t bytes,
   do {
     const int piece =
         static_cast<int>(bytes - offset < kPiece ? bytes - offset : kPiece);
-    const int error =
-        MPI_Send(static_cast<const uint8_t*>(buffer) + offset, piece, MPI_BYTE,
-                 static_cast<int>(peer), static_cast<int>(tag), comm);
+    MPI_Request request = MPI_REQUEST_NULL;
+    int error =
+        MPI_Isend(static_cast<const uint8_t*>(buffer) + offset, piece,
+                  MPI_BYTE, static_cast<int>(peer), static_cast<int>(tag),
+                  comm, &request);
+    if (error == MPI_SUCCESS) error = waitPolitely(&request, MPI_STATUS_IGNORE);
     if (error != MPI_SUCCESS) return mpiFailure(error, "MPI_Send");
     offset += static_cast<size_t>(piece);
   } while (offset < bytes);
@@ -106,9 +144,12 @@ strata_status_t recv(void* self, void* buffer, size_t bytes, uint32_t peer,
     const int piece =
         static_cast<int>(bytes - offset < kPiece ? bytes - offset : kPiece);
     MPI_Status status;
+    MPI_Request request = MPI_REQUEST_NULL;
     int error =
-        MPI_Recv(static_cast<uint8_t*>(buffer) + offset, piece, MPI_BYTE,
-                 static_cast<int>(peer), static_cast<int>(tag), comm, &status);
+        MPI_Irecv(static_cast<uint8_t*>(buffer) + offset, piece, MPI_BYTE,
+                  static_cast<int>(peer), static_cast<int>(tag), comm,
+                  &request);
+    if (error == MPI_SUCCESS) error = waitPolitely(&request, &status);
     if (error != MPI_SUCCESS) return mpiFailure(error, "MPI_Recv");
     int received = 0;
     MPI_Get_count(&status, MPI_BYTE, &received);
@@ -157,7 +198,7 @@ extern "C" strata_status_t strata_mpi_communicator_create(
   bool initializedHere = false;
   int provided = MPI_THREAD_SINGLE;
   if (!initialized) {
-    const int error = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED,
+    const int error = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE,
                                       &provided);
     if (error != MPI_SUCCESS) return mpiFailure(error, "MPI_Init_thread");
     initializedHere = true;
@@ -205,6 +246,16 @@ extern "C" strata_status_t strata_mpi_communicator_create(
   record->finalizeAtRelease = initializedHere;
   *out_communicator = &record->base;
   return nullptr;
+}
+
+extern "C" int strata_mpi_communicators_concurrent(void) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized) return 0;
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&provided);
+  return provided >= MPI_THREAD_MULTIPLE ? 1 : 0;
 }
 
 extern "C" void strata_mpi_communicator_release(

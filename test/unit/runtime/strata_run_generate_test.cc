@@ -316,6 +316,7 @@ TEST_F(StrataRunGenerateTest, ContractAndModelFailures) {
 TEST_F(StrataRunGenerateTest, ErrorsExitWithOne) {
   writeFile(dir + "/bad_ids.txt", std::string("1,2\n3,x\n"));
   writeFile(dir + "/blank.txt", std::string("1,2\n\n3\n"));
+  writeFile(dir + "/ids.txt", std::string("1,2\n3\n"));
   writeFile(dir + "/empty.txt", std::string());
   std::string longPrompt = joined(lmPrompt(40), ",");
   struct Case {
@@ -375,6 +376,12 @@ TEST_F(StrataRunGenerateTest, ErrorsExitWithOne) {
        "--disaggregate runs as the 2 processes of an MPI job"},
       {a + "--prompt-ids 1 --disaggregate --prompt-lookup",
        "--disaggregate does not support speculative decoding"},
+      {a + "--prompt-ids 1 --micro-batches 0",
+       "--micro-batches expects a count in [1, 64]"},
+      {a + "--prompt-ids 1 --micro-batches 2 --prompt-lookup",
+       "--micro-batches runs plain generation"},
+      {a + "--batch-prompt-ids " + dir + "/ids.txt --micro-batches 2",
+       "--micro-batches needs a pipeline-parallel model"},
   };
   for (const Case &c : cases) {
     Result r = runStrataRun("generate " + c.args);
