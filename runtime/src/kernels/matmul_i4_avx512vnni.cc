@@ -14,11 +14,11 @@
 
 #include <cmath>
 #include <cstdint>
-#include <type_traits>
 
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
 #include "matmul_f32_tiles.h"
+#include "vnni_rows.h"
 
 namespace strata::runtime::kernels {
 namespace {
@@ -66,13 +66,7 @@ void rowsPanel(const Int4Panels& w, int64_t p, const int8_t* aq,
       const uint8_t* q = quads + t * 64;
       const __m512i wq = _mm512_loadu_si512(q);
       const __m512i hi = _mm512_and_si512(wq, highNibbles);
-      for (int r = 0; r < R; ++r) {
-        int32_t quad;
-        __builtin_memcpy(&quad, aGroup + r * ldaq + t * 4, 4);
-        const __m512i av = _mm512_set1_epi32(quad);
-        acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], wq, av);
-        acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], hi, av);
-      }
+      vnni::dotQuadRows<R>(acc, wq, hi, aGroup + t * 4, ldaq);
     }
     const uint8_t* scales = w.scales(p, g);
     for (int r = 0; r < R; ++r) {
@@ -105,22 +99,11 @@ void gemvI4Scales(int64_t rows, int64_t panels, const int8_t* aq,
   // new short stream every panel; on AMD EPYC (AVX-512, weights beyond
   // the L3) that read 1.3-1.6x slower.
   for (int64_t p = 0; p < panels; ++p)
-    for (int64_t i = 0; i < rows; i += 4) {
-      const int64_t left = rows - i;
-      const auto block = [&](auto r) {
-        rowsPanel<decltype(r)::value, F16>(
-            w, p, aq + i * ldaq, ldaq, aScale + i * groups, aSum + i * groups,
-            c + i * ldc + p * 32, ldc, loadC);
-      };
-      if (left >= 4)
-        block(std::integral_constant<int, 4>());
-      else if (left == 3)
-        block(std::integral_constant<int, 3>());
-      else if (left == 2)
-        block(std::integral_constant<int, 2>());
-      else
-        block(std::integral_constant<int, 1>());
-    }
+    vnni::forRowBlocks(rows, [&](int64_t i, auto r) {
+      rowsPanel<decltype(r)::value, F16>(
+          w, p, aq + i * ldaq, ldaq, aScale + i * groups, aSum + i * groups,
+          c + i * ldc + p * 32, ldc, loadC);
+    });
 }
 
 void gemvI4(int64_t rows, int64_t panels, const int8_t* aq, int64_t ldaq,

@@ -10,11 +10,11 @@
 #include <immintrin.h>
 
 #include <cstdint>
-#include <type_traits>
 
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
 #include "matmul_f32_tiles.h"
+#include "vnni_rows.h"
 
 namespace strata::runtime::kernels {
 namespace {
@@ -44,13 +44,7 @@ void rowsPanel(const Int8Quads& w, int64_t p, const int8_t* aq, int64_t ldaq,
           _mm512_loadu_si512(quads + t * 128), offset);
       const __m512i hi = _mm512_xor_si512(
           _mm512_loadu_si512(quads + t * 128 + 64), offset);
-      for (int r = 0; r < R; ++r) {
-        int32_t quad;
-        __builtin_memcpy(&quad, aGroup + r * ldaq + t * 4, 4);
-        const __m512i av = _mm512_set1_epi32(quad);
-        acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], lo, av);
-        acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], hi, av);
-      }
+      vnni::dotQuadRows<R>(acc, lo, hi, aGroup + t * 4, ldaq);
     }
     const float* scales = w.scalesOf(p, g);
     for (int r = 0; r < R; ++r) {
@@ -77,23 +71,11 @@ void gemvI8Quads(int64_t rows, int64_t panels, const int8_t* aq, int64_t ldaq,
                  float* c, int64_t ldc, bool loadC) {
   const int64_t groups = (w.kq + w.actGroup - 1) / w.actGroup;
   for (int64_t p = 0; p < panels; ++p)
-    for (int64_t i = 0; i < rows; i += 4) {
-      const int64_t left = rows - i;
-      const auto block = [&](auto r) {
-        rowsPanel<decltype(r)::value>(w, p, aq + i * ldaq, ldaq,
-                                      aScale + i * groups, aSum + i * groups,
-                                      groups, c + i * ldc + p * 32, ldc,
-                                      loadC);
-      };
-      if (left >= 4)
-        block(std::integral_constant<int, 4>());
-      else if (left == 3)
-        block(std::integral_constant<int, 3>());
-      else if (left == 2)
-        block(std::integral_constant<int, 2>());
-      else
-        block(std::integral_constant<int, 1>());
-    }
+    vnni::forRowBlocks(rows, [&](int64_t i, auto r) {
+      rowsPanel<decltype(r)::value>(w, p, aq + i * ldaq, ldaq,
+                                    aScale + i * groups, aSum + i * groups,
+                                    groups, c + i * ldc + p * 32, ldc, loadC);
+    });
 }
 
 }  // namespace
