@@ -171,9 +171,10 @@ typedef void (*strata_rt_task_fn)(strata_rt_context_t* context, void* args,
  * strides 0.
  *
  * With B in STRATA_MM_LAYOUT_PANEL_I8_QUADS instead (same scales, GROUP_SIZE
- * a multiple of 16), the products are integer: each row of A (up to 16
- * rows; longer products take the fp32 products above) is quantized at run
- * time to int8 per group of
+ * a multiple of 16), the products are integer: each row of A (of up to
+ * 16 rows whose quantized copy fits the kernel's scratch; other products
+ * take the fp32 products above) is quantized at run time to int8 per
+ * group of
  * strata_i8_activation_group(GROUP_SIZE) k, as for _i4 below, and
  *   C(m, n) (+)= sum_h a_scale(m, h) * b_scale(h, n) * sum_{k in h} qa * qb
  * over those activation groups h (each inside one weight group). Widening
