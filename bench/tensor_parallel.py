@@ -13,10 +13,14 @@
 # LM head's all-gather of batch x ceil(vocab / R) floats. With --pipeline
 # the split is --pipeline-parallel R instead: rank 0 (the first stage)
 # sends the residual stream, batch x hidden floats and 32 bytes of
-# extents, and receives the logits.
+# extents, and receives the logits; --micro-batches M adds the stages run
+# with `strata-run generate --micro-batches M` (the batch's prompts dealt
+# to M generators stepped side by side). Each form also reports the median
+# of its sequences' median step (p50), which leaves out the prefills of
+# the other sequences that TPOT's mean holds.
 #
 # Usage: bench/tensor_parallel.py [--model-dir DIR] [--ranks 2] [--pipeline]
-#        [--batch 1 4] [--rounds 3] [--out FILE.json]
+#        [--micro-batches M] [--batch 1 4] [--rounds 3] [--out FILE.json]
 import argparse
 import json
 import os
@@ -41,10 +45,11 @@ def mpirun(ranks, argv):
             "mpi_yield_when_idle", "1"] + argv, env
 
 
-def generate(bin_dir, artifact, prompts, new_tokens, threads, ranks):
+def generate(bin_dir, artifact, prompts, new_tokens, threads, ranks,
+             extra=()):
     argv = [os.path.join(bin_dir, "strata-run"), "generate", artifact,
             "--batch-prompt-ids", prompts, "--max-new-tokens", str(new_tokens),
-            "--threads", str(threads), "--json"]
+            "--threads", str(threads), "--json", *extra]
     env = None
     if ranks > 1:
         argv, env = mpirun(ranks, argv)
@@ -64,6 +69,9 @@ def main():
     ap.add_argument("--ranks", type=int, default=2)
     ap.add_argument("--pipeline", action="store_true",
                     help="pipeline stages instead of tensor ranks")
+    ap.add_argument("--micro-batches", type=int, default=1,
+                    help="with --pipeline: also run the stages with this "
+                    "many micro-batches")
     ap.add_argument("--batch", type=int, nargs="+", default=[1, 4])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out")
@@ -81,10 +89,14 @@ def main():
                         os.path.join(a.model_dir, "decode.onnx"), "-o", out,
                         "--quiet", "--max-batch", str(max(a.batch)),
                         "--max-seq", "256", *extra], check=True)
-    forms = [("whole, %d threads" % a.ranks, whole, a.ranks, 1),
-             ("whole, 1 thread", whole, 1, 1),
+    forms = [("whole, %d threads" % a.ranks, whole, a.ranks, 1, []),
+             ("whole, 1 thread", whole, 1, 1, []),
              ("%d %s x 1 thread" % (a.ranks, "stages" if a.pipeline
-                                   else "ranks"), split, 1, a.ranks)]
+                                   else "ranks"), split, 1, a.ranks, [])]
+    if a.pipeline and a.micro_batches > 1:
+        forms.append(("%d stages x 1 thread, %d micro-batches"
+                      % (a.ranks, a.micro_batches), split, 1, a.ranks,
+                      ["--micro-batches", str(a.micro_batches)]))
     results = []
     for batch in a.batch:
         prompts = os.path.join(tmp, "prompts%d.txt" % batch)
@@ -92,19 +104,22 @@ def main():
             for b in range(batch):
                 f.write(",".join(str(100 + 7 * b + i) for i in range(PROMPT))
                         + "\n")
-        runs = {name: {"tpot": [], "ttft": []} for name, *_ in forms}
+        runs = {name: {"tpot": [], "ttft": [], "p50": []}
+                for name, *_ in forms}
         comm = {"seconds": [], "bytes": [], "calls": []}
         tokens = {}
         for _ in range(a.rounds):
-            for name, artifact, threads, ranks in forms:
+            for name, artifact, threads, ranks, extra in forms:
                 seqs, coll = generate(a.bin_dir, artifact, prompts, N2,
-                                      threads, ranks)
+                                      threads, ranks, extra)
                 tokens[name] = [s["tokens"] for s in seqs]
                 runs[name]["tpot"].append(
                     statistics.mean(s["tpot_ms"] for s in seqs))
                 runs[name]["ttft"].append(
                     statistics.mean(s["ttft_ms"] for s in seqs))
-                if ranks > 1:
+                runs[name]["p50"].append(
+                    statistics.median(s["p50_ms"] for s in seqs))
+                if ranks > 1 and not extra:
                     _, short = generate(a.bin_dir, artifact, prompts, N1,
                                         threads, ranks)
                     steps = N2 - N1
@@ -126,7 +141,9 @@ def main():
             "batch": batch,
             "same_tokens": len({json.dumps(t) for t in tokens.values()}) == 1,
             "forms": {name: {"tpot_ms": statistics.median(r["tpot"]),
-                             "ttft_ms": statistics.median(r["ttft"])}
+                             "ttft_ms": statistics.median(r["ttft"]),
+                             "p50_step_ms": statistics.median(r["p50"]),
+                             "p50_step_ms_per_round": r["p50"]}
                       for name, r in runs.items()},
             "per_step": {"collectives": statistics.median(comm["calls"]),
                          "bytes_per_rank": statistics.median(comm["bytes"]),
@@ -137,8 +154,8 @@ def main():
         results.append(row)
         print("batch %d (same tokens: %s)" % (batch, row["same_tokens"]))
         for name, r in row["forms"].items():
-            print("  %-22s TTFT %8.2f ms  TPOT %7.2f ms"
-                  % (name, r["ttft_ms"], r["tpot_ms"]))
+            print("  %-38s TTFT %8.2f ms  TPOT %7.2f ms  p50 step %7.2f ms"
+                  % (name, r["ttft_ms"], r["tpot_ms"], r["p50_step_ms"]))
         p = row["per_step"]
         print("  per decode step of %s: %.0f collectives, %.0f bytes per rank "
               "(formula %d), %.2f ms = %.2f compute + %.2f communication"
@@ -149,7 +166,8 @@ def main():
               "split": "pipeline" if a.pipeline else "tensor",
               "layers": layers, "hidden": hidden, "vocab": vocab,
               "prompt_tokens": PROMPT, "new_tokens": [N1, N2],
-              "rounds": a.rounds, "results": results}
+              "rounds": a.rounds, "micro_batches": a.micro_batches,
+              "results": results}
     if a.out:
         with open(a.out, "w") as f:
             json.dump(report, f, indent=1)
