@@ -410,14 +410,17 @@ int main(int argc, char** argv) {
   // one probe that met a slow moment of the host (a VM's neighbours) had
   // put every fraction of its run above 100%.
   const bool tiles = isa == kernels::MatmulIsa::kAmx && (bf16 || w8a8);
-  // int4 rows of up to 16 (decode batches) run on int8 dot products of
-  // the activations quantized per group (matmul_f32.cc); longer ones widen
-  // the weights to the fp32 tiles.
+  // int4 and int8 (quads) rows of up to 16 (decode batches) run on int8
+  // dot products of the activations quantized per group (matmul_f32.cc);
+  // longer ones widen the weights to the fp32 tiles.
   constexpr int64_t kInt4ProductRows = 16;
-  const char* productSet = w8a8   ? kernels::matmulW8A8KernelSet()
-                           : bf16 ? kernels::matmulBf16KernelSet()
-                           : int4 ? kernels::matmulI4KernelSet()
-                                  : "";
+  const bool int8Products = int8 && !int8Fp32Products;
+  const bool groupProducts = int4 || int8Products;
+  const char* productSet = w8a8           ? kernels::matmulW8A8KernelSet()
+                           : bf16         ? kernels::matmulBf16KernelSet()
+                           : int4         ? kernels::matmulI4KernelSet()
+                           : int8Products ? kernels::matmulI8KernelSet()
+                                          : "";
   const bool peakGiven = peakPerCore > 0;
   double productPeakPerCore = 0, l2FedPerCore = 0;
   auto probePeaks = [&] {
@@ -428,8 +431,9 @@ int main(int argc, char** argv) {
     productPeakPerCore = std::max(
         productPeakPerCore,
         tiles ? measuredTilePeakPerCore(threads, w8a8)
-        : (w8a8 || bf16 || int4)
-            ? measuredProductPeakPerCore(threads, productSet, w8a8 || int4)
+        : (w8a8 || bf16 || groupProducts)
+            ? measuredProductPeakPerCore(threads, productSet,
+                                         w8a8 || groupProducts)
             : 0.0);
     if (tiles)
       l2FedPerCore =
@@ -457,8 +461,13 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < q.size(); ++i)
       q[i] = static_cast<int8_t>(b[i] * 127);
     strata_pack_b_i8(q.data(), s.k, s.n, s.n, 1, packedQ.data());
-    Buffer<int8_t> packedQuads(strata_packed_b_i8_quads_bytes(s.k, s.n));
-    strata_pack_b_i8_quads(q.data(), s.k, s.n, s.n, 1, packedQuads.data());
+    // --int8: the quads the compiler emits (K a multiple of 16).
+    const bool int8Quads = int8 && !int8Fp32Products && s.k % 16 == 0;
+    Buffer<int8_t> packedQuads;
+    if (int8Quads) {
+      packedQuads.resize(strata_packed_b_i8_quads_bytes(s.k, s.n));
+      strata_pack_b_i8_quads(q.data(), s.k, s.n, s.n, 1, packedQuads.data());
+    }
     const bool quantized = (int8 || int4 || w8a8 || bf16) && s.packed;
     // W8A8: symmetric per-column int8, in quads of rows.
     std::vector<float> scalesW(packed.size() / s.k, 0.0f);
@@ -520,7 +529,7 @@ int main(int argc, char** argv) {
       p[STRATA_MM_B_ADDR] = reinterpret_cast<intptr_t>(packedQ.data());
       p[STRATA_MM_B_SCALES] = reinterpret_cast<intptr_t>(scales.data());
       p[STRATA_MM_GROUP_SIZE] = s.k;
-      if (int8 && !int8Fp32Products && s.k % 16 == 0) {
+      if (int8Quads) {
         p[STRATA_MM_B_LAYOUT] = STRATA_MM_LAYOUT_PANEL_I8_QUADS;
         p[STRATA_MM_B_ADDR] = reinterpret_cast<intptr_t>(packedQuads.data());
       }
@@ -596,7 +605,10 @@ int main(int argc, char** argv) {
     rows.push_back({shape, ratio, med, gflops,
                     s.m == 1 ? weightBytes / (med * 1e6) : 0.0, quantized,
                     s.m == 1 && weightBytes <= kCacheResidentBytes && !cold,
-                    quantized && (!int4 || s.m <= kInt4ProductRows)});
+                    quantized &&
+                        (!groupProducts ||
+                         (s.m <= kInt4ProductRows &&
+                          (int4 || int8Quads)))});
   }
   probePeaks();
   // The read bandwidth the "% bw" column of the M = 1 shapes whose B comes
@@ -607,7 +619,7 @@ int main(int argc, char** argv) {
   const double bandwidth =
       anyFromDram ? strata_bench::readBandwidth(static_cast<int>(threads)) : 0;
   // The peak the "% peak" column of the packed quantized shapes is of
-  // (int4: of those up to kInt4ProductRows rows).
+  // (int4 and int8: of those up to kInt4ProductRows rows).
   const double shapePeakPerCore =
       productPeakPerCore > 0 ? productPeakPerCore : peakPerCore;
   std::printf("threads %u, kernels %s, FMA peak %.1f GFLOP/s per core",
@@ -615,8 +627,10 @@ int main(int argc, char** argv) {
   if (productPeakPerCore > 0) {
     std::printf(", %s %s peak %.0f GOP/s per core (%% peak of the packed "
                 "shapes",
-                productSet, w8a8 || int4 ? "int8" : "bf16", productPeakPerCore);
-    if (int4) std::printf(" of up to %ld rows", long{kInt4ProductRows});
+                productSet, w8a8 || groupProducts ? "int8" : "bf16",
+                productPeakPerCore);
+    if (groupProducts)
+      std::printf(" of up to %ld rows", long{kInt4ProductRows});
     std::printf(")");
   }
   if (l2FedPerCore > 0)

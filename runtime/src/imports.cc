@@ -37,9 +37,10 @@ void* address(F* function) {
 const Import kImports[] = {
     {"strata_rt_matmul_f32", address(&kernels::strataMatmulF32),
      kernels::matmulF32KernelSet},
-    // Weight-only int8 runs on the fp32 tiles' gemv.
+    // int8 decode (quads) on int8 products; imported int8 panels on the
+    // fp32 tiles.
     {"strata_rt_matmul_f32_i8", address(&kernels::strataMatmulF32I8),
-     kernels::matmulF32KernelSet},
+     kernels::matmulI8KernelSet},
     {"strata_rt_matmul_f32_i4", address(&kernels::strataMatmulF32I4),
      kernels::matmulI4KernelSet},
     {"strata_rt_matmul_f32_w8a8", address(&kernels::strataMatmulF32W8A8),

@@ -900,6 +900,15 @@ int runGenerate(int argc, char **argv) {
   if (options.disaggregate && modelRanks > 1)
     return fail("--disaggregate runs a whole model on each rank; " +
                 options.artifact + " is one rank of a tensor-parallel group");
+  if (options.microBatches > 1) {
+    uint32_t stages = 1;
+    strata_module_parallel_layout(guards.module, nullptr, nullptr, nullptr,
+                                  &stages);
+    if (stages < 2)
+      return fail("--micro-batches needs a pipeline-parallel model "
+                  "(strata-compile --pipeline-parallel); " + loaded +
+                  " is one stage");
+  }
   strata_session_options_t sessionOptions;
   strata_session_options_init(&sessionOptions);
   sessionOptions.thread_count = static_cast<uint32_t>(options.threads);
@@ -929,10 +938,13 @@ int runGenerate(int argc, char **argv) {
   generatorOptions.max_draft_tokens =
       static_cast<int32_t>(options.maxDraftTokens);
   generatorOptions.fixed_draft_tokens = options.fixedDraftTokens ? 1 : 0;
-  status = strata_generator_create(guards.session, &generatorOptions,
-                                   &guards.generator);
-  if (status)
-    return failStatus("cannot generate with " + options.artifact, status);
+  // Micro-batches make generators of their own, the first on this session.
+  if (options.microBatches == 1) {
+    status = strata_generator_create(guards.session, &generatorOptions,
+                                     &guards.generator);
+    if (status)
+      return failStatus("cannot generate with " + options.artifact, status);
+  }
 
   // The runtime takes any id; one outside the vocabulary is a wrong
   // tokenizer or a typo, so it is refused here.
@@ -951,20 +963,9 @@ int runGenerate(int argc, char **argv) {
   if (options.disaggregate)
     return aborts.done(generateDisaggregated(options, group, meter.table(),
                                              &guards, &progress, &printer));
-  MeteredCommunicator::Totals t = meter.totals();
+  MeteredCommunicator::Totals t;
   int exitCode = 0;
   if (options.microBatches > 1) {
-    uint32_t stages = 1;
-    strata_module_parallel_layout(guards.module, nullptr, nullptr, nullptr,
-                                  &stages);
-    if (stages < 2)
-      return fail("--micro-batches needs a pipeline-parallel model "
-                  "(strata-compile --pipeline-parallel); " + loaded +
-                  " is one stage");
-    // The lanes make generators of their own, the first on this session.
-    strata_generator_release(guards.generator);
-    guards.generator = nullptr;
-    t = {};
     exitCode = generateMicroBatches(options, group, guards.module,
                                     sessionOptions, generatorOptions, meter,
                                     &guards, &progress, &printer, &t);

@@ -1001,6 +1001,13 @@ const char* matmulI4KernelSet() {
                                    : "scalar";
 }
 
+const char* matmulI8KernelSet() {
+  const MatmulGemvI8QuadsFn gemv = gemvI8QuadsForTiles(tiles());
+  return gemv == kGemvI8QuadsAvx512Vnni ? "avx512vnni"
+         : gemv == kGemvI8QuadsAvx2     ? "avx2"
+                                        : "scalar";
+}
+
 MatmulIsa matmulIsa() {
   const MatmulTiles* t = &tiles();
   if (t == &kMatmulTilesAvx512)

@@ -44,6 +44,9 @@ extern "C" void strataMatmulF32Bf16(strata_rt_context_t* context,
 /// "scalar", ...; imports.cc lists them per import).
 const char* matmulF32KernelSet();
 const char* matmulI4KernelSet();
+/// The int8 products of strata_rt_matmul_f32_i8 on quads (int8 decode);
+/// its PANEL_I8 weights (imported models) run on matmulF32KernelSet's.
+const char* matmulI8KernelSet();
 const char* matmulBf16KernelSet();
 const char* matmulW8A8KernelSet();
 /// L of the W8A8 set in use: its activations are quantized to [-L, L]

@@ -52,14 +52,10 @@ void rowsPanel(const Int4Panels& w, int64_t p, const int8_t* aq,
   const __m512i highNibbles = _mm512_set1_epi8(char(0xF0));
   const int64_t groups = w.kp / w.group, quadsPerGroup = w.group / 4;
   __m512 total[R][2];
-  for (int r = 0; r < R; ++r)
-    for (int h = 0; h < 2; ++h)
-      total[r][h] = loadC ? _mm512_loadu_ps(c + r * ldc + h * 16)
-                          : _mm512_setzero_ps();
+  vnni::loadTotals<R>(total, c, ldc, loadC);
   for (int64_t g = 0; g < groups; ++g) {
     __m512i acc[R][2];
-    for (int r = 0; r < R; ++r)
-      acc[r][0] = acc[r][1] = _mm512_setzero_si512();
+    vnni::zeroSums<R>(acc);
     const uint8_t* quads = w.quads(p, g);
     const int8_t* aGroup = aq + g * w.group;
     for (int64_t t = 0; t < quadsPerGroup; ++t) {
@@ -82,9 +78,7 @@ void rowsPanel(const Int4Panels& w, int64_t p, const int8_t* aq,
       }
     }
   }
-  for (int r = 0; r < R; ++r)
-    for (int h = 0; h < 2; ++h)
-      _mm512_storeu_ps(c + r * ldc + h * 16, total[r][h]);
+  vnni::storeTotals<R>(total, c, ldc);
 }
 
 template <bool F16>

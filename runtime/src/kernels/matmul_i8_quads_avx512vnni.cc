@@ -28,14 +28,10 @@ void rowsPanel(const Int8Quads& w, int64_t p, const int8_t* aq, int64_t ldaq,
   const __m512i offset = _mm512_set1_epi8(char(0x80));
   const int8_t* panel = w.panel(p);
   __m512 total[R][2];
-  for (int r = 0; r < R; ++r)
-    for (int h = 0; h < 2; ++h)
-      total[r][h] = loadC ? _mm512_loadu_ps(c + r * ldc + h * 16)
-                          : _mm512_setzero_ps();
+  vnni::loadTotals<R>(total, c, ldc, loadC);
   for (int64_t g = 0; g < groups; ++g) {
     __m512i acc[R][2];
-    for (int r = 0; r < R; ++r)
-      acc[r][0] = acc[r][1] = _mm512_setzero_si512();
+    vnni::zeroSums<R>(acc);
     const int8_t* quads = panel + g * w.actGroup * 32;
     const int8_t* aGroup = aq + g * w.actGroup;
     const int64_t count = w.quadsIn(g);
@@ -58,9 +54,7 @@ void rowsPanel(const Int8Quads& w, int64_t p, const int8_t* aq, int64_t ldaq,
       }
     }
   }
-  for (int r = 0; r < R; ++r)
-    for (int h = 0; h < 2; ++h)
-      _mm512_storeu_ps(c + r * ldc + h * 16, total[r][h]);
+  vnni::storeTotals<R>(total, c, ldc);
 }
 
 // Panels outer, rows in blocks of four inner: a panel is read from memory

@@ -2,8 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the int4 and int8 decode kernels on AVX-512 VNNI share: decode
 // rows taken in blocks of up to four (each weight line loaded once per
-// block), and one quad row of weights meeting each row's four int8
-// activations. Included only by translation units built with AVX-512
+// block), their fp32 totals and int32 group sums, and one quad row of
+// weights meeting each row's four int8 activations. Included only by translation units built with AVX-512
 // F/BW/VNNI flags.
 
 #ifndef STRATA_RUNTIME_SRC_KERNELS_VNNI_ROWS_H_
@@ -31,6 +31,30 @@ inline void forRowBlocks(int64_t rows, Block&& block) {
     else
       block(i, std::integral_constant<int, 1>());
   }
+}
+
+/// The fp32 totals of R rows x 32 columns: C's (rows |ldc| apart) when
+/// |loadC|, else zeros; storeTotals writes them back.
+template <int R>
+inline void loadTotals(__m512 (&total)[R][2], const float* c, int64_t ldc,
+                       bool loadC) {
+  for (int r = 0; r < R; ++r)
+    for (int h = 0; h < 2; ++h)
+      total[r][h] = loadC ? _mm512_loadu_ps(c + r * ldc + h * 16)
+                          : _mm512_setzero_ps();
+}
+
+template <int R>
+inline void storeTotals(const __m512 (&total)[R][2], float* c, int64_t ldc) {
+  for (int r = 0; r < R; ++r)
+    for (int h = 0; h < 2; ++h)
+      _mm512_storeu_ps(c + r * ldc + h * 16, total[r][h]);
+}
+
+/// The int32 sums of a group, zeroed.
+template <int R>
+inline void zeroSums(__m512i (&acc)[R][2]) {
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_si512();
 }
 
 /// acc[r][h] += vpdpbusd(w[h], the four int8 activations of row r at
