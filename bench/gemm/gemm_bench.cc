@@ -16,6 +16,9 @@
 //                          [--b-rows] (the --shape shapes with B not
 //                          packed, read in place in rows, as a
 //                          convolution's columns are)
+//                          [--b-transposed] (the --shape shapes with
+//                          B read as a transpose, k stride 1, as
+//                          attention's K^T is)
 //                          [--kernel-isa avx512|avx2|scalar] (the kernels
 //                          capped below the host's best)
 // Times the matmul the generated code imports on the GPT-2-small shapes,
@@ -344,12 +347,14 @@ int main(int argc, char** argv) {
   bool int8 = false, int4 = false, w8a8 = false, bf16 = false;
   bool int8Fp32Products = false;
   bool int4F32Scales = false, cold = false, bRows = false;
+  bool bTransposed = false;
   auto isModeFlag = [](const char* arg) {
     return !std::strcmp(arg, "--int8") || !std::strcmp(arg, "--int4") ||
            !std::strcmp(arg, "--int8-fp32-products") ||
            !std::strcmp(arg, "--int4-f32-scales") ||
            !std::strcmp(arg, "--w8a8") || !std::strcmp(arg, "--bf16") ||
-           !std::strcmp(arg, "--cold") || !std::strcmp(arg, "--b-rows");
+           !std::strcmp(arg, "--cold") || !std::strcmp(arg, "--b-rows") ||
+           !std::strcmp(arg, "--b-transposed");
   };
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--int8")) int8 = true;
@@ -361,6 +366,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--bf16")) bf16 = true;
     if (!std::strcmp(argv[i], "--cold")) cold = true;
     if (!std::strcmp(argv[i], "--b-rows")) bRows = true;
+    if (!std::strcmp(argv[i], "--b-transposed")) bTransposed = true;
   }
   for (int i = 1; i + 1 < argc; i += 2) {
     if (isModeFlag(argv[i])) --i;
@@ -379,7 +385,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--shape") &&
         std::sscanf(argv[i + 1], "%ldx%ldx%ld", &m, &k, &n) == 3 && m > 0 &&
         k > 0 && n > 0)
-      chosen.push_back({m, k, n, !bRows});
+      chosen.push_back({m, k, n, !bRows && !bTransposed});
   }
   const std::vector<Shape> defaults = {
       {512, 768, 768, true},   {512, 768, 3072, true}, {512, 3072, 768, true},

@@ -14,6 +14,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "../run_context.h"
 #include "amx.h"
@@ -39,6 +42,12 @@ constexpr int64_t kSkinnyRows = 16;  // at most: runSkinny (decode batches)
 constexpr int64_t kSkinnyGroup = 4;
 constexpr int64_t kSkinnyKb = 128;
 constexpr int64_t kMaxMr = 8;
+// A B that is packed per call (attention's K^T) is packed once per row
+// block: with a gathered B, rows per task grow to hold about this many
+// bytes of A's k block (in L2 on every host measured), so fewer row blocks
+// pack it again (512 x 64 x 512 scores on AMD Zen 4: 60-78% of peak with
+// 128-row blocks).
+constexpr int64_t kGatheredABytes = 256 * 1024;
 
 static_assert(kW == 32, "the tiles are written for 32-column panels");
 
@@ -271,6 +280,36 @@ void batchOffsets(const Problem& p, int64_t index, int64_t* a, int64_t* b,
   }
 }
 
+// |kc| x |cols| of a B whose k stride is 1 (column j at src + j * bn)
+// into a panel slice of 32 columns (those past |cols| zero): 4 x 4
+// transposes where whole, so the gather reads B in lines, not floats.
+void packTransposedSlice(const float* src, int64_t bn, int64_t kc,
+                         int64_t cols, float* out) {
+  int64_t j = 0;
+#if defined(__x86_64__)
+  for (; j + 4 <= cols; j += 4) {
+    const float* col = src + j * bn;
+    int64_t k = 0;
+    for (; k + 4 <= kc; k += 4) {
+      __m128 r0 = _mm_loadu_ps(col + k), r1 = _mm_loadu_ps(col + bn + k);
+      __m128 r2 = _mm_loadu_ps(col + 2 * bn + k);
+      __m128 r3 = _mm_loadu_ps(col + 3 * bn + k);
+      _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+      _mm_store_ps(out + k * kW + j, r0);
+      _mm_store_ps(out + (k + 1) * kW + j, r1);
+      _mm_store_ps(out + (k + 2) * kW + j, r2);
+      _mm_store_ps(out + (k + 3) * kW + j, r3);
+    }
+    for (; k < kc; ++k)
+      for (int64_t q = 0; q < 4; ++q) out[k * kW + j + q] = col[q * bn + k];
+  }
+#endif
+  for (; j < cols; ++j)
+    for (int64_t k = 0; k < kc; ++k) out[k * kW + j] = src[j * bn + k];
+  for (int64_t k = 0; k < kc; ++k)
+    for (int64_t jj = cols; jj < kW; ++jj) out[k * kW + jj] = 0.0f;
+}
+
 // Rows [m0, m0 + mc) x panels [p0, p1) of one batch.
 void runBlock(const Problem& p, const MatmulTiles& t, Scratch& s,
               const float* a, const float* b, float* c, int64_t m0,
@@ -337,6 +376,9 @@ void runBlock(const Problem& p, const MatmulTiles& t, Scratch& s,
         bPanel = s.bPanel;
       } else if (p.packed) {
         bPanel = b + panel * p.k * kW + k0 * kW;
+      } else if (p.bk == 1 && p.bn != 1) {
+        packTransposedSlice(b + k0 + n0 * p.bn, p.bn, kc, cols, s.bPanel);
+        bPanel = s.bPanel;
       } else {
         const float* src = b + k0 * p.bk + n0 * p.bn;
         for (int64_t k = 0; k < kc; ++k) {
@@ -806,6 +848,9 @@ void run(strata_rt_context_t* context, Problem p) {
   // Row blocks of whole register tiles, panel blocks of kNcPanels; with few
   // tasks per thread, shrink the blocks so every thread gets work.
   int64_t mc = minOf(kMc, p.m);
+  if (!p.packed && p.bn != 1 && p.ak == 1 && !p.int8 && !p.int4)
+    mc = minOf(p.m, maxOf(kMc, kGatheredABytes / (minOf(p.k, kKc) * 4) /
+                                   t.mr * t.mr));
   int64_t nc = kNcPanels;
   while (batches * ceilDiv(p.m, mc) * ceilDiv(panels, nc) < threads * 2) {
     if (nc > 1) {

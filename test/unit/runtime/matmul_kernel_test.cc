@@ -134,6 +134,17 @@ TEST_P(MatmulKernelTest, StridedOperands) {
       check({1, 37, 45, 70, false, transA, transB, false, false}, 2);
 }
 
+// A transposed B (attention's K^T) is packed once per row block, in 4 x 4
+// transposes; row blocks grow with small k: ragged columns and k, several
+// k blocks, rows past one block.
+TEST_P(MatmulKernelTest, TransposedBInLargeRowBlocks) {
+  for (uint32_t threads : {1u, 2u, 3u}) {
+    check({2, 530, 70, 64, false, false, true, false, false}, threads);
+    check({1, 300, 33, 263, false, false, true, true, false}, threads);
+    check({3, 129, 5, 3, false, false, true, false, true}, threads);
+  }
+}
+
 TEST_P(MatmulKernelTest, BatchesAccumulateAndThreads) {
   for (uint32_t threads : {1u, 2u, 3u, 4u}) {
     check({5, 19, 40, 33, false, false, true, true, false}, threads);
