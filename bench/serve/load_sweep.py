@@ -3,8 +3,13 @@
 # Continuous batching against static batching on the same artifact and
 # engine: strata-serve is started once per policy (--static-batching for the
 # baseline) and fed the same request trace at each offered load: Poisson
-# arrivals, prompt and output lengths drawn uniformly (seeded), greedy,
-# streamed. Measured at the client: throughput (generated tokens over the
+# arrivals, prompt and output lengths drawn (seeded), greedy, streamed.
+# Lengths (--lengths): "uniform" draws prompts from --prompt-range and
+# outputs from --output-range; "sharegpt" draws both from long-tailed
+# lognormals (sigma 0.8) with the means the vLLM paper reports for ShareGPT
+# conversations (161 prompt and 338 output tokens), scaled by
+# --length-scale and clipped to fit the artifact's context, the shape of
+# the traces serving systems are compared on. Measured at the client: throughput (generated tokens over the
 # time from the first arrival to the last answer), TTFT (send to first text
 # chunk) and TPOT (a request's mean time between chunks after the first),
 # p50 and p99 over requests.
@@ -44,14 +49,39 @@ WORDS = ("And God said Let there be light and there was light In the "
          "face of the deep Spirit moved waters").split()
 
 
-def trace(count, rate, seed, prompt_range, output_range, vocab=None):
+SHAREGPT_MEANS = (161, 338)  # prompt, output tokens (vLLM paper, ShareGPT)
+SHAREGPT_SIGMA = 0.8
+
+
+def lognormal_length(rng, mean, low, high):
+    """A length from a lognormal of |mean| and SHAREGPT_SIGMA, in [low, high]."""
+    import math
+    mu = math.log(mean) - SHAREGPT_SIGMA ** 2 / 2
+    return max(low, min(high, int(round(rng.lognormvariate(mu, SHAREGPT_SIGMA)))))
+
+
+def draw_lengths(rng, lengths, prompt_range, output_range):
+    """(prompt length, max_tokens): uniform in the ranges, or ShareGPT-shaped
+    (lengths = ("sharegpt", scale, context))."""
+    if lengths[0] == "uniform":
+        return rng.randint(*prompt_range), rng.randint(*output_range)
+    _, scale, context = lengths
+    prompt = lognormal_length(rng, SHAREGPT_MEANS[0] * scale, 4, context // 2)
+    output = lognormal_length(rng, SHAREGPT_MEANS[1] * scale, 4,
+                              context - prompt - 1)
+    return prompt, output
+
+
+def trace(count, rate, seed, prompt_range, output_range, vocab=None,
+          lengths=("uniform",)):
     """(arrival offset s, prompt, max_tokens) per request: text, or token
     ids below |vocab| when it is given."""
     rng = random.Random(seed)
     t, out = 0.0, []
     for _ in range(count):
         t += rng.expovariate(rate)
-        length = rng.randint(*prompt_range)
+        length, max_tokens = draw_lengths(rng, lengths, prompt_range,
+                                          output_range)
         if vocab:
             prompt = [rng.randrange(3, vocab) for _ in range(length)]
         else:
@@ -59,7 +89,7 @@ def trace(count, rate, seed, prompt_range, output_range, vocab=None):
             while len(prompt) < length:
                 prompt += rng.choice(WORDS) + " "
             prompt = prompt[:length]
-        out.append((t, prompt, rng.randint(*output_range)))
+        out.append((t, prompt, max_tokens))
     return out
 
 
@@ -185,14 +215,15 @@ def genai_static(threads, prompt_len, new_tokens, batches, rounds=3):
 def compile_model(args, artifact):
     if args.model == "bytegpt":
         h.compile_bytegpt(args.bin_dir, args.fixture, artifact,
-                          max_batch=args.max_seqs, max_seq=256)
+                          max_batch=args.max_seqs, max_seq=args.max_seq)
         return None, []
     sys.path.insert(0, os.path.join(ROOT, "bench"))
     from genai import checkpoint, strata_onnx
     import subprocess
     subprocess.run([os.path.join(args.bin_dir, "strata-compile"),
                     strata_onnx(checkpoint()), "-o", artifact, "--quiet",
-                    "--max-batch", str(args.max_seqs), "--max-seq", "512"],
+                    "--max-batch", str(args.max_seqs), "--max-seq",
+                    str(args.max_seq)],
                    check=True)
     return 32000, ["--tokenizer", "none"]
 
@@ -212,13 +243,31 @@ def main():
     parser.add_argument("--prompt-range", default="16,96")
     parser.add_argument("--output-range", default="16,160")
     parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--lengths", choices=["uniform", "sharegpt"],
+                        default="uniform")
+    parser.add_argument("--length-scale", type=float, default=1.0,
+                        help="sharegpt: multiplies both means")
+    parser.add_argument("--max-seq", type=int, default=0,
+                        help="the artifact's context (default: 256 for "
+                        "bytegpt, 512 for llama-124m)")
     parser.add_argument("--out")
     parser.add_argument("--plot")
     args = parser.parse_args()
     loads = [float(x) for x in args.loads.split(",")]
     prompt_range = tuple(int(x) for x in args.prompt_range.split(","))
     output_range = tuple(int(x) for x in args.output_range.split(","))
+    if not args.max_seq:
+        args.max_seq = 256 if args.model == "bytegpt" else 512
+    lengths = (("uniform",) if args.lengths == "uniform" else
+               ("sharegpt", args.length_scale, args.max_seq))
     results = {"continuous": [], "static": []}
+    sample = trace(args.requests, loads[0], args.seed, prompt_range,
+                   output_range, 1000, lengths)
+    mean_prompt = statistics.mean(len(p) for _, p, _ in sample)
+    mean_output = statistics.mean(n for _, _, n in sample)
+    print(f"lengths {args.lengths}: mean prompt {mean_prompt:.0f}, mean "
+          f"max_tokens {mean_output:.0f} (max {max(n for _, _, n in sample)})",
+          flush=True)
     with tempfile.TemporaryDirectory() as work:
         artifact = os.path.join(work, "model.strata")
         vocab, serve_flags = compile_model(args, artifact)
@@ -229,10 +278,10 @@ def main():
                               "--max-queue", "4096", *serve_flags, *extra)
             try:
                 run_load(server, trace(8, 50, 99, prompt_range, output_range,
-                                       vocab))
+                                       vocab, lengths))
                 for load in loads:
                     items = trace(args.requests, load, args.seed, prompt_range,
-                                  output_range, vocab)
+                                  output_range, vocab, lengths)
                     row = dict(load_rps=load, **run_load(server, items))
                     results[policy].append(row)
                     print(f"{policy:10s} {load:6.1f} req/s: "
@@ -248,14 +297,17 @@ def main():
           f"{best['static']:.0f} tok/s, ratio {best['continuous'] / best['static']:.2f}")
     genai = None
     if args.genai:
-        genai = genai_static(args.threads or 2, sum(prompt_range) // 2,
-                             sum(output_range) // 2, (1, 4, 8))
+        genai = genai_static(args.threads or 2, round(mean_prompt),
+                             round(mean_output), sorted({1, 4, 8, args.max_seqs}))
         print(f"Strata continuous best / genai best static batch: "
               f"{best['continuous'] / max(genai.values()):.2f}")
     report = {"model": args.model, "genai_static_tok_s": genai,
               "threads": args.threads,
               "max_seqs": args.max_seqs, "requests_per_load": args.requests,
-              "prompt_bytes": prompt_range, "output_tokens": output_range,
+              "lengths": args.lengths, "length_scale": args.length_scale,
+              "max_seq": args.max_seq, "mean_prompt": mean_prompt,
+              "mean_max_tokens": mean_output,
+              "prompt_range": prompt_range, "output_range": output_range,
               "results": results, "best_throughput": best}
     if args.out:
         with open(args.out, "w") as f:

@@ -99,12 +99,20 @@ struct strata_scheduler_t {
   std::vector<Request*> running;
   std::map<uint64_t, Request*> bySequence;
   std::vector<Request*> finishedNow;
+  // Static batching: generator sequences whose request has ended, still
+  // decoding (their tokens dropped) until the batch's longest ends, as the
+  // rows of a static batch do in the systems that batch this way.
+  std::set<uint64_t> held;
   uint64_t tokensUncounted = 0;
   std::thread engine;
 
   void run();
   bool iterate();
-  void admit(Request* request);
+  // |batchNewTokens|: with static batching, the most tokens any request of
+  // the batch asks for (each row decodes that long).
+  void admit(Request* request, int64_t batchNewTokens);
+  // Tokens |request| asks for: max_new_tokens, or up to the context.
+  int64_t newTokensAsked(const Request* request) const;
   void prefillWaiting(size_t budget);
   // Counts the prompt tokens the generator found cached for |request|
   // since the last call (at admission, or a paged cache's first prefill).
@@ -123,6 +131,12 @@ struct strata_scheduler_t {
 void strata_scheduler_t::onToken(void* user, uint64_t sequence, int64_t token,
                                  int finished) {
   auto* self = static_cast<strata_scheduler_t*>(user);
+  if (self->held.count(sequence)) {
+    std::lock_guard<std::mutex> lock(self->mutex);
+    ++self->counters.padding_tokens;
+    if (finished) self->held.erase(sequence);
+    return;
+  }
   auto it = self->bySequence.find(sequence);
   if (it == self->bySequence.end()) return;
   Request* request = it->second;
@@ -130,6 +144,18 @@ void strata_scheduler_t::onToken(void* user, uint64_t sequence, int64_t token,
   if (request->generated == 0) request->firstToken = now;
   ++request->generated;
   ++self->tokensUncounted;
+  const auto& stops = request->stopTokens;
+  const bool stopped = std::find(stops.begin(), stops.end(), token) != stops.end();
+  // A static batch's rows run on past their own end (admit): the request
+  // ends here, its sequence decodes on as padding.
+  if (!finished && self->staticBatching &&
+      (stopped || static_cast<int64_t>(request->generated) >=
+                      self->newTokensAsked(request))) {
+    self->held.insert(sequence);
+    self->finalize(request, stopped ? STRATA_REQUEST_STOPPED : STRATA_REQUEST_LENGTH,
+                   true, token, nullptr);
+    return;
+  }
   if (!finished) {
     strata_request_event_t event{};
     event.request_id = request->id;
@@ -139,8 +165,6 @@ void strata_scheduler_t::onToken(void* user, uint64_t sequence, int64_t token,
     request->callback(request->user, &event);
     return;
   }
-  const auto& stops = request->stopTokens;
-  const bool stopped = std::find(stops.begin(), stops.end(), token) != stops.end();
   self->finalize(request, stopped ? STRATA_REQUEST_STOPPED : STRATA_REQUEST_LENGTH,
                  true, token, nullptr);
 }
@@ -153,8 +177,9 @@ void strata_scheduler_t::finalize(Request* request, strata_request_state_t state
   if (request->done) return;
   request->done = true;
   if (request->inGenerator) {
-    strata_status_free(
-        strata_generator_remove_sequence(generator, request->sequence));
+    if (!held.count(request->sequence))
+      strata_status_free(
+          strata_generator_remove_sequence(generator, request->sequence));
     bySequence.erase(request->sequence);
     request->inGenerator = false;
     finishedNow.push_back(request);
@@ -220,12 +245,31 @@ void strata_scheduler_t::sweepFinished() {
   settled.notify_all();
 }
 
-void strata_scheduler_t::admit(Request* request) {
+int64_t strata_scheduler_t::newTokensAsked(const Request* request) const {
+  const int64_t rest =
+      static_cast<int64_t>(context) - static_cast<int64_t>(request->prompt.size());
+  const int64_t asked = request->params.max_new_tokens;
+  return asked > 0 && asked < rest ? asked : rest;
+}
+
+void strata_scheduler_t::admit(Request* request, int64_t batchNewTokens) {
   request->admitted = Clock::now();
+  // Static batching: the generator runs the row to the batch's longest
+  // (within the context), with no stop tokens; onToken ends the request
+  // where it asked.
+  strata_generation_params_t params = request->params;
+  if (staticBatching) {
+    const int64_t rest = static_cast<int64_t>(context) -
+                         static_cast<int64_t>(request->prompt.size());
+    params.max_new_tokens = std::max<int64_t>(
+        newTokensAsked(request), std::min(batchNewTokens, rest));
+    params.stop_tokens = nullptr;
+    params.stop_token_count = 0;
+  }
   uint64_t sequence = 0;
   strata_status_t status = strata_generator_begin_sequence(
-      generator, request->prompt.data(), request->prompt.size(),
-      &request->params, &sequence);
+      generator, request->prompt.data(), request->prompt.size(), &params,
+      &sequence);
   if (status) {
     finalize(request, STRATA_REQUEST_FAILED, false, 0,
              strata_status_message(status));
@@ -291,14 +335,20 @@ void strata_scheduler_t::failRunning(strata_status_t status,
 }
 
 void strata_scheduler_t::decode() {
-  bool anyDecoding = std::any_of(running.begin(), running.end(), [](const Request* r) {
-    return !r->done && r->generated > 0;
-  });
+  bool anyDecoding = !held.empty() ||
+                     std::any_of(running.begin(), running.end(), [](const Request* r) {
+                       return !r->done && r->generated > 0;
+                     });
   if (!anyDecoding) return;
   strata_status_t status = strata_generator_step(generator, nullptr);
   // A failed step moved nothing; retrying would fail the same way, so the
-  // decoding requests end with its message instead of spinning.
-  if (status) failRunning(status, true);
+  // decoding requests end with its message instead of spinning, and a
+  // static batch's padding rows stop.
+  if (!status) return;
+  for (uint64_t sequence : held)
+    strata_status_free(strata_generator_remove_sequence(generator, sequence));
+  held.clear();
+  failRunning(status, true);
 }
 
 // One iteration; false once stopped with nothing left.
@@ -309,10 +359,10 @@ bool strata_scheduler_t::iterate() {
     std::unique_lock<std::mutex> lock(mutex);
     wake.wait(lock, [&] {
       return stopping || !cancels.empty() || !running.empty() ||
-             (!queue.empty() && running.size() < maxSeqs);
+             !held.empty() || (!queue.empty() && running.size() < maxSeqs);
     });
     // A static batch takes no one until it has finished entirely.
-    const bool admitting = !staticBatching || running.empty();
+    const bool admitting = !staticBatching || (running.empty() && held.empty());
     for (uint64_t id : cancels) {
       auto it = requests.find(id);
       if (it == requests.end() || it->second->done) continue;
@@ -340,7 +390,10 @@ bool strata_scheduler_t::iterate() {
   for (Request* request : cancelled) {
     finalize(request, STRATA_REQUEST_CANCELLED, false, 0, nullptr);
   }
-  for (Request* request : admitted) admit(request);
+  int64_t batchNewTokens = 0;
+  for (const Request* request : admitted)
+    batchNewTokens = std::max(batchNewTokens, newTokensAsked(request));
+  for (Request* request : admitted) admit(request, batchNewTokens);
   sweepFinished();
   size_t decoding = 0;
   for (const Request* request : running) decoding += request->generated ? 1 : 0;

@@ -191,9 +191,49 @@ TEST_F(SchedulerTest, RequestsJoinRunningOnesUnlessBatchesAreStatic) {
     } else {
       EXPECT_LT(late.finalAt, longer.finalAt);
     }
+    // Static: the short request's row decoded on to the long one's 20.
+    EXPECT_EQ(stats().padding_tokens, staticBatching ? 18u : 0u);
     strata_scheduler_release(scheduler);
     scheduler = nullptr;
   }
+}
+
+// A static batch's rows run to its longest request, padding past their own
+// ends: each request still ends where it asked (a stop token, its length),
+// with its own tokens, and the batch's slots free only at the end.
+TEST_F(SchedulerTest, StaticBatchRowsDecodeUntilItsLongestEnds) {
+  start(/*maxSeqs=*/3, 0, 0, 0, /*staticBatching=*/true);
+  std::vector<int64_t> stopped = lmPrompt(5, 2);
+  const int64_t stop = lmReference(stopped)[3];
+  strata_generation_params_t stopParams = greedy(12);
+  stopParams.stop_tokens = &stop;
+  stopParams.stop_token_count = 1;
+  Outcome held, stopping, shorter, longer, next;
+  held.holdFirst = true;
+  submit(lmPrompt(3, 1), greedy(1), &held);
+  held.waitHolding();
+  submit(stopped, stopParams, &stopping);
+  submit(lmPrompt(4, 3), greedy(5), &shorter);
+  submit(lmPrompt(6, 4), greedy(12), &longer);
+  submit(lmPrompt(3, 5), greedy(3), &next);
+  held.release();
+  STRATA_ASSERT_OK(strata_scheduler_drain(scheduler, -1));
+  EXPECT_EQ(stopping.state, STRATA_REQUEST_STOPPED);
+  EXPECT_EQ(stopping.tokens, lmReference(stopped, 12, {stop}));
+  EXPECT_EQ(shorter.state, STRATA_REQUEST_LENGTH);
+  EXPECT_EQ(shorter.tokens, lmReference(lmPrompt(4, 3), 5));
+  EXPECT_EQ(longer.tokens, lmReference(lmPrompt(6, 4), 12));
+  EXPECT_EQ(next.tokens, lmReference(lmPrompt(3, 5), 3));
+  EXPECT_LT(shorter.finalAt, longer.finalAt);
+  EXPECT_GT(next.firstAt, longer.finalAt);
+  // Rows past the stop token and past the short one's length, to 12.
+  const uint64_t untilStop = stopping.tokens.size();
+  ASSERT_LT(untilStop, 12u);
+  const strata_scheduler_stats_t s = stats();
+  EXPECT_EQ(s.padding_tokens, (12 - untilStop) + (12u - 5u));
+  EXPECT_EQ(s.running, 0u);
+  EXPECT_EQ(s.cached_tokens, 0u);
+  EXPECT_EQ(s.generated_tokens, 1u + untilStop + 5u + 12u + 3u);
 }
 
 TEST_F(SchedulerTest, StopTokensEndRequestsAsStopped) {

@@ -88,7 +88,10 @@ typedef struct strata_scheduler_options_t {
   /// Nonzero: static batching, the baseline continuous batching is measured
   /// against. A batch of up to max_seqs waiting requests starts only when
   /// the previous batch has finished entirely; its prompts run before any
-  /// decode, and no request joins it meanwhile.
+  /// decode, and no request joins it meanwhile. Every row decodes until the
+  /// batch's longest request ends (a request that ended sooner has had its
+  /// final event; its row's further tokens are dropped), as in systems
+  /// that batch statically (Hugging Face generate, onnxruntime-genai).
   int32_t static_batching;
   /// The generator's prefix_reuse (generate.h): a request whose prompt
   /// starts like the tokens a free slot still caches skips their prefill.
@@ -136,6 +139,9 @@ typedef struct strata_scheduler_stats_t {
   uint64_t kv_blocks_total;
   uint64_t kv_blocks_used;
   uint64_t preemptions;
+  /// Static batching: tokens decoded for rows whose request had already
+  /// ended, while they waited for their batch's longest (0 otherwise).
+  uint64_t padding_tokens;
 } strata_scheduler_stats_t;
 
 /// Zeroes |stats| and sets struct_size to this header's size.
