@@ -29,6 +29,11 @@
 #       [--requests 96] [--max-seqs 8] [--out FILE.json] [--plot FILE.png]
 #   ~/.cache/strata/bench-venv/bin/python bench/serve/load_sweep.py \
 #       --model llama-124m --genai --loads 1,2,4,8 [--threads 2]
+# The docs/serving.md figures:
+#   ... --model llama-124m --lengths sharegpt --max-seq 1024 --max-seqs 16 \
+#       --loads 2,4 --requests 128 --threads 2 --genai
+#   ... --model bytegpt --lengths sharegpt --length-scale 0.25 \
+#       --max-seq 256 --max-seqs 16 --loads 16,32,64 --requests 256 --threads 2
 import argparse
 import concurrent.futures
 import json
