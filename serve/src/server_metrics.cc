@@ -108,6 +108,11 @@ std::string ServerMetrics::render(const strata_scheduler_stats_t& stats) const {
           "recomputed (a contiguous cache reserves slots whole: none).");
   writeSample("strata_preemptions_total", "",
               static_cast<double>(stats.preemptions), &out);
+  counter("strata_padding_tokens_total",
+          "Tokens static batches decoded for rows whose request had ended "
+          "(--static-batching; 0 with continuous batching).");
+  writeSample("strata_padding_tokens_total", "",
+              static_cast<double>(stats.padding_tokens), &out);
   counter("strata_engine_busy_seconds_total",
           "Time the scheduler's iterations took; its rate is utilisation.");
   writeSample("strata_engine_busy_seconds_total", "", stats.busy_ms / 1000.0,

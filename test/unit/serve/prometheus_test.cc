@@ -46,7 +46,7 @@ TEST(PrometheusTest, ServerPageHasEveryFamily) {
         "strata_requests_running", "strata_kv_cache_blocks_used",
         "strata_kv_cache_blocks_free", "strata_requests_total",
         "strata_prompt_tokens_total", "strata_generation_tokens_total",
-        "strata_preemptions_total"}) {
+        "strata_preemptions_total", "strata_padding_tokens_total"}) {
     EXPECT_NE(page.find(std::string("# TYPE ") + family + " "), std::string::npos)
         << family;
   }
