@@ -37,6 +37,7 @@
 import argparse
 import concurrent.futures
 import json
+import math
 import os
 import random
 import statistics
@@ -60,7 +61,6 @@ SHAREGPT_SIGMA = 0.8
 
 def lognormal_length(rng, mean, low, high):
     """A length from a lognormal of |mean| and SHAREGPT_SIGMA, in [low, high]."""
-    import math
     mu = math.log(mean) - SHAREGPT_SIGMA ** 2 / 2
     return max(low, min(high, int(round(rng.lognormvariate(mu, SHAREGPT_SIGMA)))))
 
@@ -266,16 +266,19 @@ def main():
     lengths = (("uniform",) if args.lengths == "uniform" else
                ("sharegpt", args.length_scale, args.max_seq))
     results = {"continuous": [], "static": []}
-    sample = trace(args.requests, loads[0], args.seed, prompt_range,
-                   output_range, 1000, lengths)
-    mean_prompt = statistics.mean(len(p) for _, p, _ in sample)
-    mean_output = statistics.mean(n for _, _, n in sample)
-    print(f"lengths {args.lengths}: mean prompt {mean_prompt:.0f}, mean "
-          f"max_tokens {mean_output:.0f} (max {max(n for _, _, n in sample)})",
-          flush=True)
     with tempfile.TemporaryDirectory() as work:
         artifact = os.path.join(work, "model.strata")
         vocab, serve_flags = compile_model(args, artifact)
+        # Every load draws the same lengths (the seed's), so one trace gives
+        # the means; its prompts must be drawn as the loads' are (ids below
+        # the vocabulary, or text), or the draws after them differ.
+        sample = trace(args.requests, loads[0], args.seed, prompt_range,
+                       output_range, vocab, lengths)
+        mean_prompt = statistics.mean(len(p) for _, p, _ in sample)
+        mean_output = statistics.mean(n for _, _, n in sample)
+        print(f"lengths {args.lengths}: mean prompt {mean_prompt:.0f}, mean "
+              f"max_tokens {mean_output:.0f} "
+              f"(max {max(n for _, _, n in sample)})", flush=True)
         for policy in ("continuous", "static"):
             extra = ["--static-batching"] if policy == "static" else []
             server = h.Server(args.bin_dir, artifact, "--max-seqs",

@@ -104,6 +104,7 @@ struct strata_scheduler_t {
   // rows of a static batch do in the systems that batch this way.
   std::set<uint64_t> held;
   uint64_t tokensUncounted = 0;
+  uint64_t paddingUncounted = 0;
   std::thread engine;
 
   void run();
@@ -111,6 +112,8 @@ struct strata_scheduler_t {
   // |batchNewTokens|: with static batching, the most tokens any request of
   // the batch asks for (each row decodes that long).
   void admit(Request* request, int64_t batchNewTokens);
+  // Positions the context has past |request|'s prompt.
+  int64_t contextLeft(const Request* request) const;
   // Tokens |request| asks for: max_new_tokens, or up to the context.
   int64_t newTokensAsked(const Request* request) const;
   void prefillWaiting(size_t budget);
@@ -132,8 +135,7 @@ void strata_scheduler_t::onToken(void* user, uint64_t sequence, int64_t token,
                                  int finished) {
   auto* self = static_cast<strata_scheduler_t*>(user);
   if (self->held.count(sequence)) {
-    std::lock_guard<std::mutex> lock(self->mutex);
-    ++self->counters.padding_tokens;
+    ++self->paddingUncounted;
     if (finished) self->held.erase(sequence);
     return;
   }
@@ -239,15 +241,20 @@ void strata_scheduler_t::sweepFinished() {
   cachedTokens = cached;
   cache = cacheNow;
   counters.generated_tokens += std::exchange(tokensUncounted, 0);
+  counters.padding_tokens += std::exchange(paddingUncounted, 0);
   if (finishedNow.empty()) return;
   for (Request* request : finishedNow) requests.erase(request->id);
   finishedNow.clear();
   settled.notify_all();
 }
 
+int64_t strata_scheduler_t::contextLeft(const Request* request) const {
+  return static_cast<int64_t>(context) -
+         static_cast<int64_t>(request->prompt.size());
+}
+
 int64_t strata_scheduler_t::newTokensAsked(const Request* request) const {
-  const int64_t rest =
-      static_cast<int64_t>(context) - static_cast<int64_t>(request->prompt.size());
+  const int64_t rest = contextLeft(request);
   const int64_t asked = request->params.max_new_tokens;
   return asked > 0 && asked < rest ? asked : rest;
 }
@@ -255,14 +262,11 @@ int64_t strata_scheduler_t::newTokensAsked(const Request* request) const {
 void strata_scheduler_t::admit(Request* request, int64_t batchNewTokens) {
   request->admitted = Clock::now();
   // Static batching: the generator runs the row to the batch's longest
-  // (within the context), with no stop tokens; onToken ends the request
-  // where it asked.
+  // (within the context; never short of the request's own, which is among
+  // them), with no stop tokens; onToken ends the request where it asked.
   strata_generation_params_t params = request->params;
   if (staticBatching) {
-    const int64_t rest = static_cast<int64_t>(context) -
-                         static_cast<int64_t>(request->prompt.size());
-    params.max_new_tokens = std::max<int64_t>(
-        newTokensAsked(request), std::min(batchNewTokens, rest));
+    params.max_new_tokens = std::min(batchNewTokens, contextLeft(request));
     params.stop_tokens = nullptr;
     params.stop_token_count = 0;
   }
