@@ -51,7 +51,10 @@ LogicalResult checkLowerable(Operation *op) {
   // per-window counts are computed from static spatial dims.
   if (isa<ir::ConvOp, ir::PoolOp>(op)) {
     auto in = cast<RankedTensorType>(op->getOperand(0).getType());
-    if (llvm::any_of(in.getShape().drop_front(2), ShapedType::isDynamic))
+    auto conv = dyn_cast<ir::ConvOp>(op);
+    // [N, C, S...], or [N, S..., C] channels last (C static either way).
+    const size_t lead = conv && conv.getChannelsLast() ? 1 : 2;
+    if (llvm::any_of(in.getShape().drop_front(lead), ShapedType::isDynamic))
       return op->emitOpError()
              << "expected static spatial dims, got "
              << ir::formatShape(in.getShape())

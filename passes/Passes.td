@@ -622,6 +622,31 @@ def FoldChannelAffinePass : InterfacePass<"strata-fold-channel-affine",
   }];
 }
 
+def ConvChannelsLastPass : InterfacePass<"strata-conv-channels-last",
+                                          "mlir::FunctionOpInterface"> {
+  let summary = "run fp32 convolutions over channels-last tensors";
+  let description = [{
+    Every fp32 `strata.conv` with one group, no input dilations, a
+    constant weight and static channel and spatial dims becomes a
+    `channels_last` convolution between transposes: the input to [N,
+    S..., C], the weight to [K..., C, M] (a constant transpose, folded by
+    `strata-fold-constant-transposes`), the result back to [N, M, O...].
+    The transposes back then sink below the elementwise float ops after
+    them (operands all transposed alike, or single elements) so that
+    consecutive convolutions cancel theirs: a run of convolutions, ReLUs
+    and residual adds stays channels last, transposed only at its edges.
+
+    ```mlir
+    %y = strata.conv %x, %w {...} : (tensor<1x64x56x56xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x56x56xf32>
+    // becomes
+    %t = strata.transpose %x, [0, 2, 3, 1] : tensor<1x64x56x56xf32> -> tensor<1x56x56x64xf32>
+    %y2 = strata.conv %t, %w2 {channels_last, ...} : (tensor<1x56x56x64xf32>, tensor<3x3x64x64xf32>) -> tensor<1x56x56x64xf32>
+    %y = strata.transpose %y2, [0, 3, 1, 2] : tensor<1x56x56x64xf32> -> tensor<1x64x56x56xf32>
+    ```
+  }];
+  let dependentDialects = ["::strata::ir::StrataDialect"];
+}
+
 def FoldConstantTransposesPass
     : InterfacePass<"strata-fold-constant-transposes",
                     "mlir::FunctionOpInterface"> {

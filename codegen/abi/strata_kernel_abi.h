@@ -929,6 +929,47 @@ static inline void strata_pack_b_i4_f16_blocks(const int8_t* src, int64_t k,
     }
 }
 
+/*
+ * strata_rt_conv_f32(strata_rt_context_t* context, const int64_t* params)
+ *
+ * A channels-last fp32 convolution with one group, params at the
+ * STRATA_CONV_* indices: out[n, o..., m] = bias[m] + sum over taps t and
+ * channels c of in[n, o * stride + t * dilation - pad_begin, c] * W[t, c,
+ * m] (zero outside the input), plus residual[n, o..., m] where
+ * STRATA_CONV_RESIDUAL is an address (0: none), then max(0, .) with
+ * STRATA_CONV_FLAG_RELU.
+ * D = STRATA_CONV_SPATIAL (1..3) spatial dims; the per-dim fields hold D
+ * values. The input [N, S..., C] and the output [N, O..., M] are
+ * contiguous at byte addresses (a residual too, shaped as the output, not
+ * overlapping it); the weight, [K..., C, M] read as a (K * C)
+ * x M matrix, is packed at compile time in STRATA_MM_LAYOUT_PANEL_F32;
+ * bias (M floats) is an address or 0. The runtime multiplies the
+ * convolution's columns (row: an output position, k: a tap's channel)
+ * block by block, gathered from the input as it goes, with the matmul's
+ * fp32 tiles.
+ */
+enum {
+  STRATA_CONV_FLAGS = 0,
+  STRATA_CONV_BATCH = 1,         /* N */
+  STRATA_CONV_SPATIAL = 2,       /* D */
+  STRATA_CONV_CHANNELS = 3,      /* C */
+  STRATA_CONV_OUT_CHANNELS = 4,  /* M */
+  STRATA_CONV_IN_SIZES = 5,      /* [3] S */
+  STRATA_CONV_OUT_SIZES = 8,     /* [3] O */
+  STRATA_CONV_KERNEL = 11,       /* [3] K */
+  STRATA_CONV_STRIDES = 14,      /* [3] */
+  STRATA_CONV_DILATIONS = 17,    /* [3] */
+  STRATA_CONV_PADS_BEGIN = 20,   /* [3] */
+  STRATA_CONV_INPUT = 23,
+  STRATA_CONV_WEIGHT = 24,
+  STRATA_CONV_BIAS = 25,
+  STRATA_CONV_OUTPUT = 26,
+  STRATA_CONV_RESIDUAL = 27,
+  STRATA_CONV_PARAM_COUNT = 28
+};
+/* max(0, x) on every output element, after the bias and residual. */
+#define STRATA_CONV_FLAG_RELU 1
+
 /* Element types, as recorded in the manifest (values never change). New
  * values are only appended; that leaves the calling convention as it is, so
  * it keeps STRATA_KERNEL_ABI_VERSION (a runtime that predates a value

@@ -30,6 +30,7 @@ void buildCpuStrataPipeline(OpPassManager &pm,
                             const CpuPipelineOptions &options) {
   if (options.runtimeAttention)
     pm.addPass(createAttentionToRuntimePass(options.stats));
+  pm.addPass(createConvToRuntimePass(options.stats));
   pm.addPass(createCollectivesToRuntimePass());
 }
 

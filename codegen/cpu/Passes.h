@@ -68,6 +68,7 @@ inline constexpr llvm::StringLiteral kWeightsAttr = "strata.weights";
 /// What code generation made, for `strata-compile --report`.
 struct CpuCodegenStats {
   unsigned attentionCalls = 0;   // attention ops calling the runtime kernel
+  unsigned convCalls = 0;        // convolutions calling the runtime kernel
   unsigned kernels = 0;          // generated loop-nest functions
   unsigned checks = 0;           // run-time checks on input values
   unsigned matmulCalls = 0;      // contractions calling the runtime matmul
@@ -94,6 +95,7 @@ struct CpuCodegenStats {
 /// (which must outlive the pass manager). The registered forms (no
 /// argument) count only into the passes' statistics.
 std::unique_ptr<mlir::Pass> createAttentionToRuntimePass(CpuCodegenStats *stats);
+std::unique_ptr<mlir::Pass> createConvToRuntimePass(CpuCodegenStats *stats);
 std::unique_ptr<mlir::Pass> createEarlyDeallocPass(CpuCodegenStats *stats);
 std::unique_ptr<mlir::Pass> createMemoryPlanPass(CpuCodegenStats *stats);
 std::unique_ptr<mlir::Pass> createMatmulToRuntimePass(CpuCodegenStats *stats);

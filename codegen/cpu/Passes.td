@@ -41,6 +41,29 @@ def AttentionToRuntimePass : Pass<"strata-cpu-attention-to-runtime",
     Statistic<"numCalls", "calls", "attention ops replaced by a runtime call">];
 }
 
+def ConvToRuntimePass : Pass<"strata-cpu-conv-to-runtime", "mlir::ModuleOp"> {
+  let summary = "channels-last fp32 strata.conv -> a call of the runtime's convolution";
+  let description = [{
+    Replaces every fp32 `strata.conv` with `channels_last` (1 to 3 spatial
+    dims, static except the batch, a constant weight and bias, an input
+    computed into a buffer of its own or an entry's argument) by a call to
+    `strata_rt_conv_f32` (kernel ABI imports): the weight packed here into
+    the matmul's panels, the input and bias read in place, the result a
+    fresh buffer. The runtime multiplies the convolution's columns block by
+    block as it gathers them from the input, so they are never stored, and
+    starts its C tiles from the bias. A residual `strata.add` of a value
+    shaped as the result and a `strata.relu` after it (each the only
+    reader of what it reads) join the call, applied in its C tiles. Other
+    convolutions are left to the generic lowering.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numCalls", "calls", "convolutions replaced by a runtime call">];
+}
+
 def CollectivesToRuntimePass : Pass<"strata-cpu-collectives-to-runtime",
                                     "mlir::ModuleOp"> {
   let summary = "strata.all_reduce / all_gather / send / recv -> the "

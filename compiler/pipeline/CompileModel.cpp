@@ -854,6 +854,7 @@ FailureOr<CompiledArtifact> compileModel(MLIRContext &context,
     result.signatures.setParallel(parallel);
   }
   rep.codegen.attentionCalls = strataLevel.attentionCalls;
+  rep.codegen.convCalls = strataLevel.convCalls;
   rep.weightsBytes = result.weights.size();
   rep.codeBytes = result.sharedObject.size();
   rep.codegenDone = true;

@@ -129,6 +129,8 @@ void printCodegenReport(llvm::raw_ostream &os, const CompileReport &report) {
      << stats.bf16MatmulCalls << " bf16\n"
      << "attention: " << stats.attentionCalls
      << " calls to the runtime kernel\n"
+     << "conv: " << stats.convCalls
+     << " calls to the runtime kernel (columns gathered as multiplied)\n"
      << "run-time checks: " << stats.checks
      << " on input values and data-dependent extents\n"
      << "memory plan: " << stats.plannedBuffers
@@ -243,6 +245,7 @@ std::string compileReportJson(const CompileReport &report) {
       {"w8a8_matmul_calls", stats.w8a8MatmulCalls},
       {"bf16_matmul_calls", stats.bf16MatmulCalls},
       {"attention_calls", stats.attentionCalls},
+      {"conv_calls", stats.convCalls},
       {"checks", stats.checks},
       {"dispatches", std::move(dispatches)},
   };

@@ -41,6 +41,10 @@ void buildFusionPipeline(mlir::OpPassManager &pm,
   // After attention fusion, which reads a scale multiplied after a query
   // projection as the attention's own.
   fn.addPass(createFoldChannelAffinePass());
+  // After BatchNorm folding, which reads the NCHW weights; the weight
+  // transposes it adds fold into constants.
+  fn.addPass(createConvChannelsLastPass());
+  fn.addPass(createFoldConstantTransposesPass());
   fn.addPass(mlir::createCanonicalizerPass());
   fn.addPass(mlir::createCSEPass());
 }

@@ -218,4 +218,133 @@ Value convAsGemm(OpBuilder &b, Location loc, ConvOp op, Value padded,
       .getResult(0);
 }
 
+Value convChannelsLastAsGemm(OpBuilder &b, Location loc, ConvOp op, Value x,
+                             Value w, Value bias) {
+  MLIRContext *ctx = b.getContext();
+  auto out = cast<RankedTensorType>(op.getType());
+  RankedTensorType wt = typeOf(w), xt = typeOf(x);
+  Type et = out.getElementType();
+  const int64_t rank = out.getRank(), spatial = rank - 2;
+  const int64_t c = xt.getDimSize(rank - 1), m = wt.getDimSize(rank - 1);
+  ArrayRef<int64_t> pads = op.getPads(), strides = op.getStrides(),
+                    dilations = op.getDilations();
+  int64_t taps = 1;
+  bool direct = true;  // the input is the columns
+  for (int64_t d = 0; d < spatial; ++d) {
+    taps *= wt.getDimSize(d);
+    direct &= strides[d] == 1 && pads[d] == 0 && pads[spatial + d] == 0;
+  }
+  direct &= taps == 1;
+  auto loop = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
+  auto emptyLike = [&](RankedTensorType type, Value like) {
+    SmallVector<Value> dynamic;
+    if (type.isDynamicDim(0))
+      dynamic.push_back(dimValue(b, loc, like, 0));
+    return emptyTensor(b, loc, type, dynamic);
+  };
+
+  // Columns [N * P, K * C]: row (n, o...) holds tap k's C channels at
+  // k * C, each a contiguous run of the padded input.
+  Value columns;
+  if (direct) {
+    columns = collapse(b, loc, x, groupsEndingAt({1 + spatial, rank}));
+  } else {
+    Value padded = x;
+    if (llvm::any_of(pads, [](int64_t p) { return p != 0; })) {
+      SmallVector<OpFoldResult> lo(rank, b.getIndexAttr(0)),
+          hi(rank, b.getIndexAttr(0));
+      SmallVector<int64_t> shape(xt.getShape());
+      for (int64_t d = 0; d < spatial; ++d) {
+        lo[d + 1] = b.getIndexAttr(pads[d]);
+        hi[d + 1] = b.getIndexAttr(pads[spatial + d]);
+        shape[d + 1] += pads[d] + pads[spatial + d];
+      }
+      padded = tensor::PadOp::create(b, loc, RankedTensorType::get(shape, et),
+                                     x, lo, hi, scalarConstant(b, loc, et, 0));
+    }
+    // Loops (n, o_1..o_D, k_1..k_D, c) write [N, O..., K..., C] in order.
+    const int64_t dims = 2 + 2 * spatial;
+    SmallVector<AffineExpr> read{loop(0)}, write;
+    SmallVector<int64_t> shape{xt.getDimSize(0)};
+    for (int64_t d = 0; d < spatial; ++d) {
+      read.push_back(loop(1 + d) * strides[d] +
+                     loop(1 + spatial + d) * dilations[d]);
+      shape.push_back(out.getDimSize(d + 1));
+    }
+    for (int64_t d = 0; d < spatial; ++d)
+      shape.push_back(wt.getDimSize(d));
+    shape.push_back(c);
+    read.push_back(loop(dims - 1));
+    for (int64_t d = 0; d < dims; ++d)
+      write.push_back(loop(d));
+    auto columnType = RankedTensorType::get(shape, et);
+    columns =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{columnType}, ValueRange{padded},
+            ValueRange{emptyLike(columnType, x)},
+            SmallVector<AffineMap>{AffineMap::get(dims, 0, read, ctx),
+                                   AffineMap::get(dims, 0, write, ctx)},
+            SmallVector<utils::IteratorType>(dims,
+                                             utils::IteratorType::parallel),
+            [](OpBuilder &nb, Location l, ValueRange a) {
+              linalg::YieldOp::create(nb, l, a[0]);
+            })
+            .getResult(0);
+    columns = collapse(b, loc, columns,
+                       groupsEndingAt({1 + spatial, 1 + 2 * spatial + 1}));
+  }
+
+  // Weight [K..., C, M] as [K * C, M]: the B the back end packs at
+  // compile time.
+  Value weight = collapse(b, loc, w, groupsEndingAt({spatial + 1, rank}));
+
+  // product[r, m] = sum_k columns[r, k] * weight[k, m].
+  RankedTensorType columnsType = typeOf(columns);
+  auto productType =
+      RankedTensorType::get({columnsType.getDimSize(0), m}, et);
+  Value init = linalg::FillOp::create(
+                   b, loc, ValueRange{scalarConstant(b, loc, et, 0)},
+                   ValueRange{emptyLike(productType, columns)})
+                   .getResult(0);
+  AffineExpr r = loop(0), mo = loop(1), k = loop(2);
+  Value product =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{productType}, ValueRange{columns, weight},
+          ValueRange{init},
+          SmallVector<AffineMap>{AffineMap::get(3, 0, {r, k}, ctx),
+                                 AffineMap::get(3, 0, {k, mo}, ctx),
+                                 AffineMap::get(3, 0, {r, mo}, ctx)},
+          SmallVector<utils::IteratorType>{utils::IteratorType::parallel,
+                                           utils::IteratorType::parallel,
+                                           utils::IteratorType::reduction},
+          [](OpBuilder &nb, Location l, ValueRange a) {
+            Value t = arith::MulFOp::create(nb, l, a[0], a[1]);
+            linalg::YieldOp::create(
+                nb, l, Value(arith::AddFOp::create(nb, l, a[2], t)));
+          })
+          .getResult(0);
+
+  // [N * P, M] is [N, O..., M] as it stands.
+  SmallVector<int64_t> outShape(out.getShape());
+  outShape[0] = xt.getDimSize(0);
+  product = expand(b, loc, product, outShape,
+                   groupsEndingAt({1 + spatial, rank}));
+  if (!bias)
+    return product;
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{out}, ValueRange{product, bias},
+             ValueRange{emptyLike(out, x)},
+             SmallVector<AffineMap>{
+                 b.getMultiDimIdentityMap(rank),
+                 AffineMap::get(rank, 0, {loop(rank - 1)}, ctx),
+                 b.getMultiDimIdentityMap(rank)},
+             SmallVector<utils::IteratorType>(rank,
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location l, ValueRange a) {
+               linalg::YieldOp::create(
+                   nb, l, Value(arith::AddFOp::create(nb, l, a[0], a[1])));
+             })
+      .getResult(0);
+}
+
 } // namespace strata::lowering

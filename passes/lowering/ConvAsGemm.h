@@ -18,6 +18,14 @@ namespace strata::lowering {
 mlir::Value convAsGemm(mlir::OpBuilder &b, mlir::Location loc, ir::ConvOp op,
                        mlir::Value padded, mlir::Value w, mlir::Value bias);
 
+/// Channels-last convolution |op| (input |x| [N, S..., C], weight |w|
+/// [K..., C, M]) as one contraction with the positions of every image as
+/// rows: A the input itself (1x1, unit strides, no padding) or its
+/// columns [N * P, K * C], B the weight [K * C, M], plus |bias|.
+mlir::Value convChannelsLastAsGemm(mlir::OpBuilder &b, mlir::Location loc,
+                                   ir::ConvOp op, mlir::Value x, mlir::Value w,
+                                   mlir::Value bias);
+
 } // namespace strata::lowering
 
 #endif // STRATA_PASSES_LOWERING_CONVASGEMM_H_

@@ -166,6 +166,8 @@ Value lowerConv(ConvOp op, ConvOp::Adaptor adaptor,
   auto wt = cast<RankedTensorType>(w.getType());
   auto out = cast<RankedTensorType>(op.getType());
   const int64_t spatial = wt.getRank() - 2;
+  if (op.getChannelsLast())
+    return convChannelsLastAsGemm(rewriter, loc, op, x, w, adaptor.getBias());
   Value padded = placeInput(
       rewriter, loc, x, op.getPads(),
       op.getInputDilations().value_or(SmallVector<int64_t>(spatial, 1)));

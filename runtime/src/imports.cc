@@ -47,6 +47,9 @@ const Import kImports[] = {
      kernels::matmulW8A8KernelSet},
     {"strata_rt_matmul_f32_bf16", address(&kernels::strataMatmulF32Bf16),
      kernels::matmulBf16KernelSet},
+    // A channels-last convolution: the fp32 tiles on gathered columns.
+    {"strata_rt_conv_f32", address(&kernels::strataConvF32),
+     kernels::matmulF32KernelSet},
     {"strata_rt_alloc", address(&strataRtAlloc), nullptr},
     {"strata_rt_free", address(&strataRtFree), nullptr},
     {"strata_rt_parallel_for", address(&strataRtParallelFor), nullptr},

@@ -658,16 +658,36 @@ windowResultShape(ArrayRef<int64_t> in, int64_t channels,
 }
 
 LogicalResult ConvOp::verify() {
-  ArrayRef<int64_t> in = shapeOf(getInput()), w = shapeOf(getWeight());
-  const int64_t spatial = static_cast<int64_t>(in.size()) - 2;
-  if (w.size() != in.size())
-    return emitOpError() << "expected a weight of rank " << in.size()
-                         << ", got " << formatShape(w);
-  if (llvm::any_of(w.drop_front(2), ShapedType::isDynamic) ||
+  ArrayRef<int64_t> inShape = shapeOf(getInput()), wShape = shapeOf(getWeight());
+  const int64_t spatial = static_cast<int64_t>(inShape.size()) - 2;
+  if (wShape.size() != inShape.size())
+    return emitOpError() << "expected a weight of rank " << inShape.size()
+                         << ", got " << formatShape(wShape);
+  // channels_last ([N, S..., C], [K..., C, M]) is checked in the NCHW
+  // spelling: input [N, C, S...], weight [M, C, K...].
+  SmallVector<int64_t> in(inShape), w(wShape);
+  const bool channelsLast = getChannelsLast();
+  if (channelsLast && spatial >= 1) {
+    if (getGroup() != 1 || getInputDilations() ||
+        llvm::any_of(getPads(), [](int64_t p) { return p < 0; }))
+      return emitOpError()
+             << "expected one group, no input dilations and no negative "
+                "pads with 'channels_last'";
+    const int64_t rank = in.size();
+    in = {inShape[0], inShape[rank - 1]};
+    llvm::append_range(in, inShape.slice(1, spatial));
+    w = {wShape[rank - 1], wShape[rank - 2]};
+    llvm::append_range(w, wShape.take_front(spatial));
+  }
+  if (spatial < 1)
+    return emitOpError() << "expected an input of rank >= 3, got "
+                         << formatShape(inShape);
+  if (llvm::any_of(ArrayRef<int64_t>(w).drop_front(2), ShapedType::isDynamic) ||
       ShapedType::isDynamic(w[0]) || ShapedType::isDynamic(w[1]))
     return emitOpError() << "expected a static weight, got " << formatShape(w);
-  if (failed(verifyWindow(*this, spatial, w.drop_front(2), getStrides(),
-                          getDilations(), getPads(), /*negativePads=*/true)))
+  if (failed(verifyWindow(*this, spatial, ArrayRef<int64_t>(w).drop_front(2),
+                          getStrides(), getDilations(), getPads(),
+                          /*negativePads=*/true)))
     return failure();
   SmallVector<int64_t> dilated(in);
   if (std::optional<ArrayRef<int64_t>> id = getInputDilations()) {
@@ -691,11 +711,13 @@ LogicalResult ConvOp::verify() {
     return emitOpError() << "expected a bias of shape [" << w[0] << "], got "
                          << formatShape(shapeOf(getBias()));
   SmallVector<int64_t> expected =
-      windowResultShape(dilated, w[0], w.drop_front(2), getStrides(),
-                        getDilations(), getPads(), false);
+      windowResultShape(dilated, w[0], ArrayRef<int64_t>(w).drop_front(2),
+                        getStrides(), getDilations(), getPads(), false);
   if (llvm::any_of(expected, [](int64_t e) { return e < 0 && !ShapedType::isDynamic(e); }))
     return emitOpError() << "the kernel does not fit the padded input "
-                         << formatShape(in);
+                         << formatShape(inShape);
+  if (channelsLast)
+    std::rotate(expected.begin() + 1, expected.begin() + 2, expected.end());
   return verifyResultShape(*this, expected, getResult());
 }
 

@@ -341,6 +341,12 @@ def Strata_ConvOp : Strata_Op<"conv",
     From ONNX `Conv` and `ConvTranspose` (auto_pad resolved to explicit
     pads).
 
+    With `channels_last` the channels are the innermost dim instead:
+    `input` [N, S..., C], `weight` [K..., C, M] and the result [N, O...,
+    M] (one group, no input dilations). `strata-conv-channels-last`
+    rewrites convolutions into this form, where every tap of a position
+    is a contiguous run of channels and the weight is the B of a matmul.
+
     ```mlir
     %y = strata.conv %x, %w, %b {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 3, 3, 3, 3>, group = 1 : i64} : (tensor<1x3x224x224xf32>, tensor<64x3x7x7xf32>, tensor<64xf32>) -> tensor<1x64x112x112xf32>
     ```
@@ -350,7 +356,8 @@ def Strata_ConvOp : Strata_Op<"conv",
                    DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
                    DenseI64ArrayAttr:$pads,
                    DefaultValuedAttr<I64Attr, "1">:$group,
-                   OptionalAttr<DenseI64ArrayAttr>:$input_dilations);
+                   OptionalAttr<DenseI64ArrayAttr>:$input_dilations,
+                   UnitAttr:$channels_last);
   let results = (outs Strata_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? attr-dict `:`

@@ -20,6 +20,7 @@
 
 #include "../run_context.h"
 #include "amx.h"
+#include "conv_columns.h"
 #include "matmul_f32_tiles.h"
 #include "packed_gemm.h"
 #include "panel_schedule.h"
@@ -79,6 +80,16 @@ struct Problem {
   int64_t bBatch[STRATA_MM_MAX_BATCH], bk, bn;
   float* c;
   int64_t cBatch[STRATA_MM_MAX_BATCH], cm, cn;
+  // A as the columns of a channels-last convolution over p.a (gathered per
+  // row block and k block), and a convolution's epilogue: C starts from
+  // the bias of its column (if any), adds |residual| (rows p.cm apart, as
+  // C) after its last k block and ends max(0, C) with |relu|. Only
+  // runBlock reads these (run() sends such a product there).
+  const ConvColumns* conv = nullptr;
+  const float* bias = nullptr;
+  const float* residual = nullptr;
+  bool relu = false;
+  bool epilogue() const { return conv || bias || residual || relu; }
 };
 
 // Scalar fallback tiles, for CPUs without AVX2.
@@ -310,17 +321,40 @@ void packTransposedSlice(const float* src, int64_t bn, int64_t kc,
     for (int64_t jj = cols; jj < kW; ++jj) out[k * kW + jj] = 0.0f;
 }
 
+// The convolution epilogue on |rows| x |cols| of a finished C tile (rows
+// |ldc| apart): + |residual| (rows p.cm apart; null: none), then max(0, x)
+// with p.relu (a NaN stays).
+void finishTile(const Problem& p, int64_t rows, int64_t cols, float* c,
+                int64_t ldc, const float* residual) {
+  if (!residual && !p.relu) return;
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = c + r * ldc;
+    if (residual)
+      for (int64_t j = 0; j < cols; ++j) row[j] += residual[r * p.cm + j];
+    if (p.relu)
+      for (int64_t j = 0; j < cols; ++j) row[j] = row[j] < 0.0f ? 0.0f : row[j];
+  }
+}
+
 // Rows [m0, m0 + mc) x panels [p0, p1) of one batch.
 void runBlock(const Problem& p, const MatmulTiles& t, Scratch& s,
               const float* a, const float* b, float* c, int64_t m0,
               int64_t mc, int64_t p0, int64_t p1) {
   for (int64_t k0 = 0; k0 < p.k; k0 += kKc) {
     const int64_t kc = minOf(kKc, p.k - k0);
-    const bool loadC = p.accumulate || k0 > 0;
+    // A bias is the accumulators' start: written into C's tile right
+    // before its first k block (in L1 when the tile loads it).
+    const bool biasStart = p.bias && k0 == 0 && !p.accumulate;
+    const bool lastK = k0 + kc >= p.k;
+    const bool loadC = p.accumulate || k0 > 0 || biasStart;
     // A rows with unit k stride, in place when possible.
     const float* aBase = a + m0 * p.am + k0 * p.ak;
     int64_t lda = p.am;
-    if (p.ak != 1) {
+    if (p.conv) {
+      p.conv->gather(m0, mc, k0, kc, s.aBlock);
+      aBase = s.aBlock;
+      lda = kc;
+    } else if (p.ak != 1) {
       for (int64_t i = 0; i < mc; ++i)
         for (int64_t k = 0; k < kc; ++k)
           s.aBlock[i * kc + k] = aBase[i * p.am + k * p.ak];
@@ -418,20 +452,30 @@ void runBlock(const Problem& p, const MatmulTiles& t, Scratch& s,
           const int64_t ti = i / t.mr;
           const int64_t lines =
               next ? minOf(share, nextLines - ti * share) : 0;
+          if (biasStart)
+            for (int64_t r = 0; r < rows; ++r)
+              std::memcpy(cPtr + r * p.cm, p.bias + n0, kW * sizeof(float));
           if (lines > 0)
             t.tileStream(rows, kc, aBase + i * lda, lda, bPanel, cPtr, p.cm,
                          loadC, next + ti * share * 64, lines);
           else
             t.tile(rows, kc, aBase + i * lda, lda, bPanel, cPtr, p.cm, loadC);
+          if (lastK)
+            finishTile(p, rows, kW, cPtr, p.cm, p.residual ? p.residual + (m0 + i) * p.cm + n0 : nullptr);
           continue;
         }
         // Partial or strided columns go through a contiguous tile.
         if (loadC) {
           for (int64_t r = 0; r < rows; ++r)
             for (int64_t j = 0; j < kW; ++j)
-              s.cTile[r * kW + j] = j < cols ? cPtr[r * p.cm + j * p.cn] : 0.0f;
+              s.cTile[r * kW + j] = j >= cols    ? 0.0f
+                                    : biasStart ? p.bias[n0 + j]
+                                                : cPtr[r * p.cm + j * p.cn];
         }
         t.tile(rows, kc, aBase + i * lda, lda, bPanel, s.cTile, kW, loadC);
+        if (lastK)
+          finishTile(p, rows, cols, s.cTile, kW,
+                     p.residual ? p.residual + (m0 + i) * p.cm + n0 : nullptr);
         for (int64_t r = 0; r < rows; ++r)
           for (int64_t j = 0; j < cols; ++j)
             cPtr[r * p.cm + j * p.cn] = s.cTile[r * kW + j];
@@ -775,6 +819,8 @@ void run(strata_rt_context_t* context, Problem p) {
   scratch.base = kernelScratch(context, sizeof(Scratch), &scratch.stride);
   if (!scratch.base) return;
 
+  // A convolution's columns exist only as the blocks runBlock gathers.
+  const bool conv = p.epilogue();
   // Decode (one row, or a batch of up to kSkinnyRows): split the panels
   // (the weight stream) over the threads in chunks that shrink towards the
   // end (panel_schedule.h), at most a quarter of a thread's share, sized
@@ -812,19 +858,21 @@ void run(strata_rt_context_t* context, Problem p) {
     panelChunks(runSkinnyI4);
     return;
   }
-  if (p.m == 1 && p.packed && !p.int8 && !p.int4 && p.k <= kMc * kKc) {
+  if (p.m == 1 && p.packed && !p.int8 && !p.int4 && p.k <= kMc * kKc &&
+      !conv) {
     panelChunks(runGemv);
     return;
   }
   if (p.m <= kSkinnyRows && p.packed && !p.int8 && !p.int4 && p.ak == 1 &&
-      p.cn == 1) {
+      p.cn == 1 && !conv) {
     panelChunks(runSkinny);
     return;
   }
 
   const bool rowsContiguous = p.bn == 1 && p.cn == 1;
   const bool columnsContiguous = p.bk == 1 && (p.ak == 1 || p.k <= kMc * kKc);
-  if (p.m == 1 && !p.packed && (rowsContiguous || columnsContiguous)) {
+  if (p.m == 1 && !p.packed && (rowsContiguous || columnsContiguous) &&
+      !conv) {
     // Decode attention: each batch (head) is a few hundred KB of K or V
     // read once; columns are split only when there are fewer than two
     // batches per thread.
@@ -931,6 +979,37 @@ Problem decodeProblem(const int64_t* params) {
 }
 
 }  // namespace
+
+void runConvF32(strata_rt_context_t* context, const ConvColumns& columns,
+                const float* packedWeight, int64_t outChannels,
+                const float* bias, const float* residual, bool relu,
+                float* out) {
+  Problem p{};
+  p.m = columns.rows();
+  p.n = outChannels;
+  p.k = columns.depth();
+  p.accumulate = false;
+  p.packed = true;
+  p.batchRank = 0;
+  p.a = columns.input;
+  p.am = p.k;
+  p.ak = 1;
+  p.b = packedWeight;
+  p.c = out;
+  p.cm = outChannels;
+  p.cn = 1;
+  // A 1x1 convolution with unit strides and no padding reads its input as
+  // the columns it is, in place.
+  bool pointwise = true;
+  for (int64_t d = 0; d < columns.spatial; ++d)
+    pointwise &= columns.kernel[d] == 1 && columns.stride[d] == 1 &&
+                 columns.padBegin[d] == 0 && columns.in[d] == columns.out[d];
+  p.conv = pointwise ? nullptr : &columns;
+  p.bias = bias;
+  p.residual = residual;
+  p.relu = relu;
+  run(context, p);
+}
 
 extern "C" void strataMatmulF32(strata_rt_context_t* context,
                                 const int64_t* params) {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "conv_columns.h"
 #include "strata_kernel_abi.h"
 
 namespace strata::runtime::kernels {
@@ -17,6 +18,20 @@ namespace strata::runtime::kernels {
 /// current thread pool.
 extern "C" void strataMatmulF32(strata_rt_context_t* context,
                                 const int64_t* params);
+
+/// The product of a channels-last convolution's |columns| (gathered block
+/// by block, never stored) and its packed weight [K * C, |outChannels|]
+/// into |out| [N * P, M], starting from |bias| (null: 0), plus |residual|
+/// (null: none; shaped as |out|), clamped at 0 with |relu|:
+/// strata_rt_conv_f32's work (conv_f32.cc).
+void runConvF32(strata_rt_context_t* context, const ConvColumns& columns,
+                const float* packedWeight, int64_t outChannels,
+                const float* bias, const float* residual, bool relu,
+                float* out);
+
+/// strata_rt_conv_f32 of the kernel ABI.
+extern "C" void strataConvF32(strata_rt_context_t* context,
+                              const int64_t* params);
 
 /// strata_rt_matmul_f32_i8: the same with a weight-only int8 B
 /// (STRATA_MM_LAYOUT_PANEL_I8 and per-group scales).

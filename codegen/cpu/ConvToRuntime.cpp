@@ -1,0 +1,272 @@
+//===- ConvToRuntime.cpp - channels-last strata.conv -> the runtime -------===//
+// SPDX-License-Identifier: Apache-2.0
+// Runs on the strata dialect, before strata-lower-to-linalg: the generic
+// lowering of a channels-last convolution copies its input into columns
+// [N * P, K * C] (K taps) and multiplies those by the weight. A 3x3
+// convolution's columns are 9 times its input, written to memory and read
+// back (the largest part of ResNet-50's time outside the matmul tiles).
+// strata_rt_conv_f32 gathers each block of columns as its matmul needs it
+// from the input in place, and applies the bias, a residual add and a ReLU
+// that follow the convolution in its C tiles; the weight is packed here, at
+// compile time, into the matmul's panels.
+
+#include "codegen/cpu/Passes.h"
+
+#include "codegen/abi/strata_kernel_abi.h"
+#include "codegen/cpu/RuntimeCall.h"
+#include "dialects/strata/IR/ConstantValues.h"
+#include "dialects/strata/IR/StrataOps.h"
+#include "passes/WeightContractions.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include <cstring>
+#include <string>
+
+using namespace mlir;
+using strata::ir::ConstantOp;
+using strata::ir::ConvOp;
+
+namespace strata::codegen::cpu {
+namespace {
+
+constexpr llvm::StringLiteral kConvImport = "strata_rt_conv_f32";
+
+/// Whether |v|'s buffer is contiguous with the identity layout the kernel
+/// reads: an entry's argument, or a value computed into a fresh buffer
+/// (the transposes to channels last, convolutions, elementwise ops).
+/// Views (slices, reshapes of views) keep the generic lowering.
+bool freshlyComputed(Value v) {
+  if (isa<BlockArgument>(v))
+    return true;
+  Operation *def = v.getDefiningOp();
+  return isa<ir::TransposeOp, ConvOp>(def) || ir::isFloatElementwiseOp(def);
+}
+
+/// The weight's elements as floats, if it is a constant with its data.
+std::optional<std::vector<float>> constantFloats(Value weight) {
+  auto constant = weight.getDefiningOp<ConstantOp>();
+  if (!constant)
+    return std::nullopt;
+  std::optional<std::vector<char>> bytes = constantRawBytes(constant.getValue());
+  if (!bytes || bytes->size() % sizeof(float) != 0)
+    return std::nullopt;
+  std::vector<float> values(bytes->size() / sizeof(float));
+  std::memcpy(values.data(), bytes->data(), bytes->size());
+  return values;
+}
+
+bool supported(ConvOp op) {
+  auto in = cast<RankedTensorType>(op.getInput().getType());
+  auto out = cast<RankedTensorType>(op.getType());
+  const int64_t spatial = in.getRank() - 2;
+  return op.getChannelsLast() && in.getElementType().isF32() &&
+         spatial >= 1 && spatial <= 3 &&
+         llvm::none_of(in.getShape().drop_front(1), ShapedType::isDynamic) &&
+         llvm::none_of(out.getShape().drop_front(1), ShapedType::isDynamic) &&
+         freshlyComputed(op.getInput()) &&
+         (!op.getBias() || op.getBias().getDefiningOp<ConstantOp>());
+}
+
+/// The ops a convolution's call absorbs: a residual add of a value shaped
+/// as its result (the residual), then a ReLU, each the only reader of the
+/// value before it.
+struct Epilogue {
+  Value residual;
+  Operation *add = nullptr;
+  Operation *relu = nullptr;
+  /// The op whose result the call computes.
+  Operation *last(ConvOp conv) const {
+    return relu ? relu : add ? add : conv.getOperation();
+  }
+};
+
+/// The only reader of |v|, if it has exactly one.
+Operation *onlyUser(Value v) {
+  return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
+}
+
+Epilogue epilogueOf(ConvOp conv) {
+  Epilogue e;
+  Value value = conv.getResult();
+  if (auto add = dyn_cast_or_null<ir::AddOp>(onlyUser(value))) {
+    Value other = add.getLhs() == value ? add.getRhs() : add.getLhs();
+    if (other != value && other.getType() == value.getType() &&
+        add.getType() == value.getType() && freshlyComputed(other)) {
+      e.residual = other;
+      e.add = add;
+      value = add.getResult();
+    }
+  }
+  if (auto relu = dyn_cast_or_null<ir::ReluOp>(onlyUser(value)))
+    e.relu = relu;
+  return e;
+}
+
+class Rewriter {
+public:
+  explicit Rewriter(ModuleOp module)
+      : symbols_(module),
+        call_(module, symbols_, kConvImport, STRATA_CONV_PARAM_COUNT) {}
+
+  unsigned run() {
+    SmallVector<ConvOp> ops;
+    symbols_.getOp()->walk([&](ConvOp op) {
+      if (supported(op))
+        ops.push_back(op);
+    });
+    unsigned calls = 0;
+    for (ConvOp op : ops)
+      calls += rewrite(op);
+    return calls;
+  }
+
+private:
+  /// The weight [K..., C, M] packed as the (K * C) x M B of the matmul.
+  Value packedWeight(OpBuilder &b, ConvOp op) {
+    std::optional<std::vector<float>> values = constantFloats(op.getWeight());
+    if (!values)
+      return {};
+    auto type = cast<RankedTensorType>(op.getWeight().getType());
+    const int64_t m = type.getDimSize(type.getRank() - 1);
+    const int64_t k = type.getNumElements() / m;
+    const uint64_t count = strata_packed_b_f32_elements(k, m);
+    AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
+        count * sizeof(float), alignof(std::max_align_t),
+        /*dataIsMutable=*/true);
+    strata_pack_b_f32(values->data(), k, m, /*sk=*/m, /*sn=*/1,
+                      reinterpret_cast<float *>(blob.getMutableData().data()));
+    std::string name = "conv_weight_packed";
+    if (auto resource = dyn_cast<DenseResourceElementsAttr>(
+            op.getWeight().getDefiningOp<ConstantOp>().getValue()))
+      name = resource.getRawHandle().getKey().str() + ".packed";
+    auto packedType =
+        RankedTensorType::get({int64_t(count)}, b.getF32Type());
+    return ConstantOp::create(
+        b, op.getLoc(),
+        DenseResourceElementsAttr::get(packedType, name, std::move(blob)));
+  }
+
+  bool rewrite(ConvOp op) {
+    auto func = op->getParentOfType<func::FuncOp>();
+    if (!func)
+      return false;
+    // The call sits where the last absorbed op was: a residual computed
+    // after the convolution (a downsampling branch) is ready there.
+    const Epilogue epilogue = epilogueOf(op);
+    Operation *last = epilogue.last(op);
+    OpBuilder b(last);
+    Value weight = packedWeight(b, op);
+    if (!weight)
+      return false;
+    Location loc = op.getLoc();
+    auto idx = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(b, loc, v).getResult();
+    };
+    // A read-only contiguous view of a tensor, right before the call. A
+    // unique tag keeps CSE from merging it with another call's view of
+    // the same tensor (an op between the calls could overwrite it).
+    auto address = [&](Value tensor) {
+      auto t = cast<RankedTensorType>(tensor.getType());
+      auto view = bufferization::ToBufferOp::create(
+          b, loc, MemRefType::get(t.getShape(), t.getElementType()), tensor);
+      view.setReadOnly(true);
+      view->setAttr("strata.runtime_call", b.getI64IntegerAttr(calls_));
+      Value m = view;
+      return f32ElementAddress(
+          b, loc, m, memref::ExtractStridedMetadataOp::create(b, loc, m));
+    };
+    auto in = cast<RankedTensorType>(op.getInput().getType());
+    auto resultType = cast<RankedTensorType>(op.getType());
+    auto weightType = cast<RankedTensorType>(op.getWeight().getType());
+    const int64_t rank = in.getRank(), spatial = rank - 2;
+    Value images = tensor::DimOp::create(b, loc, op.getInput(), 0);
+    SmallVector<Value> dynamic;
+    if (resultType.isDynamicDim(0))
+      dynamic.push_back(images);
+    Value out = memref::AllocOp::create(
+        b, loc, MemRefType::get(resultType.getShape(), b.getF32Type()),
+        dynamic);
+    Value outAddress = f32ElementAddress(
+        b, loc, out, memref::ExtractStridedMetadataOp::create(b, loc, out));
+
+    SmallVector<std::pair<int64_t, Value>> fields = {
+        {STRATA_CONV_FLAGS, idx(epilogue.relu ? STRATA_CONV_FLAG_RELU : 0)},
+        {STRATA_CONV_BATCH, images},
+        {STRATA_CONV_SPATIAL, idx(spatial)},
+        {STRATA_CONV_CHANNELS, idx(in.getDimSize(rank - 1))},
+        {STRATA_CONV_OUT_CHANNELS, idx(resultType.getDimSize(rank - 1))},
+        {STRATA_CONV_INPUT, address(op.getInput())},
+        {STRATA_CONV_WEIGHT, address(weight)},
+        {STRATA_CONV_BIAS, op.getBias() ? address(op.getBias()) : idx(0)},
+        {STRATA_CONV_OUTPUT, outAddress},
+        {STRATA_CONV_RESIDUAL,
+         epilogue.residual ? address(epilogue.residual) : idx(0)},
+    };
+    for (int64_t d = 0; d < 3; ++d) {
+      const bool used = d < spatial;
+      fields.push_back(
+          {STRATA_CONV_IN_SIZES + d, idx(used ? in.getDimSize(d + 1) : 0)});
+      fields.push_back({STRATA_CONV_OUT_SIZES + d,
+                        idx(used ? resultType.getDimSize(d + 1) : 0)});
+      fields.push_back(
+          {STRATA_CONV_KERNEL + d, idx(used ? weightType.getDimSize(d) : 0)});
+      fields.push_back(
+          {STRATA_CONV_STRIDES + d, idx(used ? op.getStrides()[d] : 0)});
+      fields.push_back(
+          {STRATA_CONV_DILATIONS + d, idx(used ? op.getDilations()[d] : 0)});
+      fields.push_back(
+          {STRATA_CONV_PADS_BEGIN + d, idx(used ? op.getPads()[d] : 0)});
+    }
+    call_.emit(b, loc, func, fields);
+    auto result = bufferization::ToTensorOp::create(b, loc, resultType, out);
+    result.setRestrict(true);
+    result.setWritable(true);
+    last->getResult(0).replaceAllUsesWith(result.getResult());
+    Operation *oldWeight = op.getWeight().getDefiningOp();
+    if (epilogue.relu)
+      epilogue.relu->erase();
+    if (epilogue.add)
+      epilogue.add->erase();
+    op->erase();
+    if (oldWeight->use_empty())
+      oldWeight->erase();
+    ++calls_;
+    return true;
+  }
+
+  SymbolTable symbols_;
+  RuntimeCall call_;
+  int64_t calls_ = 0;
+};
+
+} // namespace
+
+#define GEN_PASS_DEF_CONVTORUNTIMEPASS
+#include "codegen/cpu/Passes.h.inc"
+
+namespace {
+struct ConvToRuntimePass : impl::ConvToRuntimePassBase<ConvToRuntimePass> {
+  ConvToRuntimePass() = default;
+  explicit ConvToRuntimePass(CpuCodegenStats *stats) : stats(stats) {}
+  void runOnOperation() override {
+    unsigned calls = Rewriter(getOperation()).run();
+    numCalls += calls;
+    if (stats)
+      stats->convCalls += calls;
+  }
+  CpuCodegenStats *stats = nullptr;
+};
+} // namespace
+
+std::unique_ptr<Pass> createConvToRuntimePass(CpuCodegenStats *stats) {
+  return std::make_unique<ConvToRuntimePass>(stats);
+}
+
+} // namespace strata::codegen::cpu
