@@ -1,0 +1,64 @@
+// RUN: strata-opt %s --split-input-file --strata-cpu-conv-to-runtime | FileCheck %s
+
+// A channels-last convolution with its residual add and ReLU becomes one
+// call of the runtime's kernel, placed where the ReLU was: the residual,
+// another convolution's result (itself a call, with no epilogue), is
+// computed after the first convolution. Weights are packed at compile
+// time (2 panels of 32 columns over K * C rows: 4 rows, 256 floats; 36
+// rows, 2304 floats); input, weight, bias and residual enter through
+// read-only to_buffer views tagged per call; results are fresh buffers of
+// the dynamic batch.
+// CHECK:       func.func private @strata_rt_conv_f32(index) attributes {strata.runtime_import}
+// CHECK-LABEL: func.func @block
+//       CHECK:   memref.alloca() : memref<28xi64>
+//       CHECK:   %[[B:.+]] = strata.constant dense<2.500000e-01> : tensor<40xf32>
+//       CHECK:   %[[WD:.+]] = strata.constant dense_resource<{{.+}}> : tensor<256xf32>
+//       CHECK:   memref.alloc(%{{.+}}) : memref<?x5x5x40xf32>
+//       CHECK:   bufferization.to_buffer %arg0 read_only {strata.runtime_call = 1 : i64}
+//       CHECK:   bufferization.to_buffer %[[WD]] read_only {strata.runtime_call = 1 : i64}
+//       CHECK:   call @strata_rt_conv_f32
+//       CHECK:   %[[DOWN:.+]] = bufferization.to_tensor
+//       CHECK:   %[[W:.+]] = strata.constant dense_resource<{{.+}}> : tensor<2304xf32>
+//       CHECK:   bufferization.to_buffer %arg0 read_only {strata.runtime_call = 0 : i64}
+//       CHECK:   bufferization.to_buffer %[[W]] read_only {strata.runtime_call = 0 : i64}
+//       CHECK:   bufferization.to_buffer %[[B]] read_only {strata.runtime_call = 0 : i64}
+//       CHECK:   bufferization.to_buffer %[[DOWN]] read_only {strata.runtime_call = 0 : i64}
+//       CHECK:   call @strata_rt_conv_f32
+//       CHECK:   %[[R:.+]] = bufferization.to_tensor %{{.+}} restrict writable
+//       CHECK:   return %[[R]]
+//   CHECK-NOT:   strata.conv
+//   CHECK-NOT:   strata.relu
+//   CHECK-NOT:   strata.add
+func.func @block(%x: tensor<?x5x5x4xf32>) -> tensor<?x5x5x40xf32> {
+  %w = strata.constant dense<0.5> : tensor<3x3x4x40xf32>
+  %b = strata.constant dense<0.25> : tensor<40xf32>
+  %wd = strata.constant dense<-0.5> : tensor<1x1x4x40xf32>
+  %c = strata.conv %x, %w, %b {channels_last, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<?x5x5x4xf32>, tensor<3x3x4x40xf32>, tensor<40xf32>) -> tensor<?x5x5x40xf32>
+  %d = strata.conv %x, %wd {channels_last, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<?x5x5x4xf32>, tensor<1x1x4x40xf32>) -> tensor<?x5x5x40xf32>
+  %s = strata.add %c, %d : (tensor<?x5x5x40xf32>, tensor<?x5x5x40xf32>) -> tensor<?x5x5x40xf32>
+  %r = strata.relu %s : tensor<?x5x5x40xf32>
+  return %r : tensor<?x5x5x40xf32>
+}
+
+// -----
+
+// Left to the generic lowering: an NCHW convolution, a weight that is no
+// constant, and an input that is a view (a slice) rather than a buffer of
+// its own.
+// CHECK-LABEL: func.func @left_alone
+//   CHECK-NOT:   call @strata_rt_conv_f32
+//       CHECK:   strata.conv %arg0, %{{.+}} {dilations
+//       CHECK:   strata.conv %arg0, %arg1 {channels_last
+//       CHECK:   strata.conv %{{.+}}, %{{.+}} {channels_last
+func.func @left_alone(%x: tensor<1x4x5x5xf32>, %w: tensor<1x1x5x8xf32>, %y: tensor<1x5x6x5xf32>) -> (tensor<1x8x5x5xf32>, tensor<1x4x5x8xf32>, tensor<1x5x5x8xf32>) {
+  %wn = strata.constant dense<0.5> : tensor<8x4x1x1xf32>
+  %wc = strata.constant dense<0.5> : tensor<1x1x5x8xf32>
+  %a = strata.conv %x, %wn {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x5x5xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x5x5xf32>
+  %b = strata.conv %x, %w {channels_last, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x5x5xf32>, tensor<1x1x5x8xf32>) -> tensor<1x4x5x8xf32>
+  %c0 = strata.constant dense<0> : tensor<1xi64>
+  %c5 = strata.constant dense<5> : tensor<1xi64>
+  %c1 = strata.constant dense<1> : tensor<1xi64>
+  %s = strata.slice %y, %c0, %c5, %c1 {axes = array<i64: 2>} : (tensor<1x5x6x5xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x5x5x5xf32>
+  %c = strata.conv %s, %wc {channels_last, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x5x5x5xf32>, tensor<1x1x5x8xf32>) -> tensor<1x5x5x8xf32>
+  return %a, %b, %c : tensor<1x8x5x5xf32>, tensor<1x4x5x8xf32>, tensor<1x5x5x8xf32>
+}
