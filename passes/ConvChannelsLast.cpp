@@ -16,8 +16,9 @@
 // then move below the elementwise ops after them (the ReLUs and residual
 // adds between convolutions) until they meet the next convolution's
 // transpose to channels last, where the pair cancels (the transpose
-// canonicalization). What remains are the transposes at the edges of each
-// run of convolutions: the model's input, a pooling, a reshape.
+// canonicalization); a pooling takes the channels-last form too. What
+// remains are the transposes at the edges of each run of convolutions: the
+// model's input, a reduction, a reshape.
 
 #include "passes/Passes.h"
 
@@ -174,7 +175,7 @@ struct SinkTransposeThroughElementwise : RewritePattern {
       auto t = operand.getDefiningOp<TransposeOp>();
       if (t && t.getPermutation() == ArrayRef<int64_t>(*perm)) {
         for (Operation *user : t->getUsers())
-          if (!isa<TransposeOp>(user) && !isSinkable(user))
+          if (!isa<TransposeOp, PoolOp>(user) && !isSinkable(user))
             return failure();
         operands.push_back(t.getInput());
         continue;
@@ -197,6 +198,35 @@ struct SinkTransposeThroughElementwise : RewritePattern {
   }
 };
 
+/// pool(transpose(x, to channels first)) -> transpose(pool(x) channels
+/// last, to channels first): a pooling between channels-last convolutions
+/// (ResNet's max pooling after its stem) keeps their layout. Only when the
+/// transpose's other users are transposes or ops it sinks through.
+struct SinkTransposeThroughPool : OpRewritePattern<PoolOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(PoolOp op,
+                                PatternRewriter &rewriter) const override {
+    auto t = op.getInput().getDefiningOp<TransposeOp>();
+    auto type = cast<RankedTensorType>(op.getType());
+    const int64_t rank = type.getRank();
+    if (op.getChannelsLast() || !t ||
+        t.getPermutation() != ArrayRef<int64_t>(toChannelsFirst(rank)))
+      return failure();
+    for (Operation *user : t->getUsers())
+      if (!isa<TransposeOp, PoolOp>(user) && !isSinkable(user))
+        return failure();
+    auto pooled = PoolOp::create(
+        rewriter, op.getLoc(), TypeRange{permuted(type, toChannelsLast(rank))},
+        ValueRange{t.getInput()}, op->getAttrs());
+    pooled.setChannelsLast(true);
+    rewriter.replaceOpWithNewOp<TransposeOp>(
+        op, type, pooled.getResult(),
+        rewriter.getDenseI64ArrayAttr(toChannelsFirst(rank)));
+    return success();
+  }
+};
+
 struct ConvChannelsLastPass
     : impl::ConvChannelsLastPassBase<ConvChannelsLastPass> {
   using ConvChannelsLastPassBase::ConvChannelsLastPassBase;
@@ -213,7 +243,8 @@ struct ConvChannelsLastPass
       rewriteChannelsLast(conv);
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
-    patterns.add<SinkTransposeThroughElementwise>(ctx);
+    patterns.add<SinkTransposeThroughElementwise, SinkTransposeThroughPool>(
+        ctx);
     TransposeOp::getCanonicalizationPatterns(patterns, ctx);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();

@@ -52,8 +52,11 @@ LogicalResult checkLowerable(Operation *op) {
   if (isa<ir::ConvOp, ir::PoolOp>(op)) {
     auto in = cast<RankedTensorType>(op->getOperand(0).getType());
     auto conv = dyn_cast<ir::ConvOp>(op);
-    // [N, C, S...], or [N, S..., C] channels last (C static either way).
-    const size_t lead = conv && conv.getChannelsLast() ? 1 : 2;
+    auto pool = dyn_cast<ir::PoolOp>(op);
+    // [N, C, S...], or [N, S..., C] channels last.
+    const bool channelsLast = (conv && conv.getChannelsLast()) ||
+                              (pool && pool.getChannelsLast());
+    const size_t lead = channelsLast ? 1 : 2;
     if (llvm::any_of(in.getShape().drop_front(lead), ShapedType::isDynamic))
       return op->emitOpError()
              << "expected static spatial dims, got "

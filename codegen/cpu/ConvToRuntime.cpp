@@ -40,13 +40,15 @@ constexpr llvm::StringLiteral kConvImport = "strata_rt_conv_f32";
 
 /// Whether |v|'s buffer is contiguous with the identity layout the kernel
 /// reads: an entry's argument, or a value computed into a fresh buffer
-/// (the transposes to channels last, convolutions, elementwise ops).
+/// (the transposes to channels last, convolutions, poolings, elementwise
+/// ops).
 /// Views (slices, reshapes of views) keep the generic lowering.
 bool freshlyComputed(Value v) {
   if (isa<BlockArgument>(v))
     return true;
   Operation *def = v.getDefiningOp();
-  return isa<ir::TransposeOp, ConvOp>(def) || ir::isFloatElementwiseOp(def);
+  return isa<ir::TransposeOp, ConvOp, ir::PoolOp>(def) ||
+         ir::isFloatElementwiseOp(def);
 }
 
 /// The weight's elements as floats, if it is a constant with its data.

@@ -27,21 +27,23 @@ using namespace strata::ir;
 namespace strata::lowering {
 namespace {
 
-/// |x| [N, C, S...] padded by |pads| (begins, then ends) on the spatial
-/// dims with |value|; |extraEnd| more at each dim's end.
+/// |x| [N, C, S...] (or [N, S..., C]: |first| = 1, the first spatial
+/// dim) padded by |pads| (begins, then ends) on the spatial dims with
+/// |value|; |extraEnd| more at each dim's end.
 Value padSpatial(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> pads,
-                 ArrayRef<int64_t> extraEnd, double value) {
+                 ArrayRef<int64_t> extraEnd, double value, int64_t first = 2) {
   auto t = cast<RankedTensorType>(x.getType());
   const int64_t spatial = t.getRank() - 2;
   SmallVector<int64_t> low(t.getRank(), 0), high(t.getRank(), 0);
   SmallVector<int64_t> shape(t.getShape());
   bool any = false;
   for (int64_t d = 0; d < spatial; ++d) {
-    low[d + 2] = pads[d];
-    high[d + 2] = pads[spatial + d] + extraEnd[d];
-    any |= low[d + 2] != 0 || high[d + 2] != 0;
-    if (!t.isDynamicDim(d + 2))
-      shape[d + 2] += low[d + 2] + high[d + 2];
+    const int64_t dim = first + d;
+    low[dim] = pads[d];
+    high[dim] = pads[spatial + d] + extraEnd[d];
+    any |= low[dim] != 0 || high[dim] != 0;
+    if (!t.isDynamicDim(dim))
+      shape[dim] += low[dim] + high[dim];
   }
   if (!any)
     return x;
@@ -234,19 +236,20 @@ Value directConv(OpBuilder &rewriter, Location loc, ConvOp op, Value x,
 
 /// How many taps of each output window an average divides by: those
 /// inside [lo, hi) of the unpadded coordinates, per spatial dim, then
-/// multiplied over the dims: a constant [O...] tensor.
-DenseElementsAttr windowCounts(PoolOp op, RankedTensorType in,
-                               RankedTensorType out) {
-  const int64_t spatial = in.getRank() - 2;
+/// multiplied over the dims: a constant [O...] tensor (|inSizes| and
+/// |outSizes| the spatial extents).
+DenseElementsAttr windowCounts(PoolOp op, ArrayRef<int64_t> inSizes,
+                               ArrayRef<int64_t> outSizes, Type et) {
+  const int64_t spatial = inSizes.size();
   ArrayRef<int64_t> kernel = op.getKernel(), strides = op.getStrides(),
                     dilations = op.getDilations(), pads = op.getPads();
   SmallVector<SmallVector<int64_t>> perDim(spatial);
   for (int64_t d = 0; d < spatial; ++d) {
-    const int64_t size = in.getDimSize(d + 2);
+    const int64_t size = inSizes[d];
     const int64_t lo = op.getCountIncludePad() ? -pads[d] : 0;
     const int64_t hi =
         op.getCountIncludePad() ? size + pads[spatial + d] : size;
-    for (int64_t o = 0; o < out.getDimSize(d + 2); ++o) {
+    for (int64_t o = 0; o < outSizes[d]; ++o) {
       int64_t count = 0;
       for (int64_t k = 0; k < kernel[d]; ++k) {
         const int64_t at = o * strides[d] + k * dilations[d] - pads[d];
@@ -255,10 +258,9 @@ DenseElementsAttr windowCounts(PoolOp op, RankedTensorType in,
       perDim[d].push_back(std::max<int64_t>(count, 1));
     }
   }
-  SmallVector<int64_t> shape(out.getShape().drop_front(2));
+  SmallVector<int64_t> shape(outSizes);
   const int64_t total = *staticElementCount(shape);
   SmallVector<APFloat> values;
-  Type et = out.getElementType();
   for (int64_t flat = 0; flat < total; ++flat) {
     int64_t rest = flat, count = 1;
     for (int64_t d = spatial - 1; d >= 0; --d) {
@@ -282,6 +284,14 @@ Value lowerPool(PoolOp op, PoolOp::Adaptor adaptor,
   auto in = cast<RankedTensorType>(x.getType());
   auto out = cast<RankedTensorType>(op.getType());
   const int64_t spatial = in.getRank() - 2;
+  // [N, C, S...], or [N, S..., C] channels last.
+  const bool channelsLast = op.getChannelsLast();
+  const int64_t first = channelsLast ? 1 : 2;
+  SmallVector<int64_t> inSizes, outSizes;
+  for (int64_t d = 0; d < spatial; ++d) {
+    inSizes.push_back(in.getDimSize(first + d));
+    outSizes.push_back(out.getDimSize(first + d));
+  }
   Type et = out.getElementType();
   const StringRef kind = op.getKind();
   const bool isMax = kind == "max", isLp = kind == "lp";
@@ -292,18 +302,23 @@ Value lowerPool(PoolOp op, PoolOp::Adaptor adaptor,
   ArrayRef<int64_t> kernel = op.getKernel(), strides = op.getStrides(),
                     dilations = op.getDilations(), pads = op.getPads();
   for (int64_t d = 0; d < spatial; ++d) {
-    const int64_t reach = (out.getDimSize(d + 2) - 1) * strides[d] +
+    const int64_t reach = (outSizes[d] - 1) * strides[d] +
                           (kernel[d] - 1) * dilations[d] + 1;
     extra[d] = std::max<int64_t>(
-        0, reach - (in.getDimSize(d + 2) + pads[d] + pads[spatial + d]));
+        0, reach - (inSizes[d] + pads[d] + pads[spatial + d]));
   }
-  Value padded = padSpatial(rewriter, loc, x, pads, extra, neutral);
-  // Dims: n, c, o_1..o_D, k_1..k_D.
+  Value padded = padSpatial(rewriter, loc, x, pads, extra, neutral, first);
+  // Dims: n, c, o_1..o_D, k_1..k_D (channels last: n, o_1..o_D, c,
+  // k_1..k_D), the result's dims first, in its order.
   const int64_t dims = 2 + 2 * spatial, firstTap = 2 + spatial;
-  SmallVector<AffineExpr> inExprs{getAffineDimExpr(0, ctx),
-                                  getAffineDimExpr(1, ctx)};
-  llvm::append_range(inExprs, tapPositions(ctx, spatial, firstTap, strides,
-                                           dilations));
+  SmallVector<AffineExpr> inExprs{getAffineDimExpr(0, ctx)};
+  if (!channelsLast)
+    inExprs.push_back(getAffineDimExpr(1, ctx));
+  for (int64_t d = 0; d < spatial; ++d)
+    inExprs.push_back(getAffineDimExpr(first + d, ctx) * strides[d] +
+                      getAffineDimExpr(firstTap + d, ctx) * dilations[d]);
+  if (channelsLast)
+    inExprs.push_back(getAffineDimExpr(1 + spatial, ctx));
   SmallVector<AffineExpr> outExprs;
   for (int64_t d = 0; d < 2 + spatial; ++d)
     outExprs.push_back(getAffineDimExpr(d, ctx));
@@ -349,10 +364,10 @@ Value lowerPool(PoolOp op, PoolOp::Adaptor adaptor,
   SmallVector<Value> operands{y};
   if (!isLp) {
     operands.push_back(arith::ConstantOp::create(
-        rewriter, loc, windowCounts(op, in, out)));
+        rewriter, loc, windowCounts(op, inSizes, outSizes, et)));
     SmallVector<AffineExpr> spatialExprs;
-    for (int64_t d = 2; d < rank; ++d)
-      spatialExprs.push_back(getAffineDimExpr(d, ctx));
+    for (int64_t d = 0; d < spatial; ++d)
+      spatialExprs.push_back(getAffineDimExpr(first + d, ctx));
     maps.push_back(AffineMap::get(rank, 0, spatialExprs, ctx));
   }
   return pointwise(rewriter, loc, out, x, operands, maps,

@@ -55,3 +55,25 @@ func.func @edges(%x: tensor<1x4x5x5xf32>) -> (tensor<1x4x2x2xf32>, tensor<1x4x5x
   %d = strata.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 2, 2, 2, 2>, strides = array<i64: 1, 1>, input_dilations = array<i64: 2, 2>} : (tensor<1x4x5x5xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x11x11xf32>
   return %p, %g, %d : tensor<1x4x2x2xf32>, tensor<1x4x5x5xf32>, tensor<1x4x11x11xf32>
 }
+
+// -----
+
+// A max pooling between convolutions (ResNet's after its stem) runs
+// channels last too: no transpose between the two convolutions.
+// CHECK-LABEL: func.func @stem_pool
+//       CHECK:   strata.transpose %arg0, [0, 2, 3, 1]
+//       CHECK:   %[[C:.+]] = strata.conv {{.*}}channels_last
+//       CHECK:   %[[R:.+]] = strata.relu %[[C]] : tensor<1x8x8x4xf32>
+//       CHECK:   %[[P:.+]] = strata.pool %[[R]] {channels_last, {{.*}}kind = "max"{{.*}}} : tensor<1x8x8x4xf32> -> tensor<1x4x4x4xf32>
+//       CHECK:   %[[C2:.+]] = strata.conv %[[P]], {{.*}}channels_last
+//       CHECK:   strata.transpose %[[C2]], [0, 3, 1, 2]
+//   CHECK-NOT:   strata.transpose
+func.func @stem_pool(%x: tensor<1x3x16x16xf32>) -> tensor<1x4x4x4xf32> {
+  %w = strata.constant dense<0.5> : tensor<4x3x3x3xf32>
+  %w2 = strata.constant dense<0.25> : tensor<4x4x1x1xf32>
+  %c = strata.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x3x16x16xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32>
+  %r = strata.relu %c : tensor<1x4x8x8xf32>
+  %p = strata.pool %r {kind = "max", kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>} : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>
+  %c2 = strata.conv %p, %w2 {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x4x4xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x4x4xf32>
+  return %c2 : tensor<1x4x4x4xf32>
+}

@@ -722,8 +722,14 @@ LogicalResult ConvOp::verify() {
 }
 
 LogicalResult PoolOp::verify() {
-  ArrayRef<int64_t> in = shapeOf(getInput());
-  const int64_t spatial = static_cast<int64_t>(in.size()) - 2;
+  ArrayRef<int64_t> inShape = shapeOf(getInput());
+  const int64_t spatial = static_cast<int64_t>(inShape.size()) - 2;
+  // channels_last ([N, S..., C]) is checked in the NCHW spelling.
+  SmallVector<int64_t> in(inShape);
+  if (getChannelsLast() && spatial >= 1) {
+    in = {inShape[0], inShape.back()};
+    llvm::append_range(in, inShape.slice(1, spatial));
+  }
   if (getKind() != "max" && getKind() != "avg" && getKind() != "lp")
     return emitOpError() << "expected 'kind' max, avg or lp, got '"
                          << getKind() << "'";
@@ -737,7 +743,9 @@ LogicalResult PoolOp::verify() {
                         getPads(), getCeilMode());
   if (llvm::any_of(expected, [](int64_t e) { return e < 0 && !ShapedType::isDynamic(e); }))
     return emitOpError() << "the window does not fit the padded input "
-                         << formatShape(in);
+                         << formatShape(inShape);
+  if (getChannelsLast())
+    std::rotate(expected.begin() + 1, expected.begin() + 2, expected.end());
   return verifyResultShape(*this, expected, getResult());
 }
 

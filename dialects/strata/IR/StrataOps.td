@@ -378,7 +378,10 @@ def Strata_PoolOp : Strata_Op<"pool", [AllElementTypesMatch<["input", "result"]>
     O...] with O = (S + begin + end - dilation * (K - 1) - 1) / stride + 1,
     rounded up with `ceil_mode` (less one when that last window would start
     past the input and its begin padding); the windows past the end padding
-    count nothing. From ONNX `MaxPool`, `AveragePool`, `LpPool`.
+    count nothing. From ONNX `MaxPool`, `AveragePool`, `LpPool`. With
+    `channels_last` the input is [N, S..., C] and the result [N, O..., C]
+    (`strata-conv-channels-last` moves poolings between channels-last
+    convolutions into that form).
 
     ```mlir
     %y = strata.pool %x {kind = "max", kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>} : tensor<1x64x112x112xf32> -> tensor<1x64x56x56xf32>
@@ -388,7 +391,8 @@ def Strata_PoolOp : Strata_Op<"pool", [AllElementTypesMatch<["input", "result"]>
                    DenseI64ArrayAttr:$kernel, DenseI64ArrayAttr:$strides,
                    DenseI64ArrayAttr:$dilations, DenseI64ArrayAttr:$pads,
                    DefaultValuedAttr<I64Attr, "2">:$p,
-                   UnitAttr:$count_include_pad, UnitAttr:$ceil_mode);
+                   UnitAttr:$count_include_pad, UnitAttr:$ceil_mode,
+                   UnitAttr:$channels_last);
   let results = (outs Strata_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;

@@ -112,6 +112,25 @@ void scalarTileStream(int64_t rows, int64_t kc, const float* a, int64_t lda,
   scalarTile(rows, kc, a, lda, b, c, ldc, loadC);
 }
 
+void scalarTileFinish(int64_t rows, int64_t kc, const float* a, int64_t lda,
+                      const float* b, float* c, int64_t ldc, bool loadC,
+                      const char* /*prefetch*/, int64_t /*lines*/,
+                      const TileEpilogue* e) {
+  if (e && e->bias && !loadC) {
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < kW; ++j) c[i * ldc + j] = e->bias[j];
+    loadC = true;
+  }
+  scalarTile(rows, kc, a, lda, b, c, ldc, loadC);
+  for (int64_t i = 0; e && i < rows; ++i)
+    for (int64_t j = 0; j < kW; ++j) {
+      float x = c[i * ldc + j];
+      if (e->residual) x += e->residual[i * e->ldr + j];
+      if (e->relu) x = x < 0.0f ? 0.0f : x;
+      c[i * ldc + j] = x;
+    }
+}
+
 void scalarGemv(int64_t panels, int64_t k, const float* a, const float* b,
                 float* c, bool loadC) {
   for (int64_t p = 0; p < panels; ++p)
@@ -183,7 +202,8 @@ const MatmulTiles kScalarTiles = {
     scalarTile,         scalarGemv,
     scalarRowTimesRows, scalarRowDotColumns,
     scalarExpShifted,   scalarGemvI8,
-    scalarScaleMax,     scalarTileStream};
+    scalarScaleMax,     scalarTileStream,
+    scalarTileFinish};
 
 // The reference of the int4 kernels: exact int32 sums per group, then the
 // same float steps.
@@ -452,16 +472,24 @@ void runBlock(const Problem& p, const MatmulTiles& t, Scratch& s,
           const int64_t ti = i / t.mr;
           const int64_t lines =
               next ? minOf(share, nextLines - ti * share) : 0;
-          if (biasStart)
-            for (int64_t r = 0; r < rows; ++r)
-              std::memcpy(cPtr + r * p.cm, p.bias + n0, kW * sizeof(float));
+          if (p.epilogue()) {
+            // A convolution's bias, residual and ReLU in the registers.
+            const TileEpilogue e{
+                biasStart ? p.bias + n0 : nullptr,
+                lastK && p.residual ? p.residual + (m0 + i) * p.cm + n0
+                                    : nullptr,
+                p.cm, lastK && p.relu};
+            t.tileFinish(rows, kc, aBase + i * lda, lda, bPanel, cPtr, p.cm,
+                         loadC && !biasStart,
+                         lines > 0 ? next + ti * share * 64 : nullptr,
+                         maxOf(lines, 0), &e);
+            continue;
+          }
           if (lines > 0)
             t.tileStream(rows, kc, aBase + i * lda, lda, bPanel, cPtr, p.cm,
                          loadC, next + ti * share * 64, lines);
           else
             t.tile(rows, kc, aBase + i * lda, lda, bPanel, cPtr, p.cm, loadC);
-          if (lastK)
-            finishTile(p, rows, kW, cPtr, p.cm, p.residual ? p.residual + (m0 + i) * p.cm + n0 : nullptr);
           continue;
         }
         // Partial or strided columns go through a contiguous tile.
@@ -899,7 +927,9 @@ void run(strata_rt_context_t* context, Problem p) {
   if (!p.packed && p.bn != 1 && p.ak == 1 && !p.int8 && !p.int4)
     mc = minOf(p.m, maxOf(kMc, kGatheredABytes / (minOf(p.k, kKc) * 4) /
                                    t.mr * t.mr));
-  int64_t nc = kNcPanels;
+  // Gathered convolution columns: every panel of a row block in one task,
+  // so each block of columns is gathered once while tasks suffice.
+  int64_t nc = p.conv ? panels : kNcPanels;
   while (batches * ceilDiv(p.m, mc) * ceilDiv(panels, nc) < threads * 2) {
     if (nc > 1) {
       nc /= 2;

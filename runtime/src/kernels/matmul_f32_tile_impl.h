@@ -12,19 +12,25 @@
 // With kPrefetch, the k steps also pull |prefetchLines| cache lines from
 // |prefetch| on toward L2 (prefetcht1), spread evenly over them, for the
 // products that stream their weights from memory (matmul_f32.cc).
+// With |epilogue| (a convolution's), the accumulators start from its bias
+// and end with its residual and ReLU, outside the k loop.
 template <int MR, bool kPrefetch = false>
 inline void tileRows(int64_t kc, const float* a, int64_t lda, const float* b,
                      float* c, int64_t ldc, bool loadC,
                      const char* prefetch = nullptr,
-                     int64_t prefetchLines = 0) {
+                     int64_t prefetchLines = 0,
+                     const TileEpilogue* epilogue = nullptr) {
   constexpr int L = Vec::kLanes;
   constexpr int NV = 32 / L;
   typename Vec::V acc[MR][NV];
+  const float* bias = epilogue && !loadC ? epilogue->bias : nullptr;
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 8
     for (int j = 0; j < NV; ++j)
-      acc[i][j] = loadC ? Vec::load(c + i * ldc + j * L) : Vec::zero();
+      acc[i][j] = loadC  ? Vec::load(c + i * ldc + j * L)
+                  : bias ? Vec::load(bias + j * L)
+                         : Vec::zero();
   int64_t owed = 0;  // prefetchLines per step, in units of 1 / kc
   for (int64_t k = 0; k < kc; ++k) {
     if (kPrefetch)
@@ -40,6 +46,22 @@ inline void tileRows(int64_t kc, const float* a, int64_t lda, const float* b,
       for (int j = 0; j < NV; ++j) acc[i][j] = Vec::fma(av, bv[j], acc[i][j]);
     }
   }
+  if (epilogue && epilogue->residual) {
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j)
+        acc[i][j] = Vec::add(
+            acc[i][j], Vec::load(epilogue->residual + i * epilogue->ldr + j * L));
+  }
+  if (epilogue && epilogue->relu) {
+    // max(x, 0) with x first keeps a NaN (the second operand wins on a
+    // NaN in maxps).
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j) acc[i][j] = Vec::max(Vec::zero(), acc[i][j]);
+  }
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 8
@@ -51,14 +73,15 @@ inline void tileRows(int64_t kc, const float* a, int64_t lda, const float* b,
 template <int MR, bool kPrefetch>
 inline void tileUpTo(int64_t rows, int64_t kc, const float* a, int64_t lda,
                      const float* b, float* c, int64_t ldc, bool loadC,
-                     const char* prefetch, int64_t prefetchLines) {
+                     const char* prefetch, int64_t prefetchLines,
+                     const TileEpilogue* epilogue = nullptr) {
   if constexpr (MR > 1) {
     if (rows < MR)
       return tileUpTo<MR - 1, kPrefetch>(rows, kc, a, lda, b, c, ldc, loadC,
-                                         prefetch, prefetchLines);
+                                         prefetch, prefetchLines, epilogue);
   }
   tileRows<MR, kPrefetch>(kc, a, lda, b, c, ldc, loadC, prefetch,
-                          prefetchLines);
+                          prefetchLines, epilogue);
 }
 
 // The weight streams are left to the hardware prefetcher: a software

@@ -68,6 +68,26 @@ using ExpShiftedFn = float (*)(float* x, int64_t n, float shift);
 using ScaleMaxFn = float (*)(float* x, int64_t n, float scale,
                              const float* mask);
 
+/// What a convolution's register tile does besides its product, in its
+/// registers: the accumulators start from |bias| (the tile's 32 columns;
+/// null: from C or 0, as loadC says) and end + |residual| (rows |ldr|
+/// apart, 32 columns; null: none), then max(0, x) with |relu| (a NaN
+/// stays).
+struct TileEpilogue {
+  const float* bias;
+  const float* residual;
+  int64_t ldr;
+  bool relu;
+};
+
+/// MatmulTileStreamFn with |epilogue| (null: none).
+using MatmulTileFinishFn = void (*)(int64_t rows, int64_t kc, const float* a,
+                                    int64_t lda, const float* b, float* c,
+                                    int64_t ldc, bool loadC,
+                                    const char* prefetch,
+                                    int64_t prefetchLines,
+                                    const TileEpilogue* epilogue);
+
 struct MatmulTiles {
   const char* name;
   int64_t mr;  // rows per register tile
@@ -79,6 +99,7 @@ struct MatmulTiles {
   MatmulGemvI8Fn gemvI8;
   ScaleMaxFn scaleMax;
   MatmulTileStreamFn tileStream;
+  MatmulTileFinishFn tileFinish;
 };
 
 /// An int4 weight in either layout (STRATA_MM_LAYOUT_PANEL_I4_F16_BLOCKS or
