@@ -47,7 +47,10 @@ bool freshlyComputed(Value v) {
   if (isa<BlockArgument>(v))
     return true;
   Operation *def = v.getDefiningOp();
-  return isa<ir::TransposeOp, ConvOp, ir::PoolOp>(def) ||
+  // to_tensor: a runtime call's fresh result (an earlier convolution's,
+  // rewritten before this one).
+  return isa<ir::TransposeOp, ConvOp, ir::PoolOp,
+             bufferization::ToTensorOp>(def) ||
          ir::isFloatElementwiseOp(def);
 }
 
@@ -117,6 +120,7 @@ public:
       : symbols_(module),
         call_(module, symbols_, kConvImport, STRATA_CONV_PARAM_COUNT) {}
 
+  /// Rewrites every supported convolution; returns the calls made.
   unsigned run() {
     SmallVector<ConvOp> ops;
     symbols_.getOp()->walk([&](ConvOp op) {
@@ -128,6 +132,9 @@ public:
       calls += rewrite(op);
     return calls;
   }
+
+  /// Of the calls, those that absorbed a ReLU and a residual add.
+  unsigned reluCalls = 0, residualCalls = 0;
 
 private:
   /// The weight [K..., C, M] packed as the (K * C) x M B of the matmul.
@@ -232,6 +239,8 @@ private:
     result.setWritable(true);
     last->getResult(0).replaceAllUsesWith(result.getResult());
     Operation *oldWeight = op.getWeight().getDefiningOp();
+    reluCalls += epilogue.relu != nullptr;
+    residualCalls += epilogue.add != nullptr;
     if (epilogue.relu)
       epilogue.relu->erase();
     if (epilogue.add)
@@ -258,10 +267,14 @@ struct ConvToRuntimePass : impl::ConvToRuntimePassBase<ConvToRuntimePass> {
   ConvToRuntimePass() = default;
   explicit ConvToRuntimePass(CpuCodegenStats *stats) : stats(stats) {}
   void runOnOperation() override {
-    unsigned calls = Rewriter(getOperation()).run();
+    Rewriter rewriter(getOperation());
+    unsigned calls = rewriter.run();
     numCalls += calls;
-    if (stats)
+    if (stats) {
       stats->convCalls += calls;
+      stats->convReluCalls += rewriter.reluCalls;
+      stats->convResidualCalls += rewriter.residualCalls;
+    }
   }
   CpuCodegenStats *stats = nullptr;
 };

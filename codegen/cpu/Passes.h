@@ -69,6 +69,8 @@ inline constexpr llvm::StringLiteral kWeightsAttr = "strata.weights";
 struct CpuCodegenStats {
   unsigned attentionCalls = 0;   // attention ops calling the runtime kernel
   unsigned convCalls = 0;        // convolutions calling the runtime kernel
+  unsigned convReluCalls = 0;    // of which absorb a ReLU
+  unsigned convResidualCalls = 0;  // of which absorb a residual add
   unsigned kernels = 0;          // generated loop-nest functions
   unsigned checks = 0;           // run-time checks on input values
   unsigned matmulCalls = 0;      // contractions calling the runtime matmul

@@ -855,6 +855,8 @@ FailureOr<CompiledArtifact> compileModel(MLIRContext &context,
   }
   rep.codegen.attentionCalls = strataLevel.attentionCalls;
   rep.codegen.convCalls = strataLevel.convCalls;
+  rep.codegen.convReluCalls = strataLevel.convReluCalls;
+  rep.codegen.convResidualCalls = strataLevel.convResidualCalls;
   rep.weightsBytes = result.weights.size();
   rep.codeBytes = result.sharedObject.size();
   rep.codegenDone = true;

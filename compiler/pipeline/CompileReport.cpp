@@ -130,7 +130,9 @@ void printCodegenReport(llvm::raw_ostream &os, const CompileReport &report) {
      << "attention: " << stats.attentionCalls
      << " calls to the runtime kernel\n"
      << "conv: " << stats.convCalls
-     << " calls to the runtime kernel (columns gathered as multiplied)\n"
+     << " calls to the runtime kernel (columns gathered as multiplied), "
+     << stats.convResidualCalls << " with a residual add and "
+     << stats.convReluCalls << " with a ReLU in their tiles\n"
      << "run-time checks: " << stats.checks
      << " on input values and data-dependent extents\n"
      << "memory plan: " << stats.plannedBuffers
@@ -246,6 +248,8 @@ std::string compileReportJson(const CompileReport &report) {
       {"bf16_matmul_calls", stats.bf16MatmulCalls},
       {"attention_calls", stats.attentionCalls},
       {"conv_calls", stats.convCalls},
+      {"conv_relu_calls", stats.convReluCalls},
+      {"conv_residual_calls", stats.convResidualCalls},
       {"checks", stats.checks},
       {"dispatches", std::move(dispatches)},
   };
