@@ -318,13 +318,7 @@ private:
       // Row b reads batch slots[b] of the caches, its first lengths[b] keys.
       // Contiguous (identity layout): the kernel reads them as arrays.
       auto address = [&](Value tensor) {
-        auto t = cast<RankedTensorType>(tensor.getType());
-        auto view = bufferization::ToBufferOp::create(
-            b, loc, MemRefType::get(t.getShape(), t.getElementType()), tensor);
-        view.setReadOnly(true);
-        view->setAttr("strata.runtime_call", b.getI64IntegerAttr(calls_));
-        Value m = view;
-        return i64ElementAddress(b, loc, m, metadata(m));
+        return readOnlyContiguousAddress(b, loc, tensor, calls_);
       };
       // A paged row names its blocks in the table instead.
       fields.push_back(

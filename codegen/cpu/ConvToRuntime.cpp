@@ -178,18 +178,8 @@ private:
     auto idx = [&](int64_t v) {
       return arith::ConstantIndexOp::create(b, loc, v).getResult();
     };
-    // A read-only contiguous view of a tensor, right before the call. A
-    // unique tag keeps CSE from merging it with another call's view of
-    // the same tensor (an op between the calls could overwrite it).
     auto address = [&](Value tensor) {
-      auto t = cast<RankedTensorType>(tensor.getType());
-      auto view = bufferization::ToBufferOp::create(
-          b, loc, MemRefType::get(t.getShape(), t.getElementType()), tensor);
-      view.setReadOnly(true);
-      view->setAttr("strata.runtime_call", b.getI64IntegerAttr(calls_));
-      Value m = view;
-      return f32ElementAddress(
-          b, loc, m, memref::ExtractStridedMetadataOp::create(b, loc, m));
+      return readOnlyContiguousAddress(b, loc, tensor, calls_);
     };
     auto in = cast<RankedTensorType>(op.getInput().getType());
     auto resultType = cast<RankedTensorType>(op.getType());

@@ -6,6 +6,7 @@
 #include "codegen/cpu/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 using namespace mlir;
@@ -30,6 +31,19 @@ Value elementAddress(OpBuilder &b, Location loc, Value memref,
       arith::ConstantIndexOp::create(b, loc, bytesPerElement);
   Value offset = arith::MulIOp::create(b, loc, meta.getOffset(), elementBytes);
   return arith::AddIOp::create(b, loc, base, offset);
+}
+
+Value readOnlyContiguousAddress(OpBuilder &b, Location loc, Value tensor,
+                                int64_t call) {
+  auto t = cast<RankedTensorType>(tensor.getType());
+  auto view = bufferization::ToBufferOp::create(
+      b, loc, MemRefType::get(t.getShape(), t.getElementType()), tensor);
+  view.setReadOnly(true);
+  view->setAttr("strata.runtime_call", b.getI64IntegerAttr(call));
+  Value m = view;
+  return elementAddress(b, loc, m,
+                        memref::ExtractStridedMetadataOp::create(b, loc, m),
+                        t.getElementType().getIntOrFloatBitWidth() / 8);
 }
 
 func::FuncOp declareRuntimeImport(ModuleOp module, SymbolTable &symbols,

@@ -32,6 +32,15 @@ mlir::Value elementAddress(mlir::OpBuilder &b, mlir::Location loc,
                            mlir::memref::ExtractStridedMetadataOp meta,
                            int64_t bytesPerElement);
 
+/// The byte address of element 0 of |tensor| read through a read-only
+/// contiguous (identity layout) buffer, right before runtime call number
+/// |call|: the view is tagged with it (`strata.runtime_call`), so that CSE
+/// cannot merge it with another call's identical view of the same tensor
+/// (an op between the two calls could overwrite the tensor's buffer in
+/// place before the second).
+mlir::Value readOnlyContiguousAddress(mlir::OpBuilder &b, mlir::Location loc,
+                                      mlir::Value tensor, int64_t call);
+
 /// The private declaration of runtime import |name| (marked
 /// kRuntimeImportAttr, which strata-cpu-bind-runtime-imports binds), created
 /// at the top of |module| if absent.

@@ -55,6 +55,73 @@ SmallVector<ReassociationIndices> groupsEndingAt(ArrayRef<int64_t> ends) {
   return groups;
 }
 
+/// A parallel generic writing |init| (|dims| loops, |write|) from |src|
+/// (|read|): the columns' copy.
+Value copyThrough(OpBuilder &b, Location loc, Value src, Value init,
+                  int64_t dims, ArrayRef<AffineExpr> read,
+                  ArrayRef<AffineExpr> write) {
+  MLIRContext *ctx = b.getContext();
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{src},
+             ValueRange{init},
+             SmallVector<AffineMap>{AffineMap::get(dims, 0, read, ctx),
+                                    AffineMap::get(dims, 0, write, ctx)},
+             SmallVector<utils::IteratorType>(dims,
+                                              utils::IteratorType::parallel),
+             [](OpBuilder &nb, Location l, ValueRange a) {
+               linalg::YieldOp::create(nb, l, a[0]);
+             })
+      .getResult(0);
+}
+
+/// init += lhs * rhs over |loops| loops, the last the reduction: the
+/// contraction MatmulToRuntime hands to the runtime's matmul.
+Value multiplyAccumulate(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                         Value init, int64_t loops,
+                         ArrayRef<AffineExpr> lhsRead,
+                         ArrayRef<AffineExpr> rhsRead,
+                         ArrayRef<AffineExpr> write) {
+  MLIRContext *ctx = b.getContext();
+  SmallVector<utils::IteratorType> iterators(loops - 1,
+                                             utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{lhs, rhs},
+             ValueRange{init},
+             SmallVector<AffineMap>{AffineMap::get(loops, 0, lhsRead, ctx),
+                                    AffineMap::get(loops, 0, rhsRead, ctx),
+                                    AffineMap::get(loops, 0, write, ctx)},
+             iterators,
+             [](OpBuilder &nb, Location l, ValueRange a) {
+               Value t = arith::MulFOp::create(nb, l, a[0], a[1]);
+               linalg::YieldOp::create(
+                   nb, l, Value(arith::AddFOp::create(nb, l, a[2], t)));
+             })
+      .getResult(0);
+}
+
+/// |x| + |bias| along dim |channel| of |x|, into |init|.
+Value addChannelBias(OpBuilder &b, Location loc, Value x, Value bias,
+                     Value init, int64_t channel) {
+  MLIRContext *ctx = b.getContext();
+  const int64_t rank = typeOf(x).getRank();
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{x, bias},
+             ValueRange{init},
+             SmallVector<AffineMap>{
+                 b.getMultiDimIdentityMap(rank),
+                 AffineMap::get(rank, 0, {getAffineDimExpr(channel, ctx)},
+                                ctx),
+                 b.getMultiDimIdentityMap(rank)},
+             SmallVector<utils::IteratorType>(rank,
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location l, ValueRange a) {
+               linalg::YieldOp::create(
+                   nb, l, Value(arith::AddFOp::create(nb, l, a[0], a[1])));
+             })
+      .getResult(0);
+}
+
 } // namespace
 
 Value convAsGemm(OpBuilder &b, Location loc, ConvOp op, Value padded,
@@ -125,18 +192,8 @@ Value convAsGemm(OpBuilder &b, Location loc, ConvOp op, Value padded,
       shape.push_back(out.getDimSize(d + 2));
     }
     auto columnType = RankedTensorType::get(shape, et);
-    columns =
-        linalg::GenericOp::create(
-            b, loc, TypeRange{columnType}, ValueRange{padded},
-            ValueRange{withBatch(columnType)},
-            SmallVector<AffineMap>{AffineMap::get(dims, 0, read, ctx),
-                                   AffineMap::get(dims, 0, write, ctx)},
-            SmallVector<utils::IteratorType>(dims,
-                                             utils::IteratorType::parallel),
-            [](OpBuilder &nb, Location l, ValueRange a) {
-              linalg::YieldOp::create(nb, l, a[0]);
-            })
-            .getResult(0);
+    columns = copyThrough(b, loc, padded, withBatch(columnType), dims, read,
+                          write);
     const int64_t c0 = grouped ? 2 : 1;  // the channel dim
     SmallVector<int64_t> ends{1};
     if (grouped)
@@ -174,23 +231,8 @@ Value convAsGemm(OpBuilder &b, Location loc, ConvOp op, Value padded,
     columnRead.insert(columnRead.begin() + 1, g);
     productWrite.insert(productWrite.begin() + 1, g);
   }
-  SmallVector<utils::IteratorType> iterators(loops - 1,
-                                             utils::IteratorType::parallel);
-  iterators.push_back(utils::IteratorType::reduction);
-  Value product =
-      linalg::GenericOp::create(
-          b, loc, TypeRange{productType}, ValueRange{weight, columns},
-          ValueRange{init},
-          SmallVector<AffineMap>{AffineMap::get(loops, 0, weightRead, ctx),
-                                 AffineMap::get(loops, 0, columnRead, ctx),
-                                 AffineMap::get(loops, 0, productWrite, ctx)},
-          iterators,
-          [](OpBuilder &nb, Location l, ValueRange a) {
-            Value t = arith::MulFOp::create(nb, l, a[0], a[1]);
-            linalg::YieldOp::create(
-                nb, l, Value(arith::AddFOp::create(nb, l, a[2], t)));
-          })
-          .getResult(0);
+  Value product = multiplyAccumulate(b, loc, weight, columns, init, loops,
+                                     weightRead, columnRead, productWrite);
 
   // [N, (G,) M/G, P] is [N, M, O...] as it stands.
   if (grouped)
@@ -201,21 +243,7 @@ Value convAsGemm(OpBuilder &b, Location loc, ConvOp op, Value padded,
                    groupsEndingAt({1, 2, 2 + spatial}));
   if (!bias)
     return product;
-  const int64_t rank = out.getRank();
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{out}, ValueRange{product, bias},
-             ValueRange{withBatch(out)},
-             SmallVector<AffineMap>{
-                 b.getMultiDimIdentityMap(rank),
-                 AffineMap::get(rank, 0, {loop(1)}, ctx),
-                 b.getMultiDimIdentityMap(rank)},
-             SmallVector<utils::IteratorType>(rank,
-                                              utils::IteratorType::parallel),
-             [&](OpBuilder &nb, Location l, ValueRange a) {
-               linalg::YieldOp::create(
-                   nb, l, Value(arith::AddFOp::create(nb, l, a[0], a[1])));
-             })
-      .getResult(0);
+  return addChannelBias(b, loc, product, bias, withBatch(out), 1);
 }
 
 Value convChannelsLastAsGemm(OpBuilder &b, Location loc, ConvOp op, Value x,
@@ -278,18 +306,8 @@ Value convChannelsLastAsGemm(OpBuilder &b, Location loc, ConvOp op, Value x,
     for (int64_t d = 0; d < dims; ++d)
       write.push_back(loop(d));
     auto columnType = RankedTensorType::get(shape, et);
-    columns =
-        linalg::GenericOp::create(
-            b, loc, TypeRange{columnType}, ValueRange{padded},
-            ValueRange{emptyLike(columnType, x)},
-            SmallVector<AffineMap>{AffineMap::get(dims, 0, read, ctx),
-                                   AffineMap::get(dims, 0, write, ctx)},
-            SmallVector<utils::IteratorType>(dims,
-                                             utils::IteratorType::parallel),
-            [](OpBuilder &nb, Location l, ValueRange a) {
-              linalg::YieldOp::create(nb, l, a[0]);
-            })
-            .getResult(0);
+    columns = copyThrough(b, loc, padded, emptyLike(columnType, x), dims,
+                          read, write);
     columns = collapse(b, loc, columns,
                        groupsEndingAt({1 + spatial, 1 + 2 * spatial + 1}));
   }
@@ -307,22 +325,8 @@ Value convChannelsLastAsGemm(OpBuilder &b, Location loc, ConvOp op, Value x,
                    ValueRange{emptyLike(productType, columns)})
                    .getResult(0);
   AffineExpr r = loop(0), mo = loop(1), k = loop(2);
-  Value product =
-      linalg::GenericOp::create(
-          b, loc, TypeRange{productType}, ValueRange{columns, weight},
-          ValueRange{init},
-          SmallVector<AffineMap>{AffineMap::get(3, 0, {r, k}, ctx),
-                                 AffineMap::get(3, 0, {k, mo}, ctx),
-                                 AffineMap::get(3, 0, {r, mo}, ctx)},
-          SmallVector<utils::IteratorType>{utils::IteratorType::parallel,
-                                           utils::IteratorType::parallel,
-                                           utils::IteratorType::reduction},
-          [](OpBuilder &nb, Location l, ValueRange a) {
-            Value t = arith::MulFOp::create(nb, l, a[0], a[1]);
-            linalg::YieldOp::create(
-                nb, l, Value(arith::AddFOp::create(nb, l, a[2], t)));
-          })
-          .getResult(0);
+  Value product = multiplyAccumulate(b, loc, columns, weight, init, 3, {r, k},
+                                     {k, mo}, {r, mo});
 
   // [N * P, M] is [N, O..., M] as it stands.
   SmallVector<int64_t> outShape(out.getShape());
@@ -331,20 +335,7 @@ Value convChannelsLastAsGemm(OpBuilder &b, Location loc, ConvOp op, Value x,
                    groupsEndingAt({1 + spatial, rank}));
   if (!bias)
     return product;
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{out}, ValueRange{product, bias},
-             ValueRange{emptyLike(out, x)},
-             SmallVector<AffineMap>{
-                 b.getMultiDimIdentityMap(rank),
-                 AffineMap::get(rank, 0, {loop(rank - 1)}, ctx),
-                 b.getMultiDimIdentityMap(rank)},
-             SmallVector<utils::IteratorType>(rank,
-                                              utils::IteratorType::parallel),
-             [&](OpBuilder &nb, Location l, ValueRange a) {
-               linalg::YieldOp::create(
-                   nb, l, Value(arith::AddFOp::create(nb, l, a[0], a[1])));
-             })
-      .getResult(0);
+  return addChannelBias(b, loc, product, bias, emptyLike(out, x), rank - 1);
 }
 
 } // namespace strata::lowering

@@ -51,18 +51,6 @@ void tileStream(int64_t rows, int64_t kc, const float* a, int64_t lda,
   tileUpTo<3, true>(rows, kc, a, lda, b, c, ldc, loadC, prefetch, lines);
 }
 
-void tileFinish(int64_t rows, int64_t kc, const float* a, int64_t lda,
-                const float* b, float* c, int64_t ldc, bool loadC,
-                const char* prefetch, int64_t lines,
-                const TileEpilogue* epilogue) {
-  if (lines > 0)
-    tileUpTo<3, true>(rows, kc, a, lda, b, c, ldc, loadC, prefetch, lines,
-                      epilogue);
-  else
-    tileUpTo<3, false>(rows, kc, a, lda, b, c, ldc, loadC, nullptr, 0,
-                       epilogue);
-}
-
 // One row and one panel at a time: with 4 vectors per panel row, a
 // second row or panel would not fit the 16 registers next to the group
 // accumulators.
@@ -184,7 +172,7 @@ void quantizeGroups(int64_t k, int64_t kp, int64_t group, const float* a,
 
 const MatmulTiles kMatmulTilesAvx2 = {"avx2", 3, tile, gemv, rowTimesRows,
                                      rowDotColumns, expShifted, gemvI8,
-                                     scaleMax, tileStream, tileFinish};
+                                     scaleMax, tileStream, tileFinish<3>};
 const MatmulGemvI4Fn kGemvI4Avx2 = gemvI4;
 const QuantizeGroupsFn kQuantizeGroupsAvx2 = quantizeGroups;
 

@@ -50,18 +50,6 @@ void tileStream(int64_t rows, int64_t kc, const float* a, int64_t lda,
   tileUpTo<8, true>(rows, kc, a, lda, b, c, ldc, loadC, prefetch, lines);
 }
 
-void tileFinish(int64_t rows, int64_t kc, const float* a, int64_t lda,
-                const float* b, float* c, int64_t ldc, bool loadC,
-                const char* prefetch, int64_t lines,
-                const TileEpilogue* epilogue) {
-  if (lines > 0)
-    tileUpTo<8, true>(rows, kc, a, lda, b, c, ldc, loadC, prefetch, lines,
-                      epilogue);
-  else
-    tileUpTo<8, false>(rows, kc, a, lda, b, c, ldc, loadC, nullptr, 0,
-                       epilogue);
-}
-
 // One row: four panels at a time (more weight streams in flight, as
 // gemv); several rows: tiles of four rows, one panel at a time, the panel
 // re-read from cache by the next row tile.
@@ -98,6 +86,6 @@ void gemvI8(int64_t rows, int64_t panels, int64_t k, const float* a,
 
 const MatmulTiles kMatmulTilesAvx512 = {"avx512", 8, tile, gemv, rowTimesRows,
                                      rowDotColumns, expShifted, gemvI8,
-                                     scaleMax, tileStream, tileFinish};
+                                     scaleMax, tileStream, tileFinish<8>};
 
 }  // namespace strata::runtime::kernels

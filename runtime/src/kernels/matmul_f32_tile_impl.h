@@ -84,6 +84,21 @@ inline void tileUpTo(int64_t rows, int64_t kc, const float* a, int64_t lda,
                           prefetchLines, epilogue);
 }
 
+// The set's MatmulTileFinishFn: tileUpTo with a convolution's epilogue,
+// prefetching when given lines to.
+template <int MR>
+void tileFinish(int64_t rows, int64_t kc, const float* a, int64_t lda,
+                const float* b, float* c, int64_t ldc, bool loadC,
+                const char* prefetch, int64_t lines,
+                const TileEpilogue* epilogue) {
+  if (lines > 0)
+    tileUpTo<MR, true>(rows, kc, a, lda, b, c, ldc, loadC, prefetch, lines,
+                       epilogue);
+  else
+    tileUpTo<MR, false>(rows, kc, a, lda, b, c, ldc, loadC, nullptr, 0,
+                        epilogue);
+}
+
 // The weight streams are left to the hardware prefetcher: a software
 // prefetch of each panel 16 rows ahead measured 0-10% slower side by side
 // (decode steps and cold one-row shapes, AVX-512 and AVX2, AMD EPYC).
