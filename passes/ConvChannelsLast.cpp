@@ -120,11 +120,14 @@ bool isSinkable(Operation *op) {
   return isFloatElementwiseOp(op) && op->getNumResults() == 1;
 }
 
-/// A transpose of |v| by |perm| that exists already (the channels-last
-/// input of a convolution that also reads |v|), or null.
-TransposeOp existingTranspose(Value v, ArrayRef<int64_t> perm) {
+/// A transpose of |v| by |perm| that exists already before |op| in its
+/// block (the channels-last input of a convolution that also reads |v|),
+/// or null.
+TransposeOp existingTranspose(Value v, ArrayRef<int64_t> perm, Operation *op) {
   for (Operation *user : v.getUsers())
-    if (auto t = dyn_cast<TransposeOp>(user); t && t.getPermutation() == perm)
+    if (auto t = dyn_cast<TransposeOp>(user);
+        t && t.getPermutation() == perm && t->getBlock() == op->getBlock() &&
+        t->isBeforeInBlock(op))
       return t;
   return {};
 }
@@ -180,7 +183,7 @@ struct SinkTransposeThroughElementwise : RewritePattern {
         operands.push_back(t.getInput());
         continue;
       }
-      TransposeOp existing = existingTranspose(operand, inverse);
+      TransposeOp existing = existingTranspose(operand, inverse, op);
       if (!existing)
         return failure();
       operands.push_back(existing.getResult());

@@ -77,3 +77,22 @@ func.func @stem_pool(%x: tensor<1x3x16x16xf32>) -> tensor<1x4x4x4xf32> {
   %c2 = strata.conv %p, %w2 {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x4x4xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x4x4xf32>
   return %c2 : tensor<1x4x4x4xf32>
 }
+
+// -----
+
+// A residual that the graph transposes to channels last only after the add
+// (a convolution later reads it): the add cannot use that transpose, so
+// the layout changes back before the add.
+// CHECK-LABEL: func.func @late_transpose
+//       CHECK:   %[[C:.+]] = strata.conv {{.*}}channels_last
+//       CHECK:   %[[T:.+]] = strata.transpose %[[C]], [0, 3, 1, 2]
+//       CHECK:   %[[S:.+]] = strata.add %[[T]], %arg1 : (tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>)
+//       CHECK:   strata.transpose %arg1, [0, 2, 3, 1]
+func.func @late_transpose(%x: tensor<1x4x5x5xf32>, %y: tensor<1x4x5x5xf32>) -> (tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>) {
+  %w = strata.constant dense<0.5> : tensor<4x4x3x3xf32>
+  %w2 = strata.constant dense<0.25> : tensor<4x4x1x1xf32>
+  %c = strata.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x5x5xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x5x5xf32>
+  %s = strata.add %c, %y : (tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32>
+  %d = strata.conv %y, %w2 {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x5x5xf32>
+  return %s, %d : tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>
+}

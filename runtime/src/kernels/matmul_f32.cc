@@ -362,8 +362,8 @@ void runBlock(const Problem& p, const MatmulTiles& t, Scratch& s,
               int64_t mc, int64_t p0, int64_t p1) {
   for (int64_t k0 = 0; k0 < p.k; k0 += kKc) {
     const int64_t kc = minOf(kKc, p.k - k0);
-    // A bias is the accumulators' start: written into C's tile right
-    // before its first k block (in L1 when the tile loads it).
+    // A bias is the accumulators' start in the first k block; a residual
+    // and ReLU end the last (tileFinish, or finishTile on a partial tile).
     const bool biasStart = p.bias && k0 == 0 && !p.accumulate;
     const bool lastK = k0 + kc >= p.k;
     const bool loadC = p.accumulate || k0 > 0 || biasStart;
@@ -847,7 +847,8 @@ void run(strata_rt_context_t* context, Problem p) {
   scratch.base = kernelScratch(context, sizeof(Scratch), &scratch.stride);
   if (!scratch.base) return;
 
-  // A convolution's columns exist only as the blocks runBlock gathers.
+  // A convolution runs on runBlock alone: its columns exist only as the
+  // blocks runBlock gathers, and only runBlock applies its epilogue.
   const bool conv = p.epilogue();
   // Decode (one row, or a batch of up to kSkinnyRows): split the panels
   // (the weight stream) over the threads in chunks that shrink towards the
