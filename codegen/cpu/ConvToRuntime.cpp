@@ -39,13 +39,13 @@ namespace {
 constexpr llvm::StringLiteral kConvImport = "strata_rt_conv_f32";
 
 /// Whether |v|'s buffer is contiguous with the identity layout the kernel
-/// reads: an entry's argument, or a value computed into a fresh buffer
+/// reads: a function's argument, or a value computed into a fresh buffer
 /// (the transposes to channels last, convolutions, poolings, elementwise
 /// ops).
 /// Views (slices, reshapes of views) keep the generic lowering.
 bool freshlyComputed(Value v) {
-  if (isa<BlockArgument>(v))
-    return true;
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    return isa<func::FuncOp>(arg.getOwner()->getParentOp());
   Operation *def = v.getDefiningOp();
   // to_tensor: a runtime call's fresh result (an earlier convolution's,
   // rewritten before this one).
