@@ -116,9 +116,7 @@ bool isOneElement(Value v) {
 /// Whether a transpose is sunk through |op|: an elementwise float op whose
 /// operands are all transposes by one permutation (not broadcast) or
 /// single elements.
-bool isSinkable(Operation *op) {
-  return isFloatElementwiseOp(op) && op->getNumResults() == 1;
-}
+bool isSinkable(Operation *op) { return isFloatElementwiseOp(op); }
 
 /// A transpose of |v| by |perm| that exists already before |op| in its
 /// block (the channels-last input of a convolution that also reads |v|),

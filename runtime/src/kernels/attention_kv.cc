@@ -13,6 +13,7 @@
 #include "../run_context.h"
 #include "attention_kv_kernels.h"
 #include "packed_gemm.h"
+#include "param_address.h"
 #include "strata_kernel_abi.h"
 
 namespace strata::runtime::kernels {
@@ -157,11 +158,6 @@ struct QuantizeProblem {
   int64_t blocksPerRow, blockSize;
 };
 
-template <typename T>
-T* addressOf(int64_t value) {
-  return reinterpret_cast<T*>(static_cast<intptr_t>(value));
-}
-
 // The rows of batch |b|, kv head |h|.
 void quantizeHead(const QuantizeProblem& p, const AttentionKvKernels& kv,
                   int64_t b, int64_t h) {
@@ -248,29 +244,29 @@ void kvQuantize(strata_rt_context_t* context, const int64_t* params,
   p.heads = params[STRATA_KVQ_KV_HEADS];
   p.rows = params[STRATA_KVQ_ROWS];
   p.d = params[STRATA_KVQ_HEAD_DIM];
-  p.src = addressOf<const float>(params[STRATA_KVQ_SRC]);
+  p.src = paramAddress<const float>(params[STRATA_KVQ_SRC]);
   p.sb = params[STRATA_KVQ_SRC + 1];
   p.sh = params[STRATA_KVQ_SRC + 2];
   p.sr = params[STRATA_KVQ_SRC + 3];
   p.sd = params[STRATA_KVQ_SRC + 4];
-  p.dst = addressOf<uint8_t>(params[STRATA_KVQ_DST]);
+  p.dst = paramAddress<uint8_t>(params[STRATA_KVQ_DST]);
   p.db = params[STRATA_KVQ_DST + 1];
   p.dh = params[STRATA_KVQ_DST + 2];
   p.dp = params[STRATA_KVQ_DST + 3];
   p.dd = params[STRATA_KVQ_DST + 4];
-  p.scales = addressOf<float>(params[STRATA_KVQ_SCALES]);
+  p.scales = paramAddress<float>(params[STRATA_KVQ_SCALES]);
   p.cb = params[STRATA_KVQ_SCALES + 1];
   p.ch = params[STRATA_KVQ_SCALES + 2];
   p.cp = params[STRATA_KVQ_SCALES + 3];
-  p.slots = addressOf<const int64_t>(params[STRATA_KVQ_SLOTS]);
-  p.positions = addressOf<const int64_t>(params[STRATA_KVQ_POSITIONS]);
+  p.slots = paramAddress<const int64_t>(params[STRATA_KVQ_SLOTS]);
+  p.positions = paramAddress<const int64_t>(params[STRATA_KVQ_POSITIONS]);
   p.start = params[STRATA_KVQ_START];
   p.blockTable = nullptr;
   p.blocksPerRow = p.blockSize = 0;
   int64_t slotCount = params[STRATA_KVQ_SLOT_COUNT];
   const int64_t capacity = params[STRATA_KVQ_CAPACITY];
   if (paged) {
-    p.blockTable = addressOf<const int64_t>(params[STRATA_KVQ_BLOCK_TABLE]);
+    p.blockTable = paramAddress<const int64_t>(params[STRATA_KVQ_BLOCK_TABLE]);
     p.blocksPerRow = params[STRATA_KVQ_BLOCKS_PER_ROW];
     p.blockSize = params[STRATA_KVQ_BLOCK_SIZE];
     slotCount = params[STRATA_KVQ_BLOCK_COUNT];

@@ -7,19 +7,12 @@
 
 #include "conv_columns.h"
 #include "matmul_f32.h"
+#include "param_address.h"
 
 #include "../run_context.h"
 #include "strata_kernel_abi.h"
 
 namespace strata::runtime::kernels {
-namespace {
-
-template <typename T>
-T* address(int64_t value) {
-  return reinterpret_cast<T*>(static_cast<intptr_t>(value));
-}
-
-}  // namespace
 
 extern "C" void strataConvF32(strata_rt_context_t* context,
                               const int64_t* params) {
@@ -28,7 +21,7 @@ extern "C" void strataConvF32(strata_rt_context_t* context,
   columns.spatial = params[STRATA_CONV_SPATIAL];
   columns.images = params[STRATA_CONV_BATCH];
   columns.channels = params[STRATA_CONV_CHANNELS];
-  columns.input = address<const float>(params[STRATA_CONV_INPUT]);
+  columns.input = paramAddress<const float>(params[STRATA_CONV_INPUT]);
   const int64_t dims = columns.spatial >= 1 &&
                                columns.spatial <= ConvColumns::kMaxSpatial
                            ? columns.spatial
@@ -42,8 +35,8 @@ extern "C" void strataConvF32(strata_rt_context_t* context,
     columns.padBegin[d] = params[STRATA_CONV_PADS_BEGIN + d];
   }
   const int64_t outChannels = params[STRATA_CONV_OUT_CHANNELS];
-  const auto* weight = address<const float>(params[STRATA_CONV_WEIGHT]);
-  auto* out = address<float>(params[STRATA_CONV_OUTPUT]);
+  const auto* weight = paramAddress<const float>(params[STRATA_CONV_WEIGHT]);
+  auto* out = paramAddress<float>(params[STRATA_CONV_OUTPUT]);
   // Every field but N is a compile-time constant: a bad one is a compiler
   // bug, not bad input.
   if (!columns.valid() || outChannels < 1 || outChannels > (int64_t{1} << 30) ||
@@ -52,8 +45,8 @@ extern "C" void strataConvF32(strata_rt_context_t* context,
     return;
   }
   runConvF32(context, columns, weight, outChannels,
-             address<const float>(params[STRATA_CONV_BIAS]),
-             address<const float>(params[STRATA_CONV_RESIDUAL]),
+             paramAddress<const float>(params[STRATA_CONV_BIAS]),
+             paramAddress<const float>(params[STRATA_CONV_RESIDUAL]),
              (params[STRATA_CONV_FLAGS] & STRATA_CONV_FLAG_RELU) != 0, out);
 }
 

@@ -24,6 +24,7 @@
 #include "matmul_f32_tiles.h"
 #include "packed_gemm.h"
 #include "panel_schedule.h"
+#include "param_address.h"
 #include "strata_kernel_abi.h"
 
 namespace strata::runtime::kernels {
@@ -957,11 +958,6 @@ void run(strata_rt_context_t* context, Problem p) {
               });
 }
 
-template <typename T>
-T* address(int64_t value) {
-  return reinterpret_cast<T*>(static_cast<intptr_t>(value));
-}
-
 }  // namespace
 
 const MatmulTiles& matmulTiles() { return tiles(); }
@@ -997,13 +993,13 @@ Problem decodeProblem(const int64_t* params) {
     p.bBatch[d] = p.packed ? 0 : params[STRATA_MM_B_BATCH_STRIDES + d];
     p.cBatch[d] = params[STRATA_MM_C_BATCH_STRIDES + d];
   }
-  p.a = address<const float>(params[STRATA_MM_A_ADDR]);
+  p.a = paramAddress<const float>(params[STRATA_MM_A_ADDR]);
   p.am = params[STRATA_MM_A_STRIDE_M];
   p.ak = params[STRATA_MM_A_STRIDE_K];
-  p.b = address<const float>(params[STRATA_MM_B_ADDR]);
+  p.b = paramAddress<const float>(params[STRATA_MM_B_ADDR]);
   p.bk = params[STRATA_MM_B_STRIDE_K];
   p.bn = params[STRATA_MM_B_STRIDE_N];
-  p.c = address<float>(params[STRATA_MM_C_ADDR]);
+  p.c = paramAddress<float>(params[STRATA_MM_C_ADDR]);
   p.cm = params[STRATA_MM_C_STRIDE_M];
   p.cn = params[STRATA_MM_C_STRIDE_N];
   return p;
@@ -1078,7 +1074,7 @@ bool quantizedProblem(strata_rt_context_t* context, const int64_t* params,
   *p = decodeProblem(params);
   p->packed = true;
   for (int64_t d = 0; d < STRATA_MM_MAX_BATCH; ++d) p->bBatch[d] = 0;
-  p->scales = address<const float>(params[STRATA_MM_B_SCALES]);
+  p->scales = paramAddress<const float>(params[STRATA_MM_B_SCALES]);
   p->scaleStride = ceilDiv(p->n, kW) * kW;
   p->group = group;
   return true;

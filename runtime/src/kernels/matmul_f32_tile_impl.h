@@ -55,8 +55,8 @@ inline void tileRows(int64_t kc, const float* a, int64_t lda, const float* b,
             acc[i][j], Vec::load(epilogue->residual + i * epilogue->ldr + j * L));
   }
   if (epilogue && epilogue->relu) {
-    // max(x, 0) with x first keeps a NaN (the second operand wins on a
-    // NaN in maxps).
+    // max(0, x) with x second keeps a NaN (maxps returns its second
+    // operand when either is a NaN).
 #pragma GCC unroll 16
     for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 8
