@@ -940,8 +940,10 @@ static inline void strata_pack_b_i4_f16_blocks(const int8_t* src, int64_t k,
  * STRATA_CONV_FLAG_RELU.
  * D = STRATA_CONV_SPATIAL (1..3) spatial dims; the per-dim fields hold D
  * values. The input [N, S..., C] and the output [N, O..., M] are
- * contiguous at byte addresses (a residual too, shaped as the output, not
- * overlapping it); the weight, [K..., C, M] read as a (K * C)
+ * contiguous at byte addresses (a residual too, shaped as the output:
+ * either the output's own address, which the result is then written over,
+ * or not overlapping it; the input never overlaps the output); the weight,
+ * [K..., C, M] read as a (K * C)
  * x M matrix, is packed at compile time in STRATA_MM_LAYOUT_PANEL_F32;
  * bias (M floats) is an address or 0. The runtime multiplies the
  * convolution's columns (row: an output position, k: a tap's channel)

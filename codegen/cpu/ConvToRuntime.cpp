@@ -97,13 +97,24 @@ Operation *onlyUser(Value v) {
   return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
 }
 
+/// Whether |other| is the result of a convolution that comes after |conv|
+/// and will be rewritten too: of two convolutions added together, the
+/// later one takes the add, so that the earlier one's call has made the
+/// buffer that the later call may write over (residualBufferToReuse).
+bool laterRewrittenConv(ConvOp conv, Value other) {
+  auto otherConv = other.getDefiningOp<ConvOp>();
+  return otherConv && otherConv->getBlock() == conv->getBlock() &&
+         conv->isBeforeInBlock(otherConv) && supported(otherConv);
+}
+
 Epilogue epilogueOf(ConvOp conv) {
   Epilogue e;
   Value value = conv.getResult();
   if (auto add = dyn_cast_or_null<ir::AddOp>(onlyUser(value))) {
     Value other = add.getLhs() == value ? add.getRhs() : add.getLhs();
     if (other != value && other.getType() == value.getType() &&
-        add.getType() == value.getType() && freshlyComputed(other)) {
+        add.getType() == value.getType() && freshlyComputed(other) &&
+        !laterRewrittenConv(conv, other)) {
       e.residual = other;
       e.add = add;
       value = add.getResult();
@@ -112,6 +123,61 @@ Epilogue epilogueOf(ConvOp conv) {
   if (auto relu = dyn_cast_or_null<ir::ReluOp>(onlyUser(value)))
     e.relu = relu;
   return e;
+}
+
+/// The op of |block| that contains |op|, or null.
+Operation *ancestorIn(Block *block, Operation *op) {
+  while (op && op->getBlock() != block)
+    op = op->getParentOp();
+  return op;
+}
+
+/// The next func.call at or after |op| in its block, or null.
+Operation *nextCall(Operation *op) {
+  while (op && !isa<func::CallOp>(op))
+    op = op->getNextNode();
+  return op;
+}
+
+/// The buffer of |e|'s residual when the call may write its result over
+/// it (the residual read and the result written in one pass over the same
+/// lines: a 25 MB stream less at ResNet-50's widest blocks, batch 8): the
+/// residual is an earlier call's fresh buffer (to_tensor restrict) of the
+/// result's type, not the convolution's input, and nothing reads it at or
+/// after |at|, where the call goes. A read through an address (a runtime
+/// call's params) lasts up to the call after its store. Null otherwise.
+Value residualBufferToReuse(const Epilogue &e, ConvOp conv, Operation *at,
+                            MemRefType outType) {
+  auto tensor = e.residual ? e.residual.getDefiningOp<bufferization::ToTensorOp>()
+                           : nullptr;
+  if (!tensor || !tensor.getRestrict())
+    return nullptr;
+  auto alloc = tensor.getBuffer().getDefiningOp<memref::AllocOp>();
+  if (!alloc || alloc.getType() != outType ||
+      alloc->getBlock() != at->getBlock())
+    return nullptr;
+  if (auto input = conv.getInput().getDefiningOp<bufferization::ToTensorOp>())
+    if (input.getBuffer() == alloc.getResult())
+      return nullptr;
+  Block *block = at->getBlock();
+  SmallVector<Value> worklist = {alloc.getResult()};
+  llvm::SmallPtrSet<Value, 16> seen = {alloc.getResult()};
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (user == e.add || user == conv.getOperation())
+        continue;
+      Operation *reads = ancestorIn(block, user);
+      if (reads && isa<memref::StoreOp, func::CallOp>(user))
+        reads = nextCall(reads);
+      if (!reads || !reads->isBeforeInBlock(at))
+        return nullptr;
+      for (Value result : user->getResults())
+        if (seen.insert(result).second)
+          worklist.push_back(result);
+    }
+  }
+  return alloc.getResult();
 }
 
 class Rewriter {
@@ -135,6 +201,8 @@ public:
 
   /// Of the calls, those that absorbed a ReLU and a residual add.
   unsigned reluCalls = 0, residualCalls = 0;
+  /// Of those with a residual, the calls that write over it.
+  unsigned inPlaceCalls = 0;
 
 private:
   /// The weight [K..., C, M] packed as the (K * C) x M B of the matmul.
@@ -189,9 +257,11 @@ private:
     SmallVector<Value> dynamic;
     if (resultType.isDynamicDim(0))
       dynamic.push_back(images);
-    Value out = memref::AllocOp::create(
-        b, loc, MemRefType::get(resultType.getShape(), b.getF32Type()),
-        dynamic);
+    auto outType = MemRefType::get(resultType.getShape(), b.getF32Type());
+    Value out = residualBufferToReuse(epilogue, op, last, outType);
+    const bool inPlace = out != nullptr;
+    if (!inPlace)
+      out = memref::AllocOp::create(b, loc, outType, dynamic);
     Value outAddress = f32ElementAddress(
         b, loc, out, memref::ExtractStridedMetadataOp::create(b, loc, out));
 
@@ -205,8 +275,9 @@ private:
         {STRATA_CONV_WEIGHT, address(weight)},
         {STRATA_CONV_BIAS, op.getBias() ? address(op.getBias()) : idx(0)},
         {STRATA_CONV_OUTPUT, outAddress},
-        {STRATA_CONV_RESIDUAL,
-         epilogue.residual ? address(epilogue.residual) : idx(0)},
+        {STRATA_CONV_RESIDUAL, inPlace             ? outAddress
+                               : epilogue.residual ? address(epilogue.residual)
+                                                   : idx(0)},
     };
     for (int64_t d = 0; d < 3; ++d) {
       const bool used = d < spatial;
@@ -231,6 +302,7 @@ private:
     Operation *oldWeight = op.getWeight().getDefiningOp();
     reluCalls += epilogue.relu != nullptr;
     residualCalls += epilogue.add != nullptr;
+    inPlaceCalls += inPlace;
     if (epilogue.relu)
       epilogue.relu->erase();
     if (epilogue.add)
@@ -264,6 +336,7 @@ struct ConvToRuntimePass : impl::ConvToRuntimePassBase<ConvToRuntimePass> {
       stats->convCalls += calls;
       stats->convReluCalls += rewriter.reluCalls;
       stats->convResidualCalls += rewriter.residualCalls;
+      stats->convInPlaceCalls += rewriter.inPlaceCalls;
     }
   }
   CpuCodegenStats *stats = nullptr;

@@ -71,6 +71,7 @@ struct CpuCodegenStats {
   unsigned convCalls = 0;        // convolutions calling the runtime kernel
   unsigned convReluCalls = 0;    // of which absorb a ReLU
   unsigned convResidualCalls = 0;  // of which absorb a residual add
+  unsigned convInPlaceCalls = 0;   // of those, write over the residual
   unsigned kernels = 0;          // generated loop-nest functions
   unsigned checks = 0;           // run-time checks on input values
   unsigned matmulCalls = 0;      // contractions calling the runtime matmul

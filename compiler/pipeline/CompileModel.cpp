@@ -857,6 +857,7 @@ FailureOr<CompiledArtifact> compileModel(MLIRContext &context,
   rep.codegen.convCalls = strataLevel.convCalls;
   rep.codegen.convReluCalls = strataLevel.convReluCalls;
   rep.codegen.convResidualCalls = strataLevel.convResidualCalls;
+  rep.codegen.convInPlaceCalls = strataLevel.convInPlaceCalls;
   rep.weightsBytes = result.weights.size();
   rep.codeBytes = result.sharedObject.size();
   rep.codegenDone = true;

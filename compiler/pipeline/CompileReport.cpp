@@ -131,7 +131,8 @@ void printCodegenReport(llvm::raw_ostream &os, const CompileReport &report) {
      << " calls to the runtime kernel\n"
      << "conv: " << stats.convCalls
      << " calls to the runtime kernel (columns gathered as multiplied), "
-     << stats.convResidualCalls << " with a residual add and "
+     << stats.convResidualCalls << " with a residual add ("
+     << stats.convInPlaceCalls << " written over it) and "
      << stats.convReluCalls << " with a ReLU in their tiles\n"
      << "run-time checks: " << stats.checks
      << " on input values and data-dependent extents\n"
@@ -250,6 +251,7 @@ std::string compileReportJson(const CompileReport &report) {
       {"conv_calls", stats.convCalls},
       {"conv_relu_calls", stats.convReluCalls},
       {"conv_residual_calls", stats.convResidualCalls},
+      {"conv_in_place_calls", stats.convInPlaceCalls},
       {"checks", stats.checks},
       {"dispatches", std::move(dispatches)},
   };

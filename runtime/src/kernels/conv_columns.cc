@@ -5,6 +5,10 @@
 
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace strata::runtime::kernels {
 namespace {
 
@@ -14,6 +18,21 @@ int64_t clampTo(int64_t x, int64_t lo, int64_t hi) {
 
 void zero(float* dst, int64_t n) {
   if (n > 0) std::memset(dst, 0, static_cast<size_t>(n) * sizeof(float));
+}
+
+// memcpy of |n| floats, inline below 64: a 7 x 7 stem over 3 channels
+// copies runs of 21 floats, where memcpy's call and dispatch cost more
+// than the copy (the stem's gather took as long as its tiles).
+void copy(float* dst, const float* src, int64_t n) {
+  if (n >= 64) {
+    std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+    return;
+  }
+  int64_t i = 0;
+#if defined(__SSE2__)
+  for (; i + 4 <= n; i += 4) _mm_storeu_ps(dst + i, _mm_loadu_ps(src + i));
+#endif
+  for (; i < n; ++i) dst[i] = src[i];
 }
 
 }  // namespace
@@ -68,62 +87,98 @@ void ConvColumns::gather(int64_t r0, int64_t rows, int64_t k0, int64_t kc,
   // dilation there, one contiguous run of the input.
   const int64_t rowLength = kernel[last] * c;
   const bool contiguousRow = dilation[last] == 1;
-  for (int64_t i = 0; i < rows; ++i) {
-    float* outRow = dst + i * kc;
+
+  // The block's columns as segments, each within one tap row: the same
+  // for every row, so their divisions are done once here, not per row.
+  struct Segment {
+    int64_t column;  // the segment's first column, from k0
+    int64_t within;  // its first element within the tap row
+    int64_t length;
+    int64_t tap[kMaxSpatial];  // the tap row's outer taps (dims < last)
+  };
+  constexpr int64_t kMaxSegments = 64;
+  Segment segments[kMaxSegments];
+  for (int64_t k = k0; k < k0 + kc;) {
+    // At most kMaxSegments at a time (short tap rows, wide k blocks).
+    int64_t count = 0;
+    for (; k < k0 + kc && count < kMaxSegments; ++count) {
+      Segment& s = segments[count];
+      const int64_t tapRow = k / rowLength;
+      s.column = k - k0;
+      s.within = k % rowLength;
+      s.length = rowLength - s.within < k0 + kc - k ? rowLength - s.within
+                                                     : k0 + kc - k;
+      int64_t t = tapRow;
+      for (int64_t d = last; d-- > 0;) {
+        s.tap[d] = (t % kernel[d]) * dilation[d];
+        t /= kernel[d];
+      }
+      k += s.length;
+    }
+
+    // Output position of row r0, then stepped row by row (an odometer).
     int64_t o[kMaxSpatial];
-    int64_t rest = r0 + i;
+    int64_t rest = r0;
     for (int64_t d = last; d >= 0; --d) {
       o[d] = rest % out[d];
       rest /= out[d];
     }
-    const float* image = input + rest * imageElements;
-    const int64_t x0 = o[last] * stride[last] - padBegin[last];
-    for (int64_t k = k0; k < k0 + kc;) {
-      const int64_t tapRow = k / rowLength, within = k % rowLength;
-      const int64_t length =
-          rowLength - within < k0 + kc - k ? rowLength - within : k0 + kc - k;
-      float* seg = outRow + (k - k0);
-      k += length;
-      // The outer taps (every dim but the last) of this tap row.
-      int64_t t = tapRow, offset = 0;
-      bool inside = true;
-      for (int64_t d = last; d-- > 0;) {
-        const int64_t tap = t % kernel[d];
-        t /= kernel[d];
-        const int64_t at = o[d] * stride[d] + tap * dilation[d] - padBegin[d];
-        inside &= at >= 0 && at < in[d];
-        offset += at * inStride[d];
-      }
-      if (!inside) {
-        zero(seg, length);
-        continue;
-      }
-      if (contiguousRow) {
-        // Tap-row elements [lo, hi) lie inside the input along the last dim.
-        const int64_t lo = clampTo(-x0 * c, 0, rowLength);
-        const int64_t hi = clampTo((in[last] - x0) * c, 0, rowLength);
-        const int64_t a = within > lo ? within : lo;
-        const int64_t b = within + length < hi ? within + length : hi;
-        if (a >= b) {
-          zero(seg, length);
+    int64_t image = rest;
+    for (int64_t i = 0; i < rows; ++i) {
+      float* outRow = dst + i * kc;
+      const float* base = input + image * imageElements;
+      const int64_t x0 = o[last] * stride[last] - padBegin[last];
+      int64_t corner[kMaxSpatial];
+      for (int64_t d = 0; d < last; ++d)
+        corner[d] = o[d] * stride[d] - padBegin[d];
+      for (int64_t si = 0; si < count; ++si) {
+        const Segment& s = segments[si];
+        float* seg = outRow + s.column;
+        int64_t offset = 0;
+        bool inside = true;
+        for (int64_t d = 0; d < last; ++d) {
+          const int64_t at = corner[d] + s.tap[d];
+          inside &= at >= 0 && at < in[d];
+          offset += at * inStride[d];
+        }
+        if (!inside) {
+          zero(seg, s.length);
           continue;
         }
-        zero(seg, a - within);
-        std::memcpy(seg + (a - within), image + (offset + x0 * c + a),
-                    static_cast<size_t>(b - a) * sizeof(float));
-        zero(seg + (b - within), within + length - b);
-        continue;
+        if (contiguousRow) {
+          // Tap-row elements [lo, hi) lie inside the input along the last
+          // dim.
+          const int64_t lo = clampTo(-x0 * c, 0, rowLength);
+          const int64_t hi = clampTo((in[last] - x0) * c, 0, rowLength);
+          const int64_t a = s.within > lo ? s.within : lo;
+          const int64_t b =
+              s.within + s.length < hi ? s.within + s.length : hi;
+          if (a >= b) {
+            zero(seg, s.length);
+            continue;
+          }
+          zero(seg, a - s.within);
+          copy(seg + (a - s.within), base + (offset + x0 * c + a), b - a);
+          zero(seg + (b - s.within), s.within + s.length - b);
+          continue;
+        }
+        for (int64_t j = 0; j < s.length;) {
+          const int64_t e = s.within + j, tap = e / c, channel = e % c;
+          const int64_t n =
+              c - channel < s.length - j ? c - channel : s.length - j;
+          const int64_t x = x0 + tap * dilation[last];
+          if (x >= 0 && x < in[last])
+            copy(seg + j, base + (offset + x * c + channel), n);
+          else
+            zero(seg + j, n);
+          j += n;
+        }
       }
-      for (int64_t j = 0; j < length;) {
-        const int64_t e = within + j, tap = e / c, channel = e % c;
-        const int64_t n = c - channel < length - j ? c - channel : length - j;
-        const int64_t x = x0 + tap * dilation[last];
-        if (x >= 0 && x < in[last])
-          std::memcpy(seg + j, image + (offset + x * c + channel),
-                      static_cast<size_t>(n) * sizeof(float));
-        else
-          zero(seg + j, n);
-        j += n;
+      // The next row's position.
+      for (int64_t d = last; d >= 0; --d) {
+        if (++o[d] < out[d]) break;
+        o[d] = 0;
+        if (d == 0) ++image;
       }
     }
   }

@@ -50,6 +50,9 @@ constexpr int64_t kMaxMr = 8;
 // pack it again (512 x 64 x 512 scores on AMD Zen 4: 60-78% of peak with
 // 128-row blocks).
 constexpr int64_t kGatheredABytes = 256 * 1024;
+// How many register tiles ahead a convolution's tile asks for the residual
+// and C lines it will need.
+constexpr int64_t kAheadTiles = 2;
 
 static_assert(kW == 32, "the tiles are written for 32-column panels");
 
@@ -90,6 +93,9 @@ struct Problem {
   const float* bias = nullptr;
   const float* residual = nullptr;
   bool relu = false;
+  // A convolution's product (pointwise ones too): its row blocks are
+  // shared out evenly over the threads (run()).
+  bool convolution = false;
   bool epilogue() const { return conv || bias || residual || relu; }
 };
 
@@ -117,9 +123,10 @@ void scalarTileFinish(int64_t rows, int64_t kc, const float* a, int64_t lda,
                       const float* b, float* c, int64_t ldc, bool loadC,
                       const char* /*prefetch*/, int64_t /*lines*/,
                       const TileEpilogue* e) {
-  if (e && e->bias && !loadC) {
+  if (e && e->bias) {
     for (int64_t i = 0; i < rows; ++i)
-      for (int64_t j = 0; j < kW; ++j) c[i * ldc + j] = e->bias[j];
+      for (int64_t j = 0; j < kW; ++j)
+        c[i * ldc + j] = loadC ? c[i * ldc + j] + e->bias[j] : e->bias[j];
     loadC = true;
   }
   scalarTile(rows, kc, a, lda, b, c, ldc, loadC);
@@ -361,13 +368,19 @@ void finishTile(const Problem& p, int64_t rows, int64_t cols, float* c,
 void runBlock(const Problem& p, const MatmulTiles& t, Scratch& s,
               const float* a, const float* b, float* c, int64_t m0,
               int64_t mc, int64_t p0, int64_t p1) {
+  // The block's rows as register tiles of as even a height as their
+  // count allows (49 rows: 7 tiles of 7, not 6 of 8 and 1 of 1).
+  const int64_t tiles = ceilDiv(mc, t.mr);
+  auto tileRow = [&](int64_t ti) { return ti * mc / tiles; };
   for (int64_t k0 = 0; k0 < p.k; k0 += kKc) {
     const int64_t kc = minOf(kKc, p.k - k0);
-    // A bias is the accumulators' start in the first k block; a residual
+    // A bias joins the accumulators' start in the first k block (C, when
+    // accumulating: a residual the result is written over); a residual
     // and ReLU end the last (tileFinish, or finishTile on a partial tile).
-    const bool biasStart = p.bias && k0 == 0 && !p.accumulate;
+    const bool biasStart = p.bias && k0 == 0;
     const bool lastK = k0 + kc >= p.k;
-    const bool loadC = p.accumulate || k0 > 0 || biasStart;
+    const bool fromC = p.accumulate || k0 > 0;
+    const bool loadC = fromC || biasStart;
     // A rows with unit k stride, in place when possible.
     const float* aBase = a + m0 * p.am + k0 * p.ak;
     int64_t lda = p.am;
@@ -463,25 +476,39 @@ void runBlock(const Problem& p, const MatmulTiles& t, Scratch& s,
         if (nk < p.k) {
           next = reinterpret_cast<const char*>(b + np * p.k * kW + nk * kW);
           nextLines = minOf(kKc, p.k - nk) * kW * 4 / 64;
-          share = ceilDiv(nextLines, ceilDiv(mc, t.mr));
+          share = ceilDiv(nextLines, tiles);
         }
       }
-      for (int64_t i = 0; i < mc; i += t.mr) {
-        const int64_t rows = minOf(t.mr, mc - i);
+      for (int64_t ti = 0; ti < tiles; ++ti) {
+        const int64_t i = tileRow(ti), rows = tileRow(ti + 1) - i;
         float* cPtr = c + (m0 + i) * p.cm + n0 * p.cn;
         if (cols == kW && p.cn == 1) {
-          const int64_t ti = i / t.mr;
           const int64_t lines =
               next ? minOf(share, nextLines - ti * share) : 0;
           if (p.epilogue()) {
-            // A convolution's bias, residual and ReLU in the registers.
-            const TileEpilogue e{
+            // A convolution's bias, residual and ReLU in the registers;
+            // the lines of the tile kAheadTiles on (in this panel, else
+            // the next) asked for now.
+            TileEpilogue e{
                 biasStart ? p.bias + n0 : nullptr,
                 lastK && p.residual ? p.residual + (m0 + i) * p.cm + n0
                                     : nullptr,
                 p.cm, lastK && p.relu};
+            int64_t ahead = ti + kAheadTiles, aheadPanel = panel;
+            if (ahead >= tiles) {
+              ahead -= tiles;
+              ++aheadPanel;
+            }
+            if (aheadPanel < p1 && ahead < tiles) {
+              const int64_t offset =
+                  (m0 + tileRow(ahead)) * p.cm + aheadPanel * kW;
+              e.aheadRows = tileRow(ahead + 1) - tileRow(ahead);
+              e.aheadResidual =
+                  lastK && p.residual ? p.residual + offset : nullptr;
+              e.aheadC = c + offset;
+            }
             t.tileFinish(rows, kc, aBase + i * lda, lda, bPanel, cPtr, p.cm,
-                         loadC && !biasStart,
+                         fromC,
                          lines > 0 ? next + ti * share * 64 : nullptr,
                          maxOf(lines, 0), &e);
             continue;
@@ -497,9 +524,12 @@ void runBlock(const Problem& p, const MatmulTiles& t, Scratch& s,
         if (loadC) {
           for (int64_t r = 0; r < rows; ++r)
             for (int64_t j = 0; j < kW; ++j)
-              s.cTile[r * kW + j] = j >= cols    ? 0.0f
-                                    : biasStart ? p.bias[n0 + j]
-                                                : cPtr[r * p.cm + j * p.cn];
+              s.cTile[r * kW + j] =
+                  j >= cols ? 0.0f
+                  : !fromC  ? p.bias[n0 + j]
+                  : biasStart
+                      ? cPtr[r * p.cm + j * p.cn] + p.bias[n0 + j]
+                      : cPtr[r * p.cm + j * p.cn];
         }
         t.tile(rows, kc, aBase + i * lda, lda, bPanel, s.cTile, kW, loadC);
         if (lastK)
@@ -850,7 +880,7 @@ void run(strata_rt_context_t* context, Problem p) {
 
   // A convolution runs on runBlock alone: its columns exist only as the
   // blocks runBlock gathers, and only runBlock applies its epilogue.
-  const bool conv = p.epilogue();
+  const bool conv = p.epilogue() || p.convolution;
   // Decode (one row, or a batch of up to kSkinnyRows): split the panels
   // (the weight stream) over the threads in chunks that shrink towards the
   // end (panel_schedule.h), at most a quarter of a thread's share, sized
@@ -941,8 +971,24 @@ void run(strata_rt_context_t* context, Problem p) {
       break;
     }
   }
-  const int64_t mBlocks = ceilDiv(p.m, mc);
+  int64_t mBlocks = ceilDiv(p.m, mc);
   const int64_t nBlocks = ceilDiv(panels, nc);
+  // A convolution's tasks (a row block each, all panels) as a multiple of
+  // the threads, of whole register tiles shared out evenly: ResNet-50's
+  // 3136-row products at batch 1 made 24 blocks of 128 rows and one of 64,
+  // which one thread ran while the other waited.
+  const int64_t tileCount = ceilDiv(p.m, t.mr);
+  if (p.convolution && mBlocks > 1 && (mBlocks * nBlocks) % threads != 0) {
+    const int64_t rounded = ceilDiv(mBlocks * nBlocks, threads) * threads;
+    mBlocks = minOf(tileCount, ceilDiv(rounded, nBlocks));
+  }
+  // A convolution's row block r: tiles [r * tileCount / mBlocks,
+  // (r + 1) * ...), at most mc rows (the A scratch) as mBlocks only grew;
+  // other products' blocks of mc rows.
+  auto rowOfBlock = [&](int64_t r) {
+    return minOf(p.m,
+                 p.convolution ? (r * tileCount / mBlocks) * t.mr : r * mc);
+  };
   parallelFor(context, static_cast<size_t>(batches * mBlocks * nBlocks),
               [&](size_t task, uint32_t thread) {
                 // In blockTask's order, row blocks fastest: +3% on the LM
@@ -951,9 +997,10 @@ void run(strata_rt_context_t* context, Problem p) {
                 const BlockTask bt = blockTask(task, mBlocks, nBlocks);
                 int64_t ao, bo, co;
                 batchOffsets(p, bt.batch, &ao, &bo, &co);
-                const int64_t m0 = bt.rowBlock * mc;
+                const int64_t m0 = rowOfBlock(bt.rowBlock);
                 runBlock(p, t, scratch.of(thread), p.a + ao, p.b + bo, p.c + co,
-                         m0, minOf(mc, p.m - m0), bt.panelBlock * nc,
+                         m0, rowOfBlock(bt.rowBlock + 1) - m0,
+                         bt.panelBlock * nc,
                          minOf(panels, (bt.panelBlock + 1) * nc));
               });
 }
@@ -1032,9 +1079,15 @@ void runConvF32(strata_rt_context_t* context, const ConvColumns& columns,
     pointwise &= columns.kernel[d] == 1 && columns.stride[d] == 1 &&
                  columns.padBegin[d] == 0 && columns.in[d] == columns.out[d];
   p.conv = pointwise ? nullptr : &columns;
+  p.convolution = true;
   p.bias = bias;
   p.residual = residual;
   p.relu = relu;
+  if (residual == out) {
+    // Written over its residual: the product accumulates into it.
+    p.residual = nullptr;
+    p.accumulate = true;
+  }
   run(context, p);
 }
 

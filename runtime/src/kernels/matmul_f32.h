@@ -22,8 +22,8 @@ extern "C" void strataMatmulF32(strata_rt_context_t* context,
 /// The product of a channels-last convolution's |columns| (gathered block
 /// by block, never stored) and its packed weight [K * C, |outChannels|]
 /// into |out| [N * P, M], starting from |bias| (null: 0), plus |residual|
-/// (null: none; shaped as |out|), clamped at 0 with |relu|:
-/// strata_rt_conv_f32's work (conv_f32.cc).
+/// (null: none; shaped as |out|; |out| itself: the result is written over
+/// it), clamped at 0 with |relu|: strata_rt_conv_f32's work (conv_f32.cc).
 void runConvF32(strata_rt_context_t* context, const ConvColumns& columns,
                 const float* packedWeight, int64_t outChannels,
                 const float* bias, const float* residual, bool relu,

@@ -23,14 +23,30 @@ inline void tileRows(int64_t kc, const float* a, int64_t lda, const float* b,
   constexpr int L = Vec::kLanes;
   constexpr int NV = 32 / L;
   typename Vec::V acc[MR][NV];
-  const float* bias = epilogue && !loadC ? epilogue->bias : nullptr;
+  const float* bias = epilogue ? epilogue->bias : nullptr;
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 8
     for (int j = 0; j < NV; ++j)
-      acc[i][j] = loadC  ? Vec::load(c + i * ldc + j * L)
-                  : bias ? Vec::load(bias + j * L)
-                         : Vec::zero();
+      acc[i][j] = loadC && bias ? Vec::add(Vec::load(c + i * ldc + j * L),
+                                           Vec::load(bias + j * L))
+                  : loadC       ? Vec::load(c + i * ldc + j * L)
+                  : bias        ? Vec::load(bias + j * L)
+                                : Vec::zero();
+  if (epilogue) {
+    for (int64_t i = 0; i < epilogue->aheadRows; ++i) {
+      if (epilogue->aheadResidual) {
+        const float* r = epilogue->aheadResidual + i * epilogue->ldr;
+        __builtin_prefetch(r, 0, 3);
+        __builtin_prefetch(r + 16, 0, 3);
+      }
+      if (epilogue->aheadC) {
+        float* line = epilogue->aheadC + i * ldc;
+        __builtin_prefetch(line, 1, 3);
+        __builtin_prefetch(line + 16, 1, 3);
+      }
+    }
+  }
   int64_t owed = 0;  // prefetchLines per step, in units of 1 / kc
   for (int64_t k = 0; k < kc; ++k) {
     if (kPrefetch)

@@ -69,15 +69,21 @@ using ScaleMaxFn = float (*)(float* x, int64_t n, float scale,
                              const float* mask);
 
 /// What a convolution's register tile does besides its product, in its
-/// registers: the accumulators start from |bias| (the tile's 32 columns;
-/// null: from C or 0, as loadC says) and end + |residual| (rows |ldr|
+/// registers: the accumulators start from C or 0, as loadC says, plus
+/// |bias| (the tile's 32 columns; null: none) and end + |residual| (rows |ldr|
 /// apart, 32 columns; null: none), then max(0, x) with |relu| (a NaN
-/// stays).
+/// stays). Before its k steps the tile asks for the lines of a later tile
+/// (|aheadRows| rows of 32 columns): its residual rows at |aheadResidual|
+/// (|ldr| apart) and its C rows at |aheadC| (ldc apart, for writing), so
+/// that a product too short to hide memory latency does not wait on them.
 struct TileEpilogue {
   const float* bias;
   const float* residual;
   int64_t ldr;
   bool relu;
+  const float* aheadResidual = nullptr;
+  float* aheadC = nullptr;
+  int64_t aheadRows = 0;
 };
 
 /// MatmulTileStreamFn with |epilogue| (null: none).

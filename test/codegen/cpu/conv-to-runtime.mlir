@@ -1,31 +1,41 @@
 // RUN: strata-opt %s --split-input-file --strata-cpu-conv-to-runtime | FileCheck %s
 
 // A channels-last convolution with its residual add and ReLU becomes one
-// call of the runtime's kernel, placed where the ReLU was: the residual,
-// another convolution's result (itself a call, with no epilogue), is
-// computed after the first convolution. Weights are packed at compile
-// time (2 panels of 32 columns over K * C rows: 4 rows, 256 floats; 36
-// rows, 2304 floats); input, weight, bias and residual enter through
-// read-only to_buffer views tagged per call; results are fresh buffers of
-// the dynamic batch.
+// call of the runtime's kernel, placed where the ReLU was. Of the two
+// convolutions added together, the later one (%d) takes the add: the
+// earlier one's call (no epilogue) has made a fresh buffer that nothing
+// reads after the add, and the later call writes its result over it (the
+// same address as output and residual, fields 26 and 27). Weights are
+// packed at compile time (2 panels of 32 columns over K * C rows: 36 rows,
+// 2304 floats; 4 rows, 256 floats); input, weight and bias enter through
+// read-only to_buffer views tagged per call; results are buffers of the
+// dynamic batch.
 // CHECK:       func.func private @strata_rt_conv_f32(index) attributes {strata.runtime_import}
 // CHECK-LABEL: func.func @block
 //       CHECK:   memref.alloca() : memref<28xi64>
 //       CHECK:   %[[B:.+]] = strata.constant dense<2.500000e-01> : tensor<40xf32>
-//       CHECK:   %[[WD:.+]] = strata.constant dense_resource<{{.+}}> : tensor<256xf32>
-//       CHECK:   memref.alloc(%{{.+}}) : memref<?x5x5x40xf32>
-//       CHECK:   bufferization.to_buffer %arg0 read_only {strata.runtime_call = 1 : i64}
-//       CHECK:   bufferization.to_buffer %[[WD]] read_only {strata.runtime_call = 1 : i64}
-//       CHECK:   call @strata_rt_conv_f32
-//       CHECK:   %[[DOWN:.+]] = bufferization.to_tensor
 //       CHECK:   %[[W:.+]] = strata.constant dense_resource<{{.+}}> : tensor<2304xf32>
+//       CHECK:   %[[OUT:.+]] = memref.alloc(%{{.+}}) : memref<?x5x5x40xf32>
 //       CHECK:   bufferization.to_buffer %arg0 read_only {strata.runtime_call = 0 : i64}
 //       CHECK:   bufferization.to_buffer %[[W]] read_only {strata.runtime_call = 0 : i64}
 //       CHECK:   bufferization.to_buffer %[[B]] read_only {strata.runtime_call = 0 : i64}
-//       CHECK:   bufferization.to_buffer %[[DOWN]] read_only {strata.runtime_call = 0 : i64}
 //       CHECK:   call @strata_rt_conv_f32
-//       CHECK:   %[[R:.+]] = bufferization.to_tensor %{{.+}} restrict writable
-//       CHECK:   return %[[R]]
+//       CHECK:   %[[WD:.+]] = strata.constant dense_resource<{{.+}}> : tensor<256xf32>
+//   CHECK-NOT:   memref.alloc
+//       CHECK:   %[[P:.+]] = memref.extract_aligned_pointer_as_index %[[OUT]]
+//       CHECK:   %[[A:.+]] = arith.addi %[[P]]
+//       CHECK:   bufferization.to_buffer %arg0 read_only {strata.runtime_call = 1 : i64}
+//       CHECK:   bufferization.to_buffer %[[WD]] read_only {strata.runtime_call = 1 : i64}
+//   CHECK-NOT:   bufferization.to_buffer
+//       CHECK:   %[[O:.+]] = arith.index_cast %[[A]] : index to i64
+//  CHECK-NEXT:   %[[C26:.+]] = arith.constant 26 : index
+//  CHECK-NEXT:   memref.store %[[O]], %{{.+}}[%[[C26]]]
+//  CHECK-NEXT:   %[[R:.+]] = arith.index_cast %[[A]] : index to i64
+//  CHECK-NEXT:   %[[C27:.+]] = arith.constant 27 : index
+//  CHECK-NEXT:   memref.store %[[R]], %{{.+}}[%[[C27]]]
+//       CHECK:   call @strata_rt_conv_f32
+//       CHECK:   %[[RES:.+]] = bufferization.to_tensor %[[OUT]] restrict writable
+//       CHECK:   return %[[RES]]
 //   CHECK-NOT:   strata.conv
 //   CHECK-NOT:   strata.relu
 //   CHECK-NOT:   strata.add
@@ -61,4 +71,28 @@ func.func @left_alone(%x: tensor<1x4x5x5xf32>, %w: tensor<1x1x5x8xf32>, %y: tens
   %s = strata.slice %y, %c0, %c5, %c1 {axes = array<i64: 2>} : (tensor<1x5x6x5xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x5x5x5xf32>
   %c = strata.conv %s, %wc {channels_last, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x5x5x5xf32>, tensor<1x1x5x8xf32>) -> tensor<1x5x5x8xf32>
   return %a, %b, %c : tensor<1x8x5x5xf32>, tensor<1x4x5x8xf32>, tensor<1x5x5x8xf32>
+}
+
+// -----
+
+// A residual that is read again after the add (returned here), or that is
+// the function's argument, is not written over: the call gets a buffer of
+// its own and reads the residual through a read-only view.
+// CHECK-LABEL: func.func @residual_kept
+//       CHECK:   call @strata_rt_conv_f32
+//       CHECK:   %[[KEPT:.+]] = bufferization.to_tensor
+//       CHECK:   memref.alloc() : memref<1x5x5x8xf32>
+//       CHECK:   bufferization.to_buffer %[[KEPT]] read_only {strata.runtime_call = 1 : i64}
+//       CHECK:   call @strata_rt_conv_f32
+//       CHECK:   memref.alloc() : memref<1x5x5x8xf32>
+//       CHECK:   bufferization.to_buffer %arg1 read_only {strata.runtime_call = 2 : i64}
+//       CHECK:   call @strata_rt_conv_f32
+func.func @residual_kept(%x: tensor<1x5x5x8xf32>, %y: tensor<1x5x5x8xf32>) -> (tensor<1x5x5x8xf32>, tensor<1x5x5x8xf32>, tensor<1x5x5x8xf32>) {
+  %w = strata.constant dense<0.5> : tensor<1x1x8x8xf32>
+  %a = strata.conv %x, %w {channels_last, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x5x5x8xf32>, tensor<1x1x8x8xf32>) -> tensor<1x5x5x8xf32>
+  %b = strata.conv %x, %w {channels_last, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x5x5x8xf32>, tensor<1x1x8x8xf32>) -> tensor<1x5x5x8xf32>
+  %s = strata.add %b, %a : (tensor<1x5x5x8xf32>, tensor<1x5x5x8xf32>) -> tensor<1x5x5x8xf32>
+  %c = strata.conv %x, %w {channels_last, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x5x5x8xf32>, tensor<1x1x8x8xf32>) -> tensor<1x5x5x8xf32>
+  %t = strata.add %c, %y : (tensor<1x5x5x8xf32>, tensor<1x5x5x8xf32>) -> tensor<1x5x5x8xf32>
+  return %s, %a, %t : tensor<1x5x5x8xf32>, tensor<1x5x5x8xf32>, tensor<1x5x5x8xf32>
 }

@@ -30,6 +30,8 @@ struct Conv {
   int64_t images, channels, outChannels;
   std::vector<int64_t> in, kernel, stride, dilation, padBegin, padEnd;
   bool bias = false, residual = false, relu = false;
+  // The residual is the output buffer itself (written over).
+  bool inPlace = false;
 
   int64_t spatial() const { return static_cast<int64_t>(in.size()); }
   int64_t outSize(int64_t d) const {
@@ -87,9 +89,11 @@ void check(const Conv& c, uint32_t threads) {
   std::vector<float> packed(strata_packed_b_f32_elements(depth, m));
   strata_pack_b_f32(weight.data(), depth, m, m, 1, packed.data());
   std::vector<float> out(c.images * positions * m, 12345.0f);
-  const std::vector<int64_t> p =
-      paramsOf(c, input.data(), packed.data(), c.bias ? bias.data() : nullptr,
-               c.residual ? residual.data() : nullptr, out.data());
+  if (c.inPlace) out = residual;
+  const std::vector<int64_t> p = paramsOf(
+      c, input.data(), packed.data(), c.bias ? bias.data() : nullptr,
+      c.inPlace ? out.data() : c.residual ? residual.data() : nullptr,
+      out.data());
   ThreadPool pool(threads);
   KernelContext context(&pool);
   strataConvF32(context.get(), p.data());
@@ -174,6 +178,23 @@ TEST_P(ConvKernelTest, SeveralKBlocksAndRowBlocks) {
   check({2, 300, 33, {5, 4}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, false,
          true, false},
         2);
+}
+
+// The result written over its residual (the residual's address is the
+// output's): the residual must be read before the first k block stores
+// partial sums, so K * C spans several k blocks, with and without a bias,
+// a partial last panel, rows past a row block, 1-3 threads.
+TEST_P(ConvKernelTest, ResidualWrittenOver) {
+  for (uint32_t threads : {1u, 2u, 3u}) {
+    Conv c{1, 40, 150, {13, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true,
+           true, true};
+    c.inPlace = true;
+    check(c, threads);
+    Conv d{2, 300, 33, {5, 14}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, false,
+           true, false};
+    d.inPlace = true;
+    check(d, threads);
+  }
 }
 
 // Dilations (the last dim's taps then are no contiguous run), uneven
