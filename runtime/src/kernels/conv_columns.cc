@@ -75,6 +75,77 @@ bool ConvColumns::valid() const {
          positions * taps <= kMostElements;
 }
 
+bool ConvColumns::readsInPlace() const {
+  const int64_t last = spatial - 1;
+  return dilation[last] == 1 && out[last] >= 4;
+}
+
+int64_t ConvColumns::blockEnd(int64_t k0, int64_t most) const {
+  const int64_t tapRow = kernel[spatial - 1] * channels;
+  if (tapRow <= most) {
+    // Whole tap rows: consecutive ones lie evenly apart only along one
+    // outer dim (2-D).
+    const int64_t block = (spatial == 2 ? most / tapRow : 1) * tapRow;
+    const int64_t end = (k0 / block + 1) * block;
+    return end < depth() ? end : depth();
+  }
+  const int64_t parts = (tapRow + most - 1) / most;
+  const int64_t part = (tapRow + parts - 1) / parts;
+  const int64_t start = k0 - k0 % tapRow;
+  const int64_t end = start + (k0 % tapRow / part + 1) * part;
+  return end < start + tapRow ? end : start + tapRow;
+}
+
+ConvColumns::RowsInPlace ConvColumns::rowsInPlace(int64_t r, int64_t rows,
+                                                  int64_t k0,
+                                                  int64_t kc) const {
+  RowsInPlace none;
+  const int64_t last = spatial - 1, c = channels;
+  const int64_t tapRowLength = kernel[last] * c;
+  const int64_t tapRow = k0 / tapRowLength, within = k0 % tapRowLength;
+  // One tap row or a part of it, or whole consecutive tap rows (2-D).
+  int64_t segments = 1, length = kc;
+  if (within + kc > tapRowLength) {
+    if (spatial != 2 || within != 0 || kc % tapRowLength != 0) return none;
+    segments = kc / tapRowLength;
+    length = tapRowLength;
+  }
+  if (rows < 1 || kc < 1) return none;
+  int64_t o[kMaxSpatial];
+  int64_t rest = r;
+  for (int64_t d = last; d >= 0; --d) {
+    o[d] = rest % out[d];
+    rest /= out[d];
+  }
+  if (o[last] + rows > out[last]) return none;
+  // The first tap row's outer taps, inside the input (every segment's,
+  // along dim 0 in 2-D); element offset of the position in the image.
+  int64_t offset = rest * channels, t = tapRow;
+  for (int64_t d = 0; d < spatial; ++d) offset *= in[d];
+  int64_t inStride = c;
+  for (int64_t d = last; d-- > 0;) {
+    inStride *= in[d + 1];
+    const int64_t tap = t % kernel[d];
+    t /= kernel[d];
+    const int64_t at = o[d] * stride[d] + tap * dilation[d] - padBegin[d];
+    const int64_t atLast = at + (segments - 1) * dilation[d];
+    if (at < 0 || atLast >= in[d]) return none;
+    offset += at * inStride;
+  }
+  // Along the last dim: the first row's first column and the last row's
+  // last one inside [0, in * C).
+  const int64_t x0 = o[last] * stride[last] - padBegin[last];
+  const int64_t first = x0 * c + within;
+  const int64_t end = (x0 + (rows - 1) * stride[last]) * c + within + length;
+  if (first < 0 || end > in[last] * c) return none;
+  RowsInPlace found;
+  found.first = input + offset + first;
+  found.lda = stride[last] * c;
+  found.segments = segments;
+  found.segmentStride = spatial == 2 ? dilation[0] * in[1] * c : 0;
+  return found;
+}
+
 void ConvColumns::gather(int64_t r0, int64_t rows, int64_t k0, int64_t kc,
                          float* dst) const {
   const int64_t last = spatial - 1, c = channels;

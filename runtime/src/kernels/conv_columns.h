@@ -38,6 +38,29 @@ struct ConvColumns {
   /// |kc| floats).
   void gather(int64_t r0, int64_t rows, int64_t k0, int64_t kc,
               float* dst) const;
+
+  /// Whether the matmul should read columns in place where it can
+  /// (rowsInPlace), in k blocks of whole tap rows or equal parts of one
+  /// (blockEnd) and register tiles within one output row: unit dilation
+  /// along the last dim, output rows of at least 4 positions.
+  bool readsInPlace() const;
+  /// The end of the k block that starts at |k0| (a block start): tap rows
+  /// longer than |most| columns split into equal parts of at most |most|;
+  /// shorter ones as many to a block as fit (2-D; one otherwise), so that
+  /// a 7 x 7 stem over 3 channels (21 columns a tap row) is one block.
+  int64_t blockEnd(int64_t k0, int64_t most) const;
+  /// Where the matmul finds rows of columns in place.
+  struct RowsInPlace {
+    const float* first = nullptr;  // the first row's first column
+    int64_t lda = 0;               // floats from a row to the next
+    int64_t segments = 1;          // tap rows the columns span
+    int64_t segmentStride = 0;     // floats from a tap row to the next
+  };
+  /// Columns [k0, k0 + kc) of rows [r, r + rows) (a block of blockEnd), if
+  /// the rows lie in one output row and every column of them inside the
+  /// input; |first| null otherwise.
+  RowsInPlace rowsInPlace(int64_t r, int64_t rows, int64_t k0,
+                          int64_t kc) const;
 };
 
 }  // namespace strata::runtime::kernels

@@ -129,7 +129,10 @@ void scalarTileFinish(int64_t rows, int64_t kc, const float* a, int64_t lda,
         c[i * ldc + j] = loadC ? c[i * ldc + j] + e->bias[j] : e->bias[j];
     loadC = true;
   }
-  scalarTile(rows, kc, a, lda, b, c, ldc, loadC);
+  const int64_t segments = e ? e->segments : 1, length = kc / segments;
+  for (int64_t seg = 0; seg < segments; ++seg)
+    scalarTile(rows, length, a + seg * (segments > 1 ? e->segmentStride : 0),
+               lda, b + seg * length * kW, c, ldc, loadC || seg > 0);
   for (int64_t i = 0; e && i < rows; ++i)
     for (int64_t j = 0; j < kW; ++j) {
       float x = c[i * ldc + j];
@@ -368,12 +371,38 @@ void finishTile(const Problem& p, int64_t rows, int64_t cols, float* c,
 void runBlock(const Problem& p, const MatmulTiles& t, Scratch& s,
               const float* a, const float* b, float* c, int64_t m0,
               int64_t mc, int64_t p0, int64_t p1) {
+  // A convolution that reads its columns in place where they lie whole
+  // in the input (ConvColumns::rowsInPlace) gathers only the tiles at the
+  // padding: its k blocks stay within a tap row and its tiles within an
+  // output row.
+  const bool inPlace = p.conv && p.conv->readsInPlace();
   // The block's rows as register tiles of as even a height as their
-  // count allows (49 rows: 7 tiles of 7, not 6 of 8 and 1 of 1).
-  const int64_t tiles = ceilDiv(mc, t.mr);
-  auto tileRow = [&](int64_t ti) { return ti * mc / tiles; };
-  for (int64_t k0 = 0; k0 < p.k; k0 += kKc) {
-    const int64_t kc = minOf(kKc, p.k - k0);
+  // count allows (49 rows: 7 tiles of 7, not 6 of 8 and 1 of 1); reading
+  // in place, each output row's share of the block so.
+  int64_t tiles = ceilDiv(mc, t.mr);
+  int64_t starts[kMc + 1];
+  if (inPlace) {
+    const int64_t width = p.conv->out[p.conv->spatial - 1];
+    tiles = 0;
+    for (int64_t r = 0; r < mc;) {
+      const int64_t end = minOf(mc, r + width - (m0 + r) % width);
+      const int64_t count = ceilDiv(end - r, t.mr);
+      for (int64_t q = 0; q < count; ++q)
+        starts[tiles++] = r + q * (end - r) / count;
+      r = end;
+    }
+    starts[tiles] = mc;
+  }
+  auto tileRow = [&](int64_t ti) {
+    return inPlace ? starts[ti] : ti * mc / tiles;
+  };
+  auto blockEnd = [&](int64_t k0) {
+    return inPlace ? p.conv->blockEnd(k0, kKc) : minOf(p.k, k0 + kKc);
+  };
+  // Reading in place: each tile's A rows.
+  ConvColumns::RowsInPlace tileA[kMc];
+  for (int64_t k0 = 0; k0 < p.k; k0 = blockEnd(k0)) {
+    const int64_t kc = blockEnd(k0) - k0;
     // A bias joins the accumulators' start in the first k block (C, when
     // accumulating: a residual the result is written over); a residual
     // and ReLU end the last (tileFinish, or finishTile on a partial tile).
@@ -384,7 +413,16 @@ void runBlock(const Problem& p, const MatmulTiles& t, Scratch& s,
     // A rows with unit k stride, in place when possible.
     const float* aBase = a + m0 * p.am + k0 * p.ak;
     int64_t lda = p.am;
-    if (p.conv) {
+    if (inPlace) {
+      for (int64_t ti = 0; ti < tiles; ++ti) {
+        const int64_t i = tileRow(ti), rows = tileRow(ti + 1) - i;
+        tileA[ti] = p.conv->rowsInPlace(m0 + i, rows, k0, kc);
+        if (!tileA[ti].first) {
+          p.conv->gather(m0 + i, rows, k0, kc, s.aBlock + i * kc);
+          tileA[ti] = {s.aBlock + i * kc, kc, 1, 0};
+        }
+      }
+    } else if (p.conv) {
       p.conv->gather(m0, mc, k0, kc, s.aBlock);
       aBase = s.aBlock;
       lda = kc;
@@ -471,17 +509,19 @@ void runBlock(const Problem& p, const MatmulTiles& t, Scratch& s,
         int64_t np = panel + 1, nk = k0;
         if (np == p1) {
           np = p0;
-          nk = k0 + kKc;
+          nk = k0 + kc;
         }
         if (nk < p.k) {
           next = reinterpret_cast<const char*>(b + np * p.k * kW + nk * kW);
-          nextLines = minOf(kKc, p.k - nk) * kW * 4 / 64;
+          nextLines = (blockEnd(nk) - nk) * kW * 4 / 64;
           share = ceilDiv(nextLines, tiles);
         }
       }
       for (int64_t ti = 0; ti < tiles; ++ti) {
         const int64_t i = tileRow(ti), rows = tileRow(ti + 1) - i;
         float* cPtr = c + (m0 + i) * p.cm + n0 * p.cn;
+        const float* aTile = inPlace ? tileA[ti].first : aBase + i * lda;
+        int64_t ldaTile = inPlace ? tileA[ti].lda : lda;
         if (cols == kW && p.cn == 1) {
           const int64_t lines =
               next ? minOf(share, nextLines - ti * share) : 0;
@@ -494,6 +534,10 @@ void runBlock(const Problem& p, const MatmulTiles& t, Scratch& s,
                 lastK && p.residual ? p.residual + (m0 + i) * p.cm + n0
                                     : nullptr,
                 p.cm, lastK && p.relu};
+            if (inPlace) {
+              e.segments = tileA[ti].segments;
+              e.segmentStride = tileA[ti].segmentStride;
+            }
             int64_t ahead = ti + kAheadTiles, aheadPanel = panel;
             if (ahead >= tiles) {
               ahead -= tiles;
@@ -507,20 +551,27 @@ void runBlock(const Problem& p, const MatmulTiles& t, Scratch& s,
                   lastK && p.residual ? p.residual + offset : nullptr;
               e.aheadC = c + offset;
             }
-            t.tileFinish(rows, kc, aBase + i * lda, lda, bPanel, cPtr, p.cm,
+            t.tileFinish(rows, kc, aTile, ldaTile, bPanel, cPtr, p.cm,
                          fromC,
                          lines > 0 ? next + ti * share * 64 : nullptr,
                          maxOf(lines, 0), &e);
             continue;
           }
           if (lines > 0)
-            t.tileStream(rows, kc, aBase + i * lda, lda, bPanel, cPtr, p.cm,
-                         loadC, next + ti * share * 64, lines);
+            t.tileStream(rows, kc, aTile, ldaTile, bPanel, cPtr, p.cm, loadC,
+                         next + ti * share * 64, lines);
           else
-            t.tile(rows, kc, aBase + i * lda, lda, bPanel, cPtr, p.cm, loadC);
+            t.tile(rows, kc, aTile, ldaTile, bPanel, cPtr, p.cm, loadC);
           continue;
         }
-        // Partial or strided columns go through a contiguous tile.
+        // Partial or strided columns go through a contiguous tile (of
+        // gathered columns where A spans tap rows: the plain tile reads
+        // one run).
+        if (inPlace && tileA[ti].segments > 1) {
+          p.conv->gather(m0 + i, rows, k0, kc, s.aBlock + i * kc);
+          aTile = s.aBlock + i * kc;
+          ldaTile = kc;
+        }
         if (loadC) {
           for (int64_t r = 0; r < rows; ++r)
             for (int64_t j = 0; j < kW; ++j)
@@ -531,7 +582,7 @@ void runBlock(const Problem& p, const MatmulTiles& t, Scratch& s,
                       ? cPtr[r * p.cm + j * p.cn] + p.bias[n0 + j]
                       : cPtr[r * p.cm + j * p.cn];
         }
-        t.tile(rows, kc, aBase + i * lda, lda, bPanel, s.cTile, kW, loadC);
+        t.tile(rows, kc, aTile, ldaTile, bPanel, s.cTile, kW, loadC);
         if (lastK)
           finishTile(p, rows, cols, s.cTile, kW,
                      p.residual ? p.residual + (m0 + i) * p.cm + n0 : nullptr);

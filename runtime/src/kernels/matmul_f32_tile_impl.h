@@ -47,19 +47,28 @@ inline void tileRows(int64_t kc, const float* a, int64_t lda, const float* b,
       }
     }
   }
+  // A's k steps in |segments| runs of kc / segments, each |segmentStride|
+  // floats after the one before (a convolution's tap rows read in place).
+  const int64_t segments = epilogue ? epilogue->segments : 1;
+  const int64_t segmentLength = kc / segments;
   int64_t owed = 0;  // prefetchLines per step, in units of 1 / kc
-  for (int64_t k = 0; k < kc; ++k) {
-    if (kPrefetch)
-      for (owed += prefetchLines; owed >= kc; owed -= kc, prefetch += 64)
-        __builtin_prefetch(prefetch, 0, 2);
-    typename Vec::V bv[NV];
+  for (int64_t seg = 0; seg < segments; ++seg) {
+    const float* as = a + seg * (segments > 1 ? epilogue->segmentStride : 0);
+    const float* bs = b + seg * segmentLength * 32;
+    for (int64_t k = 0; k < segmentLength; ++k) {
+      if (kPrefetch)
+        for (owed += prefetchLines; owed >= kc; owed -= kc, prefetch += 64)
+          __builtin_prefetch(prefetch, 0, 2);
+      typename Vec::V bv[NV];
 #pragma GCC unroll 8
-    for (int j = 0; j < NV; ++j) bv[j] = Vec::load(b + k * 32 + j * L);
+      for (int j = 0; j < NV; ++j) bv[j] = Vec::load(bs + k * 32 + j * L);
 #pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i) {
-      typename Vec::V av = Vec::set1(a[i * lda + k]);
+      for (int i = 0; i < MR; ++i) {
+        typename Vec::V av = Vec::set1(as[i * lda + k]);
 #pragma GCC unroll 8
-      for (int j = 0; j < NV; ++j) acc[i][j] = Vec::fma(av, bv[j], acc[i][j]);
+        for (int j = 0; j < NV; ++j)
+          acc[i][j] = Vec::fma(av, bv[j], acc[i][j]);
+      }
     }
   }
   if (epilogue && epilogue->residual) {

@@ -76,6 +76,8 @@ using ScaleMaxFn = float (*)(float* x, int64_t n, float scale,
 /// (|aheadRows| rows of 32 columns): its residual rows at |aheadResidual|
 /// (|ldr| apart) and its C rows at |aheadC| (ldc apart, for writing), so
 /// that a product too short to hide memory latency does not wait on them.
+/// A's kc steps may come in |segments| equal runs, each |segmentStride|
+/// floats after the one before (rows still |lda| apart).
 struct TileEpilogue {
   const float* bias;
   const float* residual;
@@ -84,6 +86,8 @@ struct TileEpilogue {
   const float* aheadResidual = nullptr;
   float* aheadC = nullptr;
   int64_t aheadRows = 0;
+  int64_t segments = 1;
+  int64_t segmentStride = 0;
 };
 
 /// MatmulTileStreamFn with |epilogue| (null: none).

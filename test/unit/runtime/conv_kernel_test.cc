@@ -180,6 +180,39 @@ TEST_P(ConvKernelTest, SeveralKBlocksAndRowBlocks) {
         2);
 }
 
+// Columns read in place from the input wherever a tile's rows (one output
+// row) and a k block lie inside it, gathered at the padding: tap rows
+// split into k blocks (3 x 3 over 96 channels: 288 columns), several tap
+// rows to a block (2-D: a 7 x 7 stem over 3 channels, a 3 x 3 over 20 in
+// blocks of 3 rows, 5 x 5 over 10 with dilation 2 along the first dim),
+// strides along the last dim (the rows' distance), output rows of 4 to 23
+// positions (tiles of uneven height), row blocks that start mid-row, a
+// partial last panel (its tiles gather), 1-D and 3-D, 1-3 threads.
+TEST_P(ConvKernelTest, ColumnsReadInPlace) {
+  for (uint32_t threads : {1u, 2u, 3u}) {
+    check({1, 96, 40, {9, 12}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true,
+           true, true},
+          threads);
+    check({2, 3, 64, {30, 46}, {7, 7}, {2, 2}, {1, 1}, {3, 3}, {3, 3}, true,
+           false, true},
+          threads);
+    check({1, 20, 45, {17, 23}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false,
+           true, false},
+          threads);
+    check({2, 10, 33, {14, 9}, {5, 5}, {1, 2}, {2, 1}, {4, 2}, {4, 1}, true,
+           false, true},
+          threads);
+    check({3, 64, 32, {40}, {3}, {1}, {1}, {1}, {1}, true, true, true},
+          threads);
+    check({1, 24, 32, {5, 6, 9}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1},
+           {1, 1, 1}, true, false, true},
+          threads);
+    check({2, 256, 64, {9, 9}, {1, 1}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, true,
+           true, false},
+          threads);
+  }
+}
+
 // The result written over its residual (the residual's address is the
 // output's): the residual must be read before the first k block stores
 // partial sums, so K * C spans several k blocks, with and without a bias,
