@@ -1028,17 +1028,26 @@ void run(strata_rt_context_t* context, Problem p) {
   // the threads, of whole register tiles shared out evenly: ResNet-50's
   // 3136-row products at batch 1 made 24 blocks of 128 rows and one of 64,
   // which one thread ran while the other waited.
-  const int64_t tileCount = ceilDiv(p.m, t.mr);
+  // A convolution that reads its columns in place (tiles within an output
+  // row, runBlock) takes whole output rows per block, so that no tile is
+  // cut short at a block's edge.
+  const int64_t width =
+      p.conv && p.conv->readsInPlace() ? p.conv->out[p.conv->spatial - 1] : 0;
+  const bool byOutputRows = width > 0 && width <= mc;
+  // Row units shared out: output rows, or register tiles.
+  const int64_t units = byOutputRows ? p.m / width : ceilDiv(p.m, t.mr);
+  const int64_t unitRows = byOutputRows ? width : t.mr;
+  if (byOutputRows) mBlocks = ceilDiv(units, mc / width);
   if (p.convolution && mBlocks > 1 && (mBlocks * nBlocks) % threads != 0) {
     const int64_t rounded = ceilDiv(mBlocks * nBlocks, threads) * threads;
-    mBlocks = minOf(tileCount, ceilDiv(rounded, nBlocks));
+    mBlocks = minOf(units, ceilDiv(rounded, nBlocks));
   }
-  // A convolution's row block r: tiles [r * tileCount / mBlocks,
-  // (r + 1) * ...), at most mc rows (the A scratch) as mBlocks only grew;
-  // other products' blocks of mc rows.
+  // A convolution's row block r: units [r * units / mBlocks, (r + 1) *
+  // ...), at most mc rows (the A scratch) as mBlocks only grew; other
+  // products' blocks of mc rows.
   auto rowOfBlock = [&](int64_t r) {
-    return minOf(p.m,
-                 p.convolution ? (r * tileCount / mBlocks) * t.mr : r * mc);
+    return minOf(p.m, p.convolution ? (r * units / mBlocks) * unitRows
+                                    : r * mc);
   };
   parallelFor(context, static_cast<size_t>(batches * mBlocks * nBlocks),
               [&](size_t task, uint32_t thread) {
