@@ -1025,12 +1025,12 @@ void run(strata_rt_context_t* context, Problem p) {
   int64_t mBlocks = ceilDiv(p.m, mc);
   const int64_t nBlocks = ceilDiv(panels, nc);
   // A convolution's tasks (a row block each, all panels) as a multiple of
-  // the threads, of whole register tiles shared out evenly: ResNet-50's
-  // 3136-row products at batch 1 made 24 blocks of 128 rows and one of 64,
-  // which one thread ran while the other waited.
-  // A convolution that reads its columns in place (tiles within an output
-  // row, runBlock) takes whole output rows per block, so that no tile is
-  // cut short at a block's edge.
+  // the threads, its rows shared out evenly in units of whole register
+  // tiles: ResNet-50's 3136-row products at batch 1 made 24 blocks of 128
+  // rows and one of 64, which one thread ran while the other waited. One
+  // that reads its columns in place (tiles within an output row, runBlock)
+  // shares out whole output rows, so that no tile is cut short at a
+  // block's edge.
   const int64_t width =
       p.conv && p.conv->readsInPlace() ? p.conv->out[p.conv->spatial - 1] : 0;
   const bool byOutputRows = width > 0 && width <= mc;
