@@ -125,20 +125,6 @@ Epilogue epilogueOf(ConvOp conv) {
   return e;
 }
 
-/// The op of |block| that contains |op|, or null.
-Operation *ancestorIn(Block *block, Operation *op) {
-  while (op && op->getBlock() != block)
-    op = op->getParentOp();
-  return op;
-}
-
-/// The next func.call at or after |op| in its block, or null.
-Operation *nextCall(Operation *op) {
-  while (op && !isa<func::CallOp>(op))
-    op = op->getNextNode();
-  return op;
-}
-
 /// The buffer of |e|'s residual when the call may write its result over
 /// it (the residual read and the result written in one pass over the same
 /// lines: a 25 MB stream less at ResNet-50's widest blocks, batch 8): the

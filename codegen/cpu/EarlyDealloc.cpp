@@ -9,6 +9,7 @@
 // the next func.call after each store of a value computed from it.
 
 #include "codegen/cpu/Passes.h"
+#include "codegen/cpu/RuntimeCall.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -19,20 +20,6 @@ using namespace mlir;
 
 namespace strata::codegen::cpu {
 namespace {
-
-// The op of |block| that contains |op|, or null.
-Operation *ancestorIn(Block *block, Operation *op) {
-  while (op && op->getBlock() != block)
-    op = op->getParentOp();
-  return op;
-}
-
-// The next func.call at or after |op| in its block, or null.
-Operation *nextCall(Operation *op) {
-  while (op && !isa<func::CallOp>(op))
-    op = op->getNextNode();
-  return op;
-}
 
 // The last op of |block| that may read memory through |address| (an
 // integer address): the call after each store or call that consumes a

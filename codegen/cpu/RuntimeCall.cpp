@@ -33,6 +33,18 @@ Value elementAddress(OpBuilder &b, Location loc, Value memref,
   return arith::AddIOp::create(b, loc, base, offset);
 }
 
+Operation *ancestorIn(Block *block, Operation *op) {
+  while (op && op->getBlock() != block)
+    op = op->getParentOp();
+  return op;
+}
+
+Operation *nextCall(Operation *op) {
+  while (op && !isa<func::CallOp>(op))
+    op = op->getNextNode();
+  return op;
+}
+
 Value readOnlyContiguousAddress(OpBuilder &b, Location loc, Value tensor,
                                 int64_t call) {
   auto t = cast<RankedTensorType>(tensor.getType());

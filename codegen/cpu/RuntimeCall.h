@@ -16,6 +16,12 @@
 
 namespace strata::codegen::cpu {
 
+/// The op of |block| that contains |op| (itself or an ancestor), or null.
+mlir::Operation *ancestorIn(mlir::Block *block, mlir::Operation *op);
+/// The first func.call at or after |op| in its block, or null: where a
+/// value stored into a runtime call's params block is last read.
+mlir::Operation *nextCall(mlir::Operation *op);
+
 /// The byte address of element 0 of an fp32 |memref| whose strided
 /// metadata is |meta|: the aligned pointer plus the element offset, as the
 /// runtime imports' parameter blocks take operand addresses.
