@@ -132,6 +132,8 @@ Epilogue epilogueOf(ConvOp conv) {
 /// result's type, not the convolution's input, and nothing reads it at or
 /// after |at|, where the call goes. A read through an address (a runtime
 /// call's params) lasts up to the call after its store. Null otherwise.
+/// The call's result is then a second restrict to_tensor of that buffer:
+/// sound, as no reader of the first is left at or after it.
 Value residualBufferToReuse(const Epilogue &e, ConvOp conv, Operation *at,
                             MemRefType outType) {
   auto tensor = e.residual ? e.residual.getDefiningOp<bufferization::ToTensorOp>()
@@ -151,7 +153,7 @@ Value residualBufferToReuse(const Epilogue &e, ConvOp conv, Operation *at,
   while (!worklist.empty()) {
     Value v = worklist.pop_back_val();
     for (Operation *user : v.getUsers()) {
-      if (user == e.add || user == conv.getOperation())
+      if (user == e.add)
         continue;
       Operation *reads = ancestorIn(block, user);
       if (reads && isa<memref::StoreOp, func::CallOp>(user))
