@@ -130,7 +130,7 @@ void printCodegenReport(llvm::raw_ostream &os, const CompileReport &report) {
      << "attention: " << stats.attentionCalls
      << " calls to the runtime kernel\n"
      << "conv: " << stats.convCalls
-     << " calls to the runtime kernel (columns gathered as multiplied), "
+     << " calls to the runtime kernel (columns read from the input as multiplied), "
      << stats.convResidualCalls << " with a residual add ("
      << stats.convInPlaceCalls << " written over it) and "
      << stats.convReluCalls << " with a ReLU in their tiles\n"
