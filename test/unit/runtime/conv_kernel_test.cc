@@ -181,8 +181,9 @@ TEST_P(ConvKernelTest, SeveralKBlocksAndRowBlocks) {
 }
 
 // Columns read in place from the input wherever a tile's rows (one output
-// row) and a k block lie inside it, gathered at the padding: tap rows
-// split into k blocks (3 x 3 over 96 channels: 288 columns), several tap
+// row) and a k block lie inside it, gathered at the padding: a tap row in
+// one k block or in equal ones (3 x 3 over 96 channels: 288 columns; over
+// 200: 600 in two of 300), several tap
 // rows to a block (2-D: a 7 x 7 stem over 3 channels, a 3 x 3 over 20 in
 // blocks of 3 rows, 5 x 5 over 10 with dilation 2 along the first dim),
 // strides along the last dim (the rows' distance), output rows of 4 to 23
@@ -192,6 +193,9 @@ TEST_P(ConvKernelTest, ColumnsReadInPlace) {
   for (uint32_t threads : {1u, 2u, 3u}) {
     check({1, 96, 40, {9, 12}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true,
            true, true},
+          threads);
+    check({1, 200, 36, {6, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true,
+           true, false},
           threads);
     check({2, 3, 64, {30, 46}, {7, 7}, {2, 2}, {1, 1}, {3, 3}, {3, 3}, true,
            false, true},
