@@ -142,7 +142,8 @@ ConvColumns::RowsInPlace ConvColumns::rowsInPlace(int64_t r, int64_t rows,
   found.first = input + offset + first;
   found.lda = stride[last] * c;
   found.segments = segments;
-  found.segmentStride = spatial == 2 ? dilation[0] * in[1] * c : 0;
+  // In 2-D the loop above ends with inStride the stride of dim 0.
+  found.segmentStride = spatial == 2 ? dilation[0] * inStride : 0;
   return found;
 }
 
