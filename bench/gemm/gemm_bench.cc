@@ -1,6 +1,6 @@
 //===- gemm_bench.cc - GFLOP/s of the runtime's matmul imports ------------===//
 // SPDX-License-Identifier: Apache-2.0
-// Usage: strata-gemm-bench [--threads N] [--peak GFLOPS]
+// Usage: strata-gemm-bench [--threads N] [--rounds 5] [--peak GFLOPS]
 //                          [--shape MxKxN ...] (packed B; default: GPT-2's)
 //                          [--int8] (B weight-only int8, per-column scales,
 //                          in quads: int8 products on decode rows, as the
@@ -22,16 +22,17 @@
 //                          [--kernel-isa avx512|avx2|scalar] (the kernels
 //                          capped below the host's best)
 // Times the matmul the generated code imports on the GPT-2-small shapes,
-// B pre-packed as the compiler packs weights, and prints the median of 9
-// timed runs (after 2 warm-up runs) as GFLOP/s, % of the FMA peak (and
-// the fastest run's %, "best %": the peak is a best-of probe) and, for
-// M = 1, weight GB/s and, where B comes from DRAM, its % of the read
-// bandwidth measured here on the same threads (bench/read_bandwidth.h, the
-// probe of the bench harness's roofline). The peak is measured here, with the vector width the
-// kernels dispatch to and the same threads, before and after the shapes
-// (the larger kept; the table prints at the end) (--peak GFLOPS per core
-// overrides it): a fixed figure from another host made fractions above
-// 100%. Weight GB/s of a B that fits the last-level cache is marked
+// B pre-packed as the compiler packs weights, in rounds that take the
+// shapes in turn (7 timed calls of each after a warm-up one), and prints
+// the median call as GFLOP/s, % of the FMA peak (the median over the
+// rounds of a round's median against the peaks probed either side of that
+// round's calls; "best %": the fastest call against the highest peak
+// probed) and, for M = 1, weight GB/s and, where B comes from DRAM, its %
+// of the read bandwidth probed either side of the calls on the same
+// threads (bench/read_bandwidth.h, the probe of the bench harness's
+// roofline). The peak is measured here, with the vector width the kernels
+// dispatch to and the same threads (--peak GFLOPS per core overrides it):
+// a fixed figure from another host made fractions above 100%. Weight GB/s of a B that fits the last-level cache is marked
 // "(cached)" (under 64 MiB: the last-level caches of the hosts measured
 // hold that much; sysconf's figure is the whole socket's in a VM): it is
 // not a DRAM figure; --cold reads a 256 MiB buffer before every call, so
@@ -58,6 +59,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <immintrin.h>
+#include <memory>
 #include <new>
 #include <random>
 #include <string>
@@ -342,6 +344,7 @@ double measuredL2FedTileRatePerCore(unsigned threads, bool int8) {
 
 int main(int argc, char** argv) {
   unsigned threads = 1;
+  int rounds = 5;
   double peakPerCore = 0;
   struct Shape { int64_t m, k, n; bool packed; };
   std::vector<Shape> chosen;
@@ -372,6 +375,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     if (isModeFlag(argv[i])) --i;
     if (!std::strcmp(argv[i], "--threads")) threads = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--rounds"))
+      rounds = std::max(1, std::atoi(argv[i + 1]));
     if (!std::strcmp(argv[i], "--peak")) peakPerCore = std::atof(argv[i + 1]);
     if (!std::strcmp(argv[i], "--kernel-isa")) {
       kernels::MatmulIsa isa;
@@ -418,9 +423,14 @@ int main(int argc, char** argv) {
   std::uniform_real_distribution<float> dist(-1, 1);
   const kernels::MatmulIsa isa = kernels::matmulIsa();
   const char* isaNames[] = {"amx", "avx512", "avx2", "scalar"};
-  // The peaks, probed before and again after the shapes, the larger kept:
-  // one probe that met a slow moment of the host (a VM's neighbours) had
-  // put every fraction of its run above 100%.
+  // This VM's speed moves by 10-20% within minutes, and a peak probed once
+  // for the whole run put some shapes' medians 10% under what the same
+  // kernel reached a minute later. So the shapes run in --rounds rounds,
+  // taken in turn, the peaks are probed between every two shapes' calls,
+  // and a shape's fraction of a round is of the peaks probed either side
+  // of its calls (the larger: one probe that met a slow moment had put
+  // every fraction of its run above 100%); "% peak" is the median over the
+  // rounds, "best %" the fastest call over the highest peak of the run.
   const bool tiles = isa == kernels::MatmulIsa::kAmx && (bf16 || w8a8);
   // int4 and int8 (quads) rows of up to 16 (decode batches) run on int8
   // dot products of the activations quantized per group (matmul_f32.cc);
@@ -434,261 +444,307 @@ int main(int argc, char** argv) {
                            : int8Products ? kernels::matmulI8KernelSet()
                                           : "";
   const bool peakGiven = peakPerCore > 0;
-  double productPeakPerCore = 0, l2FedPerCore = 0;
+  struct Peaks {
+    double fma = 0, product = 0;  // per core
+  };
+  Peaks highest, lowest{1e30, 1e30};
   auto probePeaks = [&] {
-    if (!peakGiven)
-      peakPerCore = std::max(peakPerCore, measuredPeakPerCore(threads, isa));
+    Peaks p;
+    p.fma = peakGiven ? peakPerCore : measuredPeakPerCore(threads, isa);
     // The tile peak of the product the tiles run (bf16 or int8), or the
     // vector product's.
-    productPeakPerCore = std::max(
-        productPeakPerCore,
-        tiles ? measuredTilePeakPerCore(threads, w8a8)
-        : (w8a8 || bf16 || groupProducts)
-            ? measuredProductPeakPerCore(threads, productSet,
-                                         w8a8 || groupProducts)
-            : 0.0);
-    if (tiles)
-      l2FedPerCore =
-          std::max(l2FedPerCore, measuredL2FedTileRatePerCore(threads, w8a8));
+    p.product = tiles ? measuredTilePeakPerCore(threads, w8a8)
+                : (w8a8 || bf16 || groupProducts)
+                    ? measuredProductPeakPerCore(threads, productSet,
+                                                 w8a8 || groupProducts)
+                    : 0.0;
+    highest = {std::max(highest.fma, p.fma),
+               std::max(highest.product, p.product)};
+    lowest = {std::min(lowest.fma, p.fma), std::min(lowest.product, p.product)};
+    return p;
   };
-  probePeaks();
-  // The read bandwidth too, before the shapes and again after (the larger
-  // kept, as the peaks): one probe taken in a slow moment had put a cold
-  // M = 1 shape at 104% of it.
-  const bool anyRow = std::any_of(shapes.begin(), shapes.end(),
-                                  [](const Shape& s) { return s.m == 1; });
-  const double bandwidthBefore =
-      anyRow ? strata_bench::readBandwidth(static_cast<int>(threads)) : 0;
+  const double l2FedPerCore =
+      tiles ? measuredL2FedTileRatePerCore(threads, w8a8) : 0.0;
+  // The read bandwidth likewise, either side of the calls of every M = 1
+  // shape whose B comes from DRAM, read in the pattern the full probe
+  // (once, before the rounds) found fastest: one probe taken in a slow
+  // moment had put a cold M = 1 shape at 104% of it.
+  strata_bench::ReadPattern readPattern;
+  double bandwidthHighest = 0, bandwidthLowest = 1e30;
+  auto probeBandwidth = [&](bool full) {
+    const double gbs =
+        full ? strata_bench::readBandwidth(static_cast<int>(threads),
+                                           &readPattern)
+             : strata_bench::readBandwidthStreams(static_cast<int>(threads),
+                                                  readPattern.streams,
+                                                  readPattern.prefetchBytes);
+    bandwidthHighest = std::max(bandwidthHighest, gbs);
+    bandwidthLowest = std::min(bandwidthLowest, gbs);
+    return gbs;
+  };
   constexpr double kCacheResidentBytes = 64.0 * (1 << 20);
-  // A measured shape, printed once the peaks are final.
-  struct Row {
-    std::string shape, ratio;
-    double ms, gflops, weightGBs, bestGflops;
-    bool quantized, cached;
-    bool product;  // on the product peak (else the FMA peak)
+  // One shape's operands and call parameters, set up before the rounds.
+  struct Case {
+    Shape s;
+    Buffer<float> a, c, packed, unpacked;
+    Buffer<int8_t> packedQ, packedQuads, packedW;
+    Buffer<uint16_t> packedBf16;
+    Buffer<uint8_t> packedQ4;
+    std::vector<float> scales, scalesW, scales4;
+    int64_t p[STRATA_MM_PARAM_COUNT] = {};
+    int64_t fp32[STRATA_MM_PARAM_COUNT] = {};  // the fp32 product, for ratios
+    void (*import)(strata_rt_context_t*, const int64_t*) = nullptr;
+    bool quantized = false, int8Quads = false, compareFp32 = false;
+    bool evictEach = false, fromDram = false, cached = false, product = false;
+    double weightBytes = 0;
+    std::vector<double> callMs, fp32CallMs, fractions, bandwidthFractions;
   };
-  std::vector<Row> rows;
+  std::vector<std::unique_ptr<Case>> cases;
   for (const Shape& s : shapes) {
-    Buffer<float> a(s.m * s.k), b(s.k * s.n), c(s.m * s.n);
-    for (float& x : a) x = dist(rng);
+    cases.push_back(std::make_unique<Case>());
+    Case& cs = *cases.back();
+    cs.s = s;
+    Buffer<float> b(s.k * s.n);
+    cs.a.resize(s.m * s.k);
+    cs.c.resize(s.m * s.n);
+    for (float& x : cs.a) x = dist(rng);
     for (float& x : b) x = dist(rng);
-    Buffer<float> packed(strata_packed_b_f32_elements(s.k, s.n));
-    strata_pack_b_f32(b.data(), s.k, s.n, s.n, 1, packed.data());
+    cs.packed.resize(strata_packed_b_f32_elements(s.k, s.n));
+    strata_pack_b_f32(b.data(), s.k, s.n, s.n, 1, cs.packed.data());
+    cs.quantized = (int8 || int4 || w8a8 || bf16) && s.packed;
     std::vector<int8_t> q(s.k * s.n);
-    Buffer<int8_t> packedQ(packed.size());
-    std::vector<float> scales(packed.size() / s.k, 1.0f / 127);
+    cs.scales.assign(cs.packed.size() / s.k, 1.0f / 127);
     for (size_t i = 0; i < q.size(); ++i)
       q[i] = static_cast<int8_t>(b[i] * 127);
-    strata_pack_b_i8(q.data(), s.k, s.n, s.n, 1, packedQ.data());
-    // --int8: the quads the compiler emits (K a multiple of 16).
-    const bool int8Quads = int8 && !int8Fp32Products && s.k % 16 == 0;
-    Buffer<int8_t> packedQuads;
-    if (int8Quads) {
-      packedQuads.resize(strata_packed_b_i8_quads_bytes(s.k, s.n));
-      strata_pack_b_i8_quads(q.data(), s.k, s.n, s.n, 1, packedQuads.data());
+    if (cs.quantized) {
+      cs.packedQ.resize(cs.packed.size());
+      strata_pack_b_i8(q.data(), s.k, s.n, s.n, 1, cs.packedQ.data());
     }
-    const bool quantized = (int8 || int4 || w8a8 || bf16) && s.packed;
+    // --int8: the quads the compiler emits (K a multiple of 16).
+    cs.int8Quads = int8 && !int8Fp32Products && s.k % 16 == 0;
+    if (cs.int8Quads) {
+      cs.packedQuads.resize(strata_packed_b_i8_quads_bytes(s.k, s.n));
+      strata_pack_b_i8_quads(q.data(), s.k, s.n, s.n, 1,
+                             cs.packedQuads.data());
+    }
     // W8A8: symmetric per-column int8, in quads of rows.
-    std::vector<float> scalesW(packed.size() / s.k, 0.0f);
-    std::vector<int8_t> qW(s.k * s.n);
-    Buffer<int8_t> packedW(strata_packed_b_i8_quads_bytes(s.k, s.n));
     if (w8a8 && s.packed) {
+      cs.scalesW.assign(cs.packed.size() / s.k, 0.0f);
+      std::vector<int8_t> qW(s.k * s.n);
       for (int64_t j = 0; j < s.n; ++j) {
         float amax = 0;
         for (int64_t kk = 0; kk < s.k; ++kk)
           amax = std::max(amax, std::fabs(b[kk * s.n + j]));
-        scalesW[j] = amax > 0 ? amax / 127 : 1.0f;
+        cs.scalesW[j] = amax > 0 ? amax / 127 : 1.0f;
         for (int64_t kk = 0; kk < s.k; ++kk)
-          qW[kk * s.n + j] =
-              static_cast<int8_t>(std::lround(b[kk * s.n + j] / scalesW[j]));
+          qW[kk * s.n + j] = static_cast<int8_t>(
+              std::lround(b[kk * s.n + j] / cs.scalesW[j]));
       }
-      strata_pack_b_i8_quads(qW.data(), s.k, s.n, s.n, 1, packedW.data());
+      cs.packedW.resize(strata_packed_b_i8_quads_bytes(s.k, s.n));
+      strata_pack_b_i8_quads(qW.data(), s.k, s.n, s.n, 1, cs.packedW.data());
     }
     // bf16: the fp32 weight rounded, in pairs of rows.
-    Buffer<uint16_t> packedBf16;
     if (bf16 && s.packed) {
-      packedBf16.resize(strata_packed_b_bf16_pairs_elements(s.k, s.n));
-      strata_pack_b_bf16_pairs(b.data(), s.k, s.n, s.n, 1, packedBf16.data());
+      cs.packedBf16.resize(strata_packed_b_bf16_pairs_elements(s.k, s.n));
+      strata_pack_b_bf16_pairs(b.data(), s.k, s.n, s.n, 1,
+                               cs.packedBf16.data());
     }
     constexpr int64_t kGroup = 32;
-    std::vector<int8_t> q4(s.k * s.n);
-    for (size_t i = 0; i < q4.size(); ++i)
-      q4[i] = static_cast<int8_t>(b[i] * 7);
-    std::vector<float> scales4(
-        (s.k + kGroup - 1) / kGroup * (packed.size() / s.k), 1.0f / 7);
-    Buffer<uint8_t> packedQ4;
-    if (int4 && int4F32Scales) {
-      packedQ4.resize(strata_packed_b_i4_bytes(s.k, s.n, kGroup));
-      strata_pack_b_i4(q4.data(), s.k, s.n, s.n, 1, kGroup, packedQ4.data());
-    } else if (int4) {
-      packedQ4.resize(strata_packed_b_i4_f16_blocks_bytes(s.k, s.n, kGroup));
-      strata_pack_b_i4_f16_blocks(q4.data(), s.k, s.n, s.n, 1, kGroup,
-                                  scales4.data(), packedQ4.data());
+    cs.scales4.assign((s.k + kGroup - 1) / kGroup * (cs.packed.size() / s.k),
+                      1.0f / 7);
+    if (int4) {
+      std::vector<int8_t> q4(s.k * s.n);
+      for (size_t i = 0; i < q4.size(); ++i)
+        q4[i] = static_cast<int8_t>(b[i] * 7);
+      if (int4F32Scales) {
+        cs.packedQ4.resize(strata_packed_b_i4_bytes(s.k, s.n, kGroup));
+        strata_pack_b_i4(q4.data(), s.k, s.n, s.n, 1, kGroup,
+                         cs.packedQ4.data());
+      } else {
+        cs.packedQ4.resize(
+            strata_packed_b_i4_f16_blocks_bytes(s.k, s.n, kGroup));
+        strata_pack_b_i4_f16_blocks(q4.data(), s.k, s.n, s.n, 1, kGroup,
+                                    cs.scales4.data(), cs.packedQ4.data());
+      }
     }
-    int64_t p[STRATA_MM_PARAM_COUNT] = {};
+    if (!s.packed) cs.unpacked = std::move(b);
+    int64_t* p = cs.p;
     p[STRATA_MM_B_LAYOUT] =
         s.packed ? STRATA_MM_LAYOUT_PANEL_F32 : STRATA_MM_LAYOUT_STRIDED;
     p[STRATA_MM_M] = s.m;
     p[STRATA_MM_N] = s.n;
     p[STRATA_MM_K] = s.k;
-    p[STRATA_MM_A_ADDR] = reinterpret_cast<intptr_t>(a.data());
+    p[STRATA_MM_A_ADDR] = reinterpret_cast<intptr_t>(cs.a.data());
     p[STRATA_MM_A_STRIDE_M] = s.k;
     p[STRATA_MM_A_STRIDE_K] = 1;
-    p[STRATA_MM_B_ADDR] =
-        reinterpret_cast<intptr_t>(s.packed ? packed.data() : b.data());
+    p[STRATA_MM_B_ADDR] = reinterpret_cast<intptr_t>(
+        s.packed ? cs.packed.data() : cs.unpacked.data());
     // Unpacked: B read as a transpose (k stride 1), as attention's K^T,
     // or with --b-rows in rows (n stride 1), as a convolution's columns.
     p[STRATA_MM_B_STRIDE_K] = bRows ? s.n : 1;
     p[STRATA_MM_B_STRIDE_N] = bRows ? 1 : s.k;
-    p[STRATA_MM_C_ADDR] = reinterpret_cast<intptr_t>(c.data());
+    p[STRATA_MM_C_ADDR] = reinterpret_cast<intptr_t>(cs.c.data());
     p[STRATA_MM_C_STRIDE_M] = s.n;
     p[STRATA_MM_C_STRIDE_N] = 1;
-    if (quantized) {
+    std::memcpy(cs.fp32, p, sizeof cs.fp32);
+    if (cs.quantized) {
       p[STRATA_MM_B_LAYOUT] = STRATA_MM_LAYOUT_PANEL_I8;
-      p[STRATA_MM_B_ADDR] = reinterpret_cast<intptr_t>(packedQ.data());
-      p[STRATA_MM_B_SCALES] = reinterpret_cast<intptr_t>(scales.data());
+      p[STRATA_MM_B_ADDR] = reinterpret_cast<intptr_t>(cs.packedQ.data());
+      p[STRATA_MM_B_SCALES] = reinterpret_cast<intptr_t>(cs.scales.data());
       p[STRATA_MM_GROUP_SIZE] = s.k;
-      if (int8Quads) {
+      if (cs.int8Quads) {
         p[STRATA_MM_B_LAYOUT] = STRATA_MM_LAYOUT_PANEL_I8_QUADS;
-        p[STRATA_MM_B_ADDR] = reinterpret_cast<intptr_t>(packedQuads.data());
+        p[STRATA_MM_B_ADDR] = reinterpret_cast<intptr_t>(cs.packedQuads.data());
       }
       if (int4) {
         p[STRATA_MM_B_LAYOUT] = int4F32Scales
                                     ? STRATA_MM_LAYOUT_PANEL_I4_GROUPS
                                     : STRATA_MM_LAYOUT_PANEL_I4_F16_BLOCKS;
-        p[STRATA_MM_B_ADDR] = reinterpret_cast<intptr_t>(packedQ4.data());
+        p[STRATA_MM_B_ADDR] = reinterpret_cast<intptr_t>(cs.packedQ4.data());
         p[STRATA_MM_B_SCALES] =
-            int4F32Scales ? reinterpret_cast<intptr_t>(scales4.data()) : 0;
+            int4F32Scales ? reinterpret_cast<intptr_t>(cs.scales4.data()) : 0;
         p[STRATA_MM_GROUP_SIZE] = kGroup;
       }
       if (w8a8) {
         p[STRATA_MM_B_LAYOUT] = STRATA_MM_LAYOUT_PANEL_I8_QUADS;
-        p[STRATA_MM_B_ADDR] = reinterpret_cast<intptr_t>(packedW.data());
-        p[STRATA_MM_B_SCALES] = reinterpret_cast<intptr_t>(scalesW.data());
+        p[STRATA_MM_B_ADDR] = reinterpret_cast<intptr_t>(cs.packedW.data());
+        p[STRATA_MM_B_SCALES] = reinterpret_cast<intptr_t>(cs.scalesW.data());
         p[STRATA_MM_GROUP_SIZE] = s.k;
       }
       if (bf16) {
         p[STRATA_MM_B_LAYOUT] = STRATA_MM_LAYOUT_PANEL_BF16_PAIRS;
-        p[STRATA_MM_B_ADDR] = reinterpret_cast<intptr_t>(packedBf16.data());
+        p[STRATA_MM_B_ADDR] = reinterpret_cast<intptr_t>(cs.packedBf16.data());
         p[STRATA_MM_B_SCALES] = p[STRATA_MM_GROUP_SIZE] = 0;
       }
     }
-    const double weightBytes =
-        (!quantized ? 4.0
-         : int4     ? 0.5 + (int4F32Scales ? 4.0 : 2.0) / kGroup
-         : bf16     ? 2.0
-                    : 1.0) *
-        s.k * s.n;
+    cs.import = !cs.quantized ? kernels::strataMatmulF32
+                : w8a8        ? kernels::strataMatmulF32W8A8
+                : bf16        ? kernels::strataMatmulF32Bf16
+                : int4        ? kernels::strataMatmulF32I4
+                              : kernels::strataMatmulF32I8;
+    // The fp32 product on the packed fp32 weight, for the W8A8 or bf16
+    // ratio.
+    cs.compareFp32 = (w8a8 || bf16) && cs.quantized;
+    cs.weightBytes = (!cs.quantized ? 4.0
+                      : int4 ? 0.5 + (int4F32Scales ? 4.0 : 2.0) / kGroup
+                      : bf16 ? 2.0
+                             : 1.0) *
+                     s.k * s.n;
     // An M = 1 shape whose B is larger than the caches reads B from DRAM
     // only if it is evicted before each call: else the last-level cache (a
     // victim cache on AMD) still holds part of the previous call's B, and
     // the LM head's 154 MB read at 103% of the read bandwidth.
-    const bool evictEach =
-        cold || (s.m == 1 && weightBytes > kCacheResidentBytes);
-    // Median of 9 timed calls after 2 warm-up calls (the fastest of them
-    // in |bestMs|: the host at its quietest, as the peak probes are).
-    double bestMs = 0;
-    auto medianMs = [&](void (*import)(strata_rt_context_t*, const int64_t*),
-                        const int64_t* params) {
-      std::vector<double> ms;
-      for (int r = 0; r < 11; ++r) {
-        if (evictEach) evictCaches();
-        auto t0 = std::chrono::steady_clock::now();
-        import(&context, params);
-        auto t1 = std::chrono::steady_clock::now();
-        if (r >= 2)
-          ms.push_back(
-              std::chrono::duration<double, std::milli>(t1 - t0).count());
-      }
-      std::sort(ms.begin(), ms.end());
-      bestMs = ms.front();
-      return ms[ms.size() / 2];
-    };
-    const double med = medianMs(
-        !quantized ? kernels::strataMatmulF32
-        : w8a8     ? kernels::strataMatmulF32W8A8
-        : bf16     ? kernels::strataMatmulF32Bf16
-        : int4     ? kernels::strataMatmulF32I4
-                   : kernels::strataMatmulF32I8,
-        p);
-    const double bestGflops = 2.0 * s.m * s.n * s.k / (bestMs * 1e6);
-    // The fp32 product on the packed fp32 weight, for the W8A8 or bf16
-    // ratio.
-    double fp32Ms = 0;
-    if ((w8a8 || bf16) && quantized) {
-      int64_t f[STRATA_MM_PARAM_COUNT];
-      std::memcpy(f, p, sizeof f);
-      f[STRATA_MM_B_LAYOUT] = STRATA_MM_LAYOUT_PANEL_F32;
-      f[STRATA_MM_B_ADDR] = reinterpret_cast<intptr_t>(packed.data());
-      f[STRATA_MM_B_SCALES] = f[STRATA_MM_GROUP_SIZE] = 0;
-      fp32Ms = medianMs(kernels::strataMatmulF32, f);
-    }
-    double gflops = 2.0 * s.m * s.n * s.k / (med * 1e6);
-    char shape[64];
-    std::snprintf(shape, sizeof(shape), "%ldx%ldx%ld%s", (long)s.m, (long)s.k,
-                  (long)s.n, s.packed ? "" : bRows ? " (B rows)" : " (B^T)");
-    char ratio[48] = "";
-    if (fp32Ms > 0)
-      std::snprintf(ratio, sizeof(ratio), " %10.3f %9.2fx", fp32Ms,
-                    fp32Ms / med);
-    rows.push_back({shape, ratio, med, gflops,
-                    s.m == 1 ? weightBytes / (med * 1e6) : 0.0, bestGflops,
-                    quantized,
-                    s.m == 1 && weightBytes <= kCacheResidentBytes && !cold,
-                    quantized &&
-                        (!groupProducts ||
-                         (s.m <= kInt4ProductRows &&
-                          (int4 || int8Quads)))});
+    cs.evictEach = cold || (s.m == 1 && cs.weightBytes > kCacheResidentBytes);
+    cs.cached = s.m == 1 && cs.weightBytes <= kCacheResidentBytes && !cold;
+    cs.fromDram = s.m == 1 && !cs.cached;
+    cs.product = cs.quantized &&
+                 (!groupProducts ||
+                  (s.m <= kInt4ProductRows && (int4 || cs.int8Quads)));
   }
-  probePeaks();
-  // The read bandwidth the "% bw" column of the M = 1 shapes whose B comes
-  // from DRAM is of, on the same threads.
-  const bool anyFromDram = std::any_of(rows.begin(), rows.end(), [](const Row& r) {
-    return r.weightGBs > 0 && !r.cached;
-  });
-  const double bandwidth =
-      anyFromDram
-          ? std::max(bandwidthBefore,
-                     strata_bench::readBandwidth(static_cast<int>(threads)))
-          : 0;
-  // The peak the "% peak" column of the packed quantized shapes is of
-  // (int4 and int8: of those up to kInt4ProductRows rows).
-  const double shapePeakPerCore =
-      productPeakPerCore > 0 ? productPeakPerCore : peakPerCore;
-  std::printf("threads %u, kernels %s, FMA peak %.1f GFLOP/s per core",
-              threads, isaNames[static_cast<int>(isa)], peakPerCore);
-  if (productPeakPerCore > 0) {
+  // One round's calls of a shape: 1 warm-up call (the other shapes' calls
+  // have had the caches since), then 7 timed ones; their median.
+  auto timeCalls = [&](const Case& cs,
+                       void (*import)(strata_rt_context_t*, const int64_t*),
+                       const int64_t* params, std::vector<double>* all) {
+    std::vector<double> ms;
+    for (int r = 0; r < 8; ++r) {
+      if (cs.evictEach) evictCaches();
+      auto t0 = std::chrono::steady_clock::now();
+      import(&context, params);
+      auto t1 = std::chrono::steady_clock::now();
+      if (r >= 1)
+        ms.push_back(
+            std::chrono::duration<double, std::milli>(t1 - t0).count());
+    }
+    all->insert(all->end(), ms.begin(), ms.end());
+    std::sort(ms.begin(), ms.end());
+    return ms[ms.size() / 2];
+  };
+  auto gflopsOf = [](const Shape& s, double ms) {
+    return 2.0 * s.m * s.n * s.k / (ms * 1e6);
+  };
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+  };
+  const bool anyFromDram =
+      std::any_of(cases.begin(), cases.end(),
+                  [](const std::unique_ptr<Case>& cs) { return cs->fromDram; });
+  if (anyFromDram) probeBandwidth(/*full=*/true);
+  Peaks before = probePeaks();
+  for (int round = 0; round < rounds; ++round)
+    for (const std::unique_ptr<Case>& casePtr : cases) {
+      Case& cs = *casePtr;
+      const double bandwidthBefore = cs.fromDram ? probeBandwidth(false) : 0;
+      const double ms = timeCalls(cs, cs.import, cs.p, &cs.callMs);
+      if (cs.compareFp32)
+        timeCalls(cs, kernels::strataMatmulF32, cs.fp32, &cs.fp32CallMs);
+      const double bandwidthAfter = cs.fromDram ? probeBandwidth(false) : 0;
+      const Peaks after = probePeaks();
+      const double peak = cs.product
+                              ? std::max(before.product, after.product)
+                              : std::max(before.fma, after.fma);
+      cs.fractions.push_back(gflopsOf(cs.s, ms) / (peak * threads));
+      if (cs.fromDram)
+        cs.bandwidthFractions.push_back(
+            cs.weightBytes / (ms * 1e6) /
+            std::max(bandwidthBefore, bandwidthAfter));
+      before = after;
+    }
+  std::printf("threads %u, kernels %s, FMA peak %.1f GFLOP/s per core "
+              "(probes %.1f-%.1f)",
+              threads, isaNames[static_cast<int>(isa)], highest.fma,
+              lowest.fma, highest.fma);
+  if (highest.product > 0) {
     std::printf(", %s %s peak %.0f GOP/s per core (%% peak of the packed "
                 "shapes",
                 productSet, w8a8 || groupProducts ? "int8" : "bf16",
-                productPeakPerCore);
+                highest.product);
     if (groupProducts)
       std::printf(" of up to %ld rows", long{kInt4ProductRows});
     std::printf(")");
   }
   if (l2FedPerCore > 0)
     std::printf(", with B from L2 %.0f (%.0f%%)", l2FedPerCore,
-                100.0 * l2FedPerCore / productPeakPerCore);
+                100.0 * l2FedPerCore / highest.product);
   if (!tiles && kernels::amxUnavailableReason()[0])
     std::printf(" (no AMX: %s)", kernels::amxUnavailableReason());
   if (anyFromDram)
-    std::printf(", read bandwidth %.1f GB/s", bandwidth);
-  std::printf("\n");
+    std::printf(", read bandwidth %.1f GB/s (probes %.1f-%.1f)",
+                bandwidthHighest, bandwidthLowest, bandwidthHighest);
+  std::printf("\n%d rounds; %% peak and %% bw: the median over the rounds of "
+              "a round's median call against the probes either side of "
+              "it\n",
+              rounds);
   std::printf("%-18s %10s %10s %8s %8s %10s %6s%s\n", "MxKxN", "median ms",
               "GFLOP/s", "% peak", "best %", "weight GB/s", "% bw",
               w8a8   ? "    fp32 ms  fp32/w8a8"
               : bf16 ? "    fp32 ms  fp32/bf16"
                      : "");
-  for (const Row& r : rows) {
-    const double peak = r.product ? shapePeakPerCore : peakPerCore;
+  for (const std::unique_ptr<Case>& casePtr : cases) {
+    const Case& cs = *casePtr;
+    const Shape& s = cs.s;
+    const double ms = median(cs.callMs);
+    const double bestMs = *std::min_element(cs.callMs.begin(), cs.callMs.end());
+    const double peak = cs.product ? highest.product : highest.fma;
+    char shape[64];
+    std::snprintf(shape, sizeof(shape), "%ldx%ldx%ld%s", (long)s.m, (long)s.k,
+                  (long)s.n, s.packed ? "" : bRows ? " (B rows)" : " (B^T)");
+    char ratio[48] = "";
+    if (cs.compareFp32) {
+      const double fp32Ms = median(cs.fp32CallMs);
+      std::snprintf(ratio, sizeof(ratio), " %10.3f %9.2fx", fp32Ms,
+                    fp32Ms / ms);
+    }
     char bw[16] = "";
-    if (r.weightGBs > 0 && !r.cached)
-      std::snprintf(bw, sizeof(bw), "%5.1f%%", 100.0 * r.weightGBs / bandwidth);
+    if (cs.fromDram)
+      std::snprintf(bw, sizeof(bw), "%5.1f%%",
+                    100.0 * median(cs.bandwidthFractions));
     std::printf("%-18s %10.3f %10.1f %7.1f%% %7.1f%% %10.1f %6s%s%s\n",
-                r.shape.c_str(), r.ms, r.gflops,
-                100.0 * r.gflops / (peak * threads),
-                100.0 * r.bestGflops / (peak * threads), r.weightGBs, bw,
-                r.ratio.c_str(), r.cached ? " (cached)" : "");
+                shape, ms, gflopsOf(s, ms), 100.0 * median(cs.fractions),
+                100.0 * gflopsOf(s, bestMs) / (peak * threads),
+                s.m == 1 ? cs.weightBytes / (ms * 1e6) : 0.0, bw, ratio,
+                cs.cached ? " (cached)" : "");
   }
   return 0;
 }
