@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "matmul_f32_tiles.h"
+#include "weight_prefetch.h"
 
 namespace strata::runtime::kernels {
 namespace {
@@ -78,7 +79,7 @@ inline __m256 loadScales(const uint8_t* scales, int v) {
 // 16-23 in the low and high nibbles of the first, 8-15 and 24-31 of the
 // second); vpmaddubsw multiplies nibbles by activations into 16-bit pair
 // sums (at most 2 * 15 * 127: no saturation), vpmaddwd adds the pairs.
-template <bool F16>
+template <bool F16, bool Prefetch>
 void i4RowPanel(const Int4Panels& w, int64_t p, const int8_t* aq,
                 const float* aScale, const int32_t* aSum, float* c,
                 bool loadC) {
@@ -94,7 +95,10 @@ void i4RowPanel(const Int4Panels& w, int64_t p, const int8_t* aq,
                       _mm256_setzero_si256(), _mm256_setzero_si256()};
     const uint8_t* quads = w.quads(p, g);
     const int8_t* aGroup = aq + g * w.group;
+    // fp16 scales follow a group's quads: one more line.
+    if (F16) prefetchWeightLine<Prefetch>(quads + w.group * 16);
     for (int64_t t = 0; t < w.group / 4; ++t) {
+      prefetchWeightLine<Prefetch>(quads + t * 64);
       int32_t quad;
       __builtin_memcpy(&quad, aGroup + t * 4, 4);
       const __m256i av = _mm256_set1_epi32(quad);
@@ -123,21 +127,28 @@ void i4RowPanel(const Int4Panels& w, int64_t p, const int8_t* aq,
   for (int v = 0; v < 4; ++v) _mm256_storeu_ps(c + v * 8, total[v]);
 }
 
-template <bool F16>
+// The first row of a panel prefetches its stream (weight_prefetch.h); the
+// others read the panel from L1.
+template <bool F16, bool Prefetch>
 void gemvI4Scales(int64_t rows, int64_t panels, const int8_t* aq,
                   int64_t ldaq, const float* aScale, const int32_t* aSum,
                   const Int4Panels& w, float* c, int64_t ldc, bool loadC) {
   const int64_t groups = w.kp / w.group;
   for (int64_t p = 0; p < panels; ++p)
     for (int64_t i = 0; i < rows; ++i)
-      i4RowPanel<F16>(w, p, aq + i * ldaq, aScale + i * groups,
-                      aSum + i * groups, c + i * ldc + p * 32, loadC);
+      (i == 0 ? i4RowPanel<F16, Prefetch> : i4RowPanel<F16, false>)(
+          w, p, aq + i * ldaq, aScale + i * groups, aSum + i * groups,
+          c + i * ldc + p * 32, loadC);
 }
 
 void gemvI4(int64_t rows, int64_t panels, const int8_t* aq, int64_t ldaq,
             const float* aScale, const int32_t* aSum, const Int4Panels& w,
             float* c, int64_t ldc, bool loadC) {
-  (w.f16Scales ? gemvI4Scales<true> : gemvI4Scales<false>)(
+  const bool prefetch = weightPrefetchPays();
+  (w.f16Scales ? (prefetch ? gemvI4Scales<true, true>
+                           : gemvI4Scales<true, false>)
+               : (prefetch ? gemvI4Scales<false, true>
+                           : gemvI4Scales<false, false>))(
       rows, panels, aq, ldaq, aScale, aSum, w, c, ldc, loadC);
 }
 

@@ -19,6 +19,7 @@
 
 #include "matmul_f32_tiles.h"
 #include "vnni_rows.h"
+#include "weight_prefetch.h"
 
 namespace strata::runtime::kernels {
 namespace {
@@ -45,7 +46,7 @@ inline __m512 loadScales(const uint8_t* scales, int h) {
 // R rows (R <= 4) against panel p: each quad's nibbles are unpacked once
 // and multiplied by every row's activations, so a decode batch costs one
 // unpack per weight byte, not one per row.
-template <int R, bool F16>
+template <int R, bool F16, bool Prefetch>
 void rowsPanel(const Int4Panels& w, int64_t p, const int8_t* aq,
                int64_t ldaq, const float* aScale, const int32_t* aSum,
                float* c, int64_t ldc, bool loadC) {
@@ -58,8 +59,11 @@ void rowsPanel(const Int4Panels& w, int64_t p, const int8_t* aq,
     vnni::zeroSums<R>(acc);
     const uint8_t* quads = w.quads(p, g);
     const int8_t* aGroup = aq + g * w.group;
+    // fp16 scales follow a group's quads: one more line.
+    if (F16) prefetchWeightLine<Prefetch>(quads + quadsPerGroup * 64);
     for (int64_t t = 0; t < quadsPerGroup; ++t) {
       const uint8_t* q = quads + t * 64;
+      prefetchWeightLine<Prefetch>(q);
       const __m512i wq = _mm512_loadu_si512(q);
       const __m512i hi = _mm512_and_si512(wq, highNibbles);
       vnni::dotQuadRows<R>(acc, wq, hi, aGroup + t * 4, ldaq);
@@ -81,7 +85,7 @@ void rowsPanel(const Int4Panels& w, int64_t p, const int8_t* aq,
   vnni::storeTotals<R>(total, c, ldc);
 }
 
-template <bool F16>
+template <bool F16, bool Prefetch>
 void gemvI4Scales(int64_t rows, int64_t panels, const int8_t* aq,
                   int64_t ldaq, const float* aScale, const int32_t* aSum,
                   const Int4Panels& w, float* c, int64_t ldc, bool loadC) {
@@ -91,10 +95,12 @@ void gemvI4Scales(int64_t rows, int64_t panels, const int8_t* aq,
   // sequential stream (consecutive panels are adjacent; with fp16 scales
   // inside the panels, the scales too). Several panels at once start a
   // new short stream every panel; on AMD EPYC (AVX-512, weights beyond
-  // the L3) that read 1.3-1.6x slower.
+  // the L3) that read 1.3-1.6x slower. The first row block prefetches
+  // the stream (weight_prefetch.h).
   for (int64_t p = 0; p < panels; ++p)
     vnni::forRowBlocks(rows, [&](int64_t i, auto r) {
-      rowsPanel<decltype(r)::value, F16>(
+      constexpr int R = decltype(r)::value;
+      (i == 0 ? rowsPanel<R, F16, Prefetch> : rowsPanel<R, F16, false>)(
           w, p, aq + i * ldaq, ldaq, aScale + i * groups, aSum + i * groups,
           c + i * ldc + p * 32, ldc, loadC);
     });
@@ -103,7 +109,11 @@ void gemvI4Scales(int64_t rows, int64_t panels, const int8_t* aq,
 void gemvI4(int64_t rows, int64_t panels, const int8_t* aq, int64_t ldaq,
             const float* aScale, const int32_t* aSum, const Int4Panels& w,
             float* c, int64_t ldc, bool loadC) {
-  (w.f16Scales ? gemvI4Scales<true> : gemvI4Scales<false>)(
+  const bool prefetch = weightPrefetchPays();
+  (w.f16Scales ? (prefetch ? gemvI4Scales<true, true>
+                           : gemvI4Scales<true, false>)
+               : (prefetch ? gemvI4Scales<false, true>
+                           : gemvI4Scales<false, false>))(
       rows, panels, aq, ldaq, aScale, aSum, w, c, ldc, loadC);
 }
 

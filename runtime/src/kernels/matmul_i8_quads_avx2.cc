@@ -11,12 +11,14 @@
 #include <cstdint>
 
 #include "matmul_f32_tiles.h"
+#include "weight_prefetch.h"
 
 namespace strata::runtime::kernels {
 namespace {
 
 // One row against panel p: a 128-byte quad row is four 32-byte vectors of
 // 8 columns x 4 k (columns 0-7, 8-15, 16-23, 24-31).
+template <bool Prefetch>
 void rowPanel(const Int8Quads& w, int64_t p, const int8_t* aq,
               const float* aScale, int64_t groups, float* c, bool loadC) {
   const __m256i ones = _mm256_set1_epi16(1);
@@ -31,6 +33,8 @@ void rowPanel(const Int8Quads& w, int64_t p, const int8_t* aq,
     const int8_t* aGroup = aq + g * w.actGroup;
     const int64_t count = w.quadsIn(g);
     for (int64_t t = 0; t < count; ++t) {
+      prefetchWeightLine<Prefetch>(quads + t * 128);
+      prefetchWeightLine<Prefetch>(quads + t * 128 + 64);
       int32_t quad;
       __builtin_memcpy(&quad, aGroup + t * 4, 4);
       const __m256i av = _mm256_set1_epi32(quad);
@@ -52,14 +56,18 @@ void rowPanel(const Int8Quads& w, int64_t p, const int8_t* aq,
   for (int v = 0; v < 4; ++v) _mm256_storeu_ps(c + v * 8, total[v]);
 }
 
+// The first row of a panel prefetches its stream (weight_prefetch.h); the
+// others read the panel from L1.
 void gemvI8Quads(int64_t rows, int64_t panels, const int8_t* aq, int64_t ldaq,
                  const float* aScale, const int32_t* /*aSum*/,
                  const Int8Quads& w, float* c, int64_t ldc, bool loadC) {
   const int64_t groups = (w.kq + w.actGroup - 1) / w.actGroup;
+  const bool prefetch = weightPrefetchPays();
   for (int64_t p = 0; p < panels; ++p)
     for (int64_t i = 0; i < rows; ++i)
-      rowPanel(w, p, aq + i * ldaq, aScale + i * groups, groups,
-               c + i * ldc + p * 32, loadC);
+      (i == 0 && prefetch ? rowPanel<true> : rowPanel<false>)(
+          w, p, aq + i * ldaq, aScale + i * groups, groups,
+          c + i * ldc + p * 32, loadC);
 }
 
 }  // namespace

@@ -15,13 +15,14 @@
 
 #include "matmul_f32_tiles.h"
 #include "vnni_rows.h"
+#include "weight_prefetch.h"
 
 namespace strata::runtime::kernels {
 namespace {
 
 // R rows (R <= 4) against panel p: each 64-byte line of weights is loaded
 // and offset once and multiplied by every row's four activations.
-template <int R>
+template <int R, bool Prefetch>
 void rowsPanel(const Int8Quads& w, int64_t p, const int8_t* aq, int64_t ldaq,
                const float* aScale, const int32_t* aSum, int64_t groups,
                float* c, int64_t ldc, bool loadC) {
@@ -36,6 +37,8 @@ void rowsPanel(const Int8Quads& w, int64_t p, const int8_t* aq, int64_t ldaq,
     const int8_t* aGroup = aq + g * w.actGroup;
     const int64_t count = w.quadsIn(g);
     for (int64_t t = 0; t < count; ++t) {
+      prefetchWeightLine<Prefetch>(quads + t * 128);
+      prefetchWeightLine<Prefetch>(quads + t * 128 + 64);
       const __m512i lo = _mm512_xor_si512(
           _mm512_loadu_si512(quads + t * 128), offset);
       const __m512i hi = _mm512_xor_si512(
@@ -59,17 +62,29 @@ void rowsPanel(const Int8Quads& w, int64_t p, const int8_t* aq, int64_t ldaq,
 
 // Panels outer, rows in blocks of four inner: a panel is read from memory
 // once and from L1 for the other rows, and the weights are one sequential
-// stream (consecutive panels are adjacent), as for the int4 kernel.
-void gemvI8Quads(int64_t rows, int64_t panels, const int8_t* aq, int64_t ldaq,
-                 const float* aScale, const int32_t* aSum, const Int8Quads& w,
-                 float* c, int64_t ldc, bool loadC) {
+// stream (consecutive panels are adjacent), as for the int4 kernel; the
+// first row block prefetches it (weight_prefetch.h).
+template <bool Prefetch>
+void gemvI8QuadsPrefetching(int64_t rows, int64_t panels, const int8_t* aq,
+                            int64_t ldaq, const float* aScale,
+                            const int32_t* aSum, const Int8Quads& w, float* c,
+                            int64_t ldc, bool loadC) {
   const int64_t groups = (w.kq + w.actGroup - 1) / w.actGroup;
   for (int64_t p = 0; p < panels; ++p)
     vnni::forRowBlocks(rows, [&](int64_t i, auto r) {
-      rowsPanel<decltype(r)::value>(w, p, aq + i * ldaq, ldaq,
-                                    aScale + i * groups, aSum + i * groups,
-                                    groups, c + i * ldc + p * 32, ldc, loadC);
+      constexpr int R = decltype(r)::value;
+      (i == 0 ? rowsPanel<R, Prefetch> : rowsPanel<R, false>)(
+          w, p, aq + i * ldaq, ldaq, aScale + i * groups, aSum + i * groups,
+          groups, c + i * ldc + p * 32, ldc, loadC);
     });
+}
+
+void gemvI8Quads(int64_t rows, int64_t panels, const int8_t* aq, int64_t ldaq,
+                 const float* aScale, const int32_t* aSum, const Int8Quads& w,
+                 float* c, int64_t ldc, bool loadC) {
+  (weightPrefetchPays() ? gemvI8QuadsPrefetching<true>
+                        : gemvI8QuadsPrefetching<false>)(
+      rows, panels, aq, ldaq, aScale, aSum, w, c, ldc, loadC);
 }
 
 }  // namespace
