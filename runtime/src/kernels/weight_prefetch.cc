@@ -3,6 +3,7 @@
 
 #include "weight_prefetch.h"
 
+#include <atomic>
 #include <cstring>
 
 #if defined(__x86_64__)
@@ -31,11 +32,18 @@ bool amdFamily1AhOrLater() {
 #endif
 }
 
+std::atomic<int> gForced{-1};
+
 }  // namespace
 
 bool weightPrefetchPays() {
   static const bool pays = amdFamily1AhOrLater();
-  return pays;
+  const int forced = gForced.load(std::memory_order_relaxed);
+  return forced < 0 ? pays : forced != 0;
+}
+
+void forceWeightPrefetchForTesting(int mode) {
+  gForced.store(mode, std::memory_order_relaxed);
 }
 
 }  // namespace strata::runtime::kernels

@@ -22,8 +22,12 @@ namespace strata::runtime::kernels {
 constexpr int64_t kWeightPrefetchBytes = 4096;
 
 /// Whether the decode kernels prefetch their weight stream on this CPU
-/// (AMD family 1Ah, Zen 5, and later); CPUID read once.
+/// (AMD family 1Ah, Zen 5, and later; CPUID read once), unless a test has
+/// forced the choice.
 bool weightPrefetchPays();
+
+/// Tests: 1 prefetches, 0 does not, -1 (the start) follows the CPU.
+void forceWeightPrefetchForTesting(int mode);
 
 /// Asks for the line kWeightPrefetchBytes past |line| (prefetcht0) when
 /// |Prefetch|.

@@ -22,6 +22,7 @@
 #include "kernel_context.h"
 #include "kernels/matmul_f32.h"
 #include "kernels/matmul_f32_tiles.h"
+#include "kernels/weight_prefetch.h"
 #include "quantized_matmul_params.h"
 #include "strata_kernel_abi.h"
 #include "thread_pool.h"
@@ -161,7 +162,8 @@ TEST_P(MatmulI4KernelTest, Threads) {
 // The largest products the kernels meet: nibbles 0 and 15 (weights -8 and
 // 7) against activations that quantize to +-127, in groups up to 4096 rows.
 // Every ISA's integer sums are exact and its fp32 steps (one fma per group,
-// in group order) are the scalar kernel's, so the outputs agree bitwise.
+// in group order) are the scalar kernel's, so the outputs agree bitwise,
+// with the weight stream prefetched and without.
 TEST_P(MatmulI4KernelTest, ExtremeValuesMatchScalarBitwise) {
   for (int64_t group : {32, 128, 4096}) {
     const int64_t m = 3, n = 64, k = 8192, groups = k / group;
@@ -187,13 +189,16 @@ TEST_P(MatmulI4KernelTest, ExtremeValuesMatchScalarBitwise) {
     for (int64_t rows : {int64_t(1), m}) {
       const std::vector<float> scalar = product(
           MatmulIsa::kScalar, rows, STRATA_MM_LAYOUT_PANEL_I4_GROUPS);
-      for (int64_t layout : kLayouts) {
-        const std::vector<float> mine = product(GetParam(), rows, layout);
-        for (int64_t i = 0; i < rows * n; ++i)
-          ASSERT_EQ(mine[i], scalar[i])
-              << "element " << i << " of " << rows << " row(s), group "
-              << group << " layout " << layout;
-      }
+      for (int64_t layout : kLayouts)
+        for (int prefetch : {0, 1}) {
+          forceWeightPrefetchForTesting(prefetch);
+          const std::vector<float> mine = product(GetParam(), rows, layout);
+          forceWeightPrefetchForTesting(-1);
+          for (int64_t i = 0; i < rows * n; ++i)
+            ASSERT_EQ(mine[i], scalar[i])
+                << "element " << i << " of " << rows << " row(s), group "
+                << group << " layout " << layout << " prefetch " << prefetch;
+        }
     }
   }
 }

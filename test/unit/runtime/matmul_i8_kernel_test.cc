@@ -23,6 +23,7 @@
 #include "isa_test.h"
 #include "kernel_context.h"
 #include "kernels/matmul_f32.h"
+#include "kernels/weight_prefetch.h"
 #include "quantized_matmul_params.h"
 #include "strata_kernel_abi.h"
 #include "thread_pool.h"
@@ -157,7 +158,8 @@ TEST_P(MatmulI8KernelTest, BatchesAndThreads) {
 // The largest products the kernels meet: weights -128 and 127 against
 // activations that quantize to +-127, in long rows. Every ISA's integer
 // sums are exact and its fp32 steps (one fma per activation group, in
-// group order) are the scalar kernel's, so the outputs agree bitwise.
+// group order) are the scalar kernel's, so the outputs agree bitwise, with
+// the weight stream prefetched and without.
 TEST_P(MatmulI8KernelTest, QuadsExtremeValuesMatchScalarBitwise) {
   for (int64_t group : {16, 32, 4096, 8192}) {
     const int64_t m = 5, n = 64, k = 8192, groups = k / group;
@@ -183,10 +185,15 @@ TEST_P(MatmulI8KernelTest, QuadsExtremeValuesMatchScalarBitwise) {
     };
     for (int64_t rows : {int64_t(1), m}) {
       const std::vector<float> scalar = product(MatmulIsa::kScalar, rows);
-      const std::vector<float> mine = product(GetParam(), rows);
-      for (int64_t i = 0; i < rows * n; ++i)
-        ASSERT_EQ(mine[i], scalar[i])
-            << "element " << i << " of " << rows << " row(s), group " << group;
+      for (int prefetch : {0, 1}) {
+        forceWeightPrefetchForTesting(prefetch);
+        const std::vector<float> mine = product(GetParam(), rows);
+        forceWeightPrefetchForTesting(-1);
+        for (int64_t i = 0; i < rows * n; ++i)
+          ASSERT_EQ(mine[i], scalar[i])
+              << "element " << i << " of " << rows << " row(s), group "
+              << group << " prefetch " << prefetch;
+      }
     }
   }
 }
