@@ -3,16 +3,25 @@
 // SPDX-License-Identifier: Apache-2.0
 // memfd_create + dlopen("/proc/self/fd/N"): no temporary file, nothing left
 // behind on a crash, and the code is never writable once mapped.
+//
+// A profiler cannot read a memory file's symbols after the process is
+// gone (perf reports its samples as "memfd:strata-code (deleted)" and
+// bare addresses), so with STRATA_CODE_DIR set the code is written to a
+// file of its own there, strata-code-<pid>-<n>.so, loaded from it and left
+// behind for the profiler.
 
 #include "native_code.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -58,6 +67,27 @@ constexpr std::array<Caller, sizeof...(N)> makeCallers(
 constexpr auto kCallers =
     makeCallers(std::make_index_sequence<kMaxEntryArgs + 1>{});
 
+// Writes |size| bytes to |fd|; a status naming |what| if it cannot.
+strata_status_t writeAll(int fd, const uint8_t* data, size_t size,
+                         const char* what) {
+  size_t written = 0;
+  while (written < size) {
+    ssize_t n = write(fd, data + written, size - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      return STRATA_MAKE_STATUS(STRATA_STATUS_UNAVAILABLE,
+                                "cannot write the code to %s: %s", what,
+                                n < 0 ? errnoText(errno).c_str() : "no space");
+    }
+    written += static_cast<size_t>(n);
+  }
+  return nullptr;
+}
+
+// Loads are numbered so that every kept file has a name of its own (the
+// loader identifies objects by path).
+std::atomic<unsigned> gKeptFiles{0};
+
 }  // namespace
 
 NativeCode::~NativeCode() {
@@ -65,31 +95,7 @@ NativeCode::~NativeCode() {
   if (fd_ >= 0) close(fd_);
 }
 
-strata_status_t NativeCode::load(const uint8_t* data, size_t size) {
-  fd_ = memfd_create("strata-code", MFD_CLOEXEC);
-  if (fd_ < 0) {
-    return STRATA_MAKE_STATUS(STRATA_STATUS_UNAVAILABLE,
-                              "memfd_create failed: %s",
-                              errnoText(errno).c_str());
-  }
-  size_t written = 0;
-  while (written < size) {
-    ssize_t n = write(fd_, data + written, size - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      return STRATA_MAKE_STATUS(STRATA_STATUS_UNAVAILABLE,
-                                "cannot write the code to a memory file: %s",
-                                n < 0 ? errnoText(errno).c_str() : "no space");
-    }
-    written += static_cast<size_t>(n);
-  }
-  char path[64];
-  std::snprintf(path, sizeof(path), "/proc/self/fd/%d", fd_);
-  if (access(path, R_OK) != 0) {
-    return STRATA_MAKE_STATUS(STRATA_STATUS_UNAVAILABLE,
-                              "cannot open %s (is /proc mounted?): %s", path,
-                              errnoText(errno).c_str());
-  }
+strata_status_t NativeCode::open(const char* path) {
   handle_ = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!handle_) {
     const char* error = dlerror();
@@ -99,6 +105,44 @@ strata_status_t NativeCode::load(const uint8_t* data, size_t size) {
         error ? error : "unknown error");
   }
   return nullptr;
+}
+
+strata_status_t NativeCode::loadKept(const char* dir, const uint8_t* data,
+                                     size_t size) {
+  std::string path = std::string(dir) + "/strata-code-" +
+                     std::to_string(getpid()) + "-" +
+                     std::to_string(gKeptFiles.fetch_add(1)) + ".so";
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                        0600);
+  if (fd < 0) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_UNAVAILABLE,
+                              "STRATA_CODE_DIR: cannot create %s: %s",
+                              path.c_str(), errnoText(errno).c_str());
+  }
+  strata_status_t status = writeAll(fd, data, size, path.c_str());
+  close(fd);
+  return status ? status : open(path.c_str());
+}
+
+strata_status_t NativeCode::load(const uint8_t* data, size_t size) {
+  const char* keep = std::getenv("STRATA_CODE_DIR");
+  if (keep && *keep) return loadKept(keep, data, size);
+  fd_ = memfd_create("strata-code", MFD_CLOEXEC);
+  if (fd_ < 0) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_UNAVAILABLE,
+                              "memfd_create failed: %s",
+                              errnoText(errno).c_str());
+  }
+  if (strata_status_t status = writeAll(fd_, data, size, "a memory file"))
+    return status;
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/self/fd/%d", fd_);
+  if (access(path, R_OK) != 0) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_UNAVAILABLE,
+                              "cannot open %s (is /proc mounted?): %s", path,
+                              errnoText(errno).c_str());
+  }
+  return open(path);
 }
 
 strata_status_t NativeCode::resolve(const char* symbol,

@@ -24,8 +24,9 @@ class NativeCode {
   NativeCode& operator=(const NativeCode&) = delete;
 
   /// Loads |size| bytes of ELF shared object from |data|. UNAVAILABLE if the
-  /// system cannot provide a memory file; DATA_LOSS with the loader's message
-  /// if the bytes are not a loadable shared object.
+  /// system cannot provide a memory file (or, with STRATA_CODE_DIR set, the
+  /// file there); DATA_LOSS with the loader's message if the bytes are not a
+  /// loadable shared object.
   strata_status_t load(const uint8_t* data, size_t size);
 
   /// Resolves exported |symbol|; DATA_LOSS if it is missing.
@@ -35,6 +36,10 @@ class NativeCode {
   void* find(const char* symbol) const;
 
  private:
+  strata_status_t open(const char* path);
+  // STRATA_CODE_DIR: the code in a file of its own in |dir|, kept.
+  strata_status_t loadKept(const char* dir, const uint8_t* data, size_t size);
+
   // The memory file stays open while the object is loaded: the loader
   // identifies objects by path, and a reused descriptor number would make
   // dlopen return a stale module.

@@ -8,6 +8,7 @@
 #include "strata/runtime/module.h"
 
 #include <gtest/gtest.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -107,6 +108,47 @@ TEST(ModuleTest, LoadsFromFileAndOutlivesTheFile) {
   STRATA_ASSERT_OK(strata_module_verify_weights(module));
   EXPECT_EQ(strata_module_entry_count(module), 7u);
   strata_module_release(module);
+}
+
+// STRATA_CODE_DIR (a profiling aid): the code section is written to a file
+// of its own there and loaded from it, and the file stays for the
+// profiler; a directory it cannot write to fails the load, naming it.
+TEST(ModuleTest, CodeDirKeepsTheCodeForProfilers) {
+  const std::string dir = tempPath("code_dir");
+  ASSERT_EQ(mkdir(dir.c_str(), 0700), 0);
+  ASSERT_EQ(setenv("STRATA_CODE_DIR", dir.c_str(), 1), 0);
+  {
+    LoadedModule module(standardArtifact());
+    auto [code, message] = consumeStatus(module.load());
+    EXPECT_EQ(code, STRATA_STATUS_OK) << message;
+    const strata_entry_signature_t* scale = nullptr;
+    if (code == STRATA_STATUS_OK)
+      EXPECT_EQ(consumeStatus(strata_module_find_entry(module.get(), "scale",
+                                                       &scale))
+                    .first,
+                STRATA_STATUS_OK);
+  }
+  const std::string missing = dir + "/missing";
+  ASSERT_EQ(setenv("STRATA_CODE_DIR", missing.c_str(), 1), 0);
+  {
+    LoadedModule module(standardArtifact());
+    auto [code, message] = consumeStatus(module.load());
+    EXPECT_EQ(code, STRATA_STATUS_UNAVAILABLE);
+    EXPECT_NE(message.find("STRATA_CODE_DIR"), std::string::npos) << message;
+  }
+  unsetenv("STRATA_CODE_DIR");
+  std::vector<std::string> kept;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (const dirent* e = readdir(d))
+      if (std::strncmp(e->d_name, "strata-code-", 12) == 0)
+        kept.push_back(e->d_name);
+    closedir(d);
+  }
+  ASSERT_EQ(kept.size(), 1u);
+  const std::string prefix = "strata-code-" + std::to_string(getpid()) + "-";
+  EXPECT_EQ(kept[0].rfind(prefix, 0), 0u) << kept[0];
+  for (const std::string& name : kept) std::remove((dir + "/" + name).c_str());
+  rmdir(dir.c_str());
 }
 
 TEST(ModuleTest, RetainKeepsTheModuleAlive) {
