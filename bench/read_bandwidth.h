@@ -142,76 +142,84 @@ inline float sumStreams(const float *base, size_t len, int streams,
 // each thread walks its share as `streams` interleaved sequential streams
 // (a weight panel per stream), several independent accumulators per
 // stream, and, with `prefetchBytes` > 0, a software prefetch that far ahead
-// in each stream (as the decode kernels issue). Best of 7 passes.
-inline double readBandwidthStreams(int threads, int streams,
-                                   size_t prefetchBytes) {
-  const size_t prefetchFloats = prefetchBytes / sizeof(float);
-  const size_t bytes = size_t(512) << 20;
-  const size_t n = bytes / sizeof(float);
-  // On 2 MB boundaries, asking for transparent huge pages: the machine's
-  // limit at the least page-walk cost. From scattered 4 KB pages this
-  // probe read up to 31% less on an AMD EPYC host (8 of 9 side-by-side
-  // runs less, one 5% more), and decode steps, whose
-  // weights lie in the page cache's large (physically contiguous) folios,
-  // came out "above 100%" of it (docs/benchmarking.md).
-  const size_t huge = size_t(2) << 20;
-  float *buf = static_cast<float *>(std::aligned_alloc(huge, bytes));
-  if (!buf)
-    return 0;
+// in each stream (as the decode kernels issue). The buffer is allocated
+// and touched once, so a probe beside every measurement costs only its
+// passes.
+class ReadProbe {
+public:
+  explicit ReadProbe(int threads) : threads_(threads) {
+    // On 2 MB boundaries, asking for transparent huge pages: the machine's
+    // limit at the least page-walk cost. From scattered 4 KB pages this
+    // probe read up to 31% less on an AMD EPYC host (8 of 9 side-by-side
+    // runs less, one 5% more), and decode steps, whose
+    // weights lie in the page cache's large (physically contiguous) folios,
+    // came out "above 100%" of it (docs/benchmarking.md).
+    const size_t huge = size_t(2) << 20;
+    buf_ = static_cast<float *>(std::aligned_alloc(huge, kBytes));
+    if (!buf_)
+      return;
 #ifdef MADV_HUGEPAGE
-  madvise(buf, bytes, MADV_HUGEPAGE);  // advice: 4 KB pages where refused
+    madvise(buf_, kBytes, MADV_HUGEPAGE);  // advice: 4 KB pages where refused
 #endif
-  runThreads(threads, [&](int t) {  // first touch by the reading thread
-    size_t lo = n * t / threads, hi = n * (t + 1) / threads;
-    for (size_t i = lo; i < hi; ++i)
-      buf[i] = float(i & 7);
-  });
-  double best = 1e30;
-  for (int rep = 0; rep < 7; ++rep) {
-    std::vector<float> partial(threads * 16);
-    double s = runThreads(threads, [&](int t) {
-      size_t lo = n * t / threads, hi = n * (t + 1) / threads;
-      // Stream j covers [lo + j * len, lo + (j + 1) * len), 64-float steps.
-      size_t len = ((hi - lo) / streams) / 64 * 64;
-      partial[t * 16] =
-          sumStreams(buf + lo, len, streams, prefetchFloats);
+    runThreads(threads_, [&](int t) {  // first touch by the reading thread
+      size_t lo = kN * t / threads_, hi = kN * (t + 1) / threads_;
+      for (size_t i = lo; i < hi; ++i)
+        buf_[i] = float(i & 7);
     });
-    gSink = partial[0];
-    best = std::min(best, s);
   }
-  std::free(buf);
-  // Bytes actually read: whole 64-float steps of every stream.
-  size_t read = 0;
-  for (int t = 0; t < threads; ++t) {
-    size_t lo = n * t / threads, hi = n * (t + 1) / threads;
-    read += ((hi - lo) / streams) / 64 * 64 * streams * sizeof(float);
-  }
-  return double(read) / best / 1e9;
-}
+  ~ReadProbe() { std::free(buf_); }
+  ReadProbe(const ReadProbe &) = delete;
+  ReadProbe &operator=(const ReadProbe &) = delete;
 
-// How the fastest pass of readBandwidth read: probing again with only it
-// takes a twelfth of the time, for a probe beside each measurement.
-struct ReadPattern {
-  int streams = 1;
-  size_t prefetchBytes = 0;
+  // GB/s of the best of 7 passes in one pattern (0 without the buffer).
+  double streams(int streams, size_t prefetchBytes) {
+    if (!buf_)
+      return 0;
+    const size_t prefetchFloats = prefetchBytes / sizeof(float);
+    double best = 1e30;
+    for (int rep = 0; rep < 7; ++rep) {
+      std::vector<float> partial(threads_ * 16);
+      double s = runThreads(threads_, [&](int t) {
+        size_t lo = kN * t / threads_, hi = kN * (t + 1) / threads_;
+        // Stream j covers [lo + j * len, lo + (j + 1) * len), 64-float steps.
+        size_t len = ((hi - lo) / streams) / 64 * 64;
+        partial[t * 16] = sumStreams(buf_ + lo, len, streams, prefetchFloats);
+      });
+      gSink = partial[0];
+      best = std::min(best, s);
+    }
+    // Bytes actually read: whole 64-float steps of every stream.
+    size_t read = 0;
+    for (int t = 0; t < threads_; ++t) {
+      size_t lo = kN * t / threads_, hi = kN * (t + 1) / threads_;
+      read += ((hi - lo) / streams) / 64 * 64 * streams * sizeof(float);
+    }
+    return double(read) / best / 1e9;
+  }
+
+  // The best over 1, 2, 4 and 8 streams per thread, without and with a
+  // software prefetch 1 or 2 KB ahead: a one-stream probe understates what
+  // the multi-stream decode kernels reach, and on some hosts a software
+  // prefetch reads faster, on others slower, so the probe takes whichever
+  // is best here and now (the best pattern of one moment read below a
+  // kernel's DRAM stream at another: 101% of it).
+  double best() {
+    double result = 0;
+    for (int s : {1, 2, 4, 8})
+      for (size_t prefetch : {size_t(0), size_t(1024), size_t(2048)})
+        result = std::max(result, streams(s, prefetch));
+    return result;
+  }
+
+private:
+  static constexpr size_t kBytes = size_t(512) << 20;
+  static constexpr size_t kN = kBytes / sizeof(float);
+  int threads_;
+  float *buf_ = nullptr;
 };
 
-// The best read bandwidth over 1, 2, 4 and 8 streams per thread, without
-// and with a software prefetch 1 or 2 KB ahead: a one-stream probe
-// understates what the multi-stream decode kernels reach, and on some hosts
-// a software prefetch reads faster, on others slower, so the probe takes
-// whichever is best here (and names it in |fastest|).
-inline double readBandwidth(int threads, ReadPattern *fastest = nullptr) {
-  double best = 0;
-  for (int streams : {1, 2, 4, 8})
-    for (size_t prefetch : {size_t(0), size_t(1024), size_t(2048)}) {
-      const double gbs = readBandwidthStreams(threads, streams, prefetch);
-      if (gbs > best && fastest)
-        *fastest = {streams, prefetch};
-      best = std::max(best, gbs);
-    }
-  return best;
-}
+// ReadProbe(threads).best(): the read bandwidth on |threads| threads.
+inline double readBandwidth(int threads) { return ReadProbe(threads).best(); }
 
 }  // namespace strata_bench
 

@@ -466,18 +466,14 @@ int main(int argc, char** argv) {
   const double l2FedPerCore =
       tiles ? measuredL2FedTileRatePerCore(threads, w8a8) : 0.0;
   // The read bandwidth likewise, either side of the calls of every M = 1
-  // shape whose B comes from DRAM, read in the pattern the full probe
-  // (once, before the rounds) found fastest: one probe taken in a slow
-  // moment had put a cold M = 1 shape at 104% of it.
-  strata_bench::ReadPattern readPattern;
+  // shape whose B comes from DRAM, over every pattern each time: one probe
+  // taken in a slow moment had put a cold M = 1 shape at 104% of it, and
+  // the one pattern that read fastest before the rounds read below the
+  // kernel later (101%).
+  std::unique_ptr<strata_bench::ReadProbe> readProbe;
   double bandwidthHighest = 0, bandwidthLowest = 1e30;
-  auto probeBandwidth = [&](bool full) {
-    const double gbs =
-        full ? strata_bench::readBandwidth(static_cast<int>(threads),
-                                           &readPattern)
-             : strata_bench::readBandwidthStreams(static_cast<int>(threads),
-                                                  readPattern.streams,
-                                                  readPattern.prefetchBytes);
+  auto probeBandwidth = [&] {
+    const double gbs = readProbe->best();
     bandwidthHighest = std::max(bandwidthHighest, gbs);
     bandwidthLowest = std::min(bandwidthLowest, gbs);
     return gbs;
@@ -641,6 +637,10 @@ int main(int argc, char** argv) {
                  (!groupProducts ||
                   (s.m <= kInt4ProductRows && (int4 || cs.int8Quads)));
   }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+  };
   // One round's calls of a shape: 1 warm-up call (the other shapes' calls
   // have had the caches since), then 7 timed ones; their median.
   auto timeCalls = [&](const Case& cs,
@@ -657,29 +657,25 @@ int main(int argc, char** argv) {
             std::chrono::duration<double, std::milli>(t1 - t0).count());
     }
     all->insert(all->end(), ms.begin(), ms.end());
-    std::sort(ms.begin(), ms.end());
-    return ms[ms.size() / 2];
+    return median(ms);
   };
   auto gflopsOf = [](const Shape& s, double ms) {
     return 2.0 * s.m * s.n * s.k / (ms * 1e6);
   };
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0.0 : v[v.size() / 2];
-  };
   const bool anyFromDram =
       std::any_of(cases.begin(), cases.end(),
                   [](const std::unique_ptr<Case>& cs) { return cs->fromDram; });
-  if (anyFromDram) probeBandwidth(/*full=*/true);
+  if (anyFromDram)
+    readProbe = std::make_unique<strata_bench::ReadProbe>(threads);
   Peaks before = probePeaks();
   for (int round = 0; round < rounds; ++round)
     for (const std::unique_ptr<Case>& casePtr : cases) {
       Case& cs = *casePtr;
-      const double bandwidthBefore = cs.fromDram ? probeBandwidth(false) : 0;
+      const double bandwidthBefore = cs.fromDram ? probeBandwidth() : 0;
       const double ms = timeCalls(cs, cs.import, cs.p, &cs.callMs);
       if (cs.compareFp32)
         timeCalls(cs, kernels::strataMatmulF32, cs.fp32, &cs.fp32CallMs);
-      const double bandwidthAfter = cs.fromDram ? probeBandwidth(false) : 0;
+      const double bandwidthAfter = cs.fromDram ? probeBandwidth() : 0;
       const Peaks after = probePeaks();
       const double peak = cs.product
                               ? std::max(before.product, after.product)

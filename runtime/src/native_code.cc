@@ -95,7 +95,7 @@ NativeCode::~NativeCode() {
   if (fd_ >= 0) close(fd_);
 }
 
-strata_status_t NativeCode::open(const char* path) {
+strata_status_t NativeCode::openObject(const char* path) {
   handle_ = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!handle_) {
     const char* error = dlerror();
@@ -121,7 +121,7 @@ strata_status_t NativeCode::loadKept(const char* dir, const uint8_t* data,
   }
   strata_status_t status = writeAll(fd, data, size, path.c_str());
   close(fd);
-  return status ? status : open(path.c_str());
+  return status ? status : openObject(path.c_str());
 }
 
 strata_status_t NativeCode::load(const uint8_t* data, size_t size) {
@@ -142,7 +142,7 @@ strata_status_t NativeCode::load(const uint8_t* data, size_t size) {
                               "cannot open %s (is /proc mounted?): %s", path,
                               errnoText(errno).c_str());
   }
-  return open(path);
+  return openObject(path);
 }
 
 strata_status_t NativeCode::resolve(const char* symbol,

@@ -36,7 +36,8 @@ class NativeCode {
   void* find(const char* symbol) const;
 
  private:
-  strata_status_t open(const char* path);
+  // dlopen of |path|: DATA_LOSS with the loader's message if it fails.
+  strata_status_t openObject(const char* path);
   // STRATA_CODE_DIR: the code in a file of its own in |dir|, kept.
   strata_status_t loadKept(const char* dir, const uint8_t* data, size_t size);
 
