@@ -17,8 +17,9 @@ extern "C" {
 /* Version of this contract. The artifact header records the version its
  * code was generated for; the runtime refuses any other (INCOMPATIBLE).
  * Version 3 gave every entry point, import and parallel task an explicit
- * run context and passes declared state tensors to entry points. */
-#define STRATA_KERNEL_ABI_VERSION 3u
+ * run context and passes declared state tensors to entry points; version 4
+ * added the matmul imports' bias (STRATA_MM_BIAS). */
+#define STRATA_KERNEL_ABI_VERSION 4u
 
 /* Largest tensor rank an entry point may take or return. */
 #define STRATA_MAX_RANK 8
@@ -152,7 +153,12 @@ typedef void (*strata_rt_task_fn)(strata_rt_context_t* context, void* args,
  *
  * C[b, m, n] (+)= sum_k A[b, m, k] * B[b, k, n] over fp32 operands, with up
  * to STRATA_MM_MAX_BATCH batch dims (a stride of 0 broadcasts). Addresses
- * are byte addresses of element [0, 0, 0]; strides count elements. B's
+ * are byte addresses of element [0, 0, 0]; strides count elements. With
+ * STRATA_MM_BIAS the byte address of N fp32 values (0: none) and
+ * FLAG_ACCUMULATE clear, each output starts from bias[n] instead of 0 (a
+ * bias set with FLAG_ACCUMULATE ends the run, INTERNAL); this holds for
+ * every matmul import below. The kernel adds it where it writes the
+ * output, not in a pass of its own over C. B's
  * layout is STRATA_MM_LAYOUT_STRIDED (its strides apply) or
  * STRATA_MM_LAYOUT_PANEL_F32 (a weight pre-packed at compile time in the
  * panel layout below; its stride fields are ignored and its batch strides
@@ -276,7 +282,8 @@ enum {
   STRATA_MM_B_SCALES = 32,
   STRATA_MM_B_ZERO_POINTS = 33,
   STRATA_MM_GROUP_SIZE = 34,
-  STRATA_MM_PARAM_COUNT = 35
+  STRATA_MM_BIAS = 35,
+  STRATA_MM_PARAM_COUNT = 36
 };
 /* C += A*B instead of C = A*B. */
 #define STRATA_MM_FLAG_ACCUMULATE 1

@@ -272,9 +272,17 @@ public:
     return meta.getStrides()[dims.memrefDimOf[d]];
   }
 
-  SmallVector<std::pair<int64_t, Value>> common(bool accumulate) {
+  // |bias|: a 1-D memref of N floats (unit stride) that C starts from.
+  SmallVector<std::pair<int64_t, Value>> common(bool accumulate,
+                                                Value bias = {}) {
+    Value biasAddress = idx(0);
+    if (bias) {
+      auto meta = memref::ExtractStridedMetadataOp::create(b_, loc_, bias);
+      biasAddress = f32ElementAddress(b_, loc_, bias, meta);
+    }
     SmallVector<std::pair<int64_t, Value>> fields = {
         {STRATA_MM_FLAGS, idx(accumulate ? STRATA_MM_FLAG_ACCUMULATE : 0)},
+        {STRATA_MM_BIAS, biasAddress},
         {STRATA_MM_M, extent(c_.m)},
         {STRATA_MM_N, extent(c_.n)},
         {STRATA_MM_K, extent(c_.k)},
@@ -598,8 +606,9 @@ private:
                                                             view);
     };
     ContractionFields f(builder, loc, c, a, out);
+    const StartOfC start = subsumeStartOfC(op, c, out);
     SmallVector<std::pair<int64_t, Value>> fields =
-        f.common(!subsumeZeroFill(op, out));
+        f.common(start.accumulate, start.bias);
     fields.append({
         {STRATA_MM_B_LAYOUT, f.idx(packed->layout)},
         {STRATA_MM_B_ADDR, globalAddress(packed->values)},
@@ -618,6 +627,70 @@ private:
     op.erase();
     rewritten = true;
     return success();
+  }
+
+  // What C starts from, written just before |op| and absorbed by its call:
+  // a zero fill (erased; the call overwrites C) or a bias broadcast over
+  // C's rows (erased; the call takes the bias). Else C is added to.
+  struct StartOfC {
+    bool accumulate = true;
+    Value bias;
+  };
+  static StartOfC subsumeStartOfC(linalg::GenericOp op, const Contraction &c,
+                                  Value out) {
+    if (subsumeZeroFill(op, out))
+      return {false, {}};
+    if (Value bias = subsumeBiasBroadcast(op, c, out))
+      return {false, bias};
+    return {};
+  }
+
+  // The bias broadcast (strata-lower-to-linalg's init of a linear layer's
+  // output) just before |op|: out[..., n] = bias[n] over every row, n C's
+  // innermost dim and the contraction's N, bias a unit-stride 1-D f32
+  // memref. Erased, its bias returned; else null.
+  static Value subsumeBiasBroadcast(Operation *op, const Contraction &c,
+                                    Value out) {
+    auto outType = dyn_cast<MemRefType>(out.getType());
+    if (!outType || c.n < 0 || outType.getRank() < 1 ||
+        c.c.memrefDimOf[c.n] != outType.getRank() - 1)
+      return {};
+    for (Operation *prev = op->getPrevNode(); prev;
+         prev = prev->getPrevNode()) {
+      auto generic = dyn_cast<linalg::GenericOp>(prev);
+      if (!generic)
+        if (isPure(prev))
+          continue;
+      if (!generic || generic.getNumDpsInputs() != 1 ||
+          generic.getNumDpsInits() != 1 || generic.getDpsInits()[0] != out ||
+          generic.getNumReductionLoops() != 0)
+        return {};
+      Value bias = generic.getDpsInputs()[0];
+      auto biasType = dyn_cast<MemRefType>(bias.getType());
+      SmallVector<int64_t> strides;
+      int64_t offset;
+      if (!biasType || biasType.getRank() != 1 ||
+          !biasType.getElementType().isF32() ||
+          failed(biasType.getStridesAndOffset(strides, offset)) ||
+          strides[0] != 1)
+        return {};
+      SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+      const unsigned rank = outType.getRank();
+      if (!maps[1].isIdentity() || maps[0].getNumDims() != rank ||
+          maps[0].getNumResults() != 1 ||
+          maps[0].getResult(0) != getAffineDimExpr(rank - 1, op->getContext()))
+        return {};
+      // The body only passes the bias element on.
+      Block &body = generic.getRegion().front();
+      auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+      if (body.getOperations().size() != 1 || !yield ||
+          yield.getNumOperands() != 1 ||
+          yield.getOperand(0) != body.getArgument(0))
+        return {};
+      generic.erase();
+      return bias;
+    }
+    return {};
   }
 
   // A zero fill of |out| just before |op| is subsumed by a call that
@@ -687,9 +760,10 @@ private:
       bAddress = f32ElementAddress(builder, loc, bIn, *bMeta);
     }
 
-    // A zero fill of C just before is subsumed by the overwriting call.
+    // A zero fill or bias broadcast into C just before: the call's.
+    const StartOfC start = subsumeStartOfC(op, c, out);
     SmallVector<std::pair<int64_t, Value>> fields =
-        f.common(!subsumeZeroFill(op, out));
+        f.common(start.accumulate, start.bias);
     fields.push_back({STRATA_MM_B_LAYOUT,
                       f.idx(bf16      ? STRATA_MM_LAYOUT_PANEL_BF16_PAIRS
                             : packedB ? STRATA_MM_LAYOUT_PANEL_F32

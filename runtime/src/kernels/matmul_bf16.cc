@@ -297,7 +297,9 @@ extern "C" void strataMatmulF32Bf16(strata_rt_context_t* context,
       return;
     }
   }
-  run(context, decodePackedGemm(params, 2));
+  PackedGemmProblem p = decodePackedGemm(params, 2);
+  if (!startFromBias(context, params, what, &p)) return;
+  run(context, p);
 }
 
 }  // namespace strata::runtime::kernels

@@ -21,6 +21,7 @@
 #include "../run_context.h"
 #include "amx.h"
 #include "conv_columns.h"
+#include "matmul_bias.h"
 #include "matmul_f32_tiles.h"
 #include "packed_gemm.h"
 #include "panel_schedule.h"
@@ -102,6 +103,9 @@ struct Problem {
   // A convolution's product (pointwise ones too): its row blocks are
   // shared out evenly over the threads (run()).
   bool convolution = false;
+  // The import's bias (STRATA_MM_BIAS): C starts from it (never with
+  // |accumulate|). run() writes it into C where the products go.
+  const float* startBias = nullptr;
   bool epilogue() const { return conv || bias || residual || relu; }
 };
 
@@ -919,6 +923,11 @@ void run(strata_rt_context_t* context, Problem p) {
   int64_t batches = 1;
   for (int64_t d = 0; d < p.batchRank; ++d) batches *= p.batch[d];
   if (p.k <= 0) {
+    if (p.startBias) {
+      writeBiasRows(context, p.c, p.m, p.n, p.cm, p.cn, p.batchRank, p.batch,
+                    p.cBatch, p.startBias);
+      return;
+    }
     if (p.accumulate) return;
     for (int64_t bi = 0; bi < batches; ++bi) {
       int64_t ao, bo, co;
@@ -942,18 +951,25 @@ void run(strata_rt_context_t* context, Problem p) {
   // (the weight stream) over the threads in chunks that shrink towards the
   // end (panel_schedule.h), at most a quarter of a thread's share, sized
   // for the four-panel tiles while they can be.
+  // A bias goes into each chunk's columns right before its products are
+  // added to them, on the thread that computes them.
   auto panelChunks = [&](auto run) {
     int64_t bounds[kMaxPanelChunks + 1];
     const int64_t chunks =
         guidedPanelChunks(panels, threads, ceilDiv(panels, threads * 4),
                           /*unit=*/4, bounds);
+    Problem q = p;
+    if (p.startBias) q.accumulate = true;
     parallelFor(context, static_cast<size_t>(batches * chunks),
                 [&](size_t task, uint32_t thread) {
       const int64_t bi = static_cast<int64_t>(task) / chunks;
       const int64_t ci = static_cast<int64_t>(task) % chunks;
       int64_t ao, bo, co;
-      batchOffsets(p, bi, &ao, &bo, &co);
-      run(p, t, scratch.of(thread), p.a + ao, p.b + bo, p.c + co, bounds[ci],
+      batchOffsets(q, bi, &ao, &bo, &co);
+      if (q.startBias)
+        writeBiasColumns(q.c + co, q.m, q.cm, q.cn, q.startBias,
+                         bounds[ci] * kW, minOf(q.n, bounds[ci + 1] * kW));
+      run(q, t, scratch.of(thread), q.a + ao, q.b + bo, q.c + co, bounds[ci],
           bounds[ci + 1]);
     });
   };
@@ -984,6 +1000,14 @@ void run(strata_rt_context_t* context, Problem p) {
       p.cn == 1 && !conv) {
     panelChunks(runSkinny);
     return;
+  }
+
+  // Every other product: the bias in one pass before, then added to.
+  if (p.startBias) {
+    writeBiasRows(context, p.c, p.m, p.n, p.cm, p.cn, p.batchRank, p.batch,
+                  p.cBatch, p.startBias);
+    p.startBias = nullptr;
+    p.accumulate = true;
   }
 
   const bool rowsContiguous = p.bn == 1 && p.cn == 1;
@@ -1119,6 +1143,7 @@ Problem decodeProblem(const int64_t* params) {
   p.c = paramAddress<float>(params[STRATA_MM_C_ADDR]);
   p.cm = params[STRATA_MM_C_STRIDE_M];
   p.cn = params[STRATA_MM_C_STRIDE_N];
+  p.startBias = paramAddress<const float>(params[STRATA_MM_BIAS]);
   return p;
 }
 
@@ -1170,6 +1195,9 @@ extern "C" void strataMatmulF32(strata_rt_context_t* context,
     failRunInternal(context, "strata_rt_matmul_f32: B layout", layout);
     return;
   }
+  if (!checkMatmulBias(context, params,
+                       "strata_rt_matmul_f32: bias with accumulate"))
+    return;
   run(context, decodeProblem(params));
 }
 
@@ -1194,6 +1222,7 @@ bool quantizedProblem(strata_rt_context_t* context, const int64_t* params,
     failRunInternal(context, import, group);
     return false;
   }
+  if (!checkMatmulBias(context, params, import)) return false;
   *p = decodeProblem(params);
   p->packed = true;
   for (int64_t d = 0; d < STRATA_MM_MAX_BATCH; ++d) p->bBatch[d] = 0;

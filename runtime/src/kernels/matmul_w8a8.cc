@@ -297,7 +297,9 @@ extern "C" void strataMatmulF32W8A8(strata_rt_context_t* context,
     failRunInternal(context, what, group);
     return;
   }
-  run(context, decodePackedGemm(params, 4));
+  PackedGemmProblem p = decodePackedGemm(params, 4);
+  if (!startFromBias(context, params, what, &p)) return;
+  run(context, p);
 }
 
 }  // namespace strata::runtime::kernels

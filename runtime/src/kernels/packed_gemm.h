@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "../run_context.h"
+#include "matmul_bias.h"
 #include "matmul_f32.h"
 #include "strata_kernel_abi.h"
 
@@ -59,6 +60,7 @@ struct PackedGemmProblem {
   const float* bScales;
   float* c;
   int64_t cBatch[STRATA_MM_MAX_BATCH], cm, cn;
+  const float* bias;  // STRATA_MM_BIAS: C starts from it (null: none)
 };
 
 /// Reads the fields every packed-weight params block has; the caller has
@@ -89,7 +91,21 @@ inline PackedGemmProblem decodePackedGemm(const int64_t* params,
   p.c = static_cast<float*>(address(params[STRATA_MM_C_ADDR]));
   p.cm = params[STRATA_MM_C_STRIDE_M];
   p.cn = params[STRATA_MM_C_STRIDE_N];
+  p.bias = static_cast<const float*>(address(params[STRATA_MM_BIAS]));
   return p;
+}
+
+/// Writes a bias into C before the products are added to it (then
+/// |accumulate|); false if the params asked for both (the run ended).
+inline bool startFromBias(strata_rt_context_t* context, const int64_t* params,
+                          const char* import, PackedGemmProblem* p) {
+  if (!checkMatmulBias(context, params, import)) return false;
+  if (!p->bias) return true;
+  writeBiasRows(context, p->c, p->m, p->n, p->cm, p->cn, p->batchRank,
+                p->batch, p->cBatch, p->bias);
+  p->bias = nullptr;
+  p->accumulate = true;
+  return true;
 }
 
 /// Folds into M the batch dims that only A and C have, right outside M in

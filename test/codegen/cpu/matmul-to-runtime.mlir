@@ -9,10 +9,10 @@
 // CHECK:       func.func private @strata_rt_matmul_f32(index) attributes {strata.runtime_import}
 // CHECK:       memref.global "private" constant @w_packed : memref<512xf32>
 // CHECK-LABEL: func.func @main
-//       CHECK:   %[[P:.+]] = memref.alloca() : memref<35xi64>
+//       CHECK:   %[[P:.+]] = memref.alloca() : memref<36xi64>
 //       CHECK:   %[[ZERO:.+]] = arith.constant 0 : i64
 //       CHECK:   memref.store %[[ZERO]], %[[P]][%c0]
-//       CHECK:   memref.store %[[ZERO]], %[[P]][%c34]
+//       CHECK:   memref.store %[[ZERO]], %[[P]][%c35]
 //   CHECK-NOT:   linalg.fill
 //       CHECK:   memref.get_global @w_packed
 //       CHECK:   call @strata_rt_matmul_f32

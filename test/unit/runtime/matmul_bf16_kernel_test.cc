@@ -220,6 +220,17 @@ TEST_P(MatmulBf16KernelTest, TinyValuesWithinTheFlushBound) {
   expectMatches(o, /*bitExact=*/false);
 }
 
+// A bias is where C starts: one row, decode rows, prefill rows with
+// ragged edges, batches, on 1-3 threads.
+TEST_P(MatmulBf16KernelTest, Bias) {
+  for (uint32_t threads : {1u, 2u, 3u})
+    for (Case shape : {Case{1, 100, 64}, Case{5, 33, 40}, Case{70, 65, 130},
+                       Case{3, 31, 20, false, 2}}) {
+      Operands o(shape);
+      expectBiasIsWhereCStarts(o, strataMatmulF32Bf16, threads, /*sumsFromC=*/true);
+    }
+}
+
 TEST_P(MatmulBf16KernelTest, Threads) {
   for (uint32_t threads : {1u, 3u, 4u}) {
     Operands o({37, 200, 129, true});

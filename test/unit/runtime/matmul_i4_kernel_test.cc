@@ -33,6 +33,7 @@ namespace {
 struct Case {
   int64_t m, n, k, group;
   bool accumulate;
+  bool bias = false;  // STRATA_MM_BIAS: C starts from a bias
 };
 
 // |q| (K x N, row-major) and its scales ([groups][ldS] floats, each exact
@@ -84,10 +85,13 @@ void check(const Case& c, uint32_t threads, int64_t layout) {
   for (float& x : out) x = dist(rng);
   const std::vector<float> initial = out;
   const PackedInt4 packed = packInt4(layout, q, scales, c.k, c.n, c.group);
+  std::vector<float> bias(c.n);
+  for (float& x : bias) x = 4.0f * dist(rng);
 
   const QuantizedMatmulParams p = quantizedMatmulParams(
       layout, 1, c.m, c.n, c.k, c.group, c.accumulate, a.data(),
-      packed.bytes.data(), packed.scales, out.data());
+      packed.bytes.data(), packed.scales, out.data(),
+      c.bias ? bias.data() : nullptr);
   ThreadPool pool(threads);
   KernelContext context(&pool);
   strataMatmulF32I4(context.get(), p.get());
@@ -112,6 +116,10 @@ void check(const Case& c, uint32_t threads, int64_t layout) {
         sum += initial[o];
         magnitude += std::fabs(initial[o]);
       }
+      if (c.bias) {
+        sum += bias[j];
+        magnitude += std::fabs(bias[j]);
+      }
       const double tolerance = quantization * 1.001 +
           double(c.k + 1) * std::ldexp(1.0, -22) * (magnitude + 1e-30);
       ASSERT_NEAR(out[o], sum, tolerance)
@@ -132,6 +140,16 @@ TEST_P(MatmulI4KernelTest, OneRow) {
     for (int64_t k : {4, 7, 64, 300})
       for (bool accumulate : {false, true})
         check({1, n, k, 32, accumulate}, 2);
+}
+
+// A bias is where C starts: one row (each thread's columns), decode rows
+// and prefill rows, on 1-3 threads.
+TEST_P(MatmulI4KernelTest, Bias) {
+  for (uint32_t threads : {1u, 2u, 3u}) {
+    check({1, 1000, 256, 32, false, true}, threads);
+    check({5, 70, 96, 32, false, true}, threads);
+    check({40, 65, 128, 64, false, true}, threads);
+  }
 }
 
 TEST_P(MatmulI4KernelTest, GroupSizes) {

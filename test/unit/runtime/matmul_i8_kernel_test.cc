@@ -34,6 +34,7 @@ namespace {
 struct Case {
   int64_t batch, m, n, k, group;
   bool accumulate;
+  bool bias = false;  // STRATA_MM_BIAS: C starts from a bias
 };
 
 constexpr int64_t kLayouts[] = {STRATA_MM_LAYOUT_PANEL_I8,
@@ -71,10 +72,13 @@ void check(const Case& c, uint32_t threads, int64_t layout) {
   for (float& x : out) x = dist(rng);
   const std::vector<float> initial = out;
   const std::vector<int8_t> packed = packInt8(layout, q, c.k, c.n);
+  std::vector<float> bias(c.n);
+  for (float& x : bias) x = 4.0f * dist(rng);
 
   const QuantizedMatmulParams p = quantizedMatmulParams(
       layout, c.batch, c.m, c.n, c.k, c.group, c.accumulate,
-      a.data(), packed.data(), scales.data(), out.data());
+      a.data(), packed.data(), scales.data(), out.data(),
+      c.bias ? bias.data() : nullptr);
   ThreadPool pool(threads);
   KernelContext context(&pool);
   strataMatmulF32I8(context.get(), p.get());
@@ -100,6 +104,10 @@ void check(const Case& c, uint32_t threads, int64_t layout) {
           sum += initial[o];
           magnitude += std::fabs(initial[o]);
         }
+        if (c.bias) {
+          sum += bias[j];
+          magnitude += std::fabs(bias[j]);
+        }
         const double tolerance =
             quantization * 1.001 +
             double(c.k + 1) * std::ldexp(1.0, -22) * (magnitude + 1e-30);
@@ -121,6 +129,16 @@ TEST_P(MatmulI8KernelTest, OneRowPerColumnScales) {
     for (int64_t k : {1, 7, 64, 300})
       for (bool accumulate : {false, true})
         check({1, 1, n, k, k, accumulate}, 2);
+}
+
+// A bias is where C starts: one row (each thread's columns), decode rows
+// and prefill rows, batches, on 1-3 threads.
+TEST_P(MatmulI8KernelTest, Bias) {
+  for (uint32_t threads : {1u, 2u, 3u}) {
+    check({1, 1, 1000, 256, 256, false, true}, threads);
+    check({2, 5, 70, 96, 32, false, true}, threads);
+    check({1, 40, 65, 128, 64, false, true}, threads);
+  }
 }
 
 TEST_P(MatmulI8KernelTest, GroupedScales) {

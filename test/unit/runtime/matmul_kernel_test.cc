@@ -6,6 +6,7 @@
 // sum of |a*b|, i.e. fp32 rounding of each partial sum).
 
 #include <cmath>
+#include <csetjmp>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -26,6 +27,8 @@ namespace {
 struct Case {
   int64_t batch, m, n, k;
   bool packed, transA, transB, accumulate, broadcastB;
+  // STRATA_MM_BIAS: C starts from bias[n] (never with |accumulate|).
+  const std::vector<float>* bias = nullptr;
 };
 
 // Fills params for row-major (or transposed) operands of one batch dim.
@@ -53,6 +56,7 @@ void run(const Case& c, const std::vector<float>& a,
   p[STRATA_MM_C_BATCH_STRIDES] = c.m * c.n;
   p[STRATA_MM_C_STRIDE_M] = c.n;
   p[STRATA_MM_C_STRIDE_N] = 1;
+  p[STRATA_MM_BIAS] = c.bias ? reinterpret_cast<intptr_t>(c.bias->data()) : 0;
   KernelContext context(pool);
   strataMatmulF32(context.get(), p);
 }
@@ -95,6 +99,10 @@ void check(const Case& c, uint32_t threads) {
         if (c.accumulate) {
           sum += initial[o];
           magnitude += std::fabs(initial[o]);
+        }
+        if (c.bias) {
+          sum += (*c.bias)[j];
+          magnitude += std::fabs((*c.bias)[j]);
         }
         const double tolerance =
             double(c.k + 1) * std::ldexp(1.0, -22) * (magnitude + 1e-30);
@@ -181,6 +189,58 @@ TEST_P(MatmulKernelTest, DecodeBatchRows) {
         check({1, m, 330, 300, true, false, false, accumulate, true},
               threads);
     }
+}
+
+// A bias (STRATA_MM_BIAS) is where C starts, whatever C held: one row
+// (each thread's columns get it before their products), decode rows,
+// batches, the blocked product, strided and transposed operands, K = 0.
+TEST_P(MatmulKernelTest, BiasIsWhereCStarts) {
+  std::vector<float> bias(1100);
+  for (size_t j = 0; j < bias.size(); ++j) bias[j] = 0.25f * float(j % 17) - 2;
+  for (uint32_t threads : {1u, 2u, 3u}) {
+    check({1, 1, 1025, 64, true, false, false, false, true, &bias}, threads);
+    check({2, 1, 200, 100, false, false, true, false, false, &bias}, threads);
+    check({1, 7, 330, 300, true, false, false, false, true, &bias}, threads);
+    check({3, 40, 65, 70, true, true, false, false, true, &bias}, threads);
+    check({2, 33, 100, 50, false, false, false, false, false, &bias},
+          threads);
+  }
+  Case c{2, 3, 4, 0, false, false, false, false, false, &bias};
+  std::vector<float> a(1), b(1), out(2 * 3 * 4, 7.0f);
+  run(c, a, b, &out);
+  for (size_t i = 0; i < out.size(); ++i) EXPECT_EQ(out[i], bias[i % 4]);
+}
+
+// A bias with FLAG_ACCUMULATE is no compiler's call: the run ends
+// (INTERNAL) and C is left as it was.
+TEST(MatmulKernelErrorsTest, BiasWithAccumulateEndsTheRun) {
+  std::vector<float> a(8, 1.0f), b(8, 1.0f), bias(4, 1.0f), out(4, -2.0f);
+  int64_t p[STRATA_MM_PARAM_COUNT] = {};
+  p[STRATA_MM_FLAGS] = STRATA_MM_FLAG_ACCUMULATE;
+  p[STRATA_MM_M] = 1;
+  p[STRATA_MM_N] = 4;
+  p[STRATA_MM_K] = 2;
+  p[STRATA_MM_A_ADDR] = reinterpret_cast<intptr_t>(a.data());
+  p[STRATA_MM_A_STRIDE_M] = 2;
+  p[STRATA_MM_A_STRIDE_K] = 1;
+  p[STRATA_MM_B_ADDR] = reinterpret_cast<intptr_t>(b.data());
+  p[STRATA_MM_B_STRIDE_K] = 4;
+  p[STRATA_MM_B_STRIDE_N] = 1;
+  p[STRATA_MM_C_ADDR] = reinterpret_cast<intptr_t>(out.data());
+  p[STRATA_MM_C_STRIDE_M] = 4;
+  p[STRATA_MM_C_STRIDE_N] = 1;
+  p[STRATA_MM_BIAS] = reinterpret_cast<intptr_t>(bias.data());
+  KernelContext context;
+  RunTrap trap;
+  context.get()->trap = &trap;
+  int64_t kind = 0;
+  if (setjmp(trap.jump) != 0)
+    kind = trap.failure.kind;
+  else
+    strataMatmulF32(context.get(), p);
+  context.get()->trap = nullptr;
+  EXPECT_EQ(kind, kInternalFailure);
+  for (float x : out) EXPECT_EQ(x, -2.0f);
 }
 
 TEST_P(MatmulKernelTest, LongK) {

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -134,6 +135,43 @@ inline std::vector<PackedGemmCase> batchCases(int64_t separateK) {
   separate.aBatch = 13 * separateK + 7;  // padding between batches
   separate.cBatch = 13 * 33 + 5;
   return {folded, separate};
+}
+
+/// A bias (STRATA_MM_BIAS) is where C starts: |o| (not accumulating) run
+/// by its own run(), then again from C as it was with a bias through
+/// |kernel|; every output must be the first run's plus its column's bias,
+/// and C outside the product untouched. The product added to C at once
+/// (|sumsFromC| false): one more fp32 rounding. Summed into C term by term
+/// (bf16's order): each of the K + 1 sums of both runs rounded, none
+/// larger than |bias| + K (A and B within [-1, 1]).
+template <typename Operands>
+void expectBiasIsWhereCStarts(Operands &o,
+                              void (*kernel)(strata_rt_context_t *,
+                                             const int64_t *),
+                              uint32_t threads, bool sumsFromC) {
+  std::vector<float> bias(o.c.n);
+  for (float &x : bias) x = 4.0f * o.dist(o.rng);
+  o.run(threads);
+  const std::vector<float> plain = o.out;
+  o.out = o.initial;
+  QuantizedMatmulParams p = o.params();
+  p.values[STRATA_MM_BIAS] = reinterpret_cast<intptr_t>(bias.data());
+  PackedGemmOperands::run(kernel, p, threads);
+  for (int64_t b = 0; b < o.c.batch; ++b)
+    for (int64_t i = 0; i < o.c.m; ++i)
+      for (int64_t j = 0; j < o.c.n; ++j) {
+        const float was = plain[o.C(b, i, j)];
+        const double k = double(o.c.k);
+        const double tolerance =
+            sumsFromC ? 2 * (k + 2) * std::ldexp(1.0, -24) *
+                            (std::fabs(bias[j]) + k)
+                      : std::ldexp(1.0, -22) *
+                                (std::fabs(was) + std::fabs(bias[j])) +
+                            1e-30;
+        ASSERT_NEAR(o.out[o.C(b, i, j)], double(was) + bias[j], tolerance)
+            << "batch " << b << " row " << i << " col " << j;
+      }
+  o.expectOutsideUntouched();
 }
 
 }  // namespace strata::runtime::kernels

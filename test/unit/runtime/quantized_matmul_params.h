@@ -2,7 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The params block the compiler passes strata_rt_matmul_f32_i8 / _i4 for a
 // row-major A [batch, m, k] and C [batch, m, n] against one packed weight
-// shared by the batches, for the kernel tests.
+// shared by the batches (C starting from |bias| where given), for the
+// kernel tests.
 
 #ifndef STRATA_TEST_UNIT_RUNTIME_QUANTIZED_MATMUL_PARAMS_H_
 #define STRATA_TEST_UNIT_RUNTIME_QUANTIZED_MATMUL_PARAMS_H_
@@ -22,7 +23,7 @@ struct QuantizedMatmulParams {
 inline QuantizedMatmulParams quantizedMatmulParams(
     int64_t layout, int64_t batch, int64_t m, int64_t n, int64_t k,
     int64_t group, bool accumulate, const float* a, const void* b,
-    const float* scales, float* c) {
+    const float* scales, float* c, const float* bias = nullptr) {
   QuantizedMatmulParams q;
   int64_t* p = q.values;
   p[STRATA_MM_FLAGS] = accumulate ? STRATA_MM_FLAG_ACCUMULATE : 0;
@@ -43,6 +44,7 @@ inline QuantizedMatmulParams quantizedMatmulParams(
   p[STRATA_MM_C_STRIDE_N] = 1;
   p[STRATA_MM_B_SCALES] = reinterpret_cast<intptr_t>(scales);
   p[STRATA_MM_GROUP_SIZE] = group;
+  p[STRATA_MM_BIAS] = reinterpret_cast<intptr_t>(bias);
   return q;
 }
 
