@@ -220,15 +220,9 @@ TEST_P(MatmulBf16KernelTest, TinyValuesWithinTheFlushBound) {
   expectMatches(o, /*bitExact=*/false);
 }
 
-// A bias is where C starts: one row, decode rows, prefill rows with
-// ragged edges, batches, on 1-3 threads.
+// A bias is where C starts (packed_gemm_test_util.h).
 TEST_P(MatmulBf16KernelTest, Bias) {
-  for (uint32_t threads : {1u, 2u, 3u})
-    for (Case shape : {Case{1, 100, 64}, Case{5, 33, 40}, Case{70, 65, 130},
-                       Case{3, 31, 20, false, 2}}) {
-      Operands o(shape);
-      expectBiasIsWhereCStarts(o, strataMatmulF32Bf16, threads, /*sumsFromC=*/true);
-    }
+  expectBiasIsWhereCStartsEverywhere<Operands>(strataMatmulF32Bf16, /*sumsFromC=*/true);
 }
 
 TEST_P(MatmulBf16KernelTest, Threads) {

@@ -180,15 +180,9 @@ TEST_P(MatmulW8A8KernelTest, NonFiniteRows) {
   expectMatches(o, {1, 3});
 }
 
-// A bias is where C starts: one row, decode rows, prefill rows with
-// ragged edges, batches, on 1-3 threads.
+// A bias is where C starts (packed_gemm_test_util.h).
 TEST_P(MatmulW8A8KernelTest, Bias) {
-  for (uint32_t threads : {1u, 2u, 3u})
-    for (Case shape : {Case{1, 100, 64}, Case{5, 33, 40}, Case{70, 65, 130},
-                       Case{3, 31, 20, false, 2}}) {
-      Operands o(shape);
-      expectBiasIsWhereCStarts(o, strataMatmulF32W8A8, threads, /*sumsFromC=*/false);
-    }
+  expectBiasIsWhereCStartsEverywhere<Operands>(strataMatmulF32W8A8, /*sumsFromC=*/false);
 }
 
 TEST_P(MatmulW8A8KernelTest, Threads) {

@@ -174,6 +174,20 @@ void expectBiasIsWhereCStarts(Operands &o,
   o.expectOutsideUntouched();
 }
 
+/// expectBiasIsWhereCStarts over one row, decode rows, prefill rows with
+/// ragged edges and batches, on 1-3 threads.
+template <typename Operands>
+void expectBiasIsWhereCStartsEverywhere(
+    void (*kernel)(strata_rt_context_t *, const int64_t *), bool sumsFromC) {
+  for (uint32_t threads : {1u, 2u, 3u})
+    for (PackedGemmCase shape :
+         {PackedGemmCase{1, 100, 64}, PackedGemmCase{5, 33, 40},
+          PackedGemmCase{70, 65, 130}, PackedGemmCase{3, 31, 20, false, 2}}) {
+      Operands o(shape);
+      expectBiasIsWhereCStarts(o, kernel, threads, sumsFromC);
+    }
+}
+
 }  // namespace strata::runtime::kernels
 
 #endif  // STRATA_TEST_UNIT_RUNTIME_PACKED_GEMM_TEST_UTIL_H_
