@@ -96,9 +96,11 @@ void i4RowPanel(const Int4Panels& w, int64_t p, const int8_t* aq,
     const uint8_t* quads = w.quads(p, g);
     const int8_t* aGroup = aq + g * w.group;
     // fp16 scales follow a group's quads: one more line.
-    if (F16) prefetchWeightLine<Prefetch>(quads + w.group * 16);
+    if (F16)
+      prefetchWeightLine<Prefetch, WeightLineHint::kStream>(quads +
+                                                            w.group * 16);
     for (int64_t t = 0; t < w.group / 4; ++t) {
-      prefetchWeightLine<Prefetch>(quads + t * 64);
+      prefetchWeightLine<Prefetch, WeightLineHint::kStream>(quads + t * 64);
       int32_t quad;
       __builtin_memcpy(&quad, aGroup + t * 4, 4);
       const __m256i av = _mm256_set1_epi32(quad);

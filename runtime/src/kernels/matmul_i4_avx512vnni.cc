@@ -60,10 +60,12 @@ void rowsPanel(const Int4Panels& w, int64_t p, const int8_t* aq,
     const uint8_t* quads = w.quads(p, g);
     const int8_t* aGroup = aq + g * w.group;
     // fp16 scales follow a group's quads: one more line.
-    if (F16) prefetchWeightLine<Prefetch>(quads + quadsPerGroup * 64);
+    if (F16)
+      prefetchWeightLine<Prefetch, WeightLineHint::kStream>(
+          quads + quadsPerGroup * 64);
     for (int64_t t = 0; t < quadsPerGroup; ++t) {
       const uint8_t* q = quads + t * 64;
-      prefetchWeightLine<Prefetch>(q);
+      prefetchWeightLine<Prefetch, WeightLineHint::kStream>(q);
       const __m512i wq = _mm512_loadu_si512(q);
       const __m512i hi = _mm512_and_si512(wq, highNibbles);
       vnni::dotQuadRows<R>(acc, wq, hi, aGroup + t * 4, ldaq);

@@ -33,8 +33,8 @@ void rowPanel(const Int8Quads& w, int64_t p, const int8_t* aq,
     const int8_t* aGroup = aq + g * w.actGroup;
     const int64_t count = w.quadsIn(g);
     for (int64_t t = 0; t < count; ++t) {
-      prefetchWeightLine<Prefetch>(quads + t * 128);
-      prefetchWeightLine<Prefetch>(quads + t * 128 + 64);
+      prefetchWeightLine<Prefetch, WeightLineHint::kKeep>(quads + t * 128);
+      prefetchWeightLine<Prefetch, WeightLineHint::kKeep>(quads + t * 128 + 64);
       int32_t quad;
       __builtin_memcpy(&quad, aGroup + t * 4, 4);
       const __m256i av = _mm256_set1_epi32(quad);

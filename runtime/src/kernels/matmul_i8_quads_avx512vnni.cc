@@ -37,8 +37,8 @@ void rowsPanel(const Int8Quads& w, int64_t p, const int8_t* aq, int64_t ldaq,
     const int8_t* aGroup = aq + g * w.actGroup;
     const int64_t count = w.quadsIn(g);
     for (int64_t t = 0; t < count; ++t) {
-      prefetchWeightLine<Prefetch>(quads + t * 128);
-      prefetchWeightLine<Prefetch>(quads + t * 128 + 64);
+      prefetchWeightLine<Prefetch, WeightLineHint::kKeep>(quads + t * 128);
+      prefetchWeightLine<Prefetch, WeightLineHint::kKeep>(quads + t * 128 + 64);
       const __m512i lo = _mm512_xor_si512(
           _mm512_loadu_si512(quads + t * 128), offset);
       const __m512i hi = _mm512_xor_si512(

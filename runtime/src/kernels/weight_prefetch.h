@@ -29,13 +29,21 @@ bool weightPrefetchPays();
 /// Tests: 1 prefetches, 0 does not, -1 (the start) follows the CPU.
 void forceWeightPrefetchForTesting(int mode);
 
-/// Asks for the line kWeightPrefetchBytes past |line| (prefetcht0) when
-/// |Prefetch|.
-template <bool Prefetch>
+/// How a weight line is asked for: kept (prefetcht0) or streamed
+/// (prefetchnta, read once a step). On Zen 5 (GPT-2-small, 2 threads, paired
+/// runs) the int4 steps took 0.955-0.978x prefetcht0's time streamed at
+/// batch 1 (16 of 24 faster) and 0.964x at batch 8 (6 of 6); int8 0.969x at
+/// batch 1 (6 of 8) but 1.048x at batch 8 (0 of 4), where every row block
+/// after the first reads the panel again and a streamed line is no longer
+/// in L2. So int4 streams and int8 keeps.
+enum class WeightLineHint { kKeep, kStream };
+
+/// Asks for the line kWeightPrefetchBytes past |line| when |Prefetch|.
+template <bool Prefetch, WeightLineHint Hint>
 inline void prefetchWeightLine(const void* line) {
   if constexpr (Prefetch)
     __builtin_prefetch(static_cast<const char*>(line) + kWeightPrefetchBytes,
-                       0, 3);
+                       0, Hint == WeightLineHint::kStream ? 0 : 3);
 }
 
 }  // namespace strata::runtime::kernels
