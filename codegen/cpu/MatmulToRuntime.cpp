@@ -638,78 +638,67 @@ private:
   };
   static StartOfC subsumeStartOfC(linalg::GenericOp op, const Contraction &c,
                                   Value out) {
-    if (subsumeZeroFill(op, out))
+    Operation *init = lastWriteBefore(op);
+    if (!init)
+      return {};
+    if (auto fill = dyn_cast<linalg::FillOp>(init)) {
+      if (fill.getDpsInits()[0] != out ||
+          !matchPattern(fill.getDpsInputs()[0], m_AnyZeroFloat()))
+        return {};
+      fill.erase();
       return {false, {}};
-    if (Value bias = subsumeBiasBroadcast(op, c, out))
+    }
+    auto generic = dyn_cast<linalg::GenericOp>(init);
+    if (Value bias = generic ? biasBroadcast(generic, c, out) : Value()) {
+      generic.erase();
       return {false, bias};
+    }
     return {};
   }
 
-  // The bias broadcast (strata-lower-to-linalg's init of a linear layer's
-  // output) just before |op|: out[..., n] = bias[n] over every row, n C's
-  // innermost dim and the contraction's N, bias a unit-stride 1-D f32
-  // memref. Erased, its bias returned; else null.
-  static Value subsumeBiasBroadcast(Operation *op, const Contraction &c,
-                                    Value out) {
+  // The first op before |op| that is not pure (what may write C), or null.
+  static Operation *lastWriteBefore(Operation *op) {
+    for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode())
+      if (!isPure(prev))
+        return prev;
+    return nullptr;
+  }
+
+  // The bias of |generic| if it is the bias broadcast strata-lower-to-linalg
+  // writes to init a linear layer's output: out[..., n] = bias[n] over every
+  // row, n C's innermost dim and the contraction's N, bias a unit-stride
+  // 1-D f32 memref. Else null.
+  static Value biasBroadcast(linalg::GenericOp generic, const Contraction &c,
+                             Value out) {
     auto outType = dyn_cast<MemRefType>(out.getType());
     if (!outType || c.n < 0 || outType.getRank() < 1 ||
-        c.c.memrefDimOf[c.n] != outType.getRank() - 1)
+        c.c.memrefDimOf[c.n] != outType.getRank() - 1 ||
+        generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
+        generic.getDpsInits()[0] != out || generic.getNumReductionLoops() != 0)
       return {};
-    for (Operation *prev = op->getPrevNode(); prev;
-         prev = prev->getPrevNode()) {
-      auto generic = dyn_cast<linalg::GenericOp>(prev);
-      if (!generic)
-        if (isPure(prev))
-          continue;
-      if (!generic || generic.getNumDpsInputs() != 1 ||
-          generic.getNumDpsInits() != 1 || generic.getDpsInits()[0] != out ||
-          generic.getNumReductionLoops() != 0)
-        return {};
-      Value bias = generic.getDpsInputs()[0];
-      auto biasType = dyn_cast<MemRefType>(bias.getType());
-      SmallVector<int64_t> strides;
-      int64_t offset;
-      if (!biasType || biasType.getRank() != 1 ||
-          !biasType.getElementType().isF32() ||
-          failed(biasType.getStridesAndOffset(strides, offset)) ||
-          strides[0] != 1)
-        return {};
-      SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
-      const unsigned rank = outType.getRank();
-      if (!maps[1].isIdentity() || maps[0].getNumDims() != rank ||
-          maps[0].getNumResults() != 1 ||
-          maps[0].getResult(0) != getAffineDimExpr(rank - 1, op->getContext()))
-        return {};
-      // The body only passes the bias element on.
-      Block &body = generic.getRegion().front();
-      auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
-      if (body.getOperations().size() != 1 || !yield ||
-          yield.getNumOperands() != 1 ||
-          yield.getOperand(0) != body.getArgument(0))
-        return {};
-      generic.erase();
-      return bias;
-    }
-    return {};
-  }
-
-  // A zero fill of |out| just before |op| is subsumed by a call that
-  // overwrites it: erased, and true returned.
-  static bool subsumeZeroFill(Operation *op, Value out) {
-    for (Operation *prev = op->getPrevNode(); prev;
-         prev = prev->getPrevNode()) {
-      if (auto fill = dyn_cast<linalg::FillOp>(prev)) {
-        if (fill.getDpsInits()[0] == out &&
-            matchPattern(fill.getDpsInputs()[0], m_AnyZeroFloat())) {
-          fill.erase();
-          return true;
-        }
-        return false;
-      }
-      if (!isPure(prev))
-        return false;
-    }
-    return false;
+    Value bias = generic.getDpsInputs()[0];
+    auto biasType = dyn_cast<MemRefType>(bias.getType());
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (!biasType || biasType.getRank() != 1 ||
+        !biasType.getElementType().isF32() ||
+        failed(biasType.getStridesAndOffset(strides, offset)) ||
+        strides[0] != 1)
+      return {};
+    SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+    const unsigned rank = outType.getRank();
+    if (!maps[1].isIdentity() || maps[0].getNumDims() != rank ||
+        maps[0].getNumResults() != 1 ||
+        maps[0].getResult(0) !=
+            getAffineDimExpr(rank - 1, generic.getContext()))
+      return {};
+    // The body only passes the bias element on.
+    Block &body = generic.getRegion().front();
+    auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+    if (body.getOperations().size() != 1 || !yield ||
+        yield.getNumOperands() != 1 || yield.getOperand(0) != body.getArgument(0))
+      return {};
+    return bias;
   }
 
   // |bf16|: the contraction, marked strata.compute_type = bf16 over a

@@ -3,6 +3,7 @@
 
 #include "matmul_bias.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace strata::runtime::kernels {
@@ -42,9 +43,7 @@ void writeBiasRows(strata_rt_context_t* context, float* c, int64_t m,
   }
   // Tasks of whole rows, a few per thread.
   const int64_t rows = batches * m;
-  const int64_t tasks =
-      rows < int64_t(loopThreads(context)) * 4 ? rows
-                                               : int64_t(loopThreads(context)) * 4;
+  const int64_t tasks = std::min(rows, int64_t(loopThreads(context)) * 4);
   parallelFor(context, static_cast<size_t>(tasks),
               [&](size_t task, uint32_t) {
                 const int64_t r0 = rows * int64_t(task) / tasks;

@@ -24,8 +24,8 @@ namespace strata::runtime::kernels {
 bool checkMatmulBias(strata_rt_context_t* context, const int64_t* params,
                      const char* import);
 
-/// C[b..., i, j] = bias[j] for every batch, row i < m and column j in
-/// [n0, n1): the rows on the calling thread (a decode matmul's own columns).
+/// C[i, j] = bias[j] for rows i < m (|cm| apart) and columns j in [n0, n1)
+/// (|cn| apart), on the calling thread: a decode matmul's own columns.
 void writeBiasColumns(float* c, int64_t m, int64_t cm, int64_t cn,
                       const float* bias, int64_t n0, int64_t n1);
 

@@ -937,6 +937,9 @@ void run(strata_rt_context_t* context, Problem p) {
     }
     return;
   }
+  // With a bias the products are added to it, written into C below where
+  // they go.
+  if (p.startBias) p.accumulate = true;
   const MatmulTiles& t = tiles();
   const int64_t panels = ceilDiv(p.n, kW);
   const int64_t threads = loopThreads(context);
@@ -958,18 +961,16 @@ void run(strata_rt_context_t* context, Problem p) {
     const int64_t chunks =
         guidedPanelChunks(panels, threads, ceilDiv(panels, threads * 4),
                           /*unit=*/4, bounds);
-    Problem q = p;
-    if (p.startBias) q.accumulate = true;
     parallelFor(context, static_cast<size_t>(batches * chunks),
                 [&](size_t task, uint32_t thread) {
       const int64_t bi = static_cast<int64_t>(task) / chunks;
       const int64_t ci = static_cast<int64_t>(task) % chunks;
       int64_t ao, bo, co;
-      batchOffsets(q, bi, &ao, &bo, &co);
-      if (q.startBias)
-        writeBiasColumns(q.c + co, q.m, q.cm, q.cn, q.startBias,
-                         bounds[ci] * kW, minOf(q.n, bounds[ci + 1] * kW));
-      run(q, t, scratch.of(thread), q.a + ao, q.b + bo, q.c + co, bounds[ci],
+      batchOffsets(p, bi, &ao, &bo, &co);
+      if (p.startBias)
+        writeBiasColumns(p.c + co, p.m, p.cm, p.cn, p.startBias,
+                         bounds[ci] * kW, minOf(p.n, bounds[ci + 1] * kW));
+      run(p, t, scratch.of(thread), p.a + ao, p.b + bo, p.c + co, bounds[ci],
           bounds[ci + 1]);
     });
   };
@@ -1002,12 +1003,11 @@ void run(strata_rt_context_t* context, Problem p) {
     return;
   }
 
-  // Every other product: the bias in one pass before, then added to.
+  // Every other product: the bias in one pass before its products.
   if (p.startBias) {
     writeBiasRows(context, p.c, p.m, p.n, p.cm, p.cn, p.batchRank, p.batch,
                   p.cBatch, p.startBias);
     p.startBias = nullptr;
-    p.accumulate = true;
   }
 
   const bool rowsContiguous = p.bn == 1 && p.cn == 1;

@@ -34,8 +34,9 @@ void forceWeightPrefetchForTesting(int mode);
 /// runs) the int4 steps took 0.955-0.978x prefetcht0's time streamed at
 /// batch 1 (16 of 24 faster) and 0.964x at batch 8 (6 of 6); int8 0.969x at
 /// batch 1 (6 of 8) but 1.048x at batch 8 (0 of 4), where every row block
-/// after the first reads the panel again and a streamed line is no longer
-/// in L2. So int4 streams and int8 keeps.
+/// after the first reads the panel again (that a streamed line is no longer
+/// in L2 then is the likely reason, not measured). So int4 streams and int8
+/// keeps.
 enum class WeightLineHint { kKeep, kStream };
 
 /// Asks for the line kWeightPrefetchBytes past |line| when |Prefetch|.
