@@ -18,8 +18,9 @@ extern "C" {
  * code was generated for; the runtime refuses any other (INCOMPATIBLE).
  * Version 3 gave every entry point, import and parallel task an explicit
  * run context and passes declared state tensors to entry points; version 4
- * added the matmul imports' bias (STRATA_MM_BIAS). */
-#define STRATA_KERNEL_ABI_VERSION 4u
+ * added the matmul imports' bias (STRATA_MM_BIAS), version 5 the Winograd
+ * convolution (strata_rt_conv_f32_winograd). */
+#define STRATA_KERNEL_ABI_VERSION 5u
 
 /* Largest tensor rank an entry point may take or return. */
 #define STRATA_MAX_RANK 8
@@ -978,6 +979,46 @@ enum {
 };
 /* max(0, x) on every output element, after the bias and residual. */
 #define STRATA_CONV_FLAG_RELU 1
+
+/*
+ * strata_rt_conv_f32_winograd(strata_rt_context_t* context,
+ *                             const int64_t* params)
+ *
+ * The same convolution as strata_rt_conv_f32, with the same params, for a
+ * 2-D 3 x 3 kernel with unit strides and dilations, computed with
+ * Winograd's F(2 x 2, 3 x 3) algorithm: 16 products per channel pair for
+ * each 2 x 2 block of outputs instead of 36. The weight is its transform U
+ * (strata_winograd_f23_weight), a (16 * C) x M matrix whose row
+ * point * C + c holds G w[., ., c, .] G^T at |point| (row-major in the 4 x
+ * 4 transform), packed in STRATA_MM_LAYOUT_PANEL_F32.
+ */
+/* Rows of the transformed weight per input channel. */
+#define STRATA_WINOGRAD_F23_POINTS 16
+
+/* The transform U (16 x C x M floats, point-major) of a 3 x 3 weight
+ * w[3][3][C][M]: U[point][c][m] = (G g G^T)[point / 4][point % 4] with
+ * g = w[., ., c, m] and G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1],
+ * computed in double and rounded once. */
+static inline void strata_winograd_f23_weight(const float* w, int64_t c,
+                                              int64_t m, float* u) {
+  const int64_t plane = c * m;
+  for (int64_t i = 0; i < plane; ++i) {
+    double g[3][3], gg[4][3];
+    for (int r = 0; r < 3; ++r)
+      for (int s = 0; s < 3; ++s) g[r][s] = (double)w[(r * 3 + s) * plane + i];
+    for (int s = 0; s < 3; ++s) {
+      gg[0][s] = g[0][s];
+      gg[1][s] = 0.5 * (g[0][s] + g[1][s] + g[2][s]);
+      gg[2][s] = 0.5 * (g[0][s] - g[1][s] + g[2][s]);
+      gg[3][s] = g[2][s];
+    }
+    for (int r = 0; r < 4; ++r) {
+      const double row[4] = {gg[r][0], 0.5 * (gg[r][0] + gg[r][1] + gg[r][2]),
+                             0.5 * (gg[r][0] - gg[r][1] + gg[r][2]), gg[r][2]};
+      for (int s = 0; s < 4; ++s) u[(r * 4 + s) * plane + i] = (float)row[s];
+    }
+  }
+}
 
 /* Element types, as recorded in the manifest (values never change). New
  * values are only appended; that leaves the calling convention as it is, so

@@ -37,6 +37,7 @@ namespace strata::codegen::cpu {
 namespace {
 
 constexpr llvm::StringLiteral kConvImport = "strata_rt_conv_f32";
+constexpr llvm::StringLiteral kWinogradImport = "strata_rt_conv_f32_winograd";
 
 /// Whether |v|'s buffer is contiguous with the identity layout the kernel
 /// reads: a function's argument, or a value computed into a fresh buffer
@@ -77,6 +78,24 @@ bool supported(ConvOp op) {
          llvm::none_of(out.getShape().drop_front(1), ShapedType::isDynamic) &&
          freshlyComputed(op.getInput()) &&
          (!op.getBias() || op.getBias().getDefiningOp<ConstantOp>());
+}
+
+/// Whether |op| (supported) runs as Winograd's F(2x2, 3x3): a 2-D 3 x 3
+/// kernel with unit strides and dilations, at least 16 channels in and out
+/// (the products' k and panels), and outputs of at least 10 x 10. Smaller
+/// outputs have few tiles per weight (ResNet-50's 7 x 7 stage: 16 tiles
+/// for 49 outputs, and its 9.4 MB weight would grow to 16.8 MB).
+bool winogradFits(ConvOp op) {
+  auto in = cast<RankedTensorType>(op.getInput().getType());
+  auto out = cast<RankedTensorType>(op.getType());
+  auto weight = cast<RankedTensorType>(op.getWeight().getType());
+  if (in.getRank() != 4 || weight.getRank() != 4)
+    return false;
+  return weight.getDimSize(0) == 3 && weight.getDimSize(1) == 3 &&
+         llvm::all_of(op.getStrides(), [](int64_t s) { return s == 1; }) &&
+         llvm::all_of(op.getDilations(), [](int64_t d) { return d == 1; }) &&
+         in.getDimSize(3) >= 16 && out.getDimSize(3) >= 16 &&
+         out.getDimSize(1) >= 10 && out.getDimSize(2) >= 10;
 }
 
 /// The ops a convolution's call absorbs: a residual add of a value shaped
@@ -170,9 +189,11 @@ Value residualBufferToReuse(const Epilogue &e, ConvOp conv, Operation *at,
 
 class Rewriter {
 public:
-  explicit Rewriter(ModuleOp module)
-      : symbols_(module),
-        call_(module, symbols_, kConvImport, STRATA_CONV_PARAM_COUNT) {}
+  Rewriter(ModuleOp module, bool winograd)
+      : symbols_(module), winograd_(winograd),
+        call_(module, symbols_, kConvImport, STRATA_CONV_PARAM_COUNT),
+        winogradCall_(module, symbols_, kWinogradImport,
+                      STRATA_CONV_PARAM_COUNT) {}
 
   /// Rewrites every supported convolution; returns the calls made.
   unsigned run() {
@@ -191,26 +212,38 @@ public:
   unsigned reluCalls = 0, residualCalls = 0;
   /// Of those with a residual, the calls that write over it.
   unsigned inPlaceCalls = 0;
+  /// Of the calls, those of strata_rt_conv_f32_winograd.
+  unsigned winogradCalls = 0;
 
 private:
-  /// The weight [K..., C, M] packed as the (K * C) x M B of the matmul.
-  Value packedWeight(OpBuilder &b, ConvOp op) {
+  /// The weight [K..., C, M] packed as the (K * C) x M B of the matmul;
+  /// with |winograd|, its transform, the (16 * C) x M matrix
+  /// strata_rt_conv_f32_winograd multiplies.
+  Value packedWeight(OpBuilder &b, ConvOp op, bool winograd) {
     std::optional<std::vector<float>> values = constantFloats(op.getWeight());
     if (!values)
       return {};
     auto type = cast<RankedTensorType>(op.getWeight().getType());
     const int64_t m = type.getDimSize(type.getRank() - 1);
-    const int64_t k = type.getNumElements() / m;
+    int64_t k = type.getNumElements() / m;
+    if (winograd) {
+      const int64_t c = type.getDimSize(type.getRank() - 2);
+      k = STRATA_WINOGRAD_F23_POINTS * c;
+      std::vector<float> transformed(k * m);
+      strata_winograd_f23_weight(values->data(), c, m, transformed.data());
+      *values = std::move(transformed);
+    }
     const uint64_t count = strata_packed_b_f32_elements(k, m);
     AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
         count * sizeof(float), alignof(std::max_align_t),
         /*dataIsMutable=*/true);
     strata_pack_b_f32(values->data(), k, m, /*sk=*/m, /*sn=*/1,
                       reinterpret_cast<float *>(blob.getMutableData().data()));
-    std::string name = "conv_weight_packed";
+    const char *suffix = winograd ? ".winograd" : ".packed";
+    std::string name = std::string("conv_weight") + suffix;
     if (auto resource = dyn_cast<DenseResourceElementsAttr>(
             op.getWeight().getDefiningOp<ConstantOp>().getValue()))
-      name = resource.getRawHandle().getKey().str() + ".packed";
+      name = resource.getRawHandle().getKey().str() + suffix;
     auto packedType =
         RankedTensorType::get({int64_t(count)}, b.getF32Type());
     return ConstantOp::create(
@@ -227,7 +260,8 @@ private:
     const Epilogue epilogue = epilogueOf(op);
     Operation *last = epilogue.last(op);
     OpBuilder b(last);
-    Value weight = packedWeight(b, op);
+    const bool winograd = winograd_ && winogradFits(op);
+    Value weight = packedWeight(b, op, winograd);
     if (!weight)
       return false;
     Location loc = op.getLoc();
@@ -282,7 +316,7 @@ private:
       fields.push_back(
           {STRATA_CONV_PADS_BEGIN + d, idx(used ? op.getPads()[d] : 0)});
     }
-    call_.emit(b, loc, func, fields);
+    (winograd ? winogradCall_ : call_).emit(b, loc, func, fields);
     auto result = bufferization::ToTensorOp::create(b, loc, resultType, out);
     result.setRestrict(true);
     result.setWritable(true);
@@ -291,6 +325,7 @@ private:
     reluCalls += epilogue.relu != nullptr;
     residualCalls += epilogue.add != nullptr;
     inPlaceCalls += inPlace;
+    winogradCalls += winograd;
     if (epilogue.relu)
       epilogue.relu->erase();
     if (epilogue.add)
@@ -303,7 +338,8 @@ private:
   }
 
   SymbolTable symbols_;
-  RuntimeCall call_;
+  bool winograd_;
+  RuntimeCall call_, winogradCall_;
   int64_t calls_ = 0;
 };
 
@@ -314,25 +350,30 @@ private:
 
 namespace {
 struct ConvToRuntimePass : impl::ConvToRuntimePassBase<ConvToRuntimePass> {
-  ConvToRuntimePass() = default;
-  explicit ConvToRuntimePass(CpuCodegenStats *stats) : stats(stats) {}
+  using ConvToRuntimePassBase::ConvToRuntimePassBase;
+  ConvToRuntimePass(CpuCodegenStats *stats, bool useWinograd) : stats(stats) {
+    winograd = useWinograd;
+  }
   void runOnOperation() override {
-    Rewriter rewriter(getOperation());
+    Rewriter rewriter(getOperation(), winograd);
     unsigned calls = rewriter.run();
     numCalls += calls;
+    numWinograd += rewriter.winogradCalls;
     if (stats) {
       stats->convCalls += calls;
       stats->convReluCalls += rewriter.reluCalls;
       stats->convResidualCalls += rewriter.residualCalls;
       stats->convInPlaceCalls += rewriter.inPlaceCalls;
+      stats->convWinogradCalls += rewriter.winogradCalls;
     }
   }
   CpuCodegenStats *stats = nullptr;
 };
 } // namespace
 
-std::unique_ptr<Pass> createConvToRuntimePass(CpuCodegenStats *stats) {
-  return std::make_unique<ConvToRuntimePass>(stats);
+std::unique_ptr<Pass> createConvToRuntimePass(CpuCodegenStats *stats,
+                                              bool winograd) {
+  return std::make_unique<ConvToRuntimePass>(stats, winograd);
 }
 
 } // namespace strata::codegen::cpu

@@ -30,7 +30,8 @@ void buildCpuStrataPipeline(OpPassManager &pm,
                             const CpuPipelineOptions &options) {
   if (options.runtimeAttention)
     pm.addPass(createAttentionToRuntimePass(options.stats));
-  pm.addPass(createConvToRuntimePass(options.stats));
+  pm.addPass(createConvToRuntimePass(options.stats,
+                                     options.winogradConvolutions));
   pm.addPass(createCollectivesToRuntimePass());
 }
 

@@ -15,6 +15,9 @@ namespace strata::codegen::cpu {
 struct CpuPipelineOptions {
   /// fp32 attention calls the runtime's kernel (else the generic lowering).
   bool runtimeAttention = true;
+  /// 3x3 convolutions with unit strides use Winograd's F(2x2, 3x3) (else
+  /// the direct product of their columns).
+  bool winogradConvolutions = true;
   /// Counts for the report, if not null (must outlive the pass manager).
   CpuCodegenStats *stats = nullptr;
 };

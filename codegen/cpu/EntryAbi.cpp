@@ -11,6 +11,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 using namespace mlir;
 
@@ -21,14 +22,30 @@ namespace strata::codegen::cpu {
 
 namespace {
 
+// A reshape keeps its source's buffer whole (the same base pointer, no
+// offset), so the caller can free it as a result of its own.
+bool isWholeView(Operation *op) {
+  return isa<tensor::ReshapeOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+             tensor::CastOp>(op);
+}
+
+// The value whose buffer |v| is a whole view of.
+Value viewRoot(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isWholeView(def))
+      break;
+    v = def->getOperand(0);
+  }
+  return v;
+}
+
 // Ops whose result bufferizes to (a view of) a buffer it did not allocate,
 // or to no buffer of its own.
 bool aliasesAnotherBuffer(Value v) {
   Operation *def = v.getDefiningOp();
   return !def ||
-         isa<arith::ConstantOp, tensor::ReshapeOp, tensor::ExpandShapeOp,
-             tensor::CollapseShapeOp, tensor::ExtractSliceOp, tensor::CastOp,
-             tensor::EmptyOp>(def);
+         isa<arith::ConstantOp, tensor::ExtractSliceOp, tensor::EmptyOp>(def) ||
+         isWholeView(def);
 }
 
 // The argument of state |name|, or null.
@@ -68,6 +85,9 @@ void copyAliasingResults(func::FuncOp func,
                          ArrayRef<BlockArgument> stateOf) {
   func.walk([&](func::ReturnOp ret) {
     OpBuilder b(ret);
+    // Buffers one result already returns: a second result on the same one
+    // gets a copy, or the caller would free it twice.
+    llvm::SmallPtrSet<void *, 8> returned;
     for (OpOperand &operand : ret->getOpOperands()) {
       Value v = operand.get();
       // A state's new value is written into its argument's buffer, so that
@@ -80,7 +100,11 @@ void copyAliasingResults(func::FuncOp func,
                         .getResult());
         continue;
       }
-      if (!aliasesAnotherBuffer(v))
+      // A reshaped result of a computation (the logits, reshaped from the
+      // LM head's rows) hands over the computation's own buffer.
+      Value root = viewRoot(v);
+      if (!aliasesAnotherBuffer(root) &&
+          returned.insert(root.getAsOpaquePointer()).second)
         continue;
       auto type = cast<RankedTensorType>(v.getType());
       SmallVector<Value> dynamic;

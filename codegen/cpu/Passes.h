@@ -72,6 +72,7 @@ struct CpuCodegenStats {
   unsigned convReluCalls = 0;    // of which absorb a ReLU
   unsigned convResidualCalls = 0;  // of which absorb a residual add
   unsigned convInPlaceCalls = 0;   // of those, write over the residual
+  unsigned convWinogradCalls = 0;  // of the calls, Winograd's F(2x2, 3x3)
   unsigned kernels = 0;          // generated loop-nest functions
   unsigned checks = 0;           // run-time checks on input values
   unsigned matmulCalls = 0;      // contractions calling the runtime matmul
@@ -98,7 +99,8 @@ struct CpuCodegenStats {
 /// (which must outlive the pass manager). The registered forms (no
 /// argument) count only into the passes' statistics.
 std::unique_ptr<mlir::Pass> createAttentionToRuntimePass(CpuCodegenStats *stats);
-std::unique_ptr<mlir::Pass> createConvToRuntimePass(CpuCodegenStats *stats);
+std::unique_ptr<mlir::Pass> createConvToRuntimePass(CpuCodegenStats *stats,
+                                                    bool winograd = true);
 std::unique_ptr<mlir::Pass> createEarlyDeallocPass(CpuCodegenStats *stats);
 std::unique_ptr<mlir::Pass> createMemoryPlanPass(CpuCodegenStats *stats);
 std::unique_ptr<mlir::Pass> createMatmulToRuntimePass(CpuCodegenStats *stats);

@@ -55,13 +55,24 @@ def ConvToRuntimePass : Pass<"strata-cpu-conv-to-runtime", "mlir::ModuleOp"> {
     shaped as the result and a `strata.relu` after it (each the only
     reader of what it reads) join the call, applied in its C tiles. Other
     convolutions are left to the generic lowering.
+
+    A 2-D 3x3 convolution with unit strides and dilations over at least 16
+    input and output channels and 10 x 10 outputs calls
+    `strata_rt_conv_f32_winograd` instead (Winograd's F(2x2, 3x3): 16
+    products per channel pair and 2 x 2 outputs instead of 36), its weight
+    transformed here (`strata_winograd_f23_weight`) and packed; off with
+    `winograd=false`.
   }];
+  let options = [
+    Option<"winograd", "winograd", "bool", /*default=*/"true",
+           "3x3 convolutions with unit strides use Winograd's F(2x2, 3x3)">];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
     "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
     "::mlir::tensor::TensorDialect"];
   let statistics = [
-    Statistic<"numCalls", "calls", "convolutions replaced by a runtime call">];
+    Statistic<"numCalls", "calls", "convolutions replaced by a runtime call">,
+    Statistic<"numWinograd", "winograd", "of those, Winograd's F(2x2, 3x3)">];
 }
 
 def CollectivesToRuntimePass : Pass<"strata-cpu-collectives-to-runtime",

@@ -423,6 +423,7 @@ LogicalResult lowerForCpu(ModuleOp module, const CompileOptions &options,
                           codegen::cpu::CpuCodegenStats *stats) {
   codegen::cpu::CpuPipelineOptions cpuOptions;
   cpuOptions.runtimeAttention = options.runtimeAttention;
+  cpuOptions.winogradConvolutions = options.winogradConvolutions;
   cpuOptions.stats = stats;
   PassManager lower(module.getContext());
   lower.enableVerifier(true);
@@ -858,6 +859,7 @@ FailureOr<CompiledArtifact> compileModel(MLIRContext &context,
   rep.codegen.convReluCalls = strataLevel.convReluCalls;
   rep.codegen.convResidualCalls = strataLevel.convResidualCalls;
   rep.codegen.convInPlaceCalls = strataLevel.convInPlaceCalls;
+  rep.codegen.convWinogradCalls = strataLevel.convWinogradCalls;
   rep.weightsBytes = result.weights.size();
   rep.codeBytes = result.sharedObject.size();
   rep.codegenDone = true;

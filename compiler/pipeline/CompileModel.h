@@ -167,6 +167,9 @@ struct CompileOptions {
   bool fusion = true;
   /// fp32 attention calls the runtime's kernel (off: generic loops).
   bool runtimeAttention = true;
+  /// 3x3 convolutions with unit strides use Winograd's F(2x2, 3x3) (off:
+  /// the direct product, a little more exact and slower).
+  bool winogradConvolutions = true;
   /// The fusion passes' near-miss remarks go into the report instead of
   /// the diagnostic handlers.
   bool collectMissedFusions = false;

@@ -133,7 +133,8 @@ void printCodegenReport(llvm::raw_ostream &os, const CompileReport &report) {
      << " calls to the runtime kernel (columns read from the input as multiplied), "
      << stats.convResidualCalls << " with a residual add ("
      << stats.convInPlaceCalls << " written over it) and "
-     << stats.convReluCalls << " with a ReLU in their tiles\n"
+     << stats.convReluCalls << " with a ReLU in their tiles, "
+     << stats.convWinogradCalls << " with Winograd's F(2x2, 3x3)\n"
      << "run-time checks: " << stats.checks
      << " on input values and data-dependent extents\n"
      << "memory plan: " << stats.plannedBuffers
@@ -252,6 +253,7 @@ std::string compileReportJson(const CompileReport &report) {
       {"conv_relu_calls", stats.convReluCalls},
       {"conv_residual_calls", stats.convResidualCalls},
       {"conv_in_place_calls", stats.convInPlaceCalls},
+      {"conv_winograd_calls", stats.convWinogradCalls},
       {"checks", stats.checks},
       {"dispatches", std::move(dispatches)},
   };

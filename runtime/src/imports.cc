@@ -11,6 +11,7 @@
 #include "kernels/attention_f32.h"
 #include "kernels/attention_kv.h"
 #include "kernels/collectives.h"
+#include "kernels/conv_winograd.h"
 #include "kernels/matmul_f32.h"
 #include "kernels/pipeline_transfer.h"
 #include "run_checks.h"
@@ -49,6 +50,9 @@ const Import kImports[] = {
      kernels::matmulBf16KernelSet},
     // A channels-last convolution: the fp32 tiles on gathered columns.
     {"strata_rt_conv_f32", address(&kernels::strataConvF32),
+     kernels::matmulF32KernelSet},
+    // A 3 x 3 one with unit strides: Winograd's F(2x2, 3x3) on those tiles.
+    {"strata_rt_conv_f32_winograd", address(&kernels::strataConvF32Winograd),
      kernels::matmulF32KernelSet},
     {"strata_rt_alloc", address(&strataRtAlloc), nullptr},
     {"strata_rt_free", address(&strataRtFree), nullptr},

@@ -88,6 +88,12 @@ cl::opt<bool> noRuntimeAttention(
     cl::desc("lower fused attention to generic loops and matmuls instead of "
              "the runtime's attention kernel (to measure what it buys)"));
 
+cl::opt<bool> noWinograd(
+    cl::cat(compileOptions), "no-winograd",
+    cl::desc("3x3 convolutions multiply their columns directly instead of "
+             "with Winograd's F(2x2, 3x3) (to measure what it buys, or for "
+             "the last bits of accuracy)"));
+
 cl::opt<bool> noGenerationEntries(
     cl::cat(compileOptions), "no-generation-entries",
     cl::desc("leave out the prefill and decode entries a causal decoder gets "
@@ -270,6 +276,7 @@ bool readOptions(strata::CompileInput &input, strata::CompileOptions &options) {
   options.dims.maxSeq = maxSeq;
   options.fusion = !noFusion;
   options.runtimeAttention = !noRuntimeAttention;
+  options.winogradConvolutions = !noWinograd;
   options.collectMissedFusions = report;
   options.generation.entries = !noGenerationEntries;
   if (prefillChunk < 0)

@@ -1,4 +1,5 @@
 // RUN: strata-opt %s --split-input-file --strata-cpu-conv-to-runtime | FileCheck %s
+// RUN: strata-opt %s --split-input-file --strata-cpu-conv-to-runtime="winograd=false" | FileCheck %s --check-prefix=OFF
 
 // A channels-last convolution with its residual add and ReLU becomes one
 // call of the runtime's kernel, placed where the ReLU was. Of the two
@@ -95,4 +96,30 @@ func.func @residual_kept(%x: tensor<1x5x5x8xf32>, %y: tensor<1x5x5x8xf32>) -> (t
   %c = strata.conv %x, %w {channels_last, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x5x5x8xf32>, tensor<1x1x8x8xf32>) -> tensor<1x5x5x8xf32>
   %t = strata.add %c, %y : (tensor<1x5x5x8xf32>, tensor<1x5x5x8xf32>) -> tensor<1x5x5x8xf32>
   return %s, %a, %t : tensor<1x5x5x8xf32>, tensor<1x5x5x8xf32>, tensor<1x5x5x8xf32>
+}
+
+// -----
+
+// A 3x3 convolution with unit strides over 16 channels in and out and 10 x
+// 10 outputs calls the Winograd import, its weight transformed at compile
+// time: (16 points x 16 channels) rows of one 32-column panel, 8192
+// floats. Strides of 2, a 7 x 7 output (too few tiles) and 8 channels
+// keep the direct import; winograd=false keeps it everywhere.
+// CHECK-LABEL: func.func @winograd
+//       CHECK:   strata.constant dense_resource<{{.+}}> : tensor<8192xf32>
+//       CHECK:   call @strata_rt_conv_f32_winograd
+//   CHECK-NOT:   call @strata_rt_conv_f32_winograd
+//       CHECK:   call @strata_rt_conv_f32(
+//       CHECK:   call @strata_rt_conv_f32(
+//       CHECK:   call @strata_rt_conv_f32(
+// OFF-LABEL: func.func @winograd
+//   OFF-NOT:   call @strata_rt_conv_f32_winograd
+func.func @winograd(%x: tensor<?x10x10x16xf32>, %y: tensor<?x7x7x16xf32>, %z: tensor<?x10x10x8xf32>) -> (tensor<?x10x10x16xf32>, tensor<?x5x5x16xf32>, tensor<?x7x7x16xf32>, tensor<?x10x10x16xf32>) {
+  %w = strata.constant dense<1.0> : tensor<3x3x16x16xf32>
+  %w8 = strata.constant dense<1.0> : tensor<3x3x8x16xf32>
+  %a = strata.conv %x, %w {channels_last, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<?x10x10x16xf32>, tensor<3x3x16x16xf32>) -> tensor<?x10x10x16xf32>
+  %s = strata.conv %x, %w {channels_last, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<?x10x10x16xf32>, tensor<3x3x16x16xf32>) -> tensor<?x5x5x16xf32>
+  %b = strata.conv %y, %w {channels_last, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<?x7x7x16xf32>, tensor<3x3x16x16xf32>) -> tensor<?x7x7x16xf32>
+  %c = strata.conv %z, %w8 {channels_last, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<?x10x10x8xf32>, tensor<3x3x8x16xf32>) -> tensor<?x10x10x16xf32>
+  return %a, %s, %b, %c : tensor<?x10x10x16xf32>, tensor<?x5x5x16xf32>, tensor<?x7x7x16xf32>, tensor<?x10x10x16xf32>
 }

@@ -21,6 +21,21 @@ func.func @main(%x: tensor<4x8xf32> {strata.name = "x"}) -> (tensor<32xf32> {str
   return %flat, %x, %f : tensor<32xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }
 
+// A computed result reshaped on its way out (the logits from the LM head's
+// rows) hands over the computation's buffer; a second result on that same
+// buffer is copied, so that the caller frees each buffer once.
+// CHECK-LABEL: func.func @logits
+//       CHECK:   %[[ADD:.+]] = linalg.add
+//       CHECK:   %[[LOGITS:.+]] = tensor.expand_shape %[[ADD]]
+//       CHECK:   %[[SECOND:.+]] = linalg.copy ins(%[[ADD]] : tensor<4x8xf32>)
+//       CHECK:   return %[[LOGITS]], %[[SECOND]]
+func.func @logits(%x: tensor<4x8xf32> {strata.name = "x"}) -> (tensor<2x2x8xf32>, tensor<4x8xf32>) {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %f = linalg.add ins(%x, %x : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %r = tensor.expand_shape %f [[0, 1], [2]] output_shape [2, 2, 8] : tensor<4x8xf32> into tensor<2x2x8xf32>
+  return %r, %f : tensor<2x2x8xf32>, tensor<4x8xf32>
+}
+
 // Private functions are not entries.
 // CHECK-LABEL: func.func private @helper
 //   CHECK-NOT:   linalg.copy

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <vector>
 
 #include "codegen/abi/strata_artifact_format.h"
 #include "codegen/abi/strata_kernel_abi.h"
@@ -20,7 +21,7 @@
 namespace {
 
 TEST(AbiTest, Versions) {
-  EXPECT_EQ(STRATA_KERNEL_ABI_VERSION, 4u);
+  EXPECT_EQ(STRATA_KERNEL_ABI_VERSION, 5u);
   EXPECT_EQ(STRATA_ARTIFACT_FORMAT_MAJOR, 2u);
   EXPECT_EQ(STRATA_ARTIFACT_FORMAT_MINOR, 3u);
 }
@@ -133,6 +134,27 @@ TEST(AbiTest, MatmulParamIndices) {
   EXPECT_EQ(STRATA_MM_GROUP_SIZE, 34);
   EXPECT_EQ(STRATA_MM_BIAS, 35);
   EXPECT_EQ(STRATA_MM_PARAM_COUNT, 36);
+}
+
+// The Winograd weight transform G g G^T (version 5), point-major: a 3 x 3
+// of ones gives the outer product of G's row sums (1, 1.5, 0.5, 1); the
+// centre tap alone that of G's middle column (0, 0.5, -0.5, 0). Two
+// channels and three columns, each (c, m) its own 3 x 3.
+TEST(AbiTest, WinogradWeightTransform) {
+  const int64_t c = 2, m = 3, plane = c * m;
+  std::vector<float> w(9 * plane, 0.0f), u(16 * plane, -1.0f);
+  for (int64_t tap = 0; tap < 9; ++tap) w[tap * plane + 0] = 1.0f;  // (0, 0)
+  w[4 * plane + 1 * m + 2] = 1.0f;  // centre tap of (1, 2)
+  strata_winograd_f23_weight(w.data(), c, m, u.data());
+  const double rowSums[4] = {1.0, 1.5, 0.5, 1.0};
+  const double centre[4] = {0.0, 0.5, -0.5, 0.0};
+  for (int r = 0; r < 4; ++r)
+    for (int s = 0; s < 4; ++s) {
+      const int64_t point = r * 4 + s;
+      EXPECT_EQ(u[point * plane + 0], rowSums[r] * rowSums[s]) << point;
+      EXPECT_EQ(u[point * plane + 1 * m + 2], centre[r] * centre[s]) << point;
+      EXPECT_EQ(u[point * plane + 1], 0.0f) << point;
+    }
 }
 
 uint32_t bitsOf(float x) {

@@ -1,12 +1,15 @@
-//===- conv_kernel_test.cc - strata_rt_conv_f32 against a reference -------===//
+//===- conv_kernel_test.cc - The convolution imports against a reference --===//
 // SPDX-License-Identifier: Apache-2.0
 // Every ISA the CPU has: 1-D, 2-D and 3-D channels-last convolutions with
 // strides, dilations, begin and end padding, channel counts around the
 // panel width and a k block, bias, residual and ReLU epilogues, one and
 // several images and 1-3 threads, compared with a double-precision direct
 // convolution (tolerance: taps * C * 2^-22 relative to the sum of |x*w|,
-// fp32 rounding of each partial sum). Bad geometry ends the run before
-// any write.
+// fp32 rounding of each partial sum). strata_rt_conv_f32_winograd on the
+// same checks, its bound 8 times wider: its transforms add up to 4 inputs
+// and 9 weights before the products, and 9 sums after them, so its
+// roundings fall on sums up to that much larger than one product. Bad
+// geometry ends the run before any write.
 
 #include <cmath>
 #include <csetjmp>
@@ -18,6 +21,7 @@
 
 #include "isa_test.h"
 #include "kernel_context.h"
+#include "kernels/conv_winograd.h"
 #include "kernels/matmul_f32.h"
 #include "run_context.h"
 #include "strata_kernel_abi.h"
@@ -32,6 +36,8 @@ struct Conv {
   bool bias = false, residual = false, relu = false;
   // The residual is the output buffer itself (written over).
   bool inPlace = false;
+  // strata_rt_conv_f32_winograd with the transformed weight.
+  bool winograd = false;
 
   int64_t spatial() const { return static_cast<int64_t>(in.size()); }
   int64_t outSize(int64_t d) const {
@@ -86,8 +92,18 @@ void check(const Conv& c, uint32_t threads) {
   for (float& x : weight) x = dist(rng);
   for (float& x : bias) x = dist(rng);
   for (float& x : residual) x = dist(rng);
-  std::vector<float> packed(strata_packed_b_f32_elements(depth, m));
-  strata_pack_b_f32(weight.data(), depth, m, m, 1, packed.data());
+  std::vector<float> packed;
+  if (c.winograd) {
+    const int64_t rows = STRATA_WINOGRAD_F23_POINTS * c.channels;
+    std::vector<float> transformed(rows * m);
+    strata_winograd_f23_weight(weight.data(), c.channels, m,
+                               transformed.data());
+    packed.resize(strata_packed_b_f32_elements(rows, m));
+    strata_pack_b_f32(transformed.data(), rows, m, m, 1, packed.data());
+  } else {
+    packed.resize(strata_packed_b_f32_elements(depth, m));
+    strata_pack_b_f32(weight.data(), depth, m, m, 1, packed.data());
+  }
   std::vector<float> out(c.images * positions * m, 12345.0f);
   if (c.inPlace) out = residual;
   const std::vector<int64_t> p = paramsOf(
@@ -96,7 +112,10 @@ void check(const Conv& c, uint32_t threads) {
       out.data());
   ThreadPool pool(threads);
   KernelContext context(&pool);
-  strataConvF32(context.get(), p.data());
+  if (c.winograd)
+    strataConvF32Winograd(context.get(), p.data());
+  else
+    strataConvF32(context.get(), p.data());
 
   // Input element strides (channels innermost).
   std::vector<int64_t> inStride(spatial);
@@ -137,8 +156,9 @@ void check(const Conv& c, uint32_t threads) {
           magnitude += std::fabs(residual[at]);
         }
         if (c.relu) sum = sum < 0 ? 0 : sum;
-        const double tolerance =
-            double(depth + 2) * std::ldexp(1.0, -22) * (magnitude + 1e-30);
+        const double tolerance = (c.winograd ? 8.0 : 1.0) *
+                                 double(depth + 2) * std::ldexp(1.0, -22) *
+                                 (magnitude + 1e-30);
         ASSERT_NEAR(out[at], sum, tolerance)
             << "image " << n << " position " << pos << " channel " << j
             << " (C " << c.channels << ", M " << m << ", " << spatial
@@ -260,20 +280,77 @@ TEST_P(ConvKernelTest, NoImages) {
   strataConvF32(context.get(), p.data());
 }
 
+// Winograd's F(2x2, 3x3): odd and even output sizes (tiles past the
+// edge), no, begin-only and both-sides padding, channels within and past
+// one k block (256) and around the panel width, a partial last panel,
+// tasks past one block of tiles, every epilogue and the residual written
+// over, 1-3 images and 1-3 threads.
+TEST_P(ConvKernelTest, Winograd) {
+  auto winograd = [](Conv c, bool inPlace = false) {
+    c.winograd = true;
+    c.inPlace = inPlace;
+    return c;
+  };
+  for (uint32_t threads : {1u, 2u, 3u}) {
+    check(winograd({1, 16, 40, {9, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1},
+                    true, false, true}),
+          threads);
+    check(winograd({2, 64, 64, {14, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
+                    {1, 1}, true, true, true}),
+          threads);
+    check(winograd({1, 300, 33, {6, 5}, {3, 3}, {1, 1}, {1, 1}, {0, 0},
+                    {0, 0}, false, true, false}),
+          threads);
+    check(winograd({3, 8, 70, {11, 12}, {3, 3}, {1, 1}, {1, 1}, {1, 0},
+                    {0, 2}, true, false, false}),
+          threads);
+    check(winograd({1, 40, 150, {13, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
+                    {1, 1}, true, true, true},
+                   /*inPlace=*/true),
+          threads);
+    check(winograd({1, 3, 5, {40, 36}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1},
+                    false, false, true}),
+          threads);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Isa, ConvKernelTest, kAllIsas, isaName);
 
 // Calls the import as a checked run would (a trap set); returns the
 // failure kind if it ended the run, 0 if it returned.
-int64_t endedRunKind(strata_rt_context_t* context, const int64_t* params) {
+int64_t endedRunKind(strata_rt_context_t* context, const int64_t* params,
+                     void (*import)(strata_rt_context_t*,
+                                    const int64_t*) = strataConvF32) {
   RunTrap trap;
   context->trap = &trap;
   if (setjmp(trap.jump) != 0) {
     context->trap = nullptr;
     return trap.failure.kind;
   }
-  strataConvF32(context, params);
+  import(context, params);
   context->trap = nullptr;
   return 0;
+}
+
+// strata_rt_conv_f32_winograd takes only 2-D 3 x 3 kernels with unit
+// strides and dilations; anything else ends the run before any write.
+TEST(ConvKernelErrorsTest, WinogradRefusesOtherGeometry) {
+  const Conv good{1, 4, 8, {5, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}};
+  std::vector<float> input(100, 1.0f);
+  std::vector<float> packed(strata_packed_b_f32_elements(64, 32), 1.0f);
+  std::vector<float> out(200, -2.0f);
+  const int64_t fields[] = {STRATA_CONV_KERNEL, STRATA_CONV_STRIDES + 1,
+                            STRATA_CONV_DILATIONS};
+  for (int64_t field : fields) {
+    std::vector<int64_t> p = paramsOf(good, input.data(), packed.data(),
+                                      nullptr, nullptr, out.data());
+    p[field] = 2;
+    KernelContext context;
+    EXPECT_EQ(endedRunKind(context.get(), p.data(), strataConvF32Winograd),
+              kInternalFailure)
+        << "field " << field;
+    for (float x : out) ASSERT_EQ(x, -2.0f);
+  }
 }
 
 // Geometry no compiler emits ends the run (INTERNAL) before any write.

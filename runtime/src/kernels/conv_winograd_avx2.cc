@@ -1,0 +1,11 @@
+//===- conv_winograd_avx2.cc - F(2x2, 3x3) transforms for AVX2 ----------===//
+// SPDX-License-Identifier: Apache-2.0
+
+#include "conv_winograd_impl.h"
+
+namespace strata::runtime::kernels {
+
+const WinogradTransforms kWinogradTransformsAvx2 = {winogradInput,
+                                                      winogradOutput};
+
+}  // namespace strata::runtime::kernels
