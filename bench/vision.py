@@ -15,7 +15,9 @@
 #           threads, inter-op 1, CPU provider, same inputs
 # Outputs are compared (max |strata - ort| / max(1, max|ort|)) on the first
 # round. Also reported: each model's FLOPs (2 per multiply-accumulate of its
-# convolutions and matmuls) over Strata's time.
+# convolutions and matmuls, as direct products) over each engine's time: an
+# effective rate, which Strata's Winograd convolutions (fewer
+# multiplications than the direct product) can lift past the FMA peak.
 #
 # Usage: ~/.cache/strata/bench-venv/bin/python bench/vision.py
 #        [--models resnet50,vit_b16] [--batches 1,8] [--threads 2]

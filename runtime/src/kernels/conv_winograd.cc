@@ -84,12 +84,13 @@ void runConvWinogradF32(strata_rt_context_t* context,
   if (tiles == 0) return;
 
   // Tiles a task: the patches within kPatchFloats, then as many tasks as
-  // a multiple of the threads where there are several.
+  // a multiple of the threads (a 7 x 7 block of tiles over 64 channels is
+  // two tasks, not one that a single thread runs).
   const int64_t threads = loopThreads(context);
   int64_t perTask = std::clamp(kPatchFloats / (kPoints * s.channels),
                                kMinTiles, kMaxTiles);
   int64_t tasks = ceilDiv(tiles, perTask);
-  if (tasks > 1 && tasks % threads != 0)
+  if (tasks % threads != 0)
     tasks = std::min(tiles, ceilDiv(tasks, threads) * threads);
   perTask = ceilDiv(tiles, tasks);
   tasks = ceilDiv(tiles, perTask);
