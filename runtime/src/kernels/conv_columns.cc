@@ -5,6 +5,9 @@
 
 #include <cstring>
 
+#include "param_address.h"
+#include "strata_kernel_abi.h"
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -36,6 +39,38 @@ void copy(float* dst, const float* src, int64_t n) {
 }
 
 }  // namespace
+
+ConvParams ConvParams::decode(const int64_t* params) {
+  ConvParams p;
+  ConvColumns& c = p.columns;
+  c.spatial = params[STRATA_CONV_SPATIAL];
+  c.images = params[STRATA_CONV_BATCH];
+  c.channels = params[STRATA_CONV_CHANNELS];
+  c.input = paramAddress<const float>(params[STRATA_CONV_INPUT]);
+  const int64_t dims =
+      c.spatial >= 1 && c.spatial <= ConvColumns::kMaxSpatial ? c.spatial : 0;
+  for (int64_t d = 0; d < dims; ++d) {
+    c.in[d] = params[STRATA_CONV_IN_SIZES + d];
+    c.out[d] = params[STRATA_CONV_OUT_SIZES + d];
+    c.kernel[d] = params[STRATA_CONV_KERNEL + d];
+    c.stride[d] = params[STRATA_CONV_STRIDES + d];
+    c.dilation[d] = params[STRATA_CONV_DILATIONS + d];
+    c.padBegin[d] = params[STRATA_CONV_PADS_BEGIN + d];
+  }
+  p.outChannels = params[STRATA_CONV_OUT_CHANNELS];
+  p.weight = paramAddress<const float>(params[STRATA_CONV_WEIGHT]);
+  p.bias = paramAddress<const float>(params[STRATA_CONV_BIAS]);
+  p.residual = paramAddress<const float>(params[STRATA_CONV_RESIDUAL]);
+  p.relu = (params[STRATA_CONV_FLAGS] & STRATA_CONV_FLAG_RELU) != 0;
+  p.out = paramAddress<float>(params[STRATA_CONV_OUTPUT]);
+  return p;
+}
+
+bool ConvParams::valid() const {
+  return columns.valid() && outChannels >= 1 &&
+         outChannels <= (int64_t{1} << 30) && weight &&
+         (out || columns.images == 0);
+}
 
 int64_t ConvColumns::rows() const {
   int64_t r = images;

@@ -63,6 +63,23 @@ struct ConvColumns {
                           int64_t kc) const;
 };
 
+/// A STRATA_CONV_* params block (the convolution imports'), decoded.
+struct ConvParams {
+  ConvColumns columns;
+  int64_t outChannels = 0;
+  const float* weight = nullptr;
+  const float* bias = nullptr;      // null: none
+  const float* residual = nullptr;  // null: none
+  bool relu = false;
+  float* out = nullptr;
+
+  static ConvParams decode(const int64_t* params);
+  /// Whether the fields are what a compiler emits: a valid geometry, a
+  /// weight, and an output where there are images. Every field but N is a
+  /// compile-time constant, so a failure is a compiler bug, not bad input.
+  bool valid() const;
+};
+
 }  // namespace strata::runtime::kernels
 
 #endif  // STRATA_RUNTIME_SRC_KERNELS_CONV_COLUMNS_H_
