@@ -304,13 +304,17 @@ FailureOr<CpuCode> generateCpuCode(ModuleOp module, const CpuTarget &target) {
                 llvmModule.get()))
       return module.emitError() << "LLVM optimization failed: "
                                 << llvm::toString(std::move(err));
-    llvm::raw_string_ostream os(code.assembly);
-    llvm::buffer_ostream buffered(os);
-    llvm::legacy::PassManager codegen;
-    if (machine->addPassesToEmitFile(codegen, buffered, nullptr,
-                                     llvm::CodeGenFileType::AssemblyFile))
-      return module.emitError() << "the target cannot emit assembly";
-    codegen.run(*llvmModule);
+    {
+      // The streams flush into code.assembly as they go out of scope, which
+      // must happen before code is moved into the result.
+      llvm::raw_string_ostream os(code.assembly);
+      llvm::buffer_ostream buffered(os);
+      llvm::legacy::PassManager codegen;
+      if (machine->addPassesToEmitFile(codegen, buffered, nullptr,
+                                       llvm::CodeGenFileType::AssemblyFile))
+        return module.emitError() << "the target cannot emit assembly";
+      codegen.run(*llvmModule);
+    }
     return code;
   }
 
