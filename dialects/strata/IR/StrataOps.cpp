@@ -1086,7 +1086,8 @@ LogicalResult SplitOp::verify() {
   for (auto [size, result] : llvm::zip_equal(sizes, getResults())) {
     if (size < 0)
       return emitOpError() << "expected non-negative 'sizes', got " << size;
-    total += size;
+    if (llvm::AddOverflow(total, size, total))
+      return emitOpError() << "expected 'sizes' to sum within int64";
     SmallVector<int64_t> expected(in);
     expected[*axis] = size;
     if (failed(verifyResultShape(*this, expected, result)))
