@@ -158,6 +158,15 @@ void scalarGemv(int64_t panels, int64_t k, const float* a, const float* b,
     scalarTile(1, k, a, k, b + p * k * kW, c + p * kW, kW, loadC);
 }
 
+void scalarGemvRows(int64_t rows, int64_t panels, int64_t k, const float* a,
+                    int64_t lda, const float* b, float* c, int64_t ldc,
+                    bool loadC) {
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t p = 0; p < panels; ++p)
+      scalarTile(1, k, a + i * lda, lda, b + p * k * kW, c + i * ldc + p * kW,
+                 ldc, loadC);
+}
+
 void scalarRowTimesRows(int64_t k, int64_t n, const float* a, int64_t ak,
                         const float* b, int64_t bk, float* c, bool loadC) {
   for (int64_t j = 0; j < n; ++j) {
@@ -224,7 +233,8 @@ const MatmulTiles kScalarTiles = {
     scalarRowTimesRows, scalarRowDotColumns,
     scalarExpShifted,   scalarGemvI8,
     scalarScaleMax,     scalarTileStream,
-    scalarTileFinish};
+    scalarTileFinish,   scalarGemvRows,
+    1};
 
 // The reference of the int4 kernels: exact int32 sums per group, then the
 // same float steps.
@@ -694,6 +704,34 @@ void runSkinny(const Problem& p, const MatmulTiles& t, Scratch& s,
   }
 }
 
+// Up to the set's gemvRowsMax rows (2-3: a speculative verify step, a
+// small decode batch) against packed panels [p0, p1): whole panels through
+// the set's gemvRows, which streams them as the gemv does, a partial last
+// panel row by row through a C tile. (At 2 rows runSkinny's tiles took
+// 1.1-1.5x the one-row time, this path 1.0-1.35x, AMD Zen 5.)
+void runGemvRows(const Problem& p, const MatmulTiles& t, Scratch& s,
+                 const float* a, const float* b, float* c, int64_t p0,
+                 int64_t p1) {
+  const int64_t full = minOf(p1, p.n / kW);
+  if (full > p0) {
+    t.gemvRows(p.m, full - p0, p.k, a, p.am, b + p0 * p.k * kW, c + p0 * kW,
+               p.cm, p.accumulate);
+    p0 = full;
+  }
+  for (int64_t panel = p0; panel < p1; ++panel) {
+    const int64_t n0 = panel * kW;
+    const int64_t cols = minOf(kW, p.n - n0);
+    for (int64_t i = 0; i < p.m; ++i) {
+      float* cRow = c + i * p.cm + n0;
+      if (p.accumulate)
+        for (int64_t j = 0; j < kW; ++j) s.cTile[j] = j < cols ? cRow[j] : 0.0f;
+      t.gemvRows(1, 1, p.k, a + i * p.am, p.am, b + panel * p.k * kW,
+                 s.cTile, kW, p.accumulate);
+      for (int64_t j = 0; j < cols; ++j) cRow[j] = s.cTile[j];
+    }
+  }
+}
+
 // Panels [p0, p1) of a quantized weight for up to kSkinnyRows rows: whole
 // panels in one |product|(rows, first panel, panels, c, ldc) call, a partial
 // last panel row by row through a C tile (|product| with one row).
@@ -995,6 +1033,11 @@ void run(strata_rt_context_t* context, Problem p) {
   if (p.m == 1 && p.packed && !p.int8 && !p.int4 && p.k <= kMc * kKc &&
       !conv) {
     panelChunks(runGemv);
+    return;
+  }
+  if (p.m <= t.gemvRowsMax && p.packed && !p.int8 && !p.int4 && p.ak == 1 &&
+      p.cn == 1 && !conv) {
+    panelChunks(runGemvRows);
     return;
   }
   if (p.m <= kSkinnyRows && p.packed && !p.int8 && !p.int4 && p.ak == 1 &&

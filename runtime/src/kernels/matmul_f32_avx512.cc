@@ -84,8 +84,11 @@ void gemvI8(int64_t rows, int64_t panels, int64_t k, const float* a,
 
 }  // namespace
 
+// gemvRows: up to 3 rows x 4 panels, 24 zmm accumulators (4 rows of 4
+// panels would need all 32 registers; larger batches take tileStream).
 const MatmulTiles kMatmulTilesAvx512 = {"avx512", 8, tile, gemv, rowTimesRows,
                                      rowDotColumns, expShifted, gemvI8,
-                                     scaleMax, tileStream, tileFinish<8>};
+                                     scaleMax, tileStream, tileFinish<8>,
+                                     gemvRowsBlocked<3, 4, 512>, 3};
 
 }  // namespace strata::runtime::kernels

@@ -162,6 +162,95 @@ void gemv(int64_t panels, int64_t k, const float* a, const float* b,
   for (; p < panels; ++p) gemvPanels<1>(k, a, b + p * k * 32, c + p * 32, loadC);
 }
 
+// R rows against P whole panels, k steps [0, k): the gemv's loop with a
+// broadcast per row, each B vector loaded once for all R rows.
+template <int R, int P>
+inline void gemvRowsPanels(int64_t k, const float* a, int64_t lda,
+                           const float* b, int64_t panelStride, float* c,
+                           int64_t ldc, bool loadC) {
+  constexpr int L = Vec::kLanes;
+  constexpr int NV = 32 / L;
+  typename Vec::V acc[R][P][NV];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+    for (int p = 0; p < P; ++p)
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j)
+        acc[r][p][j] = loadC ? Vec::load(c + r * ldc + p * 32 + j * L)
+                             : Vec::zero();
+  for (int64_t kk = 0; kk < k; ++kk) {
+    typename Vec::V av[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) av[r] = Vec::set1(a[r * lda + kk]);
+#pragma GCC unroll 8
+    for (int p = 0; p < P; ++p)
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j) {
+        const typename Vec::V bv =
+            Vec::load(b + p * panelStride + kk * 32 + j * L);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r)
+          acc[r][p][j] = Vec::fma(av[r], bv, acc[r][p][j]);
+      }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+    for (int p = 0; p < P; ++p)
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j)
+        Vec::store(c + r * ldc + p * 32 + j * L, acc[r][p][j]);
+}
+
+// The set's MatmulGemvRowsFn: groups of P panels (P weight streams in
+// flight, as the gemv), each in k blocks of KB whose P panel slices the
+// row tiles of up to RMAX rows re-read from L2 (P * KB * 128 bytes).
+template <int RMAX, int P, int64_t KB>
+void gemvRowsBlocked(int64_t rows, int64_t panels, int64_t k, const float* a,
+                     int64_t lda, const float* b, float* c, int64_t ldc,
+                     bool loadC) {
+  static_assert(RMAX >= 1 && RMAX <= 3, "row tiles of 1-3 rows");
+  const int64_t panelStride = k * 32;
+  for (int64_t p = 0; p < panels; p += P) {
+    const bool whole = p + P <= panels;
+    for (int64_t k0 = 0; k0 < k; k0 += KB) {
+      const int64_t kc = k - k0 < KB ? k - k0 : KB;
+      const bool load = loadC || k0 > 0;
+      const float* bp = b + p * panelStride + k0 * 32;
+      for (int64_t i = 0; i < rows;) {
+        const float* ai = a + i * lda + k0;
+        float* ci = c + i * ldc + p * 32;
+        const int64_t left = rows - i;
+        if (!whole) {
+          // The last panels, fewer than P: one at a time.
+          for (int64_t q = p; q < panels; ++q)
+            gemvRowsPanels<1, 1>(kc, ai, lda, bp + (q - p) * panelStride,
+                                 panelStride, ci + (q - p) * 32, ldc, load);
+          i += 1;
+          continue;
+        }
+        if constexpr (RMAX >= 3) {
+          if (left >= 3) {
+            gemvRowsPanels<3, P>(kc, ai, lda, bp, panelStride, ci, ldc, load);
+            i += 3;
+            continue;
+          }
+        }
+        if constexpr (RMAX >= 2) {
+          if (left >= 2) {
+            gemvRowsPanels<2, P>(kc, ai, lda, bp, panelStride, ci, ldc, load);
+            i += 2;
+            continue;
+          }
+        }
+        gemvRowsPanels<1, P>(kc, ai, lda, bp, panelStride, ci, ldc, load);
+        i += 1;
+      }
+    }
+  }
+}
+
 // One row of A against an unpacked B (decode attention: one query row per
 // head against the KV cache), streamed once with no packing.
 

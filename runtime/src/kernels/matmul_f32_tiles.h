@@ -33,6 +33,14 @@ using MatmulTileStreamFn = void (*)(int64_t rows, int64_t kc, const float* a,
 using MatmulGemvFn = void (*)(int64_t panels, int64_t k, const float* a,
                               const float* b, float* c, bool loadC);
 
+/// C[rows x 32*panels] (+)= A[rows x k] * B over |panels| whole packed
+/// panels starting at |b| (each k*32 floats); A rows |lda| apart with unit
+/// k stride, C rows |ldc| apart with contiguous columns. Any |rows| >= 1:
+/// a decode batch or a verify step, reading the weight once.
+using MatmulGemvRowsFn = void (*)(int64_t rows, int64_t panels, int64_t k,
+                                  const float* a, int64_t lda, const float* b,
+                                  float* c, int64_t ldc, bool loadC);
+
 /// C[rows x 32*panels] (+)= A[rows x k] * B over |panels| whole int8
 /// panels starting at |b| (each k*32 bytes), B(k, j) = q(k, j) *
 /// scales[(k / group) * scaleStride + j] with j counted from the first
@@ -110,6 +118,10 @@ struct MatmulTiles {
   ScaleMaxFn scaleMax;
   MatmulTileStreamFn tileStream;
   MatmulTileFinishFn tileFinish;
+  MatmulGemvRowsFn gemvRows;
+  // The most rows gemvRows takes in one row tile (one pass over the
+  // weight); larger decode batches go through tileStream.
+  int64_t gemvRowsMax;
 };
 
 /// An int4 weight in either layout (STRATA_MM_LAYOUT_PANEL_I4_F16_BLOCKS or

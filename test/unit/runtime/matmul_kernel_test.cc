@@ -177,11 +177,12 @@ TEST_P(MatmulKernelTest, SingleRowUnpacked) {
 }
 
 // A decode batch (up to 16 rows) runs groups of panels k block by k
-// block: row counts around the register tile, ragged columns,
-// accumulation, a k longer than a k block with a ragged last one, several
-// groups and a partial last group on 1-3 threads, batches sharing B.
+// block: row counts around the register tile and the gemvRows tiles (2-3
+// rows, a verify step), ragged columns, accumulation, a k longer than a k
+// block with a ragged last one, several groups and a partial last group on
+// 1-3 threads, batches sharing B.
 TEST_P(MatmulKernelTest, DecodeBatchRows) {
-  for (int64_t m : {2, 7, 8, 15, 16})
+  for (int64_t m : {2, 3, 4, 7, 8, 15, 16})
     for (bool accumulate : {false, true}) {
       check({1, m, 100, 700, true, false, false, accumulate, true}, 2);
       check({3, m, 33, 40, true, false, false, accumulate, true}, 2);
@@ -201,6 +202,8 @@ TEST_P(MatmulKernelTest, BiasIsWhereCStarts) {
     check({1, 1, 1025, 64, true, false, false, false, true, &bias}, threads);
     check({2, 1, 200, 100, false, false, true, false, false, &bias}, threads);
     check({1, 7, 330, 300, true, false, false, false, true, &bias}, threads);
+    check({1, 2, 330, 600, true, false, false, false, true, &bias}, threads);
+    check({1, 3, 100, 300, true, false, false, false, true, &bias}, threads);
     check({3, 40, 65, 70, true, true, false, false, true, &bias}, threads);
     check({2, 33, 100, 50, false, false, false, false, false, &bias},
           threads);
