@@ -2,12 +2,15 @@
 # ===- bench/speculative.py - speculative decoding against plain decode ----===#
 # Batch 1, greedy, one run: the target generates each prompt plainly, with a
 # draft model and with prompt lookup (adaptive draft length, and a fixed
-# one), rounds interleaving the modes. Two workloads:
+# one), each prompt in every mode before the next. Four workloads:
 # - held-out text: prompts cut from the trained fixture's held-out verses,
 #   whose continuations are new text (prompt lookup has little to copy);
 # - quoting: a verse, a newline and the verse's first words again, so the
 #   output copies the prompt (what code edits and answers from retrieved
-#   text look like);
+#   text look like) until the verse ends (some 80 of its 128 tokens);
+# - rewriting: 112 bytes of held-out text (a verse and the start of the
+#   next), a newline and their first 12 bytes again: the output can copy
+#   100 of its 128 tokens, as an edited file or a reworded passage does;
 # - sampled: the held-out prompts sampled at temperature 0.8 (seeded), new
 #   text that rarely repeats itself (greedy decoding of a small model
 #   falls into loops, which prompt lookup then copies).
@@ -20,7 +23,7 @@
 #
 # Usage: bench/speculative.py [--target-dir DIR] [--draft-dir DIR]
 #        [--draft-flags FLAGS] [--threads 2] [--rounds 3] [--prompts 20]
-#        [--new-tokens 128] [--out FILE.json]
+#        [--new-tokens 128] [--workloads NAME,...] [--out FILE.json]
 # The directories hold prefill.onnx and decode.onnx (default: the trained
 # fixtures bytegpt and bytegpt_draft); prompts are bytes of the fixture's
 # held-out text (valid ids of any vocabulary of 256 or more).
@@ -86,6 +89,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--prompts", type=int, default=20)
     ap.add_argument("--new-tokens", type=int, default=128)
+    ap.add_argument("--workloads",
+                    help="comma-separated names (default: all)")
     ap.add_argument("--out")
     a = ap.parse_args()
 
@@ -93,11 +98,19 @@ def main():
         # The model has 256 positions: a quoting prompt (a verse, a newline
         # and 12 bytes) and the new tokens must fit.
         verses = [v for v in f.read().split(b"\n") if 80 <= len(v) <= 100]
+        f.seek(0)
+        text = f.read()
     step = len(verses) // a.prompts
     chosen = [verses[i * step] for i in range(a.prompts)]
+    # Passages of 112 bytes from the start of a chosen verse on (into the
+    # verses after it), and their opening again: the output can copy the
+    # remaining 100 bytes. 125 bytes of prompt leave room for 128 new tokens.
+    passages = [text[text.index(v):text.index(v) + 112] for v in chosen]
+    assert all(len(p) == 112 for p in passages)
     workloads = {
         "held-out text": ([list(v[:48]) for v in chosen], []),
         "quoting": ([list(v) + [10] + list(v[:12]) for v in chosen], []),
+        "rewriting": ([list(p) + [10] + list(p[:12]) for p in passages], []),
         "sampled": ([list(v[:48]) for v in chosen],
                     ["--temperature", "0.8", "--seed", "1"]),
     }
@@ -142,33 +155,43 @@ def main():
         result["call_ms"] = costs
         print("call costs (ms): " + ", ".join(f"{k} {v:.3f}" for k, v in costs.items()))
 
-        for wname, (prompts, sampling) in workloads.items():
+        chosen_names = a.workloads.split(",") if a.workloads else list(workloads)
+        for wname in chosen_names:
+            prompts, sampling = workloads[wname]
             per_round = {m: [] for m in modes}
             stats = {m: {} for m in modes}
+            names = list(modes)
             for r in range(a.rounds):
-                for mname, flags in modes.items():
-                    flags = [draft if f == "DRAFT" else f for f in flags]
-                    flags += sampling
-                    tokens, ms, drafted, accepted, steps = 0, 0.0, 0, 0, 0
-                    outputs = []
-                    for p in prompts:
+                # Each prompt runs in every mode before the next prompt, the
+                # modes' order turning with the prompt: the host's memory
+                # bandwidth moves within seconds, and a mode run all at once
+                # could sit in another state than plain decode.
+                sums = {m: [0, 0.0, 0, 0, 0] for m in modes}
+                outputs = {m: [] for m in modes}
+                for i, p in enumerate(prompts):
+                    for j in range(len(names)):
+                        mname = names[(i + j) % len(names)]
+                        flags = [draft if f == "DRAFT" else f
+                                 for f in modes[mname]] + sampling
                         g = generate(a.bin_dir, target, p, a.threads,
                                      a.new_tokens, flags)
                         n = len(g["tokens"]) - 1
-                        tokens += n
-                        ms += n * g["tpot_ms"]
-                        drafted += g["draft_tokens"]
-                        accepted += g["accepted_draft_tokens"]
-                        steps += g["target_steps"]
-                        outputs.append(g["tokens"])
+                        acc = sums[mname]
+                        acc[0] += n
+                        acc[1] += n * g["tpot_ms"]
+                        acc[2] += g["draft_tokens"]
+                        acc[3] += g["accepted_draft_tokens"]
+                        acc[4] += g["target_steps"]
+                        outputs[mname].append(g["tokens"])
+                for mname in modes:
+                    tokens, ms, drafted, accepted, steps = sums[mname]
                     per_round[mname].append(1000.0 * tokens / ms)
                     stats[mname] = {
                         "acceptance_rate": accepted / drafted if drafted else None,
                         "tokens_per_target_step": tokens / steps if steps else None,
                         "drafted": drafted, "accepted": accepted}
-                    if mname == "plain":
-                        plain_outputs = outputs
-                    elif outputs != plain_outputs and not sampling:
+                    if (mname != "plain" and not sampling and
+                            outputs[mname] != outputs["plain"]):
                         print(f"warning: {mname} output differs from plain")
             summary = {}
             for mname in modes:
