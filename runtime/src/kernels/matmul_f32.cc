@@ -704,40 +704,12 @@ void runSkinny(const Problem& p, const MatmulTiles& t, Scratch& s,
   }
 }
 
-// Up to the set's gemvRowsMax rows (2-3: a speculative verify step, a
-// small decode batch) against packed panels [p0, p1): whole panels through
-// the set's gemvRows, which streams them as the gemv does, a partial last
-// panel row by row through a C tile. (At 2 rows runSkinny's tiles took
-// 1.1-1.5x the one-row time, this path 1.0-1.35x, AMD Zen 5.)
-void runGemvRows(const Problem& p, const MatmulTiles& t, Scratch& s,
-                 const float* a, const float* b, float* c, int64_t p0,
-                 int64_t p1) {
-  const int64_t full = minOf(p1, p.n / kW);
-  if (full > p0) {
-    t.gemvRows(p.m, full - p0, p.k, a, p.am, b + p0 * p.k * kW, c + p0 * kW,
-               p.cm, p.accumulate);
-    p0 = full;
-  }
-  for (int64_t panel = p0; panel < p1; ++panel) {
-    const int64_t n0 = panel * kW;
-    const int64_t cols = minOf(kW, p.n - n0);
-    for (int64_t i = 0; i < p.m; ++i) {
-      float* cRow = c + i * p.cm + n0;
-      if (p.accumulate)
-        for (int64_t j = 0; j < kW; ++j) s.cTile[j] = j < cols ? cRow[j] : 0.0f;
-      t.gemvRows(1, 1, p.k, a + i * p.am, p.am, b + panel * p.k * kW,
-                 s.cTile, kW, p.accumulate);
-      for (int64_t j = 0; j < cols; ++j) cRow[j] = s.cTile[j];
-    }
-  }
-}
-
-// Panels [p0, p1) of a quantized weight for up to kSkinnyRows rows: whole
-// panels in one |product|(rows, first panel, panels, c, ldc) call, a partial
-// last panel row by row through a C tile (|product| with one row).
+// Panels [p0, p1) of a weight for up to kSkinnyRows rows: whole panels in
+// one |product|(first row, rows, first panel, panels, c, ldc) call, a
+// partial last panel row by row through a C tile (|product| with one row).
 template <typename Product>
-void quantizedPanels(const Problem& p, Scratch& s, float* c, int64_t p0,
-                     int64_t p1, Product product) {
+void panelsThroughProduct(const Problem& p, Scratch& s, float* c, int64_t p0,
+                          int64_t p1, Product product) {
   const int64_t full = minOf(p1, p.n / kW);
   if (full > p0) {
     product(int64_t(0), p.m, p0, full - p0, c + p0 * kW, p.cm);
@@ -756,18 +728,35 @@ void quantizedPanels(const Problem& p, Scratch& s, float* c, int64_t p0,
   }
 }
 
+// Up to the set's gemvRowsMax rows (2-3: a speculative verify step, a
+// small decode batch) against packed fp32 panels [p0, p1) through the set's
+// gemvRows, which streams them as the gemv does. (At 2 rows runSkinny's
+// tiles took 1.1-1.5x the one-row time, this path 1.0-1.35x, AMD Zen 5.)
+void runGemvRows(const Problem& p, const MatmulTiles& t, Scratch& s,
+                 const float* a, const float* b, float* c, int64_t p0,
+                 int64_t p1) {
+  panelsThroughProduct(p, s, c, p0, p1,
+                       [&](int64_t row, int64_t rows, int64_t panel,
+                           int64_t panels, float* out, int64_t ldc) {
+                         t.gemvRows(rows, panels, p.k, a + row * p.am, p.am,
+                                    b + panel * p.k * kW, out, ldc,
+                                    p.accumulate);
+                       });
+}
+
 // Weight-only int8, up to kSkinnyRows rows, against panels [p0, p1).
 void runSkinnyI8(const Problem& p, const MatmulTiles& t, Scratch& s,
                  const float* a, const float* b, float* c, int64_t p0,
                  int64_t p1) {
   const int8_t* q = reinterpret_cast<const int8_t*>(b);
-  quantizedPanels(p, s, c, p0, p1,
-                  [&](int64_t row, int64_t rows, int64_t panel,
-                      int64_t panels, float* out, int64_t ldc) {
-                    t.gemvI8(rows, panels, p.k, a + row * p.am, p.am,
-                             q + panel * p.k * kW, p.scales + panel * kW,
-                             p.scaleStride, p.group, out, ldc, p.accumulate);
-                  });
+  panelsThroughProduct(p, s, c, p0, p1,
+                       [&](int64_t row, int64_t rows, int64_t panel,
+                           int64_t panels, float* out, int64_t ldc) {
+                         t.gemvI8(rows, panels, p.k, a + row * p.am, p.am,
+                                  q + panel * p.k * kW, p.scales + panel * kW,
+                                  p.scaleStride, p.group, out, ldc,
+                                  p.accumulate);
+                       });
 }
 
 // Bytes of kernel scratch the int4 and int8-quads paths need for |rows|
@@ -879,13 +868,13 @@ void runSkinnyI8Quads(const Problem& p, const MatmulTiles& t, Scratch& s,
                       int64_t p0, int64_t p1) {
   const int64_t kp = p.kp, groups = kp / p.w8.actGroup;
   const MatmulGemvI8QuadsFn gemv = gemvI8QuadsForTiles(t);
-  quantizedPanels(p, s, c, p0, p1,
-                  [&](int64_t row, int64_t rows, int64_t panel,
-                      int64_t panels, float* out, int64_t ldc) {
-                    gemv(rows, panels, p.aq + row * kp, kp,
-                         p.aScale + row * groups, p.aSum + row * groups,
-                         p.w8.fromPanel(panel), out, ldc, p.accumulate);
-                  });
+  panelsThroughProduct(p, s, c, p0, p1,
+                       [&](int64_t row, int64_t rows, int64_t panel,
+                           int64_t panels, float* out, int64_t ldc) {
+                         gemv(rows, panels, p.aq + row * kp, kp,
+                              p.aScale + row * groups, p.aSum + row * groups,
+                              p.w8.fromPanel(panel), out, ldc, p.accumulate);
+                       });
 }
 
 MatmulGemvI4Fn gemvI4ForTiles(const MatmulTiles& t, bool f16Scales) {
@@ -909,13 +898,13 @@ void runSkinnyI4(const Problem& p, const MatmulTiles& t, Scratch& s,
                  int64_t p1) {
   const int64_t groups = p.kp / p.group;
   const MatmulGemvI4Fn gemvI4 = gemvI4ForTiles(t, p.w4.f16Scales);
-  quantizedPanels(p, s, c, p0, p1,
-                  [&](int64_t row, int64_t rows, int64_t panel,
-                      int64_t panels, float* out, int64_t ldc) {
-                    gemvI4(rows, panels, p.aq + row * p.kp, p.kp,
-                           p.aScale + row * groups, p.aSum + row * groups,
-                           p.w4.fromPanel(panel), out, ldc, p.accumulate);
-                  });
+  panelsThroughProduct(p, s, c, p0, p1,
+                       [&](int64_t row, int64_t rows, int64_t panel,
+                           int64_t panels, float* out, int64_t ldc) {
+                         gemvI4(rows, panels, p.aq + row * p.kp, p.kp,
+                                p.aScale + row * groups, p.aSum + row * groups,
+                                p.w4.fromPanel(panel), out, ldc, p.accumulate);
+                       });
 }
 
 // M = 1 against an unpacked B, columns [n0, n1) of one batch: B is read
