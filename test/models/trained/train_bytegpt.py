@@ -78,11 +78,6 @@ def main():
     ap.add_argument("--layers", type=int, default=CONFIG["layers"])
     ap.add_argument("--hidden", type=int, default=CONFIG["hidden"])
     ap.add_argument("--heads", type=int, default=CONFIG["heads"])
-    # The share of training windows that quote themselves: a passage of
-    # 32-120 bytes, a newline and the same text again on into what follows
-    # it. Language models learn from such repeats to copy their context
-    # (what prompt lookup drafts from); the fixtures train without.
-    ap.add_argument("--copy-fraction", type=float, default=0.0)
     args = ap.parse_args()
     config = dict(CONFIG, layers=args.layers, hidden=args.hidden, heads=args.heads)
 
@@ -117,16 +112,7 @@ def main():
         for gparam in opt.param_groups:
             gparam["lr"] = args.lr * lr_scale
         ix = torch.randint(0, len(train) - ctx - 1, (args.batch,), generator=gen)
-        rows = []
-        for i in ix.tolist():
-            row = train[i:i + ctx + 1]
-            if args.copy_fraction > 0 and \
-                    torch.rand((), generator=gen).item() < args.copy_fraction:
-                n = int(torch.randint(32, 121, (), generator=gen))
-                row = torch.cat([train[i:i + n], torch.tensor([10], dtype=train.dtype),
-                                 train[i:i + ctx - n]])
-            rows.append(row)
-        x = torch.stack(rows)
+        x = torch.stack([train[i:i + ctx + 1] for i in ix.tolist()])
         with torch.autocast("cpu", dtype=torch.bfloat16):
             logits = model(x[:, :-1])[0]
         loss = F.cross_entropy(logits.float().reshape(-1, 256), x[:, 1:].reshape(-1))
@@ -148,7 +134,6 @@ def main():
     train_s = time.time() - t_train
     bpb, nbytes = bits_per_byte(model, held, ctx)
     summary = dict(config=config, params=n_params, seed=args.seed, steps=step,
-                   copy_fraction=args.copy_fraction,
                    batch=args.batch, lr=args.lr, threads=args.threads,
                    tokens_seen=step * args.batch * ctx, train_seconds=round(train_s, 1),
                    total_seconds=round(time.time() - t_start, 1),
