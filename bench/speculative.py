@@ -95,11 +95,10 @@ def main():
     a = ap.parse_args()
 
     with open(os.path.join(FIXTURES, "bytegpt", "heldout.txt"), "rb") as f:
-        # The model has 256 positions: a quoting prompt (a verse, a newline
-        # and 12 bytes) and the new tokens must fit.
-        verses = [v for v in f.read().split(b"\n") if 80 <= len(v) <= 100]
-        f.seek(0)
         text = f.read()
+    # The model has 256 positions: a quoting prompt (a verse, a newline and
+    # 12 bytes) and the new tokens must fit.
+    verses = [v for v in text.split(b"\n") if 80 <= len(v) <= 100]
     step = len(verses) // a.prompts
     chosen = [verses[i * step] for i in range(a.prompts)]
     # Passages of 112 bytes from the start of a chosen verse on (into the
@@ -155,12 +154,12 @@ def main():
         result["call_ms"] = costs
         print("call costs (ms): " + ", ".join(f"{k} {v:.3f}" for k, v in costs.items()))
 
+        names = list(modes)
         chosen_names = a.workloads.split(",") if a.workloads else list(workloads)
         for wname in chosen_names:
             prompts, sampling = workloads[wname]
             per_round = {m: [] for m in modes}
             stats = {m: {} for m in modes}
-            names = list(modes)
             for r in range(a.rounds):
                 # Each prompt runs in every mode before the next prompt, the
                 # modes' order turning with the prompt: the host's memory

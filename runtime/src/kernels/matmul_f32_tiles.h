@@ -35,8 +35,8 @@ using MatmulGemvFn = void (*)(int64_t panels, int64_t k, const float* a,
 
 /// C[rows x 32*panels] (+)= A[rows x k] * B over |panels| whole packed
 /// panels starting at |b| (each k*32 floats); A rows |lda| apart with unit
-/// k stride, C rows |ldc| apart with contiguous columns. Any |rows| >= 1:
-/// a decode batch or a verify step, reading the weight once.
+/// k stride, C rows |ldc| apart with contiguous columns. Any |rows| >= 1;
+/// up to MatmulTiles::gemvRowsMax of them read the weight in one pass.
 using MatmulGemvRowsFn = void (*)(int64_t rows, int64_t panels, int64_t k,
                                   const float* a, int64_t lda, const float* b,
                                   float* c, int64_t ldc, bool loadC);
