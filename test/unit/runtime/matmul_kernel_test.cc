@@ -177,12 +177,13 @@ TEST_P(MatmulKernelTest, SingleRowUnpacked) {
 }
 
 // A decode batch (up to 16 rows) runs groups of panels k block by k
-// block: row counts around the register tile and the gemvRows tiles (2-3
-// rows, a verify step), ragged columns, accumulation, a k longer than a k
-// block with a ragged last one, several groups and a partial last group on
-// 1-3 threads, batches sharing B.
+// block: row counts around the register tile (9 and 10 as two tiles of
+// even height) and the gemvRows tiles (2-3 rows, a verify step), ragged
+// columns, accumulation, a k longer than a k block with a ragged last one,
+// several groups and a partial last group on 1-3 threads, batches sharing
+// B.
 TEST_P(MatmulKernelTest, DecodeBatchRows) {
-  for (int64_t m : {2, 3, 4, 7, 8, 15, 16})
+  for (int64_t m : {2, 3, 4, 7, 8, 9, 10, 15, 16})
     for (bool accumulate : {false, true}) {
       check({1, m, 100, 700, true, false, false, accumulate, true}, 2);
       check({3, m, 33, 40, true, false, false, accumulate, true}, 2);
