@@ -36,7 +36,7 @@ struct Sequence {
            size_t maxDraft, bool fixedDraft)
       : sampler(params),
         draftSampler(draftParams),
-        draftLength(maxDraft, fixedDraft) {}
+        draftLength(maxDraft, fixedDraft, kLookupMatchClasses) {}
 
   uint64_t id = 0;
   int64_t slot = -1;
@@ -64,6 +64,8 @@ struct Sequence {
   // Speculative decoding. The draft's own sampler draws the drafted tokens.
   Sampler draftSampler;
   DraftLength draftLength;
+  // The evidence class of this step's drafts (prompt lookup: its match's).
+  size_t draftEvidence = 0;
   // Tokens of the sequence (prompt and generated) the draft's cache holds.
   int64_t draftCached = 0;
   // This step's drafted tokens and, with a draft model, the distribution

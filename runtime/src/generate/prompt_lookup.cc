@@ -9,22 +9,34 @@ namespace strata::runtime {
 
 size_t lookupDraft(const int32_t* tokens, size_t count,
                    const PromptLookupParams& params, size_t maxTokens,
-                   int32_t* out) {
-  if (maxTokens == 0 || params.minNgram == 0) return 0;
-  for (size_t n = std::min(params.maxNgram, count > 0 ? count - 1 : 0);
-       n >= params.minNgram; --n) {
-    const int32_t* pattern = tokens + count - n;
-    // Latest first: recent text predicts the next tokens best. A match
-    // starting at i is followed by tokens[i + n ..], at least one of them.
-    for (size_t i = count - n; i-- > 0;) {
-      if (!std::equal(pattern, pattern + n, tokens + i)) continue;
-      const size_t from = i + n;
-      const size_t length = std::min(maxTokens, count - from);
-      std::copy(tokens + from, tokens + from + length, out);
-      return length;
+                   int32_t* out, size_t* matched) {
+  if (matched) *matched = 0;
+  if (maxTokens == 0 || params.minNgram == 0 ||
+      params.maxNgram < params.minNgram || count < 2) {
+    return 0;
+  }
+  // One pass over the earlier end points, latest first: the suffix shared
+  // by tokens[0, end) and the whole sequence, compared back from the end.
+  size_t best = 0, bestEnd = 0;
+  const int32_t* last = tokens + count - 1;
+  for (size_t end = count - 1; end > 0; --end) {
+    if (tokens[end - 1] != *last) continue;
+    const size_t most = std::min(params.maxNgram, end);
+    size_t length = 1;
+    while (length < most && tokens[end - 1 - length] == last[-length]) {
+      ++length;
+    }
+    if (length > best) {
+      best = length;
+      bestEnd = end;
+      if (best == params.maxNgram) break;
     }
   }
-  return 0;
+  if (best < params.minNgram) return 0;
+  const size_t length = std::min(maxTokens, count - bestEnd);
+  std::copy(tokens + bestEnd, tokens + bestEnd + length, out);
+  if (matched) *matched = best;
+  return length;
 }
 
 }  // namespace strata::runtime

@@ -58,11 +58,22 @@ strata_status_t strata_generator_t::speculativeStep() {
     const size_t remaining = sequence->maxGenerated - sequence->tokens.size();
     const size_t limit =
         std::min({roomForDrafts, remaining > 0 ? remaining - 1 : 0, maxDraft});
-    size_t count = sequence->draftLength.choose(costs, limit);
-    if (promptLookup && count > 0) {
-      count = strata::runtime::lookupDraft(
+    size_t count = 0;
+    if (promptLookup) {
+      // The copy first: how long a match it follows decides how far it is
+      // trusted; no match, no drafts (and no evidence either way).
+      size_t matched = 0;
+      const size_t found = strata::runtime::lookupDraft(
           sequence->history.data(), sequence->history.size(), lookupParams,
-          count, sequence->drafts.data());
+          limit, sequence->drafts.data(), &matched);
+      sequence->draftEvidence = strata::runtime::lookupMatchClass(matched);
+      if (found > 0) {
+        count = sequence->draftLength.choose(costs, found,
+                                             sequence->draftEvidence);
+      }
+    } else {
+      sequence->draftEvidence = 0;
+      count = sequence->draftLength.choose(costs, limit);
     }
     sequence->draftCount = count;
     longest = std::max(longest, count);
@@ -161,7 +172,7 @@ strata_status_t strata_generator_t::speculativeStep() {
     const size_t drafted = sequence->draftCount;
     const size_t accepted = verdictAccepted[row];
     const int64_t before = static_cast<int64_t>(sequence->history.size());
-    sequence->draftLength.record(drafted, accepted);
+    sequence->draftLength.record(drafted, accepted, sequence->draftEvidence);
     sequence->draftTokens += drafted;
     sequence->acceptedDraftTokens += accepted;
     ++sequence->targetSteps;

@@ -231,6 +231,32 @@ TEST(PromptLookupTest, CopiesWhatFollowedTheLatestLongestMatch) {
   EXPECT_EQ(out[1], 2);
 }
 
+TEST(PromptLookupTest, ReportsTheMatchLength) {
+  // ... [1 2 3 4] 7 ... [3 4] 8 ... 1 2 3 4: the 4-token match wins over the
+  // later 2-token one.
+  const int32_t tokens[] = {1, 2, 3, 4, 7, 0, 3, 4, 8, 1, 2, 3, 4};
+  int32_t out[2] = {};
+  size_t matched = 99;
+  PromptLookupParams params;
+  EXPECT_EQ(lookupDraft(tokens, 13, params, 2, out, &matched), 2u);
+  EXPECT_EQ(matched, 4u);
+  EXPECT_EQ(out[0], 7);
+  EXPECT_EQ(out[1], 0);
+  // Compared up to maxNgram tokens: the latest of the capped matches.
+  params.maxNgram = 2;
+  EXPECT_EQ(lookupDraft(tokens, 13, params, 1, out, &matched), 1u);
+  EXPECT_EQ(matched, 2u);
+  EXPECT_EQ(out[0], 8);
+  // Nothing found: 0 matched.
+  const int32_t fresh[] = {1, 2, 3};
+  EXPECT_EQ(lookupDraft(fresh, 3, params, 4, out, &matched), 0u);
+  EXPECT_EQ(matched, 0u);
+  EXPECT_EQ(lookupMatchClass(2), 0u);
+  EXPECT_EQ(lookupMatchClass(3), 1u);
+  EXPECT_EQ(lookupMatchClass(7), 2u);
+  EXPECT_EQ(lookupMatchClass(16), 3u);
+}
+
 TEST(PromptLookupTest, NothingWithoutARecurringNgram) {
   const int32_t tokens[] = {1, 2, 3, 4, 5, 6, 7, 8};
   int32_t out[4] = {};
@@ -242,16 +268,24 @@ TEST(PromptLookupTest, NothingWithoutARecurringNgram) {
   EXPECT_EQ(lookupDraft(repeats, 4, params, 0, out), 0u);
 }
 
+// |calls| verify calls of |tokens| tokens at |ms| each.
+void timeVerify(StepCosts* costs, size_t tokens, double ms, int calls) {
+  for (int i = 0; i < calls; ++i) costs->recordVerify(tokens, ms);
+}
+
 // Each kind's first call is its warm-up and not counted (the verify
-// entry's once, for every length).
+// entry's once per length); a verify length counts as timed after three
+// more.
 StepCosts warmCosts(double decode, double draftToken, double verify) {
   StepCosts costs(9);
   costs.recordDecode(50 * decode);
   costs.recordDraftToken(50 * draftToken);
-  costs.recordVerify(9, 50 * verify);
   costs.recordDecode(decode);
   costs.recordDraftToken(draftToken);
-  for (size_t n = 2; n <= 9; ++n) costs.recordVerify(n, verify);
+  for (size_t n = 2; n <= 9; ++n) {
+    costs.recordVerify(n, 50 * verify);
+    timeVerify(&costs, n, verify, 3);
+  }
   return costs;
 }
 
@@ -268,7 +302,7 @@ TEST(DraftLengthTest, LongDraftsWhenTheyAreKeptAndCheap) {
   StepCosts costs = warmCosts(10.0, 0.5, 10.5);
   DraftLength length(8, false);
   for (int step = 0; step < 30; ++step) length.record(8, 8);
-  EXPECT_GT(length.acceptanceRate(), 0.9);
+  EXPECT_GT(length.keepRate(0), 0.9);
   EXPECT_EQ(length.choose(costs, 8), 8u);
   EXPECT_EQ(length.choose(costs, 3), 3u);  // capped by the caller
 }
@@ -280,21 +314,63 @@ TEST(DraftLengthTest, TheFirstCallOfEachKindIsAWarmUp) {
   costs.recordDecode(10.0);
   EXPECT_DOUBLE_EQ(costs.decodeMs(), 10.0);
   costs.recordVerify(5, 100.0);
-  EXPECT_DOUBLE_EQ(costs.verifyMs(3), 10.0);  // unmeasured: decode's
-  costs.recordVerify(3, 12.0);
+  EXPECT_DOUBLE_EQ(costs.verifyMs(5), 10.0);  // untimed: decode's
+  costs.recordVerify(3, 90.0);  // each length has its own warm-up
+  timeVerify(&costs, 3, 12.0, 3);
   EXPECT_DOUBLE_EQ(costs.verifyMs(3), 12.0);
-  // Other lengths on the line through decode (1 token, 10 ms) and 3 tokens.
-  EXPECT_DOUBLE_EQ(costs.verifyMs(5), 14.0);
+  // Between decode (1 token, 10 ms) and 3 tokens on their line; longer
+  // lengths no more than 3 tokens cost until timed.
   EXPECT_DOUBLE_EQ(costs.verifyMs(2), 11.0);
-  costs.recordVerify(9, 20.0);
-  EXPECT_DOUBLE_EQ(costs.verifyMs(8), 18.75);  // nearest: 9
+  EXPECT_DOUBLE_EQ(costs.verifyMs(5), 12.0);
+  costs.recordVerify(9, 60.0);
+  timeVerify(&costs, 9, 20.0, 3);
+  EXPECT_DOUBLE_EQ(costs.verifyMs(9), 20.0);
+  EXPECT_DOUBLE_EQ(costs.verifyMs(6), 16.0);  // between 3 and 9
+  timeVerify(&costs, 5, 14.0, 3);  // its warm-up was the 100 ms call
+  EXPECT_DOUBLE_EQ(costs.verifyMs(7), 17.0);  // between 5 and 9
+  EXPECT_DOUBLE_EQ(costs.verifyMs(4), 13.0);
+}
+
+// One slow call of a length (a cold cache, a busy moment) does not rule
+// it out: until timed three times it costs no more than its neighbours'
+// line says.
+TEST(DraftLengthTest, OneSlowCallIsNotTheLastWord) {
+  StepCosts cold(9);
+  cold.recordDecode(50.0);
+  cold.recordDecode(10.0);
+  cold.recordVerify(9, 50.0);
+  cold.recordVerify(9, 30.0);
+  EXPECT_DOUBLE_EQ(cold.verifyMs(9), 10.0);
+  cold.recordVerify(9, 30.0);
+  cold.recordVerify(9, 30.0);
+  EXPECT_DOUBLE_EQ(cold.verifyMs(9), 30.0);  // timed three times
+}
+
+// A long draft's verify length never timed is tried when the rates
+// favour it, and dropped once timed if it costs too much.
+TEST(DraftLengthTest, AnUntimedLengthIsTriedThenJudgedByItsTime) {
+  StepCosts costs(9);
+  costs.recordDecode(50.0);
+  costs.recordDecode(1.0);
+  costs.recordDraftToken(0.0);
+  costs.recordDraftToken(0.0);
+  costs.recordVerify(2, 50.0);
+  timeVerify(&costs, 2, 1.2, 3);
+  DraftLength length(8, false);
+  for (int step = 0; step < 30; ++step) length.record(8, 5);
+  EXPECT_EQ(length.choose(costs, 8), 8u);
+  // Timed at 5 decodes: 1 + 5 kept of 8 drafts is not worth it; 5 drafts
+  // (1.2 + 3 * 3.8 / 7 ms) are.
+  costs.recordVerify(9, 50.0);
+  timeVerify(&costs, 9, 5.0, 3);
+  EXPECT_EQ(length.choose(costs, 8), 5u);
 }
 
 TEST(DraftLengthTest, OffWhenNothingIsKeptAndRetriedNowAndThen) {
   StepCosts costs = warmCosts(10.0, 2.0, 12.0);
   DraftLength length(8, false);
   for (int step = 0; step < 30; ++step) length.record(4, 0);
-  EXPECT_LT(length.acceptanceRate(), 0.15);
+  EXPECT_LT(length.keepRate(0), 0.15);
   // A sequence whose drafts are never kept drafts a token now and then.
   size_t drafted = 0, draftingSteps = 0;
   for (int step = 0; step < 64; ++step) {
@@ -316,10 +392,51 @@ TEST(DraftLengthTest, AModestRateGetsAModestLength) {
   for (int step = 0; step < 200; ++step) {
     length.record(1, step % 2);  // kept half the time
   }
-  EXPECT_NEAR(length.acceptanceRate(), 0.5, 0.05);
+  EXPECT_NEAR(length.keepRate(0), 0.5, 0.05);
   const size_t k = length.choose(costs, 8);
   EXPECT_GE(k, 2u);
   EXPECT_LE(k, 3u);
+}
+
+TEST(DraftLengthTest, RatesArePerPosition) {
+  // Copies of three tokens: the first draft is kept 40% of the time, the
+  // next two whenever it is, the fourth never. A verify costs a twentieth
+  // of a decode more per token, drafts cost nothing: 1 + 0.4 * 3 tokens
+  // for 1.15 decodes at k = 3 is the best.
+  StepCosts costs(9);
+  costs.recordDecode(50.0);
+  costs.recordDecode(1.0);
+  costs.recordDraftToken(0.0);
+  costs.recordDraftToken(0.0);
+  for (size_t n = 2; n <= 9; ++n) {
+    costs.recordVerify(n, 50.0);
+    timeVerify(&costs, n, 1.0 + 0.05 * (n - 1), 3);
+  }
+  DraftLength length(8, false);
+  for (int step = 0; step < 200; ++step) {
+    length.record(8, step % 5 < 2 ? 3 : 0);
+  }
+  EXPECT_NEAR(length.keepRate(0), 0.4, 0.1);
+  EXPECT_GT(length.keepRate(1), 0.8);  // shrunk towards the first rate
+  EXPECT_GT(length.keepRate(2), 0.8);
+  EXPECT_LT(length.keepRate(3), 0.3);
+  EXPECT_EQ(length.choose(costs, 8), 3u);
+}
+
+TEST(DraftLengthTest, ClassesKeepTheirOwnRates) {
+  // Long matches are copied whole, short ones hardly ever: the first class
+  // stops drafting, the last drafts all it may.
+  StepCosts costs = warmCosts(1.0, 0.0, 1.2);
+  DraftLength length(8, false, 4);
+  for (int step = 0; step < 40; ++step) {
+    length.record(8, 0, 0);
+    length.record(8, 8, 3);
+  }
+  EXPECT_LT(length.keepRate(0, 0), 0.15);
+  EXPECT_GT(length.keepRate(7, 3), 0.9);
+  EXPECT_EQ(length.choose(costs, 8, 0), 0u);
+  EXPECT_EQ(length.choose(costs, 8, 3), 8u);
+  EXPECT_EQ(length.choose(costs, 5, 3), 5u);  // capped by the caller
 }
 
 }  // namespace
