@@ -44,11 +44,12 @@ class StepCosts {
   double verifyMs(size_t tokens) const;
 
  private:
+  // Whether |tokens|' average stands alone (timed enough, recently).
+  bool verifyConfirmed(size_t tokens) const;
+
   // 0 until the first sample after the warm-up call.
   double decodeMs_ = 0;
   double draftTokenMs_ = 0;
-  bool verifyConfirmed(size_t tokens) const;
-
   std::vector<double> verifyMs_;  // by tokens per row
   std::vector<size_t> verifySamples_;  // counted calls, by tokens per row
   std::vector<size_t> verifyStep_;     // the step each length was last timed
