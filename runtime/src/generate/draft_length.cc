@@ -4,7 +4,6 @@
 #include "generate/draft_length.h"
 
 #include <algorithm>
-#include <cmath>
 
 namespace strata::runtime {
 namespace {
@@ -97,7 +96,7 @@ double StepCosts::verifyMs(size_t tokens) const {
   // None above: no more than below. Checking more tokens costs less per
   // token as the weights are read once for all of them, so the line
   // through shorter lengths overshoots (decode 1.4 ms, 2 tokens 1.55, 9
-  // tokens 2.3, not 2.6).
+  // tokens 2.3, not 2.7).
   double estimate = belowMs;
   for (size_t m = tokens + 1; m < verifyMs_.size(); ++m) {
     if (verifyConfirmed(m)) {
@@ -130,12 +129,12 @@ double DraftLength::rateAt(const Counts& counts, size_t position,
          (counts.trials[position] + kPriorTrials);
 }
 
-DraftLength::Counts& DraftLength::countsOf(size_t evidence) {
-  return classes_[std::min(evidence, classes_.size() - 1)];
+size_t DraftLength::classOf(size_t evidence) const {
+  return std::min(evidence, classes_.size() - 1);
 }
 
 double DraftLength::keepRate(size_t position, size_t evidence) const {
-  const Counts& counts = classes_[std::min(evidence, classes_.size() - 1)];
+  const Counts& counts = classes_[classOf(evidence)];
   double rate = kPriorRate;
   for (size_t i = 0; i <= position && i < maxTokens_; ++i) {
     rate = rateAt(counts, i, rate);
@@ -145,7 +144,7 @@ double DraftLength::keepRate(size_t position, size_t evidence) const {
 
 void DraftLength::record(size_t drafted, size_t accepted, size_t evidence) {
   if (drafted == 0) return;
-  Counts& counts = countsOf(evidence);
+  Counts& counts = classes_[classOf(evidence)];
   for (size_t i = 0; i < maxTokens_; ++i) {
     counts.trials[i] *= kAcceptanceDecay;
     counts.kept[i] *= kAcceptanceDecay;
@@ -166,7 +165,7 @@ size_t DraftLength::choose(const StepCosts& costs, size_t limit,
   if (fixed_ || most == 0) return most;
   // Without a plain decode time there is nothing to compare with.
   if (!costs.decodeMeasured()) return 0;
-  Counts& counts = countsOf(evidence);
+  Counts& counts = classes_[classOf(evidence)];
   const double plainRate = 1.0 / costs.decodeMs();
   size_t best = 0;
   double bestRate = plainRate * kRequiredGain;

@@ -92,7 +92,8 @@ class DraftLength {
   };
   // |counts|' rate at |position|, its evidence added to |prior|'s weight.
   static double rateAt(const Counts& counts, size_t position, double prior);
-  Counts& countsOf(size_t evidence);
+  // The class |evidence| counts in (the last for any beyond it).
+  size_t classOf(size_t evidence) const;
 
   size_t maxTokens_;
   bool fixed_;
