@@ -12,7 +12,7 @@
 #include "Generate.h"
 #include "Disaggregate.h"
 #include "MeteredCommunicator.h"
-#include "RankGroup.h"
+#include "tools/rank-common/RankGroup.h"
 #include "ToolErrors.h"
 
 #include <algorithm>

@@ -23,7 +23,7 @@
 #include "EntryInputs.h"
 #include "Generate.h"
 #include "Npy.h"
-#include "RankGroup.h"
+#include "tools/rank-common/RankGroup.h"
 #include "ToolErrors.h"
 #include "strata/runtime/api.h"
 #include "strata/runtime/cpu.h"

@@ -1,9 +1,13 @@
 //===- strata-serve.cpp - Serve a .strata artifact over HTTP --------------===//
 // SPDX-License-Identifier: Apache-2.0
 // Loads the artifact, starts a scheduler over one session and serves the
-// OpenAI-compatible routes of the serve library until SIGTERM or SIGINT,
-// which drain: new requests get 503, accepted ones finish (or are cancelled
-// after --drain-timeout), and the process exits 0.
+// OpenAI-compatible routes of the serve library until SIGTERM, SIGINT or
+// SIGUSR1 (the one mpirun passes on without killing the job after), which
+// drain: new requests get 503, accepted ones finish (or are cancelled
+// after --drain-timeout), and the process exits 0. A model split over the
+// ranks of an MPI job is served by rank 0, whose scheduler leads the
+// others': they make its generator calls in step (strata_scheduler_follow)
+// and end when it does.
 //===----------------------------------------------------------------------===//
 
 #include <malloc.h>
@@ -19,6 +23,7 @@
 #include "strata/runtime/api.h"
 #include "strata/serve/server.h"
 #include "tools/common/ParseCount.h"
+#include "tools/rank-common/RankGroup.h"
 #include "tools/runtime-common/KernelIsa.h"
 #include "tools/text-common/TokenizerChoice.h"
 
@@ -32,6 +37,7 @@ const char kUsage[] =
     "           [--max-body-bytes N] [--timeout-seconds N]\n"
     "           [--drain-timeout-ms N] [--static-batching] [--no-prefix-caching]\n"
     "           [--kernel-isa amx|avx512|avx2|generic]\n"
+    "           [--communicator mpi|nccl|none]\n"
     "  --host ADDRESS          address to listen on (default 127.0.0.1: this\n"
     "                          machine only; 0.0.0.0 for every interface)\n"
     "  --port N                TCP port (default 8000; 0: any free port, printed)\n"
@@ -52,7 +58,9 @@ const char kUsage[] =
     "  --max-body-bytes N      largest request body (default 1048576; 413 above)\n"
     "  --timeout-seconds N     time a client has to send a request or take a\n"
     "                          response's bytes (default 10)\n"
-    "  --drain-timeout-ms N    on SIGTERM, time for accepted requests before\n"
+    "  --drain-timeout-ms N    on SIGTERM, SIGINT or SIGUSR1 (under mpirun:\n"
+    "                          SIGUSR1, which mpirun passes on), time for\n"
+    "                          accepted requests before\n"
     "                          they are cancelled (default 30000)\n"
     "  --static-batching       the baseline policy: a batch of waiting requests\n"
     "                          starts only when the previous one has finished,\n"
@@ -60,12 +68,21 @@ const char kUsage[] =
     "  --no-prefix-caching     run every prompt whole (default: a prompt that\n"
     "                          starts like the tokens a free slot still holds\n"
     "                          skips them)\n"
-    "  --kernel-isa ISA        cap the runtime kernels' instruction set\n";
+    "  --kernel-isa ISA        cap the runtime kernels' instruction set\n"
+    "  --communicator MODE     a model split over ranks (--tensor-parallel,\n"
+    "                          --pipeline-parallel), one process per rank:\n"
+    "                          `mpirun -np N strata-serve X.strata`. mpi: the\n"
+    "                          ranks exchange over MPI; nccl: over NCCL;\n"
+    "                          none: one process (default: mpi when started\n"
+    "                          by an MPI launcher with 2+ processes). Rank R\n"
+    "                          loads X.rank<R>.strata when X.strata is not a\n"
+    "                          rank; rank 0 serves HTTP and the others follow\n";
 
 struct Options {
   std::string artifact;
   strata::serve::ServerOptions server;
   std::string tokenizer = "byte";
+  std::string communicator;
   long maxSeqs = 0, maxBatchedTokens = 0, maxQueue = 0, prefillChunk = 0;
   long threads = 0;
   bool staticBatching = false;
@@ -139,6 +156,8 @@ int parseArgs(int argc, char** argv, Options* options) {
     } else if (arg == "--drain-timeout-ms") {
       count(0, 3600 * 1000, &number);
       options->server.drainTimeoutMs = number;
+    } else if (arg == "--communicator") {
+      options->communicator = value;
     } else if (arg == "--kernel-isa") {
       std::string problem = strata::tools::applyKernelIsa(value);
       if (!problem.empty()) return usageError(problem);
@@ -197,12 +216,20 @@ int main(int argc, char** argv) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGUSR1);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  strata::tools::RankGroup group;
+  std::string problem = group.open(options.communicator);
+  if (!problem.empty()) {
+    std::fprintf(stderr, "strata-serve: %s\n", problem.c_str());
+    return 1;
+  }
+  // A rank that fails alone ends the job: the others would wait for it.
+  strata::tools::AbortJobOnFailure abortOnFailure(group);
   strata_tokenizer_t* tokenizer = nullptr;
-  std::string problem;
-  if (options.tokenizer != "none") {
+  if (options.tokenizer != "none" && group.lead()) {
     problem = strata::tools::openTokenizer(options.tokenizer, &tokenizer);
   }
   if (!problem.empty()) {
@@ -211,9 +238,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   strata_module_t* module = nullptr;
-  strata_status_t status = strata_module_load_file(
-      options.artifact.c_str(), strata_allocator_system(), &module);
-  if (status) return fail(options.artifact.c_str(), status);
+  std::string loaded;
+  strata_status_t status = group.loadModule(
+      options.artifact, strata_allocator_system(), &module, &loaded);
+  if (status) return fail(loaded.empty() ? options.artifact.c_str() : loaded.c_str(), status);
   strata_session_options_t sessionOptions;
   strata_session_options_init(&sessionOptions);
   sessionOptions.thread_count = static_cast<uint32_t>(options.threads);
@@ -221,6 +249,8 @@ int main(int argc, char** argv) {
   status = strata_session_create(module, &sessionOptions,
                                  strata_allocator_system(), &session);
   if (status) return fail("session", status);
+  status = group.attach(session);
+  if (status) return fail("communicator", status);
   strata_scheduler_options_t schedulerOptions;
   strata_scheduler_options_init(&schedulerOptions);
   schedulerOptions.max_seqs = static_cast<int32_t>(options.maxSeqs);
@@ -229,6 +259,22 @@ int main(int argc, char** argv) {
   schedulerOptions.prefill_chunk = options.prefillChunk;
   schedulerOptions.static_batching = options.staticBatching ? 1 : 0;
   schedulerOptions.prefix_reuse = options.prefixCaching ? 1 : 0;
+  if (!group.lead()) {
+    // Signals stay blocked here: a follower ends when rank 0 has drained.
+    status = strata_scheduler_follow(session, &schedulerOptions,
+                                     group.communicator());
+    if (status) {
+      std::fprintf(stderr, "strata-serve: rank %u: %s: %s\n", group.rank(),
+                   strata_status_code_string(strata_status_code(status)),
+                   strata_status_message(status));
+      strata_status_free(status);
+    }
+    const int code = status ? 1 : 0;
+    strata_session_release(session);
+    strata_module_release(module);
+    return abortOnFailure.done(code);
+  }
+  if (group.size() > 1) schedulerOptions.lead_group = group.communicator();
   strata_scheduler_t* scheduler = nullptr;
   status = strata_scheduler_create(session, &schedulerOptions, &scheduler);
   if (status) return fail(options.artifact.c_str(), status);
@@ -254,7 +300,9 @@ int main(int argc, char** argv) {
 #endif
         }
         std::fprintf(stderr, "strata-serve: %s: draining\n",
-                     signal == SIGTERM ? "SIGTERM" : "SIGINT");
+                     signal == SIGTERM  ? "SIGTERM"
+                     : signal == SIGINT ? "SIGINT"
+                                        : "SIGUSR1");
         server.drainAndStop();
       });
       std::printf("strata-serve: serving '%s' on http://%s:%d\n",
@@ -268,9 +316,10 @@ int main(int argc, char** argv) {
       waiter.join();
     }
   }
+  // Releasing the scheduler lets the other ranks' followers return.
   strata_scheduler_release(scheduler);
   strata_session_release(session);
   strata_module_release(module);
   strata_tokenizer_release(tokenizer);
-  return exitCode;
+  return abortOnFailure.done(exitCode);
 }

@@ -18,11 +18,13 @@
 #include <map>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "generate/contract.h"
 #include "generate/generator_state.h"
+#include "generate/lead_group.h"
 #include "generate/sampler.h"
 #include "strata/runtime/generate.h"
 #include "strata/runtime/tensor.h"
@@ -201,6 +203,68 @@ strata_status_t checkSpeculation(strata_session_t* session,
         contract->verifyLength);
   }
   return nullptr;
+}
+
+// The lead_group option: a group this generator can lead.
+strata_status_t acceptLeadGroup(const strata_communicator_t& given,
+                                 bool speculative, bool fixedDraft,
+                                 std::optional<strata_communicator_t>* out) {
+  strata_communicator_t group;
+  strata_communicator_init(&group);
+  if (given.struct_size < offsetof(strata_communicator_t, send) +
+                              sizeof(group.send)) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                              "lead_group's struct_size %zu is too small",
+                              given.struct_size);
+  }
+  std::memcpy(&group, &given, std::min(given.struct_size, sizeof(group)));
+  group.struct_size = sizeof(group);
+  if (!group.send || group.size < 2 || group.rank != 0) {
+    return STRATA_MAKE_STATUS(
+        STRATA_STATUS_INVALID_ARGUMENT,
+        "lead_group must be a group of 2 or more ranks with send, led by its "
+        "rank 0 (this is rank %u of %u)",
+        group.rank, group.size);
+  }
+  if (speculative && !fixedDraft) {
+    return STRATA_MAKE_STATUS(
+        STRATA_STATUS_INVALID_ARGUMENT,
+        "a generator that leads other ranks drafts a fixed count "
+        "(fixed_draft_tokens): the adaptive count follows this process's "
+        "call times, which the other ranks do not see");
+  }
+  *out = group;
+  return nullptr;
+}
+
+using strata::runtime::LeadCall;
+using strata::runtime::LeadOp;
+
+LeadCall leadCall(LeadOp op, uint64_t sequence, uint64_t count = 0) {
+  LeadCall call{};
+  call.op = static_cast<uint32_t>(op);
+  call.sequence = sequence;
+  call.count = count;
+  return call;
+}
+
+// Sends |call| to the ranks |generator| leads, if any.
+strata_status_t lead(const strata_generator_t* generator,
+                     const LeadCall& call) {
+  if (!generator->leadGroup) return nullptr;
+  return strata::runtime::sendLeadCall(*generator->leadGroup, call, nullptr,
+                                       nullptr);
+}
+
+// A new sequence's call, with the id it will get.
+strata_status_t leadNewSequence(const strata_generator_t* generator, LeadOp op,
+                                const int64_t* prompt, size_t length,
+                                const strata_generation_params_t& params) {
+  if (!generator->leadGroup) return nullptr;
+  LeadCall call = leadCall(op, generator->nextId, length);
+  strata::runtime::putParams(params, &call);
+  return strata::runtime::sendLeadCall(*generator->leadGroup, call, prompt,
+                                       params.stop_tokens);
 }
 
 }  // namespace
@@ -585,6 +649,12 @@ strata_status_t strata_generator_create(
                               given.prefill_chunk, contract.prefillLength);
   }
   const bool speculative = given.draft_session || given.prompt_lookup;
+  std::optional<strata_communicator_t> leadGroup;
+  if (given.lead_group) {
+    STRATA_RETURN_IF_ERROR(acceptLeadGroup(*given.lead_group, speculative,
+                                           given.fixed_draft_tokens != 0,
+                                           &leadGroup));
+  }
   GenerationContract draftContract;
   if (speculative) {
     STRATA_RETURN_IF_ERROR(checkSpeculation(session, given, &contract,
@@ -598,6 +668,7 @@ strata_status_t strata_generator_create(
         given.prefill_chunk ? given.prefill_chunk : contract.prefillLength;
     generator->callback = given.callback;
     generator->callbackUser = given.callback_user;
+    generator->leadGroup = leadGroup;
     const size_t slots = static_cast<size_t>(contract.slots);
     const size_t vocab = static_cast<size_t>(contract.vocab);
     generator->slotOwner.assign(slots, nullptr);
@@ -663,6 +734,13 @@ strata_status_t strata_generator_create(
 
 void strata_generator_release(strata_generator_t* generator) {
   if (!generator) return;
+  // The followers return from strata_generator_follow; a transport that
+  // fails here leaves nothing to tell.
+  if (generator->leadGroup) {
+    strata_status_free(sendLeadCall(*generator->leadGroup,
+                                    leadCall(LeadOp::kRelease, 0), nullptr,
+                                    nullptr));
+  }
   for (Sequence* sequence : generator->slotOwner) {
     if (sequence) generator->finish(sequence);
   }
@@ -721,6 +799,8 @@ strata_status_t strata_generator_begin_sequence(
                                           params, out_sequence_id,
                                           "strata_generator_begin_sequence",
                                           &given));
+  STRATA_RETURN_IF_ERROR(leadNewSequence(generator, LeadOp::kBeginSequence,
+                                         prompt, prompt_length, given));
   try {
     return generator->beginSequence(prompt, prompt_length, given,
                                     out_sequence_id);
@@ -749,6 +829,8 @@ strata_status_t strata_generator_prefill(strata_generator_t* generator,
     return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
                               "max_tokens is 0");
   }
+  STRATA_RETURN_IF_ERROR(
+      lead(generator, leadCall(LeadOp::kPrefill, sequence_id, max_tokens)));
   strata_status_t status = nullptr;
   try {
     // A preempted sequence is recomputed by the steps, not here.
@@ -776,6 +858,8 @@ strata_status_t strata_generator_add_sequence(
                                           params, out_sequence_id,
                                           "strata_generator_add_sequence",
                                           &given));
+  STRATA_RETURN_IF_ERROR(leadNewSequence(generator, LeadOp::kAddSequence,
+                                         prompt, prompt_length, given));
   try {
     uint64_t id = 0;
     STRATA_RETURN_IF_ERROR(
@@ -811,6 +895,7 @@ strata_status_t strata_generator_step(strata_generator_t* generator,
                               "generator must not be NULL");
   }
   if (generator->inCallback) return inCallbackError("strata_generator_step");
+  STRATA_RETURN_IF_ERROR(lead(generator, leadCall(LeadOp::kStep, 0)));
   try {
     return generator->step(out_active);
   } catch (const std::bad_alloc&) {
@@ -826,13 +911,23 @@ strata_status_t strata_generator_cancel(strata_generator_t* generator,
   }
   Sequence* sequence = generator->find(sequence_id);
   if (!sequence) return unknownSequence(sequence_id);
+  STRATA_RETURN_IF_ERROR(
+      lead(generator, leadCall(LeadOp::kCancel, sequence_id)));
   generator->finish(sequence);
   return nullptr;
 }
 
 strata_status_t strata_generator_remove_sequence(strata_generator_t* generator,
                                                  uint64_t sequence_id) {
-  STRATA_RETURN_IF_ERROR(strata_generator_cancel(generator, sequence_id));
+  if (!generator) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                              "generator must not be NULL");
+  }
+  Sequence* sequence = generator->find(sequence_id);
+  if (!sequence) return unknownSequence(sequence_id);
+  STRATA_RETURN_IF_ERROR(
+      lead(generator, leadCall(LeadOp::kRemoveSequence, sequence_id)));
+  generator->finish(sequence);
   generator->sequences.erase(sequence_id);
   return nullptr;
 }

@@ -145,6 +145,9 @@ struct strata_generator_t {
   void* callbackUser = nullptr;
   bool inCallback = false;
   uint64_t nextId = 1;
+  // Rank 0 of a split model's group: each call that moves the sequences
+  // goes to the other ranks first (lead_group.h).
+  std::optional<strata_communicator_t> leadGroup;
   std::map<uint64_t, std::unique_ptr<Sequence>> sequences;
   // The sequence in each slot, null when free.
   std::vector<Sequence*> slotOwner;

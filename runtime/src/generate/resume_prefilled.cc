@@ -68,6 +68,12 @@ strata_status_t strata_generator_resume_prefilled(strata_generator_t* generator,
         STRATA_STATUS_FAILED_PRECONDITION,
         "strata_generator_resume_prefilled called from the token callback");
   }
+  if (generator->leadGroup) {
+    return STRATA_MAKE_STATUS(
+        STRATA_STATUS_FAILED_PRECONDITION,
+        "resuming a prefilled sequence is not supported on a generator that "
+        "leads other ranks: their caches did not receive the prompt's rows");
+  }
   if (generator->pool) {
     return STRATA_MAKE_STATUS(
         STRATA_STATUS_FAILED_PRECONDITION,

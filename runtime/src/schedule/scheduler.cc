@@ -459,6 +459,32 @@ void strata_scheduler_stats_init(strata_scheduler_stats_t* stats) {
   stats->struct_size = sizeof(*stats);
 }
 
+namespace {
+
+// |options| (NULL: the defaults) checked into |*given|, and the options of
+// the scheduler's generator (lead_group left out).
+strata_status_t acceptOptions(const strata_scheduler_options_t* options,
+                              strata_scheduler_options_t* given,
+                              strata_generator_options_t* generatorOptions) {
+  strata_scheduler_options_init(given);
+  if (options) {
+    STRATA_RETURN_IF_ERROR(strata::runtime::copyVersioned(
+        options, sizeof(*given), given, "options"));
+  }
+  if (given->max_batched_tokens < 0 || given->max_queue < 0) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                              "max_batched_tokens (%" PRId64
+                              ") and max_queue (%" PRId32 ") must be >= 0",
+                              given->max_batched_tokens, given->max_queue);
+  }
+  strata_generator_options_init(generatorOptions);
+  generatorOptions->prefill_chunk = given->prefill_chunk;
+  generatorOptions->prefix_reuse = given->prefix_reuse;
+  return nullptr;
+}
+
+}  // namespace
+
 strata_status_t strata_scheduler_create(
     strata_session_t* session, const strata_scheduler_options_t* options,
     strata_scheduler_t** out) {
@@ -467,19 +493,9 @@ strata_status_t strata_scheduler_create(
                               "session and out must not be NULL");
   }
   strata_scheduler_options_t given;
-  strata_scheduler_options_init(&given);
-  if (options) STRATA_RETURN_IF_ERROR(strata::runtime::copyVersioned(options, sizeof(given), &given,
-                                         "options"));
-  if (given.max_batched_tokens < 0 || given.max_queue < 0) {
-    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
-                              "max_batched_tokens (%" PRId64
-                              ") and max_queue (%" PRId32 ") must be >= 0",
-                              given.max_batched_tokens, given.max_queue);
-  }
   strata_generator_options_t generatorOptions;
-  strata_generator_options_init(&generatorOptions);
-  generatorOptions.prefill_chunk = given.prefill_chunk;
-  generatorOptions.prefix_reuse = given.prefix_reuse;
+  STRATA_RETURN_IF_ERROR(acceptOptions(options, &given, &generatorOptions));
+  generatorOptions.lead_group = given.lead_group;
   try {
     auto scheduler = std::make_unique<strata_scheduler_t>();
     generatorOptions.callback = &strata_scheduler_t::onToken;
@@ -516,6 +532,24 @@ strata_status_t strata_scheduler_create(
     return STRATA_MAKE_STATUS(STRATA_STATUS_RESOURCE_EXHAUSTED,
                               "cannot start the scheduler's thread");
   }
+}
+
+strata_status_t strata_scheduler_follow(
+    strata_session_t* session, const strata_scheduler_options_t* options,
+    const strata_communicator_t* group) {
+  if (!session || !group) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                              "session and group must not be NULL");
+  }
+  strata_scheduler_options_t given;
+  strata_generator_options_t generatorOptions;
+  STRATA_RETURN_IF_ERROR(acceptOptions(options, &given, &generatorOptions));
+  strata_generator_t* generator = nullptr;
+  STRATA_RETURN_IF_ERROR(
+      strata_generator_create(session, &generatorOptions, &generator));
+  strata_status_t status = strata_generator_follow(generator, group);
+  strata_generator_release(generator);
+  return status;
 }
 
 void strata_scheduler_release(strata_scheduler_t* scheduler) {

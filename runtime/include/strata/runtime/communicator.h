@@ -72,6 +72,9 @@ typedef struct strata_communicator_t {
 #define STRATA_COMMUNICATOR_TAG_GROUP 0x5301u
 /// The tag of the activations one pipeline stage hands to another.
 #define STRATA_COMMUNICATOR_TAG_STAGE 0x5302u
+/// The tag of the calls a leading generator sends the generators that
+/// follow it (strata_generator_options_t.lead_group).
+#define STRATA_COMMUNICATOR_TAG_LEAD 0x5303u
 
 /// Zero-fills |communicator| and sets its struct_size (rank 0 of size 1,
 /// no functions).

@@ -71,6 +71,17 @@ typedef struct strata_generator_options_t {
   /// speculative decoding and for modules whose cache is not kept by
   /// position (the ring cache of a windowed attention).
   int32_t prefix_reuse;
+  /// One process driving a split model (docs/distributed.md): non-NULL
+  /// on rank 0 of the model's group, every call that moves this
+  /// generator's sequences (add_sequence, begin_sequence, prefill, step,
+  /// cancel, remove_sequence, release) is first sent over |lead_group| to
+  /// its other ranks, whose generators, created with the same options and
+  /// a NULL lead_group, repeat it in strata_generator_follow; the model's
+  /// collectives then meet. Borrowed; send is required. Speculative
+  /// decoding needs fixed_draft_tokens (the adaptive count follows
+  /// measured times, which differ between processes), and
+  /// resume_prefilled is refused (FAILED_PRECONDITION).
+  const strata_communicator_t* lead_group;
 } strata_generator_options_t;
 
 /// Sets |options| to the defaults and struct_size to this header's size.
@@ -238,6 +249,19 @@ STRATA_API_EXPORT strata_status_t strata_generator_resume_prefilled(
 /// the step may be retried or sequences cancelled.
 STRATA_API_EXPORT strata_status_t
 strata_generator_step(strata_generator_t* generator, size_t* out_active);
+
+/// The other side of strata_generator_options_t.lead_group, on a rank
+/// other than 0 of |group|: receives the calls of rank 0's generator and
+/// makes each on |generator| (created with the lead's options, no
+/// callback needed), until the lead is released; then returns OK. The
+/// calls' own statuses are not returned (the lead meets the same ones);
+/// UNAVAILABLE if a message does not arrive or is malformed,
+/// FAILED_PRECONDITION for a sequence id the lead has and this generator
+/// lacks (the two have diverged). Blocks; waits for the lead's messages
+/// with the group's probe (sleeping between probes while idle) where it
+/// has one.
+STRATA_API_EXPORT strata_status_t strata_generator_follow(
+    strata_generator_t* generator, const strata_communicator_t* group);
 
 /// Stops sequence |sequence_id| (nothing more is streamed for it) and frees
 /// its slot; its tokens and metrics stay readable. OK for a finished one;

@@ -96,11 +96,24 @@ typedef struct strata_scheduler_options_t {
   /// The generator's prefix_reuse (generate.h): a request whose prompt
   /// starts like the tokens a free slot still caches skips their prefill.
   int32_t prefix_reuse;
+  /// The generator's lead_group (generate.h): on rank 0 of a split model,
+  /// the other ranks run strata_scheduler_follow with the same options.
+  const strata_communicator_t* lead_group;
 } strata_scheduler_options_t;
 
 /// Sets |options| to the defaults and struct_size to this header's size.
 STRATA_API_EXPORT void strata_scheduler_options_init(
     strata_scheduler_options_t* options);
+
+/// A rank other than 0 of a split model served by rank 0's scheduler
+/// (created with |options|' lead_group set): makes a generator of
+/// |session| as strata_scheduler_create would with |options| (lead_group
+/// aside) and repeats rank 0's generator calls on it
+/// (strata_generator_follow over |group|) until rank 0's scheduler is
+/// released. Blocks; returns OK then, or the error that ended it.
+STRATA_API_EXPORT strata_status_t strata_scheduler_follow(
+    strata_session_t* session, const strata_scheduler_options_t* options,
+    const strata_communicator_t* group);
 
 /// Counts and gauges of a scheduler at one moment (between iterations).
 /// Set struct_size (strata_scheduler_stats_init) before the call.

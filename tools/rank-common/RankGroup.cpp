@@ -1,10 +1,10 @@
-//===- RankGroup.cpp - The tensor-parallel group strata-run runs in -------===//
+//===- RankGroup.cpp - The group of ranks a tool runs in ------------------===//
 // SPDX-License-Identifier: Apache-2.0
 // Open MPI's mpirun sets OMPI_COMM_WORLD_SIZE, MPICH's and Slurm's PMI
 // launchers PMI_SIZE: either above 1 means the process is one of a group.
 //===----------------------------------------------------------------------===//
 
-#include "RankGroup.h"
+#include "tools/rank-common/RankGroup.h"
 
 #include "tools/common/RankPath.h"
 
@@ -13,7 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#if defined(STRATA_RUN_HAVE_MPI)
+#if defined(STRATA_RANK_GROUP_HAVE_MPI)
 #include "strata/runtime/mpi_communicator.h"
 #include "strata/runtime/nccl_communicator.h"
 #endif
@@ -51,7 +51,7 @@ bool exists(const std::string &path) {
 } // namespace
 
 RankGroup::~RankGroup() {
-#if defined(STRATA_RUN_HAVE_MPI)
+#if defined(STRATA_RANK_GROUP_HAVE_MPI)
   // NCCL's communicator first: MPI may finalize at its release.
   strata_nccl_communicator_release(nccl_);
   for (strata_communicator_t *other : others_)
@@ -65,7 +65,7 @@ std::string RankGroup::open(const std::string &mode) {
     return "";
   if (!mode.empty() && mode != "mpi" && mode != "nccl")
     return "--communicator expects mpi, nccl or none, got '" + mode + "'";
-#if defined(STRATA_RUN_HAVE_MPI)
+#if defined(STRATA_RANK_GROUP_HAVE_MPI)
   strata_status_t status = strata_mpi_communicator_create(&mpi_);
   if (status) {
     std::string problem = std::string("cannot start MPI: ") +
@@ -91,17 +91,17 @@ std::string RankGroup::open(const std::string &mode) {
   return "";
 #else
   if (mode.empty())
-    return "started by an MPI launcher, but this strata-run was built "
+    return "started by an MPI launcher, but this tool was built "
            "without MPI (libstrata_mpi); rebuild where MPI is installed or "
            "pass --communicator none";
   return "--communicator " + mode +
-         ": this strata-run was built without MPI (libstrata_mpi), which "
+         ": this tool was built without MPI (libstrata_mpi), which "
          "starts the ranks; rebuild where MPI is installed";
 #endif
 }
 
 void RankGroup::abortJob(int code) const {
-#if defined(STRATA_RUN_HAVE_MPI)
+#if defined(STRATA_RANK_GROUP_HAVE_MPI)
   if (size() > 1) {
     std::fflush(stdout);
     std::fflush(stderr);
@@ -146,7 +146,7 @@ strata_status_t RankGroup::loadModule(const std::string &path,
 }
 
 std::string RankGroup::openAnother(const strata_communicator_t **out) {
-#if defined(STRATA_RUN_HAVE_MPI)
+#if defined(STRATA_RANK_GROUP_HAVE_MPI)
   if (!mpi_ || communicator_ != mpi_)
     return "sessions side by side need --communicator mpi";
   if (!strata_mpi_communicators_concurrent())

@@ -1,13 +1,13 @@
-//===- RankGroup.h - The group of ranks strata-run runs in ------*- C++ -*-===//
+//===- RankGroup.h - The group of ranks a tool runs in ----------*- C++ -*-===//
 // SPDX-License-Identifier: Apache-2.0
 // Under an MPI launcher (or with --communicator mpi or nccl) every process
-// is one rank: it loads the artifact written for its rank, gives its
-// session the MPI (or NCCL) communicator, and only rank 0 prints and
-// writes outputs.
+// of strata-run or strata-serve is one rank: it loads the artifact written
+// for its rank, gives its session the MPI (or NCCL) communicator, and only
+// rank 0 prints and writes outputs (strata-serve: only rank 0 serves).
 //===----------------------------------------------------------------------===//
 
-#ifndef STRATA_TOOLS_STRATA_RUN_RANKGROUP_H_
-#define STRATA_TOOLS_STRATA_RUN_RANKGROUP_H_
+#ifndef STRATA_TOOLS_RANK_COMMON_RANKGROUP_H_
+#define STRATA_TOOLS_RANK_COMMON_RANKGROUP_H_
 
 #include <string>
 #include <vector>
@@ -96,4 +96,4 @@ private:
 
 } // namespace strata::tools
 
-#endif // STRATA_TOOLS_STRATA_RUN_RANKGROUP_H_
+#endif // STRATA_TOOLS_RANK_COMMON_RANKGROUP_H_

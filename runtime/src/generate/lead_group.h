@@ -1,0 +1,62 @@
+//===- lead_group.h - One generator's calls repeated on every rank --------===//
+// SPDX-License-Identifier: Apache-2.0
+// A split model runs on every rank at once, so a server on rank 0 makes
+// each generator call on every rank: rank 0's generator sends a call to
+// the others before it makes it (strata_generator_options_t.lead_group),
+// and theirs make it in turn (strata_generator_follow). A generator's
+// state depends only on its calls (sequence ids and slots are counters,
+// sampling is seeded, the logits are the same on every rank), so the
+// followers' sequences stay the lead's and their collectives meet.
+
+#ifndef STRATA_RUNTIME_SRC_GENERATE_LEAD_GROUP_H_
+#define STRATA_RUNTIME_SRC_GENERATE_LEAD_GROUP_H_
+
+#include <cstdint>
+
+#include "strata/runtime/communicator.h"
+#include "strata/runtime/generate.h"
+
+namespace strata::runtime {
+
+enum class LeadOp : uint32_t {
+  kAddSequence = 1,
+  kBeginSequence,
+  kPrefill,
+  kStep,
+  kCancel,
+  kRemoveSequence,
+  kRelease,
+};
+
+// One call as sent: the fixed part. A new sequence's prompt and stop
+// tokens follow in a second message of (count + stopCount) ids.
+struct LeadCall {
+  uint32_t magic;
+  uint32_t op;
+  // The sequence the call names; for a new one, the id the lead gives it.
+  uint64_t sequence;
+  // Prompt tokens of a new sequence; a prefill's max_tokens.
+  uint64_t count;
+  uint64_t stopCount;
+  // A new sequence's params (strata_generation_params_t).
+  uint64_t seed;
+  int64_t maxNewTokens;
+  float temperature;
+  float topP;
+  float minP;
+  float repetitionPenalty;
+  int32_t topK;
+  uint32_t reserved;
+};
+
+// Sends |call| (and, for a new sequence, |prompt| then |stops|) to every
+// other rank of |group|. UNAVAILABLE quoting the transport's message.
+strata_status_t sendLeadCall(const strata_communicator_t& group, LeadCall call,
+                             const int64_t* prompt, const int64_t* stops);
+
+// The params of a new sequence's call.
+void putParams(const strata_generation_params_t& params, LeadCall* call);
+
+}  // namespace strata::runtime
+
+#endif  // STRATA_RUNTIME_SRC_GENERATE_LEAD_GROUP_H_
