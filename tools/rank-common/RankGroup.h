@@ -33,6 +33,11 @@ public:
 
   /// The communicator for sessions; null for a process of its own.
   const strata_communicator_t *communicator() const { return communicator_; }
+  /// The one for the tools' own messages between ranks (a server's calls):
+  /// MPI's, with its probe, also when sessions exchange over NCCL.
+  const strata_communicator_t *control() const {
+    return mpi_ ? mpi_ : communicator_;
+  }
   uint32_t rank() const { return communicator_ ? communicator_->rank : 0; }
   uint32_t size() const { return communicator_ ? communicator_->size : 1; }
   /// Whether this process prints and writes outputs (rank 0).

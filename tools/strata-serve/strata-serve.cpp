@@ -262,7 +262,7 @@ int main(int argc, char** argv) {
   if (!group.lead()) {
     // Signals stay blocked here: a follower ends when rank 0 has drained.
     status = strata_scheduler_follow(session, &schedulerOptions,
-                                     group.communicator());
+                                     group.control());
     if (status) {
       std::fprintf(stderr, "strata-serve: rank %u: %s: %s\n", group.rank(),
                    strata_status_code_string(strata_status_code(status)),
@@ -274,7 +274,7 @@ int main(int argc, char** argv) {
     strata_module_release(module);
     return abortOnFailure.done(code);
   }
-  if (group.size() > 1) schedulerOptions.lead_group = group.communicator();
+  if (group.size() > 1) schedulerOptions.lead_group = group.control();
   strata_scheduler_t* scheduler = nullptr;
   status = strata_scheduler_create(session, &schedulerOptions, &scheduler);
   if (status) return fail(options.artifact.c_str(), status);

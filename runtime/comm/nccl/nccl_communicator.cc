@@ -2,7 +2,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Host buffers in, host buffers out: every call stages its bytes in device
 // memory on the communicator's own stream and waits for it, so the table
-// behaves like the MPI one to the runtime.
+// behaves like the MPI one to the runtime. NCCL has no message tags, and
+// its sends and receives between two ranks match in call order; the tags
+// the runtime uses each get an NCCL communicator of their own (a channel),
+// so a stage hand-over and a tensor group's gather never take each other's
+// messages, as they do not over MPI.
 
 #include "strata/runtime/nccl_communicator.h"
 
@@ -16,12 +20,20 @@
 namespace strata::nccl {
 namespace {
 
+// The message tags with a channel: 0 (an embedder's messages), the
+// tensor group's gathers and the stages' hand-overs. The first channel
+// also carries all_gather.
+constexpr uint32_t kChannelTags[] = {0, STRATA_COMMUNICATOR_TAG_GROUP,
+                                     STRATA_COMMUNICATOR_TAG_STAGE};
+constexpr size_t kChannels = sizeof(kChannelTags) / sizeof(kChannelTags[0]);
+
 // What each rank contributes to the bootstrap's all_gather: whether its
-// local setup worked and, from rank 0, the NCCL id. A rank that failed
-// still takes part, so that no rank waits for it; zeros read as failed.
+// local setup worked and, from rank 0, an NCCL id per channel. A rank that
+// failed still takes part, so that no rank waits for it; zeros read as
+// failed.
 struct Hello {
   uint32_t ready;
-  ncclUniqueId id;
+  ncclUniqueId ids[kChannels];
 };
 
 // A device buffer that only grows.
@@ -35,13 +47,17 @@ struct NcclCommunicator {
   strata_communicator_t base;
   Api api;
   int device = 0;
-  ncclComm_t comm = nullptr;
   cudaStream_t stream = nullptr;
   DeviceBuffer staging;
-  // A message this rank sent itself, held until its recv.
-  DeviceBuffer mailbox;
-  size_t mailboxBytes = 0;
-  bool mailboxFull = false;
+  struct Channel {
+    ncclComm_t comm = nullptr;
+    // A message this rank sent itself with the channel's tag, held until
+    // its recv.
+    DeviceBuffer mailbox;
+    size_t mailboxBytes = 0;
+    bool mailboxFull = false;
+  };
+  Channel channels[kChannels];
 };
 
 NcclCommunicator* recordOf(void* self) {
@@ -54,9 +70,9 @@ strata_status_t cudaCheck(const NcclCommunicator& c, const char* call,
 }
 
 strata_status_t ncclCheck(const NcclCommunicator& c, const char* call,
-                          ncclResult_t result) {
+                          ncclResult_t result, ncclComm_t comm) {
   return result == kNcclSuccess ? nullptr
-                                : ncclFailure(c.api, call, result, c.comm);
+                                : ncclFailure(c.api, call, result, comm);
 }
 
 // The CUDA runtime's current device is per thread, and a session may run
@@ -90,21 +106,26 @@ strata_status_t wait(const NcclCommunicator& c) {
                    c.api.cudaStreamSynchronize(c.stream));
 }
 
-strata_status_t checkPeer(const NcclCommunicator& c, uint32_t peer,
-                          uint32_t tag) {
+// The channel of a message to or from |peer| with |tag|.
+strata_status_t channelOf(NcclCommunicator& c, uint32_t peer, uint32_t tag,
+                          NcclCommunicator::Channel** out) {
   if (peer >= c.base.size) {
     return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
                               "peer rank %u is outside the group of %u", peer,
                               c.base.size);
   }
-  if (tag != 0) {
-    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
-                              "message tag %u: NCCL has no tags (messages "
-                              "between two ranks match in call order), so "
-                              "only tag 0 is accepted",
-                              tag);
+  for (size_t i = 0; i < kChannels; ++i) {
+    if (kChannelTags[i] == tag) {
+      *out = &c.channels[i];
+      return nullptr;
+    }
   }
-  return nullptr;
+  return STRATA_MAKE_STATUS(
+      STRATA_STATUS_INVALID_ARGUMENT,
+      "message tag %u: NCCL has no tags, so each tag is an NCCL communicator "
+      "made when this one was, and only 0, %u (tensor group) and %u "
+      "(pipeline stages) have one",
+      tag, STRATA_COMMUNICATOR_TAG_GROUP, STRATA_COMMUNICATOR_TAG_STAGE);
 }
 
 // In place: this rank's part goes at its offset of the gathered buffer,
@@ -130,10 +151,12 @@ strata_status_t allGather(void* self, const void* send, void* recv,
   uint8_t* gathered = static_cast<uint8_t*>(c.staging.data);
   uint8_t* mine = gathered + bytes * c.base.rank;
   STRATA_RETURN_IF_ERROR(copy(c, mine, send, bytes, kCudaMemcpyHostToDevice));
+  ncclComm_t comm = c.channels[0].comm;
   STRATA_RETURN_IF_ERROR(
       ncclCheck(c, "ncclAllGather",
-                c.api.ncclAllGather(mine, gathered, bytes, kNcclUint8, c.comm,
-                                    c.stream)));
+                c.api.ncclAllGather(mine, gathered, bytes, kNcclUint8, comm,
+                                    c.stream),
+                comm));
   STRATA_RETURN_IF_ERROR(
       copy(c, recv, gathered, total, kCudaMemcpyDeviceToHost));
   return wait(c);
@@ -141,37 +164,40 @@ strata_status_t allGather(void* self, const void* send, void* recv,
 
 // A send to this rank itself is grouped with its recv into the mailbox:
 // alone, a blocking ncclSend to self would wait forever for the recv.
-strata_status_t sendToSelf(NcclCommunicator& c, size_t bytes) {
-  if (c.mailboxFull) {
+strata_status_t sendToSelf(NcclCommunicator& c,
+                           NcclCommunicator::Channel& channel, size_t bytes) {
+  if (channel.mailboxFull) {
     return STRATA_MAKE_STATUS(STRATA_STATUS_FAILED_PRECONDITION,
                               "a message rank %u sent itself is still "
-                              "waiting for its recv; NCCL holds one at a "
-                              "time",
+                              "waiting for its recv; NCCL holds one per tag "
+                              "at a time",
                               c.base.rank);
   }
-  STRATA_RETURN_IF_ERROR(reserve(c, &c.mailbox, bytes));
+  STRATA_RETURN_IF_ERROR(reserve(c, &channel.mailbox, bytes));
   const int self = static_cast<int>(c.base.rank);
+  ncclComm_t comm = channel.comm;
   STRATA_RETURN_IF_ERROR(
-      ncclCheck(c, "ncclGroupStart", c.api.ncclGroupStart()));
+      ncclCheck(c, "ncclGroupStart", c.api.ncclGroupStart(), comm));
   const ncclResult_t sent =
-      c.api.ncclSend(c.staging.data, bytes, kNcclUint8, self, c.comm, c.stream);
-  const ncclResult_t received =
-      c.api.ncclRecv(c.mailbox.data, bytes, kNcclUint8, self, c.comm, c.stream);
+      c.api.ncclSend(c.staging.data, bytes, kNcclUint8, self, comm, c.stream);
+  const ncclResult_t received = c.api.ncclRecv(
+      channel.mailbox.data, bytes, kNcclUint8, self, comm, c.stream);
   // The group is closed whatever happened inside it.
   const ncclResult_t ended = c.api.ncclGroupEnd();
-  STRATA_RETURN_IF_ERROR(ncclCheck(c, "ncclSend", sent));
-  STRATA_RETURN_IF_ERROR(ncclCheck(c, "ncclRecv", received));
-  STRATA_RETURN_IF_ERROR(ncclCheck(c, "ncclGroupEnd", ended));
+  STRATA_RETURN_IF_ERROR(ncclCheck(c, "ncclSend", sent, comm));
+  STRATA_RETURN_IF_ERROR(ncclCheck(c, "ncclRecv", received, comm));
+  STRATA_RETURN_IF_ERROR(ncclCheck(c, "ncclGroupEnd", ended, comm));
   STRATA_RETURN_IF_ERROR(wait(c));
-  c.mailboxBytes = bytes;
-  c.mailboxFull = true;
+  channel.mailboxBytes = bytes;
+  channel.mailboxFull = true;
   return nullptr;
 }
 
 strata_status_t send(void* self, const void* buffer, size_t bytes,
                      uint32_t peer, uint32_t tag) {
   NcclCommunicator& c = *recordOf(self);
-  STRATA_RETURN_IF_ERROR(checkPeer(c, peer, tag));
+  NcclCommunicator::Channel* channel = nullptr;
+  STRATA_RETURN_IF_ERROR(channelOf(c, peer, tag, &channel));
   if (bytes == 0) return nullptr;
   if (!buffer) {
     return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
@@ -181,18 +207,21 @@ strata_status_t send(void* self, const void* buffer, size_t bytes,
   STRATA_RETURN_IF_ERROR(reserve(c, &c.staging, bytes));
   STRATA_RETURN_IF_ERROR(
       copy(c, c.staging.data, buffer, bytes, kCudaMemcpyHostToDevice));
-  if (peer == c.base.rank) return sendToSelf(c, bytes);
+  if (peer == c.base.rank) return sendToSelf(c, *channel, bytes);
   STRATA_RETURN_IF_ERROR(
       ncclCheck(c, "ncclSend",
                 c.api.ncclSend(c.staging.data, bytes, kNcclUint8,
-                               static_cast<int>(peer), c.comm, c.stream)));
+                               static_cast<int>(peer), channel->comm,
+                               c.stream),
+                channel->comm));
   return wait(c);
 }
 
 strata_status_t recv(void* self, void* buffer, size_t bytes, uint32_t peer,
                      uint32_t tag) {
   NcclCommunicator& c = *recordOf(self);
-  STRATA_RETURN_IF_ERROR(checkPeer(c, peer, tag));
+  NcclCommunicator::Channel* channel = nullptr;
+  STRATA_RETURN_IF_ERROR(channelOf(c, peer, tag, &channel));
   if (bytes == 0) return nullptr;
   if (!buffer) {
     return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
@@ -200,22 +229,26 @@ strata_status_t recv(void* self, void* buffer, size_t bytes, uint32_t peer,
   }
   STRATA_RETURN_IF_ERROR(selectDevice(c));
   if (peer == c.base.rank) {
-    if (!c.mailboxFull || c.mailboxBytes != bytes) {
+    if (!channel->mailboxFull || channel->mailboxBytes != bytes) {
       return STRATA_MAKE_STATUS(
           STRATA_STATUS_FAILED_PRECONDITION,
-          "recv of %zu bytes from rank %u itself, which has %s", bytes, peer,
-          c.mailboxFull ? "sent a message of another size" : "sent nothing");
+          "recv of %zu bytes from rank %u itself with tag %u, which has %s",
+          bytes, peer, tag,
+          channel->mailboxFull ? "sent a message of another size"
+                               : "sent nothing");
     }
-    c.mailboxFull = false;
-    STRATA_RETURN_IF_ERROR(
-        copy(c, buffer, c.mailbox.data, bytes, kCudaMemcpyDeviceToHost));
+    channel->mailboxFull = false;
+    STRATA_RETURN_IF_ERROR(copy(c, buffer, channel->mailbox.data, bytes,
+                                kCudaMemcpyDeviceToHost));
     return wait(c);
   }
   STRATA_RETURN_IF_ERROR(reserve(c, &c.staging, bytes));
   STRATA_RETURN_IF_ERROR(
       ncclCheck(c, "ncclRecv",
                 c.api.ncclRecv(c.staging.data, bytes, kNcclUint8,
-                               static_cast<int>(peer), c.comm, c.stream)));
+                               static_cast<int>(peer), channel->comm,
+                               c.stream),
+                channel->comm));
   STRATA_RETURN_IF_ERROR(
       copy(c, buffer, c.staging.data, bytes, kCudaMemcpyDeviceToHost));
   return wait(c);
@@ -225,9 +258,11 @@ strata_status_t recv(void* self, void* buffer, size_t bytes, uint32_t peer,
 void destroy(NcclCommunicator* c) {
   if (c->api.cudart) {
     c->api.cudaSetDevice(c->device);
-    if (c->comm) c->api.ncclCommDestroy(c->comm);
+    for (NcclCommunicator::Channel& channel : c->channels) {
+      if (channel.comm) c->api.ncclCommDestroy(channel.comm);
+      if (channel.mailbox.data) c->api.cudaFree(channel.mailbox.data);
+    }
     if (c->staging.data) c->api.cudaFree(c->staging.data);
-    if (c->mailbox.data) c->api.cudaFree(c->mailbox.data);
     if (c->stream) c->api.cudaStreamDestroy(c->stream);
   }
   unloadApi(&c->api);
@@ -285,8 +320,10 @@ strata_status_t prepare(NcclCommunicator& c, int32_t device, Hello* hello) {
       c, "cudaStreamCreateWithFlags",
       c.api.cudaStreamCreateWithFlags(&c.stream, kCudaStreamNonBlocking)));
   if (c.base.rank == 0) {
-    STRATA_RETURN_IF_ERROR(
-        ncclCheck(c, "ncclGetUniqueId", c.api.ncclGetUniqueId(&hello->id)));
+    for (ncclUniqueId& id : hello->ids) {
+      STRATA_RETURN_IF_ERROR(ncclCheck(c, "ncclGetUniqueId",
+                                       c.api.ncclGetUniqueId(&id), nullptr));
+    }
   }
   hello->ready = 1;
   return nullptr;
@@ -336,16 +373,21 @@ strata_status_t create(const strata_communicator_t* bootstrap, int32_t device,
                                 r, bootstrap->rank);
     }
   }
-  const ncclResult_t result =
-      c->api.ncclCommInitRank(&c->comm, static_cast<int>(bootstrap->size),
-                              hellos[0].id, static_cast<int>(bootstrap->rank));
-  if (result != kNcclSuccess) {
-    // What a failed init leaves in the handle is not NCCL's contract.
-    c->comm = nullptr;
-    strata_status_t status =
-        ncclFailure(c->api, "ncclCommInitRank", result, nullptr);
-    destroy(c);
-    return status;
+  // Every rank makes the channels in the same order: each init waits for
+  // the group's other ranks to make that one.
+  for (size_t i = 0; i < kChannels; ++i) {
+    ncclComm_t& comm = c->channels[i].comm;
+    const ncclResult_t result = c->api.ncclCommInitRank(
+        &comm, static_cast<int>(bootstrap->size), hellos[0].ids[i],
+        static_cast<int>(bootstrap->rank));
+    if (result != kNcclSuccess) {
+      // What a failed init leaves in the handle is not NCCL's contract.
+      comm = nullptr;
+      strata_status_t status =
+          ncclFailure(c->api, "ncclCommInitRank", result, nullptr);
+      destroy(c);
+      return status;
+    }
   }
   c->base.all_gather = allGather;
   c->base.send = send;

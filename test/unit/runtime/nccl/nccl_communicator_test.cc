@@ -222,6 +222,30 @@ TEST_F(NcclCommunicatorTest, SendToSelfComesBackFromRecv) {
   strata_status_free(status);
 }
 
+TEST_F(NcclCommunicatorTest, TheRuntimesTagsKeepTheirMessagesApart) {
+  // A pipeline hand-over and a tensor group's gather, each on its own NCCL
+  // communicator: received in the other order, each gets its own bytes.
+  std::vector<float> stage(64, 1.5f), group(32, -2.0f);
+  std::vector<float> stageBack(64, 0.0f), groupBack(32, 0.0f);
+  strata_status_t status =
+      comm_->send(comm_->self, stage.data(), stage.size() * sizeof(float), 0,
+                  STRATA_COMMUNICATOR_TAG_STAGE);
+  ASSERT_EQ(status, nullptr) << messageOf(status);
+  status = comm_->send(comm_->self, group.data(), group.size() * sizeof(float),
+                       0, STRATA_COMMUNICATOR_TAG_GROUP);
+  ASSERT_EQ(status, nullptr) << messageOf(status);
+  status = comm_->recv(comm_->self, groupBack.data(),
+                       groupBack.size() * sizeof(float), 0,
+                       STRATA_COMMUNICATOR_TAG_GROUP);
+  ASSERT_EQ(status, nullptr) << messageOf(status);
+  status = comm_->recv(comm_->self, stageBack.data(),
+                       stageBack.size() * sizeof(float), 0,
+                       STRATA_COMMUNICATOR_TAG_STAGE);
+  ASSERT_EQ(status, nullptr) << messageOf(status);
+  EXPECT_EQ(groupBack, group);
+  EXPECT_EQ(stageBack, stage);
+}
+
 TEST_F(NcclCommunicatorTest, TagsAndPeersOutsideTheGroupAreRefused) {
   float x = 1.0f;
   strata_status_t status = comm_->send(comm_->self, &x, sizeof(x), 0, 7);

@@ -35,10 +35,12 @@ extern "C" {
 /// The returned table's all_gather takes host buffers: they are copied to a
 /// device buffer kept between calls (grown as needed), gathered by NCCL and
 /// copied back. send/recv move host buffers with ncclSend/ncclRecv; NCCL has
-/// no tags, so messages between two ranks match in call order and a
-/// nonzero tag is INVALID_ARGUMENT. A send to this process's own rank
-/// passes through NCCL into a device buffer that holds it until the next
-/// recv from this rank (one such message at a time).
+/// no tags, so each tag the runtime uses (0, STRATA_COMMUNICATOR_TAG_GROUP,
+/// STRATA_COMMUNICATOR_TAG_STAGE) is an NCCL communicator of its own, made
+/// here, in which messages between two ranks match in call order; another
+/// tag is INVALID_ARGUMENT. A send to this process's own rank passes
+/// through NCCL into a device buffer that holds it until the next recv
+/// from this rank with the same tag (one such message per tag at a time).
 ///
 /// Returns INVALID_ARGUMENT for a NULL |bootstrap| or |out|, a bootstrap
 /// without all_gather, of size 0 or with its rank outside its size, or a
