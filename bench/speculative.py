@@ -2,7 +2,7 @@
 # ===- bench/speculative.py - speculative decoding against plain decode ----===#
 # Batch 1, greedy, one run: the target generates each prompt plainly, with a
 # draft model and with prompt lookup (adaptive draft length, and a fixed
-# one), each prompt in every mode before the next. Four workloads:
+# one), each prompt in every mode before the next. Five workloads:
 # - held-out text: prompts cut from the trained fixture's held-out verses,
 #   whose continuations are new text (prompt lookup has little to copy);
 # - quoting: a verse, a newline and the verse's first words again, so the
@@ -11,9 +11,17 @@
 # - rewriting: 112 bytes of held-out text (a verse and the start of the
 #   next), a newline and their first 12 bytes again: the output can copy
 #   100 of its 128 tokens, as an edited file or a reworded passage does;
+# - regenerating: the verse's first 16 bytes, the target's own 80-token
+#   greedy continuation of them, a newline and the 16 bytes again: the
+#   output comes back to the text the prompt holds (a model asked to
+#   redo an answer or a file it wrote earlier in the conversation). The
+#   small target copies the quoted verses above only in part (it was not
+#   trained to copy); here what it copies is its own text;
 # - sampled: the held-out prompts sampled at temperature 0.8 (seeded), new
 #   text that rarely repeats itself (greedy decoding of a small model
 #   falls into loops, which prompt lookup then copies).
+# Per mode: the share of drafts kept and of the output's tokens that were
+# drafts kept (for prompt lookup: copied from earlier in the sequence).
 # Decode speed is generated tokens after the first over the time between
 # the first and the last (TPOT), summed over the prompts; the speedup is
 # against plain decode in the same round, its median over the rounds
@@ -110,6 +118,8 @@ def main():
         "held-out text": ([list(v[:48]) for v in chosen], []),
         "quoting": ([list(v) + [10] + list(v[:12]) for v in chosen], []),
         "rewriting": ([list(p) + [10] + list(p[:12]) for p in passages], []),
+        # Built once the target is compiled (its own continuations).
+        "regenerating": (None, []),
         "sampled": ([list(v[:48]) for v in chosen],
                     ["--temperature", "0.8", "--seed", "1"]),
     }
@@ -158,6 +168,15 @@ def main():
         chosen_names = a.workloads.split(",") if a.workloads else list(workloads)
         for wname in chosen_names:
             prompts, sampling = workloads[wname]
+            if prompts is None:
+                # 16 + 80 + 1 + 16 prompt bytes and the new tokens fit in
+                # the 256 positions.
+                prompts = []
+                for v in chosen:
+                    seed = list(v[:16])
+                    again = generate(a.bin_dir, target, seed, a.threads, 80,
+                                     [])["tokens"]
+                    prompts.append(seed + again + [10] + seed)
             per_round = {m: [] for m in modes}
             stats = {m: {} for m in modes}
             for r in range(a.rounds):
@@ -188,7 +207,8 @@ def main():
                     stats[mname] = {
                         "acceptance_rate": accepted / drafted if drafted else None,
                         "tokens_per_target_step": tokens / steps if steps else None,
-                        "drafted": drafted, "accepted": accepted}
+                        "drafted": drafted, "accepted": accepted,
+                        "output_from_drafts": accepted / tokens if tokens else None}
                     if (mname != "plain" and not sampling and
                             outputs[mname] != outputs["plain"]):
                         print(f"warning: {mname} output differs from plain")
@@ -204,7 +224,9 @@ def main():
                 if s["acceptance_rate"] is not None:
                     extra = (f", {100 * s['acceptance_rate']:.1f}% of drafts kept, "
                              f"{s['tokens_per_target_step']:.2f} tokens per "
-                             f"target step")
+                             f"target step, "
+                             f"{100 * s['output_from_drafts']:.0f}% of the "
+                             f"output from drafts")
                 print(f"{wname:14s} {mname:24s} "
                       f"{statistics.median(per_round[mname]):8.0f} tokens/s, "
                       f"{s['speedup_median']:.2f}x plain{extra}")

@@ -47,19 +47,28 @@ class RankServer(Server):
         env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
                    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                    OMPI_MCA_rmaps_base_oversubscribe="1")
+        # A session of its own, so that a kill reaches the ranks too.
         self.proc = subprocess.Popen(
             ["mpirun", "-np", str(ranks), "--bind-to", "none", "--mca",
              "mpi_yield_when_idle", "1",
              os.path.join(bin_dir, "strata-serve"), artifact, "--port", "0",
              *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True, env=env)
+            text=True, env=env, start_new_session=True)
         line = self.proc.stdout.readline()
         match = re.search(r"http://([^:]+):(\d+)", line)
         if not match:
-            self.proc.kill()
+            self.kill()
             raise RuntimeError(f"mpirun strata-serve did not start: {line!r} "
                                f"{self.proc.stderr.read()!r}")
         self.host, self.port = match.group(1), int(match.group(2))
+
+    def kill(self):
+        """SIGKILL to mpirun and every rank."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait()
 
 
 def requests_for(vocab, sampled):
@@ -130,7 +139,10 @@ def check(bin_dir, models_dir, fixture, ranks, stages, tmp):
     finally:
         reference.stop()
     problems = []
-    server = RankServer(bin_dir, split, ranks * stages, *extra)
+    try:
+        server = RankServer(bin_dir, split, ranks * stages, *extra)
+    except RuntimeError as e:
+        return [str(e)]
     try:
         got = completions(server, bodies)
         if got != want:
@@ -147,7 +159,7 @@ def check(bin_dir, models_dir, fixture, ranks, stages, tmp):
         try:
             code = server.proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
-            server.proc.kill()
+            server.kill()
             code = None
     if code != 0:
         problems.append(f"mpirun exited {code} after SIGUSR1: "

@@ -221,13 +221,14 @@ int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
 
   strata::tools::RankGroup group;
+  // A rank that fails alone ends the job: the others would wait for it
+  // (NCCL's start included).
+  strata::tools::AbortJobOnFailure abortOnFailure(group);
   std::string problem = group.open(options.communicator);
   if (!problem.empty()) {
     std::fprintf(stderr, "strata-serve: %s\n", problem.c_str());
     return 1;
   }
-  // A rank that fails alone ends the job: the others would wait for it.
-  strata::tools::AbortJobOnFailure abortOnFailure(group);
   strata_tokenizer_t* tokenizer = nullptr;
   if (options.tokenizer != "none" && group.lead()) {
     problem = strata::tools::openTokenizer(options.tokenizer, &tokenizer);

@@ -248,23 +248,64 @@ LeadCall leadCall(LeadOp op, uint64_t sequence, uint64_t count = 0) {
   return call;
 }
 
-// Sends |call| to the ranks |generator| leads, if any.
-strata_status_t lead(const strata_generator_t* generator,
-                     const LeadCall& call) {
+// Sends |call| (and a new sequence's ids) to the ranks |generator| leads,
+// if any, with the digest of its sequences before the call.
+strata_status_t lead(const strata_generator_t* generator, LeadCall call,
+                     const int64_t* prompt = nullptr,
+                     const int64_t* stops = nullptr) {
   if (!generator->leadGroup) return nullptr;
-  return strata::runtime::sendLeadCall(*generator->leadGroup, call, nullptr,
-                                       nullptr);
+  if (generator->leadStopped) {
+    return STRATA_MAKE_STATUS(
+        STRATA_STATUS_FAILED_PRECONDITION,
+        "this generator stopped the ranks it leads after a failure they "
+        "may not have met; make a new group");
+  }
+  if (!generator->inCallback) {
+    call.hasDigest = 1;
+    call.digest = strata::runtime::stateDigest(*generator);
+  }
+  return strata::runtime::sendLeadCall(*generator->leadGroup, call, prompt,
+                                       stops);
 }
 
-// A new sequence's call, with the id it will get.
+// A new sequence's call, with the id it will get. Refusals that need no
+// other rank come first, so that the ranks only see calls that can run.
 strata_status_t leadNewSequence(const strata_generator_t* generator, LeadOp op,
                                 const int64_t* prompt, size_t length,
                                 const strata_generation_params_t& params) {
   if (!generator->leadGroup) return nullptr;
+  STRATA_RETURN_IF_ERROR(generator->checkSequence(length, params, nullptr));
+  if (params.stop_token_count > strata::runtime::kMostStopTokens) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
+                              "%zu stop tokens; a generator that leads other "
+                              "ranks sends at most %" PRIu64,
+                              params.stop_token_count,
+                              strata::runtime::kMostStopTokens);
+  }
+  if (generator->activeCount() == generator->slotOwner.size()) {
+    return STRATA_MAKE_STATUS(STRATA_STATUS_RESOURCE_EXHAUSTED,
+                              "no free sequence slot (%zu in use)",
+                              generator->slotOwner.size());
+  }
   LeadCall call = leadCall(op, generator->nextId, length);
   strata::runtime::putParams(params, &call);
-  return strata::runtime::sendLeadCall(*generator->leadGroup, call, prompt,
-                                       params.stop_tokens);
+  return lead(generator, call, prompt, params.stop_tokens);
+}
+
+// The result of a call the ranks were sent: a failure they may not have
+// met stops them (they would wait for this rank in the model's next
+// collective) and this generator.
+strata_status_t leadOutcome(strata_generator_t* generator,
+                            strata_status_t status) {
+  if (!status || !generator->leadGroup || generator->leadStopped ||
+      strata::runtime::failsOnEveryRank(status)) {
+    return status;
+  }
+  generator->leadStopped = true;
+  strata_status_free(strata::runtime::sendLeadCall(
+      *generator->leadGroup, leadCall(LeadOp::kAbort, 0), nullptr, nullptr));
+  return strata_status_annotate(
+      status, "the ranks this generator leads were told to stop");
 }
 
 }  // namespace
@@ -736,7 +777,7 @@ void strata_generator_release(strata_generator_t* generator) {
   if (!generator) return;
   // The followers return from strata_generator_follow; a transport that
   // fails here leaves nothing to tell.
-  if (generator->leadGroup) {
+  if (generator->leadGroup && !generator->leadStopped) {
     strata_status_free(sendLeadCall(*generator->leadGroup,
                                     leadCall(LeadOp::kRelease, 0), nullptr,
                                     nullptr));
@@ -801,12 +842,14 @@ strata_status_t strata_generator_begin_sequence(
                                           &given));
   STRATA_RETURN_IF_ERROR(leadNewSequence(generator, LeadOp::kBeginSequence,
                                          prompt, prompt_length, given));
+  strata_status_t status = nullptr;
   try {
-    return generator->beginSequence(prompt, prompt_length, given,
-                                    out_sequence_id);
+    status = generator->beginSequence(prompt, prompt_length, given,
+                                      out_sequence_id);
   } catch (const std::bad_alloc&) {
-    return outOfMemory();
+    status = outOfMemory();
   }
+  return leadOutcome(generator, status);
 }
 
 strata_status_t strata_generator_prefill(strata_generator_t* generator,
@@ -847,7 +890,7 @@ strata_status_t strata_generator_prefill(strata_generator_t* generator,
                          ? 0
                          : sequence->promptLength - sequence->prefilled;
   }
-  return status;
+  return leadOutcome(generator, status);
 }
 
 strata_status_t strata_generator_add_sequence(
@@ -860,14 +903,15 @@ strata_status_t strata_generator_add_sequence(
                                           &given));
   STRATA_RETURN_IF_ERROR(leadNewSequence(generator, LeadOp::kAddSequence,
                                          prompt, prompt_length, given));
+  strata_status_t status = nullptr;
   try {
     uint64_t id = 0;
-    STRATA_RETURN_IF_ERROR(
-        generator->beginSequence(prompt, prompt_length, given, &id));
-    Sequence* sequence = generator->find(id);
-    strata_status_t status = generator->prefill(sequence, prompt_length);
+    status = generator->beginSequence(prompt, prompt_length, given, &id);
+    if (!status) status = generator->prefill(generator->find(id), prompt_length);
+    // The token callback may have removed the sequence.
+    Sequence* sequence = status ? nullptr : generator->find(id);
     // A paged prompt that found too few free blocks ran nothing.
-    if (!status && generator->pool && !sequence->finished &&
+    if (sequence && generator->pool && !sequence->finished &&
         !sequence->decoding()) {
       status = STRATA_MAKE_STATUS(
           STRATA_STATUS_RESOURCE_EXHAUSTED,
@@ -879,13 +923,13 @@ strata_status_t strata_generator_add_sequence(
     }
     if (status) {
       generator->sequences.erase(id);
-      return status;
+    } else {
+      *out_sequence_id = id;
     }
-    *out_sequence_id = id;
-    return nullptr;
   } catch (const std::bad_alloc&) {
-    return outOfMemory();
+    status = outOfMemory();
   }
+  return leadOutcome(generator, status);
 }
 
 strata_status_t strata_generator_step(strata_generator_t* generator,
@@ -896,11 +940,13 @@ strata_status_t strata_generator_step(strata_generator_t* generator,
   }
   if (generator->inCallback) return inCallbackError("strata_generator_step");
   STRATA_RETURN_IF_ERROR(lead(generator, leadCall(LeadOp::kStep, 0)));
+  strata_status_t status = nullptr;
   try {
-    return generator->step(out_active);
+    status = generator->step(out_active);
   } catch (const std::bad_alloc&) {
-    return outOfMemory();
+    status = outOfMemory();
   }
+  return leadOutcome(generator, status);
 }
 
 strata_status_t strata_generator_cancel(strata_generator_t* generator,

@@ -148,6 +148,9 @@ struct strata_generator_t {
   // Rank 0 of a split model's group: each call that moves the sequences
   // goes to the other ranks first (lead_group.h).
   std::optional<strata_communicator_t> leadGroup;
+  // Set once a call it sent failed in a way the other ranks may not have
+  // met: they were told to stop, and every later call is refused.
+  bool leadStopped = false;
   std::map<uint64_t, std::unique_ptr<Sequence>> sequences;
   // The sequence in each slot, null when free.
   std::vector<Sequence*> slotOwner;

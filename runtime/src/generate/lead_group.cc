@@ -6,6 +6,7 @@
 
 #include "generate/lead_group.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <chrono>
 #include <new>
@@ -18,10 +19,6 @@ namespace strata::runtime {
 namespace {
 
 constexpr uint32_t kLeadMagic = 0x4c444752u;  // "RGDL"
-// Bounds on what a follower accepts from the wire: a prompt longer than
-// any context, or more stop tokens than any vocabulary, is malformed.
-constexpr uint64_t kMostPromptTokens = uint64_t{1} << 24;
-constexpr uint64_t kMostStopTokens = uint64_t{1} << 20;
 // How long a follower polls without pause after the last call before it
 // sleeps between polls, and its longest sleep: a call that ends an idle
 // spell waits at most that long; calls in a busy spell are found at once.
@@ -72,19 +69,57 @@ strata_status_t diverged(const char* call, uint64_t sequence,
   return status;
 }
 
-// Frees the status of a call the lead made too (it met the same one),
-// unless it says this rank lacks the lead's sequence.
+// Frees the status of a call the lead made too, when every rank meets it
+// alike; a sequence this rank lacks means the ranks have diverged, and a
+// failure that may be this rank's alone ends the following (the lead
+// would otherwise wait for this rank in the model's next collective).
 strata_status_t settle(const char* call, uint64_t sequence,
                        strata_status_t status) {
   if (!status) return nullptr;
   if (strata_status_code(status) == STRATA_STATUS_NOT_FOUND) {
     return diverged(call, sequence, status);
   }
+  if (!failsOnEveryRank(status)) {
+    return strata_status_annotate(status, "a call of the lead, on this rank");
+  }
   strata_status_free(status);
   return nullptr;
 }
 
+void mix(uint64_t* hash, uint64_t value) {
+  for (int byte = 0; byte < 8; ++byte) {
+    *hash ^= (value >> (8 * byte)) & 0xff;
+    *hash *= 0x100000001b3ull;  // FNV-1a
+  }
+}
+
 }  // namespace
+
+uint64_t stateDigest(const strata_generator_t& generator) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (const auto& [id, sequence] : generator.sequences) {
+    mix(&hash, id);
+    mix(&hash, sequence->tokens.size());
+    mix(&hash, sequence->tokens.empty()
+                   ? 0
+                   : static_cast<uint64_t>(sequence->tokens.back()));
+    mix(&hash, static_cast<uint64_t>(sequence->slot));
+    mix(&hash, (sequence->finished ? 1u : 0u) | (sequence->prefilled << 1));
+  }
+  return hash;
+}
+
+bool failsOnEveryRank(strata_status_t status) {
+  switch (strata_status_code(status)) {
+    case STRATA_STATUS_INVALID_ARGUMENT:
+    case STRATA_STATUS_OUT_OF_RANGE:
+    case STRATA_STATUS_FAILED_PRECONDITION:
+    case STRATA_STATUS_NOT_FOUND:
+      return true;
+    default:
+      return false;
+  }
+}
 
 void putParams(const strata_generation_params_t& params, LeadCall* call) {
   call->seed = params.seed;
@@ -131,8 +166,6 @@ strata_status_t sendLeadCall(const strata_communicator_t& group, LeadCall call,
 
 extern "C" strata_status_t strata_generator_follow(
     strata_generator_t* generator, const strata_communicator_t* group) {
-  using strata::runtime::LeadCall;
-  using strata::runtime::LeadOp;
   using namespace strata::runtime;
   if (!generator || !group) {
     return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
@@ -161,33 +194,44 @@ extern "C" strata_status_t strata_generator_follow(
     }
     const LeadOp op = static_cast<LeadOp>(call.op);
     if (call.magic != kLeadMagic || call.op < 1 ||
-        call.op > static_cast<uint32_t>(LeadOp::kRelease)) {
+        call.op > static_cast<uint32_t>(LeadOp::kAbort)) {
       return STRATA_MAKE_STATUS(STRATA_STATUS_UNAVAILABLE,
                                 "the lead sent a malformed call (op %u)",
                                 call.op);
     }
+    // A new sequence's ids follow: taken before anything is judged, so
+    // that the lead's send completes.
+    if (isNewSequence(op)) {
+      if (call.count == 0 || call.count > kMostPromptTokens ||
+          call.stopCount > kMostStopTokens) {
+        return STRATA_MAKE_STATUS(
+            STRATA_STATUS_UNAVAILABLE,
+            "the lead sent a sequence of %" PRIu64 " prompt and %" PRIu64
+            " stop tokens",
+            call.count, call.stopCount);
+      }
+      try {
+        ids.resize(call.count + call.stopCount);
+      } catch (const std::bad_alloc&) {
+        return STRATA_MAKE_STATUS(STRATA_STATUS_RESOURCE_EXHAUSTED,
+                                  "out of memory for the lead's prompt");
+      }
+      if (strata_status_t status = group->recv(
+              group->self, ids.data(), ids.size() * sizeof(int64_t), 0,
+              STRATA_COMMUNICATOR_TAG_LEAD)) {
+        return transportError("receiving the lead's prompt", status);
+      }
+    }
+    if (call.hasDigest && call.digest != stateDigest(*generator)) {
+      return STRATA_MAKE_STATUS(
+          STRATA_STATUS_FAILED_PRECONDITION,
+          "this rank's sequences differ from the lead's before its call "
+          "(op %u): the ranks' generators have diverged",
+          call.op);
+    }
     switch (op) {
       case LeadOp::kAddSequence:
       case LeadOp::kBeginSequence: {
-        if (call.count == 0 || call.count > kMostPromptTokens ||
-            call.stopCount > kMostStopTokens) {
-          return STRATA_MAKE_STATUS(
-              STRATA_STATUS_UNAVAILABLE,
-              "the lead sent a sequence of %" PRIu64 " prompt and %" PRIu64
-              " stop tokens",
-              call.count, call.stopCount);
-        }
-        try {
-          ids.resize(call.count + call.stopCount);
-        } catch (const std::bad_alloc&) {
-          return STRATA_MAKE_STATUS(STRATA_STATUS_RESOURCE_EXHAUSTED,
-                                    "out of memory for the lead's prompt");
-        }
-        if (strata_status_t status = group->recv(
-                group->self, ids.data(), ids.size() * sizeof(int64_t), 0,
-                STRATA_COMMUNICATOR_TAG_LEAD)) {
-          return transportError("receiving the lead's prompt", status);
-        }
         strata_generation_params_t params;
         strata_generation_params_init(&params);
         params.seed = call.seed;
@@ -209,7 +253,7 @@ extern "C" strata_status_t strata_generator_follow(
         if (!status && id != call.sequence) {
           return diverged("new sequence", call.sequence, nullptr);
         }
-        strata_status_free(status);
+        STRATA_RETURN_IF_ERROR(settle("new sequence", call.sequence, status));
         break;
       }
       case LeadOp::kPrefill:
@@ -219,7 +263,8 @@ extern "C" strata_status_t strata_generator_follow(
                                      nullptr)));
         break;
       case LeadOp::kStep:
-        strata_status_free(strata_generator_step(generator, nullptr));
+        STRATA_RETURN_IF_ERROR(
+            settle("step", 0, strata_generator_step(generator, nullptr)));
         break;
       case LeadOp::kCancel:
         STRATA_RETURN_IF_ERROR(
@@ -233,6 +278,11 @@ extern "C" strata_status_t strata_generator_follow(
         break;
       case LeadOp::kRelease:
         return nullptr;
+      case LeadOp::kAbort:
+        return STRATA_MAKE_STATUS(
+            STRATA_STATUS_UNAVAILABLE,
+            "the lead's generator stopped after a failure the other ranks "
+            "may not have met (rank 0's error says which)");
     }
   }
 }

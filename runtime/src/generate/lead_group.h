@@ -26,7 +26,15 @@ enum class LeadOp : uint32_t {
   kCancel,
   kRemoveSequence,
   kRelease,
+  // The lead's own call failed in a way the others may not have met: they
+  // stop (and strata-serve ends the job) rather than wait in a collective.
+  kAbort,
 };
+
+// Bounds on a new sequence's call: a prompt longer than any context, or
+// more stop tokens than any vocabulary, is malformed.
+constexpr uint64_t kMostPromptTokens = uint64_t{1} << 24;
+constexpr uint64_t kMostStopTokens = uint64_t{1} << 20;
 
 // One call as sent: the fixed part. A new sequence's prompt and stop
 // tokens follow in a second message of (count + stopCount) ids.
@@ -46,7 +54,10 @@ struct LeadCall {
   float minP;
   float repetitionPenalty;
   int32_t topK;
-  uint32_t reserved;
+  // Nonzero when |digest| holds the lead's stateDigest before this call
+  // (not for calls made from its token callback, mid-step).
+  uint32_t hasDigest;
+  uint64_t digest;
 };
 
 // Sends |call| (and, for a new sequence, |prompt| then |stops|) to every
@@ -56,6 +67,17 @@ strata_status_t sendLeadCall(const strata_communicator_t& group, LeadCall call,
 
 // The params of a new sequence's call.
 void putParams(const strata_generation_params_t& params, LeadCall* call);
+
+// What a generator's calls have made of its sequences (ids, token counts,
+// last tokens, slots, finished flags): equal on the lead and a follower
+// that have made the same calls with the same results.
+uint64_t stateDigest(const strata_generator_t& generator);
+
+// Whether a call's failure is one every rank meets alike: a refusal that
+// follows from the call's arguments and the generator's state, which the
+// ranks share. Any other (memory, a transport, an internal error) may be
+// this rank's alone.
+bool failsOnEveryRank(strata_status_t status);
 
 }  // namespace strata::runtime
 

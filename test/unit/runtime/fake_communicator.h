@@ -33,8 +33,10 @@ namespace strata::testing {
 
 class FakeGroup {
  public:
-  explicit FakeGroup(uint32_t size)
-      : size_(size), ranks_(size), sends_(size, nullptr) {
+  /// |patience|: how long a send or recv waits for its other side.
+  explicit FakeGroup(uint32_t size,
+                     std::chrono::milliseconds patience = std::chrono::seconds(20))
+      : size_(size), patience_(patience), ranks_(size), sends_(size, nullptr) {
     for (uint32_t r = 0; r < size; ++r) ranks_[r] = {this, r};
   }
   FakeGroup(const FakeGroup&) = delete;
@@ -117,8 +119,6 @@ class FakeGroup {
   };
   using Key = std::tuple<uint32_t, uint32_t, uint32_t>;  // from, to, tag
 
-  static constexpr std::chrono::seconds kPatience{20};
-
   template <typename... Args>
   static strata_status_t failure(const char* format, Args... args) {
     return strata_status_create(STRATA_STATUS_UNAVAILABLE, nullptr, 0, format,
@@ -138,7 +138,7 @@ class FakeGroup {
     queue.waiting.emplace_back(b, b + bytes);
     const uint64_t mine = queue.sent++;
     group->changed_.notify_all();
-    if (!group->changed_.wait_for(lock, kPatience,
+    if (!group->changed_.wait_for(lock, group->patience_,
                                   [&] { return queue.taken > mine; }))
       return failure("rank %u's send to rank %u (tag %u) was never received",
                      me->rank, peer, tag);
@@ -154,7 +154,7 @@ class FakeGroup {
                      peer, tag);
     std::unique_lock<std::mutex> lock(group->mutex_);
     Queue& queue = group->queues_[Key{peer, me->rank, tag}];
-    if (!group->changed_.wait_for(lock, kPatience,
+    if (!group->changed_.wait_for(lock, group->patience_,
                                   [&] { return !queue.waiting.empty(); }))
       return failure("rank %u received nothing from rank %u (tag %u)", me->rank,
                      peer, tag);
@@ -170,6 +170,7 @@ class FakeGroup {
   }
 
   const uint32_t size_;
+  const std::chrono::milliseconds patience_;
   std::vector<Rank> ranks_;
   std::map<Key, Queue> queues_;
   std::mutex mutex_;

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <thread>
@@ -22,16 +23,31 @@
 namespace strata::testing {
 namespace {
 
+// Joins a rank's thread on every way out of a test (an ASSERT that
+// returns early included).
+struct JoinOnExit {
+  std::thread &thread;
+  ~JoinOnExit() {
+    if (thread.joinable())
+      thread.join();
+  }
+};
+
 class GeneratorLeadTest : public GeneratorTest {
 protected:
   void SetUp() override {
     GeneratorTest::SetUp();
-    STRATA_ASSERT_OK(strata_session_create(
-        module->get(), nullptr, strata_allocator_system(), &followerSession));
+    makeFollowerSession();
   }
   void TearDown() override {
     strata_session_release(followerSession);
     GeneratorTest::TearDown();
+  }
+
+  void makeFollowerSession() {
+    strata_session_release(std::exchange(followerSession, nullptr));
+    STRATA_ASSERT_OK(strata_session_create(
+        module->get(), nullptr, strata_allocator_system(), &followerSession));
   }
 
   strata_generator_options_t options(const strata_communicator_t *lead) {
@@ -84,6 +100,7 @@ TEST_F(GeneratorLeadTest, TheFollowerEndsWithTheLeadsSequences) {
   strata_status_t followStatus = nullptr;
   std::thread followerThread(
       [&] { followStatus = strata_generator_follow(follower, &followComm); });
+  JoinOnExit joins{followerThread};
 
   RemovingLog log;
   strata_generator_options_t leadOptions = options(&leadComm);
@@ -165,10 +182,12 @@ TEST_F(GeneratorLeadTest, ASchedulerLeadsAFollowingScheduler) {
   options.max_seqs = 2;
   options.max_batched_tokens = 5;
   strata_status_t followStatus = nullptr;
+  const strata_scheduler_options_t followOptions = options;
   std::thread followerThread([&] {
     followStatus =
-        strata_scheduler_follow(followerSession, &options, &followComm);
+        strata_scheduler_follow(followerSession, &followOptions, &followComm);
   });
+  JoinOnExit joins{followerThread};
   options.lead_group = &leadComm;
   strata_scheduler_t *scheduler = nullptr;
   STRATA_ASSERT_OK(strata_scheduler_create(session, &options, &scheduler));
@@ -244,6 +263,7 @@ TEST_F(GeneratorLeadTest, GroupsThatCannotLeadOrFollowAreRefused) {
       strata_generator_create(followerSession, &followOptions, &follower));
   std::thread followerThread(
       [&] { followStatus = strata_generator_follow(follower, &rank1); });
+  JoinOnExit joins{followerThread};
   STRATA_ASSERT_OK(strata_generator_begin_sequence(
       generator, prompt.data(), prompt.size(), nullptr, &id));
   STRATA_EXPECT_STATUS_IS(STRATA_STATUS_FAILED_PRECONDITION,
@@ -263,11 +283,82 @@ TEST_F(GeneratorLeadTest, AMalformedCallEndsTheFollower) {
   strata_status_t followStatus = nullptr;
   std::thread followerThread(
       [&] { followStatus = strata_generator_follow(generator, &rank1); });
+  JoinOnExit joins{followerThread};
   const uint64_t garbage = 42;
   STRATA_ASSERT_OK(rank0.send(rank0.self, &garbage, sizeof(garbage), 1,
                               STRATA_COMMUNICATOR_TAG_LEAD));
   followerThread.join();
   STRATA_EXPECT_STATUS_IS(STRATA_STATUS_UNAVAILABLE, followStatus);
+}
+
+TEST_F(GeneratorLeadTest, AFollowerThatDivergedStops) {
+  // The follower holds a sequence the lead never made: the digest the
+  // lead's first call carries tells them apart before anything runs. (The
+  // lead's release then finds no follower: a short wait.)
+  FakeGroup group(2, std::chrono::milliseconds(100));
+  strata_communicator_t rank0 = group.communicator(0);
+  strata_communicator_t rank1 = group.communicator(1);
+  strata_generator_t *follower = nullptr;
+  const strata_generator_options_t followOptions = options(nullptr);
+  STRATA_ASSERT_OK(
+      strata_generator_create(followerSession, &followOptions, &follower));
+  const std::vector<int64_t> stray = lmPrompt(3);
+  uint64_t strayId = 0;
+  STRATA_ASSERT_OK(strata_generator_begin_sequence(
+      follower, stray.data(), stray.size(), nullptr, &strayId));
+  strata_status_t followStatus = nullptr;
+  std::thread followerThread(
+      [&] { followStatus = strata_generator_follow(follower, &rank1); });
+  JoinOnExit joins{followerThread};
+  const strata_generator_options_t o = options(&rank0);
+  STRATA_ASSERT_OK(strata_generator_create(session, &o, &generator));
+  add(lmPrompt(5), greedy(3));
+  followerThread.join();
+  STRATA_EXPECT_STATUS_IS(STRATA_STATUS_FAILED_PRECONDITION, followStatus);
+  strata_generator_release(follower);
+  // Released while the group lives: the release is sent over it.
+  strata_generator_release(std::exchange(generator, nullptr));
+}
+
+TEST_F(GeneratorLeadTest, AFailureOneRankMayMeetAloneStopsTheGroup) {
+  // The model fails at slot 0, position 4, for want of memory, which
+  // another rank need not meet: the lead tells the follower to stop and
+  // refuses every later call.
+  LmSpec spec;
+  spec.failSlot = 0;
+  spec.failPosition = 4;
+  load(spec);
+  makeFollowerSession();
+  // The follower stops at its own failure; the lead's word to stop then
+  // finds no one: a short wait.
+  FakeGroup group(2, std::chrono::milliseconds(100));
+  strata_communicator_t rank0 = group.communicator(0);
+  strata_communicator_t rank1 = group.communicator(1);
+  strata_generator_t *follower = nullptr;
+  const strata_generator_options_t followOptions = options(nullptr);
+  STRATA_ASSERT_OK(
+      strata_generator_create(followerSession, &followOptions, &follower));
+  strata_status_t followStatus = nullptr;
+  std::thread followerThread(
+      [&] { followStatus = strata_generator_follow(follower, &rank1); });
+  JoinOnExit joins{followerThread};
+  const strata_generator_options_t o = options(&rank0);
+  STRATA_ASSERT_OK(strata_generator_create(session, &o, &generator));
+  const uint64_t id = add(lmPrompt(3), greedy(8));
+  strata_status_t status = nullptr;
+  for (int i = 0; i < 8 && !status; ++i)
+    status = strata_generator_step(generator, nullptr);
+  // The toy model's failure: an allocation it could not make.
+  STRATA_EXPECT_STATUS_IS(STRATA_STATUS_RESOURCE_EXHAUSTED, status);
+  followerThread.join();
+  EXPECT_NE(followStatus, nullptr);
+  strata_status_free(followStatus);
+  STRATA_EXPECT_STATUS_IS(STRATA_STATUS_FAILED_PRECONDITION,
+                          strata_generator_cancel(generator, id));
+  STRATA_EXPECT_STATUS_IS(STRATA_STATUS_FAILED_PRECONDITION,
+                          strata_generator_step(generator, nullptr));
+  strata_generator_release(follower);
+  strata_generator_release(std::exchange(generator, nullptr));
 }
 
 } // namespace
