@@ -113,6 +113,32 @@ std::string ServerMetrics::render(const strata_scheduler_stats_t& stats) const {
           "(--static-batching; 0 with continuous batching).");
   writeSample("strata_padding_tokens_total", "",
               static_cast<double>(stats.padding_tokens), &out);
+  counter("strata_speculative_draft_tokens_total",
+          "Tokens drafted for finished requests (--draft, --prompt-lookup).");
+  writeSample("strata_speculative_draft_tokens_total", "",
+              static_cast<double>(stats.draft_tokens), &out);
+  counter("strata_speculative_accepted_tokens_total",
+          "Drafted tokens the model kept, for finished requests.");
+  writeSample("strata_speculative_accepted_tokens_total", "",
+              static_cast<double>(stats.accepted_draft_tokens), &out);
+  counter("strata_speculative_target_steps_total",
+          "Model calls after prefill (decode or verify) that made finished "
+          "requests' tokens, one per request and call.");
+  writeSample("strata_speculative_target_steps_total", "",
+              static_cast<double>(stats.target_steps), &out);
+  gauge("strata_speculative_acceptance_rate",
+        "Share of drafted tokens kept, over finished requests (0: none "
+        "drafted).",
+        stats.draft_tokens > 0 ? static_cast<double>(stats.accepted_draft_tokens) /
+                                     static_cast<double>(stats.draft_tokens)
+                               : 0.0);
+  gauge("strata_speculative_tokens_per_target_step",
+        "Tokens each model call after prefill made per request: 1 plus the "
+        "drafts kept (1: plain decode).",
+        stats.target_steps > 0
+            ? 1.0 + static_cast<double>(stats.accepted_draft_tokens) /
+                        static_cast<double>(stats.target_steps)
+            : 0.0);
   counter("strata_engine_busy_seconds_total",
           "Time the scheduler's iterations took; its rate is utilisation.");
   writeSample("strata_engine_busy_seconds_total", "", stats.busy_ms / 1000.0,

@@ -38,6 +38,8 @@ const char kUsage[] =
     "           [--drain-timeout-ms N] [--static-batching] [--no-prefix-caching]\n"
     "           [--kernel-isa amx|avx512|avx2|generic]\n"
     "           [--communicator mpi|nccl|none]\n"
+    "           [--draft DRAFT.strata | --prompt-lookup]\n"
+    "           [--max-draft-tokens K] [--fixed-draft-tokens]\n"
     "  --host ADDRESS          address to listen on (default 127.0.0.1: this\n"
     "                          machine only; 0.0.0.0 for every interface)\n"
     "  --port N                TCP port (default 8000; 0: any free port, printed)\n"
@@ -76,13 +78,26 @@ const char kUsage[] =
     "                          none: one process (default: mpi when started\n"
     "                          by an MPI launcher with 2+ processes). Rank R\n"
     "                          loads X.rank<R>.strata when X.strata is not a\n"
-    "                          rank; rank 0 serves HTTP and the others follow\n";
+    "                          rank; rank 0 serves HTTP and the others follow\n"
+    "  --draft DRAFT.strata    speculative decoding: a smaller model of the\n"
+    "                          same vocabulary drafts tokens the model checks\n"
+    "                          in one verify call per step (docs/speculative.md)\n"
+    "  --prompt-lookup         speculative decoding with drafts copied from\n"
+    "                          earlier in each sequence\n"
+    "  --max-draft-tokens K    most drafts per step (default: the model's\n"
+    "                          verify_length - 1)\n"
+    "  --fixed-draft-tokens    always draft K (default: adapt per sequence;\n"
+    "                          required with a model split over ranks)\n";
 
 struct Options {
   std::string artifact;
   strata::serve::ServerOptions server;
   std::string tokenizer = "byte";
   std::string communicator;
+  std::string draft;
+  bool promptLookup = false;
+  long maxDraftTokens = 0;
+  bool fixedDraftTokens = false;
   long maxSeqs = 0, maxBatchedTokens = 0, maxQueue = 0, prefillChunk = 0;
   long threads = 0;
   bool staticBatching = false;
@@ -108,6 +123,14 @@ int parseArgs(int argc, char** argv, Options* options) {
     }
     if (arg == "--no-prefix-caching") {
       options->prefixCaching = false;
+      continue;
+    }
+    if (arg == "--prompt-lookup") {
+      options->promptLookup = true;
+      continue;
+    }
+    if (arg == "--fixed-draft-tokens") {
+      options->fixedDraftTokens = true;
       continue;
     }
     if (arg.rfind("--", 0) != 0) {
@@ -158,6 +181,10 @@ int parseArgs(int argc, char** argv, Options* options) {
       options->server.drainTimeoutMs = number;
     } else if (arg == "--communicator") {
       options->communicator = value;
+    } else if (arg == "--draft") {
+      options->draft = value;
+    } else if (arg == "--max-draft-tokens") {
+      count(0, 1 << 16, &options->maxDraftTokens);
     } else if (arg == "--kernel-isa") {
       std::string problem = strata::tools::applyKernelIsa(value);
       if (!problem.empty()) return usageError(problem);
@@ -166,6 +193,10 @@ int parseArgs(int argc, char** argv, Options* options) {
     }
   }
   if (options->artifact.empty()) return usageError("no artifact given");
+  if (!options->draft.empty() && options->promptLookup) {
+    return usageError("--draft and --prompt-lookup are two sources of "
+                      "drafts; give one");
+  }
   return 0;
 }
 
@@ -252,6 +283,17 @@ int main(int argc, char** argv) {
   if (status) return fail("session", status);
   status = group.attach(session);
   if (status) return fail("communicator", status);
+  // The draft model is whole on every rank (each rank drafts the same).
+  strata_module_t* draftModule = nullptr;
+  strata_session_t* draftSession = nullptr;
+  if (!options.draft.empty()) {
+    status = strata_module_load_file(options.draft.c_str(),
+                                     strata_allocator_system(), &draftModule);
+    if (status) return fail(options.draft.c_str(), status);
+    status = strata_session_create(draftModule, &sessionOptions,
+                                   strata_allocator_system(), &draftSession);
+    if (status) return fail("draft session", status);
+  }
   strata_scheduler_options_t schedulerOptions;
   strata_scheduler_options_init(&schedulerOptions);
   schedulerOptions.max_seqs = static_cast<int32_t>(options.maxSeqs);
@@ -260,6 +302,10 @@ int main(int argc, char** argv) {
   schedulerOptions.prefill_chunk = options.prefillChunk;
   schedulerOptions.static_batching = options.staticBatching ? 1 : 0;
   schedulerOptions.prefix_reuse = options.prefixCaching ? 1 : 0;
+  schedulerOptions.draft_session = draftSession;
+  schedulerOptions.prompt_lookup = options.promptLookup ? 1 : 0;
+  schedulerOptions.max_draft_tokens = static_cast<int32_t>(options.maxDraftTokens);
+  schedulerOptions.fixed_draft_tokens = options.fixedDraftTokens ? 1 : 0;
   if (!group.lead()) {
     // Signals stay blocked here: a follower ends when rank 0 has drained.
     status = strata_scheduler_follow(session, &schedulerOptions,
@@ -271,6 +317,8 @@ int main(int argc, char** argv) {
       strata_status_free(status);
     }
     const int code = status ? 1 : 0;
+    strata_session_release(draftSession);
+    strata_module_release(draftModule);
     strata_session_release(session);
     strata_module_release(module);
     return abortOnFailure.done(code);
@@ -319,6 +367,8 @@ int main(int argc, char** argv) {
   }
   // Releasing the scheduler lets the other ranks' followers return.
   strata_scheduler_release(scheduler);
+  strata_session_release(draftSession);
+  strata_module_release(draftModule);
   strata_session_release(session);
   strata_module_release(module);
   strata_tokenizer_release(tokenizer);

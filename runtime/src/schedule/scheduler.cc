@@ -120,6 +120,8 @@ struct strata_scheduler_t {
   // Counts the prompt tokens the generator found cached for |request|
   // since the last call (at admission, or a paged cache's first prefill).
   void countReused(Request* request);
+  // Adds what speculative decoding did for |request| to the counters.
+  void countDrafts(const Request* request);
   void decode();
   void finalize(Request* request, strata_request_state_t state,
                 bool hasToken, int64_t token, const char* error);
@@ -179,6 +181,7 @@ void strata_scheduler_t::finalize(Request* request, strata_request_state_t state
   if (request->done) return;
   request->done = true;
   if (request->inGenerator) {
+    countDrafts(request);
     if (!held.count(request->sequence))
       strata_status_free(
           strata_generator_remove_sequence(generator, request->sequence));
@@ -299,6 +302,20 @@ void strata_scheduler_t::countReused(Request* request) {
   request->promptRun += added;
   std::lock_guard<std::mutex> lock(mutex);
   counters.reused_prompt_tokens += added;
+}
+
+void strata_scheduler_t::countDrafts(const Request* request) {
+  strata_generation_metrics_t metrics;
+  strata_generation_metrics_init(&metrics);
+  if (strata_status_t status =
+          strata_generator_metrics(generator, request->sequence, &metrics)) {
+    strata_status_free(status);
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  counters.draft_tokens += metrics.draft_tokens;
+  counters.accepted_draft_tokens += metrics.accepted_draft_tokens;
+  counters.target_steps += metrics.target_steps;
 }
 
 // Prompt chunks, in admission order, until |budget| tokens have run.
@@ -480,6 +497,10 @@ strata_status_t acceptOptions(const strata_scheduler_options_t* options,
   strata_generator_options_init(generatorOptions);
   generatorOptions->prefill_chunk = given->prefill_chunk;
   generatorOptions->prefix_reuse = given->prefix_reuse;
+  generatorOptions->draft_session = given->draft_session;
+  generatorOptions->prompt_lookup = given->prompt_lookup;
+  generatorOptions->max_draft_tokens = given->max_draft_tokens;
+  generatorOptions->fixed_draft_tokens = given->fixed_draft_tokens;
   return nullptr;
 }
 

@@ -99,6 +99,13 @@ typedef struct strata_scheduler_options_t {
   /// The generator's lead_group (generate.h): on rank 0 of a split model,
   /// the other ranks run strata_scheduler_follow with the same options.
   const strata_communicator_t* lead_group;
+  /// Speculative decoding in every step (docs/speculative.md): the
+  /// generator's draft_session (borrowed; NULL: none), prompt_lookup,
+  /// max_draft_tokens and fixed_draft_tokens (generate.h).
+  strata_session_t* draft_session;
+  int32_t prompt_lookup;
+  int32_t max_draft_tokens;
+  int32_t fixed_draft_tokens;
 } strata_scheduler_options_t;
 
 /// Sets |options| to the defaults and struct_size to this header's size.
@@ -155,6 +162,14 @@ typedef struct strata_scheduler_stats_t {
   /// Static batching: tokens decoded for rows whose request had already
   /// ended, while they waited for their batch's longest (0 otherwise).
   uint64_t padding_tokens;
+  /// Speculative decoding, over the requests finished so far: tokens
+  /// drafted, drafts the target kept, and the target calls after prefill
+  /// (decode or verify) that made their tokens, counted once per request
+  /// in each (strata_generation_metrics_t). Tokens per target step:
+  /// (generated tokens after the first) / target_steps.
+  uint64_t draft_tokens;
+  uint64_t accepted_draft_tokens;
+  uint64_t target_steps;
 } strata_scheduler_stats_t;
 
 /// Zeroes |stats| and sets struct_size to this header's size.
