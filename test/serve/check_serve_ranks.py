@@ -25,14 +25,13 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "e2e"))
 from check_tensor_parallel import compile_model  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_harness import Server, open_stream  # noqa: E402
+from serve_harness import Server, open_stream, post_all  # noqa: E402
 
 # (fixture, tensor ranks, pipeline stages)
 CASES = [("gpt2_op17_past", 2, 1), ("gpt2_op17_past", 1, 2),
@@ -85,28 +84,11 @@ def requests_for(vocab, sampled):
 
 def completions(server, bodies):
     """Token ids per request, all sent at once."""
-    results = [None] * len(bodies)
-
-    def one(i):
-        try:
-            status, _, raw = server.request(
-                "POST", "/v1/completions", bodies[i],
-                {"Content-Type": "application/json"})
-            results[i] = (status, json.loads(raw) if status == 200 else raw)
-        except Exception as e:  # noqa: BLE001 (reported below)
-            results[i] = (None, repr(e))
-
-    threads = [threading.Thread(target=one, args=(i,))
-               for i in range(len(bodies))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
     tokens = []
-    for status, body in results:
-        if status != 200:
-            raise RuntimeError(f"HTTP {status}: {body!r}")
-        tokens.append(body["choices"][0]["token_ids"])
+    for answer in post_all(server, bodies):
+        if isinstance(answer, str):
+            raise RuntimeError(answer)
+        tokens.append(answer["choices"][0]["token_ids"])
     return tokens
 
 

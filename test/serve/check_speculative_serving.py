@@ -16,36 +16,18 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_harness import Server, compile_bytegpt, metric_value  # noqa: E402
+from serve_harness import (Server, compile_bytegpt, metric_value,  # noqa: E402
+                           post_all)
 
 MAX_BATCH = 4
 
 
 def completions(server, bodies):
     """Each request's text (or "FAILED: why"), all sent at once."""
-    results = [None] * len(bodies)
-
-    def one(i):
-        try:
-            status, _, raw = server.request(
-                "POST", "/v1/completions", bodies[i],
-                {"Content-Type": "application/json"})
-            results[i] = (json.loads(raw)["choices"][0]["text"]
-                          if status == 200 else
-                          f"FAILED: HTTP {status}: {raw!r}")
-        except Exception as e:  # noqa: BLE001 (compared below)
-            results[i] = f"FAILED: {e!r}"
-
-    threads = [threading.Thread(target=one, args=(i,))
-               for i in range(len(bodies))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return results
+    return [a["choices"][0]["text"] if isinstance(a, dict) else "FAILED: " + a
+            for a in post_all(server, bodies)]
 
 
 def main():

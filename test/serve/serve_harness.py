@@ -68,6 +68,30 @@ class Server:
             return None
 
 
+def post_all(server, bodies, path="/v1/completions"):
+    """Sends every body at once (one thread each); per body, its parsed
+    JSON answer, or a string saying why there is none."""
+    import threading
+    results = [None] * len(bodies)
+
+    def one(i):
+        try:
+            status, _, raw = server.request(
+                "POST", path, bodies[i], {"Content-Type": "application/json"})
+            results[i] = (json.loads(raw) if status == 200 else
+                          f"HTTP {status}: {raw!r}")
+        except Exception as e:  # noqa: BLE001 (the caller reports it)
+            results[i] = repr(e)
+
+    threads = [threading.Thread(target=one, args=(i,))
+               for i in range(len(bodies))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
 def metric_value(page, name, labels=None):
     """A sample's value from a Prometheus page, parsed by prometheus_client."""
     from prometheus_client.parser import text_string_to_metric_families

@@ -949,33 +949,34 @@ strata_status_t strata_generator_step(strata_generator_t* generator,
   return leadOutcome(generator, status);
 }
 
-strata_status_t strata_generator_cancel(strata_generator_t* generator,
-                                        uint64_t sequence_id) {
+namespace {
+
+// Cancels sequence |id| and, for kRemoveSequence, forgets it; one call
+// for the ranks |generator| leads.
+strata_status_t endSequence(strata_generator_t* generator, uint64_t id,
+                            LeadOp op) {
   if (!generator) {
     return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
                               "generator must not be NULL");
   }
-  Sequence* sequence = generator->find(sequence_id);
-  if (!sequence) return unknownSequence(sequence_id);
-  STRATA_RETURN_IF_ERROR(
-      lead(generator, leadCall(LeadOp::kCancel, sequence_id)));
+  Sequence* sequence = generator->find(id);
+  if (!sequence) return unknownSequence(id);
+  STRATA_RETURN_IF_ERROR(lead(generator, leadCall(op, id)));
   generator->finish(sequence);
+  if (op == LeadOp::kRemoveSequence) generator->sequences.erase(id);
   return nullptr;
+}
+
+}  // namespace
+
+strata_status_t strata_generator_cancel(strata_generator_t* generator,
+                                        uint64_t sequence_id) {
+  return endSequence(generator, sequence_id, LeadOp::kCancel);
 }
 
 strata_status_t strata_generator_remove_sequence(strata_generator_t* generator,
                                                  uint64_t sequence_id) {
-  if (!generator) {
-    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
-                              "generator must not be NULL");
-  }
-  Sequence* sequence = generator->find(sequence_id);
-  if (!sequence) return unknownSequence(sequence_id);
-  STRATA_RETURN_IF_ERROR(
-      lead(generator, leadCall(LeadOp::kRemoveSequence, sequence_id)));
-  generator->finish(sequence);
-  generator->sequences.erase(sequence_id);
-  return nullptr;
+  return endSequence(generator, sequence_id, LeadOp::kRemoveSequence);
 }
 
 strata_status_t strata_generator_sequence_tokens(

@@ -23,13 +23,28 @@
 namespace strata::testing {
 namespace {
 
-// Joins a rank's thread on every way out of a test (an ASSERT that
-// returns early included).
-struct JoinOnExit {
-  std::thread &thread;
-  ~JoinOnExit() {
+// Rank 1: a generator that follows a group on a thread of its own. The
+// thread is joined on every way out of a test (an ASSERT's early return
+// included), before the group it uses goes.
+struct Follower {
+  strata_generator_t *generator = nullptr;
+  strata_status_t status = nullptr;
+  std::thread thread;
+
+  ~Follower() {
+    strata_status_free(join());
+    strata_generator_release(generator);
+  }
+  void start(const strata_communicator_t *group) {
+    thread = std::thread([this, group] {
+      status = strata_generator_follow(generator, group);
+    });
+  }
+  /// Waits for the follower to return; its status (the caller's).
+  strata_status_t join() {
     if (thread.joinable())
       thread.join();
+    return std::exchange(status, nullptr);
   }
 };
 
@@ -71,6 +86,13 @@ protected:
     return result;
   }
 
+  /// A follower's generator on the follower session, not yet following.
+  void makeFollower(Follower *follower) {
+    const strata_generator_options_t o = options(nullptr);
+    STRATA_ASSERT_OK(
+        strata_generator_create(followerSession, &o, &follower->generator));
+  }
+
   strata_session_t *followerSession = nullptr;
 };
 
@@ -93,14 +115,9 @@ TEST_F(GeneratorLeadTest, TheFollowerEndsWithTheLeadsSequences) {
   FakeGroup group(2);
   strata_communicator_t leadComm = group.communicator(0);
   strata_communicator_t followComm = group.communicator(1);
-  strata_generator_t *follower = nullptr;
-  const strata_generator_options_t followOptions = options(nullptr);
-  STRATA_ASSERT_OK(
-      strata_generator_create(followerSession, &followOptions, &follower));
-  strata_status_t followStatus = nullptr;
-  std::thread followerThread(
-      [&] { followStatus = strata_generator_follow(follower, &followComm); });
-  JoinOnExit joins{followerThread};
+  Follower follower;
+  makeFollower(&follower);
+  follower.start(&followComm);
 
   RemovingLog log;
   strata_generator_options_t leadOptions = options(&leadComm);
@@ -154,23 +171,21 @@ TEST_F(GeneratorLeadTest, TheFollowerEndsWithTheLeadsSequences) {
   }
   EXPECT_EQ(leadTokens[c], lmReference(long_prompt));
   strata_generator_release(std::exchange(generator, nullptr));
-  followerThread.join();
-  STRATA_EXPECT_STATUS_IS(STRATA_STATUS_OK, followStatus);
+  STRATA_EXPECT_STATUS_IS(STRATA_STATUS_OK, follower.join());
   for (const auto &[id, tokens] : leadTokens) {
     const int64_t *followed = nullptr;
     size_t count = 0;
-    STRATA_ASSERT_OK(
-        strata_generator_sequence_tokens(follower, id, &followed, &count));
+    STRATA_ASSERT_OK(strata_generator_sequence_tokens(follower.generator, id,
+                                                      &followed, &count));
     EXPECT_EQ(std::vector<int64_t>(followed, followed + count), tokens)
         << "sequence " << id;
   }
   // The removed one is gone on both.
   const int64_t *none = nullptr;
   size_t count = 0;
-  STRATA_EXPECT_STATUS_IS(
-      STRATA_STATUS_NOT_FOUND,
-      strata_generator_sequence_tokens(follower, log.victim, &none, &count));
-  strata_generator_release(follower);
+  STRATA_EXPECT_STATUS_IS(STRATA_STATUS_NOT_FOUND,
+                          strata_generator_sequence_tokens(
+                              follower.generator, log.victim, &none, &count));
 }
 
 TEST_F(GeneratorLeadTest, ASchedulerLeadsAFollowingScheduler) {
@@ -181,13 +196,12 @@ TEST_F(GeneratorLeadTest, ASchedulerLeadsAFollowingScheduler) {
   strata_scheduler_options_init(&options);
   options.max_seqs = 2;
   options.max_batched_tokens = 5;
-  strata_status_t followStatus = nullptr;
+  Follower follower;  // its thread only: a scheduler makes the generator
   const strata_scheduler_options_t followOptions = options;
-  std::thread followerThread([&] {
-    followStatus =
+  follower.thread = std::thread([&] {
+    follower.status =
         strata_scheduler_follow(followerSession, &followOptions, &followComm);
   });
-  JoinOnExit joins{followerThread};
   options.lead_group = &leadComm;
   strata_scheduler_t *scheduler = nullptr;
   STRATA_ASSERT_OK(strata_scheduler_create(session, &options, &scheduler));
@@ -210,8 +224,7 @@ TEST_F(GeneratorLeadTest, ASchedulerLeadsAFollowingScheduler) {
   }
   STRATA_ASSERT_OK(strata_scheduler_drain(scheduler, -1));
   strata_scheduler_release(scheduler);
-  followerThread.join();
-  STRATA_EXPECT_STATUS_IS(STRATA_STATUS_OK, followStatus);
+  STRATA_EXPECT_STATUS_IS(STRATA_STATUS_OK, follower.join());
   for (size_t i = 0; i < results.size(); ++i) {
     EXPECT_EQ(results[i].tokens,
               lmReference(lmPrompt(3 + 2 * i, int64_t(i)), 4 + i));
@@ -256,39 +269,28 @@ TEST_F(GeneratorLeadTest, GroupsThatCannotLeadOrFollowAreRefused) {
   STRATA_ASSERT_OK(strata_generator_create(session, &o, &generator));
   uint64_t id = 0;
   const std::vector<int64_t> prompt = lmPrompt(4);
-  strata_status_t followStatus = nullptr;
-  strata_generator_t *follower = nullptr;
-  const strata_generator_options_t followOptions = options(nullptr);
-  STRATA_ASSERT_OK(
-      strata_generator_create(followerSession, &followOptions, &follower));
-  std::thread followerThread(
-      [&] { followStatus = strata_generator_follow(follower, &rank1); });
-  JoinOnExit joins{followerThread};
+  Follower follower;
+  makeFollower(&follower);
+  follower.start(&rank1);
   STRATA_ASSERT_OK(strata_generator_begin_sequence(
       generator, prompt.data(), prompt.size(), nullptr, &id));
   STRATA_EXPECT_STATUS_IS(STRATA_STATUS_FAILED_PRECONDITION,
                           strata_generator_resume_prefilled(generator, id, 1));
   strata_generator_release(std::exchange(generator, nullptr));
-  followerThread.join();
-  STRATA_EXPECT_STATUS_IS(STRATA_STATUS_OK, followStatus);
-  strata_generator_release(follower);
+  STRATA_EXPECT_STATUS_IS(STRATA_STATUS_OK, follower.join());
 }
 
 TEST_F(GeneratorLeadTest, AMalformedCallEndsTheFollower) {
   FakeGroup group(2);
   strata_communicator_t rank0 = group.communicator(0);
   strata_communicator_t rank1 = group.communicator(1);
-  const strata_generator_options_t o = options(nullptr);
-  STRATA_ASSERT_OK(strata_generator_create(followerSession, &o, &generator));
-  strata_status_t followStatus = nullptr;
-  std::thread followerThread(
-      [&] { followStatus = strata_generator_follow(generator, &rank1); });
-  JoinOnExit joins{followerThread};
+  Follower follower;
+  makeFollower(&follower);
+  follower.start(&rank1);
   const uint64_t garbage = 42;
   STRATA_ASSERT_OK(rank0.send(rank0.self, &garbage, sizeof(garbage), 1,
                               STRATA_COMMUNICATOR_TAG_LEAD));
-  followerThread.join();
-  STRATA_EXPECT_STATUS_IS(STRATA_STATUS_UNAVAILABLE, followStatus);
+  STRATA_EXPECT_STATUS_IS(STRATA_STATUS_UNAVAILABLE, follower.join());
 }
 
 TEST_F(GeneratorLeadTest, AFollowerThatDivergedStops) {
@@ -298,24 +300,17 @@ TEST_F(GeneratorLeadTest, AFollowerThatDivergedStops) {
   FakeGroup group(2, std::chrono::milliseconds(100));
   strata_communicator_t rank0 = group.communicator(0);
   strata_communicator_t rank1 = group.communicator(1);
-  strata_generator_t *follower = nullptr;
-  const strata_generator_options_t followOptions = options(nullptr);
-  STRATA_ASSERT_OK(
-      strata_generator_create(followerSession, &followOptions, &follower));
+  Follower follower;
+  makeFollower(&follower);
   const std::vector<int64_t> stray = lmPrompt(3);
   uint64_t strayId = 0;
   STRATA_ASSERT_OK(strata_generator_begin_sequence(
-      follower, stray.data(), stray.size(), nullptr, &strayId));
-  strata_status_t followStatus = nullptr;
-  std::thread followerThread(
-      [&] { followStatus = strata_generator_follow(follower, &rank1); });
-  JoinOnExit joins{followerThread};
+      follower.generator, stray.data(), stray.size(), nullptr, &strayId));
+  follower.start(&rank1);
   const strata_generator_options_t o = options(&rank0);
   STRATA_ASSERT_OK(strata_generator_create(session, &o, &generator));
   add(lmPrompt(5), greedy(3));
-  followerThread.join();
-  STRATA_EXPECT_STATUS_IS(STRATA_STATUS_FAILED_PRECONDITION, followStatus);
-  strata_generator_release(follower);
+  STRATA_EXPECT_STATUS_IS(STRATA_STATUS_FAILED_PRECONDITION, follower.join());
   // Released while the group lives: the release is sent over it.
   strata_generator_release(std::exchange(generator, nullptr));
 }
@@ -334,14 +329,9 @@ TEST_F(GeneratorLeadTest, AFailureOneRankMayMeetAloneStopsTheGroup) {
   FakeGroup group(2, std::chrono::milliseconds(100));
   strata_communicator_t rank0 = group.communicator(0);
   strata_communicator_t rank1 = group.communicator(1);
-  strata_generator_t *follower = nullptr;
-  const strata_generator_options_t followOptions = options(nullptr);
-  STRATA_ASSERT_OK(
-      strata_generator_create(followerSession, &followOptions, &follower));
-  strata_status_t followStatus = nullptr;
-  std::thread followerThread(
-      [&] { followStatus = strata_generator_follow(follower, &rank1); });
-  JoinOnExit joins{followerThread};
+  Follower follower;
+  makeFollower(&follower);
+  follower.start(&rank1);
   const strata_generator_options_t o = options(&rank0);
   STRATA_ASSERT_OK(strata_generator_create(session, &o, &generator));
   const uint64_t id = add(lmPrompt(3), greedy(8));
@@ -350,14 +340,13 @@ TEST_F(GeneratorLeadTest, AFailureOneRankMayMeetAloneStopsTheGroup) {
     status = strata_generator_step(generator, nullptr);
   // The toy model's failure: an allocation it could not make.
   STRATA_EXPECT_STATUS_IS(STRATA_STATUS_RESOURCE_EXHAUSTED, status);
-  followerThread.join();
-  EXPECT_NE(followStatus, nullptr);
-  strata_status_free(followStatus);
+  strata_status_t followed = follower.join();
+  EXPECT_NE(followed, nullptr);
+  strata_status_free(followed);
   STRATA_EXPECT_STATUS_IS(STRATA_STATUS_FAILED_PRECONDITION,
                           strata_generator_cancel(generator, id));
   STRATA_EXPECT_STATUS_IS(STRATA_STATUS_FAILED_PRECONDITION,
                           strata_generator_step(generator, nullptr));
-  strata_generator_release(follower);
   strata_generator_release(std::exchange(generator, nullptr));
 }
 
