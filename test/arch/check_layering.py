@@ -67,15 +67,20 @@ COMPONENTS = (
     # The tokenizer a --tokenizer option names (strata-run, strata-serve).
     Component("text-tools-common", ("tools/text-common/",), ("tokenizers",),
               ()),
+    # The MPI (or NCCL) group of a split model's processes (strata-run,
+    # strata-serve).
+    Component("rank-tools-common", ("tools/rank-common/",),
+              ("runtime", "runtime-mpi", "runtime-nccl", "tools-common"), ()),
     # strata-run's generate command encodes prompts; strata-bench does not.
     Component("strata-run", ("tools/strata-run/",),
               ("runtime", "runtime-mpi", "runtime-nccl", "tools-common",
-               "runtime-tools-common", "text-tools-common"), ()),
+               "runtime-tools-common", "text-tools-common",
+               "rank-tools-common"), ()),
     # The HTTP server over the runtime's scheduler, and its thin tool.
     Component("serve", ("serve/",), ("runtime", "tokenizers"), (JSON, HTTP)),
     Component("strata-serve", ("tools/strata-serve/",),
               ("serve", "tools-common", "runtime-tools-common",
-               "text-tools-common"), ()),
+               "text-tools-common", "rank-tools-common"), ()),
     Component("runtime-tools", ("tools/strata-bench/",),
               ("runtime", "tools-common", "runtime-tools-common"), ()),
     Component("dialect", ("dialects/",), (), (MLIR,)),
