@@ -210,6 +210,23 @@ std::string defaultModelName(const std::string& path) {
   return name;
 }
 
+// The handles main holds, released in reverse order on every way out
+// (the scheduler, which borrows the sessions, is released before them).
+struct Handles {
+  strata_tokenizer_t* tokenizer = nullptr;
+  strata_module_t* module = nullptr;
+  strata_session_t* session = nullptr;
+  strata_module_t* draftModule = nullptr;
+  strata_session_t* draftSession = nullptr;
+  ~Handles() {
+    strata_session_release(draftSession);
+    strata_module_release(draftModule);
+    strata_session_release(session);
+    strata_module_release(module);
+    strata_tokenizer_release(tokenizer);
+  }
+};
+
 int fail(const char* what, strata_status_t status) {
   std::fprintf(stderr, "strata-serve: %s: %s: %s\n", what,
                strata_status_code_string(strata_status_code(status)),
@@ -260,38 +277,36 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "strata-serve: %s\n", problem.c_str());
     return 1;
   }
-  strata_tokenizer_t* tokenizer = nullptr;
+  Handles handles;
   if (options.tokenizer != "none" && group.lead()) {
-    problem = strata::tools::openTokenizer(options.tokenizer, &tokenizer);
+    problem = strata::tools::openTokenizer(options.tokenizer, &handles.tokenizer);
   }
   if (!problem.empty()) {
     std::fprintf(stderr, "strata-serve: --tokenizer %s: %s\n",
                  options.tokenizer.c_str(), problem.c_str());
     return 1;
   }
-  strata_module_t* module = nullptr;
   std::string loaded;
   strata_status_t status = group.loadModule(
-      options.artifact, strata_allocator_system(), &module, &loaded);
+      options.artifact, strata_allocator_system(), &handles.module, &loaded);
   if (status) return fail(loaded.empty() ? options.artifact.c_str() : loaded.c_str(), status);
   strata_session_options_t sessionOptions;
   strata_session_options_init(&sessionOptions);
   sessionOptions.thread_count = static_cast<uint32_t>(options.threads);
-  strata_session_t* session = nullptr;
-  status = strata_session_create(module, &sessionOptions,
-                                 strata_allocator_system(), &session);
+  status = strata_session_create(handles.module, &sessionOptions,
+                                 strata_allocator_system(), &handles.session);
   if (status) return fail("session", status);
-  status = group.attach(session);
+  status = group.attach(handles.session);
   if (status) return fail("communicator", status);
   // The draft model is whole on every rank (each rank drafts the same).
-  strata_module_t* draftModule = nullptr;
-  strata_session_t* draftSession = nullptr;
   if (!options.draft.empty()) {
     status = strata_module_load_file(options.draft.c_str(),
-                                     strata_allocator_system(), &draftModule);
+                                     strata_allocator_system(),
+                                     &handles.draftModule);
     if (status) return fail(options.draft.c_str(), status);
-    status = strata_session_create(draftModule, &sessionOptions,
-                                   strata_allocator_system(), &draftSession);
+    status = strata_session_create(handles.draftModule, &sessionOptions,
+                                   strata_allocator_system(),
+                                   &handles.draftSession);
     if (status) return fail("draft session", status);
   }
   strata_scheduler_options_t schedulerOptions;
@@ -302,13 +317,13 @@ int main(int argc, char** argv) {
   schedulerOptions.prefill_chunk = options.prefillChunk;
   schedulerOptions.static_batching = options.staticBatching ? 1 : 0;
   schedulerOptions.prefix_reuse = options.prefixCaching ? 1 : 0;
-  schedulerOptions.draft_session = draftSession;
+  schedulerOptions.draft_session = handles.draftSession;
   schedulerOptions.prompt_lookup = options.promptLookup ? 1 : 0;
   schedulerOptions.max_draft_tokens = static_cast<int32_t>(options.maxDraftTokens);
   schedulerOptions.fixed_draft_tokens = options.fixedDraftTokens ? 1 : 0;
   if (!group.lead()) {
     // Signals stay blocked here: a follower ends when rank 0 has drained.
-    status = strata_scheduler_follow(session, &schedulerOptions,
+    status = strata_scheduler_follow(handles.session, &schedulerOptions,
                                      group.control());
     if (status) {
       std::fprintf(stderr, "strata-serve: rank %u: %s: %s\n", group.rank(),
@@ -316,22 +331,18 @@ int main(int argc, char** argv) {
                    strata_status_message(status));
       strata_status_free(status);
     }
-    const int code = status ? 1 : 0;
-    strata_session_release(draftSession);
-    strata_module_release(draftModule);
-    strata_session_release(session);
-    strata_module_release(module);
-    return abortOnFailure.done(code);
+    return abortOnFailure.done(status ? 1 : 0);
   }
   if (group.size() > 1) schedulerOptions.lead_group = group.control();
   strata_scheduler_t* scheduler = nullptr;
-  status = strata_scheduler_create(session, &schedulerOptions, &scheduler);
+  status =
+      strata_scheduler_create(handles.session, &schedulerOptions, &scheduler);
   if (status) return fail(options.artifact.c_str(), status);
   options.server.maxQueue = options.maxQueue ? static_cast<uint64_t>(options.maxQueue) : 256;
 
   int exitCode = 0;
   {
-    strata::serve::Server server(scheduler, tokenizer, options.server);
+    strata::serve::Server server(scheduler, handles.tokenizer, options.server);
     std::string error;
     if (!server.bind(&error)) {
       std::fprintf(stderr, "strata-serve: %s\n", error.c_str());
@@ -367,10 +378,5 @@ int main(int argc, char** argv) {
   }
   // Releasing the scheduler lets the other ranks' followers return.
   strata_scheduler_release(scheduler);
-  strata_session_release(draftSession);
-  strata_module_release(draftModule);
-  strata_session_release(session);
-  strata_module_release(module);
-  strata_tokenizer_release(tokenizer);
   return abortOnFailure.done(exitCode);
 }

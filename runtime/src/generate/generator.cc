@@ -210,15 +210,8 @@ strata_status_t acceptLeadGroup(const strata_communicator_t& given,
                                  bool speculative, bool fixedDraft,
                                  std::optional<strata_communicator_t>* out) {
   strata_communicator_t group;
-  strata_communicator_init(&group);
-  if (given.struct_size < offsetof(strata_communicator_t, send) +
-                              sizeof(group.send)) {
-    return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
-                              "lead_group's struct_size %zu is too small",
-                              given.struct_size);
-  }
-  std::memcpy(&group, &given, std::min(given.struct_size, sizeof(group)));
-  group.struct_size = sizeof(group);
+  STRATA_RETURN_IF_ERROR(
+      copyVersioned(&given, sizeof(group), &group, "lead_group"));
   if (!group.send || group.size < 2 || group.rank != 0) {
     return STRATA_MAKE_STATUS(
         STRATA_STATUS_INVALID_ARGUMENT,

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "generate/generator_state.h"
+#include "versioned_struct.h"
 
 namespace strata::runtime {
 namespace {
@@ -132,6 +133,22 @@ void putParams(const strata_generation_params_t& params, LeadCall* call) {
   call->stopCount = params.stop_token_count;
 }
 
+strata_generation_params_t paramsOf(const LeadCall& call,
+                                    const int64_t* stops) {
+  strata_generation_params_t params;
+  strata_generation_params_init(&params);
+  params.seed = call.seed;
+  params.max_new_tokens = call.maxNewTokens;
+  params.temperature = call.temperature;
+  params.top_p = call.topP;
+  params.min_p = call.minP;
+  params.repetition_penalty = call.repetitionPenalty;
+  params.top_k = call.topK;
+  params.stop_tokens = call.stopCount ? stops : nullptr;
+  params.stop_token_count = call.stopCount;
+  return params;
+}
+
 strata_status_t sendLeadCall(const strata_communicator_t& group, LeadCall call,
                              const int64_t* prompt, const int64_t* stops) {
   call.magic = kLeadMagic;
@@ -165,12 +182,15 @@ strata_status_t sendLeadCall(const strata_communicator_t& group, LeadCall call,
 }  // namespace strata::runtime
 
 extern "C" strata_status_t strata_generator_follow(
-    strata_generator_t* generator, const strata_communicator_t* group) {
+    strata_generator_t* generator, const strata_communicator_t* given) {
   using namespace strata::runtime;
-  if (!generator || !group) {
+  if (!generator || !given) {
     return STRATA_MAKE_STATUS(STRATA_STATUS_INVALID_ARGUMENT,
                               "generator and group must not be NULL");
   }
+  strata_communicator_t copy;
+  STRATA_RETURN_IF_ERROR(copyVersioned(given, sizeof(copy), &copy, "group"));
+  const strata_communicator_t* group = &copy;
   if (!group->recv || group->size < 2 || group->rank == 0 ||
       group->rank >= group->size) {
     return STRATA_MAKE_STATUS(
@@ -232,17 +252,8 @@ extern "C" strata_status_t strata_generator_follow(
     switch (op) {
       case LeadOp::kAddSequence:
       case LeadOp::kBeginSequence: {
-        strata_generation_params_t params;
-        strata_generation_params_init(&params);
-        params.seed = call.seed;
-        params.max_new_tokens = call.maxNewTokens;
-        params.temperature = call.temperature;
-        params.top_p = call.topP;
-        params.min_p = call.minP;
-        params.repetition_penalty = call.repetitionPenalty;
-        params.top_k = call.topK;
-        params.stop_tokens = call.stopCount ? ids.data() + call.count : nullptr;
-        params.stop_token_count = call.stopCount;
+        const strata_generation_params_t params =
+            paramsOf(call, ids.data() + call.count);
         uint64_t id = 0;
         strata_status_t status =
             op == LeadOp::kAddSequence

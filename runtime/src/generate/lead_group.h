@@ -65,8 +65,11 @@ struct LeadCall {
 strata_status_t sendLeadCall(const strata_communicator_t& group, LeadCall call,
                              const int64_t* prompt, const int64_t* stops);
 
-// The params of a new sequence's call.
+// The params of a new sequence's call, and back (|stops|: the stop tokens
+// that came with it).
 void putParams(const strata_generation_params_t& params, LeadCall* call);
+strata_generation_params_t paramsOf(const LeadCall& call,
+                                    const int64_t* stops);
 
 // What a generator's calls have made of its sequences (ids, token counts,
 // last tokens, slots, finished flags): equal on the lead and a follower
